@@ -1,0 +1,73 @@
+package events
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// SchemaVersion is the version of the envelope written by this build. Decoders
+// refuse envelopes with a newer version than they know.
+const SchemaVersion = 1
+
+// Op is what happened to an object.
+type Op string
+
+// The operations an Event records.
+const (
+	OpCreate Op = "create"
+	OpUpdate Op = "update"
+	OpDelete Op = "delete"
+)
+
+// Valid reports whether o is one of the known operations.
+func (o Op) Valid() bool { return o == OpCreate || o == OpUpdate || o == OpDelete }
+
+// Kind is the Kubernetes kind of the object an Event carries.
+type Kind string
+
+// The kinds that are inputs of the ingress configuration.
+const (
+	KindIngress       Kind = "Ingress"
+	KindIngressClass  Kind = "IngressClass"
+	KindService       Kind = "Service"
+	KindEndpointSlice Kind = "EndpointSlice"
+	KindSecret        Kind = "Secret"
+	KindConfigMap     Kind = "ConfigMap"
+)
+
+// Kinds lists every kind, in the order the builder depends on them.
+var Kinds = []Kind{KindIngressClass, KindConfigMap, KindSecret, KindService, KindEndpointSlice, KindIngress}
+
+// Event is one change of one object. Object holds the trimmed, typed object:
+// *networkingv1.Ingress, *networkingv1.IngressClass, *corev1.Service,
+// *discoveryv1.EndpointSlice, *corev1.Secret or *corev1.ConfigMap. On a delete
+// it holds the last known state of the object (it may be nil when the watcher
+// only knew the key, as after a delete found while reconciling).
+type Event struct {
+	Op              Op
+	Kind            Kind
+	Namespace       string // "" for cluster-scoped objects
+	Name            string
+	UID             string
+	ResourceVersion string
+	ObservedAt      time.Time // when the watcher saw the change
+	WatcherID       string
+	SchemaVersion   int
+	Object          runtime.Object
+
+	// Filled in by the consumer from the JetStream message metadata; zero
+	// when the Event was built in memory.
+	Sequence    uint64
+	Subject     string
+	PublishedAt time.Time
+}
+
+// Key is the identity of an object within its kind: "namespace/name", or
+// "name" for cluster-scoped objects.
+func (e Event) Key() string {
+	if e.Namespace == "" {
+		return e.Name
+	}
+	return e.Namespace + "/" + e.Name
+}

@@ -1,0 +1,32 @@
+package model
+
+// Change is the difference between the running Configuration and a new one,
+// classified by how it can be applied. It is computed by Diff.
+type Change struct {
+	// Reload is true when nginx.conf itself must change (servers, locations,
+	// global settings, default backend or certificate); ReloadReasons says
+	// what differed, e.g. "server foo.com: locations changed".
+	Reload        bool     `json:"reload"`
+	ReloadReasons []string `json:"reloadReasons,omitempty"`
+
+	// The dynamic part, applied through the Lua endpoints without a reload:
+	// backends that are new or whose endpoints/balancing changed, backends
+	// that are gone, certificates that are new or changed, and certificates
+	// that are gone (by Name). All sorted by Name.
+	BackendsUpserted     []Backend     `json:"backendsUpserted,omitempty"`
+	BackendsRemoved      []string      `json:"backendsRemoved,omitempty"`
+	CertificatesUpserted []Certificate `json:"certificatesUpserted,omitempty"`
+	CertificatesRemoved  []string      `json:"certificatesRemoved,omitempty"`
+}
+
+// Empty reports whether nothing differs.
+func (c Change) Empty() bool {
+	return !c.Reload && len(c.BackendsUpserted) == 0 && len(c.BackendsRemoved) == 0 &&
+		len(c.CertificatesUpserted) == 0 && len(c.CertificatesRemoved) == 0
+}
+
+// Dynamic reports whether the change has a part for the Lua endpoints.
+func (c Change) Dynamic() bool {
+	return len(c.BackendsUpserted) > 0 || len(c.BackendsRemoved) > 0 ||
+		len(c.CertificatesUpserted) > 0 || len(c.CertificatesRemoved) > 0
+}

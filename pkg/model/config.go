@@ -1,0 +1,150 @@
+package model
+
+// PathType is the Ingress v1 path type after normalisation.
+// ImplementationSpecific is built as Prefix.
+type PathType string
+
+// The path types a Location may have.
+const (
+	PathExact  PathType = "Exact"
+	PathPrefix PathType = "Prefix"
+)
+
+// Configuration is everything nginx serves, built by Build. Every slice is
+// sorted (see the field comments) so that equal inputs give equal values and
+// equal checksums.
+type Configuration struct {
+	// Global settings from the controller ConfigMap.
+	Global Global `json:"global"`
+	// Servers, sorted by Hostname. The default server (Hostname "_") is
+	// always present and first.
+	Servers []Server `json:"servers"`
+	// Backends, sorted by Name.
+	Backends []Backend `json:"backends"`
+	// Certificates, sorted by Name.
+	Certificates []Certificate `json:"certificates"`
+	// DefaultCertificate is the Name of the certificate served for unknown
+	// SNI names: --default-ssl-certificate, or the generated self-signed one.
+	DefaultCertificate string `json:"defaultCertificate"`
+	// DefaultBackend is the Name of the backend that answers requests no rule
+	// matches; "" means the controller's built-in 404.
+	DefaultBackend string `json:"defaultBackend,omitempty"`
+	// Problems lists what was left out and why (invalid Ingresses, conflicts,
+	// rejected annotations). Not part of the checksum: nginx does not see it.
+	Problems []Problem `json:"problems,omitempty"`
+	// Checksum is the canonical checksum of everything above except Problems.
+	Checksum string `json:"checksum"`
+}
+
+// Global holds the cluster-wide settings that end up in nginx.conf.
+type Global struct {
+	SSLRedirect          bool  `json:"sslRedirect"`
+	ProxyConnectTimeout  int   `json:"proxyConnectTimeout"` // seconds
+	ProxyReadTimeout     int   `json:"proxyReadTimeout"`    // seconds
+	ProxySendTimeout     int   `json:"proxySendTimeout"`    // seconds
+	ProxyBodySize        Size  `json:"proxyBodySize"`
+	UpstreamKeepalive    int   `json:"upstreamKeepalive"`
+	UseForwardedHeaders  bool  `json:"useForwardedHeaders"`
+	AllowSnippets        bool  `json:"allowSnippets"`
+	ServerNamesHashMaxKB int64 `json:"serverNamesHashMaxKB,omitempty"`
+}
+
+// Size is a validated nginx size such as "1m", "512k" or "0".
+type Size string
+
+// Server is one virtual host.
+type Server struct {
+	// Hostname is an exact DNS name, a wildcard "*.example.com" (matching
+	// exactly one label) or "_" for the default server.
+	Hostname string `json:"hostname"`
+	// TLS is true when an Ingress lists this host in spec.tls.
+	TLS bool `json:"tls"`
+	// SSLRedirect redirects plain HTTP to HTTPS (TLS hosts only).
+	SSLRedirect bool `json:"sslRedirect"`
+	// Locations, sorted: Exact before Prefix for the same path, then longer
+	// paths first, then by path.
+	Locations []Location `json:"locations"`
+}
+
+// Location is one path of a server.
+type Location struct {
+	Path     string   `json:"path"`
+	PathType PathType `json:"pathType"`
+	// Backend is the Name of the Backend; "" answers 404.
+	Backend string `json:"backend"`
+	// Ingress is the "namespace/name" of the Ingress that defined this path;
+	// "" for the generated catch-all.
+	Ingress string `json:"ingress,omitempty"`
+	// Settings from annotations, validated.
+	Settings LocationSettings `json:"settings"`
+}
+
+// LocationSettings are the per-location settings parsed from
+// nginx.ingress.kubernetes.io/* annotations. Zero values mean "use Global".
+type LocationSettings struct {
+	ProxyConnectTimeout int      `json:"proxyConnectTimeout,omitempty"`
+	ProxyReadTimeout    int      `json:"proxyReadTimeout,omitempty"`
+	ProxySendTimeout    int      `json:"proxySendTimeout,omitempty"`
+	ProxyBodySize       Size     `json:"proxyBodySize,omitempty"`
+	BackendProtocol     string   `json:"backendProtocol,omitempty"` // HTTP (default), HTTPS, GRPC, GRPCS
+	RewriteTarget       string   `json:"rewriteTarget,omitempty"`
+	AllowSourceRange    []string `json:"allowSourceRange,omitempty"` // validated CIDRs
+	// SSLRedirect overrides Global.SSLRedirect when non-nil.
+	SSLRedirect *bool `json:"sslRedirect,omitempty"`
+}
+
+// Backend is a Service port and its ready endpoints. Everything in a Backend
+// can change without a reload: it is sent to the Lua balancer.
+type Backend struct {
+	// Name is "<namespace>-<service>-<port>", where port is the Service port
+	// name or number as the Ingress referenced it.
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	Port      string `json:"port"`
+	// Endpoints, sorted by Address then Port. Only ready endpoints.
+	Endpoints []Endpoint `json:"endpoints"`
+	// LoadBalance is "round_robin" (default) or "ewma".
+	LoadBalance string `json:"loadBalance"`
+	// UpstreamHashBy is a validated nginx variable expression such as
+	// "$request_uri"; when set the balancer uses consistent hashing.
+	UpstreamHashBy string `json:"upstreamHashBy,omitempty"`
+	// Affinity configures cookie sticky sessions; nil when off.
+	Affinity *Affinity `json:"affinity,omitempty"`
+}
+
+// Endpoint is one ready address of a Backend.
+type Endpoint struct {
+	Address string `json:"address"`
+	Port    int32  `json:"port"`
+}
+
+// Affinity is cookie-based session affinity.
+type Affinity struct {
+	CookieName   string `json:"cookieName"`
+	CookiePath   string `json:"cookiePath,omitempty"`
+	CookieMaxAge int    `json:"cookieMaxAge,omitempty"` // seconds, 0 = session cookie
+}
+
+// Certificate is a TLS certificate and key, and the hosts it serves.
+// Certificates are sent to Lua and never written into nginx.conf.
+type Certificate struct {
+	// Name is "<namespace>/<secret>".
+	Name string `json:"name"`
+	// Hosts served by this certificate, sorted.
+	Hosts []string `json:"hosts"`
+	// PEM-encoded chain and key.
+	Cert []byte `json:"cert"`
+	Key  []byte `json:"key"`
+	// Checksum of Cert and Key, so that unchanged certificates are not resent.
+	Checksum string `json:"checksum"`
+}
+
+// Problem says why an object, or part of it, was left out of the
+// Configuration.
+type Problem struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Reason    string `json:"reason"`
+}
