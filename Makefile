@@ -1,0 +1,76 @@
+# ingress-sync. Quick start on a fresh machine: `make run` and `make test`.
+# Everything the tests need is installed or built here: the Debian nginx+Lua
+# packages (as root), kube-apiserver and etcd from the Go module proxy, natscli.
+
+SHELL        := /bin/bash
+GO           ?= go
+CACHE        := $(CURDIR)/.cache
+CONTROLPLANE := $(CACHE)/controlplane
+TOOLS        := $(CACHE)/bin
+BIN          := $(CURDIR)/bin
+NATSCLI      := $(TOOLS)/nats
+TEST_TIMEOUT ?= 40m
+GOTESTFLAGS  ?=
+
+export INGRESS_SYNC_CONTROLPLANE_DIR := $(CONTROLPLANE)
+export PATH := $(TOOLS):$(PATH)
+
+.PHONY: all build test unit e2e bench run lint vet fmt deps nginx-deps controlplane natscli image clean
+
+all: build
+
+## build: the watcher, syncer and churn binaries into bin/
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## deps: everything the tests need that is not Go code
+deps: nginx-deps controlplane natscli
+
+nginx-deps:
+	hack/install-nginx.sh
+
+## controlplane: kube-apiserver v1.37.2 + etcd v3.7.0 from the module proxy, cached in .cache/
+controlplane: $(CONTROLPLANE)/kube-apiserver $(CONTROLPLANE)/etcd
+
+$(CONTROLPLANE)/kube-apiserver $(CONTROLPLANE)/etcd: hack/controlplane/build.sh hack/controlplane/apiserver/go.mod hack/controlplane/etcd/go.mod
+	hack/controlplane/build.sh $(CONTROLPLANE)
+
+## natscli: the nats CLI for `nats stream view`, in .cache/bin
+natscli: $(NATSCLI)
+
+$(NATSCLI):
+	GOBIN=$(TOOLS) $(GO) install github.com/nats-io/natscli/nats@v0.5.0
+
+## test: every test, against the real nats-server, kube-apiserver and nginx
+test: deps build vet
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+
+## unit: the fast tests only (no control plane, no nginx)
+unit:
+	$(GO) test -count=1 -short ./...
+
+## bench: Go benchmarks and the churn scenario; writes BENCHMARKS.md
+bench: deps build
+	hack/bench.sh
+
+## run: the whole system on this machine (control plane, NATS, watcher, syncer + nginx, demo backends)
+run: deps build
+	hack/run.sh
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## lint: gofmt, go vet and go mod tidy must leave nothing to change
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum not tidy: run go mod tidy"; exit 1; }
+
+## image: the container image (needs a Docker engine)
+image:
+	docker build -t ingress-sync:dev -f deploy/Dockerfile .
+
+clean:
+	rm -rf $(BIN)
