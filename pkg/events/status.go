@@ -1,0 +1,45 @@
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SyncerStatus is what a syncer reports after every apply and periodically,
+// as JSON on StatusSubject. The watcher turns these reports into Ingress
+// events; operators read them with `nats sub '<prefix>-status.>'`.
+type SyncerStatus struct {
+	Pod            string    `json:"pod"`
+	Ready          bool      `json:"ready"`
+	CaughtUp       bool      `json:"caughtUp"`
+	Checksum       string    `json:"checksum"`
+	Sequence       uint64    `json:"sequence"`
+	LastError      string    `json:"lastError,omitempty"`
+	Reloads        uint64    `json:"reloads"`
+	DynamicUpdates uint64    `json:"dynamicUpdates"`
+	Problems       int       `json:"problems"`
+	Time           time.Time `json:"time"`
+}
+
+// StatusSubject is the subject a syncer pod reports on:
+// <prefix>-status.syncer.<pod>, with '.' in the pod name mapped to '_'.
+func StatusSubject(prefix, pod string) string {
+	return prefix + "-status.syncer." + strings.ReplaceAll(pod, ".", "_")
+}
+
+// StatusFilter matches the reports of every syncer.
+func StatusFilter(prefix string) string { return prefix + "-status.syncer.*" }
+
+// EncodeStatus and DecodeStatus are the JSON codec of SyncerStatus.
+func EncodeStatus(st SyncerStatus) ([]byte, error) { return json.Marshal(st) }
+
+// DecodeStatus decodes a status report; errors wrap ErrMalformed.
+func DecodeStatus(data []byte) (SyncerStatus, error) {
+	var st SyncerStatus
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("%w: syncer status: %v", ErrMalformed, err)
+	}
+	return st, nil
+}
