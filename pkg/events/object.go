@@ -1,0 +1,105 @@
+package events
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// newObject returns a pointer to a zero object of the Go type that carries
+// kind k, or nil for an unknown kind.
+func newObject(k Kind) runtime.Object {
+	switch k {
+	case KindIngress:
+		return &networkingv1.Ingress{}
+	case KindIngressClass:
+		return &networkingv1.IngressClass{}
+	case KindService:
+		return &corev1.Service{}
+	case KindEndpointSlice:
+		return &discoveryv1.EndpointSlice{}
+	case KindSecret:
+		return &corev1.Secret{}
+	case KindConfigMap:
+		return &corev1.ConfigMap{}
+	}
+	return nil
+}
+
+// KindOf is the Kind of a typed object this package carries, or "" for any
+// other object (and for nil).
+func KindOf(obj runtime.Object) Kind {
+	switch obj.(type) {
+	case *networkingv1.Ingress:
+		return KindIngress
+	case *networkingv1.IngressClass:
+		return KindIngressClass
+	case *corev1.Service:
+		return KindService
+	case *discoveryv1.EndpointSlice:
+		return KindEndpointSlice
+	case *corev1.Secret:
+		return KindSecret
+	case *corev1.ConfigMap:
+		return KindConfigMap
+	}
+	return ""
+}
+
+// isNil reports whether obj is nil or a typed nil pointer of a known kind.
+func isNil(obj runtime.Object) bool {
+	if obj == nil {
+		return true
+	}
+	switch o := obj.(type) {
+	case *networkingv1.Ingress:
+		return o == nil
+	case *networkingv1.IngressClass:
+		return o == nil
+	case *corev1.Service:
+		return o == nil
+	case *discoveryv1.EndpointSlice:
+		return o == nil
+	case *corev1.Secret:
+		return o == nil
+	case *corev1.ConfigMap:
+		return o == nil
+	}
+	return false
+}
+
+// objectMeta is the metadata of an object of a known kind.
+func objectMeta(obj runtime.Object) *metav1.ObjectMeta {
+	switch o := obj.(type) {
+	case *networkingv1.Ingress:
+		return &o.ObjectMeta
+	case *networkingv1.IngressClass:
+		return &o.ObjectMeta
+	case *corev1.Service:
+		return &o.ObjectMeta
+	case *discoveryv1.EndpointSlice:
+		return &o.ObjectMeta
+	case *corev1.Secret:
+		return &o.ObjectMeta
+	case *corev1.ConfigMap:
+		return &o.ObjectMeta
+	}
+	return nil
+}
+
+// checkObject verifies that a non-nil object has the Go type of kind k and
+// the namespace and name of the envelope.
+func checkObject(k Kind, namespace, name string, obj runtime.Object) error {
+	if got := KindOf(obj); got != k {
+		return fmt.Errorf("object of type %T for kind %s", obj, k)
+	}
+	m := objectMeta(obj)
+	if m.Namespace != namespace || m.Name != name {
+		return fmt.Errorf("object %s/%s does not match envelope %s/%s", m.Namespace, m.Name, namespace, name)
+	}
+	return nil
+}
