@@ -1,0 +1,71 @@
+package events
+
+import (
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The headers of every event message. They repeat the identity of the event
+// unencoded, so that `nats stream view` and `nats sub` are readable without
+// decoding the payload.
+const (
+	HeaderOp              = "Ingress-Sync-Op"
+	HeaderKind            = "K8s-Kind"
+	HeaderNamespace       = "K8s-Namespace"
+	HeaderName            = "K8s-Name"
+	HeaderResourceVersion = "K8s-Resource-Version"
+	HeaderUID             = "K8s-Uid"
+	HeaderContentType     = "Content-Type"
+)
+
+// Headers are the message headers of ev: op, kind, namespace, name,
+// resourceVersion and uid (each left out when empty, so a cluster-scoped
+// object has no K8s-Namespace), Content-Type: application/msgpack, and
+// Nats-Msg-Id: MsgID(ev), which JetStream uses to drop a duplicate publish
+// within the stream's duplicate window.
+func Headers(ev Event) nats.Header {
+	h := make(nats.Header, 8)
+	set := func(k, v string) {
+		if v != "" {
+			h[k] = []string{v}
+		}
+	}
+	set(HeaderOp, string(ev.Op))
+	set(HeaderKind, string(ev.Kind))
+	set(HeaderNamespace, ev.Namespace)
+	set(HeaderName, ev.Name)
+	set(HeaderResourceVersion, ev.ResourceVersion)
+	set(HeaderUID, ev.UID)
+	set(HeaderContentType, ContentType)
+	set(jetstream.MsgIDHeader, MsgID(ev))
+	return h
+}
+
+// MsgID is the deduplication id of ev: "<uid>/<rv>/<op>". The same change
+// published twice (a retry, or a standby watcher that took over) has the
+// same id. An event without a UID (a delete known only by its key) uses
+// "<kind>/<namespace>/<name>" in place of the uid.
+func MsgID(ev Event) string {
+	id := ev.UID
+	if id == "" {
+		id = KindToken(ev.Kind) + "/" + ev.Namespace + "/" + ev.Name
+	}
+	return id + "/" + ev.ResourceVersion + "/" + string(ev.Op)
+}
+
+// headersSize is the number of bytes h takes on the wire, as nats.go counts
+// it against the server's max_payload.
+func headersSize(h nats.Header) int {
+	const (
+		preamble = len("NATS/1.0\r\n")
+		sep      = len(": ") + len("\r\n")
+		end      = len("\r\n")
+	)
+	n := preamble + end
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + sep + len(v)
+		}
+	}
+	return n
+}

@@ -1,0 +1,82 @@
+package events
+
+import (
+	"bytes"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// LastAppliedAnnotation is the annotation `kubectl apply` stores the whole
+// applied object in; Trim drops it.
+const LastAppliedAnnotation = corev1.LastAppliedConfigAnnotation
+
+// Secret data keys that Trim keeps: the certificate, key and CA bundle.
+const (
+	SecretKeyTLSCert = corev1.TLSCertKey       // "tls.crt"
+	SecretKeyTLSKey  = corev1.TLSPrivateKeyKey // "tls.key"
+	SecretKeyCACert  = "ca.crt"
+)
+
+// Trim returns a copy of obj without what the configuration builder never
+// reads: managedFields and the kubectl last-applied annotation on every
+// object, and for Secrets every data key but tls.crt, tls.key and ca.crt
+// (and stringData, which the API never returns). Everything else, spec,
+// status, labels, other annotations, owner references, is kept. obj itself
+// is not modified, so Trim is safe on objects from an informer cache. Trim of
+// nil is nil; objects of other kinds are trimmed of their metadata only.
+func Trim(obj runtime.Object) runtime.Object {
+	if isNil(obj) {
+		return nil
+	}
+	if s, ok := obj.(*corev1.Secret); ok {
+		return trimSecret(s)
+	}
+	out := obj.DeepCopyObject()
+	if m, err := meta.Accessor(out); err == nil {
+		trimMeta(m)
+	}
+	return out
+}
+
+// trimMeta drops managedFields and the last-applied annotation in place.
+func trimMeta(m metav1.Object) {
+	m.SetManagedFields(nil)
+	ann := m.GetAnnotations()
+	if _, ok := ann[LastAppliedAnnotation]; !ok {
+		return
+	}
+	delete(ann, LastAppliedAnnotation)
+	if len(ann) == 0 {
+		ann = nil
+	}
+	m.SetAnnotations(ann)
+}
+
+// trimSecret copies only the kept data keys, so that the dropped values are
+// never copied at all.
+func trimSecret(s *corev1.Secret) *corev1.Secret {
+	out := &corev1.Secret{
+		TypeMeta:   s.TypeMeta,
+		ObjectMeta: *s.ObjectMeta.DeepCopy(),
+		Type:       s.Type,
+	}
+	if s.Immutable != nil {
+		immutable := *s.Immutable
+		out.Immutable = &immutable
+	}
+	trimMeta(&out.ObjectMeta)
+	for _, k := range [...]string{SecretKeyTLSCert, SecretKeyTLSKey, SecretKeyCACert} {
+		v, ok := s.Data[k]
+		if !ok {
+			continue
+		}
+		if out.Data == nil {
+			out.Data = make(map[string][]byte, 3)
+		}
+		out.Data[k] = bytes.Clone(v)
+	}
+	return out
+}

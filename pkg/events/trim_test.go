@@ -1,0 +1,98 @@
+package events_test
+
+import (
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// untrimmed adds what Trim drops to the metadata of obj.
+func untrimmed[T runtime.Object](obj T) T {
+	m := objectMetaOf(obj)
+	m.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1"}}
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[events.LastAppliedAnnotation] = `{"apiVersion":"v1","kind":"Whatever"}`
+	return obj
+}
+
+func objectMetaOf(obj runtime.Object) *metav1.ObjectMeta {
+	return reflect.ValueOf(obj).Elem().FieldByName("ObjectMeta").Addr().Interface().(*metav1.ObjectMeta)
+}
+
+func TestTrimKeepsWhatTheBuilderReads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		obj  func() runtime.Object
+	}{
+		{"ingress", func() runtime.Object { return fixtureIngress() }},
+		{"ingressclass", func() runtime.Object { return fixtureIngressClass() }},
+		{"service", func() runtime.Object { return fixtureService() }},
+		{"endpointslice", func() runtime.Object { return fixtureEndpointSlice(5) }},
+		{"configmap", func() runtime.Object { return fixtureConfigMap() }},
+		{"tls secret", func() runtime.Object { return fixtureSecret() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := untrimmed(tc.obj())
+			before := in.DeepCopyObject()
+			got := events.Trim(in)
+			if !reflect.DeepEqual(got, tc.obj()) {
+				t.Errorf("Trim = %#v\nwant %#v", got, tc.obj())
+			}
+			if !reflect.DeepEqual(in, before) {
+				t.Error("Trim modified its input")
+			}
+		})
+	}
+}
+
+func TestTrimDropsEmptyAnnotations(t *testing.T) {
+	svc := fixtureService()
+	svc.Annotations = map[string]string{events.LastAppliedAnnotation: "{}"}
+	got := events.Trim(svc).(*corev1.Service)
+	if got.Annotations != nil {
+		t.Errorf("annotations = %v, want nil", got.Annotations)
+	}
+}
+
+func TestTrimSecretKeepsOnlyCertificateKeys(t *testing.T) {
+	s := untrimmed(fixtureSecret())
+	s.Data["auth"] = []byte("user:$apr1$...")
+	s.Data["password"] = []byte("hunter2")
+	s.StringData = map[string]string{"token": "x"}
+	got := events.Trim(s).(*corev1.Secret)
+	want := fixtureSecret()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Trim = %#v\nwant %#v", got, want)
+	}
+	got.Data[corev1.TLSCertKey][0] = 'X'
+	if s.Data[corev1.TLSCertKey][0] == 'X' {
+		t.Error("trimmed secret shares data with its input")
+	}
+}
+
+func TestTrimEdgeCases(t *testing.T) {
+	if got := events.Trim(nil); got != nil {
+		t.Errorf("Trim(nil) = %v", got)
+	}
+	if got := events.Trim((*networkingv1.Ingress)(nil)); got != nil {
+		t.Errorf("Trim(typed nil) = %v", got)
+	}
+	pod := untrimmed(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}}})
+	got := events.Trim(pod).(*corev1.Pod)
+	want := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Trim(pod) = %#v", got)
+	}
+	empty := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Data: map[string][]byte{"other": nil}}
+	if got := events.Trim(empty).(*corev1.Secret); got.Data != nil {
+		t.Errorf("secret without kept keys has data %v", got.Data)
+	}
+}
