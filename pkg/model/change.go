@@ -17,16 +17,22 @@ type Change struct {
 	BackendsRemoved      []string      `json:"backendsRemoved,omitempty"`
 	CertificatesUpserted []Certificate `json:"certificatesUpserted,omitempty"`
 	CertificatesRemoved  []string      `json:"certificatesRemoved,omitempty"`
+	// DefaultCertificate is the Name of the new default certificate when it
+	// changed (a dynamic change; the certificate itself is then also in
+	// CertificatesUpserted), "" otherwise.
+	DefaultCertificate string `json:"defaultCertificate,omitempty"`
 }
 
 // Empty reports whether nothing differs.
 func (c Change) Empty() bool {
 	return !c.Reload && len(c.BackendsUpserted) == 0 && len(c.BackendsRemoved) == 0 &&
-		len(c.CertificatesUpserted) == 0 && len(c.CertificatesRemoved) == 0
+		len(c.CertificatesUpserted) == 0 && len(c.CertificatesRemoved) == 0 &&
+		c.DefaultCertificate == ""
 }
 
 // Dynamic reports whether the change has a part for the Lua endpoints.
 func (c Change) Dynamic() bool {
 	return len(c.BackendsUpserted) > 0 || len(c.BackendsRemoved) > 0 ||
-		len(c.CertificatesUpserted) > 0 || len(c.CertificatesRemoved) > 0
+		len(c.CertificatesUpserted) > 0 || len(c.CertificatesRemoved) > 0 ||
+		c.DefaultCertificate != ""
 }

@@ -111,6 +111,10 @@ type Backend struct {
 	UpstreamHashBy string `json:"upstreamHashBy,omitempty"`
 	// Affinity configures cookie sticky sessions; nil when off.
 	Affinity *Affinity `json:"affinity,omitempty"`
+	// Checksum is BackendChecksum of this Backend (everything above), set
+	// by Build, so that unchanged backends are found without comparing
+	// endpoints and are not resent.
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // Endpoint is one ready address of a Backend.
