@@ -1,0 +1,388 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// AnnotationPrefix is the prefix of the ingress-nginx annotations we read.
+const AnnotationPrefix = "nginx.ingress.kubernetes.io/"
+
+// Balancing defaults.
+const (
+	LoadBalanceRoundRobin = "round_robin"
+	LoadBalanceEWMA       = "ewma"
+	DefaultCookieName     = "INGRESSCOOKIE"
+)
+
+// Limits of annotation values.
+const (
+	maxTimeoutSeconds = 3600
+	maxCookieMaxAge   = 10 * 365 * 24 * 3600 // ten years
+	maxSourceRanges   = 1000
+	maxValueLen       = 4096
+)
+
+// ingressAnnotations is what the annotations of one Ingress say, parsed and
+// validated once when the Ingress is stored.
+type ingressAnnotations struct {
+	// location holds the per-location settings, SSLRedirect excluded.
+	location LocationSettings
+	// sslRedirect is ssl-redirect when set; forceSSLRedirect is
+	// force-ssl-redirect=true.
+	sslRedirect      *bool
+	forceSSLRedirect bool
+	// balancing holds the backend-level settings, when any is set.
+	balancing *balancing
+	// snippets lists the *-snippet annotations present, sorted.
+	snippets []string
+	// problems are the reasons of rejected annotations, sorted.
+	problems []string
+}
+
+// balancing is the backend-level part of an Ingress's annotations.
+type balancing struct {
+	loadBalance string
+	hashBy      string
+	affinity    *Affinity
+}
+
+func (b *balancing) equal(o *balancing) bool {
+	if b.loadBalance != o.loadBalance || b.hashBy != o.hashBy || (b.affinity == nil) != (o.affinity == nil) {
+		return false
+	}
+	return b.affinity == nil || *b.affinity == *o.affinity
+}
+
+// affinityInput collects the affinity annotations before they are combined.
+type affinityInput struct {
+	mode, name, path string
+	maxAge           int
+}
+
+// parseAnnotations validates every nginx.ingress.kubernetes.io/* annotation
+// in sorted order. Rejected values are left out with a reason; the Ingress
+// itself is still served.
+func parseAnnotations(annotations map[string]string) ingressAnnotations {
+	var a ingressAnnotations
+	keys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		if strings.HasPrefix(k, AnnotationPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return a
+	}
+	sort.Strings(keys)
+	var b balancing
+	var aff affinityInput
+	for _, k := range keys {
+		name := strings.TrimPrefix(k, AnnotationPrefix)
+		if strings.HasSuffix(name, "-snippet") {
+			a.snippets = append(a.snippets, k)
+			continue
+		}
+		if err := a.apply(name, annotations[k], &b, &aff); err != nil {
+			a.problems = append(a.problems, fmt.Sprintf("annotation %s=%s: %v; ignored", k, quoteValue(annotations[k]), err))
+		}
+	}
+	b.setAffinity(aff)
+	if b != (balancing{}) {
+		if b.loadBalance == "" {
+			b.loadBalance = LoadBalanceRoundRobin
+		}
+		a.balancing = &b
+	}
+	return a
+}
+
+// errUnsupported marks annotations we do not implement.
+var errUnsupported = errors.New("not supported")
+
+// apply parses one annotation into a.
+func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityInput) error {
+	if err := checkForbidden(v, name == "rewrite-target" || name == "upstream-hash-by"); err != nil {
+		return err
+	}
+	var err error
+	switch name {
+	case "proxy-connect-timeout":
+		a.location.ProxyConnectTimeout, err = parseTimeout(v)
+	case "proxy-read-timeout":
+		a.location.ProxyReadTimeout, err = parseTimeout(v)
+	case "proxy-send-timeout":
+		a.location.ProxySendTimeout, err = parseTimeout(v)
+	case "proxy-body-size":
+		a.location.ProxyBodySize, err = parseSize(v)
+	case "backend-protocol":
+		a.location.BackendProtocol, err = parseBackendProtocol(v)
+	case "rewrite-target":
+		a.location.RewriteTarget, err = parseRewriteTarget(v)
+	case "whitelist-source-range", "allowlist-source-range":
+		return a.setSourceRange(name, v)
+	case "ssl-redirect":
+		a.sslRedirect, err = parseBoolPtr(v)
+	case "force-ssl-redirect":
+		a.forceSSLRedirect, err = strconv.ParseBool(v)
+	case "load-balance":
+		b.loadBalance, err = parseLoadBalance(v)
+	case "upstream-hash-by":
+		b.hashBy, err = parseHashBy(v)
+	case "affinity":
+		aff.mode, err = parseAffinityMode(v)
+	case "session-cookie-name":
+		aff.name, err = parseCookieName(v)
+	case "session-cookie-path":
+		aff.path, err = parseCookiePath(v)
+	case "session-cookie-max-age":
+		aff.maxAge, err = parseIntRange(v, 1, maxCookieMaxAge)
+	default:
+		return errUnsupported
+	}
+	return err
+}
+
+// setSourceRange parses an allow-list; allowlist-source-range, the newer
+// name, wins over whitelist-source-range when both are set (sorted order
+// parses allowlist- first).
+func (a *ingressAnnotations) setSourceRange(name, v string) error {
+	r, err := parseSourceRange(v)
+	if err != nil {
+		return err
+	}
+	if name == "allowlist-source-range" || a.location.AllowSourceRange == nil {
+		a.location.AllowSourceRange = r
+	}
+	return nil
+}
+
+// setAffinity combines the affinity annotations. The session-cookie-*
+// annotations mean nothing without affinity=cookie and are then ignored.
+func (b *balancing) setAffinity(in affinityInput) {
+	if in.mode == "" {
+		return
+	}
+	name := in.name
+	if name == "" {
+		name = DefaultCookieName
+	}
+	b.affinity = &Affinity{CookieName: name, CookiePath: in.path, CookieMaxAge: in.maxAge}
+}
+
+// quoteValue quotes an annotation value for a Problem, shortened.
+func quoteValue(v string) string {
+	const max = 64
+	if len(v) > max {
+		v = v[:max] + "..."
+	}
+	return strconv.Quote(v)
+}
+
+// checkForbidden rejects the characters that could break out of an nginx
+// directive or a Lua string: control characters (newlines included), ';',
+// '{', '}', quotes, backslash and, unless dollarOK, '$'.
+func checkForbidden(v string, dollarOK bool) error {
+	if len(v) > maxValueLen {
+		return fmt.Errorf("longer than %d characters", maxValueLen)
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\n' || c == '\r':
+			return errors.New("contains a newline")
+		case c < 0x20 || c == 0x7f:
+			return errors.New("contains a control character")
+		case c == ';' || c == '{' || c == '}' || c == '"' || c == '\'' || c == '`' || c == '\\':
+			return fmt.Errorf("contains %q", c)
+		case c == '$' && !dollarOK:
+			return errors.New("contains '$' (nginx variables are not allowed here)")
+		}
+	}
+	return nil
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseIntRange parses a plain decimal integer in [lo, hi].
+func parseIntRange(v string, lo, hi int) (int, error) {
+	if !allDigits(v) || len(v) > 10 {
+		return 0, errors.New("must be a whole number")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("must be between %d and %d", lo, hi)
+	}
+	return n, nil
+}
+
+// parseTimeout parses a timeout in whole seconds, 1 to 3600 ("60", not
+// "60s").
+func parseTimeout(v string) (int, error) { return parseIntRange(v, 1, maxTimeoutSeconds) }
+
+// parseSize parses an nginx size: digits with an optional k, m or g unit.
+func parseSize(v string) (Size, error) {
+	digits := v
+	if n := len(v); n > 0 && strings.IndexByte("kKmMgG", v[n-1]) >= 0 {
+		digits = v[:n-1]
+	}
+	if !allDigits(digits) || len(digits) > 12 {
+		return "", errors.New("must be an nginx size such as 8m, 512k or 0")
+	}
+	return Size(v), nil
+}
+
+func parseBoolPtr(v string) (*bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, errors.New("must be true or false")
+	}
+	return &b, nil
+}
+
+// parseBackendProtocol accepts HTTP, HTTPS, GRPC and GRPCS in any case.
+func parseBackendProtocol(v string) (string, error) {
+	switch p := strings.ToUpper(v); p {
+	case "HTTP", "HTTPS", "GRPC", "GRPCS":
+		return p, nil
+	}
+	return "", errors.New("must be one of HTTP, HTTPS, GRPC, GRPCS")
+}
+
+// parseRewriteTarget accepts an absolute path of allowed path characters in
+// which '$' may only start a capture reference $0 to $9.
+func parseRewriteTarget(v string) (string, error) {
+	if !strings.HasPrefix(v, "/") {
+		return "", errPathRelative
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '$' {
+			if i+1 >= len(v) || v[i+1] < '0' || v[i+1] > '9' {
+				return "", errors.New("'$' may only start a capture reference $0 to $9")
+			}
+			i++
+			continue
+		}
+		if !pathChar(c) {
+			return "", errPathChars
+		}
+	}
+	return v, nil
+}
+
+// parseSourceRange parses a comma-separated list of CIDRs and addresses
+// into sorted, de-duplicated, masked prefixes ("10.0.0.1" is "10.0.0.1/32").
+func parseSourceRange(v string) ([]string, error) {
+	parts := strings.Split(v, ",")
+	if len(parts) > maxSourceRanges {
+		return nil, fmt.Errorf("more than %d entries", maxSourceRanges)
+	}
+	out := make([]string, 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		pfx, err := parsePrefix(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pfx.String())
+	}
+	sort.Strings(out)
+	return compactStrings(out), nil
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR", s)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// compactStrings removes adjacent duplicates of a sorted slice in place.
+func compactStrings(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
+	out := s[:1]
+	for _, v := range s[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func parseLoadBalance(v string) (string, error) {
+	if v == LoadBalanceRoundRobin || v == LoadBalanceEWMA {
+		return v, nil
+	}
+	return "", errors.New("must be round_robin or ewma")
+}
+
+// parseHashBy accepts one or more concatenated nginx variables, each '$'
+// followed by [a-z_]+, such as "$request_uri" or "$host$request_uri".
+func parseHashBy(v string) (string, error) {
+	const msg = "must be nginx variables such as $request_uri or $host$request_uri"
+	if len(v) < 2 || len(v) > 256 || v[0] != '$' {
+		return "", errors.New(msg)
+	}
+	for i := 1; i < len(v); i++ {
+		c := v[i]
+		if c == '$' && v[i-1] != '$' && i+1 < len(v) {
+			continue
+		}
+		if (c < 'a' || c > 'z') && c != '_' {
+			return "", errors.New(msg)
+		}
+	}
+	return v, nil
+}
+
+func parseAffinityMode(v string) (string, error) {
+	if v == "cookie" {
+		return v, nil
+	}
+	return "", errors.New("only cookie is supported")
+}
+
+// parseCookieName accepts an RFC 6265 cookie name made of letters, digits
+// and !#%&*+-.^_|~, at most 64 characters.
+func parseCookieName(v string) (string, error) {
+	if v == "" || len(v) > 64 {
+		return "", errors.New("must be 1 to 64 token characters")
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isAlnum(c) && strings.IndexByte("!#%&*+-.^_|~", c) < 0 {
+			return "", errors.New("may only contain letters, digits and !#%&*+-.^_|~")
+		}
+	}
+	return v, nil
+}
+
+func parseCookiePath(v string) (string, error) {
+	if err := validatePath(v); err != nil {
+		return "", err
+	}
+	return v, nil
+}

@@ -1,0 +1,282 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// Problem kinds that are not Kubernetes kinds.
+const (
+	// ProblemKindOptions marks a Problem with the controller flags.
+	ProblemKindOptions = "Options"
+)
+
+// Build turns the Store into the Configuration nginx serves. It is pure
+// and deterministic: the same Store and Options give an identical
+// Configuration and Checksum, whatever the order in which objects were
+// applied. It never fails: whatever it cannot serve is left out and listed
+// in Configuration.Problems, and everything else is served.
+//
+// The semantics, in the order Build applies them:
+//
+//   - Served Ingresses (see Store.Serves) are taken oldest first
+//     (creationTimestamp, then namespace/name); wherever two of them
+//     disagree, the oldest wins and the others get a Problem naming it.
+//   - Hosts: a rule host is an exact name or a wildcard "*.foo.com" that
+//     matches exactly one label (see MatchHost); a rule without host goes to
+//     the default server "_", which always exists. Each host is one Server.
+//   - Paths: Exact matches the path only. Prefix matches element-wise
+//     ("/foo" matches "/foo", "/foo/" and "/foo/bar", not "/foobar"), case
+//     sensitive; its trailing slash is ignored ("/foo/" is built as "/foo").
+//     ImplementationSpecific is built as Prefix, and an empty
+//     ImplementationSpecific path as "/". Paths must be absolute and use the
+//     allowed characters (letters, digits, -._~/%!&()*+,=:@).
+//   - Conflicts: the same host, path and path type claimed twice is served
+//     by the oldest Ingress (or the first rule of one Ingress).
+//   - Backends: a Service in the Ingress's namespace, its port referenced
+//     by number or by name. Endpoints are the ready ones (conditions.ready
+//     unset counts as ready) of every EndpointSlice labelled with the
+//     Service name, taking the slice port whose name equals the Service
+//     port's name (as kube-proxy resolves targetPort). A Service with no
+//     ready endpoint is still a Backend (nginx answers 503). An unknown
+//     Service, a missing port, a resource backend or an ExternalName
+//     Service (not supported: the Lua balancer needs addresses) leave the
+//     path out with a Problem.
+//   - Backend names are "<namespace>-<service>-<port>". Should two
+//     different Service ports give the same name (namespace "a-b" service
+//     "c" and namespace "a" service "b-c"), the first in namespace, service,
+//     port order keeps it and the others get "-" and 8 hex digits of a hash
+//     of their identity appended.
+//   - Load balancing (load-balance, upstream-hash-by, affinity annotations)
+//     belongs to a Backend: among the Ingresses that route to it and set any
+//     of them, the oldest decides; the others get a Problem if they differ.
+//   - Default backend: the spec.defaultBackend of the oldest served Ingress
+//     that has a valid one, otherwise Options.DefaultBackendService (its
+//     first port), otherwise "" (the built-in 404). It is one for the whole
+//     configuration, as in ingress-nginx's default server.
+//   - Catch-all: every Server gets a Prefix "/" location to the default
+//     backend, unless a rule gives that host a Prefix (or
+//     ImplementationSpecific) "/" path. An Exact "/" does not replace it.
+//   - TLS: see buildTLS.
+//   - Annotations: see parseAnnotations; a rejected value is ignored with a
+//     Problem and the Ingress is still served.
+func Build(s *Store, opts Options) *Configuration {
+	b := newBuilder(s, opts)
+	b.buildGlobal()
+	b.selectIngresses()
+	b.buildDefaultBackend()
+	b.buildTLS()
+	b.buildRules()
+	return b.finish()
+}
+
+// builder holds the state of one Build.
+type builder struct {
+	s      *Store
+	opts   Options
+	global Global
+	// ingresses are the served ones, oldest first.
+	ingresses []*ingressEntry
+	backends  map[backendKey]*backendState
+	servers   map[string]*serverState
+	claims    map[routeKey]*ingressEntry
+	tls       map[string]*tlsClaim
+	// defaultBackend is nil for the built-in 404.
+	defaultBackend *backendState
+	certs          certificates
+	problems       []Problem
+}
+
+func newBuilder(s *Store, opts Options) *builder {
+	n := len(s.ingresses)
+	b := &builder{
+		s:        s,
+		opts:     opts,
+		backends: make(map[backendKey]*backendState, n),
+		servers:  make(map[string]*serverState, n+1),
+		claims:   make(map[routeKey]*ingressEntry, 2*n),
+		tls:      map[string]*tlsClaim{},
+	}
+	b.server(DefaultServerName)
+	return b
+}
+
+func (b *builder) problem(kind, namespace, name, format string, args ...any) {
+	b.problems = append(b.problems, Problem{Kind: kind, Namespace: namespace, Name: name, Reason: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) ingressProblem(e *ingressEntry, format string, args ...any) {
+	b.problem("Ingress", e.key.Namespace, e.key.Name, format, args...)
+}
+
+// buildGlobal reads the controller ConfigMap.
+func (b *builder) buildGlobal() {
+	b.global = DefaultGlobal()
+	if b.opts.ConfigMap == "" {
+		return
+	}
+	key, err := parseObjectKey(b.opts.ConfigMap)
+	if err != nil {
+		b.problem(ProblemKindOptions, "", "configmap", "%v", err)
+		return
+	}
+	g, problems := parseGlobal(b.s.configMaps[key])
+	b.global = g
+	for _, p := range problems {
+		b.problem("ConfigMap", key.Namespace, key.Name, "%s", p)
+	}
+}
+
+// selectIngresses keeps the served Ingresses, oldest first, and reports
+// their annotation problems.
+func (b *builder) selectIngresses() {
+	m := b.s.classMatcher(b.opts)
+	b.ingresses = make([]*ingressEntry, 0, len(b.s.ingresses))
+	for _, e := range b.s.ingresses {
+		if m.serves(e.obj) {
+			b.ingresses = append(b.ingresses, e)
+		}
+	}
+	slices.SortFunc(b.ingresses, compareAge)
+	snippetsAllowed := b.opts.AllowSnippets || b.global.AllowSnippets
+	for _, e := range b.ingresses {
+		for _, p := range e.ann.problems {
+			b.ingressProblem(e, "%s", p)
+		}
+		for _, k := range e.ann.snippets {
+			if snippetsAllowed {
+				b.ingressProblem(e, "annotation %s: snippets are not supported yet; ignored", k)
+			} else {
+				b.ingressProblem(e, "annotation %s: snippet annotations are disabled (allow-snippet-annotations); ignored", k)
+			}
+		}
+	}
+}
+
+// compareAge orders Ingresses oldest first: creationTimestamp, then
+// namespace, then name.
+func compareAge(a, b *ingressEntry) int {
+	ta, tb := a.obj.CreationTimestamp.Time, b.obj.CreationTimestamp.Time
+	if c := ta.Compare(tb); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.key.Namespace, b.key.Namespace); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.key.Name, b.key.Name)
+}
+
+// buildDefaultBackend picks the default backend: the oldest valid
+// spec.defaultBackend, else Options.DefaultBackendService.
+func (b *builder) buildDefaultBackend() {
+	for _, e := range b.ingresses {
+		ref := e.obj.Spec.DefaultBackend
+		if ref == nil {
+			continue
+		}
+		be, err := b.backendFor(e.key.Namespace, ref)
+		switch {
+		case err != nil:
+			b.ingressProblem(e, "spec.defaultBackend: %v; ignored", err)
+		case b.defaultBackend == nil:
+			b.defaultBackend = be
+			be.use(e)
+		case b.defaultBackend != be:
+			b.ingressProblem(e, "spec.defaultBackend: ignored, the default backend is %s/%s port %s from an older Ingress",
+				b.defaultBackend.key.namespace, b.defaultBackend.key.service, b.defaultBackend.key.port)
+		default:
+			be.use(e)
+		}
+	}
+	if b.defaultBackend == nil && b.opts.DefaultBackendService != "" {
+		b.defaultBackend = b.flagDefaultBackend()
+	}
+}
+
+// buildRules adds a location for every valid path of every served Ingress.
+func (b *builder) buildRules() {
+	for _, e := range b.ingresses {
+		for i := range e.obj.Spec.Rules {
+			b.buildRule(e, &e.obj.Spec.Rules[i])
+		}
+	}
+}
+
+func (b *builder) buildRule(e *ingressEntry, rule *networkingv1.IngressRule) {
+	host := rule.Host
+	if host == "" {
+		host = DefaultServerName
+	} else if err := validHost(host); err != nil {
+		b.ingressProblem(e, "rule host %q %v; rule left out", host, err)
+		return
+	}
+	srv := b.server(host)
+	if rule.HTTP == nil {
+		return
+	}
+	for i := range rule.HTTP.Paths {
+		b.buildPath(e, srv, &rule.HTTP.Paths[i])
+	}
+}
+
+// routeKey identifies what two Ingresses may conflict on.
+type routeKey struct {
+	host, path string
+	pathType   PathType
+}
+
+func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.HTTPIngressPath) {
+	path, pathType, err := normalizePath(p)
+	if err != nil {
+		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.Path, err)
+		return
+	}
+	if p.Backend.Service == nil {
+		b.ingressProblem(e, "host %s path %s: only Service backends are supported; path left out", srv.hostname, path)
+		return
+	}
+	be, err := b.backendFor(e.key.Namespace, &p.Backend)
+	if err != nil {
+		b.ingressProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
+		return
+	}
+	rk := routeKey{srv.hostname, path, pathType}
+	if winner, taken := b.claims[rk]; taken {
+		if winner == e {
+			b.ingressProblem(e, "host %s path %s (%s): defined twice; the first rule is used", srv.hostname, path, pathType)
+		} else {
+			b.ingressProblem(e, "host %s path %s (%s): conflicts with Ingress %s, which is older and is used", srv.hostname, path, pathType, winner.name)
+		}
+		return
+	}
+	b.claims[rk] = e
+	be.use(e)
+	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e})
+}
+
+// normalizePath validates the path of an Ingress rule and returns it with
+// its path type as built.
+func normalizePath(p *networkingv1.HTTPIngressPath) (string, PathType, error) {
+	path := p.Path
+	pathType := PathPrefix
+	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
+		pathType = PathExact
+	}
+	isImpl := p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific
+	if path == "" && isImpl {
+		path = "/"
+	}
+	if p.PathType != nil && !isImpl && pathType != PathExact && *p.PathType != networkingv1.PathTypePrefix {
+		return "", "", fmt.Errorf("unknown pathType %q", *p.PathType)
+	}
+	if err := validatePath(path); err != nil {
+		return "", "", err
+	}
+	if pathType == PathPrefix {
+		path = normalizePrefix(path)
+	}
+	return path, pathType, nil
+}

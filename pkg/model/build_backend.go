@@ -1,0 +1,241 @@
+package model
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// backendKey identifies a Backend: a Service port as Ingresses reference it.
+type backendKey struct {
+	namespace, service, port string
+}
+
+func (k backendKey) name() string { return k.namespace + "-" + k.service + "-" + k.port }
+
+func compareBackendKeys(a, b backendKey) int {
+	if c := cmp.Compare(a.namespace, b.namespace); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.service, b.service); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.port, b.port)
+}
+
+// backendState is a Backend while it is built. Resolution is done once
+// per key and remembered, failures included.
+type backendState struct {
+	key       backendKey
+	err       error
+	endpoints []Endpoint
+	// used is set when a location or the default backend routes here.
+	used bool
+	// opinions are the Ingresses routing here that set balancing
+	// annotations.
+	opinions []*ingressEntry
+	name     string
+}
+
+// use records that e routes to the backend.
+func (be *backendState) use(e *ingressEntry) {
+	be.used = true
+	if e != nil && e.ann.balancing != nil {
+		be.opinions = append(be.opinions, e)
+	}
+}
+
+var errExternalName = errors.New("is of type ExternalName, which is not supported (the balancer needs endpoint addresses)")
+
+// backendFor resolves an Ingress backend in namespace ns.
+func (b *builder) backendFor(ns string, ref *networkingv1.IngressBackend) (*backendState, error) {
+	svc := ref.Service
+	if svc == nil {
+		return nil, errors.New("only Service backends are supported")
+	}
+	var port string
+	switch {
+	case svc.Port.Name != "":
+		port = svc.Port.Name
+	case svc.Port.Number > 0:
+		port = strconv.Itoa(int(svc.Port.Number))
+	default:
+		return nil, fmt.Errorf("service %s has no port name or number", svc.Name)
+	}
+	key := backendKey{ns, svc.Name, port}
+	be, ok := b.backends[key]
+	if !ok {
+		be = &backendState{key: key}
+		be.err = b.resolve(be, &svc.Port)
+		b.backends[key] = be
+	}
+	if be.err != nil {
+		return nil, be.err
+	}
+	return be, nil
+}
+
+// resolve finds the Service port and its ready endpoints.
+func (b *builder) resolve(be *backendState, ref *networkingv1.ServiceBackendPort) error {
+	svcKey := objectKey{be.key.namespace, be.key.service}
+	svc := b.s.services[svcKey]
+	if svc == nil {
+		return fmt.Errorf("service %s not found", svcKey)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return fmt.Errorf("service %s %w", svcKey, errExternalName)
+	}
+	sp := servicePort(svc, ref)
+	if sp == nil {
+		return fmt.Errorf("service %s has no port %s", svcKey, be.key.port)
+	}
+	be.endpoints = b.endpoints(svcKey, sp.Name)
+	return nil
+}
+
+func servicePort(svc *corev1.Service, ref *networkingv1.ServiceBackendPort) *corev1.ServicePort {
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		if ref.Name != "" && p.Name == ref.Name || ref.Name == "" && p.Port == ref.Number {
+			return p
+		}
+	}
+	return nil
+}
+
+// endpoints merges the ready endpoints of the Service's slices for the
+// slice port named portName. A single contributing slice is used as it is.
+func (b *builder) endpoints(svc objectKey, portName string) []Endpoint {
+	var first, merged []Endpoint
+	for _, se := range b.s.slicesByService[svc] {
+		eps, ok := se.endpointsFor(portName)
+		switch {
+		case !ok || len(eps) == 0:
+		case first == nil:
+			first = eps
+		default:
+			if merged == nil {
+				merged = append(make([]Endpoint, 0, 2*len(first)), first...)
+			}
+			merged = append(merged, eps...)
+		}
+	}
+	if merged == nil {
+		if first == nil {
+			return []Endpoint{}
+		}
+		return first
+	}
+	slices.SortFunc(merged, compareEndpoints)
+	return slices.Compact(merged)
+}
+
+func compareEndpoints(a, b Endpoint) int {
+	if c := cmp.Compare(a.Address, b.Address); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Port, b.Port)
+}
+
+// flagDefaultBackend resolves Options.DefaultBackendService on its first
+// port; nil (the built-in 404) with a Problem when it cannot.
+func (b *builder) flagDefaultBackend() *backendState {
+	key, err := parseObjectKey(b.opts.DefaultBackendService)
+	if err != nil {
+		b.problem(ProblemKindOptions, "", "default-backend-service", "%v", err)
+		return nil
+	}
+	svc := b.s.services[key]
+	if svc == nil || len(svc.Spec.Ports) == 0 {
+		b.problem("Service", key.Namespace, key.Name, "default backend service not found or without ports; the built-in 404 answers")
+		return nil
+	}
+	ref := &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+		Name: key.Name, Port: networkingv1.ServiceBackendPort{Number: svc.Spec.Ports[0].Port},
+	}}
+	be, err := b.backendFor(key.Namespace, ref)
+	if err != nil {
+		b.problem("Service", key.Namespace, key.Name, "default backend: %v; the built-in 404 answers", err)
+		return nil
+	}
+	be.use(nil)
+	return be
+}
+
+// finishBackends names the used backends and returns them sorted by name.
+func (b *builder) finishBackends() []Backend {
+	used := make([]*backendState, 0, len(b.backends))
+	for _, be := range b.backends {
+		if be.used {
+			be.name = be.key.name()
+			used = append(used, be)
+		}
+	}
+	slices.SortFunc(used, func(x, y *backendState) int {
+		if c := cmp.Compare(x.name, y.name); c != 0 {
+			return c
+		}
+		return compareBackendKeys(x.key, y.key)
+	})
+	renamed := false
+	for i := 1; i < len(used); i++ {
+		if used[i].key.name() == used[i-1].key.name() {
+			used[i].name += "-" + keyHash(used[i].key)
+			renamed = true
+		}
+	}
+	if renamed {
+		slices.SortFunc(used, func(x, y *backendState) int { return cmp.Compare(x.name, y.name) })
+	}
+	w := newCanonicalWriter()
+	out := make([]Backend, len(used))
+	for i, be := range used {
+		out[i] = b.backend(be)
+		out[i].Checksum = w.backendSum(&out[i])
+	}
+	return out
+}
+
+func keyHash(k backendKey) string {
+	sum := sha256.Sum256([]byte(k.namespace + "/" + k.service + "/" + k.port))
+	return hex.EncodeToString(sum[:4])
+}
+
+// backend builds the Backend of be, with the balancing settings of the
+// oldest Ingress that sets them.
+func (b *builder) backend(be *backendState) Backend {
+	out := Backend{
+		Name:        be.name,
+		Namespace:   be.key.namespace,
+		Service:     be.key.service,
+		Port:        be.key.port,
+		Endpoints:   be.endpoints,
+		LoadBalance: LoadBalanceRoundRobin,
+	}
+	if len(be.opinions) == 0 {
+		return out
+	}
+	slices.SortFunc(be.opinions, compareAge)
+	be.opinions = slices.Compact(be.opinions)
+	winner := be.opinions[0]
+	bal := winner.ann.balancing
+	out.LoadBalance, out.UpstreamHashBy = bal.loadBalance, bal.hashBy
+	if bal.affinity != nil {
+		a := *bal.affinity
+		out.Affinity = &a
+	}
+	for _, e := range be.opinions[1:] {
+		if !e.ann.balancing.equal(bal) {
+			b.ingressProblem(e, "backend %s: load-balance, upstream-hash-by and affinity annotations differ from Ingress %s, which is older and is used; ignored",
+				be.name, winner.name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+)
+
+// serverState is a Server while it is built.
+type serverState struct {
+	hostname  string
+	locations []location
+	// rootPrefix is set when a rule defines Prefix "/".
+	rootPrefix bool
+}
+
+// location is a Location while it is built: its backend is named at the
+// end, once every backend is known.
+type location struct {
+	path     string
+	pathType PathType
+	backend  *backendState
+	ingress  *ingressEntry
+}
+
+// server returns the Server of host, creating it.
+func (b *builder) server(host string) *serverState {
+	s := b.servers[host]
+	if s == nil {
+		s = &serverState{hostname: host}
+		b.servers[host] = s
+	}
+	return s
+}
+
+func (s *serverState) add(l location) {
+	if l.path == "/" && l.pathType == PathPrefix {
+		s.rootPrefix = true
+	}
+	s.locations = append(s.locations, l)
+}
+
+// finish assembles the Configuration.
+func (b *builder) finish() *Configuration {
+	cfg := &Configuration{
+		Global:             b.global,
+		Backends:           b.finishBackends(),
+		Certificates:       b.certs.finish(),
+		DefaultCertificate: b.certs.defaultName(),
+	}
+	if b.defaultBackend != nil {
+		cfg.DefaultBackend = b.defaultBackend.name
+	}
+	cfg.Servers = b.finishServers(cfg.DefaultBackend)
+	cfg.Problems = sortProblems(b.problems)
+	cfg.Checksum = configChecksum(cfg, true)
+	return cfg
+}
+
+// finishServers returns the Servers, the default server first, then by
+// Hostname.
+func (b *builder) finishServers(defaultBackend string) []Server {
+	redirect := [2]bool{false, true}
+	out := make([]Server, 0, len(b.servers))
+	for _, s := range b.servers {
+		out = append(out, b.finishServer(s, defaultBackend, &redirect))
+	}
+	slices.SortFunc(out, func(x, y Server) int {
+		if x.Hostname == DefaultServerName || y.Hostname == DefaultServerName {
+			return boolRank(x.Hostname != DefaultServerName) - boolRank(y.Hostname != DefaultServerName)
+		}
+		return cmp.Compare(x.Hostname, y.Hostname)
+	})
+	return out
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// finishServer builds one Server: TLS, redirect, its locations sorted and
+// the catch-all. redirect holds the shared false and true values that
+// LocationSettings.SSLRedirect points to.
+func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *[2]bool) Server {
+	srv := Server{Hostname: s.hostname}
+	if c, ok := b.tls[s.hostname]; ok && s.hostname != DefaultServerName {
+		srv.TLS = true
+		srv.SSLRedirect = b.global.SSLRedirect
+		if v := c.ingress.ann.sslRedirect; v != nil {
+			srv.SSLRedirect = *v
+		}
+	}
+	srv.Locations = make([]Location, 0, len(s.locations)+1)
+	for _, l := range s.locations {
+		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
+		loc.Settings = l.ingress.ann.location
+		if r := loc.Settings.AllowSourceRange; r != nil {
+			loc.Settings.AllowSourceRange = slices.Clone(r)
+		}
+		if v, override := locationRedirect(l.ingress, &srv); override {
+			loc.Settings.SSLRedirect = &redirect[boolRank(v)]
+		}
+		srv.Locations = append(srv.Locations, loc)
+	}
+	if !s.rootPrefix {
+		srv.Locations = append(srv.Locations, Location{Path: "/", PathType: PathPrefix, Backend: defaultBackend})
+	}
+	slices.SortFunc(srv.Locations, compareLocations)
+	return srv
+}
+
+// locationRedirect says whether a location of e redirects to HTTPS, and
+// whether that differs from its server (then LocationSettings.SSLRedirect
+// records it): force-ssl-redirect=true always redirects; ssl-redirect
+// applies to TLS servers only.
+func locationRedirect(e *ingressEntry, srv *Server) (redirect, override bool) {
+	redirect = srv.SSLRedirect
+	switch {
+	case e.ann.forceSSLRedirect:
+		redirect = true
+	case e.ann.sslRedirect != nil && srv.TLS:
+		redirect = *e.ann.sslRedirect
+	}
+	return redirect, redirect != srv.SSLRedirect
+}
+
+// compareLocations orders locations longest path first, then by path, and
+// Exact before Prefix for the same path.
+func compareLocations(a, b Location) int {
+	if c := cmp.Compare(len(b.Path), len(a.Path)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Path, b.Path); c != 0 {
+		return c
+	}
+	return boolRank(a.PathType != PathExact) - boolRank(b.PathType != PathExact)
+}
+
+// RedirectsToHTTPS reports whether requests for l over plain HTTP are
+// redirected to HTTPS: l.Settings.SSLRedirect when set, else s.SSLRedirect.
+func (s *Server) RedirectsToHTTPS(l *Location) bool {
+	if l.Settings.SSLRedirect != nil {
+		return *l.Settings.SSLRedirect
+	}
+	return s.SSLRedirect
+}
+
+// sortProblems sorts by kind, namespace, name and reason, without
+// duplicates.
+func sortProblems(ps []Problem) []Problem {
+	slices.SortFunc(ps, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace),
+			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Reason, b.Reason))
+	})
+	return slices.Compact(ps)
+}

@@ -1,0 +1,200 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
+
+// FallbackCertificateName names Options.FallbackCertificate when it has no
+// Name of its own.
+const FallbackCertificateName = "_fallback"
+
+// tlsClaim is the TLS setting of one host: the Secret (Name "" for the
+// default certificate) and the oldest Ingress that listed the host.
+type tlsClaim struct {
+	secret  objectKey
+	ingress *ingressEntry
+}
+
+// certState is a Certificate while it is built.
+type certState struct {
+	name  string
+	entry *secretEntry
+	// fallback is set for Options.FallbackCertificate.
+	fallback *Certificate
+	hosts    []string
+}
+
+// certificates are the certificates of one Build, by Name.
+type certificates struct {
+	byName      map[string]*certState
+	defaultCert *certState
+}
+
+// buildTLS gives every host listed in spec.tls of a served Ingress its
+// certificate:
+//
+//   - Hosts are matched exactly against rule hosts (Server.TLS); a spec.tls
+//     entry without hosts applies to every rule host of its Ingress. A TLS
+//     host that no rule names gets its certificate (SNI) but no Server.
+//   - A host listed by several Ingresses with different Secrets takes the
+//     Secret of the oldest; the others get a Problem.
+//   - The Secret must be a kubernetes.io/tls Secret in the Ingress's
+//     namespace whose tls.crt and tls.key form a valid key pair; otherwise,
+//     or with an empty secretName, the host is served the default
+//     certificate (a Problem says why, except for an empty secretName).
+//     A certificate that does not cover its host is used, with a Problem.
+//   - The default certificate is Options.DefaultSSLCertificate when it is a
+//     valid TLS Secret, else Options.FallbackCertificate. Hosts served by it
+//     because theirs is missing are not listed in its Hosts.
+//   - Server.SSLRedirect of a TLS host is the ssl-redirect annotation of the
+//     Ingress that listed it (the oldest), else Global.SSLRedirect.
+func (b *builder) buildTLS() {
+	for _, e := range b.ingresses {
+		for _, t := range e.obj.Spec.TLS {
+			hosts := t.Hosts
+			if len(hosts) == 0 {
+				hosts = ruleHosts(e)
+			}
+			secret := objectKey{}
+			if t.SecretName != "" {
+				secret = objectKey{e.key.Namespace, t.SecretName}
+			}
+			for _, h := range hosts {
+				b.claimTLS(e, h, secret)
+			}
+		}
+	}
+	b.certs = b.resolveCertificates()
+}
+
+func (b *builder) claimTLS(e *ingressEntry, host string, secret objectKey) {
+	if err := validHost(host); err != nil {
+		b.ingressProblem(e, "tls host %q %v; left out", host, err)
+		return
+	}
+	c, ok := b.tls[host]
+	if !ok {
+		b.tls[host] = &tlsClaim{secret: secret, ingress: e}
+		return
+	}
+	if c.secret != secret {
+		b.ingressProblem(e, "tls host %s: secret %q ignored, Ingress %s is older and its secret %q is used",
+			host, secret.Name, c.ingress.name, c.secret.Name)
+	}
+}
+
+// ruleHosts returns the hosts of e's rules, without the default server.
+func ruleHosts(e *ingressEntry) []string {
+	var out []string
+	for _, r := range e.obj.Spec.Rules {
+		if r.Host != "" {
+			out = append(out, r.Host)
+		}
+	}
+	return out
+}
+
+// resolveCertificates finds the default certificate and the certificate
+// of every claimed host.
+func (b *builder) resolveCertificates() certificates {
+	cs := certificates{byName: map[string]*certState{}}
+	cs.defaultCert = b.defaultCertificate(&cs)
+	hosts := make([]string, 0, len(b.tls))
+	for h := range b.tls {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		c := b.tls[h]
+		if c.secret.Name == "" {
+			continue
+		}
+		entry := b.s.secrets[c.secret]
+		switch {
+		case entry == nil:
+			b.ingressProblem(c.ingress, "tls host %s: secret %s not found; the default certificate is used", h, c.secret)
+		case entry.err != nil:
+			b.ingressProblem(c.ingress, "tls host %s: secret %s %v; the default certificate is used", h, c.secret, entry.err)
+		default:
+			if entry.leaf.VerifyHostname(h) != nil {
+				b.ingressProblem(c.ingress, "tls host %s: the certificate of secret %s does not cover it (used anyway)", h, c.secret)
+			}
+			cert := cs.get(c.secret.String(), entry)
+			cert.hosts = append(cert.hosts, h)
+		}
+	}
+	return cs
+}
+
+func (cs *certificates) get(name string, entry *secretEntry) *certState {
+	c := cs.byName[name]
+	if c == nil {
+		c = &certState{name: name, entry: entry}
+		cs.byName[name] = c
+	}
+	return c
+}
+
+// defaultCertificate resolves Options.DefaultSSLCertificate, falling back
+// to Options.FallbackCertificate; nil when there is neither.
+func (b *builder) defaultCertificate(cs *certificates) *certState {
+	if name := b.opts.DefaultSSLCertificate; name != "" {
+		key, err := parseObjectKey(name)
+		if err != nil {
+			b.problem(ProblemKindOptions, "", "default-ssl-certificate", "%v", err)
+		} else if entry := b.s.secrets[key]; entry == nil {
+			b.problem("Secret", key.Namespace, key.Name, "default SSL certificate not found; the fallback certificate is used")
+		} else if entry.err != nil {
+			b.problem("Secret", key.Namespace, key.Name, "default SSL certificate %v; the fallback certificate is used", entry.err)
+		} else {
+			return cs.get(key.String(), entry)
+		}
+	}
+	if f := b.opts.FallbackCertificate; f != nil {
+		name := f.Name
+		if name == "" {
+			name = FallbackCertificateName
+		}
+		c := &certState{name: name, fallback: f}
+		cs.byName[name] = c
+		return c
+	}
+	return nil
+}
+
+// finish returns the certificates sorted by Name: the default one and
+// those serving at least one host.
+func (cs *certificates) finish() []Certificate {
+	out := make([]Certificate, 0, len(cs.byName))
+	for _, c := range cs.byName {
+		if len(c.hosts) == 0 && c != cs.defaultCert {
+			continue
+		}
+		hosts := c.hosts
+		if hosts == nil {
+			hosts = []string{}
+		}
+		cert := Certificate{Name: c.name, Hosts: hosts}
+		if f := c.fallback; f != nil {
+			cert.Cert, cert.Key, cert.Checksum = f.Cert, f.Key, f.Checksum
+			if cert.Checksum == "" {
+				cert.Checksum = certChecksum(f.Cert, f.Key)
+			}
+		} else {
+			cert.Cert, cert.Key, cert.Checksum = c.entry.cert, c.entry.key, c.entry.checksum
+		}
+		out = append(out, cert)
+	}
+	slices.SortFunc(out, func(a, b Certificate) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// defaultName is the Name of the default certificate, "" when none.
+func (cs *certificates) defaultName() string {
+	if cs.defaultCert == nil {
+		return ""
+	}
+	return cs.defaultCert.name
+}

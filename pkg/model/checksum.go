@@ -1,0 +1,229 @@
+package model
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+)
+
+// checksumVersion starts every canonical encoding, so that a change of the
+// encoding changes every checksum.
+const checksumVersion = "ingress-sync/model/v1"
+
+// canonicalWriter writes values in a fixed, unambiguous binary form (strings
+// length-prefixed, integers fixed-width, slices count-prefixed) into
+// SHA-256. Checksums are the first 128 bits, hex-encoded.
+type canonicalWriter struct {
+	h   hash.Hash
+	buf []byte
+}
+
+const flushAt = 32 << 10
+
+func newCanonicalWriter() *canonicalWriter {
+	return &canonicalWriter{h: sha256.New(), buf: make([]byte, 0, flushAt+512)}
+}
+
+func (w *canonicalWriter) reset() {
+	w.h.Reset()
+	w.buf = w.buf[:0]
+	w.str(checksumVersion)
+}
+
+func (w *canonicalWriter) flushIfFull() {
+	if len(w.buf) >= flushAt {
+		w.h.Write(w.buf)
+		w.buf = w.buf[:0]
+	}
+}
+
+func (w *canonicalWriter) uint(v uint64) {
+	w.buf = binary.BigEndian.AppendUint64(w.buf, v)
+}
+
+func (w *canonicalWriter) int(v int64) { w.uint(uint64(v)) }
+
+func (w *canonicalWriter) bool(b bool) {
+	if b {
+		w.buf = append(w.buf, 1)
+	} else {
+		w.buf = append(w.buf, 0)
+	}
+}
+
+func (w *canonicalWriter) str(s string) {
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(s)))
+	w.buf = append(w.buf, s...)
+	w.flushIfFull()
+}
+
+func (w *canonicalWriter) bytes(b []byte) {
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(b)))
+	if len(b) > flushAt {
+		w.h.Write(w.buf)
+		w.h.Write(b)
+		w.buf = w.buf[:0]
+		return
+	}
+	w.buf = append(w.buf, b...)
+	w.flushIfFull()
+}
+
+func (w *canonicalWriter) strs(s []string) {
+	w.uint(uint64(len(s)))
+	for _, v := range s {
+		w.str(v)
+	}
+}
+
+// sum returns the hex-encoded first 128 bits of the digest.
+func (w *canonicalWriter) sum() string {
+	w.h.Write(w.buf)
+	w.buf = w.buf[:0]
+	var d [sha256.Size]byte
+	return hex.EncodeToString(w.h.Sum(d[:0])[:16])
+}
+
+// BackendChecksum returns the checksum of everything in b except
+// b.Checksum: two backends with equal checksums need not be resent.
+func BackendChecksum(b *Backend) string {
+	w := newCanonicalWriter()
+	return w.backendSum(b)
+}
+
+func (w *canonicalWriter) backendSum(b *Backend) string {
+	w.reset()
+	w.str(b.Name)
+	w.str(b.Namespace)
+	w.str(b.Service)
+	w.str(b.Port)
+	w.uint(uint64(len(b.Endpoints)))
+	for _, e := range b.Endpoints {
+		w.str(e.Address)
+		w.int(int64(e.Port))
+	}
+	w.str(b.LoadBalance)
+	w.str(b.UpstreamHashBy)
+	w.bool(b.Affinity != nil)
+	if a := b.Affinity; a != nil {
+		w.str(a.CookieName)
+		w.str(a.CookiePath)
+		w.int(int64(a.CookieMaxAge))
+	}
+	return w.sum()
+}
+
+// CertificateChecksum returns the checksum of a PEM certificate chain and
+// key, as stored in Certificate.Checksum.
+func CertificateChecksum(cert, key []byte) string { return certChecksum(cert, key) }
+
+func certChecksum(cert, key []byte) string {
+	w := newCanonicalWriter()
+	w.reset()
+	w.bytes(cert)
+	w.bytes(key)
+	return w.sum()
+}
+
+// ComputeChecksum returns the checksum of c from its content: Global,
+// Servers, Backends, Certificates, DefaultCertificate and DefaultBackend,
+// but not Problems, nor the Checksum fields of c, its Backends and its
+// Certificates (those are recomputed).
+func (c *Configuration) ComputeChecksum() string {
+	return configChecksum(c, false)
+}
+
+// configChecksum hashes c. With trustParts, the Checksum fields of Backends
+// and Certificates are taken as they are (Build has just computed them).
+func configChecksum(c *Configuration, trustParts bool) string {
+	w := newCanonicalWriter()
+	part := newCanonicalWriter()
+	w.reset()
+	w.global(&c.Global)
+	w.uint(uint64(len(c.Servers)))
+	for i := range c.Servers {
+		w.server(&c.Servers[i])
+	}
+	w.uint(uint64(len(c.Backends)))
+	for i := range c.Backends {
+		b := &c.Backends[i]
+		w.str(b.Name)
+		if trustParts && b.Checksum != "" {
+			w.str(b.Checksum)
+		} else {
+			w.str(part.backendSum(b))
+		}
+	}
+	w.uint(uint64(len(c.Certificates)))
+	for i := range c.Certificates {
+		cert := &c.Certificates[i]
+		w.str(cert.Name)
+		w.strs(cert.Hosts)
+		if trustParts && cert.Checksum != "" {
+			w.str(cert.Checksum)
+		} else {
+			w.str(certChecksum(cert.Cert, cert.Key))
+		}
+	}
+	w.str(c.DefaultCertificate)
+	w.str(c.DefaultBackend)
+	return w.sum()
+}
+
+func (w *canonicalWriter) global(g *Global) {
+	w.bool(g.SSLRedirect)
+	w.int(int64(g.ProxyConnectTimeout))
+	w.int(int64(g.ProxyReadTimeout))
+	w.int(int64(g.ProxySendTimeout))
+	w.str(string(g.ProxyBodySize))
+	w.int(int64(g.UpstreamKeepalive))
+	w.bool(g.UseForwardedHeaders)
+	w.bool(g.AllowSnippets)
+	w.int(g.ServerNamesHashMaxKB)
+}
+
+func (w *canonicalWriter) server(s *Server) {
+	w.str(s.Hostname)
+	w.bool(s.TLS)
+	w.bool(s.SSLRedirect)
+	w.uint(uint64(len(s.Locations)))
+	for i := range s.Locations {
+		l := &s.Locations[i]
+		w.str(l.Path)
+		w.str(string(l.PathType))
+		w.str(l.Backend)
+		w.str(l.Ingress)
+		w.settings(&l.Settings)
+	}
+}
+
+func (w *canonicalWriter) settings(s *LocationSettings) {
+	w.int(int64(s.ProxyConnectTimeout))
+	w.int(int64(s.ProxyReadTimeout))
+	w.int(int64(s.ProxySendTimeout))
+	w.str(string(s.ProxyBodySize))
+	w.str(s.BackendProtocol)
+	w.str(s.RewriteTarget)
+	w.strs(s.AllowSourceRange)
+	w.bool(s.SSLRedirect != nil)
+	if s.SSLRedirect != nil {
+		w.bool(*s.SSLRedirect)
+	}
+}
+
+// Equal reports whether c and o serve the same thing: equal checksums
+// (Problems are not compared). Stored checksums are used when both are set.
+func (c *Configuration) Equal(o *Configuration) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	a, b := c.Checksum, o.Checksum
+	if a == "" {
+		a = c.ComputeChecksum()
+	}
+	if b == "" {
+		b = o.ComputeChecksum()
+	}
+	return a == b
+}

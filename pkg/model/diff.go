@@ -1,0 +1,229 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// maxReloadReasons bounds Change.ReloadReasons; the rest are counted.
+const maxReloadReasons = 10
+
+// Diff classifies what differs from old, the running Configuration, to
+// new. old nil means nothing runs yet: a reload with everything upserted.
+// Both are expected as Build returns them (slices sorted); unsorted input
+// is sorted on a copy. Work is linear in the size of both.
+//
+//   - Dynamic, through the Lua endpoints: Backends added, removed, or with
+//     other endpoints or balancing (by Backend checksum); Certificates added,
+//     removed, or with other content or hosts; a new default certificate
+//     name (Change.DefaultCertificate, with that certificate upserted).
+//   - Reload: Global settings, the default backend, Servers added or
+//     removed, a Server's TLS or SSLRedirect, and any field of any Location.
+func Diff(old, new *Configuration) Change {
+	if new == nil {
+		return Change{}
+	}
+	if old == nil {
+		return Change{
+			Reload:               true,
+			ReloadReasons:        []string{"initial configuration"},
+			BackendsUpserted:     slices.Clone(new.Backends),
+			CertificatesUpserted: slices.Clone(new.Certificates),
+			DefaultCertificate:   new.DefaultCertificate,
+		}
+	}
+	var ch Change
+	r := reasons{}
+	if old.Global != new.Global {
+		r.add("global settings changed")
+	}
+	if old.DefaultBackend != new.DefaultBackend {
+		r.add("default backend changed")
+	}
+	diffServers(sortedServers(old.Servers), sortedServers(new.Servers), &r)
+	ch.Reload, ch.ReloadReasons = r.result()
+	ch.BackendsUpserted, ch.BackendsRemoved = diffBackends(old.Backends, new.Backends)
+	ch.CertificatesUpserted, ch.CertificatesRemoved = diffCertificates(old.Certificates, new.Certificates)
+	if old.DefaultCertificate != new.DefaultCertificate && new.DefaultCertificate != "" {
+		ch.DefaultCertificate = new.DefaultCertificate
+		ch.CertificatesUpserted = withCertificate(ch.CertificatesUpserted, new)
+	}
+	return ch
+}
+
+// reasons collects reload reasons, keeping the first maxReloadReasons.
+type reasons struct {
+	list []string
+	n    int
+}
+
+func (r *reasons) add(format string, args ...any) {
+	r.n++
+	if len(r.list) < maxReloadReasons {
+		r.list = append(r.list, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *reasons) result() (bool, []string) {
+	if r.n > len(r.list) {
+		r.list = append(r.list, fmt.Sprintf("and %d more", r.n-len(r.list)))
+	}
+	return r.n > 0, r.list
+}
+
+// mergeWalk walks two slices sorted by compare, calling onlyOld, onlyNew
+// or both for each key.
+func mergeWalk[T any](old, new []T, compare func(a, b *T) int, onlyOld, onlyNew, both func(o, n *T)) {
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		var c int
+		switch {
+		case i == len(old):
+			c = 1
+		case j == len(new):
+			c = -1
+		default:
+			c = compare(&old[i], &new[j])
+		}
+		switch {
+		case c < 0:
+			onlyOld(&old[i], nil)
+			i++
+		case c > 0:
+			onlyNew(nil, &new[j])
+			j++
+		default:
+			both(&old[i], &new[j])
+			i++
+			j++
+		}
+	}
+}
+
+// sortedBy returns s if it is sorted by compare, else a sorted copy.
+func sortedBy[T any](s []T, compare func(a, b T) int) []T {
+	if slices.IsSortedFunc(s, compare) {
+		return s
+	}
+	c := slices.Clone(s)
+	slices.SortFunc(c, compare)
+	return c
+}
+
+func compareServers(a, b Server) int {
+	if a.Hostname == b.Hostname {
+		return 0
+	}
+	if a.Hostname == DefaultServerName || b.Hostname == DefaultServerName {
+		return boolRank(a.Hostname != DefaultServerName) - boolRank(b.Hostname != DefaultServerName)
+	}
+	return cmp.Compare(a.Hostname, b.Hostname)
+}
+
+func sortedServers(s []Server) []Server { return sortedBy(s, compareServers) }
+
+func diffServers(old, new []Server, r *reasons) {
+	mergeWalk(old, new, func(a, b *Server) int { return compareServers(*a, *b) },
+		func(o, _ *Server) { r.add("server %s removed", o.Hostname) },
+		func(_, n *Server) { r.add("server %s added", n.Hostname) },
+		func(o, n *Server) { diffServer(o, n, r) })
+}
+
+func diffServer(o, n *Server, r *reasons) {
+	if o.TLS != n.TLS {
+		r.add("server %s tls changed", n.Hostname)
+	}
+	if o.SSLRedirect != n.SSLRedirect {
+		r.add("server %s ssl-redirect changed", n.Hostname)
+	}
+	host := n.Hostname
+	mergeWalk(sortedBy(o.Locations, compareLocations), sortedBy(n.Locations, compareLocations),
+		func(a, b *Location) int { return compareLocations(*a, *b) },
+		func(l, _ *Location) { r.add("server %s location %s removed", host, locationName(l)) },
+		func(_, l *Location) { r.add("server %s location %s added", host, locationName(l)) },
+		func(a, b *Location) {
+			if !locationEqual(a, b) {
+				r.add("server %s location %s changed", host, locationName(b))
+			}
+		})
+}
+
+// locationName is the path as nginx writes it: "= /x" for Exact.
+func locationName(l *Location) string {
+	if l.PathType == PathExact {
+		return "= " + l.Path
+	}
+	return l.Path
+}
+
+func locationEqual(a, b *Location) bool {
+	if a.Path != b.Path || a.PathType != b.PathType || a.Backend != b.Backend || a.Ingress != b.Ingress {
+		return false
+	}
+	x, y := &a.Settings, &b.Settings
+	if (x.SSLRedirect == nil) != (y.SSLRedirect == nil) || x.SSLRedirect != nil && *x.SSLRedirect != *y.SSLRedirect {
+		return false
+	}
+	return x.ProxyConnectTimeout == y.ProxyConnectTimeout && x.ProxyReadTimeout == y.ProxyReadTimeout &&
+		x.ProxySendTimeout == y.ProxySendTimeout && x.ProxyBodySize == y.ProxyBodySize &&
+		x.BackendProtocol == y.BackendProtocol && x.RewriteTarget == y.RewriteTarget &&
+		slices.Equal(x.AllowSourceRange, y.AllowSourceRange)
+}
+
+func diffBackends(old, new []Backend) (upserted []Backend, removed []string) {
+	byName := func(a, b Backend) int { return cmp.Compare(a.Name, b.Name) }
+	w := newCanonicalWriter()
+	sum := func(b *Backend) string {
+		if b.Checksum != "" {
+			return b.Checksum
+		}
+		return w.backendSum(b)
+	}
+	mergeWalk(sortedBy(old, byName), sortedBy(new, byName),
+		func(a, b *Backend) int { return cmp.Compare(a.Name, b.Name) },
+		func(o, _ *Backend) { removed = append(removed, o.Name) },
+		func(_, n *Backend) { upserted = append(upserted, *n) },
+		func(o, n *Backend) {
+			if sum(o) != sum(n) {
+				upserted = append(upserted, *n)
+			}
+		})
+	return upserted, removed
+}
+
+func diffCertificates(old, new []Certificate) (upserted []Certificate, removed []string) {
+	byName := func(a, b Certificate) int { return cmp.Compare(a.Name, b.Name) }
+	sum := func(c *Certificate) string {
+		if c.Checksum != "" {
+			return c.Checksum
+		}
+		return certChecksum(c.Cert, c.Key)
+	}
+	mergeWalk(sortedBy(old, byName), sortedBy(new, byName),
+		func(a, b *Certificate) int { return cmp.Compare(a.Name, b.Name) },
+		func(o, _ *Certificate) { removed = append(removed, o.Name) },
+		func(_, n *Certificate) { upserted = append(upserted, *n) },
+		func(o, n *Certificate) {
+			if sum(o) != sum(n) || !slices.Equal(o.Hosts, n.Hosts) {
+				upserted = append(upserted, *n)
+			}
+		})
+	return upserted, removed
+}
+
+// withCertificate adds the default certificate of c to upserted unless it
+// is there, keeping the order by Name.
+func withCertificate(upserted []Certificate, c *Configuration) []Certificate {
+	name := c.DefaultCertificate
+	i, found := slices.BinarySearchFunc(upserted, name, func(x Certificate, n string) int { return cmp.Compare(x.Name, n) })
+	if found {
+		return upserted
+	}
+	for _, cert := range c.Certificates {
+		if cert.Name == name {
+			return slices.Insert(upserted, i, cert)
+		}
+	}
+	return upserted
+}

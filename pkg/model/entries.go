@@ -1,0 +1,181 @@
+package model
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// ingressEntry is a stored Ingress with what Apply derived from it.
+type ingressEntry struct {
+	key objectKey
+	// name is "namespace/name".
+	name string
+	obj  *networkingv1.Ingress
+	ann  ingressAnnotations
+	// services and secrets are the referenced objects, sorted, unique.
+	services []objectKey
+	secrets  []objectKey
+}
+
+func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
+	e := &ingressEntry{key: key, name: key.String(), obj: ing, ann: parseAnnotations(ing.Annotations)}
+	addService := func(b *networkingv1.IngressBackend) {
+		if b != nil && b.Service != nil && b.Service.Name != "" {
+			e.services = append(e.services, objectKey{key.Namespace, b.Service.Name})
+		}
+	}
+	addService(ing.Spec.DefaultBackend)
+	for i := range ing.Spec.Rules {
+		if http := ing.Spec.Rules[i].HTTP; http != nil {
+			for j := range http.Paths {
+				addService(&http.Paths[j].Backend)
+			}
+		}
+	}
+	for _, t := range ing.Spec.TLS {
+		if t.SecretName != "" {
+			e.secrets = append(e.secrets, objectKey{key.Namespace, t.SecretName})
+		}
+	}
+	e.services = uniqueKeys(e.services)
+	e.secrets = uniqueKeys(e.secrets)
+	return e
+}
+
+func uniqueKeys(keys []objectKey) []objectKey {
+	if len(keys) < 2 {
+		return keys
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
+	out := keys[:1]
+	for _, k := range keys[1:] {
+		if k != out[len(out)-1] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ServiceNameLabel links an EndpointSlice to its Service.
+const ServiceNameLabel = discoveryv1.LabelServiceName
+
+// sliceEntry is a stored EndpointSlice with its ready endpoints per port.
+type sliceEntry struct {
+	obj     *discoveryv1.EndpointSlice
+	service objectKey
+	ports   []slicePort
+}
+
+// slicePort holds the ready endpoints of one named slice port, sorted by
+// address and port, without duplicates.
+type slicePort struct {
+	name      string
+	endpoints []Endpoint
+}
+
+// newSliceEntry keeps the ready endpoints (conditions.ready unset counts as
+// ready) of IPv4 and IPv6 slices; FQDN slices yield none. Like kube-proxy,
+// only the first address of an endpoint is used (Kubernetes declares the
+// addresses fungible), and it must parse as an IP address.
+func newSliceEntry(namespace string, slice *discoveryv1.EndpointSlice) *sliceEntry {
+	e := &sliceEntry{obj: slice}
+	if svc := slice.Labels[ServiceNameLabel]; svc != "" {
+		e.service = objectKey{namespace, svc}
+	}
+	if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
+		return e
+	}
+	addrs := readyAddresses(slice.Endpoints)
+	for _, p := range slice.Ports {
+		if p.Port == nil {
+			continue
+		}
+		sp := slicePort{endpoints: make([]Endpoint, len(addrs))}
+		if p.Name != nil {
+			sp.name = *p.Name
+		}
+		for i, a := range addrs {
+			sp.endpoints[i] = Endpoint{Address: a, Port: *p.Port}
+		}
+		e.ports = append(e.ports, sp)
+	}
+	return e
+}
+
+// readyAddresses returns the sorted, unique first addresses of the ready
+// endpoints.
+func readyAddresses(eps []discoveryv1.Endpoint) []string {
+	out := make([]string, 0, len(eps))
+	for i := range eps {
+		ep := &eps[i]
+		if len(ep.Addresses) == 0 || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
+			continue
+		}
+		a, err := netip.ParseAddr(ep.Addresses[0])
+		if err != nil || a.Zone() != "" {
+			continue
+		}
+		out = append(out, a.String())
+	}
+	sort.Strings(out)
+	return compactStrings(out)
+}
+
+// endpointsFor returns the endpoints of the slice port named name.
+func (e *sliceEntry) endpointsFor(name string) ([]Endpoint, bool) {
+	for i := range e.ports {
+		if e.ports[i].name == name {
+			return e.ports[i].endpoints, true
+		}
+	}
+	return nil, false
+}
+
+// secretEntry is a stored Secret with its validated TLS key pair.
+type secretEntry struct {
+	obj       *corev1.Secret
+	cert, key []byte
+	checksum  string
+	leaf      *x509.Certificate
+	// err says why the Secret cannot serve TLS; nil when it can.
+	err error
+}
+
+var errNotTLS = errors.New("is not of type " + string(corev1.SecretTypeTLS))
+
+// newSecretEntry validates a kubernetes.io/tls Secret: tls.crt and tls.key
+// must form a key pair that crypto/tls accepts.
+func newSecretEntry(s *corev1.Secret) *secretEntry {
+	e := &secretEntry{obj: s}
+	if s.Type != corev1.SecretTypeTLS {
+		e.err = errNotTLS
+		return e
+	}
+	e.cert, e.key = s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if len(e.cert) == 0 || len(e.key) == 0 {
+		e.err = errors.New("has no tls.crt or no tls.key")
+		return e
+	}
+	pair, err := tls.X509KeyPair(e.cert, e.key)
+	if err != nil {
+		e.err = fmt.Errorf("has an invalid key pair: %w", err)
+		return e
+	}
+	e.leaf = pair.Leaf
+	if e.leaf == nil {
+		if e.leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
+			e.err = fmt.Errorf("has an invalid certificate: %w", err)
+			return e
+		}
+	}
+	e.checksum = certChecksum(e.cert, e.key)
+	return e
+}

@@ -1,0 +1,128 @@
+package model
+
+import (
+	"errors"
+	"strings"
+)
+
+// DefaultServerName is the Hostname of the server answering requests for
+// unknown hosts and Ingress rules without a host.
+const DefaultServerName = "_"
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+// isDNSLabel reports whether s is an RFC 1123 label: lower-case letters,
+// digits and inner '-', at most 63 characters.
+func isDNSLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 || !isLowerAlnum(s[0]) || !isLowerAlnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if !isLowerAlnum(s[i]) && s[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// isDNSSubdomain reports whether s is an RFC 1123 subdomain: dot-separated
+// labels, at most 253 characters.
+func isDNSSubdomain(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	for s != "" {
+		label, rest, _ := strings.Cut(s, ".")
+		if !isDNSLabel(label) {
+			return false
+		}
+		if rest == "" && len(label) < len(s) {
+			return false // trailing dot
+		}
+		s = rest
+	}
+	return true
+}
+
+var errInvalidHost = errors.New("is not a valid DNS name or wildcard (*.example.com)")
+
+// validHost checks an Ingress rule or TLS host: an exact DNS name, or "*."
+// followed by one, as Kubernetes validates them.
+func validHost(h string) error {
+	if rest, ok := strings.CutPrefix(h, "*."); ok {
+		h = rest
+	}
+	if !isDNSSubdomain(h) {
+		return errInvalidHost
+	}
+	return nil
+}
+
+// MatchHost reports whether host is served by pattern under Ingress v1
+// rules: an exact name matches itself, and "*.foo.com" matches "bar.foo.com"
+// but neither "foo.com" nor "baz.bar.foo.com" (the wildcard is exactly one
+// label). Renderers must honour this: nginx's own "*.foo.com" matches any
+// depth.
+func MatchHost(pattern, host string) bool {
+	suffix, ok := strings.CutPrefix(pattern, "*")
+	if !ok {
+		return pattern == host
+	}
+	label, found := strings.CutSuffix(host, suffix)
+	return found && label != "" && !strings.Contains(label, ".")
+}
+
+// path validation errors.
+var (
+	errPathRelative = errors.New("must be an absolute path starting with /")
+	errPathChars    = errors.New("may only contain letters, digits and -._~/%!&()*+,=:@")
+	errPathSegments = errors.New("must not contain //, /./ or /../ or end in /. or /..")
+	errPathLong     = errors.New("is longer than 1024 characters")
+)
+
+// pathChar is the allow-list of characters in Ingress paths and cookie
+// paths: RFC 3986 pchar without "$", ";", "'" (they mean something to nginx
+// or to its configuration parser).
+func pathChar(c byte) bool {
+	if isAlnum(c) {
+		return true
+	}
+	switch c {
+	case '-', '.', '_', '~', '/', '%', '!', '&', '(', ')', '*', '+', ',', '=', ':', '@':
+		return true
+	}
+	return false
+}
+
+// validatePath checks an absolute URL path against the allow-list.
+func validatePath(p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return errPathRelative
+	case len(p) > 1024:
+		return errPathLong
+	}
+	for i := 0; i < len(p); i++ {
+		if !pathChar(p[i]) {
+			return errPathChars
+		}
+	}
+	if strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../") ||
+		strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") {
+		return errPathSegments
+	}
+	return nil
+}
+
+// normalizePrefix removes the trailing slash of a Prefix path: Ingress v1
+// ignores it, so "/foo/" and "/foo" are the same rule. "/" stays "/".
+func normalizePrefix(p string) string {
+	if len(p) > 1 && p[len(p)-1] == '/' {
+		return p[:len(p)-1]
+	}
+	return p
+}

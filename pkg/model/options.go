@@ -1,0 +1,105 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalidOption is returned (wrapped) by Options.Validate.
+var ErrInvalidOption = errors.New("invalid option")
+
+// Options are the controller flags that Build depends on. Build never
+// fails on bad options: Validate them once at start-up; Build records what it
+// cannot use as a Problem of kind "Options".
+type Options struct {
+	// ControllerClass is the spec.controller value of the IngressClasses we
+	// implement, e.g. "k8s.io/ingress-sync".
+	ControllerClass string
+	// IngressClass is the class name we answer to, e.g. "nginx": as
+	// spec.ingressClassName (when no IngressClass of that name says
+	// otherwise) and as the legacy kubernetes.io/ingress.class annotation.
+	IngressClass string
+	// WatchIngressWithoutClass serves Ingresses that name no class at all.
+	WatchIngressWithoutClass bool
+	// DefaultBackendService is "namespace/name" of the Service answering
+	// requests that no rule matches, or "" for the built-in 404. Its first
+	// port is used. An Ingress's spec.defaultBackend takes precedence.
+	DefaultBackendService string
+	// DefaultSSLCertificate is "namespace/name" of a kubernetes.io/tls
+	// Secret served for unknown SNI names and for TLS hosts without a valid
+	// certificate, or "" to use FallbackCertificate.
+	DefaultSSLCertificate string
+	// FallbackCertificate is the self-signed certificate generated at
+	// start; used when DefaultSSLCertificate is unset or invalid. Build does
+	// not modify it. When nil and no default certificate is valid,
+	// Configuration.DefaultCertificate is "".
+	FallbackCertificate *Certificate
+	// ConfigMap is "namespace/name" of the controller ConfigMap holding the
+	// Global settings, or "" for the defaults.
+	ConfigMap string
+	// AllowSnippets permits *-snippet annotations. Snippets are not
+	// supported yet: even when allowed they are not emitted, and a Problem
+	// says so.
+	AllowSnippets bool
+}
+
+// Validate reports every malformed option, each wrapping ErrInvalidOption.
+func (o Options) Validate() error {
+	var errs []error
+	if o.ControllerClass == "" {
+		errs = append(errs, fmt.Errorf("%w: controller class is empty", ErrInvalidOption))
+	} else if !validControllerName(o.ControllerClass) {
+		errs = append(errs, fmt.Errorf("%w: controller class %q is not a domain-prefixed path", ErrInvalidOption, o.ControllerClass))
+	}
+	if o.IngressClass != "" && !isDNSLabel(o.IngressClass) && !isDNSSubdomain(o.IngressClass) {
+		errs = append(errs, fmt.Errorf("%w: ingress class %q is not a DNS name", ErrInvalidOption, o.IngressClass))
+	}
+	for _, kv := range [...]struct{ flag, value string }{
+		{"default backend service", o.DefaultBackendService},
+		{"default SSL certificate", o.DefaultSSLCertificate},
+		{"config map", o.ConfigMap},
+	} {
+		if kv.value == "" {
+			continue
+		}
+		if _, err := parseObjectKey(kv.value); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %s: %w", ErrInvalidOption, kv.flag, err))
+		}
+	}
+	if c := o.FallbackCertificate; c != nil && (len(c.Cert) == 0 || len(c.Key) == 0) {
+		errs = append(errs, fmt.Errorf("%w: fallback certificate has no certificate or key", ErrInvalidOption))
+	}
+	return errors.Join(errs...)
+}
+
+// objectKey identifies a namespaced object.
+type objectKey struct {
+	Namespace, Name string
+}
+
+func (k objectKey) String() string { return k.Namespace + "/" + k.Name }
+
+// parseObjectKey parses "namespace/name" with DNS-shaped parts.
+func parseObjectKey(s string) (objectKey, error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || !isDNSLabel(ns) || !isDNSSubdomain(name) {
+		return objectKey{}, fmt.Errorf("%q is not namespace/name", s)
+	}
+	return objectKey{ns, name}, nil
+}
+
+// validControllerName accepts "domain/path" as IngressClass spec.controller.
+func validControllerName(s string) bool {
+	domain, path, ok := strings.Cut(s, "/")
+	if !ok || path == "" || !isDNSSubdomain(domain) {
+		return false
+	}
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if !isAlnum(c) && c != '-' && c != '_' && c != '.' && c != '/' {
+			return false
+		}
+	}
+	return true
+}

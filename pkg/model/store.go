@@ -1,0 +1,367 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// Errors returned (wrapped) by Store.Apply.
+var (
+	ErrUnknownKind   = errors.New("unknown kind")
+	ErrInvalidOp     = errors.New("invalid op")
+	ErrWrongType     = errors.New("object type does not match kind")
+	ErrMissingObject = errors.New("create or update without object")
+	ErrKeyMismatch   = errors.New("object namespace/name differ from the event")
+)
+
+// Store holds the current state of every ingress input, typed and indexed
+// so that Build runs in time linear in the number of objects. It is fed by
+// Apply and is not safe for concurrent use: the syncer applies events and
+// builds from one goroutine. The Store keeps the objects it is given;
+// callers must not modify them afterwards.
+//
+// Work that depends only on one object (annotation parsing, TLS key pair
+// validation, ready endpoints of a slice) is done once in Apply, not in
+// every Build.
+type Store struct {
+	ingresses  map[objectKey]*ingressEntry
+	classes    map[string]*networkingv1.IngressClass
+	services   map[objectKey]*corev1.Service
+	slices     map[objectKey]*sliceEntry
+	secrets    map[objectKey]*secretEntry
+	configMaps map[objectKey]*corev1.ConfigMap
+
+	// slicesByService indexes EndpointSlices by the label
+	// kubernetes.io/service-name (same namespace), keyed by slice name.
+	slicesByService map[objectKey]map[string]*sliceEntry
+	// ingressesByService and ingressesBySecret index Ingresses by the
+	// Services (rules and default backend) and TLS Secrets they reference.
+	ingressesByService map[objectKey]map[objectKey]struct{}
+	ingressesBySecret  map[objectKey]map[objectKey]struct{}
+}
+
+// NewStore returns an empty Store.
+func NewStore() *Store {
+	return &Store{
+		ingresses:          map[objectKey]*ingressEntry{},
+		classes:            map[string]*networkingv1.IngressClass{},
+		services:           map[objectKey]*corev1.Service{},
+		slices:             map[objectKey]*sliceEntry{},
+		secrets:            map[objectKey]*secretEntry{},
+		configMaps:         map[objectKey]*corev1.ConfigMap{},
+		slicesByService:    map[objectKey]map[string]*sliceEntry{},
+		ingressesByService: map[objectKey]map[objectKey]struct{}{},
+		ingressesBySecret:  map[objectKey]map[objectKey]struct{}{},
+	}
+}
+
+// Len is the number of objects held, all kinds together.
+func (s *Store) Len() int {
+	return len(s.ingresses) + len(s.classes) + len(s.services) + len(s.slices) +
+		len(s.secrets) + len(s.configMaps)
+}
+
+// Apply records one event: create and update store ev.Object (which must be
+// the typed object of ev.Kind), delete removes the object by its key. The
+// key is the event's namespace/name, or the object's when the event has
+// none. Deleting an unknown object is not an error.
+func (s *Store) Apply(ev events.Event) error {
+	if !ev.Op.Valid() {
+		return fmt.Errorf("%w %q", ErrInvalidOp, ev.Op)
+	}
+	key, err := eventKey(ev)
+	if err != nil {
+		return err
+	}
+	if ev.Op == events.OpDelete {
+		return s.delete(ev.Kind, key)
+	}
+	if isNilObject(ev.Object) {
+		return fmt.Errorf("%w: %s %s", ErrMissingObject, ev.Kind, key)
+	}
+	return s.upsert(ev.Kind, key, ev.Object)
+}
+
+// eventKey is the identity of the event's object, checked against the
+// object's own metadata when both are present.
+func eventKey(ev events.Event) (objectKey, error) {
+	key := objectKey{ev.Namespace, ev.Name}
+	acc, ok := ev.Object.(metav1.Object)
+	if !ok || isNilObject(ev.Object) {
+		if key.Name == "" {
+			return key, fmt.Errorf("%w: %s event without name or object", ErrMissingObject, ev.Kind)
+		}
+		return key, nil
+	}
+	obj := objectKey{acc.GetNamespace(), acc.GetName()}
+	if key.Name == "" {
+		return obj, nil
+	}
+	if obj.Name != "" && obj != key {
+		return key, fmt.Errorf("%w: event %s, object %s", ErrKeyMismatch, key, obj)
+	}
+	return key, nil
+}
+
+// isNilObject reports a nil interface or a typed nil pointer of a kind we
+// store (whose metadata accessors would panic).
+func isNilObject(obj runtime.Object) bool {
+	switch o := obj.(type) {
+	case nil:
+		return true
+	case *networkingv1.Ingress:
+		return o == nil
+	case *networkingv1.IngressClass:
+		return o == nil
+	case *corev1.Service:
+		return o == nil
+	case *discoveryv1.EndpointSlice:
+		return o == nil
+	case *corev1.Secret:
+		return o == nil
+	case *corev1.ConfigMap:
+		return o == nil
+	}
+	return false
+}
+
+func wrongType(kind events.Kind, obj runtime.Object) error {
+	return fmt.Errorf("%w: %s event holds %T", ErrWrongType, kind, obj)
+}
+
+// upsert stores obj, checking that its type is that of kind.
+func (s *Store) upsert(kind events.Kind, key objectKey, obj runtime.Object) error {
+	switch kind {
+	case events.KindIngress:
+		o, ok := obj.(*networkingv1.Ingress)
+		if !ok || o == nil {
+			return wrongType(kind, obj)
+		}
+		s.putIngress(key, o)
+	case events.KindIngressClass:
+		o, ok := obj.(*networkingv1.IngressClass)
+		if !ok || o == nil {
+			return wrongType(kind, obj)
+		}
+		s.classes[key.Name] = o
+	case events.KindService:
+		o, ok := obj.(*corev1.Service)
+		if !ok || o == nil {
+			return wrongType(kind, obj)
+		}
+		s.services[key] = o
+	case events.KindEndpointSlice:
+		o, ok := obj.(*discoveryv1.EndpointSlice)
+		if !ok || o == nil {
+			return wrongType(kind, obj)
+		}
+		s.putSlice(key, o)
+	case events.KindSecret:
+		o, ok := obj.(*corev1.Secret)
+		if !ok || o == nil {
+			return wrongType(kind, obj)
+		}
+		s.secrets[key] = newSecretEntry(o)
+	case events.KindConfigMap:
+		o, ok := obj.(*corev1.ConfigMap)
+		if !ok || o == nil {
+			return wrongType(kind, obj)
+		}
+		s.configMaps[key] = o
+	default:
+		return fmt.Errorf("%w %q", ErrUnknownKind, kind)
+	}
+	return nil
+}
+
+// delete removes the object of kind at key.
+func (s *Store) delete(kind events.Kind, key objectKey) error {
+	switch kind {
+	case events.KindIngress:
+		s.removeIngress(key)
+	case events.KindIngressClass:
+		delete(s.classes, key.Name)
+	case events.KindService:
+		delete(s.services, key)
+	case events.KindEndpointSlice:
+		s.removeSlice(key)
+	case events.KindSecret:
+		delete(s.secrets, key)
+	case events.KindConfigMap:
+		delete(s.configMaps, key)
+	default:
+		return fmt.Errorf("%w %q", ErrUnknownKind, kind)
+	}
+	return nil
+}
+
+func (s *Store) putIngress(key objectKey, ing *networkingv1.Ingress) {
+	s.removeIngress(key)
+	e := newIngressEntry(key, ing)
+	s.ingresses[key] = e
+	for _, ref := range e.services {
+		addIndex(s.ingressesByService, ref, key)
+	}
+	for _, ref := range e.secrets {
+		addIndex(s.ingressesBySecret, ref, key)
+	}
+}
+
+func (s *Store) removeIngress(key objectKey) {
+	e, ok := s.ingresses[key]
+	if !ok {
+		return
+	}
+	for _, ref := range e.services {
+		removeIndex(s.ingressesByService, ref, key)
+	}
+	for _, ref := range e.secrets {
+		removeIndex(s.ingressesBySecret, ref, key)
+	}
+	delete(s.ingresses, key)
+}
+
+func (s *Store) putSlice(key objectKey, slice *discoveryv1.EndpointSlice) {
+	s.removeSlice(key)
+	e := newSliceEntry(key.Namespace, slice)
+	s.slices[key] = e
+	if e.service.Name == "" {
+		return
+	}
+	m := s.slicesByService[e.service]
+	if m == nil {
+		m = map[string]*sliceEntry{}
+		s.slicesByService[e.service] = m
+	}
+	m[key.Name] = e
+}
+
+func (s *Store) removeSlice(key objectKey) {
+	e, ok := s.slices[key]
+	if !ok {
+		return
+	}
+	if m := s.slicesByService[e.service]; m != nil {
+		delete(m, key.Name)
+		if len(m) == 0 {
+			delete(s.slicesByService, e.service)
+		}
+	}
+	delete(s.slices, key)
+}
+
+func addIndex(idx map[objectKey]map[objectKey]struct{}, ref, key objectKey) {
+	m := idx[ref]
+	if m == nil {
+		m = map[objectKey]struct{}{}
+		idx[ref] = m
+	}
+	m[key] = struct{}{}
+}
+
+func removeIndex(idx map[objectKey]map[objectKey]struct{}, ref, key objectKey) {
+	if m := idx[ref]; m != nil {
+		delete(m, key)
+		if len(m) == 0 {
+			delete(idx, ref)
+		}
+	}
+}
+
+// Ingress returns the stored Ingress, or nil.
+func (s *Store) Ingress(namespace, name string) *networkingv1.Ingress {
+	if e := s.ingresses[objectKey{namespace, name}]; e != nil {
+		return e.obj
+	}
+	return nil
+}
+
+// IngressClass returns the stored IngressClass, or nil.
+func (s *Store) IngressClass(name string) *networkingv1.IngressClass { return s.classes[name] }
+
+// Service returns the stored Service, or nil.
+func (s *Store) Service(namespace, name string) *corev1.Service {
+	return s.services[objectKey{namespace, name}]
+}
+
+// Secret returns the stored Secret, or nil.
+func (s *Store) Secret(namespace, name string) *corev1.Secret {
+	if e := s.secrets[objectKey{namespace, name}]; e != nil {
+		return e.obj
+	}
+	return nil
+}
+
+// ConfigMap returns the stored ConfigMap, or nil.
+func (s *Store) ConfigMap(namespace, name string) *corev1.ConfigMap {
+	return s.configMaps[objectKey{namespace, name}]
+}
+
+// EndpointSlice returns the stored EndpointSlice, or nil.
+func (s *Store) EndpointSlice(namespace, name string) *discoveryv1.EndpointSlice {
+	if e := s.slices[objectKey{namespace, name}]; e != nil {
+		return e.obj
+	}
+	return nil
+}
+
+// EndpointSlicesForService returns the slices labelled with the Service's
+// name in its namespace, sorted by name.
+func (s *Store) EndpointSlicesForService(namespace, name string) []*discoveryv1.EndpointSlice {
+	m := s.slicesByService[objectKey{namespace, name}]
+	out := make([]*discoveryv1.EndpointSlice, 0, len(m))
+	for _, e := range m {
+		out = append(out, e.obj)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Ingresses returns every stored Ingress, sorted by namespace/name.
+func (s *Store) Ingresses() []*networkingv1.Ingress {
+	out := make([]*networkingv1.Ingress, 0, len(s.ingresses))
+	for _, e := range s.ingresses {
+		out = append(out, e.obj)
+	}
+	sortIngresses(out)
+	return out
+}
+
+// IngressesForService returns the Ingresses whose rules or default backend
+// reference the Service, sorted by namespace/name.
+func (s *Store) IngressesForService(namespace, name string) []*networkingv1.Ingress {
+	return s.indexed(s.ingressesByService[objectKey{namespace, name}])
+}
+
+// IngressesForSecret returns the Ingresses whose spec.tls references the
+// Secret, sorted by namespace/name.
+func (s *Store) IngressesForSecret(namespace, name string) []*networkingv1.Ingress {
+	return s.indexed(s.ingressesBySecret[objectKey{namespace, name}])
+}
+
+func (s *Store) indexed(keys map[objectKey]struct{}) []*networkingv1.Ingress {
+	out := make([]*networkingv1.Ingress, 0, len(keys))
+	for k := range keys {
+		out = append(out, s.ingresses[k].obj)
+	}
+	sortIngresses(out)
+	return out
+}
+
+func sortIngresses(out []*networkingv1.Ingress) {
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+}
