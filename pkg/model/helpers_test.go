@@ -312,3 +312,5 @@ func withoutChecksums(bs []Backend) []Backend {
 	}
 	return out
 }
+
+func objMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }

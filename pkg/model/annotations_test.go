@@ -1,0 +1,269 @@
+package model
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestParseAnnotations(t *testing.T) {
+	tests := map[string]struct {
+		in       map[string]string
+		want     ingressAnnotations
+		problems []string // substrings, in order
+	}{
+		"none": {},
+		"other prefixes are not ours": {
+			in: map[string]string{"example.com/proxy-read-timeout": "x", LegacyClassAnnotation: "nginx"},
+		},
+		"timeouts and body size": {
+			in: map[string]string{AnnotationPrefix + "proxy-connect-timeout": "5", AnnotationPrefix + "proxy-read-timeout": "3600",
+				AnnotationPrefix + "proxy-send-timeout": "1", AnnotationPrefix + "proxy-body-size": "8M"},
+			want: ingressAnnotations{location: LocationSettings{ProxyConnectTimeout: 5, ProxyReadTimeout: 3600,
+				ProxySendTimeout: 1, ProxyBodySize: "8M"}},
+		},
+		"bad timeouts and sizes, injection attempts": {
+			in: map[string]string{AnnotationPrefix + "proxy-connect-timeout": "0", AnnotationPrefix + "proxy-read-timeout": "1s; }",
+				AnnotationPrefix + "proxy-send-timeout": "3601", AnnotationPrefix + "proxy-body-size": "1m\nlocation /x {",
+				AnnotationPrefix + "ssl-redirect": "yes"},
+			problems: []string{
+				`proxy-body-size="1m\nlocation /x {": contains a newline; ignored`,
+				`proxy-connect-timeout="0": must be between 1 and 3600`,
+				`proxy-read-timeout="1s; }": contains ';'`,
+				`proxy-send-timeout="3601": must be between 1 and 3600`,
+				`ssl-redirect="yes": must be true or false`,
+			},
+		},
+		"more bad values": {
+			in: map[string]string{AnnotationPrefix + "proxy-body-size": "$host", AnnotationPrefix + "proxy-read-timeout": "+5",
+				AnnotationPrefix + "backend-protocol": "FCGI", AnnotationPrefix + "load-balance": "random",
+				AnnotationPrefix + "affinity": "ip", AnnotationPrefix + "use-regex": "true"},
+			problems: []string{
+				`affinity="ip": only cookie is supported`,
+				`backend-protocol="FCGI": must be one of HTTP, HTTPS, GRPC, GRPCS`,
+				`load-balance="random": must be round_robin or ewma`,
+				`proxy-body-size="$host": contains '$'`,
+				`proxy-read-timeout="+5": must be a whole number`,
+				`use-regex="true": not supported; ignored`,
+			},
+		},
+		"backend protocol in any case": {
+			in:   map[string]string{AnnotationPrefix + "backend-protocol": "grpcs"},
+			want: ingressAnnotations{location: LocationSettings{BackendProtocol: "GRPCS"}},
+		},
+		"rewrite target with capture references": {
+			in:   map[string]string{AnnotationPrefix + "rewrite-target": "/api/$1/$2"},
+			want: ingressAnnotations{location: LocationSettings{RewriteTarget: "/api/$1/$2"}},
+		},
+		"rewrite target with a variable, a quote or relative": {
+			in: map[string]string{AnnotationPrefix + "rewrite-target": "/$host"},
+			problems: []string{
+				`rewrite-target="/$host": '$' may only start a capture reference`,
+			},
+		},
+		"rewrite target injection": {
+			in:       map[string]string{AnnotationPrefix + "rewrite-target": `/x" ; return 200 "`},
+			problems: []string{`rewrite-target="/x\" ; return 200 \"": contains`},
+		},
+		"source ranges: sorted, masked, de-duplicated; allowlist wins": {
+			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "1.1.1.1",
+				AnnotationPrefix + "allowlist-source-range": "10.1.2.3/8, 192.168.0.1,2001:db8::/32,10.0.0.0/8"},
+			want: ingressAnnotations{location: LocationSettings{
+				AllowSourceRange: []string{"10.0.0.0/8", "192.168.0.1/32", "2001:db8::/32"}}},
+		},
+		"bad source ranges": {
+			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "10.0.0.0/8,,1.2.3.4",
+				AnnotationPrefix + "allowlist-source-range": "10.0.0.0/33"},
+			problems: []string{`"10.0.0.0/33" is not a CIDR`, `"" is not an IP address or CIDR`},
+		},
+		"redirects": {
+			in:   map[string]string{AnnotationPrefix + "ssl-redirect": "false", AnnotationPrefix + "force-ssl-redirect": "true"},
+			want: ingressAnnotations{sslRedirect: ptr(false), forceSSLRedirect: true},
+		},
+		"balancing with hash and affinity": {
+			in: map[string]string{AnnotationPrefix + "load-balance": "ewma", AnnotationPrefix + "upstream-hash-by": "$host$request_uri",
+				AnnotationPrefix + "affinity": "cookie", AnnotationPrefix + "session-cookie-name": "route",
+				AnnotationPrefix + "session-cookie-path": "/app", AnnotationPrefix + "session-cookie-max-age": "3600"},
+			want: ingressAnnotations{balancing: &balancing{loadBalance: "ewma", hashBy: "$host$request_uri",
+				affinity: &Affinity{CookieName: "route", CookiePath: "/app", CookieMaxAge: 3600}}},
+		},
+		"affinity defaults; cookie settings without affinity are ignored": {
+			in:   map[string]string{AnnotationPrefix + "affinity": "cookie"},
+			want: ingressAnnotations{balancing: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: &Affinity{CookieName: DefaultCookieName}}},
+		},
+		"cookie settings alone": {
+			in: map[string]string{AnnotationPrefix + "session-cookie-name": "x"},
+		},
+		"bad hash and cookie values": {
+			in: map[string]string{AnnotationPrefix + "upstream-hash-by": "$request_uri;", AnnotationPrefix + "session-cookie-name": "a=b",
+				AnnotationPrefix + "session-cookie-path": "app", AnnotationPrefix + "session-cookie-max-age": "-1",
+				AnnotationPrefix + "affinity": "cookie"},
+			want: ingressAnnotations{balancing: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: &Affinity{CookieName: DefaultCookieName}}},
+			problems: []string{
+				`session-cookie-max-age="-1": must be a whole number`,
+				`session-cookie-name="a=b": may only contain`,
+				`session-cookie-path="app": must be an absolute path`,
+				`upstream-hash-by="$request_uri;": contains ';'`,
+			},
+		},
+		"hash-by allow-list": {
+			in:       map[string]string{AnnotationPrefix + "upstream-hash-by": "$arg_X"},
+			problems: []string{`upstream-hash-by="$arg_X": must be nginx variables`},
+		},
+		"snippets are collected, not parsed": {
+			in:   map[string]string{AnnotationPrefix + "server-snippet": "return 200;", AnnotationPrefix + "configuration-snippet": "x"},
+			want: ingressAnnotations{snippets: []string{AnnotationPrefix + "configuration-snippet", AnnotationPrefix + "server-snippet"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := parseAnnotations(tc.in)
+			ok := len(got.problems) == len(tc.problems)
+			for i := 0; ok && i < len(tc.problems); i++ {
+				ok = strings.Contains(got.problems[i], tc.problems[i])
+			}
+			if !ok {
+				t.Errorf("problems:\n got  %q\n want %q", got.problems, tc.problems)
+			}
+			got.problems = nil
+			checkEqual(t, "annotations", got, tc.want)
+		})
+	}
+}
+
+func TestValueParsers(t *testing.T) {
+	tests := map[string]struct {
+		parse func(string) error
+		good  []string
+		bad   []string
+	}{
+		"size": {
+			parse: func(v string) error { _, err := parseSize(v); return err },
+			good:  []string{"0", "1m", "512k", "2G", "100"},
+			bad:   []string{"", "m", "1mb", "1.5m", "-1m", "1 m", "1m;", "9999999999999m"},
+		},
+		"timeout": {
+			parse: func(v string) error { _, err := parseTimeout(v); return err },
+			good:  []string{"1", "60", "3600"},
+			bad:   []string{"", "0", "3601", "60s", "1e3", " 5", "99999999999"},
+		},
+		"hash by": {
+			parse: func(v string) error { _, err := parseHashBy(v); return err },
+			good:  []string{"$request_uri", "$binary_remote_addr", "$host$request_uri"},
+			bad:   []string{"", "$", "$$host", "$host$", "host", "$Host", "$host uri", "$arg_1"},
+		},
+		"rewrite target": {
+			parse: func(v string) error { _, err := parseRewriteTarget(v); return err },
+			good:  []string{"/", "/$1", "/api/$0x/$9", "/a-b_c~d"},
+			bad:   []string{"$1", "/$", "/$a", "/${1}", "/a b", "/a?b", "/a#b"},
+		},
+		"cookie name": {
+			parse: func(v string) error { _, err := parseCookieName(v); return err },
+			good:  []string{"INGRESSCOOKIE", "route-1", "a.b_c"},
+			bad:   []string{"", "a b", "a=b", "a,b", strings.Repeat("a", 65)},
+		},
+		"forbidden characters": {
+			parse: func(v string) error { return checkForbidden(v, false) },
+			good:  []string{"", "abc", "1m", "/x/y"},
+			bad:   []string{"a\nb", "a\rb", "a;b", "a{", "}", `"`, "'", "`", `\`, "$x", "a\x00b", "a\tb", strings.Repeat("a", maxValueLen+1)},
+		},
+		"path": {
+			parse: validatePath,
+			good:  []string{"/", "/foo", "/foo/", "/a-b/c_d.e~f", "/%41", "/a:b@c"},
+			bad:   []string{"", "foo", "/a b", "/a;b", "/a{b}", "/a$b", "/a'b", `/a"b`, "/a//b", "/./a", "/a/..", "/a/.", "/a\\b", "/" + strings.Repeat("a", 1024)},
+		},
+		"host": {
+			parse: validHost,
+			good:  []string{"a.com", "*.a.com", "*.com", "a-b.c-d.e", "xn--bcher-kva.example"},
+			bad:   []string{"", "*", "*.", "a.*.com", "**.a.com", "A.com", "a_b.com", "-a.com", "a-.com", "a..com", "a.com.", "a com"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			for _, v := range tc.good {
+				if err := tc.parse(v); err != nil {
+					t.Errorf("%q: %v", v, err)
+				}
+			}
+			for _, v := range tc.bad {
+				if err := tc.parse(v); err == nil {
+					t.Errorf("%q accepted", v)
+				}
+			}
+		})
+	}
+}
+
+func TestMatchHost(t *testing.T) {
+	tests := map[string]struct {
+		pattern, host string
+		want          bool
+	}{
+		"exact":                {"a.com", "a.com", true},
+		"exact other":          {"a.com", "b.com", false},
+		"wildcard one label":   {"*.a.com", "b.a.com", true},
+		"wildcard not bare":    {"*.a.com", "a.com", false},
+		"wildcard not deeper":  {"*.a.com", "c.b.a.com", false},
+		"wildcard empty label": {"*.a.com", ".a.com", false},
+		"wildcard suffix only": {"*.a.com", "ba.com", false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := MatchHost(tc.pattern, tc.host); got != tc.want {
+				t.Errorf("MatchHost(%q, %q) = %v", tc.pattern, tc.host, got)
+			}
+		})
+	}
+}
+
+func TestBuildAnnotations(t *testing.T) {
+	const ing = "default/ing"
+	routeWith := func(name string, age int, opts ...ingOpt) runtime.Object {
+		return ingress("default", name, append(opts, created(age), rule(name+".example.com", prefix("/", "web", 80)))...)
+	}
+	lb := be("default", "web", "80", ep("10.0.0.1", 8080))
+	ewma := lb
+	ewma.LoadBalance = LoadBalanceEWMA
+	hashed := lb
+	hashed.UpstreamHashBy = "$request_uri"
+	runBuildCases(t, map[string]buildCase{
+		"location settings from annotations; bad ones ignored, Ingress served": {
+			objs: objs(webService(), one(ingress("default", "ing",
+				nginx("proxy-read-timeout", "120"), nginx("proxy-body-size", "8m"), nginx("backend-protocol", "HTTPS"),
+				nginx("rewrite-target", "/$1"), nginx("whitelist-source-range", "10.0.0.0/8"),
+				nginx("proxy-send-timeout", "1s; }"),
+				rule("a.example.com", prefix("/", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com", withSettings(loc("/", PathPrefix, web80, ing),
+				LocationSettings{ProxyReadTimeout: 120, ProxyBodySize: "8m", BackendProtocol: "HTTPS", RewriteTarget: "/$1",
+					AllowSourceRange: []string{"10.0.0.0/8"}}))},
+			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/proxy-send-timeout="1s; }": contains ';'; ignored`},
+		},
+		"backend settings from the oldest Ingress that sets them": {
+			objs: objs(webService(), one(
+				routeWith("plain", 0),
+				routeWith("hash", 5, nginx("upstream-hash-by", "$request_uri")),
+				routeWith("ewma", 1, nginx("load-balance", "ewma")),
+				routeWith("same", 9, nginx("load-balance", "ewma")))),
+			backends: []Backend{ewma},
+			problems: []string{"Ingress default/hash: backend default-web-80: load-balance, upstream-hash-by and affinity annotations differ from Ingress default/ewma, which is older and is used; ignored"},
+		},
+		"no Ingress sets balancing: round robin": {
+			objs:     objs(webService(), one(routeWith("a", 0))),
+			backends: []Backend{lb},
+		},
+		"hash by": {
+			objs:     objs(webService(), one(routeWith("a", 0, nginx("upstream-hash-by", "$request_uri")))),
+			backends: []Backend{hashed},
+		},
+		"snippets are off by default": {
+			objs:     objs(webService(), one(routeWith("a", 0, nginx("server-snippet", "return 200;")))),
+			problems: []string{"annotation nginx.ingress.kubernetes.io/server-snippet: snippet annotations are disabled (allow-snippet-annotations); ignored"},
+		},
+		"snippets allowed are still not emitted": {
+			objs:     objs(webService(), one(routeWith("a", 0, nginx("configuration-snippet", "more_set_headers x;")))),
+			opts:     func(o *Options) { o.AllowSnippets = true },
+			problems: []string{"annotation nginx.ingress.kubernetes.io/configuration-snippet: snippets are not supported yet; ignored"},
+		},
+	})
+}

@@ -1,0 +1,183 @@
+package model
+
+import (
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+func deleteEvent(kind events.Kind, ns, name string) events.Event {
+	return events.Event{Op: events.OpDelete, Kind: kind, Namespace: ns, Name: name}
+}
+
+func TestStoreApplyErrors(t *testing.T) {
+	svc := service("default", "web")
+	tests := map[string]struct {
+		ev   events.Event
+		want error
+	}{
+		"invalid op": {events.Event{Op: "patch", Kind: events.KindService, Namespace: "default", Name: "web", Object: svc}, ErrInvalidOp},
+		"unknown kind": {events.Event{Op: events.OpCreate, Kind: "Pod", Namespace: "default", Name: "web", Object: svc},
+			ErrUnknownKind},
+		"unknown kind on delete": {deleteEvent("Pod", "default", "web"), ErrUnknownKind},
+		"wrong type": {events.Event{Op: events.OpUpdate, Kind: events.KindIngress, Namespace: "default", Name: "web", Object: svc},
+			ErrWrongType},
+		"create without object": {events.Event{Op: events.OpCreate, Kind: events.KindService, Namespace: "default", Name: "web"},
+			ErrMissingObject},
+		"create with a typed nil": {events.Event{Op: events.OpCreate, Kind: events.KindService, Namespace: "default", Name: "web",
+			Object: (*corev1.Service)(nil)}, ErrMissingObject},
+		"delete without name or object": {deleteEvent(events.KindService, "", ""), ErrMissingObject},
+		"key mismatch": {events.Event{Op: events.OpCreate, Kind: events.KindService, Namespace: "default", Name: "other", Object: svc},
+			ErrKeyMismatch},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := NewStore()
+			if err := s.Apply(tc.ev); !errors.Is(err, tc.want) {
+				t.Fatalf("Apply() = %v, want %v", err, tc.want)
+			}
+			if s.Len() != 0 {
+				t.Errorf("Len() = %d after a failed Apply", s.Len())
+			}
+		})
+	}
+}
+
+func TestStoreApplyEveryKind(t *testing.T) {
+	objs := one(ingress("default", "ing"), ingressClass("nginx", testController, false), service("default", "web"),
+		slice("default", "web-1", "web", "", 80), tlsSecret(t, "default", "cert", "example"), configMap("ingress", "cfg"))
+	s := newTestStore(t, objs...)
+	if s.Len() != len(objs) {
+		t.Fatalf("Len() = %d, want %d", s.Len(), len(objs))
+	}
+	present := func() []bool {
+		return []bool{s.Ingress("default", "ing") != nil, s.IngressClass("nginx") != nil, s.Service("default", "web") != nil,
+			s.EndpointSlice("default", "web-1") != nil, s.Secret("default", "cert") != nil, s.ConfigMap("ingress", "cfg") != nil}
+	}
+	checkEqual(t, "present after create", present(), []bool{true, true, true, true, true, true})
+	// Updates replace; a second create of the same key is an upsert too.
+	for _, o := range objs {
+		if err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Len() != len(objs) {
+		t.Fatalf("Len() = %d after updates, want %d", s.Len(), len(objs))
+	}
+	for _, o := range objs {
+		ev := upsertEvent(o)
+		ev.Op, ev.Object = events.OpDelete, nil
+		if err := s.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(ev); err != nil {
+			t.Fatalf("deleting twice: %v", err)
+		}
+	}
+	checkEqual(t, "present after delete", present(), []bool{false, false, false, false, false, false})
+	if s.Len() != 0 {
+		t.Errorf("Len() = %d after deleting all", s.Len())
+	}
+}
+
+func TestStoreKeyFromObject(t *testing.T) {
+	s := NewStore()
+	if err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindService, Object: service("default", "web")}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Service("default", "web") == nil {
+		t.Fatal("service not stored under its own namespace/name")
+	}
+	if err := s.Apply(events.Event{Op: events.OpDelete, Kind: events.KindService, Object: service("default", "web")}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 0 {
+		t.Fatal("delete by the object's key did not delete")
+	}
+}
+
+func sliceNames(ss []*discoveryv1.EndpointSlice) []string {
+	out := []string{}
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func ingressNames(is []*networkingv1.Ingress) []string {
+	out := []string{}
+	for _, i := range is {
+		out = append(out, i.Namespace+"/"+i.Name)
+	}
+	return out
+}
+
+func TestStoreSliceIndex(t *testing.T) {
+	s := newTestStore(t, slice("default", "b", "web", "", 80), slice("default", "a", "web", "", 80),
+		slice("default", "c", "api", "", 80), slice("other", "d", "web", "", 80))
+	checkEqual(t, "web", sliceNames(s.EndpointSlicesForService("default", "web")), []string{"a", "b"})
+	// Relabelled: moves to the other Service.
+	if err := s.Apply(upsertEvent(slice("default", "b", "api", "", 80))); err != nil {
+		t.Fatal(err)
+	}
+	checkEqual(t, "web after relabel", sliceNames(s.EndpointSlicesForService("default", "web")), []string{"a"})
+	checkEqual(t, "api after relabel", sliceNames(s.EndpointSlicesForService("default", "api")), []string{"b", "c"})
+	if err := s.Apply(deleteEvent(events.KindEndpointSlice, "default", "a")); err != nil {
+		t.Fatal(err)
+	}
+	checkEqual(t, "web after delete", sliceNames(s.EndpointSlicesForService("default", "web")), []string{})
+	checkEqual(t, "other namespace", sliceNames(s.EndpointSlicesForService("other", "web")), []string{"d"})
+}
+
+func TestStoreIngressIndex(t *testing.T) {
+	s := newTestStore(t,
+		ingress("default", "a", rule("a.com", prefix("/", "web", 80), prefix("/x", "api", 80)), tlsFor("cert", "a.com")),
+		ingress("default", "b", defaultBackend("web", 80), tlsFor("cert"), tlsFor("")),
+		ingress("other", "c", rule("c.com", prefix("/", "web", 80))))
+	checkEqual(t, "web", ingressNames(s.IngressesForService("default", "web")), []string{"default/a", "default/b"})
+	checkEqual(t, "api", ingressNames(s.IngressesForService("default", "api")), []string{"default/a"})
+	checkEqual(t, "cert", ingressNames(s.IngressesForSecret("default", "cert")), []string{"default/a", "default/b"})
+	// Update a: it no longer references api nor cert.
+	if err := s.Apply(upsertEvent(ingress("default", "a", rule("a.com", prefix("/", "web", 80))))); err != nil {
+		t.Fatal(err)
+	}
+	checkEqual(t, "api after update", ingressNames(s.IngressesForService("default", "api")), []string{})
+	checkEqual(t, "cert after update", ingressNames(s.IngressesForSecret("default", "cert")), []string{"default/b"})
+	if err := s.Apply(deleteEvent(events.KindIngress, "default", "b")); err != nil {
+		t.Fatal(err)
+	}
+	checkEqual(t, "web after delete", ingressNames(s.IngressesForService("default", "web")), []string{"default/a"})
+	checkEqual(t, "all", ingressNames(s.Ingresses()), []string{"default/a", "other/c"})
+}
+
+func TestSliceEntry(t *testing.T) {
+	fqdn := slice("default", "f", "web", "", 80, ready("example.org"))
+	fqdn.AddressType = discoveryv1.AddressTypeFQDN
+	v6 := slice("default", "v6", "web", "", 80, ready("2001:db8::1"), ready("2001:0db8::1"), ready("not-an-ip"))
+	noPort := slice("default", "np", "web", "", 80, ready("10.0.0.1"))
+	noPort.Ports[0].Port = nil
+	multi := slice("default", "m", "web", "", 80, ready("10.0.0.1"))
+	multi.Endpoints[0].Addresses = append(multi.Endpoints[0].Addresses, "10.0.0.2")
+	tests := map[string]struct {
+		slice *discoveryv1.EndpointSlice
+		want  []Endpoint
+	}{
+		"fqdn slices are ignored":            {fqdn, nil},
+		"ipv6 canonical, invalid ignored":    {v6, []Endpoint{ep("2001:db8::1", 80)}},
+		"a port without number is ignored":   {noPort, nil},
+		"only the first address is used":     {multi, []Endpoint{ep("10.0.0.1", 80)}},
+		"no endpoints":                       {slice("default", "e", "web", "", 80), []Endpoint{}},
+		"unready excluded, unknown included": {slice("default", "u", "web", "", 80, notReady("10.0.0.1"), readyUnknown("10.0.0.2")), []Endpoint{ep("10.0.0.2", 80)}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, _ := newSliceEntry("default", tc.slice).endpointsFor("")
+			checkEqual(t, "endpoints", got, tc.want)
+		})
+	}
+}
