@@ -1,0 +1,198 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func TestChecksumCoversEveryField(t *testing.T) {
+	tests := map[string]func(c *Configuration){
+		"global ssl redirect":     func(c *Configuration) { c.Global.SSLRedirect = false },
+		"global body size":        func(c *Configuration) { c.Global.ProxyBodySize = "2m" },
+		"global keepalive":        func(c *Configuration) { c.Global.UpstreamKeepalive = 1 },
+		"global forwarded":        func(c *Configuration) { c.Global.UseForwardedHeaders = true },
+		"global snippets":         func(c *Configuration) { c.Global.AllowSnippets = true },
+		"global hash size":        func(c *Configuration) { c.Global.ServerNamesHashMaxKB = 1 },
+		"server added":            func(c *Configuration) { c.Servers = append(c.Servers, srv("b.com")) },
+		"server tls":              func(c *Configuration) { c.Servers[1].TLS = false },
+		"server redirect":         func(c *Configuration) { c.Servers[1].SSLRedirect = false },
+		"location path":           func(c *Configuration) { c.Servers[1].Locations[0].Path = "/y" },
+		"location type":           func(c *Configuration) { c.Servers[1].Locations[0].PathType = PathExact },
+		"location backend":        func(c *Configuration) { c.Servers[1].Locations[0].Backend = "" },
+		"location ingress":        func(c *Configuration) { c.Servers[1].Locations[0].Ingress = "" },
+		"location timeout":        func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyReadTimeout = 1 },
+		"location protocol":       func(c *Configuration) { c.Servers[1].Locations[0].Settings.BackendProtocol = "GRPC" },
+		"location rewrite":        func(c *Configuration) { c.Servers[1].Locations[0].Settings.RewriteTarget = "/" },
+		"location ranges":         func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"::/0"} },
+		"location redirect false": func(c *Configuration) { c.Servers[1].Locations[0].Settings.SSLRedirect = ptr(false) },
+		"location redirect true":  func(c *Configuration) { c.Servers[1].Locations[0].Settings.SSLRedirect = ptr(true) },
+		"backend endpoint":        func(c *Configuration) { c.Backends[1].Endpoints[0].Port = 81 },
+		"backend balance":         func(c *Configuration) { c.Backends[1].LoadBalance = LoadBalanceEWMA },
+		"backend affinity":        func(c *Configuration) { c.Backends[1].Affinity = &Affinity{} },
+		"backend removed":         func(c *Configuration) { c.Backends = c.Backends[1:] },
+		"certificate key":         func(c *Configuration) { c.Certificates[1].Key = c.Certificates[0].Key },
+		"certificate hosts":       func(c *Configuration) { c.Certificates[1].Hosts = nil },
+		"certificate host split":  func(c *Configuration) { c.Certificates[1].Hosts = []string{"a.c", "om"} },
+		"default certificate":     func(c *Configuration) { c.DefaultCertificate = "ns/cert" },
+		"default backend":         func(c *Configuration) { c.DefaultBackend = "ns-web-80" },
+	}
+	base := diffBase(t).ComputeChecksum()
+	seen := map[string]string{base: "base"}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := diffBase(t)
+			mutate(c)
+			sum := c.ComputeChecksum()
+			if other, dup := seen[sum]; dup {
+				t.Errorf("checksum %s equals that of %q", sum, other)
+			}
+			seen[sum] = name
+		})
+	}
+	c := diffBase(t)
+	c.Problems = []Problem{{Kind: "Ingress", Reason: "x"}}
+	if c.ComputeChecksum() != base {
+		t.Error("Problems changed the checksum")
+	}
+}
+
+func TestChecksumAndEqual(t *testing.T) {
+	cfg := Build(newTestStore(t, goldenInputs(t)["full"]...), goldenOptions(t))
+	if cfg.Checksum == "" || cfg.Checksum != cfg.ComputeChecksum() {
+		t.Fatalf("Build checksum %q, ComputeChecksum %q", cfg.Checksum, cfg.ComputeChecksum())
+	}
+	for _, b := range cfg.Backends {
+		if b.Checksum != BackendChecksum(&b) {
+			t.Errorf("backend %s: stored checksum differs from BackendChecksum", b.Name)
+		}
+	}
+	stale := *cfg
+	stale.Checksum = ""
+	if !cfg.Equal(&stale) || !stale.Equal(cfg) {
+		t.Error("Equal is false for the same content without a stored checksum")
+	}
+	var nilCfg *Configuration
+	if !nilCfg.Equal(nil) || cfg.Equal(nil) || nilCfg.Equal(cfg) {
+		t.Error("Equal with nil")
+	}
+}
+
+// goldenOptions are the options of the golden and determinism scenarios.
+func goldenOptions(t testing.TB) Options {
+	o := testOptions()
+	o.DefaultBackendService = "ingress/fallback"
+	o.ConfigMap = "ingress/config"
+	o.FallbackCertificate = &Certificate{Name: FallbackCertificateName, Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
+	return o
+}
+
+// goldenInputs are the scenarios of the golden files.
+func goldenInputs(t testing.TB) map[string][]runtime.Object {
+	base := one(
+		service("ingress", "fallback", svcPort("http", 8080)),
+		slice("ingress", "fallback-x", "fallback", "http", 8080, ready("10.9.0.1")),
+		configMap("ingress", "config", "proxy-read-timeout", "120", "use-forwarded-headers", "true"),
+		service("shop", "web", svcPort("http", 80)),
+		slice("shop", "web-a", "web", "http", 8080, ready("10.0.0.2"), ready("10.0.0.1"), notReady("10.0.0.3")),
+		service("shop", "api", svcPort("grpc", 9000)),
+		slice("shop", "api-a", "api", "grpc", 9000, ready("10.0.1.1")),
+		tlsSecret(t, "shop", "shop-tls", "example"),
+	)
+	full := append(one(
+		ingress("shop", "storefront", created(1), tlsFor("shop-tls", "shop.example.com", "*.example.com"),
+			nginx("proxy-body-size", "8m"),
+			rule("shop.example.com", prefix("/", "web", "http"), exact("/healthz", "web", 80)),
+			rule("*.example.com", prefix("/", "web", "http"))),
+		ingress("shop", "api", created(2), nginx("backend-protocol", "GRPC"), nginx("load-balance", "ewma"),
+			nginx("whitelist-source-range", "10.0.0.0/8,192.168.1.1"),
+			rule("shop.example.com", implSpecific("/api/", "api", "grpc"))),
+	), base...)
+	problems := append(one(
+		ingress("shop", "old", created(1), rule("shop.example.com", prefix("/", "web", 80))),
+		ingress("shop", "new", created(2), nginx("proxy-read-timeout", "1s; }"), nginx("server-snippet", "return 200;"),
+			tlsFor("missing", "shop.example.com"),
+			rule("shop.example.com", prefix("/", "api", 9000), prefix("/gone", "nope", 80), prefix("relative", "web", 80))),
+		ingress("other", "not-ours", className("traefik"), rule("x.example.com", prefix("/", "web", 80))),
+	), base...)
+	return map[string][]runtime.Object{"full": full, "problems": problems, "empty": nil}
+}
+
+func TestGolden(t *testing.T) {
+	for name, inputs := range goldenInputs(t) {
+		t.Run(name, func(t *testing.T) {
+			cfg := Build(newTestStore(t, inputs...), goldenOptions(t))
+			got, err := json.MarshalIndent(cfg, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs; run go test -run TestGolden -update and review the diff\n%s", path, got)
+			}
+		})
+	}
+}
+
+// determinismInputs generate n Ingresses with conflicts, shared backends,
+// TLS and annotation problems.
+func determinismInputs(t testing.TB, n int) []runtime.Object {
+	out := one(tlsSecret(t, "ns", "cert", "example"), service("ingress", "fallback"), configMap("ingress", "config"))
+	for i := range n {
+		svc := fmt.Sprintf("svc-%d", i%7)
+		out = append(out,
+			ingress("ns", fmt.Sprintf("ing-%d", i), created(i%5), tlsFor("cert", fmt.Sprintf("h%d.example.com", i%11)),
+				nginx("load-balance", []string{"ewma", "round_robin"}[i%2]), nginx("proxy-read-timeout", fmt.Sprint(i%3)),
+				rule(fmt.Sprintf("h%d.example.com", i%11), prefix(fmt.Sprintf("/p%d", i%4), svc, 80), exact("/", svc, "http"))),
+		)
+		if i%7 == i%11 {
+			out = append(out, service("ns", svc), slice("ns", fmt.Sprintf("%s-%d", svc, i), svc, "http", 8080,
+				ready(fmt.Sprintf("10.0.%d.%d", i%7, i%13)), ready(fmt.Sprintf("10.1.%d.%d", i%7, i%3))))
+		}
+	}
+	return out
+}
+
+func TestBuildDeterministic(t *testing.T) {
+	inputs := determinismInputs(t, 200)
+	first := Build(newTestStore(t, inputs...), goldenOptions(t))
+	if len(first.Problems) == 0 || len(first.Servers) < 10 || len(first.Backends) == 0 {
+		t.Fatalf("scenario too small: %d problems, %d servers, %d backends", len(first.Problems), len(first.Servers), len(first.Backends))
+	}
+	for seed := range uint64(5) {
+		shuffled := append([]runtime.Object(nil), inputs...)
+		r := rand.New(rand.NewPCG(seed, seed))
+		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		s := newTestStore(t, shuffled...)
+		for range 2 {
+			got := Build(s, goldenOptions(t))
+			if got.Checksum != first.Checksum {
+				t.Fatalf("seed %d: checksum %s, want %s", seed, got.Checksum, first.Checksum)
+			}
+			if !reflect.DeepEqual(got, first) {
+				t.Fatalf("seed %d: Configuration differs with the same checksum", seed)
+			}
+		}
+	}
+}
