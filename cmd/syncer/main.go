@@ -1,0 +1,54 @@
+// Command syncer runs beside nginx: it consumes the ingress event stream,
+// rebuilds the Configuration and keeps nginx serving it. Subcommands:
+//
+//	syncer [run] [flags]   consume the stream and drive nginx (default)
+//	syncer replay ...      rebuild past configurations from the stream
+//	syncer decode          turn one stream payload on stdin into JSON
+//	syncer backends ...    show what the running nginx's Lua balancer holds
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "consume the stream and keep nginx serving it (default)", runCommand},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := dispatch(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "syncer:", err)
+		os.Exit(1)
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	name := "run"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, args, stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "unknown command %q; commands:\n", name)
+	for _, c := range commands() {
+		fmt.Fprintf(stderr, "  %-9s %s\n", c.name, c.summary)
+	}
+	return fmt.Errorf("unknown command %q", name)
+}
