@@ -1,0 +1,361 @@
+package events_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ingress-sync/ingress-sync/internal/natstest"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+const prefix = "ingress"
+
+// quiet discards the logs of the components under test.
+var quiet = slog.New(slog.DiscardHandler)
+
+// setupStream starts a server (options opts), connects and ensures the
+// event stream.
+func setupStream(t *testing.T, opts ...natstest.Option) (*natstest.Server, jetstream.JetStream, jetstream.Stream) {
+	t.Helper()
+	srv := natstest.New(t, opts...)
+	_, js := natstest.Connect(t, srv.URL())
+	s, err := events.EnsureStream(testContext(t), js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: prefix, History: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, js, s
+}
+
+// observed records the observer calls of a publisher.
+type observations struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (o *observations) observe(_ events.Event, _ time.Duration, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.errs = append(o.errs, err)
+}
+
+func (o *observations) counts() (ok, failed int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, err := range o.errs {
+		if err == nil {
+			ok++
+		} else {
+			failed++
+		}
+	}
+	return ok, failed
+}
+
+func newPublisher(t *testing.T, js jetstream.JetStream, opts ...events.PublisherOption) *events.Publisher {
+	t.Helper()
+	opts = append([]events.PublisherOption{events.WithPublisherLogger(quiet)}, opts...)
+	p, err := events.NewPublisher(js, prefix, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Close(ctx)
+	})
+	return p
+}
+
+// configMapEvent is a small event of ConfigMap ns/name at resourceVersion rv.
+func configMapEvent(name string, rv int) events.Event {
+	cm := fixtureConfigMap()
+	cm.Name, cm.UID, cm.ResourceVersion = name, types.UID("uid-"+name), fmt.Sprint(rv)
+	return eventOf(events.OpUpdate, cm)
+}
+
+// streamMessages reads every message of s in sequence order.
+func streamMessages(t *testing.T, ctx context.Context, s jetstream.Stream) []*jetstream.RawStreamMsg {
+	t.Helper()
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*jetstream.RawStreamMsg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		msg, err := s.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs
+}
+
+func TestPublisherPublishesWithHeaders(t *testing.T) {
+	ctx := testContext(t)
+	_, js, s := setupStream(t)
+	var obs observations
+	p := newPublisher(t, js, events.WithObserver(obs.observe))
+	sent := map[string]events.Event{}
+	for _, tc := range fixtureEvents() {
+		if tc.ev.Object == nil {
+			continue
+		}
+		subj := events.Subject(prefix, tc.ev.Kind, tc.ev.Namespace, tc.ev.Name)
+		if _, dup := sent[subj]; dup {
+			continue
+		}
+		sent[subj] = tc.ev
+		if err := p.Publish(ctx, tc.ev); err != nil {
+			t.Fatalf("Publish %s: %v", tc.name, err)
+		}
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	msgs := streamMessages(t, ctx, s)
+	if len(msgs) != len(sent) {
+		t.Fatalf("stream has %d messages, want %d", len(msgs), len(sent))
+	}
+	for _, msg := range msgs {
+		want, ok := sent[msg.Subject]
+		if !ok {
+			t.Errorf("unexpected subject %s", msg.Subject)
+			continue
+		}
+		for k := range msg.Header {
+			if strings.HasPrefix(k, "Nats-") && k != "Nats-Msg-Id" {
+				delete(msg.Header, k) // added by the direct get
+			}
+		}
+		if !reflect.DeepEqual(msg.Header, events.Headers(want)) {
+			t.Errorf("%s headers = %v\nwant %v", msg.Subject, msg.Header, events.Headers(want))
+		}
+		got, err := events.Decode(msg.Data)
+		if err != nil || !reflect.DeepEqual(got.Object, want.Object) {
+			t.Errorf("%s payload decodes to %v, %v", msg.Subject, got.Object, err)
+		}
+	}
+	if ok, failed := obs.counts(); ok != len(sent) || failed != 0 {
+		t.Errorf("observer: %d ok, %d failed; want %d ok", ok, failed, len(sent))
+	}
+}
+
+func TestPublisherKeepsOrderPerObject(t *testing.T) {
+	ctx := testContext(t)
+	_, js, s := setupStream(t)
+	p := newPublisher(t, js, events.WithMaxPending(8))
+	const objects, versions = 5, 8
+	for v := 1; v <= versions; v++ {
+		for o := range objects {
+			if err := p.Publish(ctx, configMapEvent(fmt.Sprintf("cm-%d", o), v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]int{}
+	for _, msg := range streamMessages(t, ctx, s) {
+		var rv int
+		fmt.Sscan(msg.Header.Get(events.HeaderResourceVersion), &rv)
+		if rv != last[msg.Subject]+1 {
+			t.Errorf("%s: version %d after %d", msg.Subject, rv, last[msg.Subject])
+		}
+		last[msg.Subject] = rv
+	}
+	if len(last) != objects {
+		t.Errorf("%d subjects, want %d", len(last), objects)
+	}
+}
+
+func TestPublisherDeduplicates(t *testing.T) {
+	ctx := testContext(t)
+	_, js, s := setupStream(t)
+	p := newPublisher(t, js)
+	ev := configMapEvent("settings", 7)
+	for range 2 {
+		if err := p.Publish(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := streamMessages(t, ctx, s); len(msgs) != 1 {
+		t.Errorf("stream has %d messages, want 1", len(msgs))
+	}
+}
+
+func TestPublisherRefusesTooLargeEvents(t *testing.T) {
+	ctx := testContext(t)
+	_, js, s := setupStream(t, natstest.WithMaxPayload(64<<10))
+	var obs observations
+	p := newPublisher(t, js, events.WithObserver(obs.observe))
+
+	if err := p.Publish(ctx, configMapEvent("before", 1)); err != nil {
+		t.Fatal(err)
+	}
+	huge := eventOf(events.OpUpdate, fixtureEndpointSlice(1000))
+	err := p.Publish(ctx, huge)
+	if !errors.Is(err, events.ErrTooLarge) {
+		t.Fatalf("Publish of a huge slice = %v, want ErrTooLarge", err)
+	}
+	for _, part := range []string{"EndpointSlice", "shop/web-x7k2p", "65536"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("error %q does not name %q", err, part)
+		}
+	}
+	if err := p.Publish(ctx, configMapEvent("after", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	if msgs := streamMessages(t, ctx, s); len(msgs) != 2 {
+		t.Errorf("stream has %d messages, want 2", len(msgs))
+	}
+	if ok, failed := obs.counts(); ok != 2 || failed != 1 {
+		t.Errorf("observer: %d ok, %d failed; want 2 and 1", ok, failed)
+	}
+
+	small := newPublisher(t, js, events.WithMaxPayload(1024))
+	if err := small.Publish(ctx, eventOf(events.OpUpdate, fixtureEndpointSlice(20))); !errors.Is(err, events.ErrTooLarge) {
+		t.Errorf("WithMaxPayload(1024): %v, want ErrTooLarge", err)
+	}
+}
+
+func TestPublisherRetriesAcrossServerRestart(t *testing.T) {
+	ctx := testContext(t)
+	srv, js, s := setupStream(t)
+	var obs observations
+	p := newPublisher(t, js, events.WithRetry(100, 20*time.Millisecond),
+		events.WithAckTimeout(300*time.Millisecond), events.WithObserver(obs.observe))
+
+	srv.Stop()
+	const n = 12
+	for i := range n {
+		if err := p.Publish(ctx, configMapEvent(fmt.Sprintf("cm-%d", i%4), i/4+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Restart()
+	if err := p.Flush(ctx); err != nil {
+		t.Fatalf("Flush after restart: %v", err)
+	}
+	msgs := streamMessages(t, ctx, s)
+	if len(msgs) != n {
+		t.Errorf("stream has %d messages, want %d", len(msgs), n)
+	}
+	if ok, failed := obs.counts(); ok != n || failed != 0 {
+		t.Errorf("observer: %d ok, %d failed", ok, failed)
+	}
+}
+
+func TestPublisherBoundsPending(t *testing.T) {
+	ctx := testContext(t)
+	srv, js, s := setupStream(t)
+	p := newPublisher(t, js, events.WithMaxPending(3), events.WithRetry(100, 20*time.Millisecond),
+		events.WithAckTimeout(300*time.Millisecond))
+
+	srv.Stop()
+	for i := range 3 {
+		if err := p.Publish(ctx, configMapEvent(fmt.Sprintf("cm-%d", i), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := p.Publish(short, configMapEvent("cm-3", 1)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("fourth Publish = %v, want it to block until its context ends", err)
+	}
+	if got := p.Pending(); got != 3 {
+		t.Errorf("Pending = %d, want 3", got)
+	}
+	srv.Restart()
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Pending(); got != 0 {
+		t.Errorf("Pending after Flush = %d", got)
+	}
+	if msgs := streamMessages(t, ctx, s); len(msgs) != 3 {
+		t.Errorf("stream has %d messages, want 3", len(msgs))
+	}
+}
+
+func TestPublisherReportsFinalFailure(t *testing.T) {
+	ctx := testContext(t)
+	_, js, _ := setupStream(t)
+	var obs observations
+	p, err := events.NewPublisher(js, "nostream", events.WithPublisherLogger(quiet), events.WithRetry(2, 10*time.Millisecond),
+		events.WithAckTimeout(time.Second), events.WithObserver(obs.observe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(ctx, configMapEvent("lost", 1)); err != nil {
+		t.Fatal(err)
+	}
+	err = p.Flush(ctx)
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap ingress/lost") {
+		t.Fatalf("Flush = %v, want the final failure naming the object", err)
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Errorf("second Flush = %v, want the failure reported once", err)
+	}
+	if _, failed := obs.counts(); failed != 1 {
+		t.Errorf("observer saw %d failures, want 1", failed)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := p.Publish(ctx, configMapEvent("late", 1)); !errors.Is(err, events.ErrPublisherClosed) {
+		t.Errorf("Publish after Close = %v, want ErrPublisherClosed", err)
+	}
+}
+
+func TestPublisherRejects(t *testing.T) {
+	ctx := testContext(t)
+	_, js, _ := setupStream(t)
+	p := newPublisher(t, js)
+	bad := events.Event{Op: events.OpUpdate, Kind: events.KindSecret, Namespace: "a", Name: "b", Object: &corev1.ConfigMap{}}
+	if err := p.Publish(ctx, bad); !errors.Is(err, events.ErrInvalidEvent) {
+		t.Errorf("Publish of an invalid event = %v, want ErrInvalidEvent", err)
+	}
+	for _, tc := range []struct {
+		name string
+		opt  events.PublisherOption
+	}{
+		{"max pending 0", events.WithMaxPending(0)},
+		{"retry 0 attempts", events.WithRetry(0, time.Second)},
+		{"retry no backoff", events.WithRetry(3, 0)},
+		{"ack timeout 0", events.WithAckTimeout(0)},
+		{"max payload 0", events.WithMaxPayload(0)},
+		{"nil observer", events.WithObserver(nil)},
+		{"nil logger", events.WithPublisherLogger(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := events.NewPublisher(js, prefix, tc.opt); !errors.Is(err, events.ErrInvalidConfig) {
+				t.Errorf("NewPublisher = %v, want ErrInvalidConfig", err)
+			}
+		})
+	}
+	if _, err := events.NewPublisher(js, "bad prefix"); !errors.Is(err, events.ErrInvalidConfig) {
+		t.Errorf("bad prefix: %v", err)
+	}
+}
