@@ -1,0 +1,329 @@
+// Package world runs the whole ingress-sync system on one machine: etcd and
+// kube-apiserver, an embedded nats-server, the watcher binary and syncer
+// binaries each with its own nginx on its own loopback ports. test/e2e and
+// `make run` use it. Backends that appear in EndpointSlices must not be
+// loopback, so callers run it inside internal/netns.
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ingress-sync/ingress-sync/internal/proc"
+	"github.com/ingress-sync/ingress-sync/internal/testenv"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// Options configure a World.
+type Options struct {
+	// BinDir holds the watcher and syncer binaries.
+	BinDir string
+	// Dir receives logs, NATS storage and the nginx directories.
+	Dir string
+	// Syncers is how many syncers (each with nginx) to start.
+	Syncers int
+	// AdvertiseAddress is the kube-apiserver's advertised address (inside a
+	// netns: netns.AdvertiseAddress).
+	AdvertiseAddress string
+	// StatusAddress goes into Ingress status (--publish-status-address).
+	StatusAddress string
+	// HTTPPorts fixes the syncers' HTTP/HTTPS ports (demo); 0 picks free ones.
+	HTTPPort, HTTPSPort int
+	// WatcherArgs and SyncerArgs are appended to the default flags.
+	WatcherArgs, SyncerArgs []string
+}
+
+// Controller settings every part of the World agrees on.
+const (
+	ControllerClass = "k8s.io/ingress-sync"
+	IngressClass    = "ingress-sync"
+	Stream          = "INGRESS"
+	Prefix          = "ingress"
+)
+
+// World is the running system.
+type World struct {
+	opts       Options
+	CP         *testenv.ControlPlane
+	Kube       kubernetes.Interface
+	Kubeconfig string
+
+	natsMu   sync.Mutex
+	NATS     *server.Server
+	NATSURL  string
+	natsPort int
+
+	Watcher *Component
+	Syncers []*Syncer
+	status  *statusWatch
+}
+
+// Component is one of the World's binaries.
+type Component struct {
+	Name        string
+	MetricsPort int
+	bin         string
+	args        []string
+	log         string
+	Proc        *proc.Process
+}
+
+// Syncer is a syncer binary with its nginx.
+type Syncer struct {
+	Component
+	HTTPPort, HTTPSPort, StatusPort int
+	Dir                             string
+}
+
+// Start brings the World up: control plane, NATS, watcher, syncers.
+func Start(ctx context.Context, o Options) (w *World, err error) {
+	if o.Syncers < 1 || o.BinDir == "" || o.Dir == "" {
+		return nil, errors.New("world: need BinDir, Dir and at least one syncer")
+	}
+	w = &World{opts: o}
+	defer func() {
+		if err != nil {
+			_ = w.Stop()
+		}
+	}()
+	if err := w.startControlPlane(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.StartNATS(ctx); err != nil {
+		return nil, err
+	}
+	if w.status, err = watchStatus(w.NATSURL); err != nil {
+		return nil, err
+	}
+	if err := w.newWatcher(); err != nil {
+		return nil, err
+	}
+	if err := w.Watcher.Start(); err != nil {
+		return nil, err
+	}
+	for i := range o.Syncers {
+		s, err := w.newSyncer(i)
+		if err != nil {
+			return nil, err
+		}
+		w.Syncers = append(w.Syncers, s)
+		if err := s.Start(); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func (w *World) startControlPlane(ctx context.Context) error {
+	cp, err := testenv.Run(ctx, testenv.Options{
+		Dir: filepath.Join(w.opts.Dir, "controlplane"), AdvertiseAddress: w.opts.AdvertiseAddress})
+	if err != nil {
+		return fmt.Errorf("world: control plane: %w", err)
+	}
+	w.CP = cp
+	w.Kubeconfig = filepath.Join(w.opts.Dir, "kubeconfig")
+	if err := cp.WriteKubeconfig(w.Kubeconfig); err != nil {
+		return err
+	}
+	w.Kube, err = kubernetes.NewForConfig(cp.Config())
+	return err
+}
+
+// StartNATS starts (or restarts, on the same port and storage) the
+// embedded nats-server.
+func (w *World) StartNATS(ctx context.Context) error {
+	w.natsMu.Lock()
+	defer w.natsMu.Unlock()
+	port := w.natsPort
+	if port == 0 {
+		port = -1
+	}
+	s, err := events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: filepath.Join(w.opts.Dir, "nats"), Port: port})
+	if err != nil {
+		return fmt.Errorf("world: nats: %w", err)
+	}
+	w.NATS, w.NATSURL = s, s.ClientURL()
+	w.natsPort = s.Addr().(*net.TCPAddr).Port
+	return nil
+}
+
+// StopNATS shuts the nats-server down.
+func (w *World) StopNATS() {
+	w.natsMu.Lock()
+	defer w.natsMu.Unlock()
+	if w.NATS != nil {
+		w.NATS.Shutdown()
+		w.NATS.WaitForShutdown()
+		w.NATS = nil
+	}
+}
+
+func (w *World) newWatcher() error {
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	args := []string{
+		"--kubeconfig", w.Kubeconfig, "--nats-url", w.NATSURL, "--stream", Stream, "--subject-prefix", Prefix,
+		"--controller-class", ControllerClass, "--ingress-class", IngressClass,
+		"--election-namespace", "default", "--watcher-id", "watcher-0",
+		"--metrics-addr", "127.0.0.1:" + strconv.Itoa(port),
+	}
+	if w.opts.StatusAddress != "" {
+		args = append(args, "--publish-status-address", w.opts.StatusAddress)
+	}
+	w.Watcher = &Component{Name: "watcher", MetricsPort: port, bin: filepath.Join(w.opts.BinDir, "watcher"), args: append(args, w.opts.WatcherArgs...),
+		log: filepath.Join(w.opts.Dir, "watcher.log")}
+	return nil
+}
+
+func (w *World) newSyncer(i int) (*Syncer, error) {
+	ports, err := FreePorts(4)
+	if err != nil {
+		return nil, err
+	}
+	s := &Syncer{HTTPPort: ports[0], HTTPSPort: ports[1], StatusPort: ports[2],
+		Dir: filepath.Join(w.opts.Dir, fmt.Sprintf("nginx-%d", i))}
+	if w.opts.HTTPPort != 0 && i == 0 {
+		s.HTTPPort, s.HTTPSPort = w.opts.HTTPPort, w.opts.HTTPSPort
+	}
+	s.Name, s.MetricsPort = fmt.Sprintf("syncer-%d", i), ports[3]
+	s.bin = filepath.Join(w.opts.BinDir, "syncer")
+	s.log = filepath.Join(w.opts.Dir, s.Name+".log")
+	s.args = append([]string{"run",
+		"--nats-url", w.NATSURL, "--stream", Stream, "--subject-prefix", Prefix, "--pod-name", s.Name,
+		"--controller-class", ControllerClass, "--ingress-class", IngressClass,
+		"--listen-address", "127.0.0.1", "--http-port", strconv.Itoa(s.HTTPPort),
+		"--https-port", strconv.Itoa(s.HTTPSPort), "--status-port", strconv.Itoa(s.StatusPort),
+		"--metrics-addr", "127.0.0.1:" + strconv.Itoa(s.MetricsPort), "--nginx-dir", s.Dir,
+		"--worker-processes", "2", "--worker-shutdown-timeout", "5s",
+	}, w.opts.SyncerArgs...)
+	return s, os.MkdirAll(s.Dir, 0o755)
+}
+
+// Start starts the component's binary (again).
+func (c *Component) Start() error {
+	if c.Proc != nil {
+		if done, _ := c.Proc.Exited(); !done {
+			return fmt.Errorf("world: %s is running", c.Name)
+		}
+	}
+	p, err := proc.Start(c.Name, c.bin, c.log, c.args, nil)
+	if err != nil {
+		return err
+	}
+	c.Proc = p
+	return nil
+}
+
+// Stop stops the component gracefully (SIGTERM, then SIGKILL after 20s).
+func (c *Component) Stop() error {
+	if c == nil || c.Proc == nil {
+		return nil
+	}
+	return c.Proc.Stop(20 * time.Second)
+}
+
+// LogTail is the end of the component's log, for failure messages.
+func (c *Component) LogTail() string {
+	if c.Proc == nil {
+		return ""
+	}
+	return c.Proc.LogTail(4000)
+}
+
+// Stop stops everything the World started, in reverse order.
+func (w *World) Stop() error {
+	var errs []error
+	for _, s := range w.Syncers {
+		errs = append(errs, s.Stop())
+	}
+	errs = append(errs, w.Watcher.Stop())
+	if w.status != nil {
+		w.status.close()
+	}
+	w.StopNATS()
+	if w.CP != nil {
+		errs = append(errs, w.CP.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// FreePorts returns n distinct free TCP ports on 127.0.0.1.
+func FreePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("world: free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// FreePort returns one free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	p, err := FreePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}
+
+// statusWatch keeps the latest status report of every syncer.
+type statusWatch struct {
+	nc   *nats.Conn
+	mu   sync.Mutex
+	last map[string]events.SyncerStatus
+}
+
+func watchStatus(url string) (*statusWatch, error) {
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond), nats.Timeout(5*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("world: status connection: %w", err)
+	}
+	sw := &statusWatch{nc: nc, last: map[string]events.SyncerStatus{}}
+	_, err = nc.Subscribe(events.StatusFilter(Prefix), func(m *nats.Msg) {
+		st, err := events.DecodeStatus(m.Data)
+		if err != nil {
+			return
+		}
+		sw.mu.Lock()
+		sw.last[st.Pod] = st
+		sw.mu.Unlock()
+	})
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return sw, nil
+}
+
+func (sw *statusWatch) close() { sw.nc.Close() }
+
+// Status returns the latest status report of the named syncer.
+func (w *World) Status(name string) (events.SyncerStatus, bool) {
+	w.status.mu.Lock()
+	defer w.status.mu.Unlock()
+	st, ok := w.status.last[name]
+	return st, ok
+}
