@@ -81,9 +81,14 @@ type builder struct {
 	// ingresses are the served ones, oldest first.
 	ingresses []*ingressEntry
 	backends  map[backendKey]*backendState
-	servers   map[string]*serverState
-	claims    map[routeKey]*ingressEntry
-	tls       map[string]*tlsClaim
+	// lastBackend spares a map lookup for consecutive paths to one
+	// backend.
+	lastBackend *backendState
+	servers     map[string]*serverState
+	tls         map[string]*tlsClaim
+	// slabs of the states above.
+	serverSlab  slab[serverState]
+	backendSlab slab[backendState]
 	// defaultBackend is nil for the built-in 404.
 	defaultBackend *backendState
 	certs          certificates
@@ -97,9 +102,9 @@ func newBuilder(s *Store, opts Options) *builder {
 		opts:     opts,
 		backends: make(map[backendKey]*backendState, n),
 		servers:  make(map[string]*serverState, n+1),
-		claims:   make(map[routeKey]*ingressEntry, 2*n),
 		tls:      map[string]*tlsClaim{},
 	}
+	b.serverSlab.size, b.backendSlab.size = n+1, n
 	b.server(DefaultServerName)
 	return b
 }
@@ -159,8 +164,10 @@ func (b *builder) selectIngresses() {
 // compareAge orders Ingresses oldest first: creationTimestamp, then
 // namespace, then name.
 func compareAge(a, b *ingressEntry) int {
-	ta, tb := a.obj.CreationTimestamp.Time, b.obj.CreationTimestamp.Time
-	if c := ta.Compare(tb); c != 0 {
+	if c := cmp.Compare(a.created, b.created); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.createdNanos, b.createdNanos); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.key.Namespace, b.key.Namespace); c != 0 {
@@ -222,12 +229,6 @@ func (b *builder) buildRule(e *ingressEntry, rule *networkingv1.IngressRule) {
 	}
 }
 
-// routeKey identifies what two Ingresses may conflict on.
-type routeKey struct {
-	host, path string
-	pathType   PathType
-}
-
 func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.HTTPIngressPath) {
 	path, pathType, err := normalizePath(p)
 	if err != nil {
@@ -243,8 +244,7 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.H
 		b.ingressProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
 		return
 	}
-	rk := routeKey{srv.hostname, path, pathType}
-	if winner, taken := b.claims[rk]; taken {
+	if winner := srv.claimedBy(pathKey{path, pathType}); winner != nil {
 		if winner == e {
 			b.ingressProblem(e, "host %s path %s (%s): defined twice; the first rule is used", srv.hostname, path, pathType)
 		} else {
@@ -252,7 +252,6 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.H
 		}
 		return
 	}
-	b.claims[rk] = e
 	be.use(e)
 	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e})
 }

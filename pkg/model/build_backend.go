@@ -36,6 +36,7 @@ type backendState struct {
 	key       backendKey
 	err       error
 	endpoints []Endpoint
+	epSum     endpointsSum
 	// used is set when a location or the default backend routes here.
 	used bool
 	// opinions are the Ingresses routing here that set balancing
@@ -70,12 +71,17 @@ func (b *builder) backendFor(ns string, ref *networkingv1.IngressBackend) (*back
 		return nil, fmt.Errorf("service %s has no port name or number", svc.Name)
 	}
 	key := backendKey{ns, svc.Name, port}
-	be, ok := b.backends[key]
+	be, ok := b.lastBackend, b.lastBackend != nil && b.lastBackend.key == key
 	if !ok {
-		be = &backendState{key: key}
+		be, ok = b.backends[key]
+	}
+	if !ok {
+		be = b.backendSlab.alloc()
+		be.key = key
 		be.err = b.resolve(be, &svc.Port)
 		b.backends[key] = be
 	}
+	b.lastBackend = be
 	if be.err != nil {
 		return nil, be.err
 	}
@@ -96,7 +102,7 @@ func (b *builder) resolve(be *backendState, ref *networkingv1.ServiceBackendPort
 	if sp == nil {
 		return fmt.Errorf("service %s has no port %s", svcKey, be.key.port)
 	}
-	be.endpoints = b.endpoints(svcKey, sp.Name)
+	be.endpoints, be.epSum = b.endpoints(svcKey, sp.Name)
 	return nil
 }
 
@@ -111,30 +117,33 @@ func servicePort(svc *corev1.Service, ref *networkingv1.ServiceBackendPort) *cor
 }
 
 // endpoints merges the ready endpoints of the Service's slices for the
-// slice port named portName. A single contributing slice is used as it is.
-func (b *builder) endpoints(svc objectKey, portName string) []Endpoint {
-	var first, merged []Endpoint
+// slice port named portName. A single contributing slice is used as it is,
+// with the sum the Store computed.
+func (b *builder) endpoints(svc objectKey, portName string) ([]Endpoint, endpointsSum) {
+	var first *slicePort
+	var merged []Endpoint
 	for _, se := range b.s.slicesByService[svc] {
-		eps, ok := se.endpointsFor(portName)
+		p := se.port(portName)
 		switch {
-		case !ok || len(eps) == 0:
+		case p == nil || len(p.endpoints) == 0:
 		case first == nil:
-			first = eps
+			first = p
 		default:
 			if merged == nil {
-				merged = append(make([]Endpoint, 0, 2*len(first)), first...)
+				merged = append(make([]Endpoint, 0, 2*len(first.endpoints)), first.endpoints...)
 			}
-			merged = append(merged, eps...)
+			merged = append(merged, p.endpoints...)
 		}
 	}
-	if merged == nil {
-		if first == nil {
-			return []Endpoint{}
-		}
-		return first
+	switch {
+	case merged != nil:
+		slices.SortFunc(merged, compareEndpoints)
+		merged = slices.Compact(merged)
+		return merged, sumEndpoints(merged)
+	case first != nil:
+		return first.endpoints, first.sum
 	}
-	slices.SortFunc(merged, compareEndpoints)
-	return slices.Compact(merged)
+	return []Endpoint{}, sumEndpoints(nil)
 }
 
 func compareEndpoints(a, b Endpoint) int {
@@ -185,20 +194,23 @@ func (b *builder) finishBackends() []Backend {
 		return compareBackendKeys(x.key, y.key)
 	})
 	renamed := false
-	for i := 1; i < len(used); i++ {
-		if used[i].key.name() == used[i-1].key.name() {
-			used[i].name += "-" + keyHash(used[i].key)
+	base := ""
+	for i, be := range used {
+		if i > 0 && be.name == base {
+			be.name += "-" + keyHash(be.key)
 			renamed = true
+		} else {
+			base = be.name
 		}
 	}
 	if renamed {
 		slices.SortFunc(used, func(x, y *backendState) int { return cmp.Compare(x.name, y.name) })
 	}
-	w := newCanonicalWriter()
+	w := newCanonicalWriter(smallWriter)
 	out := make([]Backend, len(used))
 	for i, be := range used {
 		out[i] = b.backend(be)
-		out[i].Checksum = w.backendSum(&out[i])
+		out[i].Checksum = w.backendSum(&out[i], be.epSum)
 	}
 	return out
 }

@@ -9,9 +9,23 @@ import (
 type serverState struct {
 	hostname  string
 	locations []location
+	// inline holds the first locations, so that most servers need no
+	// allocation of their own.
+	inline [2]location
+	// index finds a path in a server with many locations; nil until then.
+	index map[pathKey]*ingressEntry
 	// rootPrefix is set when a rule defines Prefix "/".
 	rootPrefix bool
 }
+
+// pathKey is what two rules of one host may conflict on.
+type pathKey struct {
+	path     string
+	pathType PathType
+}
+
+// indexAt is the number of locations from which a server indexes them.
+const indexAt = 16
 
 // location is a Location while it is built: its backend is named at the
 // end, once every backend is known.
@@ -22,14 +36,44 @@ type location struct {
 	ingress  *ingressEntry
 }
 
+// slab allocates values of T in chunks, to spare the allocator and the
+// garbage collector one allocation per value.
+type slab[T any] struct {
+	chunk []T
+	size  int
+}
+
+func (s *slab[T]) alloc() *T {
+	if len(s.chunk) == cap(s.chunk) {
+		s.chunk = make([]T, 0, max(s.size, 16))
+	}
+	s.chunk = s.chunk[:len(s.chunk)+1]
+	return &s.chunk[len(s.chunk)-1]
+}
+
 // server returns the Server of host, creating it.
 func (b *builder) server(host string) *serverState {
 	s := b.servers[host]
 	if s == nil {
-		s = &serverState{hostname: host}
+		s = b.serverSlab.alloc()
+		s.hostname = host
+		s.locations = s.inline[:0]
 		b.servers[host] = s
 	}
 	return s
+}
+
+// claimedBy returns the Ingress whose location has path and pathType.
+func (s *serverState) claimedBy(k pathKey) *ingressEntry {
+	if s.index != nil {
+		return s.index[k]
+	}
+	for i := range s.locations {
+		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType {
+			return l.ingress
+		}
+	}
+	return nil
 }
 
 func (s *serverState) add(l location) {
@@ -37,6 +81,15 @@ func (s *serverState) add(l location) {
 		s.rootPrefix = true
 	}
 	s.locations = append(s.locations, l)
+	switch {
+	case s.index != nil:
+		s.index[pathKey{l.path, l.pathType}] = l.ingress
+	case len(s.locations) >= indexAt:
+		s.index = make(map[pathKey]*ingressEntry, 2*indexAt)
+		for _, x := range s.locations {
+			s.index[pathKey{x.path, x.pathType}] = x.ingress
+		}
+	}
 }
 
 // finish assembles the Configuration.
@@ -60,17 +113,29 @@ func (b *builder) finish() *Configuration {
 // Hostname.
 func (b *builder) finishServers(defaultBackend string) []Server {
 	redirect := [2]bool{false, true}
-	out := make([]Server, 0, len(b.servers))
+	states := make([]*serverState, 0, len(b.servers))
+	n := 0
 	for _, s := range b.servers {
-		out = append(out, b.finishServer(s, defaultBackend, &redirect))
+		states = append(states, s)
+		n += len(s.locations) + 1
 	}
-	slices.SortFunc(out, func(x, y Server) int {
-		if x.Hostname == DefaultServerName || y.Hostname == DefaultServerName {
-			return boolRank(x.Hostname != DefaultServerName) - boolRank(y.Hostname != DefaultServerName)
-		}
-		return cmp.Compare(x.Hostname, y.Hostname)
-	})
+	slices.SortFunc(states, func(x, y *serverState) int { return compareHostnames(x.hostname, y.hostname) })
+	locs := make([]Location, 0, n)
+	out := make([]Server, len(states))
+	for i, s := range states {
+		m := len(locs) + len(s.locations) + 1
+		out[i] = b.finishServer(s, defaultBackend, &redirect, locs[len(locs):len(locs):m])
+		locs = locs[:m]
+	}
 	return out
+}
+
+// compareHostnames orders the default server first, then by name.
+func compareHostnames(a, b string) int {
+	if a == DefaultServerName || b == DefaultServerName {
+		return boolRank(a != DefaultServerName) - boolRank(b != DefaultServerName)
+	}
+	return cmp.Compare(a, b)
 }
 
 func boolRank(b bool) int {
@@ -81,9 +146,10 @@ func boolRank(b bool) int {
 }
 
 // finishServer builds one Server: TLS, redirect, its locations sorted and
-// the catch-all. redirect holds the shared false and true values that
+// the catch-all, appended to locs (empty, with room for them all).
+// redirect holds the shared false and true values that
 // LocationSettings.SSLRedirect points to.
-func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *[2]bool) Server {
+func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *[2]bool, locs []Location) Server {
 	srv := Server{Hostname: s.hostname}
 	if c, ok := b.tls[s.hostname]; ok && s.hostname != DefaultServerName {
 		srv.TLS = true
@@ -92,7 +158,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 			srv.SSLRedirect = *v
 		}
 	}
-	srv.Locations = make([]Location, 0, len(s.locations)+1)
+	srv.Locations = locs
 	for _, l := range s.locations {
 		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
 		loc.Settings = l.ingress.ann.location

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -291,6 +292,12 @@ func TestBuildConflicts(t *testing.T) {
 			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
 				loc("/x", PathExact, web80, "default/b"), loc("/x", PathPrefix, "default-other-80", "default/a"), catchAll(""))},
 		},
+		"conflicts in a server with many locations": {
+			objs: objs(webService(), one(
+				ingress("default", "many", created(1), rule("a.example.com", manyPaths(20)...)),
+				ingress("default", "late", created(2), rule("a.example.com", prefix("/p17", "web", 80), prefix("/new", "web", 80))))),
+			problems: []string{"Ingress default/late: host a.example.com path /p17 (Prefix): conflicts with Ingress default/many"},
+		},
 		"prefix with and without trailing slash conflict, also within one Ingress": {
 			objs: objs(webService(), one(
 				ingress("default", "a", rule("a.example.com", prefix("/x/", "web", 80), implSpecific("/x", "web", 80))))),
@@ -372,4 +379,12 @@ func TestServes(t *testing.T) {
 			}
 		})
 	}
+}
+
+func manyPaths(n int) []networkingv1.HTTPIngressPath {
+	out := make([]networkingv1.HTTPIngressPath, n)
+	for i := range out {
+		out[i] = prefix(fmt.Sprintf("/p%d", i), "web", 80)
+	}
+	return out
 }

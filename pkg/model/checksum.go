@@ -17,24 +17,39 @@ const checksumVersion = "ingress-sync/model/v1"
 type canonicalWriter struct {
 	h   hash.Hash
 	buf []byte
+	// flushed is set once part of the input went to h; until then sum
+	// hashes buf in one call.
+	flushed bool
 }
 
-const flushAt = 32 << 10
+// Buffer sizes: writers flush to the hash at flushAt; a small writer is
+// for one-off checksums of a Backend or Certificate.
+const (
+	flushAt     = 32 << 10
+	largeWriter = flushAt + 512
+	smallWriter = 1 << 10
+)
 
-func newCanonicalWriter() *canonicalWriter {
-	return &canonicalWriter{h: sha256.New(), buf: make([]byte, 0, flushAt+512)}
+func newCanonicalWriter(size int) *canonicalWriter {
+	return &canonicalWriter{h: sha256.New(), buf: make([]byte, 0, size)}
 }
 
 func (w *canonicalWriter) reset() {
 	w.h.Reset()
 	w.buf = w.buf[:0]
+	w.flushed = false
 	w.str(checksumVersion)
+}
+
+func (w *canonicalWriter) flush() {
+	w.h.Write(w.buf)
+	w.buf = w.buf[:0]
+	w.flushed = true
 }
 
 func (w *canonicalWriter) flushIfFull() {
 	if len(w.buf) >= flushAt {
-		w.h.Write(w.buf)
-		w.buf = w.buf[:0]
+		w.flush()
 	}
 }
 
@@ -61,9 +76,8 @@ func (w *canonicalWriter) str(s string) {
 func (w *canonicalWriter) bytes(b []byte) {
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(b)))
 	if len(b) > flushAt {
-		w.h.Write(w.buf)
+		w.flush()
 		w.h.Write(b)
-		w.buf = w.buf[:0]
 		return
 	}
 	w.buf = append(w.buf, b...)
@@ -79,30 +93,49 @@ func (w *canonicalWriter) strs(s []string) {
 
 // sum returns the hex-encoded first 128 bits of the digest.
 func (w *canonicalWriter) sum() string {
-	w.h.Write(w.buf)
-	w.buf = w.buf[:0]
 	var d [sha256.Size]byte
-	return hex.EncodeToString(w.h.Sum(d[:0])[:16])
+	if w.flushed {
+		w.flush()
+		w.h.Sum(d[:0])
+	} else {
+		d = sha256.Sum256(w.buf)
+	}
+	w.buf = w.buf[:0]
+	return hex.EncodeToString(d[:16])
+}
+
+// endpointsSum is the digest of an endpoint list, part of a Backend's
+// checksum. The Store computes it once per EndpointSlice port, so that
+// Build does not read the endpoints of unchanged backends.
+type endpointsSum [16]byte
+
+func sumEndpoints(eps []Endpoint) endpointsSum {
+	buf := make([]byte, 0, 512)
+	buf = binary.AppendUvarint(buf, uint64(len(eps)))
+	for _, e := range eps {
+		buf = binary.AppendUvarint(buf, uint64(len(e.Address)))
+		buf = append(buf, e.Address...)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.Port))
+	}
+	d := sha256.Sum256(buf)
+	return endpointsSum(d[:16])
 }
 
 // BackendChecksum returns the checksum of everything in b except
 // b.Checksum: two backends with equal checksums need not be resent.
 func BackendChecksum(b *Backend) string {
-	w := newCanonicalWriter()
-	return w.backendSum(b)
+	w := newCanonicalWriter(smallWriter)
+	return w.backendSum(b, sumEndpoints(b.Endpoints))
 }
 
-func (w *canonicalWriter) backendSum(b *Backend) string {
+// backendSum hashes b with eps, the sumEndpoints of b.Endpoints.
+func (w *canonicalWriter) backendSum(b *Backend, eps endpointsSum) string {
 	w.reset()
 	w.str(b.Name)
 	w.str(b.Namespace)
 	w.str(b.Service)
 	w.str(b.Port)
-	w.uint(uint64(len(b.Endpoints)))
-	for _, e := range b.Endpoints {
-		w.str(e.Address)
-		w.int(int64(e.Port))
-	}
+	w.buf = append(w.buf, eps[:]...)
 	w.str(b.LoadBalance)
 	w.str(b.UpstreamHashBy)
 	w.bool(b.Affinity != nil)
@@ -119,7 +152,10 @@ func (w *canonicalWriter) backendSum(b *Backend) string {
 func CertificateChecksum(cert, key []byte) string { return certChecksum(cert, key) }
 
 func certChecksum(cert, key []byte) string {
-	w := newCanonicalWriter()
+	return newCanonicalWriter(smallWriter).certSum(cert, key)
+}
+
+func (w *canonicalWriter) certSum(cert, key []byte) string {
 	w.reset()
 	w.bytes(cert)
 	w.bytes(key)
@@ -137,8 +173,8 @@ func (c *Configuration) ComputeChecksum() string {
 // configChecksum hashes c. With trustParts, the Checksum fields of Backends
 // and Certificates are taken as they are (Build has just computed them).
 func configChecksum(c *Configuration, trustParts bool) string {
-	w := newCanonicalWriter()
-	part := newCanonicalWriter()
+	w := newCanonicalWriter(largeWriter)
+	part := newCanonicalWriter(smallWriter)
 	w.reset()
 	w.global(&c.Global)
 	w.uint(uint64(len(c.Servers)))
@@ -152,7 +188,7 @@ func configChecksum(c *Configuration, trustParts bool) string {
 		if trustParts && b.Checksum != "" {
 			w.str(b.Checksum)
 		} else {
-			w.str(part.backendSum(b))
+			w.str(part.backendSum(b, sumEndpoints(b.Endpoints)))
 		}
 	}
 	w.uint(uint64(len(c.Certificates)))
@@ -163,7 +199,7 @@ func configChecksum(c *Configuration, trustParts bool) string {
 		if trustParts && cert.Checksum != "" {
 			w.str(cert.Checksum)
 		} else {
-			w.str(certChecksum(cert.Cert, cert.Key))
+			w.str(part.certSum(cert.Cert, cert.Key))
 		}
 	}
 	w.str(c.DefaultCertificate)

@@ -111,15 +111,7 @@ func sortedBy[T any](s []T, compare func(a, b T) int) []T {
 	return c
 }
 
-func compareServers(a, b Server) int {
-	if a.Hostname == b.Hostname {
-		return 0
-	}
-	if a.Hostname == DefaultServerName || b.Hostname == DefaultServerName {
-		return boolRank(a.Hostname != DefaultServerName) - boolRank(b.Hostname != DefaultServerName)
-	}
-	return cmp.Compare(a.Hostname, b.Hostname)
-}
+func compareServers(a, b Server) int { return compareHostnames(a.Hostname, b.Hostname) }
 
 func sortedServers(s []Server) []Server { return sortedBy(s, compareServers) }
 
@@ -173,12 +165,12 @@ func locationEqual(a, b *Location) bool {
 
 func diffBackends(old, new []Backend) (upserted []Backend, removed []string) {
 	byName := func(a, b Backend) int { return cmp.Compare(a.Name, b.Name) }
-	w := newCanonicalWriter()
+	w := newCanonicalWriter(smallWriter)
 	sum := func(b *Backend) string {
 		if b.Checksum != "" {
 			return b.Checksum
 		}
-		return w.backendSum(b)
+		return w.backendSum(b, sumEndpoints(b.Endpoints))
 	}
 	mergeWalk(sortedBy(old, byName), sortedBy(new, byName),
 		func(a, b *Backend) int { return cmp.Compare(a.Name, b.Name) },
@@ -194,11 +186,12 @@ func diffBackends(old, new []Backend) (upserted []Backend, removed []string) {
 
 func diffCertificates(old, new []Certificate) (upserted []Certificate, removed []string) {
 	byName := func(a, b Certificate) int { return cmp.Compare(a.Name, b.Name) }
+	w := newCanonicalWriter(smallWriter)
 	sum := func(c *Certificate) string {
 		if c.Checksum != "" {
 			return c.Checksum
 		}
-		return certChecksum(c.Cert, c.Key)
+		return w.certSum(c.Cert, c.Key)
 	}
 	mergeWalk(sortedBy(old, byName), sortedBy(new, byName),
 		func(a, b *Certificate) int { return cmp.Compare(a.Name, b.Name) },

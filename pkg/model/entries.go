@@ -20,13 +20,17 @@ type ingressEntry struct {
 	name string
 	obj  *networkingv1.Ingress
 	ann  ingressAnnotations
+	// created is the creationTimestamp: Unix seconds and nanoseconds.
+	created      int64
+	createdNanos int
 	// services and secrets are the referenced objects, sorted, unique.
 	services []objectKey
 	secrets  []objectKey
 }
 
 func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
-	e := &ingressEntry{key: key, name: key.String(), obj: ing, ann: parseAnnotations(ing.Annotations)}
+	e := &ingressEntry{key: key, name: key.String(), obj: ing, ann: parseAnnotations(ing.Annotations),
+		created: ing.CreationTimestamp.Unix(), createdNanos: ing.CreationTimestamp.Nanosecond()}
 	addService := func(b *networkingv1.IngressBackend) {
 		if b != nil && b.Service != nil && b.Service.Name != "" {
 			e.services = append(e.services, objectKey{key.Namespace, b.Service.Name})
@@ -79,6 +83,7 @@ type sliceEntry struct {
 type slicePort struct {
 	name      string
 	endpoints []Endpoint
+	sum       endpointsSum
 }
 
 // newSliceEntry keeps the ready endpoints (conditions.ready unset counts as
@@ -105,6 +110,7 @@ func newSliceEntry(namespace string, slice *discoveryv1.EndpointSlice) *sliceEnt
 		for i, a := range addrs {
 			sp.endpoints[i] = Endpoint{Address: a, Port: *p.Port}
 		}
+		sp.sum = sumEndpoints(sp.endpoints)
 		e.ports = append(e.ports, sp)
 	}
 	return e
@@ -129,14 +135,14 @@ func readyAddresses(eps []discoveryv1.Endpoint) []string {
 	return compactStrings(out)
 }
 
-// endpointsFor returns the endpoints of the slice port named name.
-func (e *sliceEntry) endpointsFor(name string) ([]Endpoint, bool) {
+// port returns the slice port named name, or nil.
+func (e *sliceEntry) port(name string) *slicePort {
 	for i := range e.ports {
 		if e.ports[i].name == name {
-			return e.ports[i].endpoints, true
+			return &e.ports[i]
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // secretEntry is a stored Secret with its validated TLS key pair.

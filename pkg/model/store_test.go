@@ -176,7 +176,13 @@ func TestSliceEntry(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, _ := newSliceEntry("default", tc.slice).endpointsFor("")
+			var got []Endpoint
+			if p := newSliceEntry("default", tc.slice).port(""); p != nil {
+				got = p.endpoints
+				if p.sum != sumEndpoints(got) {
+					t.Error("stored endpoints sum differs")
+				}
+			}
 			checkEqual(t, "endpoints", got, tc.want)
 		})
 	}

@@ -1,0 +1,132 @@
+package model
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// benchPair generates one self-signed certificate and key; every TLS
+// Secret of a benchmark reuses the bytes.
+func benchPair(b *testing.B) (certPEM, keyPEM []byte) {
+	b.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "*.example.com"},
+		DNSNames: []string{"*.example.com"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kd, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
+}
+
+// benchObjects returns n Ingresses, each with 2 Prefix paths to its own
+// Service, an EndpointSlice of 10 ready endpoints, and for one in ten a
+// TLS Secret.
+func benchObjects(b *testing.B, n int) []runtime.Object {
+	cert, key := benchPair(b)
+	out := make([]runtime.Object, 0, 4*n)
+	for i := range n {
+		ns, name := fmt.Sprintf("ns-%d", i%100), fmt.Sprintf("app-%d", i)
+		host := name + ".example.com"
+		eps := make([]discoveryv1.Endpoint, 10)
+		for j := range eps {
+			eps[j] = ready(fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, j))
+		}
+		opts := []ingOpt{created(i), rule(host, prefix("/", name, 80), prefix("/api", name, 80))}
+		if i%10 == 0 {
+			opts = append(opts, tlsFor(name+"-tls", host))
+			out = append(out, &corev1.Secret{ObjectMeta: objMeta(ns, name+"-tls"), Type: corev1.SecretTypeTLS,
+				Data: map[string][]byte{corev1.TLSCertKey: cert, corev1.TLSPrivateKeyKey: key}})
+		}
+		out = append(out, service(ns, name, svcPort("http", 80)),
+			slice(ns, name+"-abcde", name, "http", 8080, eps...),
+			ingress(ns, name, opts...))
+	}
+	return out
+}
+
+var benchSizes = []int{100, 1000, 10000}
+
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := newTestStore(b, benchObjects(b, n)...)
+			opts := testOptions()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				Build(s, opts)
+			}
+		})
+	}
+}
+
+func BenchmarkApply(b *testing.B) {
+	evs := benchObjects(b, 1000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		s := NewStore()
+		for _, o := range evs {
+			if err := s.Apply(upsertEvent(o)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// benchConfigs builds 10k Ingresses, then again with one endpoint changed.
+func benchConfigs(b *testing.B) (old, new *Configuration) {
+	s := newTestStore(b, benchObjects(b, 10000)...)
+	opts := testOptions()
+	old = Build(s, opts)
+	changed := slice("ns-42", "app-42-abcde", "app-42", "http", 8080, ready("10.0.0.42"))
+	if err := s.Apply(upsertEvent(changed)); err != nil {
+		b.Fatal(err)
+	}
+	return old, Build(s, opts)
+}
+
+func BenchmarkDiff(b *testing.B) {
+	old, new := benchConfigs(b)
+	ch := Diff(old, new)
+	if ch.Reload || len(ch.BackendsUpserted) != 1 {
+		b.Fatalf("want one backend upserted and no reload, got %+v", summarize(ch))
+	}
+	b.Run("10000", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Diff(old, new)
+		}
+	})
+}
+
+func BenchmarkChecksum(b *testing.B) {
+	cfg, _ := benchConfigs(b)
+	b.Run("10000", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cfg.ComputeChecksum()
+		}
+	})
+}
