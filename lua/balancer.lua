@@ -1,0 +1,120 @@
+-- balancer.lua: picks the peer of upstream_balancer for every proxied
+-- request, from the backends posted to /configuration/backends.
+--
+-- The backend name comes from $proxy_upstream_name, set by each location.
+-- A backend with an affinity cookie uses balancer/sticky, one with
+-- upstreamHashBy balancer/chash, loadBalance "ewma" balancer/ewma, anything
+-- else balancer/round_robin. A request for an unknown backend, or one without
+-- endpoints, goes to the internal no-endpoints server, which answers 503.
+
+local ngx_balancer = require("ngx.balancer")
+local configuration = require("configuration")
+local store = require("store")
+local round_robin = require("balancer.round_robin")
+local ewma = require("balancer.ewma")
+local chash = require("balancer.chash")
+local sticky = require("balancer.sticky")
+
+local ngx = ngx
+local ngx_var = ngx.var
+local set_current_peer = ngx_balancer.set_current_peer
+local set_more_tries = ngx_balancer.set_more_tries
+local get_last_failure = ngx_balancer.get_last_failure
+local min = math.min
+
+local _M = {}
+
+local function endpoints_of(item)
+  local out = {}
+  local list = item.endpoints or {}
+  for i = 1, #list do
+    local ep = list[i]
+    local host = ep.address
+    if host:find(":", 1, true) then
+      host = "[" .. host .. "]" -- IPv6: set_current_peer needs brackets
+    end
+    out[i] = { address = ep.address, port = ep.port, host = host, id = host .. ":" .. ep.port }
+  end
+  return out
+end
+
+-- build turns a stored backend into this worker's entry; old is the previous
+-- entry of the same name, whose balancer state is kept when the kind stays.
+local function build(item, old)
+  local endpoints = endpoints_of(item)
+  local kind
+  if item.affinity then
+    kind = "sticky"
+  elseif item.upstreamHashBy then
+    kind = "chash"
+  elseif item.loadBalance == "ewma" then
+    kind = "ewma"
+  else
+    kind = "round_robin"
+  end
+  local prev = old and old.kind == kind and old.algo or nil
+  local algo
+  if kind == "sticky" then
+    algo = sticky.new(endpoints, item.affinity, prev)
+  elseif kind == "chash" then
+    algo = chash.new(endpoints, item.upstreamHashBy)
+  elseif kind == "ewma" then
+    algo = ewma.new(endpoints, prev)
+  else
+    algo = round_robin.new(endpoints, prev)
+  end
+  return { name = item.name, n = #endpoints, kind = kind, algo = algo, endpoints = endpoints }
+end
+
+local backends = store.new(configuration.BACKENDS, build)
+_M.backends = backends
+
+-- balance runs in balancer_by_lua.
+function _M.balance()
+  local name = ngx_var.proxy_upstream_name
+  local entry = name and backends:get(name)
+  if not entry or entry.n == 0 then
+    local ok, err = set_current_peer(configuration.settings().no_endpoints)
+    if not ok then
+      ngx.log(ngx.ERR, "cannot route to the no-endpoints server: ", err)
+    end
+    return
+  end
+  local algo = entry.algo
+  local ep
+  if get_last_failure() == nil then
+    local more = min(entry.n, configuration.settings().max_tries) - 1
+    if more > 0 then
+      set_more_tries(more)
+    end
+    ep = algo:pick()
+  else
+    local ctx = ngx.ctx
+    local attempt = (ctx.balancer_attempt or 1) + 1
+    ctx.balancer_attempt = attempt
+    ep = algo:retry(attempt)
+  end
+  local ok, err = set_current_peer(ep.host, ep.port)
+  if not ok then
+    ngx.log(ngx.ERR, "cannot set peer ", ep.id, " of backend ", name, ": ", err)
+  end
+end
+
+-- log runs in log_by_lua and feeds response times to ewma backends.
+function _M.log()
+  local name = ngx_var.proxy_upstream_name
+  if not name then
+    return
+  end
+  local entry = backends.items[name]
+  if entry and entry.kind == "ewma" then
+    entry.algo:observe(ngx_var.upstream_addr, ngx_var.upstream_response_time)
+  end
+end
+
+function _M.init_worker()
+  math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
+  backends:start(1)
+end
+
+return _M

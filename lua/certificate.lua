@@ -1,0 +1,112 @@
+-- certificate.lua: serves the certificate of the SNI name in
+-- ssl_certificate_by_lua, from the certificates posted to
+-- /configuration/certs. Lookup: exact host, then the wildcard of the
+-- host's parent ("*.example.com" for "a.example.com", one label only), then
+-- the default certificate (named by the last delta that set
+-- "defaultCertificate"), else nginx's placeholder from nginx.conf.
+-- PEM is parsed once per change and worker, on first use.
+
+local ssl = require("ngx.ssl")
+local configuration = require("configuration")
+local store = require("store")
+
+local ngx = ngx
+local ngx_log = ngx.log
+local ERR = ngx.ERR
+
+local _M = {}
+
+local index = {} -- host -> entry, rebuilt after every change
+local default_name = nil
+
+local function build(item)
+  return { name = item.name, hosts = item.hosts or {}, cert = item.cert, key = item.key }
+end
+
+-- rebuild indexes hosts; when certificates claim the same host, the first
+-- by name wins.
+local function rebuild(st)
+  local names = {}
+  for name in pairs(st.items) do
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  local idx = {}
+  for i = 1, #names do
+    local entry = st.items[names[i]]
+    for _, host in ipairs(entry.hosts) do
+      if idx[host] == nil then
+        idx[host] = entry
+      end
+    end
+  end
+  index = idx
+  default_name = st.dict:get("m:default")
+end
+
+local certs = store.new(configuration.CERTIFICATES, build, rebuild)
+_M.certificates = certs
+
+local function lookup(host)
+  if host then
+    host = host:lower()
+    local entry = index[host]
+    if entry then
+      return entry
+    end
+    local dot = host:find(".", 1, true)
+    if dot then
+      entry = index["*" .. host:sub(dot)]
+      if entry then
+        return entry
+      end
+    end
+  end
+  return default_name and certs.items[default_name]
+end
+
+local function parsed(entry)
+  if not entry.pcert then
+    local c, err = ssl.parse_pem_cert(entry.cert)
+    if not c then
+      return nil, nil, err
+    end
+    local k, kerr = ssl.parse_pem_priv_key(entry.key)
+    if not k then
+      return nil, nil, kerr
+    end
+    entry.pcert, entry.pkey = c, k
+  end
+  return entry.pcert, entry.pkey
+end
+
+-- call runs in ssl_certificate_by_lua.
+function _M.call()
+  certs:sync()
+  local entry = lookup(ssl.server_name())
+  if not entry then
+    return -- nginx's placeholder certificate
+  end
+  local c, k, err = parsed(entry)
+  if not c then
+    ngx_log(ERR, "cannot parse certificate ", entry.name, ": ", err)
+    return
+  end
+  local ok, serr = ssl.clear_certs()
+  if ok then
+    ok, serr = ssl.set_cert(c)
+  end
+  if ok then
+    ok, serr = ssl.set_priv_key(k)
+  end
+  if not ok then
+    ngx_log(ERR, "cannot set certificate ", entry.name, ": ", serr)
+    return ngx.exit(ngx.ERROR)
+  end
+end
+
+function _M.init_worker()
+  certs:start(1)
+end
+
+return _M

@@ -1,0 +1,318 @@
+-- configuration.lua: the settings rendered into nginx.conf and the loopback
+-- configuration endpoints of the status server.
+--
+--   GET  /configuration/version   {"checksum", "backendsVersion",
+--                                  "certificatesVersion", "backendsGeneration",
+--                                  "certificatesGeneration", "pid"}
+--   GET  /configuration/backends  {"version", "generation", "backends": [...]}
+--                                 ?name=<backend> returns that one backend
+--   POST /configuration/backends  {"version", "upserted": [Backend], "removed": [name]}
+--   GET  /configuration/certs     {"version", "generation", "defaultCertificate",
+--                                  "certificates": [{"name", "hosts", "checksum"}]}
+--                                 (never the keys)
+--   POST /configuration/certs     {"version", "upserted": [Certificate], "removed": [name],
+--                                  "defaultCertificate": name (optional)}
+--
+-- Wire names are lowerCamel, as in the Go model. Certificate "cert" and "key"
+-- are base64 (Go's encoding of []byte) holding PEM.
+
+local cjson = require("cjson.safe")
+local store = require("store")
+
+local ngx = ngx
+local type = type
+local tostring = tostring
+local concat = table.concat
+
+local BACKENDS = "ingress_backends"
+local CERTIFICATES = "ingress_certificates"
+local MAX_VERSION = 99999999999999 -- cjson keeps 14 significant digits
+
+local _M = { BACKENDS = BACKENDS, CERTIFICATES = CERTIFICATES }
+
+local settings = { checksum = "", max_tries = 3 }
+
+-- init is called from init_by_lua with the values of the rendered nginx.conf.
+function _M.init(s)
+  settings = s
+end
+
+function _M.settings()
+  return settings
+end
+
+local function respond(status, body)
+  ngx.status = status
+  ngx.header["Content-Type"] = "application/json"
+  if type(body) == "table" then
+    body = cjson.encode(body)
+  end
+  ngx.say(body)
+  return ngx.exit(status)
+end
+
+local function fail(status, message)
+  return respond(status, { error = message })
+end
+
+local function is_name(s)
+  return type(s) == "string" and #s > 0 and #s <= 253 and s:find("^[%w][%w%._/%-]*$") ~= nil
+end
+
+local function is_int(n, lo, hi)
+  return type(n) == "number" and n == math.floor(n) and n >= lo and n <= hi
+end
+
+local function opt_string(v, pattern)
+  if v == nil or v == cjson.null or v == "" then
+    return true, nil
+  end
+  return type(v) == "string" and #v <= 1024 and v:find(pattern) ~= nil, v
+end
+
+-- Normalisers: each takes a decoded item and returns a clean table (only
+-- known fields, empty arrays left out so that JSON round-trips) or nil, err.
+
+local function normalize_endpoints(list)
+  if list == nil or list == cjson.null then
+    return {}
+  end
+  if type(list) ~= "table" then
+    return nil, "endpoints must be an array"
+  end
+  local out = {}
+  for i = 1, #list do
+    local ep = list[i]
+    if type(ep) ~= "table" or type(ep.address) ~= "string"
+        or not ep.address:find("^[%x%.:]+$") or #ep.address > 45
+        or not is_int(ep.port, 1, 65535) then
+      return nil, "endpoint " .. i .. " needs an IP address and a port"
+    end
+    out[i] = { address = ep.address, port = ep.port }
+  end
+  return out
+end
+
+local function normalize_affinity(a)
+  if a == nil or a == cjson.null then
+    return true, nil
+  end
+  if type(a) ~= "table" or type(a.cookieName) ~= "string"
+      or not a.cookieName:find("^[%w!#%%&'*+%-.^_`|~]+$") or #a.cookieName > 128 then
+    return false, "affinity needs a valid cookieName"
+  end
+  local ok_path, path = opt_string(a.cookiePath, "^/[%w%-%._~/%%!*+,=:@&]*$")
+  if not ok_path then
+    return false, "invalid affinity cookiePath"
+  end
+  local age = a.cookieMaxAge
+  if age ~= nil and age ~= cjson.null and not is_int(age, 0, 2 ^ 31) then
+    return false, "invalid affinity cookieMaxAge"
+  end
+  return true, { cookieName = a.cookieName, cookiePath = path,
+                 cookieMaxAge = (age ~= cjson.null and age ~= 0) and age or nil }
+end
+
+local function normalize_backend(b)
+  if type(b) ~= "table" or not is_name(b.name) then
+    return nil, "backend needs a name"
+  end
+  local endpoints, err = normalize_endpoints(b.endpoints)
+  if not endpoints then
+    return nil, "backend " .. b.name .. ": " .. err
+  end
+  local ok_lb, lb = opt_string(b.loadBalance, "^[%w_]+$")
+  local ok_hash, hash_by = opt_string(b.upstreamHashBy, "^[%w%$_{}:/%.%-]+$")
+  local ok_aff, affinity = normalize_affinity(b.affinity)
+  if not (ok_lb and ok_hash and ok_aff) then
+    return nil, "backend " .. b.name .. ": invalid loadBalance, upstreamHashBy or affinity"
+  end
+  return {
+    name = b.name,
+    namespace = type(b.namespace) == "string" and b.namespace or nil,
+    service = type(b.service) == "string" and b.service or nil,
+    port = type(b.port) == "string" and b.port or nil,
+    endpoints = #endpoints > 0 and endpoints or nil,
+    loadBalance = lb,
+    upstreamHashBy = hash_by,
+    affinity = affinity,
+    checksum = type(b.checksum) == "string" and b.checksum or nil,
+  }
+end
+
+local function normalize_certificate(c)
+  if type(c) ~= "table" or not is_name(c.name) then
+    return nil, "certificate needs a name"
+  end
+  local hosts = {}
+  if type(c.hosts) == "table" then
+    for i = 1, #c.hosts do
+      local h = c.hosts[i]
+      if type(h) ~= "string" or not h:find("^[%w%*%.%-]+$") then
+        return nil, "certificate " .. c.name .. ": invalid host"
+      end
+      hosts[i] = h:lower()
+    end
+  end
+  local cert = type(c.cert) == "string" and ngx.decode_base64(c.cert)
+  local key = type(c.key) == "string" and ngx.decode_base64(c.key)
+  if not cert or not key then
+    return nil, "certificate " .. c.name .. ": cert and key must be base64 PEM"
+  end
+  local ssl = require("ngx.ssl")
+  local pc, perr = ssl.parse_pem_cert(cert)
+  local pk, kerr = ssl.parse_pem_priv_key(key)
+  if not pc or not pk then
+    return nil, "certificate " .. c.name .. ": " .. tostring(perr or kerr)
+  end
+  return {
+    name = c.name,
+    hosts = #hosts > 0 and hosts or nil,
+    cert = cert,
+    key = key,
+    checksum = type(c.checksum) == "string" and c.checksum or nil,
+  }
+end
+
+local function read_body()
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body then
+    return body
+  end
+  local file = ngx.req.get_body_file()
+  if not file then
+    return nil
+  end
+  local f, err = io.open(file, "rb")
+  if not f then
+    return nil, err
+  end
+  body = f:read("*a")
+  f:close()
+  return body
+end
+
+-- post_delta decodes and validates a delta, then writes it to the dict.
+-- meta_fields maps optional name-valued delta fields to metadata keys.
+local function post_delta(dict_name, normalize, meta_fields)
+  local body, rerr = read_body()
+  if not body then
+    return fail(400, "empty body " .. tostring(rerr or ""))
+  end
+  local delta, err = cjson.decode(body)
+  if type(delta) ~= "table" then
+    return fail(400, "invalid JSON: " .. tostring(err))
+  end
+  if not is_int(delta.version, 0, MAX_VERSION) then
+    return fail(400, "version must be a non-negative integer")
+  end
+  local items, removed = {}, {}
+  local upserted = delta.upserted
+  if upserted ~= nil and upserted ~= cjson.null then
+    if type(upserted) ~= "table" then
+      return fail(400, "upserted must be an array")
+    end
+    for i = 1, #upserted do
+      local item, nerr = normalize(upserted[i])
+      if not item then
+        return fail(400, nerr)
+      end
+      items[i] = { name = item.name, json = cjson.encode(item) }
+    end
+  end
+  local rm = delta.removed
+  if rm ~= nil and rm ~= cjson.null then
+    if type(rm) ~= "table" then
+      return fail(400, "removed must be an array")
+    end
+    for i = 1, #rm do
+      if not is_name(rm[i]) then
+        return fail(400, "invalid name in removed")
+      end
+      removed[i] = rm[i]
+    end
+  end
+  local meta = {}
+  for field, key in pairs(meta_fields or {}) do
+    local v = delta[field]
+    if v ~= nil and v ~= cjson.null and v ~= "" then
+      if not is_name(v) then
+        return fail(400, "invalid " .. field)
+      end
+      meta[key] = v
+    end
+  end
+  local status, msg, version, gen = store.write(dict_name, delta.version, items, removed, meta)
+  if status ~= 200 then
+    return respond(status, { error = msg, version = version })
+  end
+  return respond(200, { version = version, generation = gen })
+end
+
+local function get_backends()
+  local name = ngx.var.arg_name
+  if name then
+    local json = store.item(BACKENDS, ngx.unescape_uri(name))
+    if not json then
+      return fail(404, "no such backend")
+    end
+    return respond(200, json)
+  end
+  local version, gen, items = store.dump(BACKENDS)
+  return respond(200, '{"version":' .. version .. ',"generation":' .. gen ..
+    ',"backends":[' .. concat(items, ",") .. "]}")
+end
+
+local function get_certificates()
+  local version, gen, items = store.dump(CERTIFICATES)
+  local out = {}
+  for i = 1, #items do
+    local c = cjson.decode(items[i])
+    if c then
+      out[#out + 1] = cjson.encode({ name = c.name, hosts = c.hosts, checksum = c.checksum })
+    end
+  end
+  return respond(200, '{"version":' .. version .. ',"generation":' .. gen ..
+    ',"defaultCertificate":' .. cjson.encode(store.meta(CERTIFICATES, "default") or "") ..
+    ',"certificates":[' .. concat(out, ",") .. "]}")
+end
+
+local function get_version()
+  local bv, bg = store.state(BACKENDS)
+  local cv, cg = store.state(CERTIFICATES)
+  return respond(200, {
+    checksum = settings.checksum,
+    backendsVersion = bv, backendsGeneration = bg,
+    certificatesVersion = cv, certificatesGeneration = cg,
+    pid = ngx.worker.pid(),
+  })
+end
+
+local routes = {
+  ["GET /configuration/version"] = get_version,
+  ["GET /configuration/backends"] = get_backends,
+  ["POST /configuration/backends"] = function() return post_delta(BACKENDS, normalize_backend) end,
+  ["GET /configuration/certs"] = get_certificates,
+  ["POST /configuration/certs"] = function()
+    return post_delta(CERTIFICATES, normalize_certificate, { defaultCertificate = "default" })
+  end,
+}
+
+local function loopback(addr)
+  return addr == "127.0.0.1" or addr == "::1"
+end
+
+-- call serves the configuration endpoints (content_by_lua).
+function _M.call()
+  if not loopback(ngx.var.remote_addr) then
+    return fail(403, "loopback only")
+  end
+  local handler = routes[ngx.req.get_method() .. " " .. ngx.var.uri]
+  if not handler then
+    return fail(404, "no such endpoint")
+  end
+  return handler()
+end
+
+return _M

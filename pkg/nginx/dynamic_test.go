@@ -1,0 +1,213 @@
+package nginx
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// loadLoop sends requests from several goroutines until stopped (bounded by
+// count and time) and counts failures.
+type loadLoop struct {
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	total    atomic.Int64
+	failures atomic.Int64
+	mu       sync.Mutex
+	errs     []string
+}
+
+func startLoad(h *harness, url string, workers int) *loadLoop {
+	l := &loadLoop{stop: make(chan struct{})}
+	const maxRequests, maxTime = 200_000, 60 * time.Second
+	deadline := time.Now().Add(maxTime)
+	for range workers {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			c := h.newHTTPClient()
+			for {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				if l.total.Add(1) > maxRequests || time.Now().After(deadline) {
+					return
+				}
+				r, err := doGet(c, url)
+				if err != nil || r.Status != 200 {
+					l.failures.Add(1)
+					l.mu.Lock()
+					if len(l.errs) < 5 {
+						l.errs = append(l.errs, errString(r, err))
+					}
+					l.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return l
+}
+
+func errString(r result, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "status " + itoa(r.Status)
+}
+
+func (l *loadLoop) finish() (total, failures int64, errs []string) {
+	close(l.stop)
+	l.wg.Wait()
+	return l.total.Load(), l.failures.Load(), l.errs
+}
+
+// answeredBy sends n sequential requests and returns the set of backends
+// that answered, failing on any non-200 answer.
+func answeredBy(t *testing.T, h *harness, url string, n int) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for range n {
+		r := h.mustGet(url)
+		if r.Status != 200 {
+			t.Fatalf("GET %s = %d", url, r.Status)
+		}
+		seen[r.Echo.Backend]++
+	}
+	return seen
+}
+
+func TestEndpointChangeWithoutReload(t *testing.T) {
+	a, b, c := startEcho(t, "a"), startEcho(t, "b"), startEcho(t, "c")
+	cfg := configOf("dynamic-1", []model.Server{serverOf("dyn.test", prefixLoc("/", "svc"), prefixLoc("/later", "later"))},
+		backendOf("svc", a))
+	h := startNginx(t, cfg, nil)
+	master := h.proc.Pid()
+	workers := workerPIDs(t, master)
+
+	load := startLoad(h, "http://dyn.test/load", 4)
+	steps := [][]*echoServer{{a, b}, {b}, {b, c}, {c}, {a, c}, {a}}
+	for i, eps := range steps {
+		if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", eps...)}}); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		// Every request after the POST returned uses the new endpoints.
+		want := map[string]bool{}
+		for _, e := range eps {
+			want[e.name] = true
+		}
+		for name := range answeredBy(t, h, "http://dyn.test/check", 4*len(eps)) {
+			if !want[name] {
+				t.Fatalf("step %d: answered by %q after the update to %v", i, name, want)
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // let the load loop run across the change
+	}
+	total, failures, errs := load.finish()
+	if failures > 0 {
+		t.Errorf("%d of %d requests failed during endpoint changes: %v", failures, total, errs)
+	}
+	t.Logf("%d requests during %d endpoint changes", total, len(steps))
+
+	if got := h.proc.Pid(); got != master {
+		t.Errorf("nginx master changed: %d -> %d", master, got)
+	}
+	if got := workerPIDs(t, master); !slices.Equal(got, workers) {
+		t.Errorf("workers changed (a reload happened): %v -> %v", workers, got)
+	}
+	v, err := h.lua.GetVersion(t.Context())
+	if err != nil || v.Checksum != "dynamic-1" {
+		t.Errorf("version = %+v, %v; want checksum dynamic-1", v, err)
+	}
+
+	t.Run("unknown backend answers 503, then works once posted", func(t *testing.T) {
+		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
+			t.Fatalf("unknown backend: status %d, want 503", r.Status)
+		}
+		if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later", b)}}); err != nil {
+			t.Fatal(err)
+		}
+		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 200 || r.Echo.Backend != "b" {
+			t.Fatalf("after posting the backend: %d from %q", r.Status, r.Echo.Backend)
+		}
+	})
+	t.Run("backend without endpoints answers 503", func(t *testing.T) {
+		if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later")}}); err != nil {
+			t.Fatal(err)
+		}
+		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
+			t.Fatalf("status %d, want 503", r.Status)
+		}
+	})
+	t.Run("removed backend answers 503", func(t *testing.T) {
+		if err := h.app.Update(t.Context(), model.Change{BackendsRemoved: []string{"later"}}); err != nil {
+			t.Fatal(err)
+		}
+		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
+			t.Fatalf("status %d, want 503", r.Status)
+		}
+	})
+	t.Run("GET backends returns what Lua holds", func(t *testing.T) {
+		got, err := h.lua.GetBackends(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Backends) != 1 || got.Backends[0].Name != "svc" || !slices.Equal(got.Backends[0].Endpoints, []model.Endpoint{a.endpoint()}) {
+			t.Fatalf("backends = %+v", got.Backends)
+		}
+		if got.Version == 0 || got.Generation == 0 {
+			t.Errorf("version %d, generation %d: want both set", got.Version, got.Generation)
+		}
+	})
+}
+
+func TestLuaEndpointRejectsBadDeltas(t *testing.T) {
+	h := startNginx(t, configOf("bad-deltas", nil), nil)
+	ctx := t.Context()
+	tests := []struct {
+		name string
+		send func() error
+	}{
+		{"endpoint without port", func() error {
+			_, err := h.lua.PostBackends(ctx, []model.Backend{{Name: "x", Endpoints: []model.Endpoint{{Address: "127.0.0.1"}}}}, nil, 1000)
+			return err
+		}},
+		{"endpoint with a host name", func() error {
+			_, err := h.lua.PostBackends(ctx, []model.Backend{{Name: "x", Endpoints: []model.Endpoint{{Address: "evil.example", Port: 80}}}}, nil, 1000)
+			return err
+		}},
+		{"backend without name", func() error {
+			_, err := h.lua.PostBackends(ctx, []model.Backend{{}}, nil, 1000)
+			return err
+		}},
+		{"name with newline in removed", func() error {
+			_, err := h.lua.PostBackends(ctx, nil, []string{"a\nb"}, 1000)
+			return err
+		}},
+		{"certificate that is not PEM", func() error {
+			_, err := h.lua.PostCertificates(ctx, []model.Certificate{{Name: "ns/c", Cert: []byte("x"), Key: []byte("y")}}, nil, "", 1000)
+			return err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.send(); err == nil || !errorsIs(err, ErrLuaEndpoint) {
+				t.Fatalf("err = %v, want ErrLuaEndpoint (400)", err)
+			}
+		})
+	}
+	t.Run("stale version", func(t *testing.T) {
+		if _, err := h.lua.PostBackends(ctx, nil, []string{"gone"}, 2000); err != nil {
+			t.Fatal(err)
+		}
+		_, err := h.lua.PostBackends(ctx, nil, []string{"gone"}, 1999)
+		if cur, ok := isStale(err); !ok || cur != 2000 || !errorsIs(err, ErrStaleVersion) {
+			t.Fatalf("err = %v, want ErrStaleVersion at 2000", err)
+		}
+	})
+}

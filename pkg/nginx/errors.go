@@ -1,0 +1,26 @@
+package nginx
+
+import "errors"
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrInvalidOptions is returned when Options do not validate.
+	ErrInvalidOptions = errors.New("invalid nginx options")
+	// ErrInvalidValue is returned by the renderer when a value of the
+	// Configuration fails its validator; such a value never reaches nginx.conf.
+	ErrInvalidValue = errors.New("invalid value for nginx.conf")
+	// ErrConfigTest is returned when `nginx -t` rejects a rendered file; the
+	// error text carries nginx's message.
+	ErrConfigTest = errors.New("nginx configuration test failed")
+	// ErrReloadNotConfirmed is returned when, after SIGHUP, no worker served
+	// the new configuration checksum within Options.ReloadTimeout.
+	ErrReloadNotConfirmed = errors.New("nginx reload not confirmed")
+	// ErrNotRunning is returned when nginx must be signalled but is not running.
+	ErrNotRunning = errors.New("nginx is not running")
+	// ErrLuaEndpoint is returned when a Lua configuration endpoint answers
+	// with an error status.
+	ErrLuaEndpoint = errors.New("lua configuration endpoint error")
+	// ErrStaleVersion is returned when the Lua side holds a newer version than
+	// the one posted.
+	ErrStaleVersion = errors.New("stale dynamic configuration version")
+)

@@ -1,0 +1,407 @@
+package nginx
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// The harness runs a real nginx (Debian packages, see hack/install-nginx.sh)
+// on 127.0.0.1 and free ports, with Go echo backends.
+
+const (
+	testWait     = 20 * time.Second // upper bound of any wait in these tests
+	testPollStep = 5 * time.Millisecond
+)
+
+// requireNginx fails the test (never skips) when nginx or its Lua module is
+// missing.
+func requireNginx(t testing.TB) {
+	t.Helper()
+	bin := findNginx()
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("nginx is not installed (%v): run hack/install-nginx.sh as root", err)
+	}
+	for _, m := range []string{"ndk_http_module.so", "ngx_http_lua_module.so"} {
+		if _, err := os.Stat(filepath.Join(DefaultModulesDir, m)); err != nil {
+			t.Fatalf("nginx module %s is missing (%v): run hack/install-nginx.sh as root", m, err)
+		}
+	}
+}
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("free port: %v", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// testDir returns a fresh directory that unprivileged nginx workers can
+// traverse (t.TempDir is 0700).
+func testDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "ingress-sync-nginx-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func testOptions(t testing.TB) Options {
+	t.Helper()
+	dir := testDir(t)
+	ports := freePorts(t, 3)
+	logFile, err := os.Create(filepath.Join(dir, "test.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	return Options{
+		Dir:                   dir,
+		ListenAddress:         "127.0.0.1",
+		HTTPPort:              ports[0],
+		HTTPSPort:             ports[1],
+		StatusPort:            ports[2],
+		WorkerProcesses:       2,
+		WorkerConnections:     1024,
+		WorkerShutdownTimeout: 5 * time.Second,
+		ReloadTimeout:         10 * time.Second,
+		StartTimeout:          10 * time.Second,
+		RequestTimeout:        5 * time.Second,
+		Logger:                slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+}
+
+type harness struct {
+	t testing.TB
+	// allowLuaErrors accepts Lua errors in nginx's error log (tests that
+	// cause them on purpose); otherwise stop fails the test on any.
+	allowLuaErrors bool
+	stopped        bool
+	opts   Options
+	proc   *Process
+	app    *Applier
+	lua    *Client
+	http   *http.Client
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startNginx writes cfg, starts nginx and waits until it is ready and the
+// dynamic state of cfg is pushed.
+func startNginx(t testing.TB, cfg *model.Configuration, mutate func(*Options)) *harness {
+	t.Helper()
+	requireNginx(t)
+	opts := testOptions(t)
+	if mutate != nil {
+		mutate(&opts)
+	}
+	proc, err := NewProcess(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := NewApplier(opts, proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.OnStart(app.Restore)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := app.WriteConfig(ctx, cfg); err != nil {
+		cancel()
+		t.Fatalf("write config: %v", err)
+	}
+	h := &harness{t: t, opts: app.opts, proc: proc, app: app, lua: app.Client(), cancel: cancel, done: make(chan error, 1)}
+	h.http = h.newHTTPClient()
+	go func() { h.done <- proc.Start(ctx) }()
+	t.Cleanup(h.stop)
+	select {
+	case <-proc.Ready():
+	case err := <-h.done:
+		t.Fatalf("nginx stopped before ready: %v\n%s", err, h.logs())
+	case <-time.After(testWait):
+		t.Fatalf("nginx not ready after %s\n%s", testWait, h.logs())
+	}
+	return h
+}
+
+// shutdown stops nginx and returns what Process.Start returned.
+func (h *harness) shutdown() error {
+	if h.stopped {
+		return nil
+	}
+	h.stopped = true
+	h.cancel()
+	select {
+	case err := <-h.done:
+		return err
+	case <-time.After(testWait):
+		return fmt.Errorf("nginx did not stop within %s", testWait)
+	}
+}
+
+func (h *harness) stop() {
+	if err := h.shutdown(); err != nil {
+		h.t.Errorf("process: %v", err)
+	}
+	if !h.allowLuaErrors {
+		if lines := luaErrors(h.opts.errorLogPath()); len(lines) > 0 {
+			h.t.Errorf("Lua errors in nginx's error log:\n%s", strings.Join(lines, "\n"))
+		}
+	}
+	if h.t.Failed() {
+		h.t.Logf("logs:\n%s", h.logs())
+	}
+}
+
+// logs returns the tail of the test log and of nginx's error log.
+func (h *harness) logs() string {
+	var b strings.Builder
+	for _, f := range []string{filepath.Join(h.opts.Dir, "test.log"), h.opts.errorLogPath()} {
+		data, _ := os.ReadFile(f)
+		if len(data) > 6000 {
+			data = data[len(data)-6000:]
+		}
+		fmt.Fprintf(&b, "== %s\n%s\n", f, data)
+	}
+	return b.String()
+}
+
+// luaErrors returns the error log lines that report a Lua failure.
+func luaErrors(path string) []string {
+	data, _ := os.ReadFile(path)
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		bad := strings.Contains(l, "[alert]") || strings.Contains(l, "[emerg]") || strings.Contains(l, "[crit]") ||
+			(strings.Contains(l, "[error]") && (strings.Contains(l, "lua") || strings.Contains(l, "balancer")))
+		if bad && len(out) < 10 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// newHTTPClient sends every request to nginx's HTTP or HTTPS port whatever
+// the URL's host, which stays the Host header (and the SNI name).
+func (h *harness) newHTTPClient() *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			port := h.opts.HTTPPort
+			if strings.HasSuffix(addr, ":443") {
+				port = h.opts.HTTPSPort
+			}
+			return dialer.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		},
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // routing tests, certificates are checked in cert_test.go
+		MaxIdleConnsPerHost: 64,
+	}
+	return &http.Client{
+		Transport:     tr,
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// echo is what an echo backend answers.
+type echo struct {
+	Backend string      `json:"backend"`
+	Path    string      `json:"path"`
+	Host    string      `json:"host"`
+	Headers http.Header `json:"headers"`
+}
+
+// result is one request through nginx.
+type result struct {
+	Status int
+	Echo   echo // zero when the answer was not from an echo backend
+	Header http.Header
+}
+
+func (h *harness) get(url string, header ...string) (result, error) {
+	return doGet(h.http, url, header...)
+}
+
+func doGet(c *http.Client, url string, header ...string) (result, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return result{}, err
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if strings.EqualFold(header[i], "Host") {
+			req.Host = header[i+1]
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return result{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return result{}, err
+	}
+	r := result{Status: resp.StatusCode, Header: resp.Header}
+	if resp.Header.Get("X-Echo-Backend") != "" {
+		if err := json.Unmarshal(body, &r.Echo); err != nil {
+			return r, fmt.Errorf("decode echo: %w", err)
+		}
+	}
+	return r, nil
+}
+
+func (h *harness) mustGet(url string, header ...string) result {
+	h.t.Helper()
+	r, err := h.get(url, header...)
+	if err != nil {
+		h.t.Fatalf("GET %s: %v", url, err)
+	}
+	return r
+}
+
+// waitFor polls cond until it holds, failing the test after testWait.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(testPollStep)
+	}
+}
+
+// workerPIDs returns the pids of the master's children.
+func workerPIDs(t testing.TB, master int) []int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", master, master))
+	if err != nil {
+		t.Fatalf("read workers of %d: %v", master, err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, p)
+	}
+	return pids
+}
+
+// echoServer is a Go backend on 127.0.0.1 that reports who answered.
+type echoServer struct {
+	name  string
+	port  int
+	srv   *http.Server
+	mu    sync.Mutex
+	delay time.Duration
+	hits  int
+}
+
+func startEcho(t testing.TB, name string) *echoServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &echoServer{name: name, port: l.Addr().(*net.TCPAddr).Port}
+	e.srv = &http.Server{Handler: e, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := e.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("echo %s: %v", name, err)
+		}
+	}()
+	t.Cleanup(func() { e.srv.Close() })
+	return e
+}
+
+func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	e.hits++
+	delay := e.delay
+	e.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	w.Header().Set("X-Echo-Backend", e.name)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(echo{Backend: e.name, Path: r.URL.RequestURI(), Host: r.Host, Headers: r.Header})
+}
+
+func (e *echoServer) setDelay(d time.Duration) {
+	e.mu.Lock()
+	e.delay = d
+	e.mu.Unlock()
+}
+
+func (e *echoServer) endpoint() model.Endpoint {
+	return model.Endpoint{Address: "127.0.0.1", Port: int32(e.port)}
+}
+
+// Configuration builders.
+
+func backendOf(name string, eps ...*echoServer) model.Backend {
+	b := model.Backend{Name: name, Namespace: "default", Service: name, Port: "80", LoadBalance: "round_robin"}
+	for _, e := range eps {
+		b.Endpoints = append(b.Endpoints, e.endpoint())
+	}
+	return b
+}
+
+func prefixLoc(path, backend string) model.Location {
+	return model.Location{Path: path, PathType: model.PathPrefix, Backend: backend, Ingress: "default/test"}
+}
+
+func exactLoc(path, backend string) model.Location {
+	return model.Location{Path: path, PathType: model.PathExact, Backend: backend, Ingress: "default/test"}
+}
+
+func serverOf(host string, locs ...model.Location) model.Server {
+	return model.Server{Hostname: host, Locations: locs}
+}
+
+func configOf(sum string, servers []model.Server, backends ...model.Backend) *model.Configuration {
+	return &model.Configuration{
+		Global:   model.Global{SSLRedirect: true, UpstreamKeepalive: 32, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60, ProxyBodySize: "1m"},
+		Servers:  append([]model.Server{{Hostname: "_"}}, servers...),
+		Backends: backends,
+		Checksum: sum,
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -1,0 +1,302 @@
+package nginx
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Backoff bounds for restarting nginx after it died.
+const (
+	minRestartBackoff = 100 * time.Millisecond
+	maxRestartBackoff = 10 * time.Second
+	// stableRun resets the backoff: nginx ran this long before dying.
+	stableRun = 30 * time.Second
+	// killGrace is added to WorkerShutdownTimeout before SIGKILL.
+	killGrace = 2 * time.Second
+)
+
+// StartHook runs after every start of nginx, once the status server answers;
+// ctx ends when that nginx exits. Lua shared dicts start empty after a start,
+// so the hook must push the whole dynamic state (Applier.Restore does).
+type StartHook func(ctx context.Context) error
+
+// Process runs nginx as a child process and keeps it running.
+type Process struct {
+	opts   Options
+	log    *slog.Logger
+	client *Client
+
+	mu      sync.Mutex
+	hooks   []StartHook
+	cmd     *exec.Cmd
+	started bool
+	ready   chan struct{}
+	readyOK bool
+	starts  int
+}
+
+// NewProcess validates opts. nginx.conf must exist in opts.Dir before Start
+// (Applier.WriteConfig writes it).
+func NewProcess(opts Options) (*Process, error) {
+	o, err := opts.Complete()
+	if err != nil {
+		return nil, err
+	}
+	return &Process{
+		opts:   o,
+		log:    o.Logger.With("component", "nginx"),
+		client: NewClient(o.StatusPort, o.RequestTimeout),
+		ready:  make(chan struct{}),
+	}, nil
+}
+
+// OnStart registers a hook run after every (re)start; register before Start.
+func (p *Process) OnStart(h StartHook) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hooks = append(p.hooks, h)
+}
+
+// Ready is closed after the first start whose hooks all succeeded.
+func (p *Process) Ready() <-chan struct{} { return p.ready }
+
+// Pid returns the pid of the nginx master, 0 when it is not running.
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Starts returns how many times nginx was started.
+func (p *Process) Starts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.starts
+}
+
+// Signal sends sig to the nginx master (SIGHUP reloads).
+func (p *Process) Signal(sig os.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return ErrNotRunning
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotRunning, err)
+	}
+	return nil
+}
+
+// Start runs nginx until ctx ends, restarting it with backoff whenever it
+// exits. When ctx ends it drains nginx (SIGQUIT, then SIGKILL after
+// WorkerShutdownTimeout) and returns nil. It may be called only once.
+func (p *Process) Start(ctx context.Context) error {
+	p.mu.Lock()
+	if p.started {
+		p.mu.Unlock()
+		return errors.New("nginx process already started")
+	}
+	p.started = true
+	p.mu.Unlock()
+	if _, err := os.Stat(p.opts.confPath()); err != nil {
+		return fmt.Errorf("nginx.conf: %w", err)
+	}
+	backoff := minRestartBackoff
+	for {
+		began := time.Now()
+		err := p.runOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Since(began) > stableRun {
+			backoff = minRestartBackoff
+		}
+		p.log.Error("nginx exited; restarting", "err", err, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxRestartBackoff)
+	}
+}
+
+// runOnce starts nginx, runs the hooks and waits for it to exit or for ctx
+// to end (then it drains nginx).
+func (p *Process) runOnce(ctx context.Context) error {
+	cmd, err := p.spawn()
+	if err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	runCtx, cancel := context.WithCancel(ctx)
+	var hooksDone sync.WaitGroup
+	hooksDone.Add(1)
+	go func() {
+		defer hooksDone.Done()
+		p.afterStart(runCtx)
+	}()
+	defer hooksDone.Wait()
+	defer cancel()
+
+	select {
+	case err := <-exited:
+		p.reap(cmd)
+		return fmt.Errorf("nginx master %d: %w", cmd.Process.Pid, exitError(err))
+	case <-ctx.Done():
+		cancel()
+		p.drain(cmd, exited)
+		return ctx.Err()
+	}
+}
+
+func exitError(err error) error {
+	if err == nil {
+		return errors.New("exited with status 0")
+	}
+	return err
+}
+
+// spawn starts the nginx master in its own process group, so that workers
+// left behind by a killed master can be killed with it, and forwards its
+// stderr (startup errors; later logs go to Dir/logs/error.log) to the logger.
+func (p *Process) spawn() (*exec.Cmd, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start nginx: %w", err)
+	}
+	cmd := exec.Command(p.opts.NginxBinary, "-p", p.opts.Dir, "-c", p.opts.confPath(), "-e", "stderr")
+	cmd.Dir = p.opts.Dir
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("start nginx: %w", err)
+	}
+	go p.forward(pr, cmd.Process.Pid)
+	p.mu.Lock()
+	p.cmd = cmd
+	p.starts++
+	p.mu.Unlock()
+	p.log.Info("nginx started", "pid", cmd.Process.Pid, "conf", p.opts.confPath())
+	return cmd, nil
+}
+
+func (p *Process) forward(r *os.File, pid int) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		p.log.Warn("nginx output", "pid", pid, "line", sc.Text())
+	}
+}
+
+// afterStart waits for the status server, then runs the hooks until they
+// all succeed or ctx ends (nginx exited or Start's context ended).
+func (p *Process) afterStart(ctx context.Context) {
+	if err := waitHealthy(ctx, p.client, p.opts.StartTimeout); err != nil {
+		if ctx.Err() == nil {
+			p.log.Error("nginx did not become healthy", "err", err)
+		}
+		return
+	}
+	p.mu.Lock()
+	hooks := append([]StartHook(nil), p.hooks...)
+	p.mu.Unlock()
+	for _, h := range hooks {
+		if err := p.retry(ctx, func() error { return h(ctx) }); err != nil {
+			return
+		}
+	}
+	p.mu.Lock()
+	if !p.readyOK {
+		p.readyOK = true
+		close(p.ready)
+	}
+	p.mu.Unlock()
+	p.log.Info("nginx ready", "pid", p.Pid())
+}
+
+// retry runs fn until it succeeds or ctx ends, with backoff.
+func (p *Process) retry(ctx context.Context, fn func() error) error {
+	backoff := minRestartBackoff
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		p.log.Error("nginx start hook failed; retrying", "err", err, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxRestartBackoff)
+	}
+}
+
+// waitHealthy polls /healthz until it answers or timeout passes.
+func waitHealthy(ctx context.Context, c *Client, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := c.Healthz(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("status server: %w (last error: %w)", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
+
+// drain asks nginx to stop gracefully and kills it when the workers have
+// not finished within WorkerShutdownTimeout.
+func (p *Process) drain(cmd *exec.Cmd, exited <-chan error) {
+	pid := cmd.Process.Pid
+	p.log.Info("nginx stopping gracefully", "pid", pid)
+	_ = cmd.Process.Signal(syscall.SIGQUIT)
+	timer := time.NewTimer(p.opts.WorkerShutdownTimeout + killGrace)
+	defer timer.Stop()
+	select {
+	case <-exited:
+		p.log.Info("nginx stopped", "pid", pid)
+	case <-timer.C:
+		p.log.Warn("nginx did not stop in time; killing", "pid", pid)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-exited
+	}
+	p.reap(cmd)
+}
+
+// reap kills whatever is left in the master's process group (workers of a
+// master that was killed) and forgets the process.
+func (p *Process) reap(cmd *exec.Cmd) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	p.mu.Lock()
+	if p.cmd == cmd {
+		p.cmd = nil
+	}
+	p.mu.Unlock()
+}

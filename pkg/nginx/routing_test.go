@@ -1,0 +1,101 @@
+package nginx
+
+import (
+	"testing"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+func TestRouting(t *testing.T) {
+	app := startEcho(t, "app")
+	api := startEcho(t, "api")
+	exact := startEcho(t, "exact")
+	wild := startEcho(t, "wild")
+	def := startEcho(t, "default")
+	cfg := configOf("routing-1", []model.Server{
+		serverOf("*.wild.test", prefixLoc("/", "wild")),
+		serverOf("foo.test",
+			exactLoc("/api", "exact"),
+			prefixLoc("/api", "api"),
+			prefixLoc("/app/", "app"),
+			exactLoc("/exact", "exact"),
+		),
+	}, backendOf("app", app), backendOf("api", api), backendOf("exact", exact), backendOf("wild", wild), backendOf("default", def))
+	h := startNginx(t, cfg, nil)
+
+	withDefault := *cfg
+	withDefault.DefaultBackend = "default"
+	withDefault.Checksum = "routing-2"
+
+	tests := []struct {
+		name    string
+		url     string
+		status  int
+		backend string
+		path    string
+	}{
+		{"exact path", "http://foo.test/exact", 200, "exact", "/exact"},
+		{"exact path does not match below", "http://foo.test/exact/x", 404, "", ""},
+		{"exact wins over prefix for the same path", "http://foo.test/api", 200, "exact", "/api"},
+		{"prefix matches below", "http://foo.test/api/v1/users", 200, "api", "/api/v1/users"},
+		{"prefix with trailing slash", "http://foo.test/api/", 200, "api", "/api/"},
+		{"prefix is element-wise", "http://foo.test/apix", 404, "", ""},
+		{"prefix declared with a trailing slash matches without", "http://foo.test/app", 200, "app", "/app"},
+		{"prefix declared with a trailing slash matches below", "http://foo.test/app/x?q=1", 200, "app", "/app/x?q=1"},
+		{"unmatched path of a known host", "http://foo.test/other", 404, "", ""},
+		{"wildcard host, one label", "http://a.wild.test/x", 200, "wild", "/x"},
+		{"wildcard host, upper case", "http://B.WILD.TEST/x", 200, "wild", "/x"},
+		{"wildcard host does not match two labels", "http://a.b.wild.test/x", 404, "", ""},
+		{"wildcard host does not match the apex", "http://wild.test/x", 404, "", ""},
+		{"unknown host goes to the default server", "http://nobody.test/", 404, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.mustGet(tc.url)
+			if r.Status != tc.status || r.Echo.Backend != tc.backend {
+				t.Fatalf("GET %s = %d from %q, want %d from %q", tc.url, r.Status, r.Echo.Backend, tc.status, tc.backend)
+			}
+			if tc.path != "" && r.Echo.Path != tc.path {
+				t.Errorf("backend saw path %q, want %q", r.Echo.Path, tc.path)
+			}
+		})
+	}
+
+	t.Run("proxy headers", func(t *testing.T) {
+		r := h.mustGet("http://foo.test/api/h", "X-Forwarded-For", "6.6.6.6", "Connection", "keep-alive")
+		hd := r.Echo.Headers
+		want := map[string]string{
+			"X-Real-Ip":          "127.0.0.1",
+			"X-Forwarded-For":    "127.0.0.1", // untrusted client value replaced
+			"X-Forwarded-Proto":  "http",
+			"X-Forwarded-Host":   "foo.test",
+			"X-Forwarded-Port":   itoa(h.opts.HTTPPort),
+			"X-Forwarded-Scheme": "http",
+		}
+		for k, v := range want {
+			if got := hd.Get(k); got != v {
+				t.Errorf("header %s = %q, want %q", k, got, v)
+			}
+		}
+		if r.Echo.Host != "foo.test" {
+			t.Errorf("Host = %q, want foo.test", r.Echo.Host)
+		}
+		if hd.Get("Connection") != "" {
+			t.Errorf("Connection header %q reached the backend (upstream keepalive needs it empty)", hd.Get("Connection"))
+		}
+	})
+
+	t.Run("configured default backend", func(t *testing.T) {
+		if err := h.app.Reload(t.Context(), &withDefault); err != nil {
+			t.Fatal(err)
+		}
+		for _, url := range []string{"http://nobody.test/x", "http://foo.test/other", "http://a.b.wild.test/"} {
+			if r := h.mustGet(url); r.Status != 200 || r.Echo.Backend != "default" {
+				t.Errorf("GET %s = %d from %q, want the default backend", url, r.Status, r.Echo.Backend)
+			}
+		}
+		if r := h.mustGet("http://foo.test/exact"); r.Echo.Backend != "exact" {
+			t.Errorf("GET /exact answered by %q after adding a default backend", r.Echo.Backend)
+		}
+	})
+}
