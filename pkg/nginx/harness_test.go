@@ -109,13 +109,13 @@ type harness struct {
 	// cause them on purpose); otherwise stop fails the test on any.
 	allowLuaErrors bool
 	stopped        bool
-	opts   Options
-	proc   *Process
-	app    *Applier
-	lua    *Client
-	http   *http.Client
-	cancel context.CancelFunc
-	done   chan error
+	opts           Options
+	proc           *Process
+	app            *Applier
+	lua            *Client
+	http           *http.Client
+	cancel         context.CancelFunc
+	done           chan error
 }
 
 // startNginx writes cfg, starts nginx and waits until it is ready and the
