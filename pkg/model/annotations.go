@@ -65,8 +65,28 @@ type affinityInput struct {
 }
 
 // parseAnnotations validates every nginx.ingress.kubernetes.io/* annotation
-// in sorted order. Rejected values are left out with a reason; the Ingress
-// itself is still served.
+// in sorted order. Rejected values are left out with a reason (a Problem on
+// the Ingress); the Ingress itself is still served. Every value is first
+// checked for control characters (newlines included), ';', '{', '}',
+// quotes, backslash and '$' (allowed only where the annotation says), then
+// parsed by its own typed parser:
+//
+//   - proxy-connect-timeout, proxy-read-timeout, proxy-send-timeout: whole
+//     seconds, 1 to 3600 ("60", not "60s").
+//   - proxy-body-size: an nginx size, digits with an optional k, m or g.
+//   - ssl-redirect, force-ssl-redirect: true or false.
+//   - backend-protocol: HTTP, HTTPS, GRPC or GRPCS, in any case.
+//   - rewrite-target: an absolute path of allowed path characters, where
+//     '$' may only start a capture reference $0 to $9.
+//   - whitelist-source-range, or its newer name allowlist-source-range
+//     (which wins when both are set): comma-separated CIDRs or addresses.
+//   - load-balance (round_robin, ewma), upstream-hash-by ('$' and [a-z_]+
+//     variables, concatenated), affinity (cookie) with session-cookie-name
+//     (token characters), session-cookie-path (a path) and
+//     session-cookie-max-age (seconds): backend-level, see Build.
+//   - *-snippet: never parsed nor emitted. Snippets are not supported yet;
+//     Build reports each one as disabled or, when allowed, as unsupported.
+//   - any other annotation under the prefix: reported as not supported.
 func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	var a ingressAnnotations
 	keys := make([]string, 0, len(annotations))

@@ -81,6 +81,8 @@ type builder struct {
 	// ingresses are the served ones, oldest first.
 	ingresses []*ingressEntry
 	backends  map[backendKey]*backendState
+	// backendList holds the values of backends in creation order.
+	backendList []*backendState
 	// lastBackend spares a map lookup for consecutive paths to one
 	// backend.
 	lastBackend *backendState

@@ -77,6 +77,7 @@ func (b *builder) backendFor(ns string, ref *networkingv1.IngressBackend) (*back
 	}
 	if !ok {
 		be = b.backendSlab.alloc()
+		b.backendList = append(b.backendList, be)
 		be.key = key
 		be.err = b.resolve(be, &svc.Port)
 		b.backends[key] = be
@@ -180,8 +181,8 @@ func (b *builder) flagDefaultBackend() *backendState {
 
 // finishBackends names the used backends and returns them sorted by name.
 func (b *builder) finishBackends() []Backend {
-	used := make([]*backendState, 0, len(b.backends))
-	for _, be := range b.backends {
+	used := make([]*backendState, 0, len(b.backendList))
+	for _, be := range b.backendList {
 		if be.used {
 			be.name = be.key.name()
 			used = append(used, be)

@@ -12,7 +12,8 @@ const maxReloadReasons = 10
 // Diff classifies what differs from old, the running Configuration, to
 // new. old nil means nothing runs yet: a reload with everything upserted.
 // Both are expected as Build returns them (slices sorted); unsorted input
-// is sorted on a copy. Work is linear in the size of both.
+// is sorted on a copy. Work is linear in the size of both; equal stored
+// checksums return at once.
 //
 //   - Dynamic, through the Lua endpoints: Backends added, removed, or with
 //     other endpoints or balancing (by Backend checksum); Certificates added,
@@ -32,6 +33,9 @@ func Diff(old, new *Configuration) Change {
 			CertificatesUpserted: slices.Clone(new.Certificates),
 			DefaultCertificate:   new.DefaultCertificate,
 		}
+	}
+	if old.Checksum != "" && old.Checksum == new.Checksum {
+		return Change{}
 	}
 	var ch Change
 	r := reasons{}

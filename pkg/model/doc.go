@@ -7,4 +7,16 @@
 //
 // Nothing in this package performs I/O: the live syncer, `syncer replay` and
 // the tests all call the same Build.
+//
+// Work that depends on one object only (annotation parsing and validation,
+// TLS key pair checks, the ready endpoints of an EndpointSlice and their
+// checksum) is done once when the object is applied to the Store; Build
+// then runs in time linear in the number of objects (plus the sorting the
+// output order needs). A Configuration shares immutable data with the Store
+// it was built from (endpoint lists, certificate bytes): treat it as
+// read-only.
+//
+// The Ingress semantics (hosts, path types, conflicts, default backend,
+// TLS, annotations) are documented on Build, buildTLS and parseAnnotations;
+// the class rule on Store.Serves; the change classes on Diff.
 package model

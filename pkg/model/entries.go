@@ -73,6 +73,8 @@ const ServiceNameLabel = discoveryv1.LabelServiceName
 
 // sliceEntry is a stored EndpointSlice with its ready endpoints per port.
 type sliceEntry struct {
+	// name is the slice's name in the Store.
+	name    string
 	obj     *discoveryv1.EndpointSlice
 	service objectKey
 	ports   []slicePort
@@ -90,10 +92,10 @@ type slicePort struct {
 // ready) of IPv4 and IPv6 slices; FQDN slices yield none. Like kube-proxy,
 // only the first address of an endpoint is used (Kubernetes declares the
 // addresses fungible), and it must parse as an IP address.
-func newSliceEntry(namespace string, slice *discoveryv1.EndpointSlice) *sliceEntry {
-	e := &sliceEntry{obj: slice}
+func newSliceEntry(key objectKey, slice *discoveryv1.EndpointSlice) *sliceEntry {
+	e := &sliceEntry{name: key.Name, obj: slice}
 	if svc := slice.Labels[ServiceNameLabel]; svc != "" {
-		e.service = objectKey{namespace, svc}
+		e.service = objectKey{key.Namespace, svc}
 	}
 	if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
 		return e

@@ -1,8 +1,10 @@
 package model
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,8 +43,8 @@ type Store struct {
 	configMaps map[objectKey]*corev1.ConfigMap
 
 	// slicesByService indexes EndpointSlices by the label
-	// kubernetes.io/service-name (same namespace), keyed by slice name.
-	slicesByService map[objectKey]map[string]*sliceEntry
+	// kubernetes.io/service-name (same namespace), sorted by slice name.
+	slicesByService map[objectKey][]*sliceEntry
 	// ingressesByService and ingressesBySecret index Ingresses by the
 	// Services (rules and default backend) and TLS Secrets they reference.
 	ingressesByService map[objectKey]map[objectKey]struct{}
@@ -58,7 +60,7 @@ func NewStore() *Store {
 		slices:             map[objectKey]*sliceEntry{},
 		secrets:            map[objectKey]*secretEntry{},
 		configMaps:         map[objectKey]*corev1.ConfigMap{},
-		slicesByService:    map[objectKey]map[string]*sliceEntry{},
+		slicesByService:    map[objectKey][]*sliceEntry{},
 		ingressesByService: map[objectKey]map[objectKey]struct{}{},
 		ingressesBySecret:  map[objectKey]map[objectKey]struct{}{},
 	}
@@ -232,17 +234,14 @@ func (s *Store) removeIngress(key objectKey) {
 
 func (s *Store) putSlice(key objectKey, slice *discoveryv1.EndpointSlice) {
 	s.removeSlice(key)
-	e := newSliceEntry(key.Namespace, slice)
+	e := newSliceEntry(key, slice)
 	s.slices[key] = e
 	if e.service.Name == "" {
 		return
 	}
-	m := s.slicesByService[e.service]
-	if m == nil {
-		m = map[string]*sliceEntry{}
-		s.slicesByService[e.service] = m
-	}
-	m[key.Name] = e
+	list := s.slicesByService[e.service]
+	i, _ := slices.BinarySearchFunc(list, key.Name, compareSliceName)
+	s.slicesByService[e.service] = slices.Insert(list, i, e)
 }
 
 func (s *Store) removeSlice(key objectKey) {
@@ -250,14 +249,19 @@ func (s *Store) removeSlice(key objectKey) {
 	if !ok {
 		return
 	}
-	if m := s.slicesByService[e.service]; m != nil {
-		delete(m, key.Name)
-		if len(m) == 0 {
-			delete(s.slicesByService, e.service)
-		}
+	list := s.slicesByService[e.service]
+	if i, found := slices.BinarySearchFunc(list, key.Name, compareSliceName); found {
+		list = slices.Delete(list, i, i+1)
+	}
+	if len(list) == 0 {
+		delete(s.slicesByService, e.service)
+	} else {
+		s.slicesByService[e.service] = list
 	}
 	delete(s.slices, key)
 }
+
+func compareSliceName(e *sliceEntry, name string) int { return cmp.Compare(e.name, name) }
 
 func addIndex(idx map[objectKey]map[objectKey]struct{}, ref, key objectKey) {
 	m := idx[ref]
@@ -317,12 +321,11 @@ func (s *Store) EndpointSlice(namespace, name string) *discoveryv1.EndpointSlice
 // EndpointSlicesForService returns the slices labelled with the Service's
 // name in its namespace, sorted by name.
 func (s *Store) EndpointSlicesForService(namespace, name string) []*discoveryv1.EndpointSlice {
-	m := s.slicesByService[objectKey{namespace, name}]
-	out := make([]*discoveryv1.EndpointSlice, 0, len(m))
-	for _, e := range m {
-		out = append(out, e.obj)
+	list := s.slicesByService[objectKey{namespace, name}]
+	out := make([]*discoveryv1.EndpointSlice, len(list))
+	for i, e := range list {
+		out[i] = e.obj
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

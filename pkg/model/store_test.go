@@ -177,7 +177,7 @@ func TestSliceEntry(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []Endpoint
-			if p := newSliceEntry("default", tc.slice).port(""); p != nil {
+			if p := newSliceEntry(objectKey{"default", tc.slice.Name}, tc.slice).port(""); p != nil {
 				got = p.endpoints
 				if p.sum != sumEndpoints(got) {
 					t.Error("stored endpoints sum differs")
