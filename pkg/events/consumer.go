@@ -1,0 +1,262 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Restart backoff of a Consumer whose ordered consumer failed for good.
+const (
+	consumerBackoff    = 250 * time.Millisecond
+	consumerMaxBackoff = 10 * time.Second
+)
+
+// Handler receives the events of a Consumer, one at a time, in stream
+// order, on the goroutine that called Start.
+type Handler interface {
+	// HandleEvent gets every decoded event. An error is logged with the
+	// event's sequence and the event is skipped; it does not stop the
+	// consumer.
+	HandleEvent(ctx context.Context, ev Event) error
+	// CaughtUp is called once, after the events of the stream as it was
+	// when Start began have been handled (at once for an empty stream).
+	// Events after it are live.
+	CaughtUp(ctx context.Context)
+}
+
+// ConsumerOption configures a Consumer; NewConsumer returns an error
+// wrapping ErrInvalidConfig for a bad one.
+type ConsumerOption func(*consumerConfig) error
+
+type consumerConfig struct {
+	onDecodeError func(seq uint64, subject string, err error)
+	startSeq      uint64
+	logger        *slog.Logger
+}
+
+// WithDecodeErrorHandler sets a function called (besides a log line) for
+// every message that cannot be decoded, or whose subject does not match its
+// payload, with its stream sequence and subject. The message is skipped;
+// the consumer goes on.
+func WithDecodeErrorHandler(f func(seq uint64, subject string, err error)) ConsumerOption {
+	return func(c *consumerConfig) error {
+		if f == nil {
+			return fmt.Errorf("nil decode error handler")
+		}
+		c.onDecodeError = f
+		return nil
+	}
+}
+
+// WithStartSequence reads every message from stream sequence seq on,
+// instead of the last message of each subject: a replay of the history.
+func WithStartSequence(seq uint64) ConsumerOption {
+	return func(c *consumerConfig) error {
+		if seq < 1 {
+			return fmt.Errorf("start sequence %d < 1", seq)
+		}
+		c.startSeq = seq
+		return nil
+	}
+}
+
+// WithConsumerLogger sets the logger (default slog.Default()).
+func WithConsumerLogger(l *slog.Logger) ConsumerOption {
+	return func(c *consumerConfig) error {
+		if l == nil {
+			return fmt.Errorf("nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// Consumer reads the event stream with an ordered consumer (ephemeral,
+// unacknowledged, in-memory on the server) and hands the events to a
+// Handler. It bootstraps with the last message of every subject under
+// <prefix>.>, signals CaughtUp, then delivers live events.
+//
+// It resumes after a NATS outage or server restart from the message after
+// the last one it handled: the ordered consumer recreates itself from its
+// cursor, and when that fails for good, Start creates a new one at the last
+// handled sequence + 1 (never with the bootstrap policy again, which would
+// deliver the state a second time). Messages at or below the last handled
+// sequence are dropped, so no sequence is delivered twice.
+type Consumer struct {
+	js       jetstream.JetStream
+	stream   string
+	prefix   string
+	h        Handler
+	cfg      consumerConfig
+	lastSeq  atomic.Uint64
+	caughtUp atomic.Bool
+}
+
+// NewConsumer returns a Consumer of the events under prefix in stream.
+func NewConsumer(js jetstream.JetStream, stream, prefix string, h Handler, opts ...ConsumerOption) (*Consumer, error) {
+	if js == nil || h == nil {
+		return nil, fmt.Errorf("%w: consumer needs a JetStream context and a handler", ErrInvalidConfig)
+	}
+	if err := (StreamConfig{Name: stream, SubjectPrefix: prefix}).validate(); err != nil {
+		return nil, fmt.Errorf("%w: consumer: %w", ErrInvalidConfig, err)
+	}
+	cfg := consumerConfig{logger: slog.Default()}
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, fmt.Errorf("%w: consumer: %w", ErrInvalidConfig, err)
+		}
+	}
+	return &Consumer{js: js, stream: stream, prefix: prefix, h: h, cfg: cfg}, nil
+}
+
+// LastSequence is the stream sequence of the last message handled (0
+// before the first).
+func (c *Consumer) LastSequence() uint64 { return c.lastSeq.Load() }
+
+// IsCaughtUp reports whether CaughtUp has been signalled.
+func (c *Consumer) IsCaughtUp() bool { return c.caughtUp.Load() }
+
+// Start consumes until ctx is done, then returns nil. It returns an error
+// only when the NATS connection has been closed for good. Any other failure
+// (stream missing, server gone) is logged and retried with backoff.
+func (c *Consumer) Start(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		before := c.lastSeq.Load()
+		err := c.consume(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConnectionClosed) {
+			return fmt.Errorf("events: consumer of %s: %w", c.stream, err)
+		}
+		if c.lastSeq.Load() != before {
+			attempt = 1 // it made progress: not a failure loop
+		}
+		wait := backoff(attempt, consumerBackoff, consumerMaxBackoff, rand.Int64N)
+		c.cfg.logger.Warn("event consumer interrupted, resuming", "stream", c.stream,
+			"after_seq", c.lastSeq.Load(), "wait", wait, "err", err)
+		if !sleep(ctx, nil, wait) {
+			return nil
+		}
+	}
+}
+
+// resumeFrom is the start sequence of a new ordered consumer: after the
+// last handled message, else the configured start, else 0 (bootstrap).
+func (c *Consumer) resumeFrom() uint64 {
+	if last := c.lastSeq.Load(); last > 0 {
+		return last + 1
+	}
+	return c.cfg.startSeq
+}
+
+// consume runs one ordered consumer until it fails or ctx is done.
+func (c *Consumer) consume(ctx context.Context) error {
+	cu := catchUp{done: true}
+	if !c.caughtUp.Load() {
+		var err error
+		if cu, err = newCatchUp(ctx, c.js, c.stream); err != nil {
+			return err
+		}
+		if !cu.done && c.lastSeq.Load() >= cu.target {
+			cu.done = true
+		}
+		if cu.done {
+			c.signalCaughtUp(ctx)
+		}
+	}
+	r, err := openReader(ctx, c.js, c.stream, orderedConfig(c.prefix, c.resumeFrom(), false))
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	return c.loop(ctx, r, &cu)
+}
+
+// loop handles messages until the reader fails or ctx is done.
+func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
+	for {
+		msg, err := r.next(ctx, !cu.done)
+		switch {
+		case errors.Is(err, errIdle):
+			if r.drained(ctx, c.lastSeq.Load()) {
+				cu.done = true
+				c.signalCaughtUp(ctx)
+			}
+		case err != nil:
+			return err
+		default:
+			c.handle(ctx, msg, cu)
+		}
+	}
+}
+
+// handle delivers one message unless it was delivered before, and signals
+// CaughtUp after the message that completes the bootstrap.
+func (c *Consumer) handle(ctx context.Context, msg jetstream.Msg, cu *catchUp) {
+	md, err := msg.Metadata()
+	if err != nil {
+		c.decodeError(0, msg.Subject(), fmt.Errorf("%w: no JetStream metadata: %w", ErrMalformed, err))
+		return
+	}
+	seq := md.Sequence.Stream
+	if seq > c.lastSeq.Load() {
+		c.deliver(ctx, msg, md)
+		c.lastSeq.Store(seq)
+	}
+	if cu.observe(seq, md.NumPending) {
+		c.signalCaughtUp(ctx)
+	}
+}
+
+func (c *Consumer) deliver(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) {
+	ev, err := DecodeMessage(c.prefix, msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp)
+	if err != nil {
+		c.decodeError(md.Sequence.Stream, msg.Subject(), err)
+		return
+	}
+	if err := c.h.HandleEvent(ctx, ev); err != nil {
+		c.cfg.logger.Error("event handler failed, event skipped", "seq", ev.Sequence,
+			"subject", ev.Subject, "err", err)
+	}
+}
+
+func (c *Consumer) decodeError(seq uint64, subject string, err error) {
+	c.cfg.logger.Warn("undecodable event skipped", "seq", seq, "subject", subject, "err", err)
+	if c.cfg.onDecodeError != nil {
+		c.cfg.onDecodeError(seq, subject, err)
+	}
+}
+
+func (c *Consumer) signalCaughtUp(ctx context.Context) {
+	if c.caughtUp.CompareAndSwap(false, true) {
+		c.h.CaughtUp(ctx)
+	}
+}
+
+// DecodeMessage decodes the payload of a stream message, checks that its
+// subject names the same object as its envelope (a mismatch wraps
+// ErrMalformed), and fills in Sequence, Subject and PublishedAt.
+func DecodeMessage(prefix, subject string, data []byte, seq uint64, published time.Time) (Event, error) {
+	ev, err := Decode(data)
+	if err != nil {
+		return Event{}, err
+	}
+	k, ns, name, err := ParseSubject(prefix, subject)
+	if err != nil {
+		return Event{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if k != ev.Kind || ns != ev.Namespace || name != ev.Name {
+		return Event{}, fmt.Errorf("%w: subject %s carries %s %s", ErrMalformed, subject, ev.Kind, ev.Key())
+	}
+	ev.Sequence, ev.Subject, ev.PublishedAt = seq, subject, published
+	return ev, nil
+}
