@@ -20,15 +20,21 @@ type buildCase struct {
 	problems []string
 }
 
+// buildWith builds objs with testOptions changed by opts (when not nil).
+func buildWith(t *testing.T, objs []runtime.Object, opts func(*Options)) *Configuration {
+	t.Helper()
+	o := testOptions()
+	if opts != nil {
+		opts(&o)
+	}
+	return Build(newTestStore(t, objs...), o)
+}
+
 func runBuildCases(t *testing.T, cases map[string]buildCase) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			opts := testOptions()
-			if tc.opts != nil {
-				tc.opts(&opts)
-			}
-			got := Build(newTestStore(t, tc.objs...), opts)
+			got := buildWith(t, tc.objs, tc.opts)
 			if tc.servers != nil {
 				checkEqual(t, "servers", got.Servers, tc.servers)
 			}

@@ -157,11 +157,7 @@ func TestBuildTLS(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			opts := testOptions()
-			if tc.opts != nil {
-				tc.opts(&opts)
-			}
-			got := Build(newTestStore(t, tc.objs...), opts)
+			got := buildWith(t, tc.objs, tc.opts)
 			if tc.servers != nil {
 				checkEqual(t, "servers", got.Servers, tc.servers)
 			}

@@ -51,11 +51,7 @@ func TestBuildGlobal(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			opts := testOptions()
-			if tc.opts != nil {
-				tc.opts(&opts)
-			}
-			got := Build(newTestStore(t, tc.objs...), opts)
+			got := buildWith(t, tc.objs, tc.opts)
 			checkEqual(t, "global", got.Global, tc.want)
 			checkProblems(t, got.Problems, tc.problems)
 		})

@@ -136,52 +136,32 @@ func isNilObject(obj runtime.Object) bool {
 	return false
 }
 
-func wrongType(kind events.Kind, obj runtime.Object) error {
-	return fmt.Errorf("%w: %s event holds %T", ErrWrongType, kind, obj)
-}
-
 // upsert stores obj, checking that its type is that of kind.
 func (s *Store) upsert(kind events.Kind, key objectKey, obj runtime.Object) error {
 	switch kind {
 	case events.KindIngress:
-		o, ok := obj.(*networkingv1.Ingress)
-		if !ok || o == nil {
-			return wrongType(kind, obj)
-		}
-		s.putIngress(key, o)
+		return put(kind, obj, func(o *networkingv1.Ingress) { s.putIngress(key, o) })
 	case events.KindIngressClass:
-		o, ok := obj.(*networkingv1.IngressClass)
-		if !ok || o == nil {
-			return wrongType(kind, obj)
-		}
-		s.classes[key.Name] = o
+		return put(kind, obj, func(o *networkingv1.IngressClass) { s.classes[key.Name] = o })
 	case events.KindService:
-		o, ok := obj.(*corev1.Service)
-		if !ok || o == nil {
-			return wrongType(kind, obj)
-		}
-		s.services[key] = o
+		return put(kind, obj, func(o *corev1.Service) { s.services[key] = o })
 	case events.KindEndpointSlice:
-		o, ok := obj.(*discoveryv1.EndpointSlice)
-		if !ok || o == nil {
-			return wrongType(kind, obj)
-		}
-		s.putSlice(key, o)
+		return put(kind, obj, func(o *discoveryv1.EndpointSlice) { s.putSlice(key, o) })
 	case events.KindSecret:
-		o, ok := obj.(*corev1.Secret)
-		if !ok || o == nil {
-			return wrongType(kind, obj)
-		}
-		s.secrets[key] = newSecretEntry(o)
+		return put(kind, obj, func(o *corev1.Secret) { s.secrets[key] = newSecretEntry(o) })
 	case events.KindConfigMap:
-		o, ok := obj.(*corev1.ConfigMap)
-		if !ok || o == nil {
-			return wrongType(kind, obj)
-		}
-		s.configMaps[key] = o
-	default:
-		return fmt.Errorf("%w %q", ErrUnknownKind, kind)
+		return put(kind, obj, func(o *corev1.ConfigMap) { s.configMaps[key] = o })
 	}
+	return fmt.Errorf("%w %q", ErrUnknownKind, kind)
+}
+
+// put hands obj to store when it is a T (never a nil one: Apply checked).
+func put[T runtime.Object](kind events.Kind, obj runtime.Object, store func(T)) error {
+	o, ok := obj.(T)
+	if !ok {
+		return fmt.Errorf("%w: %s event holds %T", ErrWrongType, kind, obj)
+	}
+	store(o)
 	return nil
 }
 
