@@ -181,6 +181,7 @@ func compareAge(a, b *ingressEntry) int {
 // buildDefaultBackend picks the default backend: the oldest valid
 // spec.defaultBackend, else Options.DefaultBackendService.
 func (b *builder) buildDefaultBackend() {
+	var winner *ingressEntry
 	for _, e := range b.ingresses {
 		ref := e.obj.Spec.DefaultBackend
 		if ref == nil {
@@ -191,11 +192,11 @@ func (b *builder) buildDefaultBackend() {
 		case err != nil:
 			b.ingressProblem(e, "spec.defaultBackend: %v; ignored", err)
 		case b.defaultBackend == nil:
-			b.defaultBackend = be
+			b.defaultBackend, winner = be, e
 			be.use(e)
 		case b.defaultBackend != be:
-			b.ingressProblem(e, "spec.defaultBackend: ignored, the default backend is %s/%s port %s from an older Ingress",
-				b.defaultBackend.key.namespace, b.defaultBackend.key.service, b.defaultBackend.key.port)
+			b.ingressProblem(e, "spec.defaultBackend: ignored, Ingress %s is older and its default backend (service %s port %s) is used",
+				winner.name, b.defaultBackend.key.service, b.defaultBackend.key.port)
 		default:
 			be.use(e)
 		}

@@ -246,7 +246,7 @@ func TestBuildDefaultBackend(t *testing.T) {
 			opts:     withFlag,
 			servers:  []Server{srv("_", catchAll(web80)), srv("a.example.com", catchAll(web80))},
 			backends: []Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
-			problems: []string{"Ingress default/young: spec.defaultBackend: ignored, the default backend is default/web port 80 from an older Ingress"},
+			problems: []string{"Ingress default/young: spec.defaultBackend: ignored, Ingress default/old is older and its default backend (service web port 80) is used"},
 		},
 		"invalid spec.defaultBackend is skipped": {
 			objs:     one(dflt, ingress("default", "ing", defaultBackend("nope", 80))),
