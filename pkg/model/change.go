@@ -4,8 +4,10 @@ package model
 // classified by how it can be applied. It is computed by Diff.
 type Change struct {
 	// Reload is true when nginx.conf itself must change (servers, locations,
-	// global settings, default backend or certificate); ReloadReasons says
-	// what differed, e.g. "server foo.com: locations changed".
+	// global settings, default backend; a new default certificate is
+	// dynamic, see DefaultCertificate); ReloadReasons says what differed,
+	// e.g. "server foo.com location /x changed", at most ten and then
+	// "and N more".
 	Reload        bool     `json:"reload"`
 	ReloadReasons []string `json:"reloadReasons,omitempty"`
 
