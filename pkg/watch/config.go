@@ -1,0 +1,256 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ingress-sync/ingress-sync/internal/httpserver"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// Defaults of Config.
+const (
+	DefaultStream          = "INGRESS"
+	DefaultSubjectPrefix   = "ingress"
+	DefaultControllerClass = "k8s.io/ingress-sync"
+	DefaultIngressClass    = "nginx"
+	DefaultElectionID      = "ingress-sync-watcher"
+	DefaultNATSURL         = "nats://127.0.0.1:4222"
+	DefaultLeaseDuration   = 15 * time.Second
+	DefaultRenewDeadline   = 10 * time.Second
+	DefaultRetryPeriod     = 2 * time.Second
+	DefaultWorkers         = 4
+)
+
+// ErrInvalidConfig wraps every validation error of Config.
+var ErrInvalidConfig = errors.New("watch: invalid configuration")
+
+// Config is everything the watcher needs. Zero fields take the defaults
+// above; Validate reports what cannot work.
+type Config struct {
+	Client kubernetes.Interface // required
+
+	NATSURL         string // ignored with EmbeddedNATSDir: the server listens on its host:port
+	NATSCredsFile   string
+	NATSUser        string
+	NATSPassword    string
+	EmbeddedNATSDir string // run nats-server in-process, storing JetStream here
+
+	Stream         string
+	SubjectPrefix  string
+	StreamReplicas int
+	StreamHistory  int64
+
+	WatchNamespace string   // "" watches all namespaces
+	ConfigMaps     []string // namespace/name of every ConfigMap to publish
+
+	ControllerClass          string
+	IngressClass             string
+	WatchIngressWithoutClass bool
+
+	LeaderElect       bool
+	ElectionID        string
+	ElectionNamespace string
+	LeaseDuration     time.Duration
+	RenewDeadline     time.Duration
+	RetryPeriod       time.Duration
+
+	PublishService       string   // namespace/name
+	PublishStatusAddress []string // IPs or host names
+
+	MetricsAddr string // "" serves no HTTP
+	WatcherID   string // required: the Lease identity and Event.WatcherID
+	Workers     int
+
+	// PublishAttempts and PublishAckTimeout tune the publisher's own retries
+	// (default events.DefaultRetryAttempts and events.DefaultAckTimeout).
+	// When they are exhausted the key is queued again, so nothing is lost
+	// either way: fewer attempts only hand the retrying to the watcher sooner.
+	PublishAttempts   int
+	PublishAckTimeout time.Duration
+
+	Logger   *slog.Logger         // default slog.Default()
+	Registry *prometheus.Registry // default httpserver.NewRegistry()
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&c.NATSURL, DefaultNATSURL)
+	def(&c.Stream, DefaultStream)
+	def(&c.SubjectPrefix, DefaultSubjectPrefix)
+	def(&c.ControllerClass, DefaultControllerClass)
+	def(&c.IngressClass, DefaultIngressClass)
+	def(&c.ElectionID, DefaultElectionID)
+	defDur := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	defDur(&c.LeaseDuration, DefaultLeaseDuration)
+	defDur(&c.RenewDeadline, DefaultRenewDeadline)
+	defDur(&c.RetryPeriod, DefaultRetryPeriod)
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.PublishAttempts == 0 {
+		c.PublishAttempts = events.DefaultRetryAttempts
+	}
+	defDur(&c.PublishAckTimeout, events.DefaultAckTimeout)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Registry == nil {
+		c.Registry = httpserver.NewRegistry()
+	}
+	return c
+}
+
+// Validate checks c after defaults; errors wrap ErrInvalidConfig.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	checks := []func() error{c.validateBasics, c.validateNATS, c.validateElection, c.validateStatus}
+	var errs []error
+	for _, check := range checks {
+		if err := check(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))
+	}
+	return nil
+}
+
+func (c Config) validateBasics() error {
+	var errs []error
+	if c.Client == nil {
+		errs = append(errs, errors.New("no Kubernetes client"))
+	}
+	if c.WatcherID == "" {
+		errs = append(errs, errors.New("empty watcher id"))
+	}
+	if c.Workers < 1 || c.PublishAttempts < 1 || c.PublishAckTimeout < 0 {
+		errs = append(errs, fmt.Errorf("workers %d and publish attempts %d must be >= 1, ack timeout %s >= 0",
+			c.Workers, c.PublishAttempts, c.PublishAckTimeout))
+	}
+	if c.WatchNamespace != "" {
+		if msgs := validation.IsDNS1123Label(c.WatchNamespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("watch namespace %q: %s", c.WatchNamespace, strings.Join(msgs, "; ")))
+		}
+	}
+	for _, cm := range c.ConfigMaps {
+		if _, _, err := splitNamespacedName(cm); err != nil {
+			errs = append(errs, fmt.Errorf("configmap: %w", err))
+		}
+	}
+	if c.ControllerClass == "" || c.IngressClass == "" {
+		errs = append(errs, errors.New("empty controller class or ingress class"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) validateNATS() error {
+	var errs []error
+	if c.EmbeddedNATSDir == "" && c.NATSURL == "" {
+		errs = append(errs, errors.New("no NATS URL"))
+	}
+	if c.NATSCredsFile != "" && c.NATSUser != "" {
+		errs = append(errs, errors.New("NATS creds file and user are exclusive"))
+	}
+	if c.NATSPassword != "" && c.NATSUser == "" {
+		errs = append(errs, errors.New("NATS password without a user"))
+	}
+	if c.EmbeddedNATSDir != "" {
+		if _, _, err := hostPort(c.NATSURL); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	cfg := c.streamConfig()
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) validateElection() error {
+	if !c.LeaderElect {
+		return nil
+	}
+	var errs []error
+	if c.ElectionID == "" || c.ElectionNamespace == "" {
+		errs = append(errs, errors.New("leader election needs an election id and namespace (or POD_NAMESPACE)"))
+	}
+	if c.LeaseDuration <= c.RenewDeadline || c.RenewDeadline <= c.RetryPeriod || c.RetryPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("want lease duration %s > renew deadline %s > retry period %s > 0",
+			c.LeaseDuration, c.RenewDeadline, c.RetryPeriod))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) validateStatus() error {
+	var errs []error
+	if c.PublishService != "" && len(c.PublishStatusAddress) > 0 {
+		errs = append(errs, errors.New("publish service and publish status address are exclusive"))
+	}
+	if c.PublishService != "" {
+		if _, _, err := splitNamespacedName(c.PublishService); err != nil {
+			errs = append(errs, fmt.Errorf("publish service: %w", err))
+		}
+	}
+	for _, a := range c.PublishStatusAddress {
+		if net.ParseIP(a) == nil && len(validation.IsDNS1123Subdomain(a)) > 0 {
+			errs = append(errs, fmt.Errorf("publish status address %q is neither an IP nor a DNS name", a))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// streamConfig is the event stream the watcher provisions.
+func (c Config) streamConfig() events.StreamConfig {
+	return events.StreamConfig{
+		Name:          c.Stream,
+		SubjectPrefix: c.SubjectPrefix,
+		Replicas:      c.StreamReplicas,
+		History:       c.StreamHistory,
+	}
+}
+
+// splitNamespacedName parses "namespace/name".
+func splitNamespacedName(s string) (ns, name string, err error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return "", "", fmt.Errorf("%q is not namespace/name", s)
+	}
+	return ns, name, nil
+}
+
+// hostPort returns the host and port of a nats:// URL, for the embedded server.
+func hostPort(url string) (string, int, error) {
+	rest, ok := strings.CutPrefix(url, "nats://")
+	if !ok {
+		return "", 0, fmt.Errorf("embedded NATS needs a nats://host:port URL, got %q", url)
+	}
+	host, port, err := net.SplitHostPort(rest)
+	if err != nil {
+		return "", 0, fmt.Errorf("NATS URL %q: %w", url, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return "", 0, fmt.Errorf("NATS URL %q: bad port", url)
+	}
+	return host, p, nil
+}

@@ -1,0 +1,43 @@
+// Package watch is the watcher of ingress-sync: it keeps informers on every
+// ingress input (Ingress, IngressClass, Service, EndpointSlice, TLS Secret and
+// the ConfigMaps named by flags) and publishes each change as an events.Event
+// to the JetStream stream.
+//
+// Design:
+//
+//   - Every replica runs the informers, so a standby has warm caches. Only the
+//     Lease leader publishes (and writes Ingress status); a replica that loses
+//     the Lease stops publishing at once.
+//   - Informer handlers do not publish. They put the object's key on a
+//     rate-limited workqueue (and keep the last state of a deleted object).
+//     A worker publishes the current cache state of the key. So nothing is
+//     lost while NATS is down: a failed publish puts the key back with
+//     exponential backoff, and whatever the object looks like when NATS
+//     returns is published (a delete still carries its last state).
+//   - The worker compares the object with what it last published by a digest
+//     of what matters: for an EndpointSlice its endpoints, ports, address
+//     type and Service label; for an Ingress everything but status (so our
+//     own status writes do not loop back into the stream); for the others the
+//     trimmed object without resourceVersion. Equal digests are dropped and
+//     counted (ingress_sync_watcher_noop_updates_dropped_total).
+//   - On becoming leader it reconciles: it reads the last message of every
+//     subject (events.LastPerSubject) and publishes only objects with no
+//     message, a deleted one, another UID or a changed digest; subjects whose
+//     object is gone get a delete. Nothing unchanged is published again.
+//     Only subjects within the watcher's scope (its namespace, the ConfigMaps
+//     it was given) are considered.
+//   - An object over the server's max_payload is logged with its kind,
+//     namespace, name and size and counted
+//     (ingress_sync_watcher_oversize_objects_total); everything else goes on.
+//
+// HTTP endpoints on Config.MetricsAddr:
+//
+//   - /metrics: Prometheus metrics from the watcher's own registry.
+//   - /healthz: 200 when the informer caches have synced and the NATS
+//     connection is up, else 503 naming the failing check. A NATS outage
+//     therefore turns it red: point a readiness probe at it, and a liveness
+//     probe only if restarting during an outage is wanted (nothing is lost
+//     either way; a restart reconciles).
+//   - /readyz: /healthz plus, on the leader, that the start-up reconcile has
+//     finished.
+package watch

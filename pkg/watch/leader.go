@@ -1,0 +1,131 @@
+package watch
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// elect campaigns for the Lease until ctx ends, leading whenever it holds
+// it. Losing the Lease cancels the term at once; the replica then campaigns
+// again as a standby with warm caches.
+func (w *Watcher) elect(ctx context.Context) error {
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metaOf(w.cfg.ElectionNamespace, w.cfg.ElectionID),
+		Client:     w.cfg.Client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: w.cfg.WatcherID},
+	}
+	for ctx.Err() == nil {
+		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			Name:            w.cfg.ElectionID,
+			LeaseDuration:   w.cfg.LeaseDuration,
+			RenewDeadline:   w.cfg.RenewDeadline,
+			RetryPeriod:     w.cfg.RetryPeriod,
+			ReleaseOnCancel: true,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: w.lead,
+				OnStoppedLeading: func() { w.log.Info("stopped leading") },
+				OnNewLeader: func(id string) {
+					if id != w.cfg.WatcherID {
+						w.log.Info("another replica leads", "leader", id)
+					}
+				},
+			},
+		})
+		if err != nil {
+			return err
+		}
+		le.Run(ctx)
+	}
+	return nil
+}
+
+// lead is one term of leadership: reconcile the stream with the caches, then
+// publish live changes (and write Ingress status) until ctx ends. Terms never
+// overlap.
+func (w *Watcher) lead(ctx context.Context) {
+	w.leadMu.Lock()
+	defer w.leadMu.Unlock()
+	w.metrics.leader.Set(1)
+	defer w.metrics.leader.Set(0)
+	w.log.Info("leading: reconciling the stream, then publishing")
+	t := newTerm(w)
+	pub, closePub, err := w.newPublisher(t)
+	if err != nil {
+		w.log.Error("cannot publish", "err", err)
+		return
+	}
+	defer closePub()
+	t.pub = pub
+	if w.statusEnabled() {
+		t.status = newStatusWriter(w)
+	}
+	w.reconciled.Store(false)
+	w.current.Store(t)
+	defer w.current.CompareAndSwap(t, nil)
+	if !w.reconcileRetrying(ctx, t) {
+		t.queue.ShutDown()
+		return
+	}
+	w.reconciled.Store(true)
+	done := make(chan struct{})
+	if t.status != nil {
+		go func() {
+			defer close(done)
+			t.status.run(ctx)
+		}()
+	} else {
+		close(done)
+	}
+	t.run(ctx)
+	<-done
+}
+
+// reconcileRetrying reconciles, retrying with backoff while the stream cannot
+// be read; false when ctx ended first.
+func (w *Watcher) reconcileRetrying(ctx context.Context, t *term) bool {
+	for attempt := 1; ; attempt++ {
+		err := w.reconcile(ctx, t)
+		if err == nil {
+			return true
+		}
+		wait := backoff(attempt, ensureBase, ensureMax)
+		w.log.Warn("reconcile failed, retrying", "attempt", attempt, "retryIn", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+	}
+}
+
+// newPublisher is the publisher of one term, reporting final outcomes to
+// the term. Its close function cuts pending retries short: a replica that
+// no longer leads must stop publishing at once (the next leader's
+// reconcile publishes whatever is missing).
+func (w *Watcher) newPublisher(t *term) (publisher, func(), error) {
+	p, err := events.NewPublisher(w.nats.js, w.cfg.SubjectPrefix,
+		events.WithObserver(t.observe), events.WithPublisherLogger(w.log),
+		events.WithRetry(w.cfg.PublishAttempts, events.DefaultRetryBackoff),
+		events.WithAckTimeout(w.cfg.PublishAckTimeout))
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = p.Close(ctx)
+	}, nil
+}
+
+func (w *Watcher) statusEnabled() bool {
+	return w.cfg.PublishService != "" || len(w.cfg.PublishStatusAddress) > 0
+}
+
+func metaOf(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }

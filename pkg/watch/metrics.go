@@ -1,0 +1,49 @@
+package watch
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the watcher's Prometheus metrics, on its own registry.
+type metrics struct {
+	published  *prometheus.CounterVec // kind, op
+	errors     *prometheus.CounterVec // kind
+	latency    *prometheus.HistogramVec
+	noop       *prometheus.CounterVec // kind
+	oversize   *prometheus.CounterVec // kind
+	leader     prometheus.Gauge
+	reconciled *prometheus.CounterVec // result
+}
+
+// newMetrics registers the metrics on reg.
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	const ns, sub = "ingress_sync", "watcher"
+	m := &metrics{
+		published: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "events_published_total", Help: "Events acknowledged by JetStream, by kind and op."},
+			[]string{"kind", "op"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "publish_errors_total", Help: "Failed publish attempts (the key is retried), by kind."},
+			[]string{"kind"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub,
+			Name: "publish_latency_seconds", Help: "Time from publish to JetStream acknowledgement.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}, []string{"kind"}),
+		noop: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "noop_updates_dropped_total", Help: "Updates not published because nothing that matters changed, by kind."},
+			[]string{"kind"}),
+		oversize: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "oversize_objects_total", Help: "Objects not published because they exceed the NATS max_payload, by kind."},
+			[]string{"kind"}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
+			Name: "leader", Help: "1 while this replica holds the Lease and publishes, else 0."}),
+		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "reconciled_objects_total", Help: "Objects examined by the start-up reconcile, by result (unchanged, changed, gone)."},
+			[]string{"result"}),
+	}
+	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.oversize, m.leader, m.reconciled} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,98 @@
+package watch_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// TestNATSDownAtStart: the watcher retries NATS with backoff, says so in its
+// log, and once NATS is up every change made meanwhile is in the stream.
+func TestNATSDownAtStart(t *testing.T) {
+	e := newEnv(t)
+	e.nats.Stop()
+	ctx, c, ns := t.Context(), e.client, e.ns
+	w := start(t, e.config("watcher-a"))
+	e.create(t, service(ns, "web"))
+	e.create(t, service(ns, "short-lived"))
+	if err := c.CoreV1().Services(ns).Delete(ctx, "short-lived", deleteOpts); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := c.CoreV1().Services(ns).Get(ctx, "web", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].Port = 8080
+	svc, err = c.CoreV1().Services(ns).Update(ctx, svc, updateOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "three logged connection attempts", func() bool {
+		return len(w.logs.lines("NATS connection failed, retrying", "attempt=3")) > 0
+	})
+	for _, line := range w.logs.lines("NATS connection failed, retrying") {
+		if !strings.Contains(line, "retryIn=") || !strings.Contains(line, "err=") {
+			t.Errorf("retry log line without backoff or error: %s", line)
+		}
+	}
+
+	e.nats.Restart()
+	m := e.waitMessage(t, e.subject(events.KindService, "web"), events.OpCreate)
+	if m.Event.ResourceVersion != svc.ResourceVersion || m.Event.Object.(*corev1.Service).Spec.Ports[0].Port != 8080 {
+		t.Errorf("published %s, want the state after the update (rv %s)", m, svc.ResourceVersion)
+	}
+	checkNewMessages(t, e, 0, []string{
+		e.subject(events.KindService, "web") + " create",
+		e.subject(events.KindService, "marker") + " create",
+	})
+}
+
+// TestNATSOutage: changes made while NATS is down are all published once it
+// is back, a delete with the object's last state. The publisher gives up
+// after two short attempts, so the watcher's own requeueing is what brings
+// the changes through.
+func TestNATSOutage(t *testing.T) {
+	e := newEnv(t)
+	ctx, c, ns := t.Context(), e.client, e.ns
+	cfg := e.config("watcher-a")
+	cfg.PublishAttempts, cfg.PublishAckTimeout = 2, 200*time.Millisecond
+	w := start(t, cfg)
+	for _, name := range []string{"updated", "deleted", "kept"} {
+		e.create(t, service(ns, name))
+		e.waitMessage(t, e.subject(events.KindService, name), events.OpCreate)
+	}
+	before := e.lastSeq(t)
+
+	e.nats.Stop()
+	eventually(t, "the watcher noticing the outage", func() bool {
+		return len(w.logs.lines("disconnected from NATS")) > 0
+	})
+	svc, err := c.CoreV1().Services(ns).Get(ctx, "updated", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].Port = 8080
+	if _, err := c.CoreV1().Services(ns).Update(ctx, svc, updateOpts); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CoreV1().Services(ns).Delete(ctx, "deleted", deleteOpts); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, service(ns, "created"))
+	e.nats.Restart()
+
+	del := e.waitMessage(t, e.subject(events.KindService, "deleted"), events.OpDelete)
+	if del.Event.Object == nil {
+		t.Errorf("delete %s lost the last state of the object", del)
+	}
+	checkNewMessages(t, e, before, []string{
+		e.subject(events.KindService, "updated") + " update",
+		e.subject(events.KindService, "deleted") + " delete",
+		e.subject(events.KindService, "created") + " create",
+		e.subject(events.KindService, "marker") + " create",
+	})
+}

@@ -1,0 +1,122 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// reconcileCounts says what the start-up reconcile found.
+type reconcileCounts struct {
+	heads     int // subjects in the stream
+	unchanged int // objects whose last message has their resourceVersion
+	queued    int // objects queued: new, recreated, or with another version
+	gone      int // subjects whose object is no longer in the API
+}
+
+// reconcile compares the last message of every subject with the informer
+// caches and queues what the stream lacks. Nothing is published here: the
+// workers, started afterwards, do it, and decide drops versions whose digest
+// equals the message's.
+func (w *Watcher) reconcile(ctx context.Context, t *term) error {
+	heads, err := events.LastPerSubject(ctx, w.nats.js, w.cfg.Stream, w.cfg.SubjectPrefix)
+	if err != nil {
+		return fmt.Errorf("read the last message of every subject: %w", err)
+	}
+	c := reconcileCounts{heads: len(heads)}
+	seen := make(map[string]bool)
+	for _, kind := range events.Kinds {
+		for _, obj := range w.informers.sources[kind].list() {
+			k, err := keyOf(kind, obj)
+			if err != nil {
+				continue
+			}
+			subject := events.Subject(w.cfg.SubjectPrefix, kind, k.Namespace, k.Name)
+			seen[subject] = true
+			head, ok := heads[subject]
+			if w.seed(ctx, t, k, obj, head, ok) {
+				c.queued++
+			} else {
+				c.unchanged++
+			}
+		}
+	}
+	for subject, head := range heads {
+		if seen[subject] || head.Op == events.OpDelete {
+			continue
+		}
+		kind, ns, name, err := events.ParseSubject(w.cfg.SubjectPrefix, subject)
+		k := key{Kind: kind, Namespace: ns, Name: name}
+		if err != nil || !w.inScope(k) {
+			continue
+		}
+		t.setRecord(k, record{UID: head.UID, RV: head.ResourceVersion, Op: head.Op})
+		t.queue.Add(k)
+		c.gone++
+	}
+	w.metrics.reconciled.WithLabelValues("unchanged").Add(float64(c.unchanged))
+	w.metrics.reconciled.WithLabelValues("queued").Add(float64(c.queued))
+	w.metrics.reconciled.WithLabelValues("gone").Add(float64(c.gone))
+	w.log.Info("reconciled stream with the API", "subjects", c.heads, "unchanged", c.unchanged,
+		"queued", c.queued, "gone", c.gone)
+	return nil
+}
+
+// seed records what the stream holds for k from its last message (head) and
+// queues k unless the message has the cached resourceVersion. It reports
+// whether k was queued.
+func (w *Watcher) seed(ctx context.Context, t *term, k key, obj runtime.Object, head events.Head, ok bool) bool {
+	cur := stateOf(obj)
+	if !ok || head.Op == events.OpDelete {
+		t.queue.Add(k)
+		return true
+	}
+	rec := record{UID: head.UID, RV: head.ResourceVersion, Op: head.Op}
+	if head.UID == cur.UID && head.ResourceVersion == cur.RV {
+		rec.Digest, rec.HasDigest = cur.Digest, cur.HasDigest
+		t.setRecord(k, rec)
+		return false
+	}
+	if head.UID == cur.UID {
+		rec.Digest, rec.HasDigest = w.headDigest(ctx, head.Subject)
+	}
+	t.setRecord(k, rec)
+	t.queue.Add(k)
+	return true
+}
+
+// headDigest is the digest of the object in the last message of subject,
+// so that a version that differs only in what does not matter (a dropped
+// no-op update) is not published again after a restart.
+func (w *Watcher) headDigest(ctx context.Context, subject string) (digest, bool) {
+	ctx, cancel := context.WithTimeout(ctx, natsTimeout)
+	defer cancel()
+	msg, err := w.nats.stream.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
+		w.log.Warn("read last message failed", "subject", subject, "error", err)
+		return digest{}, false
+	}
+	ev, err := events.Decode(msg.Data)
+	if err != nil || ev.Object == nil {
+		w.log.Warn("last message not decodable, republishing", "subject", subject, "error", err)
+		return digest{}, false
+	}
+	d, err := digestOf(ev.Object)
+	return d, err == nil
+}
+
+// inScope reports whether the watcher is responsible for k: its namespace
+// (or all), any IngressClass, and only the ConfigMaps it was given. Subjects
+// outside the scope are never deleted by the reconcile.
+func (w *Watcher) inScope(k key) bool {
+	switch k.Kind {
+	case events.KindIngressClass:
+		return true
+	case events.KindConfigMap:
+		return w.configMaps[k.cacheKey()]
+	}
+	return w.cfg.WatchNamespace == "" || k.Namespace == w.cfg.WatchNamespace
+}

@@ -1,0 +1,201 @@
+package watch
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// key identifies one object of one kind.
+type key struct {
+	Kind      events.Kind
+	Namespace string // "" for IngressClass
+	Name      string
+}
+
+// cacheKey is the informer store key: "namespace/name" or "name".
+func (k key) cacheKey() string {
+	if k.Namespace == "" {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+func (k key) String() string { return string(k.Kind) + " " + k.cacheKey() }
+
+// keyOf is the key of obj, of kind.
+func keyOf(kind events.Kind, obj runtime.Object) (key, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return key{}, fmt.Errorf("%s without metadata: %w", kind, err)
+	}
+	return key{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, nil
+}
+
+// source is the informer cache of one kind; ConfigMaps have one informer per
+// configured name.
+type source struct {
+	kind      events.Kind
+	informers []cache.SharedIndexInformer
+}
+
+// get returns the cached object of k, if any.
+func (s *source) get(k key) (runtime.Object, bool) {
+	for _, inf := range s.informers {
+		item, ok, err := inf.GetStore().GetByKey(k.cacheKey())
+		if err == nil && ok {
+			if obj, isObj := item.(runtime.Object); isObj && published(obj) {
+				return obj, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// list returns every cached object.
+func (s *source) list() []runtime.Object {
+	var out []runtime.Object
+	for _, inf := range s.informers {
+		for _, item := range inf.GetStore().List() {
+			if obj, ok := item.(runtime.Object); ok && published(obj) {
+				out = append(out, obj)
+			}
+		}
+	}
+	return out
+}
+
+func (s *source) hasSynced() bool {
+	for _, inf := range s.informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// published reports whether obj may ever be published: every object but a
+// Secret that is not of type kubernetes.io/tls. The informer already selects
+// TLS Secrets by field selector; this guards against anything else.
+func published(obj runtime.Object) bool {
+	if s, ok := obj.(*corev1.Secret); ok {
+		return s.Type == corev1.SecretTypeTLS
+	}
+	return true
+}
+
+// informerSet holds the factories and sources of one watcher.
+type informerSet struct {
+	factories []informers.SharedInformerFactory
+	sources   map[events.Kind]*source
+	// publishService is the single-object informer of --publish-service.
+	publishService cache.SharedIndexInformer
+}
+
+// newInformerSet builds (but does not start) the informers of cfg.
+func newInformerSet(cfg Config) (*informerSet, error) {
+	s := &informerSet{sources: make(map[events.Kind]*source, len(events.Kinds))}
+	main := s.factory(cfg.Client, cfg.WatchNamespace, "")
+	secrets := s.factory(cfg.Client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String())
+	s.add(events.KindIngress, main.Networking().V1().Ingresses().Informer())
+	s.add(events.KindIngressClass, main.Networking().V1().IngressClasses().Informer())
+	s.add(events.KindService, main.Core().V1().Services().Informer())
+	s.add(events.KindEndpointSlice, main.Discovery().V1().EndpointSlices().Informer())
+	s.add(events.KindSecret, secrets.Core().V1().Secrets().Informer())
+	s.sources[events.KindConfigMap] = &source{kind: events.KindConfigMap}
+	for _, nn := range cfg.ConfigMaps {
+		ns, name, err := splitNamespacedName(nn)
+		if err != nil {
+			return nil, err
+		}
+		f := s.factory(cfg.Client, ns, fields.OneTermEqualSelector("metadata.name", name).String())
+		s.add(events.KindConfigMap, f.Core().V1().ConfigMaps().Informer())
+	}
+	if cfg.PublishService != "" {
+		ns, name, err := splitNamespacedName(cfg.PublishService)
+		if err != nil {
+			return nil, err
+		}
+		f := s.factory(cfg.Client, ns, fields.OneTermEqualSelector("metadata.name", name).String())
+		s.publishService = f.Core().V1().Services().Informer()
+		if err := s.publishService.SetTransform(dropManagedFields); err != nil {
+			return nil, err
+		}
+	}
+	for _, src := range s.sources {
+		for _, inf := range src.informers {
+			if err := inf.SetTransform(dropManagedFields); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s, nil
+}
+
+// factory returns a new informer factory without resync, limited to ns
+// (if not "") and to objects matching fieldSelector (if not "").
+func (s *informerSet) factory(client kubernetes.Interface, ns, fieldSelector string) informers.SharedInformerFactory {
+	opts := []informers.SharedInformerOption{informers.WithNamespace(ns)}
+	if fieldSelector != "" {
+		opts = append(opts, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = fieldSelector }))
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, opts...)
+	s.factories = append(s.factories, f)
+	return f
+}
+
+func (s *informerSet) add(kind events.Kind, inf cache.SharedIndexInformer) {
+	src := s.sources[kind]
+	if src == nil {
+		src = &source{kind: kind}
+		s.sources[kind] = src
+	}
+	src.informers = append(src.informers, inf)
+}
+
+// start starts every informer; they stop when stop is closed.
+func (s *informerSet) start(stop <-chan struct{}) {
+	for _, f := range s.factories {
+		f.Start(stop)
+	}
+}
+
+// shutdown waits for the informer goroutines after stop was closed.
+func (s *informerSet) shutdown() {
+	for _, f := range s.factories {
+		f.Shutdown()
+	}
+}
+
+// hasSynced reports whether every informer has synced.
+func (s *informerSet) hasSynced() bool {
+	for _, src := range s.sources {
+		if !src.hasSynced() {
+			return false
+		}
+	}
+	return s.publishService == nil || s.publishService.HasSynced()
+}
+
+// syncTimeout bounds the wait for a first sync in waitForSync's log line
+// only: the wait itself lasts until ctx ends, as the API may be down.
+const syncTimeout = 30 * time.Second
+
+// dropManagedFields keeps managedFields out of the caches: the watcher never
+// reads them and they are often the largest part of an object.
+func dropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}

@@ -1,0 +1,283 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// Retry backoff of a key whose publish failed.
+const (
+	retryBase = 100 * time.Millisecond
+	retryMax  = 10 * time.Second
+)
+
+// publisher is what the watcher needs of *events.Publisher.
+type publisher interface {
+	Publish(ctx context.Context, ev events.Event) error
+}
+
+// term is one period of leadership: its queue of keys to publish, what it
+// believes the stream holds, and the last states of deleted objects.
+type term struct {
+	w      *Watcher
+	pub    publisher
+	queue  workqueue.TypedRateLimitingInterface[key]
+	status *statusWriter // nil when no status is published
+
+	mu       sync.Mutex
+	records  map[key]record
+	tombs    map[key]runtime.Object // last state of deleted objects, until their delete is published
+	observed map[key]time.Time      // when a change of the key was first seen since its last publish
+}
+
+func newTerm(w *Watcher) *term {
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[key](retryBase, retryMax)
+	return &term{
+		w:        w,
+		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[key]{}),
+		records:  make(map[key]record),
+		tombs:    make(map[key]runtime.Object),
+		observed: make(map[key]time.Time),
+	}
+}
+
+// notify queues k after a change seen by an informer; deleted is the last
+// state of a deleted object, nil otherwise.
+func (t *term) notify(k key, deleted runtime.Object) {
+	t.mu.Lock()
+	if _, ok := t.observed[k]; !ok {
+		t.observed[k] = time.Now()
+	}
+	if deleted != nil {
+		t.tombs[k] = deleted
+	}
+	t.mu.Unlock()
+	t.queue.Add(k)
+}
+
+func (t *term) setRecord(k key, rec record) {
+	t.mu.Lock()
+	t.records[k] = rec
+	t.mu.Unlock()
+}
+
+// run publishes queued keys with the configured number of workers until ctx
+// ends.
+func (t *term) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range t.w.cfg.Workers {
+		wg.Go(func() { t.work(ctx) })
+	}
+	<-ctx.Done()
+	t.queue.ShutDown()
+	wg.Wait()
+}
+
+func (t *term) work(ctx context.Context) {
+	for {
+		k, shutdown := t.queue.Get()
+		if shutdown {
+			return
+		}
+		err := t.process(ctx, k)
+		switch {
+		case err == nil:
+			t.queue.Forget(k)
+		case ctx.Err() == nil:
+			t.w.log.Warn("publish failed, will retry", "kind", k.Kind, "namespace", k.Namespace,
+				"name", k.Name, "retries", t.queue.NumRequeues(k), "error", err)
+			t.queue.AddRateLimited(k)
+		}
+		t.queue.Done(k)
+	}
+}
+
+// process publishes what the stream lacks of key k (see decide).
+func (t *term) process(ctx context.Context, k key) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	obj, exists := t.w.informers.sources[k.Kind].get(k)
+	var cur *state
+	if exists {
+		s := stateOf(obj)
+		cur = &s
+	}
+	t.mu.Lock()
+	rec, hasRec := t.records[k]
+	t.mu.Unlock()
+	var recp *record
+	if hasRec {
+		recp = &rec
+	}
+	p := decide(recp, cur)
+	if p.Noop {
+		t.w.metrics.noop.WithLabelValues(string(k.Kind)).Inc()
+		rec.RV, rec.Digest, rec.HasDigest = cur.RV, cur.Digest, cur.HasDigest
+		t.setRecord(k, rec)
+	}
+	if p.DeleteOld {
+		if err := t.publishDelete(ctx, k, rec); err != nil {
+			return err
+		}
+	}
+	switch p.Op {
+	case "":
+		t.forget(k)
+		return nil
+	case events.OpDelete:
+		return t.publishDelete(ctx, k, rec)
+	}
+	ev := t.event(p.Op, k, obj, cur)
+	return t.publish(ctx, k, ev, record{UID: cur.UID, RV: cur.RV, Op: p.Op, Digest: cur.Digest, HasDigest: cur.HasDigest})
+}
+
+// stateOf reduces a cached object to what decide compares.
+func stateOf(obj runtime.Object) state {
+	var s state
+	if m, err := meta.Accessor(obj); err == nil {
+		s.UID, s.RV = string(m.GetUID()), m.GetResourceVersion()
+	}
+	if d, err := digestOf(obj); err == nil {
+		s.Digest, s.HasDigest = d, true
+	}
+	return s
+}
+
+// event is the envelope of the current state of k.
+func (t *term) event(op events.Op, k key, obj runtime.Object, cur *state) events.Event {
+	return events.Event{
+		Op: op, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name,
+		UID: cur.UID, ResourceVersion: cur.RV,
+		ObservedAt: t.observedAt(k), WatcherID: t.w.cfg.WatcherID, SchemaVersion: events.SchemaVersion,
+		Object: events.Trim(obj),
+	}
+}
+
+// publishDelete publishes the delete of the object rec describes, with its
+// last state when the informer delivered it.
+func (t *term) publishDelete(ctx context.Context, k key, rec record) error {
+	ev := events.Event{
+		Op: events.OpDelete, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name,
+		UID: rec.UID, ResourceVersion: rec.RV,
+		ObservedAt: t.observedAt(k), WatcherID: t.w.cfg.WatcherID, SchemaVersion: events.SchemaVersion,
+	}
+	t.mu.Lock()
+	tomb := t.tombs[k]
+	t.mu.Unlock()
+	if m, err := meta.Accessor(tomb); tomb != nil && err == nil && string(m.GetUID()) == rec.UID {
+		ev.ResourceVersion = m.GetResourceVersion()
+		ev.Object = events.Trim(tomb)
+	}
+	return t.publish(ctx, k, ev, record{UID: rec.UID, RV: ev.ResourceVersion, Op: events.OpDelete})
+}
+
+// publish hands ev to the publisher and records it as what the stream
+// holds; the publisher reports the final outcome to observe. An object too
+// large for the server, or an event the publisher refuses, is dropped (and
+// reported by observe); any other error is returned for a retry.
+func (t *term) publish(ctx context.Context, k key, ev events.Event, rec record) error {
+	err := t.pub.Publish(ctx, ev)
+	switch {
+	case err == nil:
+		t.mu.Lock()
+		t.records[k] = rec
+		delete(t.observed, k)
+		if ev.Op == events.OpDelete {
+			delete(t.tombs, k)
+		}
+		t.mu.Unlock()
+		return nil
+	case refused(err):
+		t.forget(k)
+		return nil
+	}
+	return fmt.Errorf("publish %s %s: %w", ev.Op, k, err)
+}
+
+// observe is the publisher's report of the final outcome of an event: its
+// acknowledgement, or a failure after the publisher's own retries. A failed
+// event's key is queued again (with backoff) so that its current state is
+// published once NATS is back.
+func (t *term) observe(ev events.Event, latency time.Duration, err error) {
+	kind := string(ev.Kind)
+	if err == nil {
+		t.w.metrics.published.WithLabelValues(kind, string(ev.Op)).Inc()
+		t.w.metrics.latency.WithLabelValues(kind).Observe(latency.Seconds())
+		return
+	}
+	k := key{Kind: ev.Kind, Namespace: ev.Namespace, Name: ev.Name}
+	switch {
+	case tooLarge(err):
+		t.w.reportOversize(ev, err)
+		t.unrecord(k, ev, false)
+		return
+	case errors.Is(err, events.ErrInvalidEvent):
+		t.w.metrics.errors.WithLabelValues(kind).Inc()
+		t.w.log.Error("event refused", "kind", ev.Kind, "namespace", ev.Namespace, "name", ev.Name, "err", err)
+		t.unrecord(k, ev, false)
+		return
+	case errors.Is(err, events.ErrPublisherClosed):
+		return // the term ended; the next leader reconciles
+	}
+	t.w.metrics.errors.WithLabelValues(kind).Inc()
+	t.unrecord(k, ev, true)
+	t.queue.AddRateLimited(k)
+}
+
+// unrecord undoes the record of ev, which the stream may not hold, if it is
+// still the latest: failed marks it for publishing again; otherwise only its
+// content is forgotten, so the next change of the object is published (and
+// a delete still is).
+func (t *term) unrecord(k key, ev events.Event, failed bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rec, ok := t.records[k]
+	if !ok || rec.UID != ev.UID || rec.RV != ev.ResourceVersion || rec.Op != ev.Op {
+		return
+	}
+	if failed {
+		rec.Failed = true
+	} else {
+		rec.RV, rec.HasDigest = "", false
+	}
+	t.records[k] = rec
+}
+
+func (t *term) observedAt(k key) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if at, ok := t.observed[k]; ok {
+		return at
+	}
+	return time.Now()
+}
+
+// forget drops what the term keeps about a key it has nothing to publish for.
+func (t *term) forget(k key) {
+	t.mu.Lock()
+	delete(t.observed, k)
+	t.mu.Unlock()
+}
+
+// tooLarge reports whether err says the event exceeds the server's
+// max_payload.
+func tooLarge(err error) bool {
+	return errors.Is(err, events.ErrTooLarge) || errors.Is(err, nats.ErrMaxPayload)
+}
+
+// refused reports whether the publisher refused an event for good: too
+// large, or not valid. Retrying the same state cannot help.
+func refused(err error) bool {
+	return tooLarge(err) || errors.Is(err, events.ErrInvalidEvent)
+}

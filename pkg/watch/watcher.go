@@ -1,0 +1,219 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ingress-sync/ingress-sync/internal/httpserver"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// Watcher publishes every change of the ingress inputs to JetStream.
+type Watcher struct {
+	cfg        Config
+	log        *slog.Logger
+	metrics    *metrics
+	informers  *informerSet
+	configMaps map[string]bool // namespace/name of the ConfigMaps in scope
+	class      classRule
+
+	natsReady  chan struct{} // closed once nats is set
+	nats       *natsLink
+	synced     atomic.Bool
+	reconciled atomic.Bool          // the current leader term finished its reconcile
+	current    atomic.Pointer[term] // the leader term, nil on a standby
+	leadMu     sync.Mutex           // one term at a time
+	started    atomic.Bool
+}
+
+// New validates cfg and builds a Watcher; Start runs it.
+func New(cfg Config) (*Watcher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("watch: metrics: %w", err)
+	}
+	inf, err := newInformerSet(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("watch: informers: %w", err)
+	}
+	w := &Watcher{
+		cfg: cfg, log: cfg.Logger.With("component", "watcher", "watcher", cfg.WatcherID),
+		metrics: m, informers: inf, configMaps: make(map[string]bool),
+		class:     classRule{controller: cfg.ControllerClass, name: cfg.IngressClass, withoutClass: cfg.WatchIngressWithoutClass},
+		natsReady: make(chan struct{}),
+	}
+	for _, cm := range cfg.ConfigMaps {
+		w.configMaps[cm] = true
+	}
+	if err := w.addHandlers(); err != nil {
+		return nil, fmt.Errorf("watch: handlers: %w", err)
+	}
+	return w, nil
+}
+
+// Registry is the Prometheus registry of the watcher's metrics.
+func (w *Watcher) Registry() *prometheus.Registry { return w.cfg.Registry }
+
+// Start runs the watcher until ctx ends: embedded NATS if configured, the
+// informers, the NATS connection, leader election and, while leading, the
+// publishing and the status writer. It returns nil after a clean shutdown.
+func (w *Watcher) Start(ctx context.Context) error {
+	if !w.started.CompareAndSwap(false, true) {
+		return errors.New("watch: Start called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	url, stopEmbedded, err := w.startEmbedded(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopEmbedded()
+	stop := make(chan struct{})
+	w.informers.start(stop)
+	defer func() {
+		close(stop)
+		w.informers.shutdown()
+	}()
+	defer w.closeNATS()
+	parts := []func(context.Context) error{
+		func(ctx context.Context) error { return w.prepareNATS(ctx, url) },
+		w.runLeadership,
+	}
+	if w.cfg.MetricsAddr != "" {
+		srv := &httpserver.Server{Addr: w.cfg.MetricsAddr, Registry: w.cfg.Registry,
+			Healthz: w.healthz, Readyz: w.readyz, Logger: w.log}
+		parts = append(parts, srv.Start)
+	}
+	return runAll(ctx, parts...)
+}
+
+// runAll runs every part until ctx ends or one fails; it cancels the others
+// and returns the first error.
+func runAll(ctx context.Context, parts ...func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(parts))
+	for _, p := range parts {
+		go func() { errc <- p(ctx) }()
+	}
+	var first error
+	for range parts {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
+}
+
+// startEmbedded starts nats-server in-process when configured and returns
+// the URL to connect to and a stop function.
+func (w *Watcher) startEmbedded(ctx context.Context) (string, func(), error) {
+	if w.cfg.EmbeddedNATSDir == "" {
+		return w.cfg.NATSURL, func() {}, nil
+	}
+	host, port, err := hostPort(w.cfg.NATSURL)
+	if err != nil {
+		return "", nil, err
+	}
+	srv, err := events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: w.cfg.EmbeddedNATSDir, Host: host, Port: port})
+	if err != nil {
+		return "", nil, fmt.Errorf("watch: embedded NATS: %w", err)
+	}
+	w.log.Info("embedded NATS started", "url", srv.ClientURL(), "store", w.cfg.EmbeddedNATSDir)
+	return srv.ClientURL(), func() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}, nil
+}
+
+func (w *Watcher) closeNATS() {
+	select {
+	case <-w.natsReady:
+		w.nats.nc.Close()
+	default:
+	}
+}
+
+// runLeadership waits for the caches and NATS, then leads: always without
+// leader election, else whenever this replica holds the Lease.
+func (w *Watcher) runLeadership(ctx context.Context) error {
+	began := time.Now()
+	if !cache.WaitForCacheSync(ctx.Done(), w.informers.hasSynced) {
+		return nil
+	}
+	w.synced.Store(true)
+	w.log.Info("informer caches synced", "took", time.Since(began).Round(time.Millisecond))
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-w.natsReady:
+	}
+	if !w.cfg.LeaderElect {
+		w.lead(ctx)
+		return nil
+	}
+	return w.elect(ctx)
+}
+
+// healthz: informer caches synced and NATS connected.
+func (w *Watcher) healthz() error {
+	var errs []error
+	if !w.synced.Load() {
+		errs = append(errs, errors.New("informer caches not synced"))
+	}
+	if !w.natsConnected() {
+		errs = append(errs, errors.New("NATS not connected"))
+	}
+	return errors.Join(errs...)
+}
+
+// readyz: healthz, and on the leader a finished reconcile.
+func (w *Watcher) readyz() error {
+	if err := w.healthz(); err != nil {
+		return err
+	}
+	if w.current.Load() != nil && !w.reconciled.Load() {
+		return errors.New("leader has not finished reconciling the stream")
+	}
+	return nil
+}
+
+// serves applies the class rule with the cached IngressClasses.
+func (w *Watcher) serves(ing *networkingv1.Ingress) bool {
+	classes := make(map[string]*networkingv1.IngressClass)
+	for _, obj := range w.informers.sources[events.KindIngressClass].list() {
+		if c, ok := obj.(*networkingv1.IngressClass); ok {
+			classes[c.Name] = c
+		}
+	}
+	return w.class.serves(ing, classes)
+}
+
+// reportOversize logs and counts an object too large for max_payload.
+func (w *Watcher) reportOversize(ev events.Event, err error) {
+	size := -1
+	if b, encErr := events.Encode(ev); encErr == nil {
+		size = len(b)
+	}
+	var maxPayload int64
+	if w.nats != nil {
+		maxPayload = w.nats.nc.MaxPayload()
+	}
+	w.metrics.oversize.WithLabelValues(string(ev.Kind)).Inc()
+	w.log.Error("object too large to publish", "kind", ev.Kind, "namespace", ev.Namespace, "name", ev.Name,
+		"op", ev.Op, "sizeBytes", size, "maxPayload", maxPayload, "err", err)
+}
