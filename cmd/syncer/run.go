@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ingress-sync/ingress-sync/internal/certs"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/nginx"
+)
+
+// natsFlags are the connection flags every subcommand that reads the stream
+// takes.
+type natsFlags struct {
+	url, user, password, creds, stream, prefix string
+}
+
+func (f *natsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "nats-url", "nats://127.0.0.1:4222", "NATS server URLs, comma-separated")
+	fs.StringVar(&f.user, "nats-user", "", "NATS user (read-only syncer account)")
+	fs.StringVar(&f.password, "nats-password", os.Getenv("NATS_PASSWORD"), "NATS password (default $NATS_PASSWORD)")
+	fs.StringVar(&f.creds, "nats-creds", "", "NATS credentials file")
+	fs.StringVar(&f.stream, "stream", "INGRESS", "JetStream stream holding the ingress events")
+	fs.StringVar(&f.prefix, "subject-prefix", "ingress", "subject prefix of the events")
+}
+
+func (f *natsFlags) connect(ctx context.Context, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := events.Connect(ctx, events.ConnectOptions{
+		URL: f.url, Name: name, User: f.user, Password: f.password, Creds: f.creds, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return nc, js, nil
+}
+
+// modelFlags are the flags model.Build depends on, shared by run and replay.
+type modelFlags struct {
+	opts model.Options
+}
+
+func (f *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.opts.ControllerClass, "controller-class", "k8s.io/ingress-sync", "spec.controller of the IngressClasses served")
+	fs.StringVar(&f.opts.IngressClass, "ingress-class", "nginx", "ingress class name served (spec.ingressClassName or the legacy annotation)")
+	fs.BoolVar(&f.opts.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
+	fs.StringVar(&f.opts.DefaultBackendService, "default-backend-service", "", "namespace/name of the Service for unmatched requests (default: 404)")
+	fs.StringVar(&f.opts.DefaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret for unknown SNI names (default: self-signed)")
+	fs.StringVar(&f.opts.ConfigMap, "configmap", "", "namespace/name of the controller ConfigMap")
+	fs.BoolVar(&f.opts.AllowSnippets, "allow-snippet-annotations", false, "accept *-snippet annotations (they are never rendered)")
+}
+
+type runFlags struct {
+	nats                  natsFlags
+	model                 modelFlags
+	pod, metricsAddr      string
+	holdoff, maxHoldoff   time.Duration
+	logLevel              string
+	nginx                 nginx.Options
+	workerShutdownTimeout time.Duration
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
+	f := &runFlags{}
+	fs := flag.NewFlagSet("syncer run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.nats.register(fs)
+	f.model.register(fs)
+	fs.StringVar(&f.pod, "pod-name", defaultPodName(), "name in status reports (default $POD_NAME or the hostname)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", ":10254", "address of /metrics, /healthz and /readyz")
+	fs.DurationVar(&f.holdoff, "holdoff", 5*time.Millisecond, "wait this long after an event for more before rebuilding")
+	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 100*time.Millisecond, "rebuild at the latest this long after the first event of a burst")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&f.nginx.HTTPPort, "http-port", nginx.DefaultHTTPPort, "nginx HTTP port")
+	fs.IntVar(&f.nginx.HTTPSPort, "https-port", nginx.DefaultHTTPSPort, "nginx HTTPS port")
+	fs.IntVar(&f.nginx.StatusPort, "status-port", nginx.DefaultStatusPort, "status and Lua configuration port, on 127.0.0.1 only")
+	fs.StringVar(&f.nginx.ListenAddress, "listen-address", "", "IP nginx binds for HTTP and HTTPS (default: all)")
+	fs.StringVar(&f.nginx.NginxBinary, "nginx-binary", "", "nginx executable (default: nginx in PATH, then /usr/sbin/nginx)")
+	fs.StringVar(&f.nginx.Dir, "nginx-dir", "/var/lib/ingress-sync", "where nginx.conf, Lua files, certificates and temp paths live")
+	fs.StringVar(&f.nginx.LuaDir, "lua-dir", "", "Lua modules (default: the embedded copy, installed in --nginx-dir)")
+	fs.IntVar(&f.nginx.WorkerProcesses, "worker-processes", 0, "nginx worker processes (0: one per core)")
+	fs.DurationVar(&f.nginx.WorkerShutdownTimeout, "worker-shutdown-timeout", nginx.DefaultWorkerShutdownTimeout, "how long old workers drain on reload and stop")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return f, nil
+}
+
+func defaultPodName() string {
+	if p := os.Getenv("POD_NAME"); p != "" {
+		return p
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func runCommand(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
+	f, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(f.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	f.nginx.Logger = log
+	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
+	if err != nil {
+		return err
+	}
+	f.model.opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
+	if err := f.model.opts.Validate(); err != nil {
+		return err
+	}
+	return run(ctx, f, log)
+}

@@ -1,0 +1,199 @@
+package syncer
+
+import (
+	"context"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// Start runs the sync loop until ctx is done: after the bootstrap, every
+// burst of events leads to one build and at most one apply. A failed apply
+// is retried with backoff; the running configuration stays as it was.
+func (s *Syncer) Start(ctx context.Context) error {
+	heartbeat := time.NewTicker(s.opts.StatusInterval)
+	defer heartbeat.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	backoff := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-heartbeat.C:
+			s.report(ctx)
+			continue
+		case <-s.trigger:
+		case <-retry.C:
+		}
+		if !s.isCaughtUp() || !s.holdoff(ctx) {
+			continue
+		}
+		if err := s.syncOnce(ctx); err != nil {
+			backoff = min(max(2*backoff, s.opts.RetryMin), s.opts.RetryMax)
+			retry.Reset(backoff)
+			s.log.Error("apply failed, keeping the running configuration", "retryIn", backoff, "err", err)
+		} else {
+			backoff = 0
+			retry.Stop()
+		}
+		s.report(ctx)
+	}
+}
+
+func (s *Syncer) isCaughtUp() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caughtUp
+}
+
+// holdoff waits until no event came for Holdoff, or MaxHoldoff passed since
+// the first one. It returns false when ctx is done.
+func (s *Syncer) holdoff(ctx context.Context) bool {
+	if s.opts.Holdoff == 0 {
+		return ctx.Err() == nil
+	}
+	deadline := time.Now().Add(s.opts.MaxHoldoff)
+	t := time.NewTimer(s.opts.Holdoff)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-s.trigger:
+			wait := min(s.opts.Holdoff, time.Until(deadline))
+			if wait <= 0 {
+				return true
+			}
+			t.Reset(wait)
+		}
+	}
+}
+
+// syncOnce builds from the store and applies the result when it differs
+// from the running Configuration.
+func (s *Syncer) syncOnce(ctx context.Context) error {
+	s.mu.Lock()
+	seq, lags := s.seq, s.observed
+	s.observed = nil
+	start := time.Now()
+	cfg := model.Build(s.store, s.opts.Model)
+	s.mu.Unlock()
+	s.m.builds.Inc()
+	s.m.buildDuration.Observe(time.Since(start).Seconds())
+
+	running := s.Running()
+	if s.resync.Swap(false) {
+		running = nil
+	}
+	if running != nil && running.Equal(cfg) {
+		s.m.skippedEqual.Inc()
+		s.applied(running, seq, lags)
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, s.opts.ApplyTimeout)
+	defer cancel()
+	ch, err := apply(actx, s.applier, running, cfg)
+	if err != nil {
+		s.failed(ch, running == nil, err, lags)
+		return err
+	}
+	s.countApply(ch, running == nil)
+	s.logProblems(running, cfg)
+	s.log.Info("configuration applied", "checksum", cfg.Checksum, "seq", seq, "reload", ch.Reload || running == nil,
+		"backendsUpserted", len(ch.BackendsUpserted), "backendsRemoved", len(ch.BackendsRemoved),
+		"certificatesUpserted", len(ch.CertificatesUpserted), "reasons", ch.ReloadReasons)
+	s.applied(cfg, seq, lags)
+	return nil
+}
+
+func (s *Syncer) countApply(ch model.Change, full bool) {
+	if ch.Reload || full {
+		s.m.reloads.Inc()
+	}
+	if ch.Dynamic() {
+		s.m.dynamicUpdates.Inc()
+	}
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	if ch.Reload || full {
+		s.state.Reloads++
+	}
+	if ch.Dynamic() {
+		s.state.DynamicUpdates++
+	}
+}
+
+// applied records cfg as running, as of stream sequence seq.
+func (s *Syncer) applied(cfg *model.Configuration, seq uint64, lags []time.Time) {
+	now := time.Now()
+	for _, t := range lags {
+		s.m.eventLag.Observe(now.Sub(t).Seconds())
+	}
+	s.m.lastSequence.Set(float64(seq))
+	s.m.ready.Set(1)
+	s.m.problems.Set(float64(len(cfg.Problems)))
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	s.running = cfg
+	s.state.Ready, s.state.CaughtUp = true, true
+	s.state.Checksum, s.state.Sequence, s.state.LastError = cfg.Checksum, seq, ""
+	s.state.Problems = len(cfg.Problems)
+}
+
+// failed records a failed apply; the lag samples wait for the retry.
+func (s *Syncer) failed(ch model.Change, full bool, err error, lags []time.Time) {
+	path := "dynamic"
+	if ch.Reload || full {
+		path = "reload"
+	}
+	s.m.applyErrors.WithLabelValues(path).Inc()
+	if full {
+		s.resync.Store(true)
+	}
+	s.mu.Lock()
+	if len(s.observed)+len(lags) <= maxLagSamples {
+		s.observed = append(lags, s.observed...)
+	}
+	s.mu.Unlock()
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	s.state.LastError = err.Error()
+}
+
+// logProblems logs the problems of next that the running configuration did
+// not have, so that each is said once, not on every build.
+func (s *Syncer) logProblems(running, next *model.Configuration) {
+	seen := map[model.Problem]bool{}
+	if running != nil {
+		for _, p := range running.Problems {
+			seen[p] = true
+		}
+	}
+	for _, p := range next.Problems {
+		if !seen[p] {
+			s.log.Warn("object left out of the configuration", "kind", p.Kind, "namespace", p.Namespace, "name", p.Name, "reason", p.Reason)
+		}
+	}
+}
+
+// report publishes the current status; a failure is logged, never fatal.
+func (s *Syncer) report(ctx context.Context) {
+	if s.opts.Report == nil {
+		return
+	}
+	st := s.Status()
+	st.CaughtUp = s.isCaughtUp()
+	st.Time = time.Now().UTC()
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.opts.Report(rctx, st); err != nil {
+		s.log.Warn("status report failed", "err", err)
+	}
+}
+
+var _ events.Handler = (*Syncer)(nil)

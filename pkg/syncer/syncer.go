@@ -1,0 +1,184 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// Options configure a Syncer. Zero durations take the defaults.
+type Options struct {
+	Model model.Options
+	// Pod names this syncer in its status reports.
+	Pod string
+	// Holdoff is how long the syncer waits after an event for more to come
+	// before it rebuilds; MaxHoldoff bounds the wait under a steady stream.
+	Holdoff    time.Duration // default 5ms
+	MaxHoldoff time.Duration // default 100ms
+	// RetryMin and RetryMax bound the backoff after a failed apply.
+	RetryMin time.Duration // default 250ms
+	RetryMax time.Duration // default 30s
+	// ApplyTimeout bounds one apply, including the first start of nginx.
+	ApplyTimeout time.Duration // default 2m
+	// StatusInterval is how often status is reported when nothing changes.
+	StatusInterval time.Duration // default 30s
+	// Report publishes a status report; nil reports nothing.
+	Report     func(ctx context.Context, st events.SyncerStatus) error
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// ErrInvalidOptions is returned by New for options out of range.
+var ErrInvalidOptions = errors.New("syncer: invalid options")
+
+func (o *Options) setDefaults() error {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.Holdoff, 5*time.Millisecond)
+	def(&o.MaxHoldoff, 100*time.Millisecond)
+	def(&o.RetryMin, 250*time.Millisecond)
+	def(&o.RetryMax, 30*time.Second)
+	def(&o.StatusInterval, 30*time.Second)
+	def(&o.ApplyTimeout, 2*time.Minute)
+	switch {
+	case o.Holdoff < 0 || o.MaxHoldoff < o.Holdoff:
+		return fmt.Errorf("%w: need 0 <= holdoff (%v) <= max-holdoff (%v)", ErrInvalidOptions, o.Holdoff, o.MaxHoldoff)
+	case o.RetryMin <= 0 || o.RetryMax < o.RetryMin:
+		return fmt.Errorf("%w: need 0 < retry-min (%v) <= retry-max (%v)", ErrInvalidOptions, o.RetryMin, o.RetryMax)
+	case o.Pod == "":
+		return fmt.Errorf("%w: pod name is empty", ErrInvalidOptions)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Registerer == nil {
+		o.Registerer = prometheus.NewRegistry()
+	}
+	return nil
+}
+
+// Syncer consumes events into a store and keeps nginx serving the
+// Configuration built from it. It implements events.Handler; run it with
+// Start beside an events.Consumer that calls it.
+type Syncer struct {
+	opts    Options
+	applier Applier
+	log     *slog.Logger
+	m       *metrics
+	trigger chan struct{}
+	resync  atomic.Bool
+
+	mu       sync.Mutex // guards the fields below, written by the consumer
+	store    *model.Store
+	seq      uint64      // last stream sequence applied to the store
+	caughtUp bool        // bootstrap done
+	observed []time.Time // ObservedAt of live events not yet applied
+
+	// Owned by the Start goroutine; read by Status under stateMu.
+	stateMu sync.Mutex
+	running *model.Configuration
+	state   events.SyncerStatus
+}
+
+// maxLagSamples bounds the lag samples kept between two builds.
+const maxLagSamples = 4096
+
+// New returns a Syncer that applies through a.
+func New(a Applier, opts Options) (*Syncer, error) {
+	if a == nil {
+		return nil, fmt.Errorf("%w: nil applier", ErrInvalidOptions)
+	}
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	s := &Syncer{
+		opts: opts, applier: a, log: opts.Logger, m: newMetrics(opts.Registerer),
+		trigger: make(chan struct{}, 1), store: model.NewStore(),
+	}
+	s.state.Pod = opts.Pod
+	return s, nil
+}
+
+// HandleEvent applies one event to the store and schedules a rebuild. An
+// event the store refuses is logged, counted and skipped.
+func (s *Syncer) HandleEvent(_ context.Context, ev events.Event) error {
+	s.mu.Lock()
+	err := s.store.Apply(ev)
+	s.seq = max(s.seq, ev.Sequence)
+	if err == nil && s.caughtUp && !ev.ObservedAt.IsZero() && len(s.observed) < maxLagSamples {
+		s.observed = append(s.observed, ev.ObservedAt)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.m.storeErrors.Inc()
+		s.log.Error("event skipped", "seq", ev.Sequence, "subject", ev.Subject, "kind", ev.Kind, "key", ev.Key(), "err", err)
+		return nil
+	}
+	s.m.events.WithLabelValues(string(ev.Kind)).Inc()
+	s.poke()
+	return nil
+}
+
+// CaughtUp marks the end of the bootstrap: the first build follows.
+func (s *Syncer) CaughtUp(context.Context) {
+	s.mu.Lock()
+	first := !s.caughtUp
+	s.caughtUp = true
+	objects := s.store.Len()
+	s.mu.Unlock()
+	if first {
+		s.m.caughtUp.Set(1)
+		s.log.Info("stream bootstrap caught up", "objects", objects)
+	}
+	s.poke()
+}
+
+// DecodeError is the consumer's hook for messages that cannot be decoded.
+func (s *Syncer) DecodeError(seq uint64, subject string, err error) {
+	s.m.decodeErrors.Inc()
+	s.log.Error("undecodable message skipped", "seq", seq, "subject", subject, "err", err)
+}
+
+// Resync forgets what nginx is believed to hold, so that the next sync
+// reloads and pushes the whole dynamic state (after nginx restarted).
+func (s *Syncer) Resync() {
+	s.resync.Store(true)
+	s.poke()
+}
+
+// Ready reports whether a Configuration has been applied.
+func (s *Syncer) Ready() bool { return s.Status().Ready }
+
+// Status returns the latest status report.
+func (s *Syncer) Status() events.SyncerStatus {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	return s.state
+}
+
+// Running returns the Configuration nginx serves, or nil before the first
+// apply. It must not be modified.
+func (s *Syncer) Running() *model.Configuration {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	return s.running
+}
+
+func (s *Syncer) poke() {
+	select {
+	case s.trigger <- struct{}{}:
+	default:
+	}
+}
