@@ -197,8 +197,9 @@ func TestClassifiesAndCoalesces(t *testing.T) {
 	// A new path: a reload.
 	h.send(events.OpUpdate, fixtures.Ingress("default", "web", fixtures.Rule("a.example.com",
 		fixtures.Prefix("/", "web", 80), fixtures.Exact("/x", "web", 80))))
-	calls = h.waitCalls(3)
-	if calls[2] != "reload "+h.s.Running().Checksum {
+	h.settle()
+	calls, _ = h.rec.snapshot()
+	if len(calls) != 3 || calls[2] != "reload "+h.s.Running().Checksum {
 		t.Fatalf("calls %v, want a reload last", calls)
 	}
 }
