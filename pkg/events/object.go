@@ -33,62 +33,58 @@ func newObject(k Kind) runtime.Object {
 // KindOf is the Kind of a typed object this package carries, or "" for any
 // other object (and for nil).
 func KindOf(obj runtime.Object) Kind {
-	switch obj.(type) {
-	case *networkingv1.Ingress:
-		return KindIngress
-	case *networkingv1.IngressClass:
-		return KindIngressClass
-	case *corev1.Service:
-		return KindService
-	case *discoveryv1.EndpointSlice:
-		return KindEndpointSlice
-	case *corev1.Secret:
-		return KindSecret
-	case *corev1.ConfigMap:
-		return KindConfigMap
-	}
-	return ""
+	k, _ := typed(obj)
+	return k
 }
 
 // isNil reports whether obj is nil or a typed nil pointer of a known kind.
 func isNil(obj runtime.Object) bool {
-	if obj == nil {
-		return true
-	}
-	switch o := obj.(type) {
-	case *networkingv1.Ingress:
-		return o == nil
-	case *networkingv1.IngressClass:
-		return o == nil
-	case *corev1.Service:
-		return o == nil
-	case *discoveryv1.EndpointSlice:
-		return o == nil
-	case *corev1.Secret:
-		return o == nil
-	case *corev1.ConfigMap:
-		return o == nil
-	}
-	return false
+	k, m := typed(obj)
+	return obj == nil || (k != "" && m == nil)
 }
 
-// objectMeta is the metadata of an object of a known kind.
+// objectMeta is the metadata of a non-nil object of a known kind.
 func objectMeta(obj runtime.Object) *metav1.ObjectMeta {
+	_, m := typed(obj)
+	return m
+}
+
+// typed returns the kind of obj and its metadata (nil for a nil pointer),
+// or "" and nil for an object of another kind.
+func typed(obj runtime.Object) (Kind, *metav1.ObjectMeta) {
 	switch o := obj.(type) {
 	case *networkingv1.Ingress:
-		return &o.ObjectMeta
+		if o != nil {
+			return KindIngress, &o.ObjectMeta
+		}
+		return KindIngress, nil
 	case *networkingv1.IngressClass:
-		return &o.ObjectMeta
+		if o != nil {
+			return KindIngressClass, &o.ObjectMeta
+		}
+		return KindIngressClass, nil
 	case *corev1.Service:
-		return &o.ObjectMeta
+		if o != nil {
+			return KindService, &o.ObjectMeta
+		}
+		return KindService, nil
 	case *discoveryv1.EndpointSlice:
-		return &o.ObjectMeta
+		if o != nil {
+			return KindEndpointSlice, &o.ObjectMeta
+		}
+		return KindEndpointSlice, nil
 	case *corev1.Secret:
-		return &o.ObjectMeta
+		if o != nil {
+			return KindSecret, &o.ObjectMeta
+		}
+		return KindSecret, nil
 	case *corev1.ConfigMap:
-		return &o.ObjectMeta
+		if o != nil {
+			return KindConfigMap, &o.ObjectMeta
+		}
+		return KindConfigMap, nil
 	}
-	return nil
+	return "", nil
 }
 
 // checkObject verifies that a non-nil object has the Go type of kind k and

@@ -180,7 +180,7 @@ func (p *Publisher) send(it *pubItem) error {
 		if err == nil {
 			return nil
 		}
-		if !retriable(err) || attempt >= p.cfg.attempts {
+		if !retriable(err) || p.nc.IsClosed() || attempt >= p.cfg.attempts {
 			return p.finalError(it, attempt, err)
 		}
 		wait := backoff(attempt, p.cfg.backoff, max(maxRetryBackoff, p.cfg.backoff), rand.Int64N)
