@@ -67,6 +67,15 @@ func benchObjects(b *testing.B, n int) []runtime.Object {
 
 var benchSizes = []int{100, 1000, 10000}
 
+// reportCPU adds cpu-ns/op, the process CPU time per operation since start:
+// on a shared machine wall time (ns/op) grows with other load, CPU time
+// much less.
+func reportCPU(b *testing.B, start time.Duration) {
+	if cpu := processCPU() - start; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
 func BenchmarkBuild(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -74,9 +83,11 @@ func BenchmarkBuild(b *testing.B) {
 			opts := testOptions()
 			b.ReportAllocs()
 			b.ResetTimer()
+			start := processCPU()
 			for b.Loop() {
 				Build(s, opts)
 			}
+			reportCPU(b, start)
 		})
 	}
 }
@@ -115,9 +126,11 @@ func BenchmarkDiff(b *testing.B) {
 	}
 	b.Run("10000", func(b *testing.B) {
 		b.ReportAllocs()
+		start := processCPU()
 		for b.Loop() {
 			Diff(old, new)
 		}
+		reportCPU(b, start)
 	})
 }
 
@@ -125,8 +138,10 @@ func BenchmarkChecksum(b *testing.B) {
 	cfg, _ := benchConfigs(b)
 	b.Run("10000", func(b *testing.B) {
 		b.ReportAllocs()
+		start := processCPU()
 		for b.Loop() {
 			cfg.ComputeChecksum()
 		}
+		reportCPU(b, start)
 	})
 }

@@ -1,0 +1,16 @@
+package model
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU returns the user and system CPU time of the process, all
+// threads (garbage collection included).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
