@@ -37,7 +37,8 @@ const (
 //   - Conflicts: the same host, path and path type claimed twice is served
 //     by the oldest Ingress (or the first rule of one Ingress).
 //   - Backends: a Service in the Ingress's namespace, its port referenced
-//     by number or by name. Endpoints are the ready ones (conditions.ready
+//     by number or by name (names must be DNS labels: they become part of
+//     backend names). Endpoints are the ready ones (conditions.ready
 //     unset counts as ready) of every EndpointSlice labelled with the
 //     Service name, taking the slice port whose name equals the Service
 //     port's name (as kube-proxy resolves targetPort). A Service with no

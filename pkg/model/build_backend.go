@@ -61,9 +61,15 @@ func (b *builder) backendFor(ns string, ref *networkingv1.IngressBackend) (*back
 	if svc == nil {
 		return nil, errors.New("only Service backends are supported")
 	}
+	if !isDNSLabel(svc.Name) || !isDNSLabel(ns) {
+		return nil, fmt.Errorf("service %q in namespace %q is not a valid name", svc.Name, ns)
+	}
 	var port string
 	switch {
 	case svc.Port.Name != "":
+		if !isDNSLabel(svc.Port.Name) {
+			return nil, fmt.Errorf("service %s port name %q is not valid", svc.Name, svc.Port.Name)
+		}
 		port = svc.Port.Name
 	case svc.Port.Number > 0:
 		port = strconv.Itoa(int(svc.Port.Number))

@@ -201,6 +201,16 @@ func TestBuildBackends(t *testing.T) {
 				"path /c: service web has no port name or number",
 			},
 		},
+		"invalid service and port names": {
+			objs: one(named, ingress("default", "ing", rule("a.example.com",
+				prefix("/a", "web;x", 80), prefix("/b", "web", "http}"), prefix("/c", "Web", 80)))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
+			problems: []string{
+				`path /a: service "web;x" in namespace "default" is not a valid name`,
+				`path /b: service web port name "http}" is not valid`,
+				`path /c: service "Web" in namespace "default" is not a valid name`,
+			},
+		},
 		"external name service is not supported": {
 			objs:     one(externalName("default", "web", "example.org"), route(80)),
 			servers:  []Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},

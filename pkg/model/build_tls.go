@@ -85,11 +85,12 @@ func (b *builder) claimTLS(e *ingressEntry, host string, secret objectKey) {
 	}
 }
 
-// ruleHosts returns the hosts of e's rules, without the default server.
+// ruleHosts returns the valid hosts of e's rules (invalid ones have their
+// Problem from the rule), without the default server.
 func ruleHosts(e *ingressEntry) []string {
 	var out []string
 	for _, r := range e.obj.Spec.Rules {
-		if r.Host != "" {
+		if r.Host != "" && validHost(r.Host) == nil {
 			out = append(out, r.Host)
 		}
 	}
