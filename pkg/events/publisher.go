@@ -24,6 +24,11 @@ import (
 // last message of a subject is always the last event published for it.
 // Events of different objects are in flight concurrently.
 //
+// The ordering holds within one Publisher. A watcher that loses its
+// leadership must Close its Publisher (with a short context, cutting its
+// retries) before another one publishes, or a late retry could land after
+// the new leader's event for the same object.
+//
 // A Publisher is safe for concurrent use.
 type Publisher struct {
 	js     jetstream.JetStream // private context: its own ack timeout and reply subscription
@@ -91,6 +96,9 @@ func NewPublisher(js jetstream.JetStream, prefix string, opts ...PublisherOption
 // reported to the observer too; failures after Publish returned are
 // reported by Flush and the observer. ctx bounds only the wait for a slot.
 func (p *Publisher) Publish(ctx context.Context, ev Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	start := time.Now()
 	msg, err := p.message(ev)
 	if err != nil {
