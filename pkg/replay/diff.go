@@ -1,0 +1,186 @@
+package replay
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// Diff is the short, readable difference one event made to the
+// Configuration. Every list is sorted.
+type Diff struct {
+	BackendsAdded   []string `json:"backendsAdded,omitempty"`
+	BackendsRemoved []string `json:"backendsRemoved,omitempty"`
+	// Endpoints lists, per backend that stayed, the endpoints that came
+	// and went.
+	Endpoints []EndpointChange `json:"endpoints,omitempty"`
+	// BackendsChanged are backends that stayed with the same endpoints but
+	// other balancing (load-balance, upstream-hash-by, affinity).
+	BackendsChanged []string `json:"backendsChanged,omitempty"`
+	ServersAdded    []string `json:"serversAdded,omitempty"`
+	ServersRemoved  []string `json:"serversRemoved,omitempty"`
+	// Locations are "<host> <path> -> <backend>" ("= /p" for Exact paths,
+	// "404" for a location without backend).
+	LocationsAdded   []string `json:"locationsAdded,omitempty"`
+	LocationsRemoved []string `json:"locationsRemoved,omitempty"`
+	// CertificatesChanged are certificates added or changed (content or
+	// hosts); CertificatesRemoved are gone. Names are namespace/secret.
+	CertificatesChanged []string `json:"certificatesChanged,omitempty"`
+	CertificatesRemoved []string `json:"certificatesRemoved,omitempty"`
+	DefaultCertificate  string   `json:"defaultCertificate,omitempty"`
+	// Hosts are the hosts the change touches: servers added, removed or
+	// changed, hosts routing to a changed backend, hosts of a changed
+	// certificate.
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// EndpointChange is what happened to the endpoints of one backend.
+type EndpointChange struct {
+	Backend string   `json:"backend"`
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	// Left is the number of endpoints after the change; 0 means requests
+	// routed to the backend fail (503).
+	Left int `json:"left"`
+}
+
+// summarize describes the change ch from old to new. oldHosts and
+// newHosts index the hosts routing to each backend (backendHosts).
+func summarize(old, new *model.Configuration, ch model.Change, oldHosts, newHosts map[string][]string) Diff {
+	d := Diff{BackendsRemoved: ch.BackendsRemoved, CertificatesRemoved: ch.CertificatesRemoved,
+		DefaultCertificate: ch.DefaultCertificate}
+	hosts := map[string]bool{}
+	oldBackends := backendsByName(old)
+	for i := range ch.BackendsUpserted {
+		nb := &ch.BackendsUpserted[i]
+		ob, ok := oldBackends[nb.Name]
+		switch {
+		case !ok:
+			d.BackendsAdded = append(d.BackendsAdded, nb.Name)
+		case slices.Equal(ob.Endpoints, nb.Endpoints):
+			d.BackendsChanged = append(d.BackendsChanged, nb.Name)
+		default:
+			d.Endpoints = append(d.Endpoints, endpointChange(ob, nb))
+		}
+		addAll(hosts, newHosts[nb.Name])
+	}
+	for _, name := range ch.BackendsRemoved {
+		addAll(hosts, oldHosts[name])
+	}
+	for _, c := range ch.CertificatesUpserted {
+		d.CertificatesChanged = append(d.CertificatesChanged, c.Name)
+		addAll(hosts, c.Hosts)
+	}
+	for _, c := range old.Certificates {
+		if slices.Contains(ch.CertificatesRemoved, c.Name) {
+			addAll(hosts, c.Hosts)
+		}
+	}
+	diffServers(old, new, &d, hosts)
+	for h := range hosts {
+		d.Hosts = append(d.Hosts, h)
+	}
+	sortDiff(&d)
+	return d
+}
+
+func backendsByName(c *model.Configuration) map[string]*model.Backend {
+	out := make(map[string]*model.Backend, len(c.Backends))
+	for i := range c.Backends {
+		out[c.Backends[i].Name] = &c.Backends[i]
+	}
+	return out
+}
+
+func addAll(set map[string]bool, keys []string) {
+	for _, k := range keys {
+		set[k] = true
+	}
+}
+
+// diffServers records servers and locations added and removed, and the
+// hosts whose server changed in any way.
+func diffServers(old, new *model.Configuration, d *Diff, hosts map[string]bool) {
+	oldServers := serversByHost(old)
+	newServers := serversByHost(new)
+	for h, ns := range newServers {
+		os, ok := oldServers[h]
+		if !ok {
+			d.ServersAdded = append(d.ServersAdded, h)
+			hosts[h] = true
+			d.LocationsAdded = append(d.LocationsAdded, locations(ns, nil)...)
+			continue
+		}
+		added, removed := locations(ns, os), locations(os, ns)
+		d.LocationsAdded = append(d.LocationsAdded, added...)
+		d.LocationsRemoved = append(d.LocationsRemoved, removed...)
+		if len(added) > 0 || len(removed) > 0 || serverChanged(os, ns) {
+			hosts[h] = true
+		}
+	}
+	for h, os := range oldServers {
+		if _, ok := newServers[h]; !ok {
+			d.ServersRemoved = append(d.ServersRemoved, h)
+			d.LocationsRemoved = append(d.LocationsRemoved, locations(os, nil)...)
+			hosts[h] = true
+		}
+	}
+}
+
+func serversByHost(c *model.Configuration) map[string]*model.Server {
+	out := make(map[string]*model.Server, len(c.Servers))
+	for i := range c.Servers {
+		out[c.Servers[i].Hostname] = &c.Servers[i]
+	}
+	return out
+}
+
+// locations lists the locations of s (as "<host> <path> -> <backend>") that
+// other does not have with the same path and backend; other nil lists all.
+func locations(s, other *model.Server) []string {
+	have := map[string]bool{}
+	if other != nil {
+		for i := range other.Locations {
+			have[locationString(other.Hostname, &other.Locations[i])] = true
+		}
+	}
+	var out []string
+	for i := range s.Locations {
+		if l := locationString(s.Hostname, &s.Locations[i]); !have[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func locationString(host string, l *model.Location) string {
+	path := l.Path
+	if l.PathType == model.PathExact {
+		path = "= " + path
+	}
+	backend := l.Backend
+	if backend == "" {
+		backend = "404"
+	}
+	return host + " " + path + " -> " + backend
+}
+
+// serverChanged reports whether anything nginx.conf says about the server
+// differs (TLS, redirects, locations and their settings), by model.Diff.
+func serverChanged(a, b *model.Server) bool {
+	return model.Diff(&model.Configuration{Servers: []model.Server{*a}}, &model.Configuration{Servers: []model.Server{*b}}).Reload
+}
+
+func sortDiff(d *Diff) {
+	for _, l := range [][]string{d.BackendsAdded, d.BackendsRemoved, d.BackendsChanged, d.ServersAdded,
+		d.ServersRemoved, d.LocationsAdded, d.LocationsRemoved, d.CertificatesChanged, d.CertificatesRemoved, d.Hosts} {
+		slices.Sort(l)
+	}
+	slices.SortFunc(d.Endpoints, func(a, b EndpointChange) int { return strings.Compare(a.Backend, b.Backend) })
+}
+
+// touches reports whether the change concerns host (case-insensitive).
+func (d *Diff) touches(host string) bool {
+	return slices.ContainsFunc(d.Hosts, func(h string) bool { return strings.EqualFold(h, host) })
+}

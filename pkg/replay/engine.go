@@ -1,0 +1,214 @@
+package replay
+
+import (
+	"fmt"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// engine holds a Store and the Configuration that model.Build makes of it,
+// and tells, event after event, what each one changed. The invariant after
+// every step is cur == model.Build(store, opts) (cur.Checksum aside, see
+// exact). To be fast it builds in full only when an event can change more
+// than endpoints:
+//
+//   - A ConfigMap other than Options.ConfigMap, a Secret that no Ingress
+//     lists in spec.tls and that is not Options.DefaultSSLCertificate, and a
+//     Service that no Ingress references and that is not
+//     Options.DefaultBackendService are read by nothing in Build: no change.
+//   - An EndpointSlice only feeds the endpoints of the Backends of the
+//     Service it is labelled with (before and after the event). Those are
+//     recomputed by model.Build on a store holding just that Service, its
+//     slices and an Ingress routing to each of its ports (endpointsOf), and
+//     patched into cur; the rest of cur cannot change.
+//   - Everything else (Ingresses, IngressClasses, referenced Services,
+//     Secrets and the controller ConfigMap) is a full Build.
+type engine struct {
+	opts  model.Options
+	store *model.Store
+	cur   *model.Configuration
+	// exact is false once endpoints were patched into cur: cur.Checksum is
+	// then stale and is recomputed when asked for (checksum).
+	exact bool
+	// hosts maps a backend name to the hosts routing to it in cur; it only
+	// changes with a full Build.
+	hosts map[string][]string
+	// verify (tests) compares every step with a full Build; verifyErr is
+	// the first difference.
+	verify    bool
+	verifyErr error
+}
+
+func newEngine(opts model.Options) *engine {
+	return &engine{opts: opts, store: model.NewStore()}
+}
+
+// apply records ev in the store without building (events before a
+// timeline's start).
+func (e *engine) apply(ev events.Event) error { return e.store.Apply(ev) }
+
+// rebuild builds cur in full from the store.
+func (e *engine) rebuild() {
+	e.cur = model.Build(e.store, e.opts)
+	e.exact = true
+	e.hosts = backendHosts(e.cur)
+}
+
+// checksum is the checksum of cur, recomputed if endpoints were patched.
+func (e *engine) checksum() string {
+	if !e.exact {
+		e.cur.Checksum = e.cur.ComputeChecksum()
+		e.exact = true
+	}
+	return e.cur.Checksum
+}
+
+// step applies ev and says what it changed and whether the Configuration
+// differs. A store error leaves the store and cur as they were.
+func (e *engine) step(ev events.Event) (Diff, model.Change, bool, error) {
+	if e.cur == nil {
+		e.rebuild()
+	}
+	var oldSlice *discoveryv1.EndpointSlice
+	if ev.Kind == events.KindEndpointSlice {
+		oldSlice = e.store.EndpointSlice(ev.Namespace, ev.Name)
+	}
+	if err := e.store.Apply(ev); err != nil {
+		return Diff{}, model.Change{}, false, err
+	}
+	var d Diff
+	var ch model.Change
+	changed := false
+	switch {
+	case !e.canChange(ev):
+	case ev.Kind == events.KindEndpointSlice:
+		d, ch = e.stepSlice(ev.Namespace, oldSlice, e.store.EndpointSlice(ev.Namespace, ev.Name))
+		changed = len(ch.BackendsUpserted) > 0
+	default:
+		d, ch, changed = e.stepFull()
+	}
+	if e.verify {
+		e.check(ev)
+	}
+	return d, ch, changed, nil
+}
+
+// canChange reports whether ev may change the Configuration; false only
+// when Build provably reads nothing of ev's object.
+func (e *engine) canChange(ev events.Event) bool {
+	key := ev.Namespace + "/" + ev.Name
+	switch ev.Kind {
+	case events.KindConfigMap:
+		return key == e.opts.ConfigMap
+	case events.KindSecret:
+		return key == e.opts.DefaultSSLCertificate || len(e.store.IngressesForSecret(ev.Namespace, ev.Name)) > 0
+	case events.KindService:
+		return e.serviceUsed(ev.Namespace, ev.Name)
+	}
+	return true
+}
+
+// serviceUsed reports whether Build can read the Service.
+func (e *engine) serviceUsed(namespace, name string) bool {
+	return namespace+"/"+name == e.opts.DefaultBackendService || len(e.store.IngressesForService(namespace, name)) > 0
+}
+
+// stepFull builds in full and compares with cur. Diff covers everything
+// the checksum covers but a default certificate that went away, compared
+// here.
+func (e *engine) stepFull() (Diff, model.Change, bool) {
+	old, oldHosts := e.cur, e.hosts
+	e.rebuild()
+	ch := model.Diff(old, e.cur)
+	if ch.Empty() && old.DefaultCertificate == e.cur.DefaultCertificate {
+		return Diff{}, model.Change{}, false
+	}
+	return summarize(old, e.cur, ch, oldHosts, e.hosts), ch, true
+}
+
+// stepSlice recomputes the endpoints of the Backends of the Services the
+// slice belonged to before and after the event.
+func (e *engine) stepSlice(namespace string, before, after *discoveryv1.EndpointSlice) (Diff, model.Change) {
+	var d Diff
+	var ch model.Change
+	done := ""
+	for _, s := range []*discoveryv1.EndpointSlice{before, after} {
+		if s == nil {
+			continue
+		}
+		svc := s.Labels[discoveryv1.LabelServiceName]
+		if svc == "" || svc == done || !e.serviceUsed(namespace, svc) {
+			continue
+		}
+		done = svc
+		e.patchService(namespace, svc, &d, &ch)
+	}
+	if len(ch.BackendsUpserted) > 0 {
+		d.Hosts = hostsOf(e.hosts, ch.BackendsUpserted)
+		sortDiff(&d)
+	}
+	return d, ch
+}
+
+// patchService puts the current endpoints into cur's Backends of Service
+// namespace/name and records those that changed.
+func (e *engine) patchService(namespace, name string, d *Diff, ch *model.Change) {
+	var idx []int
+	var ports []string
+	for i := range e.cur.Backends {
+		b := &e.cur.Backends[i]
+		if b.Namespace == namespace && b.Service == name {
+			idx = append(idx, i)
+			ports = append(ports, b.Port)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	eps := endpointsOf(e.store, namespace, name, ports)
+	for _, i := range idx {
+		b := &e.cur.Backends[i]
+		nb := *b
+		nb.Endpoints = eps[b.Port]
+		nb.Checksum = model.BackendChecksum(&nb)
+		if nb.Checksum == b.Checksum {
+			continue
+		}
+		d.Endpoints = append(d.Endpoints, endpointChange(b, &nb))
+		ch.BackendsUpserted = append(ch.BackendsUpserted, nb)
+		*b = nb
+		e.exact = false
+	}
+}
+
+// check compares cur with a full Build (tests only).
+func (e *engine) check(ev events.Event) {
+	full := model.Build(e.store, e.opts)
+	if got, want := e.checksum(), full.Checksum; got != want && e.verifyErr == nil {
+		e.verifyErr = fmt.Errorf("replay: incremental configuration after seq %d (%s %s %s) has checksum %s, a full Build %s",
+			ev.Sequence, ev.Op, ev.Kind, ev.Key(), got, want)
+	}
+}
+
+// has reports whether the store holds the object of ev.
+func (e *engine) has(ev events.Event) bool {
+	s, ns, n := e.store, ev.Namespace, ev.Name
+	switch ev.Kind {
+	case events.KindIngress:
+		return s.Ingress(ns, n) != nil
+	case events.KindIngressClass:
+		return s.IngressClass(n) != nil
+	case events.KindService:
+		return s.Service(ns, n) != nil
+	case events.KindEndpointSlice:
+		return s.EndpointSlice(ns, n) != nil
+	case events.KindSecret:
+		return s.Secret(ns, n) != nil
+	case events.KindConfigMap:
+		return s.ConfigMap(ns, n) != nil
+	}
+	return false
+}

@@ -1,0 +1,48 @@
+package replay
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// snapshotJSON is the JSON form of a Snapshot: the point asked for, the
+// Configuration without key material, and the rendered nginx.conf if any.
+type snapshotJSON struct {
+	*Snapshot
+	Point         Point                `json:"point"`
+	Configuration *model.Configuration `json:"configuration"`
+	NginxConf     string               `json:"nginxConf,omitempty"`
+}
+
+// WriteJSON writes the snapshot as one indented JSON document. Certificates
+// keep their name, hosts and checksum; their PEM certificate and key are
+// left out (null). nginxConf, when not empty, is added as "nginxConf".
+func (s *Snapshot) WriteJSON(w io.Writer, nginxConf []byte) error {
+	return writeJSON(w, snapshotJSON{Snapshot: s, Point: s.Point, Configuration: withoutKeys(s.Configuration), NginxConf: string(nginxConf)})
+}
+
+// WriteJSON writes the timeline as one indented JSON document.
+func (t *Timeline) WriteJSON(w io.Writer) error { return writeJSON(w, t) }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// withoutKeys is a shallow copy of c whose certificates have no PEM data.
+func withoutKeys(c *model.Configuration) *model.Configuration {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Certificates = make([]model.Certificate, len(c.Certificates))
+	for i, cert := range c.Certificates {
+		cert.Cert, cert.Key = nil, nil
+		out.Certificates[i] = cert
+	}
+	return &out
+}
