@@ -39,7 +39,7 @@ func TestTimelineNamesEachReload(t *testing.T) {
 	}
 	want := map[string]string{
 		"web-ing": "reload+dynamic", "api-route": "reload+dynamic", "tls": "reload+dynamic", "blog-ing": "reload+dynamic",
-		"blog-delete": "reload+dynamic",
+		"blog-delete":    "reload+dynamic",
 		"web-scale-down": "dynamic", "api-down": "dynamic", "web-scale-up": "dynamic", "api-up": "dynamic",
 	}
 	if len(tl.Entries) != len(r.events) || tl.Events != len(r.events) {
