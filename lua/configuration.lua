@@ -56,7 +56,7 @@ local function fail(status, message)
 end
 
 local function is_name(s)
-  return type(s) == "string" and #s > 0 and #s <= 253 and s:find("^[%w][%w%._/%-]*$") ~= nil
+  return type(s) == "string" and #s > 0 and #s <= 253 and s:find("^[%w_][%w%._/%-]*$") ~= nil
 end
 
 local function is_int(n, lo, hi)

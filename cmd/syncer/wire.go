@@ -33,7 +33,7 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	consumer, err := events.NewConsumer(js, f.nats.stream, f.nats.prefix, s, events.WithDecodeErrorHandler(s.DecodeError))
+	consumer, err := events.NewConsumer(js, f.nats.stream, f.nats.prefix, s, events.WithDecodeErrorHandler(s.DecodeError), events.WithConsumerLogger(log))
 	if err != nil {
 		return err
 	}
