@@ -19,6 +19,10 @@ const (
 	consumerMaxBackoff = 10 * time.Second
 )
 
+// errRebootstrap: the ordered consumer recreated itself during the
+// bootstrap; a new bootstrap reads the rest.
+var errRebootstrap = errors.New("events: ordered consumer recreated during the bootstrap")
+
 // Handler receives the events of a Consumer, one at a time, in stream
 // order, on the goroutine that called Start.
 type Handler interface {
@@ -87,9 +91,15 @@ func WithConsumerLogger(l *slog.Logger) ConsumerOption {
 // It resumes after a NATS outage or server restart from the message after
 // the last one it handled: the ordered consumer recreates itself from its
 // cursor, and when that fails for good, Start creates a new one at the last
-// handled sequence + 1 (never with the bootstrap policy again, which would
-// deliver the state a second time). Messages at or below the last handled
-// sequence are dropped, so no sequence is delivered twice.
+// handled sequence + 1. Messages at or below the last handled sequence are
+// dropped, so no sequence is delivered twice.
+//
+// An interruption during the bootstrap is the exception to resuming from
+// the cursor: read from there, the rest of the stream would also deliver
+// the older versions of the objects not yet seen. Instead the Consumer
+// starts a new last-per-subject bootstrap; it delivers every object whose
+// last message is after the last handled sequence, and nothing else, since
+// the bootstrap runs in sequence order.
 type Consumer struct {
 	js       jetstream.JetStream
 	stream   string
@@ -134,6 +144,11 @@ func (c *Consumer) Start(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if errors.Is(err, errRebootstrap) {
+			c.cfg.logger.Info("event consumer bootstrapping again", "stream", c.stream, "after_seq", c.lastSeq.Load())
+			attempt = 0
+			continue
+		}
 		if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConnectionClosed) {
 			return fmt.Errorf("events: consumer of %s: %w", c.stream, err)
 		}
@@ -149,13 +164,23 @@ func (c *Consumer) Start(ctx context.Context) error {
 	}
 }
 
-// resumeFrom is the start sequence of a new ordered consumer: after the
-// last handled message, else the configured start, else 0 (bootstrap).
+// resumeFrom is the start sequence of a new ordered consumer: 0 (a
+// last-per-subject bootstrap) until caught up, after the last handled
+// message from then on; in replay mode, the configured start until a
+// message has been handled.
 func (c *Consumer) resumeFrom() uint64 {
+	if c.bootstrapping() {
+		return 0
+	}
 	if last := c.lastSeq.Load(); last > 0 {
 		return last + 1
 	}
 	return c.cfg.startSeq
+}
+
+// bootstrapping: reading the last message per subject, not yet caught up.
+func (c *Consumer) bootstrapping() bool {
+	return c.cfg.startSeq == 0 && !c.caughtUp.Load()
 }
 
 // consume runs one ordered consumer until it fails or ctx is done.
@@ -194,19 +219,22 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 		case err != nil:
 			return err
 		default:
-			c.handle(ctx, msg, cu)
+			md, err := msg.Metadata()
+			if err != nil {
+				c.decodeError(0, msg.Subject(), fmt.Errorf("%w: no JetStream metadata: %w", ErrMalformed, err))
+				continue
+			}
+			if md.Consumer != r.name && c.bootstrapping() {
+				return errRebootstrap
+			}
+			c.handle(ctx, msg, md, cu)
 		}
 	}
 }
 
 // handle delivers one message unless it was delivered before, and signals
 // CaughtUp after the message that completes the bootstrap.
-func (c *Consumer) handle(ctx context.Context, msg jetstream.Msg, cu *catchUp) {
-	md, err := msg.Metadata()
-	if err != nil {
-		c.decodeError(0, msg.Subject(), fmt.Errorf("%w: no JetStream metadata: %w", ErrMalformed, err))
-		return
-	}
+func (c *Consumer) handle(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, cu *catchUp) {
 	seq := md.Sequence.Stream
 	if seq > c.lastSeq.Load() {
 		c.deliver(ctx, msg, md)

@@ -173,10 +173,11 @@ func TestConsumerEmptyStream(t *testing.T) {
 	_, js, _ := setupStream(t)
 	rec := newRecorder()
 	c := newConsumer(t, js, rec)
-	runConsumer(t, c)
+	stop := runConsumer(t, c)
 	rec.waitFor(t, ctx, "caught up", func(_ []events.Event, ups int) bool { return ups == 1 })
 	publishAll(t, ctx, newPublisher(t, js), configMapEvent("first", 1))
 	rec.waitFor(t, ctx, "live event", func(evs []events.Event, _ int) bool { return len(evs) == 1 })
+	stop() // LastSequence counts an event once HandleEvent has returned
 	if _, ups, at := rec.snapshot(); ups != 1 || at != 0 || !c.IsCaughtUp() || c.LastSequence() != 1 {
 		t.Errorf("CaughtUp %d times after %d events; LastSequence %d", ups, at, c.LastSequence())
 	}
@@ -239,7 +240,7 @@ func TestConsumerResumesAfterServerRestart(t *testing.T) {
 	}
 	rec := newRecorder()
 	c := newConsumer(t, js, rec)
-	runConsumer(t, c)
+	stop := runConsumer(t, c)
 	rec.waitFor(t, ctx, "bootstrap", func(evs []events.Event, ups int) bool { return len(evs) == 5 && ups == 1 })
 
 	srv.Restart()
@@ -257,6 +258,7 @@ func TestConsumerResumesAfterServerRestart(t *testing.T) {
 	if len(evs) != 10 || ups != 1 {
 		t.Errorf("%d events, CaughtUp %d times; want 10 and 1", len(evs), ups)
 	}
+	stop() // LastSequence counts an event once HandleEvent has returned
 	if c.LastSequence() != 10 {
 		t.Errorf("LastSequence = %d", c.LastSequence())
 	}
@@ -341,5 +343,69 @@ func TestConsumerStartedAgainResumesAfterLastEvent(t *testing.T) {
 	evs, ups, _ := rec.snapshot()
 	if got := fmt.Sprint(names(evs)); got != "[b@1#2 a@2#3 b@2#4 c@1#5]" || ups != 1 {
 		t.Errorf("events %s, CaughtUp %d times; want the bootstrap once, then only the new events", got, ups)
+	}
+}
+
+// blockingHandler blocks in its first HandleEvent until released.
+type blockingHandler struct {
+	*recorder
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (h *blockingHandler) HandleEvent(ctx context.Context, ev events.Event) error {
+	h.once.Do(func() {
+		close(h.entered)
+		<-h.release
+	})
+	return h.recorder.HandleEvent(ctx, ev)
+}
+
+// TestConsumerServerRestartDuringBootstrap restarts the server while the
+// handler holds the first bootstrap event, with more objects than the
+// consumer pulls at once, so that the ordered consumer is recreated in the
+// middle of the bootstrap: the rest of the bootstrap still delivers only the
+// last version of each object.
+func TestConsumerServerRestartDuringBootstrap(t *testing.T) {
+	ctx := testContext(t)
+	srv, js, _ := setupStream(t)
+	const objects = 700 // more than one pull batch (500)
+	p := newPublisher(t, js)
+	for v := 1; v <= 2; v++ {
+		for o := range objects {
+			if err := p.Publish(ctx, configMapEvent(fmt.Sprintf("cm-%d", o), v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := &blockingHandler{recorder: newRecorder(), entered: make(chan struct{}), release: make(chan struct{})}
+	runConsumer(t, newConsumer(t, js, h))
+	select {
+	case <-h.entered:
+	case <-ctx.Done():
+		t.Fatal("no first event")
+	}
+	srv.Restart()
+	close(h.release)
+	h.waitFor(t, ctx, "caught up", func(_ []events.Event, ups int) bool { return ups == 1 })
+
+	evs, _, at := h.snapshot()
+	last := map[string]string{}
+	for i, ev := range evs {
+		if i > 0 && ev.Sequence <= evs[i-1].Sequence {
+			t.Fatalf("sequence %d after %d", ev.Sequence, evs[i-1].Sequence)
+		}
+		last[ev.Name] = ev.ResourceVersion
+	}
+	for name, rv := range last {
+		if rv != "2" {
+			t.Errorf("%s at version %s after the bootstrap, want 2", name, rv)
+		}
+	}
+	if len(evs) != objects || at != len(evs) || evs[len(evs)-1].Sequence != 2*objects {
+		t.Errorf("%d events for %d objects, caught up after %d, ending at %d; want each object once", len(evs), len(last), at, evs[len(evs)-1].Sequence)
 	}
 }

@@ -47,6 +47,7 @@ type reader struct {
 	stream string
 	oc     jetstream.Consumer
 	it     jetstream.MessagesContext
+	name   string      // of the server-side consumer created first
 	stop   func() bool // unregisters the stop-on-cancel hook
 }
 
@@ -64,7 +65,8 @@ func openReader(ctx context.Context, js jetstream.JetStream, stream string, cfg 
 		deleteConsumer(js, stream, oc)
 		return nil, fmt.Errorf("events: consume stream %s: %w", stream, err)
 	}
-	return &reader{js: js, stream: stream, oc: oc, it: it, stop: context.AfterFunc(ctx, it.Stop)}, nil
+	return &reader{js: js, stream: stream, oc: oc, it: it, name: oc.CachedInfo().Name,
+		stop: context.AfterFunc(ctx, it.Stop)}, nil
 }
 
 // close stops the iterator and deletes the consumer on the server rather
