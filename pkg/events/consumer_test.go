@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
@@ -407,5 +408,25 @@ func TestConsumerServerRestartDuringBootstrap(t *testing.T) {
 	}
 	if len(evs) != objects || at != len(evs) || evs[len(evs)-1].Sequence != 2*objects {
 		t.Errorf("%d events for %d objects, caught up after %d, ending at %d; want each object once", len(evs), len(last), at, evs[len(evs)-1].Sequence)
+	}
+}
+
+func TestConsumerStopsWhenTheConnectionCloses(t *testing.T) {
+	ctx := testContext(t)
+	srv, _, _ := setupStream(t)
+	nc, js := natstest.Connect(t, srv.URL())
+	rec := newRecorder()
+	c := newConsumer(t, js, rec)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	rec.waitFor(t, ctx, "caught up", func(_ []events.Event, ups int) bool { return ups == 1 })
+	nc.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, jetstream.ErrConnectionClosed) && !errors.Is(err, nats.ErrConnectionClosed) {
+			t.Errorf("Start = %v, want a closed-connection error", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Start did not return after the connection closed")
 	}
 }

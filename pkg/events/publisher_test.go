@@ -287,6 +287,11 @@ func TestPublisherBoundsPending(t *testing.T) {
 	if got := p.Pending(); got != 3 {
 		t.Errorf("Pending = %d, want 3", got)
 	}
+	short, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := p.Flush(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Flush with the server down = %v, want the context's error", err)
+	}
 	srv.Restart()
 	if err := p.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -357,5 +362,35 @@ func TestPublisherRejects(t *testing.T) {
 	}
 	if _, err := events.NewPublisher(js, "bad prefix"); !errors.Is(err, events.ErrInvalidConfig) {
 		t.Errorf("bad prefix: %v", err)
+	}
+}
+
+func TestPublisherCloseCutsRetriesShort(t *testing.T) {
+	ctx := testContext(t)
+	srv, js, _ := setupStream(t)
+	var obs observations
+	p, err := events.NewPublisher(js, prefix, events.WithPublisherLogger(quiet), events.WithObserver(obs.observe),
+		events.WithRetry(1000, 20*time.Millisecond), events.WithAckTimeout(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	for i := range 2 {
+		if err := p.Publish(ctx, configMapEvent(fmt.Sprintf("cm-%d", i), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := p.Close(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close = %v, want the context's error", err)
+	}
+	if p.Pending() != 0 {
+		t.Errorf("Pending after Close = %d", p.Pending())
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.errs) != 2 || !errors.Is(obs.errs[0], events.ErrPublisherClosed) || !errors.Is(obs.errs[1], events.ErrPublisherClosed) {
+		t.Errorf("observed %v, want two ErrPublisherClosed", obs.errs)
 	}
 }
