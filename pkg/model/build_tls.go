@@ -6,8 +6,9 @@ import (
 	"sort"
 )
 
-// FallbackCertificateName names Options.FallbackCertificate when it has no
-// Name of its own.
+// FallbackCertificateName is the Name Build gives Options.FallbackCertificate
+// (whatever its own Name). Every syncer and replay generates its own, so the
+// content of the certificate of this name is left out of the checksum.
 const FallbackCertificateName = "_fallback"
 
 // tlsClaim is the TLS setting of one host: the Secret (Name "" for the
@@ -154,12 +155,8 @@ func (b *builder) defaultCertificate(cs *certificates) *certState {
 		}
 	}
 	if f := b.opts.FallbackCertificate; f != nil {
-		name := f.Name
-		if name == "" {
-			name = FallbackCertificateName
-		}
-		c := &certState{name: name, fallback: f}
-		cs.byName[name] = c
+		c := &certState{name: FallbackCertificateName, fallback: f}
+		cs.byName[FallbackCertificateName] = c
 		return c
 	}
 	return nil

@@ -177,7 +177,7 @@ func badSecret(t *testing.T) *corev1.Secret {
 }
 
 func TestBuildCertificateContent(t *testing.T) {
-	fallback := &Certificate{Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
+	fallback := &Certificate{Name: "mine", Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
 	opts := testOptions()
 	opts.FallbackCertificate = fallback
 	cfg := Build(newTestStore(t, append(webService(), tlsSecret(t, "default", "cert", "example"),
@@ -194,7 +194,7 @@ func TestBuildCertificateContent(t *testing.T) {
 		string(cfg.Certificates[1].Key) != string(testdata(t, "example.key")) {
 		t.Error("default/cert does not hold the secret's tls.crt and tls.key")
 	}
-	if fallback.Name != "" || fallback.Checksum != "" {
+	if fallback.Name != "mine" || fallback.Checksum != "" {
 		t.Error("Build modified Options.FallbackCertificate")
 	}
 }

@@ -31,9 +31,10 @@ type Options struct {
 	// certificate, or "" to use FallbackCertificate.
 	DefaultSSLCertificate string
 	// FallbackCertificate is the self-signed certificate generated at
-	// start; used when DefaultSSLCertificate is unset or invalid. Build does
-	// not modify it. When nil and no default certificate is valid,
-	// Configuration.DefaultCertificate is "".
+	// start; used when DefaultSSLCertificate is unset or invalid, under the
+	// name FallbackCertificateName. Build does not modify it. When nil and
+	// no default certificate is valid, Configuration.DefaultCertificate is
+	// "".
 	FallbackCertificate *Certificate
 	// ConfigMap is "namespace/name" of the controller ConfigMap holding the
 	// Global settings, or "" for the defaults.
