@@ -369,11 +369,8 @@ func TestPublisherCloseCutsRetriesShort(t *testing.T) {
 	ctx := testContext(t)
 	srv, js, _ := setupStream(t)
 	var obs observations
-	p, err := events.NewPublisher(js, prefix, events.WithPublisherLogger(quiet), events.WithObserver(obs.observe),
+	p := newPublisher(t, js, events.WithObserver(obs.observe),
 		events.WithRetry(1000, 20*time.Millisecond), events.WithAckTimeout(200*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv.Stop()
 	for i := range 2 {
 		if err := p.Publish(ctx, configMapEvent(fmt.Sprintf("cm-%d", i), 1)); err != nil {
