@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -174,6 +175,11 @@ func exitError(err error) error {
 // left behind by a killed master can be killed with it, and forwards its
 // stderr (startup errors; later logs go to Dir/logs/error.log) to the logger.
 func (p *Process) spawn() (*exec.Cmd, error) {
+	// A master that was killed leaves its unix socket behind and a new one
+	// could not bind it; the previous process group is gone by now.
+	if err := os.Remove(p.opts.noEndpointsSocket()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket: %w", err)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start nginx: %w", err)

@@ -1,0 +1,209 @@
+package nginx
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// testCA issues certificates for the TLS tests.
+type testCA struct {
+	cert   *x509.Certificate
+	key    *ecdsa.PrivateKey
+	pool   *x509.CertPool
+	serial int64
+}
+
+func newTestCA(t testing.TB) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "ingress-sync test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &testCA{cert: cert, key: key, pool: pool, serial: 100}
+}
+
+// issue returns a model.Certificate for hosts with a new serial number.
+func (ca *testCA) issue(t testing.TB, name string, hosts ...string) (model.Certificate, int64) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca.serial++
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(ca.serial),
+		Subject:      pkix.Name{CommonName: hosts[0]},
+		DNSNames:     hosts,
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model.Certificate{
+		Name:     name,
+		Hosts:    hosts,
+		Cert:     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		Key:      pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		Checksum: "serial-" + strconv.FormatInt(ca.serial, 10),
+	}, ca.serial
+}
+
+// served returns the serial of the certificate nginx presents for sni,
+// verified against the CA for host (verifyHost "" skips verification), or
+// an error.
+func (h *harness) served(ca *testCA, sni, verifyHost string) (int64, error) {
+	cfg := &tls.Config{ServerName: sni, RootCAs: ca.pool, InsecureSkipVerify: true} //nolint:gosec // verified below
+	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
+	conn, err := d.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(h.opts.HTTPSPort)))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	chain := conn.(*tls.Conn).ConnectionState().PeerCertificates
+	leaf := chain[0]
+	if verifyHost != "" {
+		inter := x509.NewCertPool()
+		for _, c := range chain[1:] {
+			inter.AddCert(c)
+		}
+		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: verifyHost, Roots: ca.pool, Intermediates: inter}); err != nil {
+			return leaf.SerialNumber.Int64(), fmt.Errorf("verify %s: %w", verifyHost, err)
+		}
+	}
+	return leaf.SerialNumber.Int64(), nil
+}
+
+func TestCertificatesWithoutReload(t *testing.T) {
+	ca := newTestCA(t)
+	backend := startEcho(t, "secure")
+	cfg := configOf("certs-1", []model.Server{
+		{Hostname: "secure.test", TLS: true, SSLRedirect: true, Locations: []model.Location{prefixLoc("/", "secure")}},
+		{Hostname: "*.wild.test", TLS: true, SSLRedirect: true, Locations: []model.Location{prefixLoc("/", "secure")}},
+	}, backendOf("secure", backend))
+	h := startNginx(t, cfg, nil)
+	master := h.proc.Pid()
+	workers := workerPIDs(t, master)
+
+	if _, err := h.served(ca, "secure.test", "secure.test"); err == nil {
+		t.Fatal("before any certificate was posted, the placeholder verified against the test CA")
+	}
+
+	secure, serial1 := ca.issue(t, "default/secure", "secure.test")
+	wild, wildSerial := ca.issue(t, "default/wild", "*.wild.test")
+	def, defSerial := ca.issue(t, "default/default", "default.test")
+	ch := model.Change{CertificatesUpserted: []model.Certificate{def, secure, wild}, DefaultCertificate: "default/default"}
+	if err := h.app.Update(t.Context(), ch); err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name, sni, verify string
+		serial            int64
+	}{
+		{"exact host", "secure.test", "secure.test", serial1},
+		{"exact host, upper case SNI", "SECURE.TEST", "secure.test", serial1},
+		{"wildcard, one label", "a.wild.test", "a.wild.test", wildSerial},
+		{"wildcard does not cover two labels: default", "a.b.wild.test", "default.test", defSerial},
+		{"unknown SNI: default", "other.test", "default.test", defSerial},
+		{"no SNI: default", "", "default.test", defSerial},
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := h.served(ca, c.sni, c.verify)
+			if err != nil || got != c.serial {
+				t.Fatalf("SNI %q: serial %d, %v; want %d", c.sni, got, err, c.serial)
+			}
+		})
+	}
+
+	t.Run("HTTPS request and HTTP redirect", func(t *testing.T) {
+		if r := h.mustGet("https://secure.test/x"); r.Status != 200 || r.Echo.Headers.Get("X-Forwarded-Proto") != "https" {
+			t.Fatalf("HTTPS: %d, X-Forwarded-Proto %q", r.Status, r.Echo.Headers.Get("X-Forwarded-Proto"))
+		}
+		r := h.mustGet("http://secure.test/x?y=1")
+		want := "https://secure.test:" + itoa(h.opts.HTTPSPort) + "/x?y=1"
+		if r.Status != 308 || r.Header.Get("Location") != want {
+			t.Fatalf("HTTP: %d to %q, want 308 to %q", r.Status, r.Header.Get("Location"), want)
+		}
+	})
+
+	t.Run("rotation", func(t *testing.T) {
+		rotated, serial2 := ca.issue(t, "default/secure", "secure.test")
+		if err := h.app.Update(t.Context(), model.Change{CertificatesUpserted: []model.Certificate{rotated}}); err != nil {
+			t.Fatal(err)
+		}
+		// Every worker serves the new certificate right after the POST.
+		for i := range 8 {
+			if got, err := h.served(ca, "secure.test", "secure.test"); err != nil || got != serial2 {
+				t.Fatalf("handshake %d after rotation: serial %d, %v; want %d", i, got, err, serial2)
+			}
+		}
+	})
+
+	t.Run("removal falls back to the default", func(t *testing.T) {
+		if err := h.app.Update(t.Context(), model.Change{CertificatesRemoved: []string{"default/wild"}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := h.served(ca, "a.wild.test", "default.test"); err != nil || got != defSerial {
+			t.Fatalf("serial %d, %v; want the default %d", got, err, defSerial)
+		}
+	})
+
+	t.Run("GET certs lists names and hosts, never keys", func(t *testing.T) {
+		got, err := h.lua.GetCertificates(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, c := range got.Certificates {
+			names = append(names, c.Name)
+		}
+		if !slices.Equal(names, []string{"default/default", "default/secure"}) || got.DefaultCertificate != "default/default" {
+			t.Fatalf("certificates = %+v", got)
+		}
+	})
+
+	if got := workerPIDs(t, master); !slices.Equal(got, workers) {
+		t.Errorf("workers changed (a reload happened): %v -> %v", workers, got)
+	}
+}
