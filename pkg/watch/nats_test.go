@@ -96,3 +96,57 @@ func TestNATSOutage(t *testing.T) {
 		e.subject(events.KindService, "marker") + " create",
 	})
 }
+
+// TestStreamUnavailable: while NATS is up but no stream takes the subjects
+// (as when JetStream is unavailable), publishes fail for good; the watcher
+// queues the keys again and publishes their current state once the stream
+// is back. Unlike a disconnect, nothing is buffered by the client here: only
+// the watcher's requeueing brings the changes through.
+func TestStreamUnavailable(t *testing.T) {
+	e := newEnv(t)
+	ctx, c, ns := t.Context(), e.client, e.ns
+	cfg := e.config("watcher-a")
+	cfg.PublishAttempts, cfg.PublishAckTimeout = 2, 200*time.Millisecond
+	w := start(t, cfg)
+	e.create(t, service(ns, "updated"))
+	e.waitMessage(t, e.subject(events.KindService, "updated"), events.OpCreate)
+	before := e.lastSeq(t)
+
+	e.setStreamSubjects(t, "parked.>")
+	svc, err := c.CoreV1().Services(ns).Get(ctx, "updated", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].Port = 8080
+	if _, err := c.CoreV1().Services(ns).Update(ctx, svc, updateOpts); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, service(ns, "created"))
+	eventually(t, "publishes failing for good", func() bool {
+		return w.metric(t, "ingress_sync_watcher_publish_errors_total", "kind", "Service") >= 2
+	})
+	e.setStreamSubjects(t, events.FilterSubject(prefix))
+	checkNewMessages(t, e, before, []string{
+		e.subject(events.KindService, "updated") + " update",
+		e.subject(events.KindService, "created") + " create",
+		e.subject(events.KindService, "marker") + " create",
+	})
+}
+
+// setStreamSubjects changes the subjects of the test's stream.
+func (e *env) setStreamSubjects(t *testing.T, subjects ...string) {
+	t.Helper()
+	s, err := e.js.Stream(t.Context(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := info.Config
+	cfg.Subjects = subjects
+	if _, err := e.js.UpdateStream(t.Context(), cfg); err != nil {
+		t.Fatalf("update stream subjects: %v", err)
+	}
+}

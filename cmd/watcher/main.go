@@ -1,0 +1,172 @@
+// Command watcher publishes every change of the ingress inputs of a
+// Kubernetes cluster to a NATS JetStream stream. It only parses and checks
+// flags and wires pkg/watch; see that package for what it does.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/watch"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	code := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: 0 on a clean stop, 2 on bad flags, 1 on
+// any other error.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "watcher: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: f.logLevel}))
+	cfg, err := f.config(log)
+	if err != nil {
+		fmt.Fprintf(stderr, "watcher: %v\n", err)
+		return 2
+	}
+	w, err := watch.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "watcher: %v\n", err)
+		return 2
+	}
+	log.Info("watcher starting", "id", cfg.WatcherID, "stream", cfg.Stream, "prefix", cfg.SubjectPrefix,
+		"namespace", cfg.WatchNamespace, "leaderElect", cfg.LeaderElect)
+	if err := w.Start(ctx); err != nil {
+		log.Error("watcher failed", "err", err)
+		return 1
+	}
+	log.Info("watcher stopped")
+	return 0
+}
+
+// flags are the command-line options.
+type flags struct {
+	kubeconfig                        string
+	natsURL, natsCreds, natsUser      string
+	natsPassword, embeddedNATS        string
+	stream, subjectPrefix             string
+	streamReplicas                    int
+	streamHistory                     int64
+	watchNamespace                    string
+	configMap, tcpConfigMap, udpCM    string
+	controllerClass, ingressClass     string
+	withoutClass, leaderElect         bool
+	electionID, electionNamespace     string
+	publishService, publishStatusAddr string
+	metricsAddr, watcherID            string
+	workers                           int
+	logLevel                          slog.Level
+}
+
+func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+	var f flags
+	fs := flag.NewFlagSet("watcher", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else in-cluster)")
+	fs.StringVar(&f.natsURL, "nats-url", watch.DefaultNATSURL, "NATS server URLs, comma-separated; with --embedded-nats the host:port to listen on")
+	fs.StringVar(&f.natsCreds, "nats-creds", "", "NATS credentials file")
+	fs.StringVar(&f.natsUser, "nats-user", "", "NATS user")
+	fs.StringVar(&f.natsPassword, "nats-password", "", "NATS password (default $NATS_PASSWORD)")
+	fs.StringVar(&f.embeddedNATS, "embedded-nats", "", "run nats-server in this process, storing JetStream in this folder")
+	fs.StringVar(&f.stream, "stream", watch.DefaultStream, "JetStream stream name")
+	fs.StringVar(&f.subjectPrefix, "subject-prefix", watch.DefaultSubjectPrefix, "subject prefix of the events")
+	fs.IntVar(&f.streamReplicas, "stream-replicas", 1, "stream replicas (3 in a NATS cluster)")
+	fs.Int64Var(&f.streamHistory, "stream-history", events.DefaultHistory, "messages kept per object (-1 unlimited)")
+	fs.StringVar(&f.watchNamespace, "watch-namespace", "", "watch only this namespace (default all)")
+	fs.StringVar(&f.configMap, "configmap", "", "namespace/name of the controller ConfigMap")
+	fs.StringVar(&f.tcpConfigMap, "tcp-services-configmap", "", "namespace/name of the TCP services ConfigMap")
+	fs.StringVar(&f.udpCM, "udp-services-configmap", "", "namespace/name of the UDP services ConfigMap")
+	fs.StringVar(&f.controllerClass, "controller-class", watch.DefaultControllerClass, "spec.controller of our IngressClasses")
+	fs.StringVar(&f.ingressClass, "ingress-class", watch.DefaultIngressClass, "ingress class name we serve")
+	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
+	fs.BoolVar(&f.leaderElect, "leader-elect", true, "elect one publishing replica with a Lease")
+	fs.StringVar(&f.electionID, "election-id", watch.DefaultElectionID, "name of the Lease")
+	fs.StringVar(&f.electionNamespace, "election-namespace", "", "namespace of the Lease (default $POD_NAMESPACE)")
+	fs.StringVar(&f.publishService, "publish-service", "", "namespace/name of the Service whose addresses go into Ingress status")
+	fs.StringVar(&f.publishStatusAddr, "publish-status-address", "", "comma-separated IPs or host names for Ingress status")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", ":10254", "address of /metrics, /healthz and /readyz (empty: none)")
+	fs.StringVar(&f.watcherID, "watcher-id", "", "identity of this replica (default $POD_NAME, else the host name)")
+	fs.IntVar(&f.workers, "workers", watch.DefaultWorkers, "concurrent publishers")
+	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return &f, nil
+}
+
+// config turns the flags (and the POD_* environment) into a watch.Config.
+func (f *flags) config(log *slog.Logger) (watch.Config, error) {
+	restCfg, err := watch.RESTConfig(f.kubeconfig)
+	if err != nil {
+		return watch.Config{}, err
+	}
+	restCfg.UserAgent = "ingress-sync-watcher"
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return watch.Config{}, err
+	}
+	id, err := f.id()
+	if err != nil {
+		return watch.Config{}, err
+	}
+	return watch.Config{
+		Client: client, NATSURL: f.natsURL, NATSCredsFile: f.natsCreds, NATSUser: f.natsUser,
+		NATSPassword: orEnv(f.natsPassword, "NATS_PASSWORD"), EmbeddedNATSDir: f.embeddedNATS,
+		Stream: f.stream, SubjectPrefix: f.subjectPrefix, StreamReplicas: f.streamReplicas, StreamHistory: f.streamHistory,
+		WatchNamespace: f.watchNamespace, ConfigMaps: nonEmpty(f.configMap, f.tcpConfigMap, f.udpCM),
+		ControllerClass: f.controllerClass, IngressClass: f.ingressClass, WatchIngressWithoutClass: f.withoutClass,
+		LeaderElect: f.leaderElect, ElectionID: f.electionID, ElectionNamespace: orEnv(f.electionNamespace, "POD_NAMESPACE"),
+		PublishService: f.publishService, PublishStatusAddress: nonEmpty(strings.Split(f.publishStatusAddr, ",")...),
+		MetricsAddr: f.metricsAddr, WatcherID: id, Workers: f.workers, Logger: log,
+	}, nil
+}
+
+// id is --watcher-id, else $POD_NAME, else the host name.
+func (f *flags) id() (string, error) {
+	if id := orEnv(f.watcherID, "POD_NAME"); id != "" {
+		return id, nil
+	}
+	return os.Hostname()
+}
+
+func orEnv(v, env string) string {
+	if v != "" {
+		return v
+	}
+	return os.Getenv(env)
+}
+
+// nonEmpty returns the trimmed, non-empty values.
+func nonEmpty(vs ...string) []string {
+	var out []string
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package watch
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestDigestOf(t *testing.T) {
+	port := int32(8080)
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "web-1", ResourceVersion: "1", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"198.18.0.1"}}},
+		Ports:       []discoveryv1.EndpointPort{{Port: &port}},
+	}
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: "1"},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "a.example.com"}}}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
+	tests := []struct {
+		name   string
+		base   runtime.Object
+		change func(runtime.Object)
+		same   bool
+	}{
+		{name: "slice: labels and annotations", base: slice, same: true, change: func(o runtime.Object) {
+			s := o.(*discoveryv1.EndpointSlice)
+			s.Labels["team"], s.Annotations, s.ResourceVersion = "blue", map[string]string{"a": "b"}, "2"
+		}},
+		{name: "slice: endpoint", base: slice, change: func(o runtime.Object) {
+			s := o.(*discoveryv1.EndpointSlice)
+			s.Endpoints[0].Addresses[0] = "198.18.0.2"
+		}},
+		{name: "slice: ports", base: slice, change: func(o runtime.Object) { o.(*discoveryv1.EndpointSlice).Ports = nil }},
+		{name: "slice: service label", base: slice, change: func(o runtime.Object) {
+			o.(*discoveryv1.EndpointSlice).Labels[discoveryv1.LabelServiceName] = "other"
+		}},
+		{name: "ingress: status", base: ing, same: true, change: func(o runtime.Object) {
+			i := o.(*networkingv1.Ingress)
+			i.Status.LoadBalancer.Ingress, i.ResourceVersion = []networkingv1.IngressLoadBalancerIngress{{IP: "198.18.0.9"}}, "2"
+		}},
+		{name: "ingress: annotation", base: ing, change: func(o runtime.Object) {
+			o.(*networkingv1.Ingress).Annotations = map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/"}
+		}},
+		{name: "ingress: spec", base: ing, change: func(o runtime.Object) { o.(*networkingv1.Ingress).Spec.Rules[0].Host = "b.example.com" }},
+		{name: "configmap: version and managed fields", base: cm, same: true, change: func(o runtime.Object) {
+			c := o.(*corev1.ConfigMap)
+			c.ResourceVersion, c.ManagedFields = "2", []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+		}},
+		{name: "configmap: last-applied annotation", base: cm, same: true, change: func(o runtime.Object) {
+			o.(*corev1.ConfigMap).Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: "{}"}
+		}},
+		{name: "configmap: data", base: cm, change: func(o runtime.Object) { o.(*corev1.ConfigMap).Data["k"] = "w" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			changed := tc.base.DeepCopyObject()
+			tc.change(changed)
+			a, errA := digestOf(tc.base)
+			b, errB := digestOf(changed)
+			if errA != nil || errB != nil {
+				t.Fatalf("digestOf: %v, %v", errA, errB)
+			}
+			if (a == b) != tc.same {
+				t.Errorf("same digest = %v, want %v", a == b, tc.same)
+			}
+		})
+	}
+}
