@@ -15,11 +15,16 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/ingress-sync/ingress-sync/internal/proc"
 )
 
 // startAttempts bounds the retries when a freshly chosen port was taken by
 // someone else between choosing and binding it.
 const startAttempts = 3
+
+// stopGrace is how long a process gets between SIGTERM and SIGKILL.
+const stopGrace = 10 * time.Second
 
 // errPortTaken marks a start that failed because a port was in use.
 var errPortTaken = errors.New("port already in use")
@@ -34,7 +39,7 @@ type ControlPlane struct {
 	// StartDuration is how long Run took until /readyz answered ok.
 	StartDuration time.Duration
 
-	etcd, apiserver *process
+	etcd, apiserver *proc.Process
 	removeDir       bool
 	stopOnce        sync.Once
 	stopErr         error
@@ -123,7 +128,7 @@ func (cp *ControlPlane) start(ctx context.Context, o Options, etcdBin, apiBin st
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	cp.URL = "https://127.0.0.1:" + strconv.Itoa(ports[2])
 	dataDir := filepath.Join(cp.Dir, "etcd-"+strconv.Itoa(attempt))
-	cp.etcd, err = startProcess("etcd", etcdBin, filepath.Join(cp.Dir, "etcd.log"), etcdArgs(dataDir, cp.EtcdURL, peerURL))
+	cp.etcd, err = proc.Start("etcd", etcdBin, filepath.Join(cp.Dir, "etcd.log"), etcdArgs(dataDir, cp.EtcdURL, peerURL), nil)
 	if err != nil {
 		return err
 	}
@@ -131,8 +136,8 @@ func (cp *ControlPlane) start(ctx context.Context, o Options, etcdBin, apiBin st
 		return err
 	}
 	certDir := filepath.Join(cp.Dir, "certs")
-	cp.apiserver, err = startProcess("kube-apiserver", apiBin, filepath.Join(cp.Dir, "kube-apiserver.log"),
-		cp.apiserverArgs(o, ports[2], certDir))
+	cp.apiserver, err = proc.Start("kube-apiserver", apiBin, filepath.Join(cp.Dir, "kube-apiserver.log"),
+		cp.apiserverArgs(o, ports[2], certDir), nil)
 	if err != nil {
 		return err
 	}
@@ -214,7 +219,7 @@ func (cp *ControlPlane) Stop() error {
 }
 
 func (cp *ControlPlane) stopProcesses() error {
-	err := errors.Join(cp.apiserver.stop(), cp.etcd.stop())
+	err := errors.Join(cp.apiserver.Stop(stopGrace), cp.etcd.Stop(stopGrace))
 	cp.apiserver, cp.etcd = nil, nil
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/proc"
 )
 
 // pollInterval is the pause between readiness probes.
@@ -42,7 +44,7 @@ func httpClient(token string) *http.Client {
 }
 
 // waitReady polls url until it answers 200, the process exits or ctx ends.
-func waitReady(ctx context.Context, p *process, url string, client *http.Client) error {
+func waitReady(ctx context.Context, p *proc.Process, url string, client *http.Client) error {
 	ticker := time.NewTicker(pollInterval)
 	defer ticker.Stop()
 	last := "no answer yet"
@@ -55,15 +57,16 @@ func waitReady(ctx context.Context, p *process, url string, client *http.Client)
 			last = status
 		}
 		select {
-		case <-p.done:
-			tail := p.logTail(logTailBytes)
+		case <-p.Done():
+			tail := p.LogTail(logTailBytes)
 			if portTaken(tail) {
-				return fmt.Errorf("%s exited: %w", p.name, errPortTaken)
+				return fmt.Errorf("%s exited: %w", p.Name, errPortTaken)
 			}
-			return fmt.Errorf("%s exited (%v); log %s:\n%s", p.name, p.err, p.logPath, tail)
+			_, exitErr := p.Exited()
+			return fmt.Errorf("%s exited (%v); log %s:\n%s", p.Name, exitErr, p.LogPath, tail)
 		case <-ctx.Done():
 			return fmt.Errorf("%s not ready at %s: %w (last: %s); log %s:\n%s",
-				p.name, url, ctx.Err(), last, p.logPath, p.logTail(logTailBytes))
+				p.Name, url, ctx.Err(), last, p.LogPath, p.LogTail(logTailBytes))
 		case <-ticker.C:
 		}
 	}
