@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,14 +107,17 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if w.status, err = watchStatus(w.NATSURL); err != nil {
 		return nil, err
 	}
-	if err := w.newWatcher(); err != nil {
+	// All ports at once: ports chosen by separate calls may coincide.
+	ports, err := FreePorts(1 + 4*o.Syncers)
+	if err != nil {
 		return nil, err
 	}
+	w.newWatcher(ports[0])
 	if err := w.Watcher.Start(); err != nil {
 		return nil, err
 	}
 	for i := range o.Syncers {
-		s, err := w.newSyncer(i)
+		s, err := w.newSyncer(i, ports[1+4*i:5+4*i])
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +126,43 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 			return nil, err
 		}
 	}
+	for _, c := range append([]*Component{w.Watcher}, w.components()...) {
+		if err := c.WaitHealthy(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
+}
+
+func (w *World) components() []*Component {
+	out := make([]*Component, 0, len(w.Syncers))
+	for _, s := range w.Syncers {
+		out = append(out, &s.Component)
+	}
+	return out
+}
+
+// WaitHealthy waits until the component's /healthz answers 200, failing
+// early with its log when it exits.
+func (c *Component) WaitHealthy(ctx context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", c.MetricsPort)
+	for {
+		if done, err := c.Proc.Exited(); done {
+			return fmt.Errorf("world: %s exited (%v):\n%s", c.Name, err, c.LogTail())
+		}
+		if resp, err := client.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("world: %s not healthy: %w\n%s", c.Name, ctx.Err(), c.LogTail())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (w *World) startControlPlane(ctx context.Context) error {
@@ -169,11 +209,7 @@ func (w *World) StopNATS() {
 	}
 }
 
-func (w *World) newWatcher() error {
-	port, err := FreePort()
-	if err != nil {
-		return err
-	}
+func (w *World) newWatcher(port int) {
 	args := []string{
 		"--kubeconfig", w.Kubeconfig, "--nats-url", w.NATSURL, "--stream", Stream, "--subject-prefix", Prefix,
 		"--controller-class", ControllerClass, "--ingress-class", IngressClass,
@@ -185,14 +221,9 @@ func (w *World) newWatcher() error {
 	}
 	w.Watcher = &Component{Name: "watcher", MetricsPort: port, bin: filepath.Join(w.opts.BinDir, "watcher"), args: append(args, w.opts.WatcherArgs...),
 		log: filepath.Join(w.opts.Dir, "watcher.log")}
-	return nil
 }
 
-func (w *World) newSyncer(i int) (*Syncer, error) {
-	ports, err := FreePorts(4)
-	if err != nil {
-		return nil, err
-	}
+func (w *World) newSyncer(i int, ports []int) (*Syncer, error) {
 	s := &Syncer{HTTPPort: ports[0], HTTPSPort: ports[1], StatusPort: ports[2],
 		Dir: filepath.Join(w.opts.Dir, fmt.Sprintf("nginx-%d", i))}
 	if w.opts.HTTPPort != 0 && i == 0 {
@@ -278,15 +309,6 @@ func FreePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-// FreePort returns one free TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	p, err := FreePorts(1)
-	if err != nil {
-		return 0, err
-	}
-	return p[0], nil
 }
 
 // statusWatch keeps the latest status report of every syncer.

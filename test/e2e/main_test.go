@@ -1,0 +1,121 @@
+// Package e2e tests the whole system on one machine: a real etcd and
+// kube-apiserver, a real nats-server, the watcher binary and two syncer
+// binaries with their own nginx, and Go echo backends, all inside a private
+// network namespace made by the test (internal/netns).
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/netns"
+	"github.com/ingress-sync/ingress-sync/internal/testenv"
+	"github.com/ingress-sync/ingress-sync/internal/world"
+)
+
+// envBin passes the binaries built outside the namespace to the tests inside.
+const envBin = "INGRESS_SYNC_E2E_BIN"
+
+// w is the World shared by the tests; each test uses its own namespace.
+var w *world.World
+
+func TestMain(m *testing.M) {
+	os.Exit(mainE2E(m))
+}
+
+func mainE2E(m *testing.M) int {
+	if !netns.Inside() {
+		return outside()
+	}
+	if err := netns.Setup(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "ingress-sync-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	if os.Getenv("INGRESS_SYNC_E2E_KEEP") == "" {
+		defer os.RemoveAll(dir)
+	} else {
+		fmt.Fprintln(os.Stderr, "e2e: keeping", dir)
+	}
+	// nginx workers run unprivileged and must traverse to their directory.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w, err = world.Start(ctx, world.Options{
+		BinDir: os.Getenv(envBin), Dir: dir, Syncers: 2,
+		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: statusAddress,
+		SyncerArgs: []string{"--holdoff", "300ms", "--max-holdoff", "2s"},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start world:", err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		dumpLogs(dir)
+	}
+	if err := w.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stop world:", err)
+	}
+	return code
+}
+
+// outside builds the binaries, then runs the tests again in a new network
+// namespace. It never skips: without root or unshare, the suite fails.
+func outside() int {
+	bin, err := os.MkdirTemp("", "ingress-sync-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(bin)
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	root, err := testenv.RepoRoot(wd)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/watcher", "./cmd/syncer")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build binaries:", err)
+		return 1
+	}
+	os.Setenv(envBin, bin)
+	code, err := netns.Reexec()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	return code
+}
+
+func dumpLogs(dir string) {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		if len(b) > 6000 {
+			b = b[len(b)-6000:]
+		}
+		fmt.Fprintf(os.Stderr, "\n===== %s (tail) =====\n%s\n", filepath.Base(l), b)
+	}
+}
