@@ -111,21 +111,18 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	return nil
 }
 
+// countApply counts an apply as a reload (which also carries the dynamic
+// state) or as a dynamic update.
 func (s *Syncer) countApply(ch model.Change, full bool) {
-	if ch.Reload || full {
-		s.m.reloads.Inc()
-	}
-	if ch.Dynamic() {
-		s.m.dynamicUpdates.Inc()
-	}
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	if ch.Reload || full {
+		s.m.reloads.Inc()
 		s.state.Reloads++
+		return
 	}
-	if ch.Dynamic() {
-		s.state.DynamicUpdates++
-	}
+	s.m.dynamicUpdates.Inc()
+	s.state.DynamicUpdates++
 }
 
 // applied records cfg as running, as of stream sequence seq.

@@ -146,9 +146,14 @@ func (s *Syncer) CaughtUp(context.Context) {
 }
 
 // DecodeError is the consumer's hook for messages that cannot be decoded.
+// The message still counts as consumed: the status sequence moves past it.
 func (s *Syncer) DecodeError(seq uint64, subject string, err error) {
 	s.m.decodeErrors.Inc()
 	s.log.Error("undecodable message skipped", "seq", seq, "subject", subject, "err", err)
+	s.mu.Lock()
+	s.seq = max(s.seq, seq)
+	s.mu.Unlock()
+	s.poke()
 }
 
 // Resync forgets what nginx is believed to hold, so that the next sync

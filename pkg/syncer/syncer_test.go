@@ -248,7 +248,8 @@ func TestBadEventsAreSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("HandleEvent returned %v; bad events must be skipped, not fail the consumer", err)
 	}
-	h.s.DecodeError(99, "ingress.service.default.x", events.ErrMalformed)
+	h.seq++
+	h.s.DecodeError(h.seq, "ingress.service.default.x", events.ErrMalformed)
 	h.s.CaughtUp(context.Background())
 	h.settle()
 	if got := testutil.ToFloat64(h.s.m.storeErrors); got != 1 {
