@@ -44,7 +44,7 @@ func (r *Replayer) At(ctx context.Context, p Point) (*Snapshot, error) {
 	e := r.newEngine()
 	h := newHistoryTracker()
 	snap := &Snapshot{Stream: r.opts.Stream, Point: p}
-	err = r.read(ctx, st.first, st.last, false, func(m *message) error {
+	err = r.readEvents(ctx, st.first, st.last, func(m *message) error {
 		r.progress(m.seq, st.first, st.last)
 		if !p.includes(m.seq, m.time) {
 			return errStop
@@ -73,13 +73,12 @@ func (r *Replayer) At(ctx context.Context, p Point) (*Snapshot, error) {
 	return snap, nil
 }
 
-// applyMessage decodes m and applies it to the store without building.
+// applyMessage applies the decoded m to the store without building.
 func applyMessage(e *engine, m *message) error {
-	ev, err := m.decode()
-	if err != nil {
-		return err
+	if m.err != nil {
+		return m.err
 	}
-	return e.apply(ev)
+	return e.apply(m.ev)
 }
 
 // checkStart rejects a point the stream cannot answer: before its first

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 
@@ -77,7 +78,9 @@ func summarize(old, new *model.Configuration, ch model.Change, oldHosts, newHost
 			addAll(hosts, c.Hosts)
 		}
 	}
-	diffServers(old, new, &d, hosts)
+	if ch.Reload {
+		diffServers(old, new, &d, hosts) // servers differ only when nginx.conf does
+	}
 	for h := range hosts {
 		d.Hosts = append(d.Hosts, h)
 	}
@@ -103,22 +106,22 @@ func addAll(set map[string]bool, keys []string) {
 // hosts whose server changed in any way.
 func diffServers(old, new *model.Configuration, d *Diff, hosts map[string]bool) {
 	oldServers := serversByHost(old)
-	newServers := serversByHost(new)
-	for h, ns := range newServers {
-		os, ok := oldServers[h]
-		if !ok {
-			d.ServersAdded = append(d.ServersAdded, h)
-			hosts[h] = true
+	for i := range new.Servers {
+		ns := &new.Servers[i]
+		os, ok := oldServers[ns.Hostname]
+		switch {
+		case !ok:
+			d.ServersAdded = append(d.ServersAdded, ns.Hostname)
 			d.LocationsAdded = append(d.LocationsAdded, locations(ns, nil)...)
+		case reflect.DeepEqual(os, ns):
 			continue
+		default:
+			d.LocationsAdded = append(d.LocationsAdded, locations(ns, os)...)
+			d.LocationsRemoved = append(d.LocationsRemoved, locations(os, ns)...)
 		}
-		added, removed := locations(ns, os), locations(os, ns)
-		d.LocationsAdded = append(d.LocationsAdded, added...)
-		d.LocationsRemoved = append(d.LocationsRemoved, removed...)
-		if len(added) > 0 || len(removed) > 0 || serverChanged(os, ns) {
-			hosts[h] = true
-		}
+		hosts[ns.Hostname] = true
 	}
+	newServers := serversByHost(new)
 	for h, os := range oldServers {
 		if _, ok := newServers[h]; !ok {
 			d.ServersRemoved = append(d.ServersRemoved, h)
@@ -164,12 +167,6 @@ func locationString(host string, l *model.Location) string {
 		backend = "404"
 	}
 	return host + " " + path + " -> " + backend
-}
-
-// serverChanged reports whether anything nginx.conf says about the server
-// differs (TLS, redirects, locations and their settings), by model.Diff.
-func serverChanged(a, b *model.Server) bool {
-	return model.Diff(&model.Configuration{Servers: []model.Server{*a}}, &model.Configuration{Servers: []model.Server{*b}}).Reload
 }
 
 func sortDiff(d *Diff) {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
@@ -33,9 +34,11 @@ type engine struct {
 	// exact is false once endpoints were patched into cur: cur.Checksum is
 	// then stale and is recomputed when asked for (checksum).
 	exact bool
-	// hosts maps a backend name to the hosts routing to it in cur; it only
-	// changes with a full Build.
-	hosts map[string][]string
+	// hosts maps a backend name to the hosts routing to it in cur, and
+	// backends a Service to the indexes of its Backends in cur.Backends;
+	// both only change with a full Build.
+	hosts    map[string][]string
+	backends map[serviceKey][]int
 	// verify (tests) compares every step with a full Build; verifyErr is
 	// the first difference.
 	verify    bool
@@ -55,7 +58,15 @@ func (e *engine) rebuild() {
 	e.cur = model.Build(e.store, e.opts)
 	e.exact = true
 	e.hosts = backendHosts(e.cur)
+	e.backends = make(map[serviceKey][]int, len(e.cur.Backends))
+	for i, b := range e.cur.Backends {
+		k := serviceKey{b.Namespace, b.Service}
+		e.backends[k] = append(e.backends[k], i)
+	}
 }
+
+// serviceKey identifies a Service.
+type serviceKey struct{ namespace, name string }
 
 // checksum is the checksum of cur, recomputed if endpoints were patched.
 func (e *engine) checksum() string {
@@ -156,27 +167,25 @@ func (e *engine) stepSlice(namespace string, before, after *discoveryv1.Endpoint
 // patchService puts the current endpoints into cur's Backends of Service
 // namespace/name and records those that changed.
 func (e *engine) patchService(namespace, name string, d *Diff, ch *model.Change) {
-	var idx []int
-	var ports []string
-	for i := range e.cur.Backends {
-		b := &e.cur.Backends[i]
-		if b.Namespace == namespace && b.Service == name {
-			idx = append(idx, i)
-			ports = append(ports, b.Port)
-		}
-	}
+	idx := e.backends[serviceKey{namespace, name}]
 	if len(idx) == 0 {
 		return
+	}
+	ports := make([]string, len(idx))
+	for j, i := range idx {
+		ports[j] = e.cur.Backends[i].Port
 	}
 	eps := endpointsOf(e.store, namespace, name, ports)
 	for _, i := range idx {
 		b := &e.cur.Backends[i]
-		nb := *b
-		nb.Endpoints = eps[b.Port]
-		nb.Checksum = model.BackendChecksum(&nb)
-		if nb.Checksum == b.Checksum {
+		if slices.Equal(b.Endpoints, eps[b.Port]) {
 			continue
 		}
+		nb := *b
+		// The checksum is left to whoever needs it (model.Diff and
+		// ComputeChecksum compute a missing one): BackendChecksum per event
+		// would cost more than the rest of the step.
+		nb.Endpoints, nb.Checksum = eps[b.Port], ""
 		d.Endpoints = append(d.Endpoints, endpointChange(b, &nb))
 		ch.BackendsUpserted = append(ch.BackendsUpserted, nb)
 		*b = nb

@@ -45,6 +45,9 @@ type recorder struct {
 	js     jetstream.JetStream
 	rv     int
 	events []events.Event
+	// after, when set, is called after each publish (a live syncer test
+	// waits there until the syncer has applied the event).
+	after func(seq uint64)
 }
 
 // newRecorder starts a server and creates the stream with history messages
@@ -75,6 +78,9 @@ func (r *recorder) publish(op events.Op, obj runtime.Object) uint64 {
 	seq := r.publishRaw(events.Subject(testPrefix, ev.Kind, ev.Namespace, ev.Name), events.Headers(ev), mustEncode(r.t, ev))
 	ev.Sequence = seq
 	r.events = append(r.events, ev)
+	if r.after != nil {
+		r.after(seq)
+	}
 	return seq
 }
 

@@ -13,6 +13,12 @@ import (
 // DefaultTimeout bounds each network call when Options.Timeout is 0.
 const DefaultTimeout = 10 * time.Second
 
+// GCPercent is the garbage collector setting `syncer replay` runs with
+// (debug.SetGCPercent): a replay keeps a small live heap (one store and one
+// Configuration) while it builds many short-lived ones, so collecting less
+// often saves a fifth of its CPU at little memory cost.
+const GCPercent = 400
+
 // Options configure a Replayer.
 type Options struct {
 	// Stream is the event stream, e.g. "INGRESS"; SubjectPrefix its subject

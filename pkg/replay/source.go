@@ -28,13 +28,15 @@ type streamState struct {
 // limits delete old messages of one subject).
 func (s streamState) trimmed() bool { return s.first > 1 || s.deleted > 0 }
 
-// message is one stream message as read, not decoded yet.
+// message is one stream message as read; readEvents also decodes it.
 type message struct {
 	seq     uint64
 	subject string
 	time    time.Time
 	header  nats.Header
 	data    []byte
+	ev      events.Event // decoded by readEvents
+	err     error        // why it could not be decoded
 }
 
 // state reads the stream's first and last sequence and times.
@@ -146,12 +148,62 @@ func (r *Replayer) next(ctx context.Context, it jetstream.MessagesContext) (*mes
 	}, md.NumPending, nil
 }
 
-// decode turns a message into an Event with its stream fields set.
-func (m *message) decode() (events.Event, error) {
-	ev, err := events.Decode(m.data)
-	if err != nil {
-		return events.Event{}, err
+// decode sets m.ev, with its stream fields, or m.err.
+func (m *message) decode() {
+	m.ev, m.err = events.Decode(m.data)
+	if m.err == nil {
+		m.ev.Sequence, m.ev.Subject, m.ev.PublishedAt = m.seq, m.subject, m.time
 	}
-	ev.Sequence, ev.Subject, ev.PublishedAt = m.seq, m.subject, m.time
-	return ev, nil
+}
+
+// decodeBatch is how many decoded messages go to the caller at once.
+const decodeBatch = 256
+
+// readEvents is read with every message decoded (m.ev or m.err set) on
+// another goroutine, so that reading and decoding overlap with what fn
+// does. fn runs on the caller's goroutine, in stream order.
+func (r *Replayer) readEvents(ctx context.Context, start, end uint64, fn func(*message) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []*message, 8)
+	done := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		batch := make([]*message, 0, decodeBatch)
+		send := func() error {
+			select {
+			case batches <- batch:
+				batch = make([]*message, 0, decodeBatch)
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		err := r.read(ctx, start, end, false, func(m *message) error {
+			m.decode()
+			if batch = append(batch, m); len(batch) == decodeBatch {
+				return send()
+			}
+			return nil
+		})
+		if err == nil && len(batch) > 0 {
+			err = send()
+		}
+		done <- err
+	}()
+	for batch := range batches {
+		for _, m := range batch {
+			if err := fn(m); err != nil {
+				cancel()
+				for range batches { // let the reader finish
+				}
+				<-done
+				if errors.Is(err, errStop) {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+	return <-done
 }

@@ -108,7 +108,7 @@ func (r *Replayer) Timeline(ctx context.Context, from, to Point, f Filter) (*Tim
 	if to.Seq > 0 {
 		last = to.Seq
 	}
-	if err := r.read(ctx, st.first, last, false, func(m *message) error {
+	if err := r.readEvents(ctx, st.first, last, func(m *message) error {
 		r.progress(m.seq, st.first, last)
 		return w.message(m)
 	}); err != nil {
@@ -218,10 +218,10 @@ func (w *walk) start(seq uint64) {
 // step applies one message in range and describes it.
 func (w *walk) step(m *message) Entry {
 	entry := Entry{Time: m.time, Sequence: m.seq}
-	ev, err := m.decode()
-	if err != nil {
+	ev := m.ev
+	if m.err != nil {
 		entry.fromSubject(w.r.opts.SubjectPrefix, m)
-		entry.Error = err.Error()
+		entry.Error = m.err.Error()
 		return entry
 	}
 	entry.Op, entry.Kind, entry.Namespace, entry.Name = string(ev.Op), string(ev.Kind), ev.Namespace, ev.Name
