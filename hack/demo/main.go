@@ -1,0 +1,13 @@
+// Command demo is `make run`: the whole ingress-sync system on this machine.
+// See internal/demo.
+package main
+
+import (
+	"os"
+
+	"github.com/ingress-sync/ingress-sync/internal/demo"
+)
+
+func main() {
+	os.Exit(demo.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

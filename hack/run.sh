@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# make run: the whole system on this machine (see internal/demo). Needs root
+# for its private network namespace; the Makefile has built bin/ already.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go build -o bin/demo ./hack/demo
+exec bin/demo "$@"
