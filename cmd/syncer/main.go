@@ -24,6 +24,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "consume the stream and keep nginx serving it (default)", runCommand},
+		{"replay", "rebuild past configurations from the stream and explain changes", replayCommand},
+		{"decode", "turn one stream payload on stdin into JSON", decodeCommand},
+		{"backends", "show what the running nginx's Lua balancer holds", backendsCommand},
 	}
 }
 

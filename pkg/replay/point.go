@@ -81,3 +81,30 @@ func (p Point) MarshalJSON() ([]byte, error) {
 	}
 	return []byte("null"), nil
 }
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Point) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	switch {
+	case s == "null":
+		*p = Point{}
+		return nil
+	case strings.HasPrefix(s, `"`):
+		unq, err := strconv.Unquote(s)
+		if err != nil {
+			return fmt.Errorf("%w: %s", ErrInvalidPoint, s)
+		}
+		t, err := time.Parse(time.RFC3339Nano, unq)
+		if err != nil {
+			return fmt.Errorf("%w: %s", ErrInvalidPoint, s)
+		}
+		*p = Point{Time: t}
+		return nil
+	}
+	pt, err := ParsePoint(s)
+	if err != nil {
+		return err
+	}
+	*p = pt
+	return nil
+}

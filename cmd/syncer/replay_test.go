@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	"github.com/ingress-sync/ingress-sync/internal/natstest"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/replay"
+)
+
+const cmdTestTimeout = 30 * time.Second
+
+// publishStory starts an embedded nats-server, creates the INGRESS stream
+// and publishes a short story: a shop app, a reload, an endpoint change.
+// It returns the server URL.
+func publishStory(t *testing.T) string {
+	t.Helper()
+	_, url := natstest.Start(t)
+	_, js := natstest.Connect(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTestTimeout)
+	defer cancel()
+	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress", History: -1}); err != nil {
+		t.Fatal(err)
+	}
+	web := fixtures.Rule("shop.example.com", fixtures.Prefix("/", "web", 80))
+	story := []struct {
+		op  events.Op
+		obj runtime.Object
+	}{
+		{events.OpCreate, fixtures.IngressClass("nginx", "k8s.io/ingress-sync", false)},
+		{events.OpCreate, fixtures.Service("shop", "web", 80)},
+		{events.OpCreate, fixtures.EndpointSlice("shop", "web-abc", "web", 8080, "10.0.0.1", "10.0.0.2")},
+		{events.OpCreate, fixtures.Ingress("shop", "web", web)},
+		{events.OpUpdate, fixtures.EndpointSlice("shop", "web-abc", "web", 8080, "10.0.0.1")},
+		{events.OpCreate, fixtures.Ingress("blog", "site", fixtures.Rule("blog.example.com", fixtures.Prefix("/", "site", 80)))},
+	}
+	for i, s := range story {
+		publish(t, ctx, js, s.op, s.obj, i+1)
+	}
+	return url
+}
+
+func publish(t *testing.T, ctx context.Context, js jetstream.JetStream, op events.Op, obj runtime.Object, rv int) {
+	t.Helper()
+	m := obj.(metav1.Object)
+	m.SetResourceVersion(strconv.Itoa(rv))
+	ev := events.Event{Op: op, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(),
+		UID: string(m.GetUID()), ResourceVersion: m.GetResourceVersion(), Object: obj}
+	data, err := events.Encode(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := nats.NewMsg(events.Subject("ingress", ev.Kind, ev.Namespace, ev.Name))
+	msg.Header, msg.Data = events.Headers(ev), data
+	if _, err := js.PublishMsg(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runCmd runs a subcommand in process, as main does.
+func runCmd(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTestTimeout)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	err = dispatch(ctx, args, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func TestReplayAt(t *testing.T) {
+	url := publishStory(t)
+	out, stderr, err := runCmd(t, "", "replay", "--nats-url", url, "--at", "5", "--nginx-conf")
+	if err != nil {
+		t.Fatalf("replay --at: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"Stream INGRESS at seq 5", "History: complete", "shop.example.com", "/ -> shop-web-80  [shop/web]",
+		"shop-web-80  round_robin  1 endpoint: 10.0.0.1:8080", "Default certificate: _fallback",
+		"# nginx.conf at seq 5", "server_name shop.example.com",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "blog.example.com") {
+		t.Errorf("the configuration at seq 5 shows an Ingress published at seq 6:\n%s", out)
+	}
+	if stderr != "" {
+		t.Errorf("stderr %q: no progress bar unless stderr is a terminal or --progress", stderr)
+	}
+}
+
+func TestReplayAtJSON(t *testing.T) {
+	url := publishStory(t)
+	out, _, err := runCmd(t, "", "replay", "--nats-url", url, "--at", "6", "--output", "json", "--progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		Sequence      uint64 `json:"sequence"`
+		Configuration struct {
+			Checksum string `json:"checksum"`
+			Servers  []struct {
+				Hostname string `json:"hostname"`
+			} `json:"servers"`
+			Certificates []struct {
+				Cert []byte `json:"cert"`
+				Key  []byte `json:"key"`
+			} `json:"certificates"`
+		} `json:"configuration"`
+	}
+	if err := json.Unmarshal([]byte(out), &snap); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if snap.Sequence != 6 || len(snap.Configuration.Servers) != 3 || snap.Configuration.Checksum == "" {
+		t.Errorf("snapshot %+v; want seq 6 with 3 servers and a checksum", snap)
+	}
+	for _, c := range snap.Configuration.Certificates {
+		if c.Cert != nil || c.Key != nil {
+			t.Error("JSON output carries certificate key material")
+		}
+	}
+}
+
+func TestReplayTimeline(t *testing.T) {
+	url := publishStory(t)
+	out, stderr, err := runCmd(t, "", "replay", "--nats-url", url, "--from", "2", "--host", "shop.example.com", "--progress")
+	if err != nil {
+		t.Fatalf("replay --from: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"Timeline of stream INGRESS from seq 2 to the end",
+		"seq 4  create Ingress shop/web  RELOAD + dynamic",
+		"why: server shop.example.com added",
+		"seq 5  update EndpointSlice shop/web-abc  dynamic",
+		"endpoints shop-web-80: -10.0.0.2:8080, 1 left",
+		"5 events from seq 2 to seq 6, 2 shown",
+		"Reloads (1 shown)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, "replay [") || !strings.HasSuffix(stderr, "\n") {
+		t.Errorf("--progress drew %q on stderr", stderr)
+	}
+	out, _, err = runCmd(t, "", "replay", "--nats-url", url, "--from", "1", "--to", "5", "--changed", "--output", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl replay.Timeline
+	if err := json.Unmarshal([]byte(out), &tl); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if tl.Events != 5 || len(tl.Entries) != 2 || tl.Entries[0].Sequence != 4 || !tl.Entries[0].Reload || tl.Entries[1].Reload {
+		t.Errorf("JSON timeline: %d events, entries %+v; want the reload at seq 4 and the dynamic change at seq 5", tl.Events, tl.Entries)
+	}
+}
+
+func TestReplayErrors(t *testing.T) {
+	url := publishStory(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+		is   error
+	}{
+		{"no point", []string{}, "give --at", errUsage},
+		{"at and from", []string{"--at", "3", "--from", "1"}, "one or the other", errUsage},
+		{"nginx-conf without at", []string{"--from", "1", "--nginx-conf"}, "--nginx-conf needs --at", errUsage},
+		{"filter without timeline", []string{"--at", "3", "--host", "x"}, "filter a timeline", errUsage},
+		{"bad output", []string{"--at", "3", "--output", "yaml"}, "want text or json", errUsage},
+		{"bad point", []string{"--at", "yesterday"}, "--at: replay: invalid point", replay.ErrInvalidPoint},
+		{"time before the stream", []string{"--at", "2001-01-01T00:00:00Z"}, "is before the first message", replay.ErrBeforeStream},
+		{"sequence beyond the end", []string{"--at", "99"}, "sequence 99 is after the last message", replay.ErrBeyondEnd},
+		{"to before from", []string{"--from", "5", "--to", "2"}, "--to seq 2 is before --from seq 5", replay.ErrInvalidPoint},
+		{"unknown stream", []string{"--at", "1", "--stream", "NOPE"}, `stream "NOPE"`, jetstream.ErrStreamNotFound},
+		{"bad controller class", []string{"--at", "1", "--controller-class", "nope"}, "controller class", replay.ErrInvalidOptions},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"replay", "--nats-url", url}, tc.args...)
+			out, _, err := runCmd(t, "", args...)
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v; want %v saying %q", err, tc.is, tc.want)
+			}
+			if out != "" {
+				t.Errorf("stdout %q on error", out)
+			}
+		})
+	}
+}
+
+func TestReplayUnreachableServer(t *testing.T) {
+	_, _, err := runCmd(t, "", "replay", "--nats-url", "nats://127.0.0.1:1", "--at", "1", "--timeout", "300ms")
+	if err == nil || !strings.Contains(err.Error(), "connecting to NATS at nats://127.0.0.1:1") {
+		t.Errorf("error %v; want one naming the URL", err)
+	}
+}
