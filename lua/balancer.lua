@@ -69,12 +69,16 @@ end
 local backends = store.new(configuration.BACKENDS, build)
 _M.backends = backends
 
+-- Read from the settings rendered into nginx.conf by init_worker.
+local max_tries = 3
+local no_endpoints = nil
+
 -- balance runs in balancer_by_lua.
 function _M.balance()
   local name = ngx_var.proxy_upstream_name
   local entry = name and backends:get(name)
   if not entry or entry.n == 0 then
-    local ok, err = set_current_peer(configuration.settings().no_endpoints)
+    local ok, err = set_current_peer(no_endpoints)
     if not ok then
       ngx.log(ngx.ERR, "cannot route to the no-endpoints server: ", err)
     end
@@ -83,7 +87,7 @@ function _M.balance()
   local algo = entry.algo
   local ep
   if get_last_failure() == nil then
-    local more = min(entry.n, configuration.settings().max_tries) - 1
+    local more = min(entry.n, max_tries) - 1
     if more > 0 then
       set_more_tries(more)
     end
@@ -113,6 +117,8 @@ function _M.log()
 end
 
 function _M.init_worker()
+  local settings = configuration.settings()
+  max_tries, no_endpoints = settings.max_tries, settings.no_endpoints
   math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
   backends:start(1)
 end

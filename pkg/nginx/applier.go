@@ -53,7 +53,7 @@ type Applier struct {
 }
 
 // NewApplier validates opts, prepares opts.Dir (see Prepare) and returns an
-// Applier that signals proc.
+// Applier that signals proc (nil allows only WriteConfig).
 func NewApplier(opts Options, proc Signaler) (*Applier, error) {
 	r, err := NewRenderer(opts)
 	if err != nil {
@@ -196,7 +196,10 @@ func (a *Applier) swapAndConfirm(ctx context.Context, conf, old []byte, sum stri
 	}
 	logOffset := fileSize(a.opts.errorLogPath())
 	start := time.Now()
-	err := a.proc.Signal(syscall.SIGHUP)
+	err := ErrNotRunning
+	if a.proc != nil {
+		err = a.proc.Signal(syscall.SIGHUP)
+	}
 	if err == nil {
 		err = a.confirm(ctx, sum)
 		a.stats.Confirm = time.Since(start)
@@ -212,7 +215,9 @@ func (a *Applier) swapAndConfirm(ctx context.Context, conf, old []byte, sum stri
 		if rerr := writeFileAtomic(a.opts.confPath(), old, 0o644); rerr != nil {
 			return fmt.Errorf("%w; restoring the previous nginx.conf: %w", err, rerr)
 		}
-		_ = a.proc.Signal(syscall.SIGHUP)
+		if a.proc != nil {
+			_ = a.proc.Signal(syscall.SIGHUP)
+		}
 	}
 	a.log.Error("nginx reload failed; previous configuration kept", "checksum", sum, "err", err)
 	return err

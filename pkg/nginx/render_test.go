@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
@@ -219,4 +220,23 @@ func TestRenderRejectsInvalidValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLargeConfigurationPassesNginxTest checks the server name hash sizing
+// with nginx itself on thousands of servers.
+func TestLargeConfigurationPassesNginxTest(t *testing.T) {
+	requireNginx(t)
+	opts := goldenOptions()
+	opts.Dir = testDir(t)
+	opts.ReloadTimeout = 2 * time.Minute // nginx -t takes seconds at this size
+	app, err := NewApplier(opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := renderConfig(1000)
+	cfg.Servers = append(cfg.Servers, model.Server{Hostname: strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + ".example.com"})
+	if err := app.WriteConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("nginx -t on %d servers: %s", len(cfg.Servers), app.LastReload().Test)
 }

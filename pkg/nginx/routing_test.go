@@ -1,6 +1,9 @@
 package nginx
 
 import (
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
@@ -82,6 +85,21 @@ func TestRouting(t *testing.T) {
 		}
 		if hd.Get("Connection") != "" {
 			t.Errorf("Connection header %q reached the backend (upstream keepalive needs it empty)", hd.Get("Connection"))
+		}
+	})
+
+	t.Run("status server", func(t *testing.T) {
+		status := "http://127.0.0.1:" + itoa(h.opts.StatusPort)
+		for path, want := range map[string]string{"/healthz": "ok", "/nginx_status": "Active connections"} {
+			resp, err := http.Get(status + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+				t.Errorf("GET %s = %d %q, want %q", path, resp.StatusCode, body, want)
+			}
 		}
 	})
 

@@ -43,6 +43,7 @@ type view struct {
 
 type viewServer struct {
 	Name      string
+	Default   bool
 	Listen    []string
 	Locations []viewLocation
 }
@@ -172,7 +173,7 @@ func (v *view) setServers(o *Options, cfg *model.Configuration) error {
 		}
 		vs.Listen = listen
 		if s.Hostname == "_" {
-			vs.Listen = listenDefault
+			vs.Listen, vs.Default = listenDefault, true
 		} else if !strings.HasPrefix(vs.Name, `"~`) {
 			maxLen, exact = max(maxLen, len(s.Hostname)), exact+1
 		}
@@ -223,10 +224,16 @@ func listenLines(o *Options) (listen, listenDefault []string) {
 	default:
 		addrs = []string{"%d"}
 	}
+	// Only the default server says "ssl http2" (and has a certificate):
+	// nginx applies listen flags to the socket, so every server on the port
+	// speaks TLS, but it builds an SSL context only for servers with a
+	// certificate. The others use the default server's context, whose
+	// ssl_certificate_by_lua picks the certificate by SNI. This keeps
+	// nginx -t and reloads fast with thousands of servers.
 	for _, a := range addrs {
-		http, https := fmt.Sprintf(a, o.HTTPPort), fmt.Sprintf(a, o.HTTPSPort)+" ssl http2"
+		http, https := fmt.Sprintf(a, o.HTTPPort), fmt.Sprintf(a, o.HTTPSPort)
 		listen = append(listen, http, https)
-		listenDefault = append(listenDefault, http+" default_server", https+" default_server")
+		listenDefault = append(listenDefault, http+" default_server", https+" ssl http2 default_server")
 	}
 	return listen, listenDefault
 }
