@@ -322,3 +322,19 @@ func (e *env) create(t *testing.T, obj runtime.Object) {
 		t.Fatalf("create %T: %v", obj, err)
 	}
 }
+
+// setServicePort changes the port of a Service of the test's namespace.
+func (e *env) setServicePort(t *testing.T, name string, port int32) *corev1.Service {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	svc, err := e.client.CoreV1().Services(e.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].Port = port
+	if svc, err = e.client.CoreV1().Services(e.ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}

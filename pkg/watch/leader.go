@@ -58,7 +58,8 @@ func (w *Watcher) lead(ctx context.Context) {
 	t := newTerm(w)
 	pub, closePub, err := w.newPublisher(t)
 	if err != nil {
-		w.log.Error("cannot publish", "err", err)
+		// Only a configuration New already validated makes this fail.
+		w.log.Error("cannot create the publisher", "err", err)
 		return
 	}
 	defer closePub()

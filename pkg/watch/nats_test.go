@@ -22,15 +22,7 @@ func TestNATSDownAtStart(t *testing.T) {
 	if err := c.CoreV1().Services(ns).Delete(ctx, "short-lived", deleteOpts); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := c.CoreV1().Services(ns).Get(ctx, "web", getOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Spec.Ports[0].Port = 8080
-	svc, err = c.CoreV1().Services(ns).Update(ctx, svc, updateOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := e.setServicePort(t, "web", 8080)
 	eventually(t, "three logged connection attempts", func() bool {
 		return len(w.logs.lines("NATS connection failed, retrying", "attempt=3")) > 0
 	})
@@ -71,14 +63,7 @@ func TestNATSOutage(t *testing.T) {
 	eventually(t, "the watcher noticing the outage", func() bool {
 		return len(w.logs.lines("disconnected from NATS")) > 0
 	})
-	svc, err := c.CoreV1().Services(ns).Get(ctx, "updated", getOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Spec.Ports[0].Port = 8080
-	if _, err := c.CoreV1().Services(ns).Update(ctx, svc, updateOpts); err != nil {
-		t.Fatal(err)
-	}
+	e.setServicePort(t, "updated", 8080)
 	if err := c.CoreV1().Services(ns).Delete(ctx, "deleted", deleteOpts); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +74,8 @@ func TestNATSOutage(t *testing.T) {
 	if del.Event.Object == nil {
 		t.Errorf("delete %s lost the last state of the object", del)
 	}
+	e.waitMessage(t, e.subject(events.KindService, "updated"), events.OpUpdate)
+	e.waitMessage(t, e.subject(events.KindService, "created"), events.OpCreate)
 	checkNewMessages(t, e, before, []string{
 		e.subject(events.KindService, "updated") + " update",
 		e.subject(events.KindService, "deleted") + " delete",
@@ -104,7 +91,7 @@ func TestNATSOutage(t *testing.T) {
 // the watcher's requeueing brings the changes through.
 func TestStreamUnavailable(t *testing.T) {
 	e := newEnv(t)
-	ctx, c, ns := t.Context(), e.client, e.ns
+	ns := e.ns
 	cfg := e.config("watcher-a")
 	cfg.PublishAttempts, cfg.PublishAckTimeout = 2, 200*time.Millisecond
 	w := start(t, cfg)
@@ -113,19 +100,15 @@ func TestStreamUnavailable(t *testing.T) {
 	before := e.lastSeq(t)
 
 	e.setStreamSubjects(t, "parked.>")
-	svc, err := c.CoreV1().Services(ns).Get(ctx, "updated", getOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Spec.Ports[0].Port = 8080
-	if _, err := c.CoreV1().Services(ns).Update(ctx, svc, updateOpts); err != nil {
-		t.Fatal(err)
-	}
+	e.setServicePort(t, "updated", 8080)
 	e.create(t, service(ns, "created"))
 	eventually(t, "publishes failing for good", func() bool {
 		return w.metric(t, "ingress_sync_watcher_publish_errors_total", "kind", "Service") >= 2
 	})
 	e.setStreamSubjects(t, events.FilterSubject(prefix))
+	// Keys come back after a backoff, behind any marker: wait for them.
+	e.waitMessage(t, e.subject(events.KindService, "updated"), events.OpUpdate)
+	e.waitMessage(t, e.subject(events.KindService, "created"), events.OpCreate)
 	checkNewMessages(t, e, before, []string{
 		e.subject(events.KindService, "updated") + " update",
 		e.subject(events.KindService, "created") + " create",

@@ -27,14 +27,7 @@ func TestReconcileAfterDowntime(t *testing.T) {
 	if err := c.CoreV1().Services(ns).Delete(ctx, "gone", deleteOpts); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := c.CoreV1().Services(ns).Get(ctx, "changed", getOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Spec.Ports[0].Port = 8080
-	if _, err := c.CoreV1().Services(ns).Update(ctx, svc, updateOpts); err != nil {
-		t.Fatal(err)
-	}
+	e.setServicePort(t, "changed", 8080)
 	e.create(t, service(ns, "new"))
 	slice, err := c.DiscoveryV1().EndpointSlices(ns).Get(ctx, "keep-1", getOpts)
 	if err != nil {
@@ -92,9 +85,11 @@ func TestRestartWithoutChanges(t *testing.T) {
 
 // checkNewMessages creates a marker Service, waits for it and checks that
 // the stream holds exactly want ("<subject> <op>", in any order) after
-// sequence before (of this test's objects). The watcher of e runs one worker, which publishes keys in
-// the order it queued them: anything queued before the marker is in the
-// stream once the marker is.
+// sequence before, counting this test's objects only. The watcher of e runs
+// one worker, which publishes keys in the order it queued them: anything
+// queued before the marker is in the stream once the marker is (keys whose
+// publish failed come back after a backoff, behind the marker: wait for
+// those first).
 func checkNewMessages(t *testing.T, e *env, before uint64, want []string) {
 	t.Helper()
 	e.create(t, service(e.ns, "marker"))

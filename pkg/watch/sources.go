@@ -2,7 +2,6 @@ package watch
 
 import (
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -186,10 +185,6 @@ func (s *informerSet) hasSynced() bool {
 	}
 	return s.publishService == nil || s.publishService.HasSynced()
 }
-
-// syncTimeout bounds the wait for a first sync in waitForSync's log line
-// only: the wait itself lasts until ctx ends, as the API may be down.
-const syncTimeout = 30 * time.Second
 
 // dropManagedFields keeps managedFields out of the caches: the watcher never
 // reads them and they are often the largest part of an object.

@@ -28,10 +28,9 @@ type statusWriter struct {
 }
 
 func newStatusWriter(w *Watcher) *statusWriter {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryBase, retryMax)
 	return &statusWriter{
 		w:       w,
-		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{}),
+		queue:   newQueue[string](),
 		written: make(map[string]bool),
 	}
 }

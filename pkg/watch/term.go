@@ -41,14 +41,20 @@ type term struct {
 }
 
 func newTerm(w *Watcher) *term {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[key](retryBase, retryMax)
 	return &term{
 		w:        w,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[key]{}),
+		queue:    newQueue[key](),
 		records:  make(map[key]record),
 		tombs:    make(map[key]runtime.Object),
 		observed: make(map[key]time.Time),
 	}
+}
+
+// newQueue is a workqueue whose failed items come back with exponential
+// backoff from retryBase to retryMax.
+func newQueue[T comparable]() workqueue.TypedRateLimitingInterface[T] {
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[T](retryBase, retryMax)
+	return workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[T]{})
 }
 
 // notify queues k after a change seen by an informer; deleted is the last
@@ -182,24 +188,33 @@ func (t *term) publishDelete(ctx context.Context, k key, rec record) error {
 	return t.publish(ctx, k, ev, record{UID: rec.UID, RV: ev.ResourceVersion, Op: events.OpDelete})
 }
 
-// publish hands ev to the publisher and records it as what the stream
-// holds; the publisher reports the final outcome to observe. An object too
-// large for the server, or an event the publisher refuses, is dropped (and
-// reported by observe); any other error is returned for a retry.
+// publish records ev as what the stream holds and hands it to the
+// publisher, which reports the final outcome to observe (possibly before
+// Publish returns, hence the record first). An object too large for the
+// server, or an event the publisher refuses, is dropped (observe reports
+// it); any other error restores the record and is returned for a retry.
 func (t *term) publish(ctx context.Context, k key, ev events.Event, rec record) error {
+	t.mu.Lock()
+	prev, hadPrev := t.records[k]
+	t.records[k] = rec
+	t.mu.Unlock()
 	err := t.pub.Publish(ctx, ev)
-	switch {
-	case err == nil:
-		t.mu.Lock()
-		t.records[k] = rec
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err == nil {
 		delete(t.observed, k)
 		if ev.Op == events.OpDelete {
 			delete(t.tombs, k)
 		}
-		t.mu.Unlock()
 		return nil
-	case refused(err):
-		t.forget(k)
+	}
+	if hadPrev {
+		t.records[k] = prev
+	} else {
+		delete(t.records, k)
+	}
+	if refused(err) {
+		delete(t.observed, k)
 		return nil
 	}
 	return fmt.Errorf("publish %s %s: %w", ev.Op, k, err)
@@ -211,12 +226,15 @@ func (t *term) publish(ctx context.Context, k key, ev events.Event, rec record) 
 // published once NATS is back.
 func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 	kind := string(ev.Kind)
+	k := key{Kind: ev.Kind, Namespace: ev.Namespace, Name: ev.Name}
 	if err == nil {
 		t.w.metrics.published.WithLabelValues(kind, string(ev.Op)).Inc()
 		t.w.metrics.latency.WithLabelValues(kind).Observe(latency.Seconds())
+		if ev.Op == events.OpDelete {
+			t.dropDeleted(k, ev)
+		}
 		return
 	}
-	k := key{Kind: ev.Kind, Namespace: ev.Namespace, Name: ev.Name}
 	switch {
 	case tooLarge(err):
 		t.w.reportOversize(ev, err)
@@ -233,6 +251,17 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 	t.w.metrics.errors.WithLabelValues(kind).Inc()
 	t.unrecord(k, ev, true)
 	t.queue.AddRateLimited(k)
+}
+
+// dropDeleted forgets an acknowledged delete, if it is still the latest
+// record of k: for decide, no record and a delete record mean the same, and
+// dropping it keeps the map from growing with every deleted object.
+func (t *term) dropDeleted(k key, ev events.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rec, ok := t.records[k]; ok && rec.Op == events.OpDelete && rec.UID == ev.UID && !rec.Failed {
+		delete(t.records, k)
+	}
 }
 
 // unrecord undoes the record of ev, which the stream may not hold, if it is
