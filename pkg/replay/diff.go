@@ -25,8 +25,9 @@ type Diff struct {
 	// "404" for a location without backend).
 	LocationsAdded   []string `json:"locationsAdded,omitempty"`
 	LocationsRemoved []string `json:"locationsRemoved,omitempty"`
-	// CertificatesChanged are certificates added or changed (content or
-	// hosts); CertificatesRemoved are gone. Names are namespace/secret.
+	// CertificatesAdded are new, CertificatesChanged have other content or
+	// hosts, CertificatesRemoved are gone. Names are namespace/secret.
+	CertificatesAdded   []string `json:"certificatesAdded,omitempty"`
 	CertificatesChanged []string `json:"certificatesChanged,omitempty"`
 	CertificatesRemoved []string `json:"certificatesRemoved,omitempty"`
 	DefaultCertificate  string   `json:"defaultCertificate,omitempty"`
@@ -70,7 +71,11 @@ func summarize(old, new *model.Configuration, ch model.Change, oldHosts, newHost
 		addAll(hosts, oldHosts[name])
 	}
 	for _, c := range ch.CertificatesUpserted {
-		d.CertificatesChanged = append(d.CertificatesChanged, c.Name)
+		if slices.ContainsFunc(old.Certificates, func(o model.Certificate) bool { return o.Name == c.Name }) {
+			d.CertificatesChanged = append(d.CertificatesChanged, c.Name)
+		} else {
+			d.CertificatesAdded = append(d.CertificatesAdded, c.Name)
+		}
 		addAll(hosts, c.Hosts)
 	}
 	for _, c := range old.Certificates {
@@ -171,7 +176,7 @@ func locationString(host string, l *model.Location) string {
 
 func sortDiff(d *Diff) {
 	for _, l := range [][]string{d.BackendsAdded, d.BackendsRemoved, d.BackendsChanged, d.ServersAdded,
-		d.ServersRemoved, d.LocationsAdded, d.LocationsRemoved, d.CertificatesChanged, d.CertificatesRemoved, d.Hosts} {
+		d.ServersRemoved, d.LocationsAdded, d.LocationsRemoved, d.CertificatesAdded, d.CertificatesChanged, d.CertificatesRemoved, d.Hosts} {
 		slices.Sort(l)
 	}
 	slices.SortFunc(d.Endpoints, func(a, b EndpointChange) int { return strings.Compare(a.Backend, b.Backend) })

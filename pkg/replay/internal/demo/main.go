@@ -1,0 +1,119 @@
+// Command demo starts an embedded nats-server with JetStream, creates the
+// INGRESS stream and publishes a short, realistic story through the events
+// Publisher (what the watcher does), then keeps serving until interrupted.
+// docs/debugging.md shows the real output of `nats stream view`,
+// `syncer decode`, `syncer replay` and `syncer backends` against it:
+//
+//	go run ./pkg/replay/internal/demo --store /tmp/demo-nats --port 4333
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/internal/certs"
+	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+func main() {
+	store := flag.String("store", "", "JetStream store directory (required)")
+	port := flag.Int("port", 4333, "client port on 127.0.0.1")
+	gap := flag.Duration("gap", 2*time.Second, "time between the events of the story")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *store, *port, *gap); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, store string, port int, gap time.Duration) error {
+	srv, err := events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: store, Port: port})
+	if err != nil {
+		return err
+	}
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress"}); err != nil {
+		return err
+	}
+	pub, err := events.NewPublisher(js, "ingress")
+	if err != nil {
+		return err
+	}
+	if err := publishStory(ctx, pub, gap); err != nil {
+		return err
+	}
+	if err := pub.Close(ctx); err != nil {
+		return err
+	}
+	fmt.Println("ready:", srv.ClientURL())
+	<-ctx.Done()
+	return nil
+}
+
+// publishStory: the shop app appears, scales, gets an /api path (a reload),
+// loses its api endpoints (a 503), gets TLS; an unrelated Service changes.
+func publishStory(ctx context.Context, pub *events.Publisher, gap time.Duration) error {
+	pair, err := certs.Generate(certs.Options{Hosts: []string{"shop.example.com"}})
+	if err != nil {
+		return err
+	}
+	web := fixtures.Rule("shop.example.com", fixtures.Prefix("/", "web", 80))
+	api := fixtures.Rule("shop.example.com", fixtures.Prefix("/api", "api", 80))
+	story := []struct {
+		op  events.Op
+		obj runtime.Object
+	}{
+		{events.OpCreate, fixtures.IngressClass("nginx", "k8s.io/ingress-sync", false)},
+		{events.OpCreate, fixtures.Service("shop", "web", 80)},
+		{events.OpCreate, fixtures.EndpointSlice("shop", "web-7xk2p", "web", 8080, "10.244.1.12", "10.244.2.7")},
+		{events.OpCreate, fixtures.Ingress("shop", "web", web)},
+		{events.OpCreate, fixtures.Service("shop", "api", 80)},
+		{events.OpCreate, fixtures.EndpointSlice("shop", "api-m4q9z", "api", 9090, "10.244.1.30")},
+		{events.OpUpdate, fixtures.EndpointSlice("shop", "web-7xk2p", "web", 8080, "10.244.1.12", "10.244.2.7", "10.244.3.4")},
+		{events.OpUpdate, fixtures.Ingress("shop", "web", web, api)},
+		{events.OpCreate, fixtures.Service("monitoring", "grafana", 3000)},
+		{events.OpUpdate, fixtures.EndpointSlice("shop", "api-m4q9z", "api", 9090)},
+		{events.OpCreate, fixtures.TLSSecret("shop", "shop-tls", pair)},
+		{events.OpUpdate, fixtures.Ingress("shop", "web", web, api, fixtures.TLS("shop-tls", "shop.example.com"))},
+		{events.OpUpdate, fixtures.EndpointSlice("shop", "api-m4q9z", "api", 9090, "10.244.2.31")},
+	}
+	for i, s := range story {
+		if i > 0 {
+			time.Sleep(gap)
+		}
+		m := s.obj.(metav1.Object)
+		m.SetResourceVersion(fmt.Sprint(1000 + i))
+		ev := events.Event{Op: s.op, Kind: events.KindOf(s.obj), Namespace: m.GetNamespace(), Name: m.GetName(),
+			UID: string(m.GetUID()), ResourceVersion: m.GetResourceVersion(), ObservedAt: time.Now().UTC(),
+			WatcherID: "watcher-5d9c7-abcde", Object: s.obj}
+		if err := pub.Publish(ctx, ev); err != nil {
+			return err
+		}
+		if err := pub.Flush(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
