@@ -43,7 +43,6 @@ type view struct {
 
 type viewServer struct {
 	Name      string
-	Default   bool
 	Listen    []string
 	Locations []viewLocation
 }
@@ -173,7 +172,7 @@ func (v *view) setServers(o *Options, cfg *model.Configuration) error {
 		}
 		vs.Listen = listen
 		if s.Hostname == "_" {
-			vs.Listen, vs.Default = listenDefault, true
+			vs.Listen = listenDefault
 		} else if !strings.HasPrefix(vs.Name, `"~`) {
 			maxLen, exact = max(maxLen, len(s.Hostname)), exact+1
 		}
@@ -224,16 +223,12 @@ func listenLines(o *Options) (listen, listenDefault []string) {
 	default:
 		addrs = []string{"%d"}
 	}
-	// Only the default server says "ssl http2" (and has a certificate):
-	// nginx applies listen flags to the socket, so every server on the port
-	// speaks TLS, but it builds an SSL context only for servers with a
-	// certificate. The others use the default server's context, whose
-	// ssl_certificate_by_lua picks the certificate by SNI. This keeps
-	// nginx -t and reloads fast with thousands of servers.
+	// Every server has its own TLS context: ssl_certificate_by_lua runs in
+	// the context of the server the SNI name selects.
 	for _, a := range addrs {
-		http, https := fmt.Sprintf(a, o.HTTPPort), fmt.Sprintf(a, o.HTTPSPort)
+		http, https := fmt.Sprintf(a, o.HTTPPort), fmt.Sprintf(a, o.HTTPSPort)+" ssl http2"
 		listen = append(listen, http, https)
-		listenDefault = append(listenDefault, http+" default_server", https+" ssl http2 default_server")
+		listenDefault = append(listenDefault, http+" default_server", https+" default_server")
 	}
 	return listen, listenDefault
 }
