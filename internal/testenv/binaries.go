@@ -34,7 +34,11 @@ func BinDir() (string, error) {
 
 // RepoRoot walks up from dir to the first folder holding a go.mod.
 func RepoRoot(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
 			return d, nil
 		}

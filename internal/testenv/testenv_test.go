@@ -82,6 +82,9 @@ func TestRepoRoot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		t.Errorf("RepoRoot(%s) = %s without go.mod", wd, root)
 	}
+	if rel, err := RepoRoot("."); err != nil || rel != root {
+		t.Errorf("RepoRoot(\".\") = %q, %v; want %q", rel, err, root)
+	}
 	if _, err := RepoRoot(t.TempDir()); err == nil {
 		t.Error("RepoRoot of a folder outside any module succeeded")
 	}

@@ -1,0 +1,98 @@
+package watch_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ingress-sync/ingress-sync/internal/testenv"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// TestDeployRBACIsEnough runs the watcher as a service account holding only
+// the rules of deploy/base/watcher/rbac.yaml: it elects itself, publishes
+// (TLS Secrets and a named ConfigMap, by field selector) and writes status.
+func TestDeployRBACIsEnough(t *testing.T) {
+	e := newEnv(t)
+	ctx, ns := t.Context(), e.ns
+	bindDeployRBAC(t, e)
+	saConfig, err := controlPlane.ServiceAccountConfig(ctx, ns, "ingress-sync-watcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config("watcher-a")
+	cfg.Client = kubernetes.NewForConfigOrDie(saConfig)
+	cfg.LeaderElect, cfg.ElectionNamespace = true, ns // election id: the default, named in the Role
+	cfg.PublishStatusAddress = []string{"198.18.0.10"}
+	cfg.IngressClass = "nginx-" + ns
+	start(t, cfg)
+
+	e.create(t, tlsSecret(ns, "tls"))
+	e.create(t, configMap(ns, "ingress-sync", map[string]string{"k": "v"}))
+	e.create(t, ingress(ns, "web", cfg.IngressClass, "web"))
+	e.waitMessage(t, e.subject(events.KindSecret, "tls"), events.OpCreate)
+	e.waitMessage(t, e.subject(events.KindConfigMap, "ingress-sync"), events.OpCreate)
+	e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate)
+	waitStatus(t, e, "web", []string{"198.18.0.10"})
+}
+
+// bindDeployRBAC creates the ClusterRole, Role and bindings of the watcher's
+// deploy manifest for the service account ingress-sync-watcher of the test
+// namespace (the cluster-scoped ones renamed after the namespace).
+func bindDeployRBAC(t *testing.T, e *env) {
+	t.Helper()
+	root, err := testenv.RepoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(root, "deploy", "base", "watcher", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rbac := e.client.RbacV1()
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: e.ns, Name: "ingress-sync-watcher"}}
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		var doc struct {
+			Kind  string              `json:"kind"`
+			Rules []rbacv1.PolicyRule `json:"rules"`
+		}
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return
+		} else if err != nil {
+			t.Fatalf("rbac.yaml: %v", err)
+		}
+		name := "ingress-sync-watcher"
+		meta := metav1.ObjectMeta{Name: name}
+		switch doc.Kind {
+		case "ClusterRole":
+			meta.Name = name + "-" + e.ns
+			_, err = rbac.ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{ObjectMeta: meta, Rules: doc.Rules}, createOpts)
+			t.Cleanup(func() { _ = rbac.ClusterRoles().Delete(context.Background(), meta.Name, deleteOpts) })
+		case "ClusterRoleBinding":
+			meta.Name = name + "-" + e.ns
+			ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: meta.Name}
+			_, err = rbac.ClusterRoleBindings().Create(t.Context(), &rbacv1.ClusterRoleBinding{ObjectMeta: meta, RoleRef: ref, Subjects: subjects}, createOpts)
+			t.Cleanup(func() { _ = rbac.ClusterRoleBindings().Delete(context.Background(), meta.Name, deleteOpts) })
+		case "Role":
+			meta.Namespace = e.ns
+			_, err = rbac.Roles(e.ns).Create(t.Context(), &rbacv1.Role{ObjectMeta: meta, Rules: doc.Rules}, createOpts)
+		case "RoleBinding":
+			meta.Namespace = e.ns
+			ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}
+			_, err = rbac.RoleBindings(e.ns).Create(t.Context(), &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: ref, Subjects: subjects}, createOpts)
+		}
+		if err != nil {
+			t.Fatalf("create %s: %v", doc.Kind, err)
+		}
+	}
+}
