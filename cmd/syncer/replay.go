@@ -29,6 +29,7 @@ type replayFlags struct {
 	namespace, host              string
 	output                       string
 	nginxConf, changed, progress bool
+	nginxDir                     string
 	timeout                      time.Duration
 }
 
@@ -57,6 +58,7 @@ A point is a stream sequence (42) or an RFC3339 time (2026-11-01T03:12:00Z).
 	fs.BoolVar(&f.changed, "changed", false, "timeline: keep only the events that changed the configuration")
 	fs.StringVar(&f.output, "output", "text", "text or json")
 	fs.BoolVar(&f.nginxConf, "nginx-conf", false, "with --at: also print the nginx.conf that would have been rendered")
+	fs.StringVar(&f.nginxDir, "nginx-dir", "/var/lib/ingress-sync", "with --nginx-conf: the syncer's --nginx-dir, for the paths in nginx.conf (nothing is written there)")
 	fs.BoolVar(&f.progress, "progress", false, "draw a progress bar on stderr (default: when stderr is a terminal)")
 	fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "bound of each network call (connecting included)")
 	if err := fs.Parse(args); err != nil {
@@ -122,7 +124,7 @@ func replayCommand(ctx context.Context, args []string, _ io.Reader, stdout, stde
 		if err != nil {
 			return err
 		}
-		return writeSnapshot(stdout, snap, f.output, f.nginxConf)
+		return writeSnapshot(stdout, snap, f.output, f.nginxConf, f.nginxDir)
 	}
 	filter := replay.Filter{Namespace: f.namespace, Host: f.host, ChangedOnly: f.changed}
 	tl, err := rp.Timeline(ctx, from, to, filter)
@@ -198,12 +200,12 @@ func isTerminal(w io.Writer) bool {
 }
 
 // writeSnapshot prints the snapshot, and with conf the nginx.conf that
-// would have been rendered from it.
-func writeSnapshot(w io.Writer, snap *replay.Snapshot, output string, conf bool) error {
+// would have been rendered from it for a syncer whose --nginx-dir is dir.
+func writeSnapshot(w io.Writer, snap *replay.Snapshot, output string, conf bool, dir string) error {
 	var rendered []byte
 	if conf {
 		var err error
-		if rendered, err = renderConf(snap.Configuration); err != nil {
+		if rendered, err = renderConf(snap.Configuration, dir); err != nil {
 			return err
 		}
 	}
@@ -214,24 +216,19 @@ func writeSnapshot(w io.Writer, snap *replay.Snapshot, output string, conf bool)
 		return err
 	}
 	if conf {
-		fmt.Fprintf(w, "\n# nginx.conf at seq %d (default nginx options)\n", snap.Sequence)
+		fmt.Fprintf(w, "\n# nginx.conf at seq %d (default nginx options, --nginx-dir %s)\n", snap.Sequence, dir)
 		_, err := w.Write(rendered)
 		return err
 	}
 	return nil
 }
 
-// renderConf renders cfg with pkg/nginx's default options; the directory
-// they need is a temporary one, since nothing is written.
-func renderConf(cfg *model.Configuration) ([]byte, error) {
-	dir, err := os.MkdirTemp("", "syncer-replay-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
+// renderConf renders cfg with pkg/nginx's default options and Dir dir: the
+// file a syncer with default flags writes. Rendering writes nothing.
+func renderConf(cfg *model.Configuration, dir string) ([]byte, error) {
 	r, err := nginx.NewRenderer(nginx.Options{Dir: dir})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--nginx-dir: %w", err)
 	}
 	return r.Render(cfg)
 }

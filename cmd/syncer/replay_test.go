@@ -89,7 +89,7 @@ func TestReplayAt(t *testing.T) {
 	for _, want := range []string{
 		"Stream INGRESS at seq 5", "History: complete", "shop.example.com", "/ -> shop-web-80  [shop/web]",
 		"shop-web-80  round_robin  1 endpoint: 10.0.0.1:8080", "Default certificate: _fallback",
-		"# nginx.conf at seq 5", "server_name shop.example.com",
+		"# nginx.conf at seq 5", "server_name shop.example.com", "pid /var/lib/ingress-sync/nginx.pid;",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -52,7 +52,7 @@ func DecodePayload(payload []byte, opts DecodeOptions) ([]byte, error) {
 	}
 	ev, err := events.Decode(payload)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformedPayload, err)
+		return nil, fmt.Errorf("%w (not an ingress-sync event; the message body is expected on stdin): %w", ErrMalformedPayload, err)
 	}
 	obj, err := objectJSON(ev.Object, opts)
 	if err != nil {

@@ -80,8 +80,9 @@ func (r *Replayer) history(ctx context.Context, st streamState, h *historyTracke
 			return nil
 		}
 		next[m.subject] = true
-		if op := m.header.Get(events.HeaderOp); op != string(events.OpCreate) {
-			out.Missing = append(out.Missing, missingObject(r.opts.SubjectPrefix, m, op))
+		// A message without a known op is not an event: it says nothing.
+		if op := events.Op(m.header.Get(events.HeaderOp)); op == events.OpUpdate || op == events.OpDelete {
+			out.Missing = append(out.Missing, missingObject(r.opts.SubjectPrefix, m, string(op)))
 		}
 		return nil
 	})

@@ -44,6 +44,9 @@ func (r *Replayer) state(ctx context.Context) (streamState, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
 	s, err := r.js.Stream(ctx, r.opts.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return streamState{}, fmt.Errorf("replay: stream %q not found (check --stream and the NATS account): %w", r.opts.Stream, err)
+	}
 	if err != nil {
 		return streamState{}, fmt.Errorf("replay: stream %q: %w", r.opts.Stream, err)
 	}

@@ -31,15 +31,16 @@ func main() {
 	store := flag.String("store", "", "JetStream store directory (required)")
 	port := flag.Int("port", 4333, "client port on 127.0.0.1")
 	gap := flag.Duration("gap", 2*time.Second, "time between the events of the story")
+	history := flag.Int64("history", 0, "messages kept per subject (0: the default, 16)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *store, *port, *gap); err != nil {
+	if err := run(ctx, *store, *port, *gap, *history); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, store string, port int, gap time.Duration) error {
+func run(ctx context.Context, store string, port int, gap time.Duration, history int64) error {
 	srv, err := events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: store, Port: port})
 	if err != nil {
 		return err
@@ -54,7 +55,7 @@ func run(ctx context.Context, store string, port int, gap time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress"}); err != nil {
+	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress", History: history}); err != nil {
 		return err
 	}
 	pub, err := events.NewPublisher(js, "ingress")
