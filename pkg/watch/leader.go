@@ -72,6 +72,9 @@ func (w *Watcher) lead(ctx context.Context) {
 	defer w.current.CompareAndSwap(t, nil)
 	if !w.reconcileRetrying(ctx, t) {
 		t.queue.ShutDown()
+		if t.status != nil {
+			t.status.queue.ShutDown()
+		}
 		return
 	}
 	w.reconciled.Store(true)

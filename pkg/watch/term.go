@@ -194,6 +194,9 @@ func (t *term) publishDelete(ctx context.Context, k key, rec record) error {
 // server, or an event the publisher refuses, is dropped (observe reports
 // it); any other error restores the record and is returned for a retry.
 func (t *term) publish(ctx context.Context, k key, ev events.Event, rec record) error {
+	if err := ctx.Err(); err != nil {
+		return err // no longer leading: publish nothing more
+	}
 	t.mu.Lock()
 	prev, hadPrev := t.records[k]
 	t.records[k] = rec
