@@ -29,7 +29,7 @@ type replayFlags struct {
 	namespace, host              string
 	output                       string
 	nginxConf, changed, progress bool
-	nginxDir                     string
+	nginx                        nginx.Options
 	timeout                      time.Duration
 }
 
@@ -58,7 +58,10 @@ A point is a stream sequence (42) or an RFC3339 time (2026-11-01T03:12:00Z).
 	fs.BoolVar(&f.changed, "changed", false, "timeline: keep only the events that changed the configuration")
 	fs.StringVar(&f.output, "output", "text", "text or json")
 	fs.BoolVar(&f.nginxConf, "nginx-conf", false, "with --at: also print the nginx.conf that would have been rendered")
-	fs.StringVar(&f.nginxDir, "nginx-dir", "/var/lib/ingress-sync", "with --nginx-conf: the syncer's --nginx-dir, for the paths in nginx.conf (nothing is written there)")
+	fs.StringVar(&f.nginx.Dir, "nginx-dir", "/var/lib/ingress-sync", "with --nginx-conf: the syncer's --nginx-dir, for the paths in nginx.conf (nothing is written there)")
+	fs.IntVar(&f.nginx.HTTPPort, "http-port", nginx.DefaultHTTPPort, "with --nginx-conf: the syncer's --http-port")
+	fs.IntVar(&f.nginx.HTTPSPort, "https-port", nginx.DefaultHTTPSPort, "with --nginx-conf: the syncer's --https-port")
+	fs.IntVar(&f.nginx.StatusPort, "status-port", nginx.DefaultStatusPort, "with --nginx-conf: the syncer's --status-port")
 	fs.BoolVar(&f.progress, "progress", false, "draw a progress bar on stderr (default: when stderr is a terminal)")
 	fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "bound of each network call (connecting included)")
 	if err := fs.Parse(args); err != nil {
@@ -124,7 +127,7 @@ func replayCommand(ctx context.Context, args []string, _ io.Reader, stdout, stde
 		if err != nil {
 			return err
 		}
-		return writeSnapshot(stdout, snap, f.output, f.nginxConf, f.nginxDir)
+		return writeSnapshot(stdout, snap, f.output, f.nginxConf, f.nginx)
 	}
 	filter := replay.Filter{Namespace: f.namespace, Host: f.host, ChangedOnly: f.changed}
 	tl, err := rp.Timeline(ctx, from, to, filter)
@@ -199,13 +202,13 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// writeSnapshot prints the snapshot, and with conf the nginx.conf that
-// would have been rendered from it for a syncer whose --nginx-dir is dir.
-func writeSnapshot(w io.Writer, snap *replay.Snapshot, output string, conf bool, dir string) error {
+// writeSnapshot prints the snapshot, and with conf the nginx.conf that a
+// syncer with nginx options o would have rendered from it.
+func writeSnapshot(w io.Writer, snap *replay.Snapshot, output string, conf bool, o nginx.Options) error {
 	var rendered []byte
 	if conf {
 		var err error
-		if rendered, err = renderConf(snap.Configuration, dir); err != nil {
+		if rendered, err = renderConf(snap.Configuration, o); err != nil {
 			return err
 		}
 	}
@@ -216,19 +219,19 @@ func writeSnapshot(w io.Writer, snap *replay.Snapshot, output string, conf bool,
 		return err
 	}
 	if conf {
-		fmt.Fprintf(w, "\n# nginx.conf at seq %d (default nginx options, --nginx-dir %s)\n", snap.Sequence, dir)
+		fmt.Fprintf(w, "\n# nginx.conf at seq %d (--nginx-dir %s, other nginx options default)\n", snap.Sequence, o.Dir)
 		_, err := w.Write(rendered)
 		return err
 	}
 	return nil
 }
 
-// renderConf renders cfg with pkg/nginx's default options and Dir dir: the
-// file a syncer with default flags writes. Rendering writes nothing.
-func renderConf(cfg *model.Configuration, dir string) ([]byte, error) {
-	r, err := nginx.NewRenderer(nginx.Options{Dir: dir})
+// renderConf renders cfg with pkg/nginx's Renderer and options o (the
+// syncer's defaults but for the flags given). Rendering writes nothing.
+func renderConf(cfg *model.Configuration, o nginx.Options) ([]byte, error) {
+	r, err := nginx.NewRenderer(o)
 	if err != nil {
-		return nil, fmt.Errorf("--nginx-dir: %w", err)
+		return nil, fmt.Errorf("--nginx-conf: %w", err)
 	}
 	return r.Render(cfg)
 }
