@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +25,9 @@ func backendsCommand(ctx context.Context, args []string, _ io.Reader, stdout, st
 	port := fs.Int("status-port", nginx.DefaultStatusPort, "status and Lua configuration port of nginx, on 127.0.0.1")
 	output := fs.String("output", "table", "table or json")
 	timeout := fs.Duration("timeout", 5*time.Second, "bound of the request")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil // the usage was printed
+	} else if err != nil {
 		return err
 	}
 	switch {

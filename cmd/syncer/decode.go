@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +25,9 @@ func decodeCommand(_ context.Context, args []string, stdin io.Reader, stdout, st
 		fs.PrintDefaults()
 	}
 	showSecrets := fs.Bool("show-secrets", false, "print Secret data (base64) instead of redacting it")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil // the usage was printed
+	} else if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

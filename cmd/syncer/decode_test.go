@@ -87,3 +87,13 @@ func TestDecodeMalformed(t *testing.T) {
 		t.Errorf("decode with an argument = %v; want a usage error", err)
 	}
 }
+
+// TestHelp: -h prints the usage and is not an error.
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"replay", "decode", "backends"} {
+		_, stderr, err := runCmd(t, "", cmd, "-h")
+		if err != nil || !strings.Contains(stderr, "usage: syncer "+cmd) {
+			t.Errorf("%s -h = %v, stderr %q", cmd, err, stderr)
+		}
+	}
+}

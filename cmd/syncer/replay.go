@@ -65,7 +65,7 @@ A point is a stream sequence (42) or an RFC3339 time (2026-11-01T03:12:00Z).
 	fs.BoolVar(&f.progress, "progress", false, "draw a progress bar on stderr (default: when stderr is a terminal)")
 	fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "bound of each network call (connecting included)")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, err // flag.ErrHelp after -h: replayCommand returns nil
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
@@ -108,7 +108,9 @@ func (f *replayFlags) points() (at, from, to replay.Point, err error) {
 
 func replayCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	f, err := parseReplayFlags(args, stderr)
-	if err != nil {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the usage was printed
+	} else if err != nil {
 		return err
 	}
 	at, from, to, err := f.points()
