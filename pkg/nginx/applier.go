@@ -17,9 +17,10 @@ import (
 )
 
 // Signaler is what the Applier needs of a Process: a way to signal the
-// nginx master.
+// nginx master and its pid (0 when not running).
 type Signaler interface {
 	Signal(sig os.Signal) error
+	Pid() int
 }
 
 // ReloadStats describes the last Reload.
@@ -197,11 +198,13 @@ func (a *Applier) swapAndConfirm(ctx context.Context, conf, old []byte, sum stri
 	logOffset := fileSize(a.opts.errorLogPath())
 	start := time.Now()
 	err := ErrNotRunning
+	var oldWorkers []int
 	if a.proc != nil {
+		oldWorkers, _ = childPIDs(a.proc.Pid()) // best effort: without it only the checksum is checked
 		err = a.proc.Signal(syscall.SIGHUP)
 	}
 	if err == nil {
-		err = a.confirm(ctx, sum)
+		err = a.confirm(ctx, sum, oldWorkers)
 		a.stats.Confirm = time.Since(start)
 	}
 	if err == nil {
@@ -223,30 +226,47 @@ func (a *Applier) swapAndConfirm(ctx context.Context, conf, old []byte, sum stri
 	return err
 }
 
-// confirm polls the Lua version endpoint until a worker serves sum.
-func (a *Applier) confirm(ctx context.Context, sum string) error {
+// confirm waits until a worker serves sum and every worker that ran
+// before the reload has stopped accepting connections (its title says
+// "shutting down" or it is gone), so that every request after confirm is
+// served by the new configuration.
+func (a *Applier) confirm(ctx context.Context, sum string, oldWorkers []int) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.ReloadTimeout)
 	defer cancel()
-	wait := time.Millisecond
 	var last Version
 	var lastErr error
-	for {
+	served := poll(ctx, func() bool {
 		v, err := a.client.GetVersion(ctx)
-		if err == nil && v.Checksum == sum {
-			return nil
-		}
 		if err == nil {
 			last = v
 		}
 		lastErr = err
+		return err == nil && v.Checksum == sum
+	})
+	if !served {
+		return fmt.Errorf("%w: checksum %q not served within %s (workers serve %q, last error: %v)",
+			ErrReloadNotConfirmed, sum, a.opts.ReloadTimeout, last.Checksum, lastErr)
+	}
+	if !poll(ctx, func() bool { return retired(oldWorkers) }) {
+		return fmt.Errorf("%w: workers of the previous configuration still accept connections after %s",
+			ErrReloadNotConfirmed, a.opts.ReloadTimeout)
+	}
+	return nil
+}
+
+// poll calls done with a growing pause (1 to 20 ms) until it returns true
+// or ctx ends.
+func poll(ctx context.Context, done func() bool) bool {
+	wait := time.Millisecond
+	for !done() {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: checksum %q not served within %s (workers serve %q, last error: %v)",
-				ErrReloadNotConfirmed, sum, a.opts.ReloadTimeout, last.Checksum, lastErr)
+			return false
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 20*time.Millisecond)
 	}
+	return true
 }
 
 func fileSize(path string) int64 {

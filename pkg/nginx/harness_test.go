@@ -306,17 +306,9 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // workerPIDs returns the pids of the master's children.
 func workerPIDs(t testing.TB, master int) []int {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", master, master))
+	pids, err := childPIDs(master)
 	if err != nil {
-		t.Fatalf("read workers of %d: %v", master, err)
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(data)) {
-		p, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pids = append(pids, p)
+		t.Fatalf("workers of %d: %v", master, err)
 	}
 	return pids
 }

@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -294,6 +297,40 @@ func (p *Process) drain(cmd *exec.Cmd, exited <-chan error) {
 		<-exited
 	}
 	p.reap(cmd)
+}
+
+// childPIDs returns the pids of the children of pid (the workers of an
+// nginx master).
+func childPIDs(pid int) ([]int, error) {
+	if pid == 0 {
+		return nil, ErrNotRunning
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("children of %d: %w", pid, err)
+		}
+		pids = append(pids, p)
+	}
+	return pids, nil
+}
+
+// retired reports whether every worker in pids is gone or shutting down:
+// nginx retitles a worker "worker process is shutting down" right before
+// it closes its listening sockets.
+func retired(pids []int) bool {
+	for _, p := range pids {
+		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if err == nil && len(cmd) > 0 && !bytes.Contains(cmd, []byte("shutting down")) {
+			return false
+		}
+	}
+	return true
 }
 
 // reap kills whatever is left in the master's process group (workers of a
