@@ -1,117 +1,67 @@
 package nginx
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // testCA issues certificates for the TLS tests.
 type testCA struct {
-	cert   *x509.Certificate
-	key    *ecdsa.PrivateKey
-	pool   *x509.CertPool
-	serial int64
+	ca   *certs.Pair
+	pool *x509.CertPool
 }
 
 func newTestCA(t testing.TB) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "ingress-sync test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
+	ca, err := certs.Generate(certs.Options{CommonName: "ingress-sync test CA", IsCA: true, Validity: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool, serial: 100}
+	pool.AddCert(ca.Cert)
+	return &testCA{ca: ca, pool: pool}
 }
 
-// issue returns a model.Certificate for hosts with a new serial number.
-func (ca *testCA) issue(t testing.TB, name string, hosts ...string) (model.Certificate, int64) {
+// issue returns a model.Certificate for hosts and its serial number.
+func (ca *testCA) issue(t testing.TB, name string, hosts ...string) (model.Certificate, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	p, err := certs.Generate(certs.Options{Hosts: hosts, Validity: 24 * time.Hour, Parent: ca.ca.Cert, ParentKey: ca.ca.Key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca.serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(ca.serial),
-		Subject:      pkix.Name{CommonName: hosts[0]},
-		DNSNames:     hosts,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return model.Certificate{
-		Name:     name,
-		Hosts:    hosts,
-		Cert:     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		Key:      pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		Checksum: "serial-" + strconv.FormatInt(ca.serial, 10),
-	}, ca.serial
+	serial := p.Cert.SerialNumber.String()
+	return model.Certificate{Name: name, Hosts: hosts, Cert: p.CertPEM, Key: p.KeyPEM, Checksum: "serial-" + serial}, serial
 }
 
 // served returns the serial of the certificate nginx presents for sni,
-// verified against the CA for host (verifyHost "" skips verification), or
-// an error.
-func (h *harness) served(ca *testCA, sni, verifyHost string) (int64, error) {
+// verified against the CA for verifyHost, or an error.
+func (h *harness) served(ca *testCA, sni, verifyHost string) (string, error) {
 	cfg := &tls.Config{ServerName: sni, RootCAs: ca.pool, InsecureSkipVerify: true} //nolint:gosec // verified below
 	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
 	conn, err := d.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(h.opts.HTTPSPort)))
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	defer conn.Close()
 	chain := conn.(*tls.Conn).ConnectionState().PeerCertificates
 	leaf := chain[0]
-	if verifyHost != "" {
-		inter := x509.NewCertPool()
-		for _, c := range chain[1:] {
-			inter.AddCert(c)
-		}
-		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: verifyHost, Roots: ca.pool, Intermediates: inter}); err != nil {
-			return leaf.SerialNumber.Int64(), fmt.Errorf("verify %s: %w", verifyHost, err)
-		}
+	inter := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		inter.AddCert(c)
 	}
-	return leaf.SerialNumber.Int64(), nil
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: verifyHost, Roots: ca.pool, Intermediates: inter}); err != nil {
+		return leaf.SerialNumber.String(), fmt.Errorf("verify %s: %w", verifyHost, err)
+	}
+	return leaf.SerialNumber.String(), nil
 }
 
 func TestCertificatesWithoutReload(t *testing.T) {
@@ -137,8 +87,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks := []struct {
-		name, sni, verify string
-		serial            int64
+		name, sni, verify, serial string
 	}{
 		{"exact host", "secure.test", "secure.test", serial1},
 		{"exact host, upper case SNI", "SECURE.TEST", "secure.test", serial1},
@@ -151,7 +100,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := h.served(ca, c.sni, c.verify)
 			if err != nil || got != c.serial {
-				t.Fatalf("SNI %q: serial %d, %v; want %d", c.sni, got, err, c.serial)
+				t.Fatalf("SNI %q: serial %s, %v; want %s", c.sni, got, err, c.serial)
 			}
 		})
 	}
@@ -175,7 +124,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 		// Every worker serves the new certificate right after the POST.
 		for i := range 8 {
 			if got, err := h.served(ca, "secure.test", "secure.test"); err != nil || got != serial2 {
-				t.Fatalf("handshake %d after rotation: serial %d, %v; want %d", i, got, err, serial2)
+				t.Fatalf("handshake %d after rotation: serial %s, %v; want %s", i, got, err, serial2)
 			}
 		}
 	})
@@ -185,7 +134,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got, err := h.served(ca, "a.wild.test", "default.test"); err != nil || got != defSerial {
-			t.Fatalf("serial %d, %v; want the default %d", got, err, defSerial)
+			t.Fatalf("serial %s, %v; want the default %s", got, err, defSerial)
 		}
 	})
 

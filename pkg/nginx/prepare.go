@@ -1,21 +1,16 @@
 package nginx
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/lua"
 )
 
@@ -69,35 +64,13 @@ func ensurePlaceholderCert(certPath, keyPath string) error {
 	return writeFileAtomic(certPath, certPEM, 0o600)
 }
 
-// selfSigned returns a PEM certificate and PKCS#8 key for commonName.
+// selfSigned returns a PEM certificate and key for commonName.
 func selfSigned(commonName string, validity time.Duration) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	p, err := certs.Generate(certs.Options{CommonName: commonName, Validity: validity})
 	if err != nil {
-		return nil, nil, fmt.Errorf("generate placeholder key: %w", err)
+		return nil, nil, fmt.Errorf("placeholder certificate: %w", err)
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, nil, fmt.Errorf("generate placeholder serial: %w", err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: commonName},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(validity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("create placeholder certificate: %w", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode placeholder key: %w", err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
+	return p.CertPEM, p.KeyPEM, nil
 }
 
 // installLua writes the embedded modules (0644, directories 0755), each
