@@ -341,7 +341,7 @@ const natsPidFile = "/var/run/nats/nats.pid"
 // checkSecretKeys: every secretKeyRef names a key docs/deploy.md tells the
 // user to create.
 func checkSecretKeys(t *testing.T, objs []*unstructured.Unstructured) {
-	keys := map[string]bool{"watcher-password": true, "syncer-password": true, "route-password": true}
+	keys := map[string]bool{"watcher-password": true, "syncer-password": true}
 	for _, w := range workloads(t, objs) {
 		for _, c := range w.Template.Spec.Containers {
 			for _, e := range c.Env {
