@@ -2,11 +2,9 @@ package testenv
 
 import (
 	"fmt"
-	"os"
 
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/client-go/tools/clientcmd/api/latest"
 )
 
 // KubeconfigContext is the context name written by WriteKubeconfig.
@@ -27,13 +25,7 @@ func (cp *ControlPlane) WriteKubeconfig(path string) error {
 		AuthInfo: KubeconfigContext,
 	}
 	cfg.CurrentContext = KubeconfigContext
-	// The clientcmd package itself would pull in a module that go.mod does
-	// not require; its codec is enough to write the file.
-	data, err := runtime.Encode(latest.Codec, cfg)
-	if err != nil {
-		return fmt.Errorf("encode kubeconfig: %w", err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		return fmt.Errorf("write kubeconfig %s: %w", path, err)
 	}
 	return nil
