@@ -187,6 +187,7 @@ function Store:start(interval)
   self:schedule()
   local ok, err = ngx.timer.every(interval, function(premature)
     if not premature and not self.timer then
+      self.timer = true
       sync_timer(false, self)
     end
   end)

@@ -211,3 +211,56 @@ func TestLuaEndpointRejectsBadDeltas(t *testing.T) {
 		}
 	})
 }
+
+// TestManyDeltasAndLargeDelta posts more deltas than the change log keeps
+// (workers that fall behind reload everything) and one large delta.
+func TestManyDeltasAndLargeDelta(t *testing.T) {
+	a := startEcho(t, "a")
+	cfg := configOf("many-1", []model.Server{serverOf("many.test", exactLoc("/first", "b0"), exactLoc("/last", "b1099"))})
+	h := startNginx(t, cfg, nil)
+	ctx := t.Context()
+	for i := range 1100 {
+		if err := h.app.Update(ctx, model.Change{BackendsUpserted: []model.Backend{backendOf("b"+itoa(i), a)}}); err != nil {
+			t.Fatalf("delta %d: %v", i, err)
+		}
+	}
+	var removed []string
+	for i := 0; i < 1100; i += 2 {
+		removed = append(removed, "b"+itoa(i))
+	}
+	if err := h.app.Update(ctx, model.Change{BackendsRemoved: removed}); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Echo.Backend != "a" {
+		t.Errorf("/last = %d from %q", r.Status, r.Echo.Backend)
+	}
+	if r := h.mustGet("http://many.test/first"); r.Status != 503 {
+		t.Errorf("/first (removed backend) = %d, want 503", r.Status)
+	}
+	got, err := h.lua.GetBackends(ctx)
+	if err != nil || len(got.Backends) != 550 {
+		t.Fatalf("backends = %d, %v; want 550", len(got.Backends), err)
+	}
+
+	// One delta of 5000 backends with 4 endpoints each (about 1 MB).
+	var big []model.Backend
+	for i := range 5000 {
+		b := backendOf("big"+itoa(i), a)
+		for p := range 3 {
+			b.Endpoints = append(b.Endpoints, model.Endpoint{Address: "10.0." + itoa(i%250) + "." + itoa(p+1), Port: 8080})
+		}
+		big = append(big, b)
+	}
+	big[4999].Endpoints = []model.Endpoint{a.endpoint()}
+	big[4999].Name = "b1099"
+	if err := h.app.Update(ctx, model.Change{BackendsUpserted: big}); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Echo.Backend != "a" {
+		t.Errorf("/last after the large delta = %d from %q", r.Status, r.Echo.Backend)
+	}
+	got, err = h.lua.GetBackends(ctx)
+	if err != nil || len(got.Backends) != 550+4999 {
+		t.Fatalf("backends = %d, %v; want %d", len(got.Backends), err, 550+4999)
+	}
+}

@@ -117,3 +117,62 @@ func TestRouting(t *testing.T) {
 		}
 	})
 }
+
+func TestLocationSettings(t *testing.T) {
+	app := startEcho(t, "app")
+	no := false
+	loc := func(path string, pt model.PathType, st model.LocationSettings) model.Location {
+		return model.Location{Path: path, PathType: pt, Backend: "app", Settings: st}
+	}
+	cfg := configOf("settings-1", []model.Server{
+		{Hostname: "s.test", TLS: true, SSLRedirect: true, Locations: []model.Location{
+			loc("/rw", model.PathPrefix, model.LocationSettings{RewriteTarget: "/new/"}),
+			loc("/exact-rw", model.PathExact, model.LocationSettings{RewriteTarget: "/target"}),
+			loc("/allowed", model.PathPrefix, model.LocationSettings{AllowSourceRange: []string{"127.0.0.0/8"}}),
+			loc("/denied", model.PathPrefix, model.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8"}}),
+			loc("/small", model.PathPrefix, model.LocationSettings{ProxyBodySize: "1k"}),
+			loc("/plain", model.PathPrefix, model.LocationSettings{SSLRedirect: &no}),
+			loc("/", model.PathPrefix, model.LocationSettings{}),
+		}},
+	}, backendOf("app", app))
+	h := startNginx(t, cfg, nil)
+
+	tests := []struct {
+		name   string
+		url    string
+		status int
+		path   string
+	}{
+		{"rewrite keeps the rest of the path", "https://s.test/rw/a/b?x=1", 200, "/new/a/b?x=1"},
+		{"rewrite of the prefix itself", "https://s.test/rw", 200, "/new/"},
+		{"rewrite of an exact path", "https://s.test/exact-rw", 200, "/target"},
+		{"allowed source", "https://s.test/allowed/x", 200, "/allowed/x"},
+		{"denied source", "https://s.test/denied/x", 403, ""},
+		{"TLS host redirects plain HTTP", "http://s.test/x", 308, ""},
+		{"per-location redirect off", "http://s.test/plain/x", 200, "/plain/x"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.mustGet(tc.url)
+			if r.Status != tc.status || r.Echo.Path != tc.path {
+				t.Fatalf("GET %s = %d, path %q; want %d, %q", tc.url, r.Status, r.Echo.Path, tc.status, tc.path)
+			}
+		})
+	}
+	t.Run("body size limit", func(t *testing.T) {
+		for size, want := range map[int]int{512: 200, 4096: 413} {
+			req, err := http.NewRequest(http.MethodPost, "https://s.test/small", strings.NewReader(strings.Repeat("x", size)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := h.http.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("POST of %d bytes = %d, want %d", size, resp.StatusCode, want)
+			}
+		}
+	})
+}
