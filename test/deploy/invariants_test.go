@@ -341,7 +341,8 @@ const natsPidFile = "/var/run/nats/nats.pid"
 // checkSecretKeys: every secretKeyRef names a key docs/deploy.md tells the
 // user to create.
 func checkSecretKeys(t *testing.T, objs []*unstructured.Unstructured) {
-	keys := map[string]bool{"watcher-password": true, "syncer-password": true}
+	keys := map[string]bool{authSecretName + "/watcher-password": true, authSecretName + "/syncer-password": true,
+		"nats-encryption/key": true}
 	for _, w := range workloads(t, objs) {
 		for _, c := range w.Template.Spec.Containers {
 			for _, e := range c.Env {
@@ -349,7 +350,7 @@ func checkSecretKeys(t *testing.T, objs []*unstructured.Unstructured) {
 					continue
 				}
 				ref := e.ValueFrom.SecretKeyRef
-				if ref.Name != authSecretName || !keys[ref.Key] {
+				if !keys[ref.Name+"/"+ref.Key] {
 					t.Errorf("%s/%s: env %s from secret %s key %s", w, c.Name, e.Name, ref.Name, ref.Key)
 				}
 			}

@@ -21,10 +21,11 @@ const natsStartTimeout = 30 * time.Second
 
 // natsPasswords are the values of the Secret nats-auth, made the way
 // docs/deploy.md says (openssl rand -hex 32).
-type natsPasswords struct{ watcher, syncer string }
+// jsKey is the JetStream encryption key of overlays/encryption.
+type natsPasswords struct{ watcher, syncer, jsKey string }
 
 func newPasswords(t testing.TB) natsPasswords {
-	return natsPasswords{watcher: randomHex(t), syncer: randomHex(t)}
+	return natsPasswords{watcher: randomHex(t), syncer: randomHex(t), jsKey: randomHex(t)}
 }
 
 func randomHex(t testing.TB) string {
@@ -36,11 +37,12 @@ func randomHex(t testing.TB) string {
 }
 
 // setNATSEnv sets what the StatefulSet's env gives each server: its pod name
-// and the passwords from the Secret.
+// and the passwords from the Secret (and the key of overlays/encryption).
 func setNATSEnv(t *testing.T, serverName string, pw natsPasswords) {
 	t.Setenv("SERVER_NAME", serverName)
 	t.Setenv("WATCHER_PASSWORD", pw.watcher)
 	t.Setenv("SYNCER_PASSWORD", pw.syncer)
+	t.Setenv("JS_KEY", pw.jsKey)
 }
 
 // writeNATSConfig writes the files of the NATS ConfigMap into a fresh

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestNATSConfigDev: the dev overlay's configuration runs one JetStream
@@ -141,4 +143,82 @@ func newCert(t *testing.T, parentKey *ecdsa.PrivateKey, parent, tmpl *x509.Certi
 		t.Fatal(err)
 	}
 	return key, cert
+}
+
+// TestNATSEncryptionAtRest: a server on the base configuration stores an
+// event in the clear; restarted on the same store with the configuration
+// of overlays/encryption, it still serves that event, and neither it nor a
+// new one can be found in the store's files any more.
+func TestNATSEncryptionAtRest(t *testing.T) {
+	pw := newPasswords(t)
+	setNATSEnv(t, "nats-0", pw)
+	store := t.TempDir()
+	run := func(dir string, payload string) {
+		opts := withoutCluster(loadNATSOptions(t, writeNATSConfig(t, natsConfigFiles(t, render(t, dir)))))
+		opts.StoreDir = store
+		s := startNATS(t, opts)
+		nc, err := connectAs(t, s.ClientURL(), "watcher", pw.watcher)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, _ := watcherStream(t, nc, 1)
+		publishPayload(t, js, "ingress.secret.a."+dir[len(dir)-3:], payload)
+		nc.Close()
+		stopNATS(s)
+	}
+	clear, secret := "clear-"+randomHex(t), "secret-"+randomHex(t)
+	run("base", clear)
+	if !storeContains(t, store, clear) {
+		t.Fatalf("the unencrypted store does not hold the event: the check is blind")
+	}
+	run("overlays/encryption", secret)
+	for _, p := range []string{clear, secret} {
+		if storeContains(t, store, p) {
+			t.Errorf("%s readable in the encrypted store", p[:6])
+		}
+	}
+	opts := withoutCluster(loadNATSOptions(t, writeNATSConfig(t, natsConfigFiles(t, render(t, "overlays/encryption")))))
+	opts.StoreDir = store
+	s := startNATS(t, opts)
+	nc, err := connectAs(t, s.ClientURL(), "syncer", pw.syncer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := readLastPerSubject(t, js, 2)
+	if string(msgs[0].Data()) != clear || string(msgs[1].Data()) != secret {
+		t.Errorf("read back %q, %q", msgs[0].Data(), msgs[1].Data())
+	}
+}
+
+func publishPayload(t *testing.T, js jetstream.JetStream, subject, payload string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	if _, err := js.Publish(ctx, subject, []byte(payload)); err != nil {
+		t.Fatalf("publish %s: %v", subject, err)
+	}
+}
+
+// storeContains reports whether any file under dir contains s.
+func storeContains(t *testing.T, dir, s string) bool {
+	found := false
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		found = found || strings.Contains(string(data), s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
