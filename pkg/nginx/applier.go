@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -132,7 +133,7 @@ func (a *Applier) test(ctx context.Context, conf []byte) error {
 	defer os.Remove(f.Name())
 	_, werr := f.Write(conf)
 	if err := f.Close(); werr != nil || err != nil {
-		return fmt.Errorf("nginx -t: write %s: %w", f.Name(), cmpErr(werr, err))
+		return fmt.Errorf("nginx -t: write %s: %w", f.Name(), cmp.Or(werr, err))
 	}
 	start := time.Now()
 	defer func() { a.stats.Test = time.Since(start) }()
@@ -148,13 +149,6 @@ func (a *Applier) test(ctx context.Context, conf []byte) error {
 		return fmt.Errorf("%w: %s", ErrConfigTest, msg)
 	}
 	return nil
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // Reload makes nginx run cfg. It renders and tests nginx.conf, pushes new or
