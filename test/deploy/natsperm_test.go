@@ -3,8 +3,6 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
@@ -210,19 +208,7 @@ func requireMsgs(t *testing.T, s jetstream.Stream, want uint64) {
 // nats-server version once JetStream runs.
 func checkHealthz(t *testing.T, s *server.Server) {
 	url := fmt.Sprintf("http://%s/healthz?js-enabled-only=true", s.MonitorAddr())
-	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: %d %s", url, resp.StatusCode, body)
+	if !probeOK(t, url) {
+		t.Fatalf("%s does not answer 200", url)
 	}
 }
