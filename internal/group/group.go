@@ -16,9 +16,10 @@ type Part struct {
 	Start func(ctx context.Context) error
 }
 
-// Run runs every part until ctx is done or one returns. A part that returns
-// while ctx is still live stops the others: with its error, or with an error
-// saying it stopped. Run waits for all parts and returns the first failure.
+// Run runs every part until ctx is done or one fails. A part that returns
+// nil is done (a one-shot preparation step, say) and the others go on; a
+// part that fails stops the others. Run waits for all parts and returns the
+// first failure.
 func Run(ctx context.Context, log *slog.Logger, parts ...Part) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -30,17 +31,15 @@ func Run(ctx context.Context, log *slog.Logger, parts ...Part) error {
 	for _, p := range parts {
 		wg.Go(func() {
 			err := p.Start(ctx)
-			if ctx.Err() == nil {
-				if err == nil {
-					err = fmt.Errorf("%s stopped unexpectedly", p.Name)
-				}
-				log.Error("component stopped, stopping the others", "component", p.Name, "err", err)
-				mu.Lock()
-				if first == nil {
-					first = fmt.Errorf("%s: %w", p.Name, err)
-				}
-				mu.Unlock()
+			if err == nil || ctx.Err() != nil {
+				return
 			}
+			log.Error("component failed, stopping the others", "component", p.Name, "err", err)
+			mu.Lock()
+			if first == nil {
+				first = fmt.Errorf("%s: %w", p.Name, err)
+			}
+			mu.Unlock()
 			cancel()
 		})
 	}

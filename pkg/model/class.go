@@ -23,8 +23,12 @@ type classMatcher struct {
 }
 
 func (s *Store) classMatcher(opts Options) classMatcher {
-	m := classMatcher{opts: opts, classes: s.classes, withoutClass: opts.WatchIngressWithoutClass}
-	for _, c := range s.classes {
+	return newClassMatcher(s.classes, opts)
+}
+
+func newClassMatcher(classes map[string]*networkingv1.IngressClass, opts Options) classMatcher {
+	m := classMatcher{opts: opts, classes: classes, withoutClass: opts.WatchIngressWithoutClass}
+	for _, c := range classes {
 		if c.Spec.Controller == opts.ControllerClass && c.Annotations[DefaultClassAnnotation] == "true" {
 			m.withoutClass = true
 		}
@@ -45,9 +49,16 @@ func (s *Store) classMatcher(opts Options) classMatcher {
 //     controller carries ingressclass.kubernetes.io/is-default-class=true,
 //     or with opts.WatchIngressWithoutClass.
 //
-// The watcher uses the same rule for Ingress status.
+// The watcher uses the same rule for Ingress status, through Serves.
 func (s *Store) Serves(ing *networkingv1.Ingress, opts Options) bool {
 	m := s.classMatcher(opts)
+	return m.serves(ing)
+}
+
+// Serves applies the rule of (*Store).Serves with classes, every
+// IngressClass by name, for callers that keep no Store (the watcher).
+func Serves(ing *networkingv1.Ingress, classes map[string]*networkingv1.IngressClass, opts Options) bool {
+	m := newClassMatcher(classes, opts)
 	return m.serves(ing)
 }
 

@@ -13,8 +13,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/ingress-sync/ingress-sync/internal/group"
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Watcher publishes every change of the ingress inputs to JetStream.
@@ -24,7 +26,7 @@ type Watcher struct {
 	metrics    *metrics
 	informers  *informerSet
 	configMaps map[string]bool // namespace/name of the ConfigMaps in scope
-	class      classRule
+	class      model.Options // the class rule's inputs (model.Serves)
 
 	natsReady  chan struct{} // closed once nats is set
 	nats       *natsLink
@@ -52,7 +54,7 @@ func New(cfg Config) (*Watcher, error) {
 	w := &Watcher{
 		cfg: cfg, log: cfg.Logger.With("component", "watcher", "watcher", cfg.WatcherID),
 		metrics: m, informers: inf, configMaps: make(map[string]bool),
-		class:     classRule{controller: cfg.ControllerClass, name: cfg.IngressClass, withoutClass: cfg.WatchIngressWithoutClass},
+		class:     model.Options{ControllerClass: cfg.ControllerClass, IngressClass: cfg.IngressClass, WatchIngressWithoutClass: cfg.WatchIngressWithoutClass},
 		natsReady: make(chan struct{}),
 	}
 	for _, cm := range cfg.ConfigMaps {
@@ -88,35 +90,16 @@ func (w *Watcher) Start(ctx context.Context) error {
 		w.informers.shutdown()
 	}()
 	defer w.closeNATS()
-	parts := []func(context.Context) error{
-		func(ctx context.Context) error { return w.prepareNATS(ctx, url) },
-		w.runLeadership,
+	parts := []group.Part{
+		{Name: "nats", Start: func(ctx context.Context) error { return w.prepareNATS(ctx, url) }},
+		{Name: "leadership", Start: w.runLeadership},
 	}
 	if w.cfg.MetricsAddr != "" {
 		srv := &httpserver.Server{Addr: w.cfg.MetricsAddr, Registry: w.cfg.Registry,
 			Healthz: w.healthz, Readyz: w.readyz, Logger: w.log}
-		parts = append(parts, srv.Start)
+		parts = append(parts, group.Part{Name: "http", Start: srv.Start})
 	}
-	return runAll(ctx, parts...)
-}
-
-// runAll runs every part until ctx ends or one fails; it cancels the others
-// and returns the first error.
-func runAll(ctx context.Context, parts ...func(context.Context) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, len(parts))
-	for _, p := range parts {
-		go func() { errc <- p(ctx) }()
-	}
-	var first error
-	for range parts {
-		if err := <-errc; err != nil && first == nil {
-			first = err
-			cancel()
-		}
-	}
-	return first
+	return group.Run(ctx, w.log, parts...)
 }
 
 // startEmbedded starts nats-server in-process when configured and returns
@@ -171,20 +154,19 @@ func (w *Watcher) runLeadership(ctx context.Context) error {
 
 // healthz: informer caches synced and NATS connected.
 func (w *Watcher) healthz() error {
-	var errs []error
 	if !w.synced.Load() {
-		errs = append(errs, errors.New("informer caches not synced"))
+		return errors.New("informer caches not synced")
 	}
-	if !w.natsConnected() {
-		errs = append(errs, errors.New("NATS not connected"))
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // readyz: healthz, and on the leader a finished reconcile.
 func (w *Watcher) readyz() error {
 	if err := w.healthz(); err != nil {
 		return err
+	}
+	if !w.natsConnected() {
+		return errors.New("NATS not connected")
 	}
 	if w.current.Load() != nil && !w.reconciled.Load() {
 		return errors.New("leader has not finished reconciling the stream")
@@ -200,7 +182,7 @@ func (w *Watcher) serves(ing *networkingv1.Ingress) bool {
 			classes[c.Name] = c
 		}
 	}
-	return w.class.serves(ing, classes)
+	return model.Serves(ing, classes, w.class)
 }
 
 // reportOversize logs and counts an object too large for max_payload.
