@@ -161,7 +161,7 @@ func BenchmarkReplay100k(b *testing.B) {
 			b.StopTimer()
 			cpu = processCPU() - cpu
 			if tl.Events != total {
-				b.Fatalf("replayed %d events, want %d", tl.Events, total)
+				b.Fatalf("replayed %d events (seq %d to %d), want %d", tl.Events, tl.FirstSequence, tl.LastSequence, total)
 			}
 			b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
@@ -184,7 +184,7 @@ func BenchmarkEndpointsOf(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if eps := endpointsOf(s, c.ns(0), c.name(0), []string{"80"}); len(eps["80"]) != 10 {
+		if eps := newServiceStore(s, c.ns(0), c.name(0), []string{"80"}).endpoints(); len(eps["80"]) != 10 {
 			b.Fatalf("endpoints %v", eps)
 		}
 	}

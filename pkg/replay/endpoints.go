@@ -16,26 +16,40 @@ import (
 // endpointsOf; it never appears in output.
 const endpointsController = "replay.ingress-sync.io/endpoints"
 
-// endpointsOf returns, for each port (a Service port name or number as
-// Ingresses reference it), the endpoints model.Build gives a Backend of
-// Service namespace/name in s. It builds a store holding only that Service,
-// its EndpointSlices and one Ingress with a path to each port: endpoints
-// depend on nothing else, and they come from the same code as in a full
-// Build. A port Build cannot resolve is left out.
-func endpointsOf(s *model.Store, namespace, name string, ports []string) map[string][]model.Endpoint {
+// serviceStore holds only one Service, its EndpointSlices and an Ingress
+// routing one path to each of ports (Service port names or numbers as
+// Ingresses reference them): model.Build on it gives the endpoints of the
+// Backends of that Service. Endpoints depend on nothing else, so they come
+// from the same code as in a full Build. It is kept up to date with the
+// slice events of its Service.
+type serviceStore struct {
+	store *model.Store
+	ports []string
+}
+
+// newServiceStore copies Service namespace/name and its slices from s; nil
+// when s has no such Service.
+func newServiceStore(s *model.Store, namespace, name string, ports []string) *serviceStore {
 	svc := s.Service(namespace, name)
 	if svc == nil {
 		return nil
 	}
-	one := model.NewStore()
-	apply := func(ev events.Event) { _ = one.Apply(ev) } // objects from a Store apply cleanly
-	apply(events.Event{Op: events.OpCreate, Kind: events.KindService, Namespace: namespace, Name: name, Object: svc})
+	ss := &serviceStore{store: model.NewStore(), ports: ports}
+	ss.apply(events.Event{Op: events.OpCreate, Kind: events.KindService, Namespace: namespace, Name: name, Object: svc})
 	for _, sl := range s.EndpointSlicesForService(namespace, name) {
-		apply(events.Event{Op: events.OpCreate, Kind: events.KindEndpointSlice, Namespace: namespace, Name: sl.Name, Object: sl})
+		ss.apply(events.Event{Op: events.OpCreate, Kind: events.KindEndpointSlice, Namespace: namespace, Name: sl.Name, Object: sl})
 	}
-	apply(events.Event{Op: events.OpCreate, Kind: events.KindIngress, Namespace: namespace, Name: "replay-endpoints",
+	ss.apply(events.Event{Op: events.OpCreate, Kind: events.KindIngress, Namespace: namespace, Name: "replay-endpoints",
 		Object: routingIngress(namespace, name, ports)})
-	cfg := model.Build(one, model.Options{ControllerClass: endpointsController, WatchIngressWithoutClass: true})
+	return ss
+}
+
+// apply records an event the main store accepted; it cannot fail here.
+func (ss *serviceStore) apply(ev events.Event) { _ = ss.store.Apply(ev) }
+
+// endpoints returns the endpoints of each port that Build resolves.
+func (ss *serviceStore) endpoints() map[string][]model.Endpoint {
+	cfg := model.Build(ss.store, model.Options{ControllerClass: endpointsController, WatchIngressWithoutClass: true})
 	out := make(map[string][]model.Endpoint, len(cfg.Backends))
 	for _, b := range cfg.Backends {
 		out[b.Port] = b.Endpoints

@@ -25,8 +25,10 @@ import (
 //     recomputed by model.Build on a store holding just that Service, its
 //     slices and an Ingress routing to each of its ports (endpointsOf), and
 //     patched into cur; the rest of cur cannot change.
-//   - Everything else (Ingresses, IngressClasses, referenced Services,
-//     Secrets and the controller ConfigMap) is a full Build.
+//   - An Ingress that is not served before nor after its event (another
+//     class) is not read by Build either.
+//   - Everything else (served Ingresses, IngressClasses, referenced
+//     Services, Secrets and the controller ConfigMap) is a full Build.
 type engine struct {
 	opts  model.Options
 	store *model.Store
@@ -39,6 +41,9 @@ type engine struct {
 	// both only change with a full Build.
 	hosts    map[string][]string
 	backends map[serviceKey][]int
+	// services are the one-Service stores of the EndpointSlice path, kept
+	// until the next full Build (which may change Services or ports).
+	services map[serviceKey]*serviceStore
 	// verify (tests) compares every step with a full Build; verifyErr is
 	// the first difference.
 	verify    bool
@@ -58,6 +63,7 @@ func (e *engine) rebuild() {
 	e.cur = model.Build(e.store, e.opts)
 	e.exact = true
 	e.hosts = backendHosts(e.cur)
+	e.services = map[serviceKey]*serviceStore{}
 	e.backends = make(map[serviceKey][]int, len(e.cur.Backends))
 	for i, b := range e.cur.Backends {
 		k := serviceKey{b.Namespace, b.Service}
@@ -84,8 +90,12 @@ func (e *engine) step(ev events.Event) (Diff, model.Change, bool, error) {
 		e.rebuild()
 	}
 	var oldSlice *discoveryv1.EndpointSlice
-	if ev.Kind == events.KindEndpointSlice {
+	oldServed := false
+	switch ev.Kind {
+	case events.KindEndpointSlice:
 		oldSlice = e.store.EndpointSlice(ev.Namespace, ev.Name)
+	case events.KindIngress:
+		oldServed = e.served(ev.Namespace, ev.Name)
 	}
 	if err := e.store.Apply(ev); err != nil {
 		return Diff{}, model.Change{}, false, err
@@ -95,8 +105,10 @@ func (e *engine) step(ev events.Event) (Diff, model.Change, bool, error) {
 	changed := false
 	switch {
 	case !e.canChange(ev):
+	case ev.Kind == events.KindIngress && !oldServed && !e.served(ev.Namespace, ev.Name):
+		// Build reads only the Ingresses it serves; the classes did not change.
 	case ev.Kind == events.KindEndpointSlice:
-		d, ch = e.stepSlice(ev.Namespace, oldSlice, e.store.EndpointSlice(ev.Namespace, ev.Name))
+		d, ch = e.stepSlice(ev, oldSlice)
 		changed = len(ch.BackendsUpserted) > 0
 	default:
 		d, ch, changed = e.stepFull()
@@ -122,6 +134,13 @@ func (e *engine) canChange(ev events.Event) bool {
 	return true
 }
 
+// served reports whether the store holds Ingress namespace/name and Build
+// serves it.
+func (e *engine) served(namespace, name string) bool {
+	ing := e.store.Ingress(namespace, name)
+	return ing != nil && e.store.Serves(ing, e.opts)
+}
+
 // serviceUsed reports whether Build can read the Service.
 func (e *engine) serviceUsed(namespace, name string) bool {
 	return namespace+"/"+name == e.opts.DefaultBackendService || len(e.store.IngressesForService(namespace, name)) > 0
@@ -141,21 +160,21 @@ func (e *engine) stepFull() (Diff, model.Change, bool) {
 }
 
 // stepSlice recomputes the endpoints of the Backends of the Services the
-// slice belonged to before and after the event.
-func (e *engine) stepSlice(namespace string, before, after *discoveryv1.EndpointSlice) (Diff, model.Change) {
+// slice ev belonged to before (before) and after the event.
+func (e *engine) stepSlice(ev events.Event, before *discoveryv1.EndpointSlice) (Diff, model.Change) {
 	var d Diff
 	var ch model.Change
 	done := ""
-	for _, s := range []*discoveryv1.EndpointSlice{before, after} {
+	for _, s := range []*discoveryv1.EndpointSlice{before, e.store.EndpointSlice(ev.Namespace, ev.Name)} {
 		if s == nil {
 			continue
 		}
 		svc := s.Labels[discoveryv1.LabelServiceName]
-		if svc == "" || svc == done || !e.serviceUsed(namespace, svc) {
+		if svc == "" || svc == done || !e.serviceUsed(ev.Namespace, svc) {
 			continue
 		}
 		done = svc
-		e.patchService(namespace, svc, &d, &ch)
+		e.patchService(ev, svc, &d, &ch)
 	}
 	if len(ch.BackendsUpserted) > 0 {
 		d.Hosts = hostsOf(e.hosts, ch.BackendsUpserted)
@@ -165,17 +184,28 @@ func (e *engine) stepSlice(namespace string, before, after *discoveryv1.Endpoint
 }
 
 // patchService puts the current endpoints into cur's Backends of Service
-// namespace/name and records those that changed.
-func (e *engine) patchService(namespace, name string, d *Diff, ch *model.Change) {
-	idx := e.backends[serviceKey{namespace, name}]
+// name (in the namespace of the slice event ev) and records those that
+// changed.
+func (e *engine) patchService(ev events.Event, name string, d *Diff, ch *model.Change) {
+	key := serviceKey{ev.Namespace, name}
+	idx := e.backends[key]
 	if len(idx) == 0 {
 		return
 	}
-	ports := make([]string, len(idx))
-	for j, i := range idx {
-		ports[j] = e.cur.Backends[i].Port
+	ss := e.services[key]
+	if ss == nil {
+		ports := make([]string, len(idx))
+		for j, i := range idx {
+			ports[j] = e.cur.Backends[i].Port
+		}
+		if ss = newServiceStore(e.store, ev.Namespace, name, ports); ss == nil {
+			return
+		}
+		e.services[key] = ss
+	} else {
+		ss.apply(ev)
 	}
-	eps := endpointsOf(e.store, namespace, name, ports)
+	eps := ss.endpoints()
 	for _, i := range idx {
 		b := &e.cur.Backends[i]
 		if slices.Equal(b.Endpoints, eps[b.Port]) {

@@ -94,10 +94,20 @@ func (r *Replayer) read(ctx context.Context, start, end uint64, headersOnly bool
 			}
 			return err
 		}
-		if m.seq == end || pending == 0 {
+		if m.seq == end || pending == 0 && r.drained(ctx, oc) {
 			return nil
 		}
 	}
+}
+
+// drained confirms with the server that the consumer has nothing left to
+// deliver: the pending count of a message is only a hint (the end of the
+// range may be a deleted message, and a filtered consumer's count can lag).
+func (r *Replayer) drained(ctx context.Context, oc jetstream.Consumer) bool {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	info, err := oc.Info(ctx)
+	return err == nil && info.NumPending == 0
 }
 
 // errStop ends a read early without error.
