@@ -26,7 +26,7 @@ type Watcher struct {
 	metrics    *metrics
 	informers  *informerSet
 	configMaps map[string]bool // namespace/name of the ConfigMaps in scope
-	class      model.Options // the class rule's inputs (model.Serves)
+	class      model.Options   // the class rule's inputs (model.Serves)
 
 	natsReady  chan struct{} // closed once nats is set
 	nats       *natsLink
