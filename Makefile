@@ -70,7 +70,7 @@ lint: vet
 
 ## image: the container image (needs a Docker engine)
 image:
-	docker build -t ingress-sync:dev -f deploy/Dockerfile .
+	DOCKER_BUILDKIT=1 docker build -t ingress-sync:dev -f deploy/Dockerfile .
 
 clean:
 	rm -rf $(BIN)
