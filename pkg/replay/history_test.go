@@ -104,3 +104,37 @@ func TestHistoryPurged(t *testing.T) {
 		t.Errorf("history after a purge = %+v; want first seq %d, %d removed, missing EndpointSlice shop/api-xyz", h, keep, keep-1)
 	}
 }
+
+// TestDeletedLastMessage: a point or range ending on a deleted message (the
+// stream still counts its sequence) ends the read instead of waiting.
+func TestDeletedLastMessage(t *testing.T) {
+	r := newRecorder(t, -1)
+	scenario(r)
+	last := uint64(len(r.events))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	s, err := r.js.Stream(ctx, testStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{last, last - 2} {
+		if err := s.DeleteMsg(ctx, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rp := r.replayer(testModelOptions())
+	snap, err := rp.At(ctx, Point{Seq: last})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Sequence != last-1 || snap.History.Complete || snap.History.Removed != 2 {
+		t.Errorf("At(deleted last seq) = seq %d, history %+v; want seq %d and 2 removed", snap.Sequence, snap.History, last-1)
+	}
+	tl, err := rp.Timeline(ctx, Point{Seq: last - 3}, Point{Seq: last}, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl.Events != 2 || tl.LastSequence != last-1 {
+		t.Errorf("timeline to a deleted seq: %d events up to seq %d; want 2 up to %d", tl.Events, tl.LastSequence, last-1)
+	}
+}

@@ -66,14 +66,18 @@ func (r *Replayer) read(ctx context.Context, start, end uint64, headersOnly bool
 	if start > end {
 		return nil
 	}
+	stream, err := r.stream(ctx)
+	if err != nil {
+		return err
+	}
+	if more, err := r.more(ctx, stream, start, end); err != nil || !more {
+		return err
+	}
 	oc, err := r.openConsumer(ctx, start, headersOnly)
 	if err != nil {
 		return err
 	}
 	defer r.deleteConsumer(oc)
-	if info := oc.CachedInfo(); info != nil && info.NumPending == 0 {
-		return nil
-	}
 	it, err := oc.Messages(jetstream.PullMaxMessages(pullBatch))
 	if err != nil {
 		return fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
@@ -94,20 +98,41 @@ func (r *Replayer) read(ctx context.Context, start, end uint64, headersOnly bool
 			}
 			return err
 		}
-		if m.seq == end || pending == 0 && r.drained(ctx, oc) {
+		if m.seq == end {
 			return nil
+		}
+		if pending == 0 {
+			if more, err := r.more(ctx, stream, m.seq+1, end); err != nil || !more {
+				return err
+			}
 		}
 	}
 }
 
-// drained confirms with the server that the consumer has nothing left to
-// deliver: the pending count of a message is only a hint (the end of the
-// range may be a deleted message, and a filtered consumer's count can lag).
-func (r *Replayer) drained(ctx context.Context, oc jetstream.Consumer) bool {
+func (r *Replayer) stream(ctx context.Context) (jetstream.Stream, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	info, err := oc.Info(ctx)
-	return err == nil && info.NumPending == 0
+	s, err := r.js.Stream(ctx, r.opts.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("replay: stream %q: %w", r.opts.Stream, err)
+	}
+	return s, nil
+}
+
+// more asks the stream whether an event message with from <= seq <= end
+// exists. A message's pending count is only a hint: the end of the range
+// may be a deleted message, and a filtered consumer's count can lag.
+func (r *Replayer) more(ctx context.Context, s jetstream.Stream, from, end uint64) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	m, err := s.GetMsg(ctx, from, jetstream.WithGetMsgSubject(events.FilterSubject(r.opts.SubjectPrefix)))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
+	}
+	return m.Sequence <= end, nil
 }
 
 // errStop ends a read early without error.
@@ -122,7 +147,7 @@ func (r *Replayer) openConsumer(ctx context.Context, start uint64, headersOnly b
 		OptStartSeq:       start,
 		HeadersOnly:       headersOnly,
 		InactiveThreshold: time.Minute,
-		MaxResetAttempts:  3,
+		MaxResetAttempts:  10,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
