@@ -10,18 +10,19 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
 
 // Reply is what a backend answers.
 type Reply struct {
-	Backend string              `json:"backend"`
-	Method  string              `json:"method"`
-	Host    string              `json:"host"`
-	Path    string              `json:"path"`
-	Query   string              `json:"query,omitempty"`
-	Headers map[string][]string `json:"headers"`
+	Backend string      `json:"backend"`
+	Method  string      `json:"method"`
+	Host    string      `json:"host"`
+	Path    string      `json:"path"`
+	Query   string      `json:"query,omitempty"`
+	Headers http.Header `json:"headers"`
 }
 
 // Server is one echo backend.
@@ -29,6 +30,7 @@ type Server struct {
 	Name     string
 	Addr     string // the bound address, after Start
 	requests atomic.Int64
+	delay    atomic.Int64 // nanoseconds each answer waits
 	srv      *http.Server
 	done     chan error
 }
@@ -49,6 +51,9 @@ func Start(name, addr string) (*Server, error) {
 // ServeHTTP answers with a Reply.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
+	if d := time.Duration(s.delay.Load()); d > 0 {
+		time.Sleep(d)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Echo-Backend", s.Name)
 	_ = json.NewEncoder(w).Encode(Reply{
@@ -56,18 +61,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// SetDelay makes every later answer wait d (a slow backend).
+func (s *Server) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
+
+// Port is the bound port.
+func (s *Server) Port() int {
+	_, p, _ := net.SplitHostPort(s.Addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
 // Requests is how many requests this backend answered.
 func (s *Server) Requests() int64 { return s.requests.Load() }
 
-// Close stops the server within 5 seconds.
+// Close stops the server: gracefully within a second, then by closing the
+// connections still open (a slow or stuck request).
 func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil {
-		return err
+		_ = s.srv.Close()
 	}
 	if err := <-s.done; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// URI is the path with the query, as the backend received it.
+func (r Reply) URI() string {
+	if r.Query == "" {
+		return r.Path
+	}
+	return r.Path + "?" + r.Query
 }

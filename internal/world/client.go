@@ -4,15 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/internal/echo"
 )
 
 // Client returns an HTTP client that sends every request to this syncer's
@@ -37,37 +32,4 @@ func (s *Syncer) Client(roots *x509.CertPool) *http.Client {
 		Timeout:       10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-}
-
-// Response is what a request through nginx got: the status, and the echo
-// reply when a backend answered.
-type Response struct {
-	Status int
-	Reply  echo.Reply
-	Header http.Header
-	TLS    *tls.ConnectionState
-}
-
-// Get requests url through c and decodes an echo reply when there is one.
-func Get(ctx context.Context, c *http.Client, url string) (Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return Response{}, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return Response{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return Response{}, err
-	}
-	r := Response{Status: resp.StatusCode, Header: resp.Header, TLS: resp.TLS}
-	if resp.Header.Get("X-Echo-Backend") != "" {
-		if err := json.Unmarshal(body, &r.Reply); err != nil {
-			return r, fmt.Errorf("echo reply from %s: %w", url, err)
-		}
-	}
-	return r, nil
 }

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"context"
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"net/http"
 	"net/http/cookiejar"
 	"strings"
@@ -10,8 +12,8 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-func echoes(t *testing.T, names ...string) []*echoServer {
-	out := make([]*echoServer, len(names))
+func echoes(t *testing.T, names ...string) []*echo.Server {
+	out := make([]*echo.Server, len(names))
 	for i, n := range names {
 		out[i] = startEcho(t, n)
 	}
@@ -32,8 +34,8 @@ func TestRoundRobinSpreadsEvenly(t *testing.T) {
 	seen := answeredBy(t, h, "http://lb.test/", n)
 	slack := h.opts.WorkerProcesses
 	for _, e := range eps {
-		if got := seen[e.name]; got < n/3-slack || got > n/3+slack {
-			t.Errorf("endpoint %s answered %d of %d requests, want %d±%d (all: %v)", e.name, got, n, n/3, slack, seen)
+		if got := seen[e.Name]; got < n/3-slack || got > n/3+slack {
+			t.Errorf("endpoint %s answered %d of %d requests, want %d±%d (all: %v)", e.Name, got, n, n/3, slack, seen)
 		}
 	}
 }
@@ -60,14 +62,14 @@ func TestStickyCookieKeepsClientOnOneEndpoint(t *testing.T) {
 		c.Transport.(*http.Transport).DisableKeepAlives = true // both workers
 		var pinned string
 		for j := range 30 {
-			r, err := doGet(c, "http://lb.test/x")
+			r, err := echo.Get(context.Background(), c, "http://lb.test/x")
 			if err != nil || r.Status != 200 {
 				t.Fatalf("client %d request %d: %d, %v", i, j, r.Status, err)
 			}
 			if j == 0 {
-				pinned = r.Echo.Backend
-			} else if r.Echo.Backend != pinned {
-				t.Fatalf("client %d moved from %s to %s at request %d", i, pinned, r.Echo.Backend, j)
+				pinned = r.Reply.Backend
+			} else if r.Reply.Backend != pinned {
+				t.Fatalf("client %d moved from %s to %s at request %d", i, pinned, r.Reply.Backend, j)
 			}
 			if j > 0 && r.Header.Get("Set-Cookie") != "" {
 				t.Errorf("client %d got a new cookie at request %d", i, j)
@@ -98,7 +100,7 @@ func TestConsistentHashingIsStable(t *testing.T) {
 			if r.Status != 200 {
 				t.Fatalf("GET %s = %d", url, r.Status)
 			}
-			m[url] = r.Echo.Backend
+			m[url] = r.Reply.Backend
 		}
 		return m
 	}
@@ -112,13 +114,13 @@ func TestConsistentHashingIsStable(t *testing.T) {
 		}
 	}
 	for _, e := range eps {
-		if perEndpoint[e.name] < keys/len(eps)/3 {
-			t.Errorf("endpoint %s owns %d of %d keys: ring badly spread %v", e.name, perEndpoint[e.name], keys, perEndpoint)
+		if perEndpoint[e.Name] < keys/len(eps)/3 {
+			t.Errorf("endpoint %s owns %d of %d keys: ring badly spread %v", e.Name, perEndpoint[e.Name], keys, perEndpoint)
 		}
 	}
 
 	// Remove "c": only its keys move.
-	b.Endpoints = []model.Endpoint{eps[0].endpoint(), eps[1].endpoint(), eps[3].endpoint(), eps[4].endpoint()}
+	b.Endpoints = []model.Endpoint{endpointOf(eps[0]), endpointOf(eps[1]), endpointOf(eps[3]), endpointOf(eps[4])}
 	if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{b}}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func TestConsistentHashingIsStable(t *testing.T) {
 
 func TestEWMAAvoidsSlowEndpoint(t *testing.T) {
 	eps := echoes(t, "fast1", "fast2", "slow")
-	eps[2].setDelay(40 * time.Millisecond)
+	eps[2].SetDelay(40 * time.Millisecond)
 	b := backendOf("ewma", eps...)
 	b.LoadBalance = "ewma"
 	h := startNginx(t, balancerConfig(b), nil)
@@ -165,8 +167,8 @@ func TestRetryOnDeadEndpoint(t *testing.T) {
 	h := startNginx(t, balancerConfig(b), nil)
 	h.allowLuaErrors = true // nginx logs the refused connections
 	for i := range 20 {
-		if r := h.mustGet("http://lb.test/"); r.Status != 200 || r.Echo.Backend != "alive" {
-			t.Fatalf("request %d: %d from %q, want a retry on the live endpoint", i, r.Status, r.Echo.Backend)
+		if r := h.mustGet("http://lb.test/"); r.Status != 200 || r.Reply.Backend != "alive" {
+			t.Fatalf("request %d: %d from %q, want a retry on the live endpoint", i, r.Status, r.Reply.Backend)
 		}
 	}
 }

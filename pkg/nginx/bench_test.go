@@ -3,6 +3,7 @@ package nginx
 import (
 	"context"
 	"fmt"
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"io"
 	"net/http"
 	"os"
@@ -89,7 +90,7 @@ func BenchmarkDynamicUpdate(b *testing.B) {
 	h := startNginx(b, configOf("bench-dynamic", []model.Server{serverOf("dyn.test", prefixLoc("/", "svc"))}, backendOf("svc", a)),
 		func(o *Options) { o.DisableAccessLog = true })
 	ctx := context.Background()
-	eps := []*echoServer{a, c}
+	eps := []*echo.Server{a, c}
 	var total, post []time.Duration
 	extra := 0
 	for i := 0; b.Loop(); i++ {
@@ -104,12 +105,12 @@ func BenchmarkDynamicUpdate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if r.Echo.Backend == next.name {
+			if r.Reply.Backend == next.Name {
 				extra += tries
 				break
 			}
 			if tries > 1000 {
-				b.Fatalf("endpoint %s never answered", next.name)
+				b.Fatalf("endpoint %s never answered", next.Name)
 			}
 		}
 		total = append(total, time.Since(start))

@@ -106,8 +106,8 @@ func TestCertificatesWithoutReload(t *testing.T) {
 	}
 
 	t.Run("HTTPS request and HTTP redirect", func(t *testing.T) {
-		if r := h.mustGet("https://secure.test/x"); r.Status != 200 || r.Echo.Headers.Get("X-Forwarded-Proto") != "https" {
-			t.Fatalf("HTTPS: %d, X-Forwarded-Proto %q", r.Status, r.Echo.Headers.Get("X-Forwarded-Proto"))
+		if r := h.mustGet("https://secure.test/x"); r.Status != 200 || r.Reply.Headers.Get("X-Forwarded-Proto") != "https" {
+			t.Fatalf("HTTPS: %d, X-Forwarded-Proto %q", r.Status, r.Reply.Headers.Get("X-Forwarded-Proto"))
 		}
 		r := h.mustGet("http://secure.test/x?y=1")
 		want := "https://secure.test:" + itoa(h.opts.HTTPSPort) + "/x?y=1"

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"context"
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,7 +41,7 @@ func startLoad(h *harness, url string, workers int) *loadLoop {
 				if l.total.Add(1) > maxRequests || time.Now().After(deadline) {
 					return
 				}
-				r, err := doGet(c, url)
+				r, err := echo.Get(context.Background(), c, url)
 				if err != nil || r.Status != 200 {
 					l.failures.Add(1)
 					l.mu.Lock()
@@ -54,7 +56,7 @@ func startLoad(h *harness, url string, workers int) *loadLoop {
 	return l
 }
 
-func errString(r result, err error) string {
+func errString(r echo.Response, err error) string {
 	if err != nil {
 		return err.Error()
 	}
@@ -77,7 +79,7 @@ func answeredBy(t *testing.T, h *harness, url string, n int) map[string]int {
 		if r.Status != 200 {
 			t.Fatalf("GET %s = %d", url, r.Status)
 		}
-		seen[r.Echo.Backend]++
+		seen[r.Reply.Backend]++
 	}
 	return seen
 }
@@ -91,7 +93,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 	workers := workerPIDs(t, master)
 
 	load := startLoad(h, "http://dyn.test/load", 4)
-	steps := [][]*echoServer{{a, b}, {b}, {b, c}, {c}, {a, c}, {a}}
+	steps := [][]*echo.Server{{a, b}, {b}, {b, c}, {c}, {a, c}, {a}}
 	for i, eps := range steps {
 		if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", eps...)}}); err != nil {
 			t.Fatalf("step %d: %v", i, err)
@@ -99,7 +101,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		// Every request after the POST returned uses the new endpoints.
 		want := map[string]bool{}
 		for _, e := range eps {
-			want[e.name] = true
+			want[e.Name] = true
 		}
 		for name := range answeredBy(t, h, "http://dyn.test/check", 4*len(eps)) {
 			if !want[name] {
@@ -132,8 +134,8 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later", b)}}); err != nil {
 			t.Fatal(err)
 		}
-		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 200 || r.Echo.Backend != "b" {
-			t.Fatalf("after posting the backend: %d from %q", r.Status, r.Echo.Backend)
+		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 200 || r.Reply.Backend != "b" {
+			t.Fatalf("after posting the backend: %d from %q", r.Status, r.Reply.Backend)
 		}
 	})
 	t.Run("backend without endpoints answers 503", func(t *testing.T) {
@@ -157,7 +159,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Backends) != 1 || got.Backends[0].Name != "svc" || !slices.Equal(got.Backends[0].Endpoints, []model.Endpoint{a.endpoint()}) {
+		if len(got.Backends) != 1 || got.Backends[0].Name != "svc" || !slices.Equal(got.Backends[0].Endpoints, []model.Endpoint{endpointOf(a)}) {
 			t.Fatalf("backends = %+v", got.Backends)
 		}
 		if got.Version == 0 || got.Generation == 0 {
@@ -231,8 +233,8 @@ func TestManyDeltasAndLargeDelta(t *testing.T) {
 	if err := h.app.Update(ctx, model.Change{BackendsRemoved: removed}); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Echo.Backend != "a" {
-		t.Errorf("/last = %d from %q", r.Status, r.Echo.Backend)
+	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Reply.Backend != "a" {
+		t.Errorf("/last = %d from %q", r.Status, r.Reply.Backend)
 	}
 	if r := h.mustGet("http://many.test/first"); r.Status != 503 {
 		t.Errorf("/first (removed backend) = %d, want 503", r.Status)
@@ -251,13 +253,13 @@ func TestManyDeltasAndLargeDelta(t *testing.T) {
 		}
 		big = append(big, b)
 	}
-	big[4999].Endpoints = []model.Endpoint{a.endpoint()}
+	big[4999].Endpoints = []model.Endpoint{endpointOf(a)}
 	big[4999].Name = "b1099"
 	if err := h.app.Update(ctx, model.Change{BackendsUpserted: big}); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Echo.Backend != "a" {
-		t.Errorf("/last after the large delta = %d from %q", r.Status, r.Echo.Backend)
+	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Reply.Backend != "a" {
+		t.Errorf("/last after the large delta = %d from %q", r.Status, r.Reply.Backend)
 	}
 	got, err = h.lua.GetBackends(ctx)
 	if err != nil || len(got.Backends) != 550+4999 {

@@ -3,10 +3,9 @@ package nginx
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -233,56 +231,11 @@ func (h *harness) newHTTPClient() *http.Client {
 	}
 }
 
-// echo is what an echo backend answers.
-type echo struct {
-	Backend string      `json:"backend"`
-	Path    string      `json:"path"`
-	Host    string      `json:"host"`
-	Headers http.Header `json:"headers"`
+func (h *harness) get(url string, header ...string) (echo.Response, error) {
+	return echo.Get(context.Background(), h.http, url, header...)
 }
 
-// result is one request through nginx.
-type result struct {
-	Status int
-	Echo   echo // zero when the answer was not from an echo backend
-	Header http.Header
-}
-
-func (h *harness) get(url string, header ...string) (result, error) {
-	return doGet(h.http, url, header...)
-}
-
-func doGet(c *http.Client, url string, header ...string) (result, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return result{}, err
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		if strings.EqualFold(header[i], "Host") {
-			req.Host = header[i+1]
-			continue
-		}
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return result{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return result{}, err
-	}
-	r := result{Status: resp.StatusCode, Header: resp.Header}
-	if resp.Header.Get("X-Echo-Backend") != "" {
-		if err := json.Unmarshal(body, &r.Echo); err != nil {
-			return r, fmt.Errorf("decode echo: %w", err)
-		}
-	}
-	return r, nil
-}
-
-func (h *harness) mustGet(url string, header ...string) result {
+func (h *harness) mustGet(url string, header ...string) echo.Response {
 	h.t.Helper()
 	r, err := h.get(url, header...)
 	if err != nil {
@@ -313,62 +266,27 @@ func workerPIDs(t testing.TB, master int) []int {
 	return pids
 }
 
-// echoServer is a Go backend on 127.0.0.1 that reports who answered.
-type echoServer struct {
-	name  string
-	port  int
-	srv   *http.Server
-	mu    sync.Mutex
-	delay time.Duration
-	hits  int
-}
-
-func startEcho(t testing.TB, name string) *echoServer {
+// startEcho starts an echo backend on 127.0.0.1, stopped at cleanup.
+func startEcho(t testing.TB, name string) *echo.Server {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	e, err := echo.Start(name, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &echoServer{name: name, port: l.Addr().(*net.TCPAddr).Port}
-	e.srv = &http.Server{Handler: e, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := e.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("echo %s: %v", name, err)
-		}
-	}()
-	t.Cleanup(func() { e.srv.Close() })
+	t.Cleanup(func() { _ = e.Close() })
 	return e
 }
 
-func (e *echoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	e.hits++
-	delay := e.delay
-	e.mu.Unlock()
-	if delay > 0 {
-		time.Sleep(delay)
-	}
-	w.Header().Set("X-Echo-Backend", e.name)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(echo{Backend: e.name, Path: r.URL.RequestURI(), Host: r.Host, Headers: r.Header})
-}
-
-func (e *echoServer) setDelay(d time.Duration) {
-	e.mu.Lock()
-	e.delay = d
-	e.mu.Unlock()
-}
-
-func (e *echoServer) endpoint() model.Endpoint {
-	return model.Endpoint{Address: "127.0.0.1", Port: int32(e.port)}
+func endpointOf(e *echo.Server) model.Endpoint {
+	return model.Endpoint{Address: "127.0.0.1", Port: int32(e.Port())}
 }
 
 // Configuration builders.
 
-func backendOf(name string, eps ...*echoServer) model.Backend {
+func backendOf(name string, eps ...*echo.Server) model.Backend {
 	b := model.Backend{Name: name, Namespace: "default", Service: name, Port: "80", LoadBalance: "round_robin"}
 	for _, e := range eps {
-		b.Endpoints = append(b.Endpoints, e.endpoint())
+		b.Endpoints = append(b.Endpoints, endpointOf(e))
 	}
 	return b
 }

@@ -3,6 +3,7 @@ package nginx
 import (
 	"errors"
 	"fmt"
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"os"
 	"strings"
 	"syscall"
@@ -57,7 +58,7 @@ func TestProcessRestartsNginxAndRestoresState(t *testing.T) {
 	// master's empty shared dicts.
 	waitFor(t, "requests served again", func() bool {
 		r, err := h.get("http://p.test/")
-		return err == nil && r.Status == 200 && r.Echo.Backend == "a"
+		return err == nil && r.Status == 200 && r.Reply.Backend == "a"
 	})
 	got, err := h.lua.GetBackends(t.Context())
 	if err != nil || len(got.Backends) != 1 || got.Backends[0].Name != "svc" {
@@ -68,12 +69,12 @@ func TestProcessRestartsNginxAndRestoresState(t *testing.T) {
 
 func TestGracefulStopDrainsRequests(t *testing.T) {
 	slow := startEcho(t, "slow")
-	slow.setDelay(700 * time.Millisecond)
+	slow.SetDelay(700 * time.Millisecond)
 	h := startNginx(t, configOf("drain-1", []model.Server{serverOf("d.test", prefixLoc("/", "slow"))}, backendOf("slow", slow)), nil)
 	master := h.proc.Pid()
 
 	type answer struct {
-		r   result
+		r   echo.Response
 		err error
 	}
 	inflight := make(chan answer, 1)
@@ -82,9 +83,7 @@ func TestGracefulStopDrainsRequests(t *testing.T) {
 		inflight <- answer{r, err}
 	}()
 	waitFor(t, "the request to reach the backend", func() bool {
-		slow.mu.Lock()
-		defer slow.mu.Unlock()
-		return slow.hits > 0
+		return slow.Requests() > 0
 	})
 	if err := h.shutdown(); err != nil {
 		t.Fatalf("Start returned %v, want nil after a graceful stop", err)
@@ -109,15 +108,13 @@ func TestGracefulStopDrainsRequests(t *testing.T) {
 // stop longer than worker_shutdown_timeout.
 func TestGracefulStopIsBounded(t *testing.T) {
 	slow := startEcho(t, "slow")
-	slow.setDelay(30 * time.Second)
+	slow.SetDelay(30 * time.Second)
 	h := startNginx(t, configOf("kill-1", []model.Server{serverOf("k.test", prefixLoc("/", "slow"))}, backendOf("slow", slow)),
 		func(o *Options) { o.WorkerShutdownTimeout = time.Second })
 	master := h.proc.Pid()
 	go func() { _, _ = h.get("http://k.test/stuck") }()
 	waitFor(t, "the request to reach the backend", func() bool {
-		slow.mu.Lock()
-		defer slow.mu.Unlock()
-		return slow.hits > 0
+		return slow.Requests() > 0
 	})
 	start := time.Now()
 	if err := h.shutdown(); err != nil {

@@ -3,6 +3,7 @@ package nginx
 import (
 	"bytes"
 	"errors"
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"os"
 	"slices"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-func reloadConfigs(a, b *echoServer) (*model.Configuration, *model.Configuration) {
+func reloadConfigs(a, b *echo.Server) (*model.Configuration, *model.Configuration) {
 	first := configOf("reload-1", []model.Server{serverOf("r.test", prefixLoc("/a", "a"))}, backendOf("a", a))
 	second := configOf("reload-2", []model.Server{serverOf("r.test", prefixLoc("/a", "a"), exactLoc("/b", "b"))},
 		backendOf("a", a), backendOf("b", b))
@@ -47,8 +48,8 @@ func TestReloadIsConfirmed(t *testing.T) {
 			t.Fatalf("version answered by old worker %d", v.PID)
 		}
 	}
-	if r := h.mustGet("http://r.test/b"); r.Status != 200 || r.Echo.Backend != "b" {
-		t.Fatalf("after the reload /b = %d from %q", r.Status, r.Echo.Backend)
+	if r := h.mustGet("http://r.test/b"); r.Status != 200 || r.Reply.Backend != "b" {
+		t.Fatalf("after the reload /b = %d from %q", r.Status, r.Reply.Backend)
 	}
 	if h.proc.Pid() != master {
 		t.Errorf("master changed on reload")
@@ -150,8 +151,8 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 				t.Errorf("nginx.conf was not kept or restored")
 			}
 			// The old configuration keeps serving.
-			if r := h.mustGet("http://r.test/a/x"); r.Status != 200 || r.Echo.Backend != "a" {
-				t.Errorf("old configuration: /a = %d from %q", r.Status, r.Echo.Backend)
+			if r := h.mustGet("http://r.test/a/x"); r.Status != 200 || r.Reply.Backend != "a" {
+				t.Errorf("old configuration: /a = %d from %q", r.Status, r.Reply.Backend)
 			}
 			waitFor(t, "workers serving the old checksum", func() bool {
 				v, err := h.lua.GetVersion(t.Context())
@@ -167,8 +168,8 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 		if err := h.app.Reload(t.Context(), second); err != nil {
 			t.Fatal(err)
 		}
-		if r := h.mustGet("http://r.test/b"); r.Status != 200 || r.Echo.Backend != "b" {
-			t.Fatalf("/b = %d from %q", r.Status, r.Echo.Backend)
+		if r := h.mustGet("http://r.test/b"); r.Status != 200 || r.Reply.Backend != "b" {
+			t.Fatalf("/b = %d from %q", r.Status, r.Reply.Backend)
 		}
 	})
 }

@@ -55,18 +55,18 @@ func TestRouting(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.mustGet(tc.url)
-			if r.Status != tc.status || r.Echo.Backend != tc.backend {
-				t.Fatalf("GET %s = %d from %q, want %d from %q", tc.url, r.Status, r.Echo.Backend, tc.status, tc.backend)
+			if r.Status != tc.status || r.Reply.Backend != tc.backend {
+				t.Fatalf("GET %s = %d from %q, want %d from %q", tc.url, r.Status, r.Reply.Backend, tc.status, tc.backend)
 			}
-			if tc.path != "" && r.Echo.Path != tc.path {
-				t.Errorf("backend saw path %q, want %q", r.Echo.Path, tc.path)
+			if tc.path != "" && r.Reply.URI() != tc.path {
+				t.Errorf("backend saw path %q, want %q", r.Reply.URI(), tc.path)
 			}
 		})
 	}
 
 	t.Run("proxy headers", func(t *testing.T) {
 		r := h.mustGet("http://foo.test/api/h", "X-Forwarded-For", "6.6.6.6", "Connection", "keep-alive")
-		hd := r.Echo.Headers
+		hd := r.Reply.Headers
 		want := map[string]string{
 			"X-Real-Ip":          "127.0.0.1",
 			"X-Forwarded-For":    "127.0.0.1", // untrusted client value replaced
@@ -80,8 +80,8 @@ func TestRouting(t *testing.T) {
 				t.Errorf("header %s = %q, want %q", k, got, v)
 			}
 		}
-		if r.Echo.Host != "foo.test" {
-			t.Errorf("Host = %q, want foo.test", r.Echo.Host)
+		if r.Reply.Host != "foo.test" {
+			t.Errorf("Host = %q, want foo.test", r.Reply.Host)
 		}
 		if hd.Get("Connection") != "" {
 			t.Errorf("Connection header %q reached the backend (upstream keepalive needs it empty)", hd.Get("Connection"))
@@ -108,12 +108,12 @@ func TestRouting(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, url := range []string{"http://nobody.test/x", "http://foo.test/other", "http://a.b.wild.test/"} {
-			if r := h.mustGet(url); r.Status != 200 || r.Echo.Backend != "default" {
-				t.Errorf("GET %s = %d from %q, want the default backend", url, r.Status, r.Echo.Backend)
+			if r := h.mustGet(url); r.Status != 200 || r.Reply.Backend != "default" {
+				t.Errorf("GET %s = %d from %q, want the default backend", url, r.Status, r.Reply.Backend)
 			}
 		}
-		if r := h.mustGet("http://foo.test/exact"); r.Echo.Backend != "exact" {
-			t.Errorf("GET /exact answered by %q after adding a default backend", r.Echo.Backend)
+		if r := h.mustGet("http://foo.test/exact"); r.Reply.Backend != "exact" {
+			t.Errorf("GET /exact answered by %q after adding a default backend", r.Reply.Backend)
 		}
 	})
 }
@@ -154,8 +154,8 @@ func TestLocationSettings(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.mustGet(tc.url)
-			if r.Status != tc.status || r.Echo.Path != tc.path {
-				t.Fatalf("GET %s = %d, path %q; want %d, %q", tc.url, r.Status, r.Echo.Path, tc.status, tc.path)
+			if r.Status != tc.status || r.Reply.URI() != tc.path {
+				t.Fatalf("GET %s = %d, path %q; want %d, %q", tc.url, r.Status, r.Reply.URI(), tc.status, tc.path)
 			}
 		})
 	}

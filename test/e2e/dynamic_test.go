@@ -10,8 +10,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
-	"github.com/ingress-sync/ingress-sync/internal/world"
 )
 
 // TestScaleEndpointsWithoutReload: endpoints scale up and down under a
@@ -94,7 +94,7 @@ func TestTLSAndSecretRotation(t *testing.T) {
 	routes(t, roots, map[string]string{"https://" + h + "/": "web"})
 	for i := range w.Syncers {
 		eventually(t, waitTimeout, "redirect", func() error {
-			r, err := world.Get(t.Context(), w.Syncers[i].Client(nil), "http://"+h+"/x")
+			r, err := echo.Get(t.Context(), w.Syncers[i].Client(nil), "http://"+h+"/x")
 			if err != nil {
 				return err
 			}
@@ -112,7 +112,7 @@ func TestTLSAndSecretRotation(t *testing.T) {
 	applySecret(t, fixtures.TLSSecret(ns, "tls", leaf2))
 	for i := range w.Syncers {
 		eventually(t, waitTimeout, "rotated certificate served", func() error {
-			r, err := world.Get(t.Context(), w.Syncers[i].Client(roots), "https://"+h+"/")
+			r, err := echo.Get(t.Context(), w.Syncers[i].Client(roots), "https://"+h+"/")
 			if err != nil {
 				return err
 			}

@@ -177,7 +177,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, fn func() erro
 // route checks that url, through syncer i, is answered by backend want
 // ("" means the built-in 404).
 func route(ctx context.Context, i int, roots *x509.CertPool, url, want string) error {
-	r, err := world.Get(ctx, w.Syncers[i].Client(roots), url)
+	r, err := echo.Get(ctx, w.Syncers[i].Client(roots), url)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func startLoop(t *testing.T, url string, want ...string) *loop {
 					return
 				default:
 				}
-				r, err := world.Get(t.Context(), c, url)
+				r, err := echo.Get(t.Context(), c, url)
 				l.sent.Add(1)
 				if err == nil && (r.Status != 200 || !ok[r.Reply.Backend]) {
 					err = fmt.Errorf("status %d from %q", r.Status, r.Reply.Backend)
