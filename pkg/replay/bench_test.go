@@ -113,7 +113,7 @@ func publishAsync(b *testing.B, js jetstream.JetStream, total int, c *churn) {
 		}
 		msg := nats.NewMsg(events.Subject(testPrefix, ev.Kind, ev.Namespace, ev.Name))
 		msg.Header, msg.Data = events.Headers(ev), mustEncode(b, ev)
-		if _, err := js.PublishMsgAsync(msg); err != nil {
+		if _, err := js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute)); err != nil {
 			b.Fatalf("publish %d: %v", i, err)
 		}
 	}
