@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
+	"github.com/ingress-sync/ingress-sync/internal/golden"
 	"reflect"
 	"testing"
 
@@ -16,8 +14,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	for _, tc := range fixtureEvents() {
@@ -86,20 +82,8 @@ func TestEncodeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dump := []byte(hex.Dump(data))
-			golden := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, dump, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal(dump, want) {
-				t.Errorf("encoding of %s changed:\n%s\nif intended, keep old payloads decodable (or bump SchemaVersion) and run -update", tc.name, dump)
-			}
+			golden.Check(t, tc.name, []byte(hex.Dump(data)),
+				"the encoding changed: keep old payloads decodable (or bump SchemaVersion).")
 		})
 	}
 }

@@ -1,20 +1,15 @@
 package model
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/ingress-sync/ingress-sync/internal/golden"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func TestChecksumCoversEveryField(t *testing.T) {
 	tests := map[string]func(c *Configuration){
@@ -136,21 +131,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs; run go test -run TestGolden -update and review the diff\n%s", path, got)
-			}
+			golden.Check(t, name, append(got, '\n'), "")
 		})
 	}
 }

@@ -1,20 +1,14 @@
 package nginx
 
 import (
-	"bytes"
 	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/ingress-sync/ingress-sync/internal/golden"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func goldenOptions() Options {
 	return Options{
@@ -93,39 +87,9 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestRenderGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("rendered nginx.conf differs from %s (run with -update after checking the diff):\n%s", path, firstDiff(string(want), string(got)))
-			}
+			golden.Check(t, name, got, "")
 		})
 	}
-}
-
-// firstDiff shows the first differing line.
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\n  want %q\n  got  %q", i+1, wl, gl)
-		}
-	}
-	return ""
 }
 
 // TestRenderedConfigsPassNginxTest runs `nginx -t` on every golden

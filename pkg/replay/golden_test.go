@@ -3,32 +3,17 @@ package replay
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	goldenfile "github.com/ingress-sync/ingress-sync/internal/golden"
 )
 
-// golden compares got with testdata/<name>.golden, or rewrites it with
-// -update.
+// golden compares got with testdata/<name>.golden (-update rewrites it).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, name, got, "")
 }
 
 // fixedTime replaces the stream timestamp of message seq (the server's

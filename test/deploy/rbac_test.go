@@ -1,10 +1,8 @@
 package deploy
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/ingress-sync/ingress-sync/internal/golden"
 	"slices"
 	"strings"
 	"testing"
@@ -13,27 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current manifests")
-
 // TestRBACGolden: the roles and bindings of every kustomization are exactly
 // those in testdata/rbac.golden. A change of privileges shows up as a diff
 // of that file in review.
 func TestRBACGolden(t *testing.T) {
-	golden := filepath.Join("testdata", "rbac.golden")
-	got := rbacSummary(t, render(t, "base"))
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestRBACGolden -update)", err)
-	}
 	for _, dir := range kustomizations {
-		if got := rbacSummary(t, render(t, dir)); got != string(want) {
-			t.Errorf("%s: RBAC differs from %s:\n--- got\n%s--- want\n%s", dir, golden, got, want)
-		}
+		golden.Check(t, "rbac", []byte(rbacSummary(t, render(t, dir))), "privileges changed in "+dir+":")
 	}
 }
 
