@@ -8,6 +8,7 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/internal/echo"
@@ -54,9 +55,20 @@ func TestIngressChangeReloadsOncePerBurst(t *testing.T) {
 	applyIngress(t, ours(ns, "burst", fixtures.Rule(ns+".example.com", fixtures.Prefix("/", "web", 80))))
 	converged(t)
 	before := reloads(t)
+	// The burst: five updates back to back, each on the resourceVersion the
+	// previous one returned (one API call each, well within the holdoff).
+	api := w.Kube.NetworkingV1().Ingresses(ns)
+	cur, err := api.Get(t.Context(), "burst", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	paths := []string{"/a", "/b", "/c", "/d", "/e"}
 	for i := range paths {
-		applyIngress(t, ours(ns, "burst", fixtures.Rule(ns+".example.com", pathsUpTo(paths[:i+1])...)))
+		next := clean(ours(ns, "burst", fixtures.Rule(ns+".example.com", pathsUpTo(paths[:i+1])...)))
+		next.ResourceVersion = cur.ResourceVersion
+		if cur, err = api.Update(t.Context(), next, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	converged(t)
 	after := reloads(t)
