@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"sync"
 )
 
 // checksumVersion starts every canonical encoding, so that a change of the
@@ -33,6 +34,14 @@ const (
 func newCanonicalWriter(size int) *canonicalWriter {
 	return &canonicalWriter{h: sha256.New(), buf: make([]byte, 0, size)}
 }
+
+// writerPool reuses the writers of configChecksum: every Build checksums
+// the whole Configuration, and replay builds once per event.
+var writerPool = sync.Pool{New: func() any {
+	return &checksumWriters{whole: newCanonicalWriter(largeWriter), part: newCanonicalWriter(smallWriter)}
+}}
+
+type checksumWriters struct{ whole, part *canonicalWriter }
 
 func (w *canonicalWriter) reset() {
 	w.h.Reset()
@@ -174,8 +183,9 @@ func (c *Configuration) ComputeChecksum() string {
 // configChecksum hashes c. With trustParts, the Checksum fields of Backends
 // and Certificates are taken as they are (Build has just computed them).
 func configChecksum(c *Configuration, trustParts bool) string {
-	w := newCanonicalWriter(largeWriter)
-	part := newCanonicalWriter(smallWriter)
+	ws := writerPool.Get().(*checksumWriters)
+	defer writerPool.Put(ws)
+	w, part := ws.whole, ws.part
 	w.reset()
 	w.global(&c.Global)
 	w.uint(uint64(len(c.Servers)))
