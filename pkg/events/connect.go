@@ -68,7 +68,9 @@ func (o ConnectOptions) natsOptions() []nats.Option {
 		nats.ReconnectWait(time.Second),
 		nats.ReconnectJitter(500*time.Millisecond, time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn("disconnected from NATS", "err", err)
+			if err != nil { // nil: our own Close, nothing to report
+				log.Warn("disconnected from NATS", "err", err)
+			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
