@@ -8,14 +8,12 @@
 set -euo pipefail
 
 packages=(nginx libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core lua-resty-lrucache lua-cjson)
+# The e2e suite and `make run` also need ip (iproute2) and unshare (util-linux)
+# for their private network namespace.
+packages+=(iproute2 util-linux)
 export DEBIAN_FRONTEND=noninteractive
 
 log() { echo "install-nginx: $*" >&2; }
-
-if [ "$(id -u)" -ne 0 ]; then
-  log "must run as root (apt-get install)"
-  exit 1
-fi
 
 installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)" = "installed" ]
@@ -31,6 +29,11 @@ missing=()
 for p in "${packages[@]}"; do
   installed "$p" || missing+=("$p")
 done
+
+if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" -ne 0 ]; then
+  log "missing ${missing[*]}; installing them needs root (apt-get install)"
+  exit 1
+fi
 
 if [ "${#missing[@]}" -gt 0 ]; then
   for p in "${missing[@]}"; do
