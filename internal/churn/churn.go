@@ -9,6 +9,7 @@ import (
 
 // churn dispatches the generated changes at their due time to the
 // target's workers, with progress every second, until a bound is reached
+// (the duration also in wall time, when writes fall behind the schedule)
 // and every write is done.
 func (r *runner) churn(ctx context.Context) {
 	workers := max(r.cfg.Target.Workers(), 1)
@@ -20,11 +21,15 @@ func (r *runner) churn(ctx context.Context) {
 	}
 	stop := r.progress(ctx)
 	defer stop()
+	if r.cfg.OnChurnStart != nil {
+		r.cfg.OnChurnStart()
+	}
 	r.start = time.Now()
 	r.log.Info("churn started")
+	limit := r.cfg.Spec.Duration
 	for ch, ok := r.gen.Next(); ok; ch, ok = r.gen.Next() {
-		if !r.waitUntil(ctx, ch.At) {
-			break
+		if !r.waitUntil(ctx, ch.At) || (limit > 0 && time.Since(r.start) >= limit) {
+			break // a target slower than the schedule ends at the duration too
 		}
 		r.prober.Dispatched(ch)
 		queues[shard(ch.Key(), workers)] <- ch
@@ -40,6 +45,9 @@ func (r *runner) churn(ctx context.Context) {
 	defer cancel()
 	r.asyncFailed, r.asyncErr = r.cfg.Target.Flush(fctx)
 	r.churnEnd = time.Now()
+	if r.cfg.OnWritesDone != nil {
+		r.cfg.OnWritesDone()
+	}
 	r.log.Info("churn done", "offered", r.offered.Load(), "written", r.completed.Load())
 }
 
@@ -96,6 +104,9 @@ func (r *runner) progress(ctx context.Context) (stop func()) {
 			}
 			r.procs.sample()
 			lag, seq := r.sampleLag(ctx)
+			if ctx.Err() != nil {
+				return
+			}
 			offered, written := r.offered.Load(), r.completed.Load()
 			probes, _ := r.prober.Result()
 			fmt.Fprintf(r.cfg.Progress, "churn %4.0fs  offered %6d/s  achieved %6d/s  written %d  |  stream seq %d, syncer lag %d  |  probes: %d changes, %d requests, %d failed\n",

@@ -16,6 +16,7 @@ func (r *runner) finish(ctx context.Context) *Report {
 	rep := &r.report
 	r.fillEvents()
 	applied := r.rec.AppliedLatencies()
+	rep.Streamed = Summarize(applied.Streamed)
 	rep.Applied = AppliedReport{Latency: Summarize(applied.Latencies), Unmatched: applied.Unmatched, Unapplied: applied.Unapplied}
 	if !applied.Last.IsZero() {
 		rep.Applied.Seconds = seconds(applied.Last.Sub(r.start))
@@ -105,14 +106,16 @@ func (r *runner) syncerReport(pod string, last events.SyncerStatus, before, afte
 	s.Builds, s.SkippedEqual, s.EventsApplied = delta(metricBuilds), delta(metricSkippedEqual), delta(metricEventsApplied)
 	s.ApplyErrors, s.DecodeErrors = delta(metricApplyErrors), delta(metricDecodeErrors)
 	s.LastSequence = uint64(after.sum(metricLastSequence))
-	s.EventLagP50Ms = quantileMs(before, after, 0.5)
-	s.EventLagP99Ms = quantileMs(before, after, 0.99)
+	s.EventLagP50Ms = quantileMs(before, after, metricEventLag, 0.5)
+	s.EventLagP99Ms = quantileMs(before, after, metricEventLag, 0.99)
+	s.BuildP50Ms = quantileMs(before, after, metricBuildDuration, 0.5)
+	s.BuildP99Ms = quantileMs(before, after, metricBuildDuration, 0.99)
 	s.HeapInuseMB = round1(after.sum(metricHeapInuse) / (1 << 20))
 	return s
 }
 
-func quantileMs(before, after metricSet, q float64) *float64 {
-	v := histogramQuantile(before.buckets(metricEventLag), after.buckets(metricEventLag), q)
+func quantileMs(before, after metricSet, histogram string, q float64) *float64 {
+	v := histogramQuantile(before.buckets(histogram), after.buckets(histogram), q)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
 	}

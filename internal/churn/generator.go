@@ -33,9 +33,11 @@ type Change struct {
 	Op     events.Op
 	Object runtime.Object // the whole new state; the last state for a delete
 	// For endpoint changes: the base Ingress (app) whose Service changed,
-	// the host routed to it, and the address added ("" for a scale-down).
+	// the host routed to it, whether that host has TLS (and so redirects
+	// plain HTTP to HTTPS), and the address added ("" for a scale-down).
 	App   int
 	Host  string
+	TLS   bool
 	Added string
 }
 
@@ -121,8 +123,24 @@ func (g *Generator) Namespaces() []string {
 	return out
 }
 
-// Host is the host of base Ingress i.
-func (g *Generator) Host(i int) string { return g.apps[i].host }
+// PlainHosts are the hosts of the first and the last base Ingress
+// without TLS (none when all have TLS): the hosts checked through nginx
+// before the churn starts.
+func (g *Generator) PlainHosts() []string {
+	var out []string
+	for i := range g.apps {
+		if !g.apps[i].tls {
+			out = append(out, g.apps[i].host)
+			break
+		}
+	}
+	for i := len(g.apps) - 1; i >= 0 && len(out) == 1; i-- {
+		if !g.apps[i].tls {
+			out = append(out, g.apps[i].host)
+		}
+	}
+	return out
+}
 
 // Setup returns the initial objects as creates: the IngressClass, then
 // Secrets, Services, EndpointSlices and Ingresses, so that an Ingress
@@ -197,7 +215,7 @@ func (g *Generator) endpointChange() Change {
 		a.forget(a.eps[j])
 		a.eps[j] = added
 	}
-	return Change{Op: events.OpUpdate, Object: g.slice(a), App: i, Host: a.host, Added: added}
+	return Change{Op: events.OpUpdate, Object: g.slice(a), App: i, Host: a.host, TLS: a.tls, Added: added}
 }
 
 func (a *app) forget(addr string) {

@@ -41,7 +41,7 @@ func fingerprint(t *testing.T, ch Change) []byte {
 	if err != nil {
 		t.Fatalf("marshal change %d: %v", ch.Seq, err)
 	}
-	return fmt.Appendf(data, "|%d|%s|%d|%s|%s|%d", ch.Seq, ch.At, ch.App, ch.Host, ch.Added, ch.Class)
+	return fmt.Appendf(data, "|%d|%s|%d|%s|%v|%s|%d", ch.Seq, ch.At, ch.App, ch.Host, ch.TLS, ch.Added, ch.Class)
 }
 
 func sequence(t *testing.T, spec Spec) [][]byte {

@@ -25,6 +25,7 @@ const (
 	metricDecodeErrors   = metricPrefix + "decode_errors_total"
 	metricLastSequence   = metricPrefix + "last_sequence_applied"
 	metricEventLag       = metricPrefix + "event_lag_seconds"
+	metricBuildDuration  = metricPrefix + "build_duration_seconds"
 	metricReady          = metricPrefix + "ready"
 	metricCaughtUp       = metricPrefix + "caught_up"
 	metricHeapInuse      = "go_memstats_heap_inuse_bytes"

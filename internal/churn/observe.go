@@ -65,7 +65,7 @@ func (o *Observer) tap(m jetstream.Msg) {
 	}
 	h := m.Headers()
 	key := ObjectKey{Kind: events.Kind(h.Get(events.HeaderKind)), Namespace: h.Get(events.HeaderNamespace), Name: h.Get(events.HeaderName)}
-	o.rec.Observe(key, events.Op(h.Get(events.HeaderOp)), h.Get(events.HeaderResourceVersion), md.Sequence.Stream)
+	o.rec.Observe(key, events.Op(h.Get(events.HeaderOp)), h.Get(events.HeaderResourceVersion), md.Sequence.Stream, md.Timestamp)
 }
 
 // LastSeq is the stream's last sequence.

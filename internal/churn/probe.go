@@ -95,9 +95,10 @@ func (p *Prober) current(ch Change) bool {
 }
 
 // Track follows ch, written at t0, if probing is on, ch added an
-// endpoint and a slot is free.
+// endpoint to a host without TLS (plain HTTP requests to a TLS host are
+// redirected) and a slot is free.
 func (p *Prober) Track(ctx context.Context, ch Change, t0 time.Time) {
-	if p.cfg.URL == "" || ch.Class != ClassEndpoints || ch.Added == "" {
+	if p.cfg.URL == "" || ch.Class != ClassEndpoints || ch.Added == "" || ch.TLS {
 		return
 	}
 	select {

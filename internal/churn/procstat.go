@@ -32,6 +32,11 @@ type ProcessReport struct {
 	CPUPercent float64 `json:"cpuPercent"` // of one core, averaged over the churn
 	RSSMaxMB   float64 `json:"rssMaxMB"`   // largest sum of VmRSS seen
 	RSSLastMB  float64 `json:"rssLastMB"`
+	// PSS counts a page shared by n processes as 1/n in each (nginx
+	// workers share the configuration and the Lua shared dicts), so the
+	// PSS of a group adds up where its RSS does not.
+	PSSMaxMB  float64 `json:"pssMaxMB"`
+	PSSLastMB float64 `json:"pssLastMB"`
 }
 
 // procSampler samples /proc for its groups: CPU ticks per pid since the
@@ -50,6 +55,7 @@ type procGroup struct {
 	ticks           map[int]uint64
 	pids            int
 	rssMaxKB, rssKB uint64
+	pssMaxKB, pssKB uint64
 }
 
 func newProcSampler(specs []ProcessSpec) *procSampler {
@@ -94,7 +100,7 @@ func (s *procSampler) sample() {
 		}
 	}
 	for g, pids := range members {
-		g.pids, g.rssKB = 0, 0
+		g.pids, g.rssKB, g.pssKB = 0, 0, 0
 		for _, pid := range pids {
 			st, err := readStat(pid)
 			if err != nil {
@@ -108,9 +114,10 @@ func (s *procSampler) sample() {
 			}
 			g.ticks[pid] = st.ticks
 			g.pids++
-			g.rssKB += readRSS(pid)
+			g.rssKB += readKB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:")
+			g.pssKB += readKB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
 		}
-		g.rssMaxKB = max(g.rssMaxKB, g.rssKB)
+		g.rssMaxKB, g.pssMaxKB = max(g.rssMaxKB, g.rssKB), max(g.pssMaxKB, g.pssKB)
 	}
 }
 
@@ -124,7 +131,8 @@ func (s *procSampler) report() []ProcessReport {
 			ticks += t - min(s.base[pid], t)
 		}
 		r := ProcessReport{Name: g.name, Pids: g.pids, CPUSeconds: float64(ticks) / clockTicks,
-			RSSMaxMB: round1(float64(g.rssMaxKB) / 1024), RSSLastMB: round1(float64(g.rssKB) / 1024)}
+			RSSMaxMB: round1(float64(g.rssMaxKB) / 1024), RSSLastMB: round1(float64(g.rssKB) / 1024),
+			PSSMaxMB: round1(float64(g.pssMaxKB) / 1024), PSSLastMB: round1(float64(g.pssKB) / 1024)}
 		if elapsed > 0 {
 			r.CPUPercent = round1(100 * r.CPUSeconds / elapsed)
 		}
@@ -162,16 +170,17 @@ func readStat(pid int) (procStat, error) {
 	return procStat{ppid: ppid, ticks: u + sy}, nil
 }
 
-// readRSS is VmRSS of pid in kB (0 when unknown).
-func readRSS(pid int) uint64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+// readKB reads the "<field> <n> kB" line of a /proc file (0 when
+// unknown): VmRSS of status, Pss of smaps_rollup.
+func readKB(path, field string) uint64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return kb
 		}

@@ -30,9 +30,10 @@ type writeRec struct {
 }
 
 type obsRec struct {
-	op  events.Op
-	rv  string
-	seq uint64
+	op     events.Op
+	rv     string
+	seq    uint64
+	stored time.Time // when the stream stored it
 }
 
 type statusRec struct {
@@ -53,12 +54,12 @@ func (r *Recorder) Write(ch Change, rv string, t0 time.Time) {
 	r.writes = append(r.writes, writeRec{key: ch.Key(), op: ch.Op, rv: rv, t0: t0})
 }
 
-// Observe records an event the stream holds at seq; observations of one
+// Observe records an event the stream stored at seq; observations of one
 // object must come in stream order.
-func (r *Recorder) Observe(key ObjectKey, op events.Op, rv string, seq uint64) {
+func (r *Recorder) Observe(key ObjectKey, op events.Op, rv string, seq uint64, stored time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.obs[key] = append(r.obs[key], obsRec{op: op, rv: rv, seq: seq})
+	r.obs[key] = append(r.obs[key], obsRec{op: op, rv: rv, seq: seq, stored: stored})
 	r.lastSeq = max(r.lastSeq, seq)
 }
 
@@ -90,6 +91,9 @@ func (r *Recorder) Writes() int {
 
 // Applied is what AppliedLatencies finds.
 type Applied struct {
+	// Streamed are the latencies from write start until the stream stored
+	// the event that carried the write.
+	Streamed []time.Duration
 	// Latencies from write start to the first report at or past the
 	// write's sequence, of every syncer.
 	Latencies []time.Duration
@@ -108,14 +112,21 @@ func (r *Recorder) AppliedLatencies() Applied {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out Applied
-	seqs := matchSequences(r.writes, r.obs)
+	carriers := matchSequences(r.writes, r.obs)
+	for i, c := range carriers {
+		if c.seq == 0 {
+			out.Unmatched++
+			continue
+		}
+		out.Streamed = append(out.Streamed, max(c.stored.Sub(r.writes[i].t0), 0))
+	}
 	for _, reps := range r.reports {
 		cum := cumulativeMax(reps)
 		for i, w := range r.writes {
-			if seqs[i] == 0 {
+			if carriers[i].seq == 0 {
 				continue
 			}
-			at, ok := appliedAt(reps, cum, seqs[i])
+			at, ok := appliedAt(reps, cum, carriers[i].seq)
 			if !ok {
 				out.Unapplied++
 				continue
@@ -126,27 +137,23 @@ func (r *Recorder) AppliedLatencies() Applied {
 			}
 		}
 	}
-	for _, s := range seqs {
-		if s == 0 {
-			out.Unmatched++
-		}
-	}
 	return out
 }
 
-// matchSequences returns the stream sequence of every write (0: none).
+// matchSequences returns the observation that carried every write (a zero
+// one, sequence 0, for none).
 // Writes and observations of one object are both in order, so one cursor
 // per object walks the observations: a create or update is carried by the
 // first later non-delete observation with a resourceVersion at least its
 // own, a delete by the first later delete.
-func matchSequences(writes []writeRec, obs map[ObjectKey][]obsRec) []uint64 {
-	out := make([]uint64, len(writes))
+func matchSequences(writes []writeRec, obs map[ObjectKey][]obsRec) []obsRec {
+	out := make([]obsRec, len(writes))
 	cursor := map[ObjectKey]int{}
 	for i, w := range writes {
 		list := obs[w.key]
 		for j := cursor[w.key]; j < len(list); j++ {
 			if carries(list[j], w) {
-				out[i], cursor[w.key] = list[j].seq, j
+				out[i], cursor[w.key] = list[j], j
 				break
 			}
 		}

@@ -54,8 +54,8 @@ func TestMatchSequences(t *testing.T) {
 	ing := ObjectKey{Kind: events.KindIngress, Namespace: "a", Name: "i"}
 	obs := map[ObjectKey][]obsRec{
 		// The watcher coalesced rv 11 and 12 into 12; 13 never showed.
-		slice: {{events.OpCreate, "5", 100}, {events.OpUpdate, "10", 101}, {events.OpUpdate, "12", 103}},
-		ing:   {{events.OpCreate, "x7", 102}, {events.OpDelete, "20", 104}},
+		slice: {{op: events.OpCreate, rv: "5", seq: 100}, {op: events.OpUpdate, rv: "10", seq: 101}, {op: events.OpUpdate, rv: "12", seq: 103}},
+		ing:   {{op: events.OpCreate, rv: "x7", seq: 102}, {op: events.OpDelete, rv: "20", seq: 104}},
 	}
 	writes := []writeRec{
 		{key: slice, op: events.OpUpdate, rv: "10"},
@@ -67,7 +67,11 @@ func TestMatchSequences(t *testing.T) {
 		{key: ObjectKey{Kind: events.KindService, Name: "none"}, op: events.OpCreate, rv: "1"},
 	}
 	want := []uint64{101, 102, 103, 103, 104, 0, 0}
-	if got := matchSequences(writes, obs); !slices.Equal(got, want) {
+	var got []uint64
+	for _, o := range matchSequences(writes, obs) {
+		got = append(got, o.seq)
+	}
+	if !slices.Equal(got, want) {
 		t.Fatalf("matchSequences = %v, want %v", got, want)
 	}
 }
@@ -79,7 +83,7 @@ func TestAppliedLatencies(t *testing.T) {
 	key := ObjectKey{Kind: events.KindEndpointSlice, Namespace: "a", Name: "s"}
 	for i, rv := range []string{"1", "2", "3"} {
 		r.writes = append(r.writes, writeRec{key: key, op: events.OpUpdate, rv: rv, t0: at(10 * i)})
-		r.Observe(key, events.OpUpdate, rv, uint64(100+i))
+		r.Observe(key, events.OpUpdate, rv, uint64(100+i), at(10*i+2))
 	}
 	// Syncer a applies 100 at 15ms, then 102 at 40ms; b restarts and
 	// reports a lower sequence after a higher one, and never gets 102.
@@ -96,6 +100,9 @@ func TestAppliedLatencies(t *testing.T) {
 	want := []time.Duration{15 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond, 30 * time.Millisecond}
 	if !slices.Equal(got.Latencies, want) || got.Unmatched != 0 || got.Unapplied != 1 || !got.Last.Equal(at(40)) {
 		t.Fatalf("AppliedLatencies = %+v, want latencies %v, 0 unmatched, 1 unapplied, last at 40ms", got, want)
+	}
+	if wantStreamed := []time.Duration{2 * time.Millisecond, 2 * time.Millisecond, 2 * time.Millisecond}; !slices.Equal(got.Streamed, wantStreamed) {
+		t.Fatalf("streamed latencies %v, want %v", got.Streamed, wantStreamed)
 	}
 }
 

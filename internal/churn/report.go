@@ -17,6 +17,7 @@ type Report struct {
 	Start     time.Time       `json:"start"`
 	Setup     SetupReport     `json:"setup"`
 	Events    EventReport     `json:"events"`
+	Streamed  Latency         `json:"streamed"` // write → stored in the stream
 	Applied   AppliedReport   `json:"applied"`
 	Served    Latency         `json:"served"`
 	Probes    ProbeReport     `json:"probes"`
@@ -75,6 +76,8 @@ type SyncerReport struct {
 	LastSequence   uint64   `json:"lastSequence"`
 	EventLagP50Ms  *float64 `json:"eventLagP50Ms,omitempty"` // histogram bucket bound
 	EventLagP99Ms  *float64 `json:"eventLagP99Ms,omitempty"`
+	BuildP50Ms     *float64 `json:"buildP50Ms,omitempty"` // histogram bucket bound
+	BuildP99Ms     *float64 `json:"buildP99Ms,omitempty"`
 	HeapInuseMB    float64  `json:"heapInuseMB,omitempty"`
 }
 
@@ -110,7 +113,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	row("events", fmt.Sprintf("%d offered, %d written, %d failed in %.1fs %v", e.Offered, e.Completed, e.Failed, e.Seconds, e.ByClass))
 	row("events/s", fmt.Sprintf("target %.0f, offered %.0f, achieved %.0f", e.TargetRate, e.OfferedRate, e.AchievedRate))
 	row("", "samples", "p50 ms", "p90 ms", "p99 ms", "max ms")
-	a := r.Applied
+	a, st := r.Applied, r.Streamed
+	row("write → in stream", st.Samples, st.P50, st.P90, st.P99, st.Max)
 	row("write → applied", a.Samples, a.P50, a.P90, a.P99, a.Max)
 	row("write → served", r.Served.Samples, r.Served.P50, r.Served.P90, r.Served.P99, r.Served.Max)
 	row("applied", fmt.Sprintf("%.0f events/s until the last was applied (%.1fs); %d unmatched, %d unapplied", a.Rate, a.Seconds, a.Unmatched, a.Unapplied))
@@ -118,14 +122,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	row("probes", fmt.Sprintf("%d changes followed (%d skipped), %d requests, %d failed, %d timeouts, %d superseded %s",
 		p.Changes, p.Skipped, p.Requests, p.Failed, p.Timeouts, p.Superseded, p.FirstError))
 	row("stream", fmt.Sprintf("last seq %d, lag max %d, final %d, drained %.1fs after the last write", r.Stream.LastSeq, r.Stream.MaxLag, r.Stream.FinalLag, r.Stream.DrainSeconds))
-	row("syncer", "reloads", "dynamic", "builds", "events", "errors", "lag p50/p99 ms", "heap MB")
+	row("syncer", "reloads", "dynamic", "builds", "events", "errors", "lag p50/p99 ms", "build p50/p99 ms", "heap MB")
 	for _, s := range r.Syncers {
 		row(s.Pod, s.Reloads, s.DynamicUpdates, s.Builds, s.EventsApplied, s.ApplyErrors+s.DecodeErrors,
-			optMs(s.EventLagP50Ms)+"/"+optMs(s.EventLagP99Ms), s.HeapInuseMB)
+			optMs(s.EventLagP50Ms)+"/"+optMs(s.EventLagP99Ms), optMs(s.BuildP50Ms)+"/"+optMs(s.BuildP99Ms), s.HeapInuseMB)
 	}
-	row("process", "pids", "cpu s", "cpu %", "rss max MB", "rss last MB")
+	row("process", "pids", "cpu s", "cpu %", "rss max MB", "rss last MB", "pss max MB", "pss last MB")
 	for _, pr := range r.Processes {
-		row(pr.Name, pr.Pids, pr.CPUSeconds, pr.CPUPercent, pr.RSSMaxMB, pr.RSSLastMB)
+		row(pr.Name, pr.Pids, pr.CPUSeconds, pr.CPUPercent, pr.RSSMaxMB, pr.RSSLastMB, pr.PSSMaxMB, pr.PSSLastMB)
 	}
 	return tw.Flush()
 }

@@ -42,6 +42,11 @@ type Config struct {
 	SettleTimeout, DrainTimeout time.Duration
 	Progress                    io.Writer // every second during the churn; nil for none
 	Logger                      *slog.Logger
+	// OnChurnStart and OnWritesDone, when set, are called as the first
+	// change is dispatched and once every write is done (acknowledged),
+	// before waiting for the syncers: a scenario pauses a syncer between
+	// them to measure how fast it works off a backlog.
+	OnChurnStart, OnWritesDone func()
 }
 
 // SyncerRef names a syncer (its status reports' pod name) and its metrics
@@ -146,7 +151,7 @@ func (r *runner) setup(ctx context.Context) error {
 }
 
 // settle waits until every syncer applied the stream's last sequence and
-// nginx routes the first and last host, twice in a row a second apart with
+// nginx routes the first and last plain host, twice in a row a second apart with
 // no new event in between.
 func (r *runner) settle(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.SettleTimeout)
@@ -157,15 +162,18 @@ func (r *runner) settle(ctx context.Context) error {
 	for stable := 0; stable < 2; {
 		seq, err := r.caughtUp(ctx)
 		if err == nil && r.cfg.Probe.URL != "" {
-			for _, i := range []int{0, r.cfg.Spec.Ingresses - 1} {
-				if _, perr := probe.Get(ctx, r.gen.Host(i)); perr != nil {
+			for _, host := range r.gen.PlainHosts() {
+				if _, perr := probe.Get(ctx, host); perr != nil {
 					err = perr
 				}
 			}
 		}
 		switch {
 		case err != nil:
-			why, stable = err, 0
+			stable = 0
+			if ctx.Err() == nil {
+				why = err
+			}
 		case stable > 0 && seq != prev:
 			stable = 0
 		default:

@@ -28,14 +28,15 @@ var testModel = model.Options{ControllerClass: "k8s.io/ingress-sync", IngressCla
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// testStreamEnv starts an embedded NATS server with the test stream.
-func testStreamEnv(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+// testStreamEnv starts an embedded NATS server with the test stream,
+// keeping history messages per object (-1: all).
+func testStreamEnv(t testing.TB, history int64) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	_, url := natstest.Start(t)
 	nc, js := natstest.Connect(t, url)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: testStream, SubjectPrefix: testPrefix, History: -1}); err != nil {
+	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: testStream, SubjectPrefix: testPrefix, History: history}); err != nil {
 		t.Fatal(err)
 	}
 	return nc, js
@@ -59,7 +60,7 @@ func (f *storeFeeder) HandleEvent(_ context.Context, ev events.Event) error {
 func (f *storeFeeder) CaughtUp(context.Context) { close(f.caughtUp) }
 
 func TestStreamTargetPublishesEventsTheStoreAccepts(t *testing.T) {
-	_, js := testStreamEnv(t)
+	_, js := testStreamEnv(t, -1)
 	spec := smallSpec()
 	spec.Events = 400
 	g, err := NewGenerator(spec, testPool)
@@ -164,7 +165,7 @@ func startTestSyncer(t *testing.T, nc *nats.Conn, js jetstream.JetStream) *synce
 }
 
 func TestRunStreamEveryEventApplied(t *testing.T) {
-	nc, js := testStreamEnv(t)
+	nc, js := testStreamEnv(t, 0)
 	s := startTestSyncer(t, nc, js)
 	target, err := NewStreamTarget(js, testPrefix, 0)
 	if err != nil {

@@ -1,0 +1,168 @@
+package churn
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/certs"
+)
+
+// ScenarioOptions configure RunScenarios.
+type ScenarioOptions struct {
+	// BinDir holds the watcher and syncer binaries.
+	BinDir string
+	// Dir receives the logs, NATS storage and nginx directories; it must be
+	// traversable by nginx's unprivileged workers.
+	Dir string
+	// Names selects scenarios (ScenarioNames); empty runs all.
+	Names []string
+	// Duration is the churn of the endpoints scenario (default 30s).
+	Duration time.Duration
+	Seed     uint64
+	// SyncerArgs are appended to the syncers' flags (e.g. --max-holdoff).
+	SyncerArgs []string
+	Progress   io.Writer
+	Logger     *slog.Logger
+}
+
+// ScenarioResult is the outcome of one scenario: the churn report (when it
+// ran one), the figures it measured and the targets they are held to.
+type ScenarioResult struct {
+	Name    string   `json:"name"`
+	Title   string   `json:"title"`
+	Seconds float64  `json:"seconds"`
+	Figures []Figure `json:"figures"`
+	Checks  []Check  `json:"checks"`
+	// Reports are the churn runs of the scenario, by phase.
+	Reports map[string]*Report `json:"reports,omitempty"`
+	Error   string             `json:"error,omitempty"`
+}
+
+// Figure is one measured value.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// Check is a figure held to a target; Met says whether it is reached.
+type Check struct {
+	Name   string  `json:"name"`
+	Target string  `json:"target"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Met    bool    `json:"met"`
+}
+
+func atMost(name string, v, limit float64, unit string) Check {
+	return Check{Name: name, Target: fmt.Sprintf("<= %g %s", limit, unit), Value: v, Unit: unit, Met: v <= limit}
+}
+
+func atLeast(name string, v, limit float64, unit string) Check {
+	return Check{Name: name, Target: fmt.Sprintf(">= %g %s", limit, unit), Value: v, Unit: unit, Met: v >= limit}
+}
+
+// scenario is one benchmark run.
+type scenario struct {
+	name, title string
+	run         func(ctx context.Context, o ScenarioOptions, res *ScenarioResult) error
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{"endpoints-1k", "1k Ingresses through the Kubernetes API, 200 endpoint changes/s, probes through nginx", runEndpointsScenario},
+		{"stream-rate", "stream-only churn: endpoint changes published to JetStream as fast as one syncer applies them", runStreamRateScenario},
+		{"rss-10k", "syncer memory with 10k Ingresses (bootstrap, then 200 endpoint changes/s for 10s)", runRSSScenario},
+		{"bootstrap-50k", "a new syncer bootstraps 50k objects from the stream", runBootstrapScenario},
+	}
+}
+
+// ScenarioNames lists the scenarios in the order they run.
+func ScenarioNames() []string {
+	var out []string
+	for _, s := range scenarios() {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// RunScenarios runs the selected scenarios one after the other, each on
+// its own World or NATS server. A failing scenario is reported in its
+// result and does not stop the others.
+func RunScenarios(ctx context.Context, o ScenarioOptions) ([]ScenarioResult, error) {
+	for _, n := range o.Names {
+		if !slices.Contains(ScenarioNames(), n) {
+			return nil, fmt.Errorf("%w: unknown scenario %q (known: %s)", ErrInvalidSpec, n, strings.Join(ScenarioNames(), ", "))
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	var out []ScenarioResult
+	for _, s := range scenarios() {
+		if len(o.Names) > 0 && !slices.Contains(o.Names, s.name) {
+			continue
+		}
+		res := ScenarioResult{Name: s.name, Title: s.title, Reports: map[string]*Report{}}
+		fmt.Fprintf(o.Progress, "== scenario %s: %s\n", s.name, s.title)
+		start := time.Now()
+		so := o
+		so.Dir = filepath.Join(o.Dir, s.name)
+		err := os.MkdirAll(so.Dir, 0o755)
+		if err == nil {
+			err = s.run(ctx, so, &res)
+		}
+		if err != nil {
+			res.Error = err.Error()
+			o.Logger.Error("scenario failed", "scenario", s.name, "err", err)
+		}
+		res.Seconds = seconds(time.Since(start))
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// CertificatePool generates n certificates for *.<domain>.
+func CertificatePool(domain string, n int) ([]*certs.Pair, error) {
+	out := make([]*certs.Pair, 0, n)
+	for range n {
+		p, err := certs.Generate(certs.Options{Hosts: []string{"*." + domain}})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// latencyFigures are the percentiles of l, named after what they measure.
+func latencyFigures(what string, l Latency) []Figure {
+	return []Figure{{what + " p50", l.P50, "ms"}, {what + " p90", l.P90, "ms"}, {what + " p99", l.P99, "ms"}, {what + " max", l.Max, "ms"}}
+}
+
+// processOf finds a report by name.
+func processOf(rep *Report, name string) ProcessReport {
+	for _, p := range rep.Processes {
+		if p.Name == name {
+			return p
+		}
+	}
+	return ProcessReport{Name: name}
+}
+
+func syncerOf(rep *Report) SyncerReport {
+	if len(rep.Syncers) == 0 {
+		return SyncerReport{}
+	}
+	return rep.Syncers[0]
+}

@@ -1,0 +1,112 @@
+package churn
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/ingress-sync/ingress-sync/internal/netns"
+	"github.com/ingress-sync/ingress-sync/internal/world"
+)
+
+// kubeWorkers is how many API writes the endpoints scenario runs at once.
+const kubeWorkers = 16
+
+// runEndpointsScenario: a World (control plane, NATS, watcher, one syncer
+// with nginx) in the private namespace, echo backends on 198.18.0.1-240,
+// 1k Ingresses written through the API, then 200 endpoint changes per
+// second, followed through the stream, the syncer's reports and nginx.
+func runEndpointsScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult) error {
+	if !netns.Inside() {
+		return ErrOutsideNetns
+	}
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	w, err := world.Start(wctx, world.Options{BinDir: o.BinDir, Dir: o.Dir, Syncers: 1,
+		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: "198.18.0.250", SyncerArgs: o.SyncerArgs})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = w.Stop() }()
+	spec := DefaultSpec()
+	spec.Seed = max(o.Seed, 1)
+	if o.Duration > 0 {
+		spec.Duration = o.Duration
+	}
+	backends, err := StartBackends(spec.Addresses, spec.Port)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = backends.Close() }()
+	cfg, err := endpointsConfig(w, spec)
+	if err != nil {
+		return err
+	}
+	defer cfg.NATS.Close()
+	cfg.Progress, cfg.Logger = o.Progress, o.Logger
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	res.Reports["churn"] = rep
+	endpointsFigures(rep, res)
+	return nil
+}
+
+func endpointsConfig(w *world.World, spec Spec) (Config, error) {
+	pool, err := CertificatePool(spec.Domain, 4)
+	if err != nil {
+		return Config{}, err
+	}
+	target, err := NewKubeTarget(w.CP.Config(), kubeWorkers)
+	if err != nil {
+		return Config{}, err
+	}
+	nc, err := nats.Connect(w.NATSURL, nats.Timeout(5*time.Second), nats.MaxReconnects(-1))
+	if err != nil {
+		return Config{}, err
+	}
+	s := w.Syncers[0]
+	return Config{
+		Spec: spec, ControllerClass: world.ControllerClass, Certs: pool, Target: target, TargetName: "kube",
+		NATS: nc, Stream: world.Stream, Prefix: world.Prefix,
+		Probe:   ProbeConfig{URL: "http://127.0.0.1:" + strconv.Itoa(s.HTTPPort)},
+		Syncers: []SyncerRef{{Pod: s.Name, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(s.MetricsPort) + "/metrics"}},
+		Processes: []ProcessSpec{
+			{Name: "watcher", Pid: w.Watcher.Proc.Pid()},
+			{Name: "syncer", Pid: s.Proc.Pid(), Children: "nginx"},
+			{Name: "churn+nats", Pid: os.Getpid()},
+		},
+	}, nil
+}
+
+func endpointsFigures(rep *Report, res *ScenarioResult) {
+	sy := syncerOf(rep)
+	res.Figures = []Figure{
+		{"Ingresses", float64(rep.Ingresses), ""},
+		{"setup objects written", float64(rep.Setup.Objects), ""},
+		{"endpoint changes offered", rep.Events.OfferedRate, "/s"},
+		{"endpoint changes written", rep.Events.AchievedRate, "/s"},
+		{"changes probed", float64(rep.Served.Samples), ""},
+		{"probe requests", float64(rep.Probes.Requests), ""},
+		{"dynamic updates", sy.DynamicUpdates, ""},
+		{"stream lag max", float64(rep.Stream.MaxLag), "messages"},
+	}
+	res.Figures = append(res.Figures, latencyFigures("write → in the stream", rep.Streamed)...)
+	res.Figures = append(res.Figures, latencyFigures("write → applied by the syncer", rep.Applied.Latency)...)
+	res.Figures = append(res.Figures, latencyFigures("write → served by nginx", rep.Served)...)
+	res.Figures = append(res.Figures, processFigures(rep, "watcher", "syncer", "nginx", "churn+nats")...)
+	failed := float64(rep.Probes.Failed + rep.Probes.Timeouts)
+	res.Checks = []Check{
+		atMost("end-to-end p99 (write → served by nginx)", rep.Served.P99, 100, "ms"),
+		atMost("write → applied by the syncer p99", rep.Applied.P99, 100, "ms"),
+		atMost("reloads", sy.Reloads, 0, ""),
+		atMost("failed probe requests (and timeouts)", failed, 0, ""),
+	}
+	if rep.Served.Samples == 0 || rep.Applied.Samples == 0 {
+		res.Error = "no latency samples: see the report"
+	}
+}

@@ -1,0 +1,317 @@
+package churn
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ingress-sync/ingress-sync/internal/certs"
+	"github.com/ingress-sync/ingress-sync/internal/world"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// streamEnv is what the stream-only scenarios run on: an embedded NATS
+// server with the event stream, and syncer binaries (no control plane, no
+// watcher).
+type streamEnv struct {
+	o    ScenarioOptions
+	srv  *server.Server
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	pool []*certs.Pair
+}
+
+func startStreamEnv(ctx context.Context, o ScenarioOptions) (*streamEnv, error) {
+	e := &streamEnv{o: o}
+	var err error
+	if e.pool, err = CertificatePool(DefaultSpec().Domain, 4); err != nil {
+		return nil, err
+	}
+	e.srv, err = events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: filepath.Join(o.Dir, "nats"), Port: -1})
+	if err != nil {
+		return nil, err
+	}
+	if e.nc, err = nats.Connect(e.srv.ClientURL(), nats.Timeout(5*time.Second), nats.MaxReconnects(-1)); err == nil {
+		e.js, err = jetstream.New(e.nc)
+	}
+	if err == nil {
+		_, err = events.EnsureStream(ctx, e.js, events.StreamConfig{Name: world.Stream, SubjectPrefix: world.Prefix})
+	}
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *streamEnv) close() {
+	if e.nc != nil {
+		e.nc.Close()
+	}
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}
+
+// publishSetup publishes the setup of spec and returns how many objects
+// and how long it took.
+func (e *streamEnv) publishSetup(ctx context.Context, spec Spec) (int, time.Duration, error) {
+	gen, err := NewGenerator(spec, e.pool)
+	if err != nil {
+		return 0, 0, err
+	}
+	t, err := NewStreamTarget(e.js, world.Prefix, 8192)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = t.Close(ctx) }()
+	changes := gen.Setup(world.ControllerClass)
+	start := time.Now()
+	err = t.Setup(ctx, nil, changes)
+	return len(changes), time.Since(start), err
+}
+
+// bootstrap starts a syncer on the stream and times it: until it reports
+// caught up (metrics polled every 100ms) and until /readyz (every 10ms).
+func (e *streamEnv) bootstrap(ctx context.Context, name string) (s *syncerProcess, caughtUp, ready time.Duration, err error) {
+	s, err = startSyncer(syncerArgs{bin: filepath.Join(e.o.BinDir, "syncer"), dir: e.o.Dir, name: name,
+		natsURL: e.srv.ClientURL(), stream: world.Stream, prefix: world.Prefix, extra: e.o.SyncerArgs})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.waitReady(ctx) }()
+	client := newLocalClient()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			ready = time.Since(start)
+			if caughtUp == 0 {
+				caughtUp = ready
+			}
+			if err != nil {
+				_ = s.stop()
+				return nil, 0, 0, err
+			}
+			return s, caughtUp, ready, nil
+		case <-tick.C:
+			if m, err := scrapeMetrics(ctx, client, s.metricsURL()); err == nil && caughtUp == 0 && m.sum(metricCaughtUp) == 1 {
+				caughtUp = time.Since(start)
+			}
+		}
+	}
+}
+
+// config is a Run on this environment's stream against syncer s, with
+// the setup already published.
+func (e *streamEnv) config(spec Spec, s *syncerProcess, maxPending int) (Config, error) {
+	t, err := NewStreamTarget(e.js, world.Prefix, maxPending)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{
+		Spec: spec, ControllerClass: world.ControllerClass, Certs: e.pool, Target: t, TargetName: "stream",
+		NATS: e.nc, Stream: world.Stream, Prefix: world.Prefix, SkipSetup: true,
+		Syncers: []SyncerRef{{Pod: s.name, MetricsURL: s.metricsURL()}},
+		Processes: []ProcessSpec{
+			{Name: "syncer", Pid: s.proc.Pid(), Children: "nginx"},
+			{Name: "churn+nats", Pid: os.Getpid()},
+		},
+		Progress: e.o.Progress, Logger: e.o.Logger,
+	}, nil
+}
+
+// streamRun is a prepared stream scenario: its environment, the setup of
+// its Spec published, and a syncer bootstrapped on it.
+type streamRun struct {
+	env                      *streamEnv
+	syncer                   *syncerProcess
+	objects                  int
+	publish, caughtUp, ready time.Duration
+}
+
+// prepareStream starts the environment, publishes the setup of spec and
+// bootstraps a syncer named name on it.
+func prepareStream(ctx context.Context, o ScenarioOptions, spec Spec, name string) (*streamRun, error) {
+	e, err := startStreamEnv(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	r := &streamRun{env: e}
+	if r.objects, r.publish, err = e.publishSetup(ctx, spec); err == nil {
+		r.syncer, r.caughtUp, r.ready, err = e.bootstrap(ctx, name)
+	}
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *streamRun) close() {
+	_ = r.syncer.stop()
+	r.env.close()
+}
+
+// streamSpec is the default Spec with n Ingresses over 100 namespaces (10
+// for fewer than 10k).
+func streamSpec(o ScenarioOptions, n int) Spec {
+	spec := DefaultSpec()
+	spec.Ingresses, spec.Seed = n, max(o.Seed, 1)
+	if n >= 10000 {
+		spec.Namespaces = 100
+	}
+	return spec
+}
+
+// runStreamRateScenario: 1k Ingresses on the stream and one syncer, then
+// endpoint changes in two phases: live, offered at 25k/s for 10s, where
+// the rate is bounded by how fast this machine publishes; and a backlog of
+// 100k changes published while the syncer is stopped (SIGSTOP), then
+// worked off after SIGCONT, where the rate is the syncer's own.
+func runStreamRateScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult) error {
+	spec := streamSpec(o, 1000)
+	sr, err := prepareStream(ctx, o, spec, "syncer-0")
+	if err != nil {
+		return err
+	}
+	defer sr.close()
+	e, s := sr.env, sr.syncer
+	live := spec
+	live.EndpointRate, live.Events, live.Duration = 25000, 250000, 10*time.Second
+	liveRep, err := e.runOn(ctx, live, s, nil, nil)
+	if err != nil {
+		return err
+	}
+	backlog := spec
+	backlog.EndpointRate, backlog.Events, backlog.Duration = 1e6, 100000, 0
+	pause := func() { _ = s.proc.Signal(syscall.SIGSTOP) }
+	resume := func() { _ = s.proc.Signal(syscall.SIGCONT) }
+	backRep, err := e.runOn(ctx, backlog, s, pause, resume)
+	if err != nil {
+		return err
+	}
+	res.Reports["live"], res.Reports["backlog"] = liveRep, backRep
+	streamRateFigures(liveRep, backRep, res)
+	return nil
+}
+
+func streamRateFigures(live, backlog *Report, res *ScenarioResult) {
+	drainRate := 0.0
+	if backlog.Stream.DrainSeconds > 0 {
+		drainRate = math.Round(float64(backlog.Events.Completed) / backlog.Stream.DrainSeconds)
+	}
+	syncer := processOf(backlog, "syncer")
+	res.Figures = []Figure{
+		{"live: events offered", live.Events.OfferedRate, "/s"},
+		{"live: events published (acked)", live.Events.AchievedRate, "/s"},
+		{"live: events applied by the syncer", live.Applied.Rate, "/s"},
+	}
+	res.Figures = append(res.Figures, latencyFigures("live: publish → applied", live.Applied.Latency)...)
+	res.Figures = append(res.Figures, []Figure{
+		{"live: stream lag max", float64(live.Stream.MaxLag), "messages"},
+		{"live: dynamic updates", syncerOf(live).DynamicUpdates, ""},
+		{"live: reloads", syncerOf(live).Reloads, ""},
+		{"backlog: events", float64(backlog.Events.Completed), ""},
+		{"backlog: worked off in", backlog.Stream.DrainSeconds, "s"},
+		{"backlog: events applied by the syncer", drainRate, "/s"},
+		{"backlog: builds", syncerOf(backlog).Builds, ""},
+		{"backlog: syncer CPU", syncer.CPUSeconds, "s"},
+	}...)
+	if syncer.CPUSeconds > 0 {
+		res.Figures = append(res.Figures, Figure{"backlog: events per syncer CPU-second", math.Round(float64(backlog.Events.Completed) / syncer.CPUSeconds), "/s"})
+	}
+	res.Figures = append(res.Figures, processFigures(live, "syncer", "nginx", "churn+nats")...)
+	res.Checks = []Check{
+		atLeast("events applied by one syncer (backlog)", drainRate, 20000, "/s"),
+		atLeast("events applied by one syncer (live, publisher-bound here)", live.Applied.Rate, 20000, "/s"),
+	}
+}
+
+// runOn runs spec on this environment against syncer s, with the setup
+// already published; pause and resume are the churn hooks (may be nil).
+func (e *streamEnv) runOn(ctx context.Context, spec Spec, s *syncerProcess, pause, resume func()) (*Report, error) {
+	cfg, err := e.config(spec, s, 8192)
+	if err != nil {
+		return nil, err
+	}
+	cfg.OnChurnStart, cfg.OnWritesDone = pause, resume
+	return Run(ctx, cfg)
+}
+
+// runRSSScenario: 10k Ingresses published, a syncer bootstraps them, then
+// 200 endpoint changes per second for 10s; its RSS throughout.
+func runRSSScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult) error {
+	spec := streamSpec(o, 10000)
+	spec.Duration = 10 * time.Second
+	sr, err := prepareStream(ctx, o, spec, "syncer-0")
+	if err != nil {
+		return err
+	}
+	defer sr.close()
+	rep, err := sr.env.runOn(ctx, spec, sr.syncer, nil, nil)
+	if err != nil {
+		return err
+	}
+	res.Reports["churn"] = rep
+	syncer := processOf(rep, "syncer")
+	res.Figures = []Figure{
+		{"objects", float64(sr.objects), ""},
+		{"bootstrap (start → ready)", seconds(sr.ready), "s"},
+		{"syncer Go heap in use", syncerOf(rep).HeapInuseMB, "MB"},
+		{"reloads", syncerOf(rep).Reloads, ""},
+	}
+	res.Figures = append(res.Figures, latencyFigures("publish → applied", rep.Applied.Latency)...)
+	res.Figures = append(res.Figures, processFigures(rep, "syncer", "nginx")...)
+	res.Checks = []Check{atMost("syncer RSS with 10k Ingresses (max)", syncer.RSSMaxMB, 300, "MB")}
+	return nil
+}
+
+// runBootstrapScenario: 50k objects published (16130 Ingresses with their
+// Services and EndpointSlices, and 1613 TLS Secrets), then a new syncer:
+// the time until it is ready (nginx serving the whole configuration).
+func runBootstrapScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult) error {
+	sr, err := prepareStream(ctx, o, streamSpec(o, 16130), "syncer-new")
+	if err != nil {
+		return err
+	}
+	defer sr.close()
+	procs := newProcSampler([]ProcessSpec{{Name: "syncer", Pid: sr.syncer.proc.Pid(), Children: "nginx"}})
+	procs.sample()
+	objects, ready := sr.objects, sr.ready
+	res.Figures = []Figure{
+		{"objects", float64(objects), ""},
+		{"publishing them", seconds(sr.publish), "s"},
+		{"start → caught up", seconds(sr.caughtUp), "s"},
+		{"start → ready", seconds(ready), "s"},
+	}
+	for _, p := range procs.report() {
+		res.Figures = append(res.Figures, Figure{p.Name + " RSS at ready", p.RSSLastMB, "MB"}, Figure{p.Name + " PSS at ready", p.PSSLastMB, "MB"})
+	}
+	res.Checks = []Check{atMost(fmt.Sprintf("new syncer ready with %d objects", objects), seconds(ready), 5, "s")}
+	return nil
+}
+
+func processFigures(rep *Report, names ...string) []Figure {
+	var out []Figure
+	for _, n := range names {
+		p := processOf(rep, n)
+		out = append(out, Figure{n + " CPU", p.CPUPercent, "% of a core"}, Figure{n + " RSS max", p.RSSMaxMB, "MB"})
+		if p.Pids > 1 {
+			out = append(out, Figure{n + " PSS max (shared pages counted once)", p.PSSMaxMB, "MB"})
+		}
+	}
+	return out
+}
