@@ -43,18 +43,26 @@ func TestRestartKeepsPortAndStore(t *testing.T) {
 		t.Errorf("URL after restart = %s, want %s", s.URL(), url)
 	}
 	// The old connection reconnects by itself.
-	var msg *jetstream.RawStreamMsg
+	var (
+		msg     *jetstream.RawStreamMsg
+		lastErr error
+	)
 	for msg == nil && ctx.Err() == nil {
-		stream, err := js.Stream(ctx, "T")
+		// A request sent just as the connection drops is lost: bound each
+		// attempt, not only the whole wait.
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+		stream, err := js.Stream(actx, "T")
 		if err == nil {
-			msg, err = stream.GetLastMsgForSubject(ctx, "t.a")
+			msg, err = stream.GetLastMsgForSubject(actx, "t.a")
 		}
+		acancel()
 		if err != nil {
+			lastErr = err
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	if msg == nil || string(msg.Data) != "kept" {
-		t.Fatalf("message after restart = %v, want kept (%v)", msg, ctx.Err())
+		t.Fatalf("message after restart = %v, want kept (last error: %v)", msg, lastErr)
 	}
 	s.Stop()
 	s.Stop()
