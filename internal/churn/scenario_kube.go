@@ -92,9 +92,9 @@ func endpointsFigures(rep *Report, res *ScenarioResult) {
 		{"endpoint changes written", rep.Events.AchievedRate, "/s"},
 		{"changes probed", float64(rep.Served.Samples), ""},
 		{"probe requests", float64(rep.Probes.Requests), ""},
-		{"dynamic updates", sy.DynamicUpdates, ""},
 		{"stream lag max", float64(rep.Stream.MaxLag), "messages"},
 	}
+	res.Figures = append(res.Figures, syncerFigures(rep)...)
 	res.Figures = append(res.Figures, latencyFigures("write → in the stream", rep.Streamed)...)
 	res.Figures = append(res.Figures, latencyFigures("write → applied by the syncer", rep.Applied.Latency)...)
 	res.Figures = append(res.Figures, latencyFigures("write → served by nginx", rep.Served)...)

@@ -18,7 +18,7 @@ func WriteScenariosJSON(w io.Writer, results []ScenarioResult) error {
 // (met or missed), then every figure.
 func WriteScenariosMarkdown(w io.Writer, results []ScenarioResult) error {
 	for _, r := range results {
-		fmt.Fprintf(w, "### %s\n\n%s (%.0f s).\n\n", r.Name, r.Title, r.Seconds)
+		fmt.Fprintf(w, "### %s\n\n%s (%.0f s). %s\n\n", r.Name, r.Title, r.Seconds, r.About)
 		if r.Error != "" {
 			fmt.Fprintf(w, "**Error:** `%s`\n\n", oneLine(r.Error))
 		}

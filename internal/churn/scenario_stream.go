@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -271,9 +272,9 @@ func runRSSScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult)
 		{"objects", float64(sr.objects), ""},
 		{"bootstrap (start → ready)", seconds(sr.ready), "s"},
 		{"syncer Go heap in use", syncerOf(rep).HeapInuseMB, "MB"},
-		{"reloads", syncerOf(rep).Reloads, ""},
 	}
 	res.Figures = append(res.Figures, latencyFigures("publish → applied", rep.Applied.Latency)...)
+	res.Figures = append(res.Figures, syncerFigures(rep)...)
 	res.Figures = append(res.Figures, processFigures(rep, "syncer", "nginx")...)
 	res.Checks = []Check{atMost("syncer RSS with 10k Ingresses (max)", syncer.RSSMaxMB, 300, "MB")}
 	return nil
@@ -300,6 +301,11 @@ func runBootstrapScenario(ctx context.Context, o ScenarioOptions, res *ScenarioR
 	for _, p := range procs.report() {
 		res.Figures = append(res.Figures, Figure{p.Name + " RSS at ready", p.RSSLastMB, "MB"}, Figure{p.Name + " PSS at ready", p.PSSLastMB, "MB"})
 	}
+	if d, err := timeConfigTest(ctx, sr.syncer.dir); err == nil {
+		res.Figures = append(res.Figures, Figure{"nginx -t of the configuration served (once more, after ready)", seconds(d), "s"})
+	} else {
+		o.Logger.Warn("nginx -t of the served configuration failed", "err", err)
+	}
 	res.Checks = []Check{atMost(fmt.Sprintf("new syncer ready with %d objects", objects), seconds(ready), 5, "s")}
 	return nil
 }
@@ -314,4 +320,22 @@ func processFigures(rep *Report, names ...string) []Figure {
 		}
 	}
 	return out
+}
+
+// timeConfigTest runs nginx -t on the nginx.conf a syncer's nginx serves
+// from dir and returns how long it took: the part of a bootstrap (and of
+// every reload) that grows with the number of server blocks.
+func timeConfigTest(ctx context.Context, dir string) (time.Duration, error) {
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		bin = "/usr/sbin/nginx"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	out, err := exec.CommandContext(ctx, bin, "-t", "-q", "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", "stderr").CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("nginx -t: %w: %s", err, out)
+	}
+	return time.Since(start), nil
 }

@@ -17,6 +17,7 @@ import (
 // scenarios (the World runs its own for the Kubernetes one).
 type syncerProcess struct {
 	name                  string
+	dir                   string // nginx's
 	proc                  *proc.Process
 	httpPort, metricsPort int
 }
@@ -39,7 +40,7 @@ func startSyncer(a syncerArgs) (*syncerProcess, error) {
 	if err := os.MkdirAll(ngxDir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &syncerProcess{name: a.name, httpPort: ports[0], metricsPort: ports[3]}
+	s := &syncerProcess{name: a.name, dir: ngxDir, httpPort: ports[0], metricsPort: ports[3]}
 	args := []string{"run",
 		"--nats-url", a.natsURL, "--stream", a.stream, "--subject-prefix", a.prefix, "--pod-name", a.name,
 		"--controller-class", world.ControllerClass, "--ingress-class", world.IngressClass,

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# hack/bench.sh: the Go benchmarks of every package that has some, then the
+# churn scenarios (bin/churn scenario, in a private network namespace: needs
+# root), and BENCHMARKS.md from both. `make bench` runs it after deps and
+# build. About 15 minutes on a 2-core machine.
+#
+# Environment:
+#   GO            go command (default go)
+#   BENCH_OUT     report file (default BENCHMARKS.md)
+#   BENCH_KEEP    set to keep the raw outputs (their directory is printed)
+#   SCENARIOS     comma-separated churn scenarios (default: all)
+#   CHURN_SECONDS churn duration of the endpoints scenario (default 30)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+OUT=${BENCH_OUT:-BENCHMARKS.md}
+CHURN_SECONDS=${CHURN_SECONDS:-30}
+RAW=$(mktemp -d /tmp/ingress-sync-bench-XXXXXX)
+if [[ -z ${BENCH_KEEP:-} ]]; then
+	trap 'rm -rf "$RAW"' EXIT
+else
+	echo "bench: raw outputs in $RAW" >&2
+fi
+
+# benchtime_for prints the -benchtime flags of one benchmark of a package:
+# the real-nginx and replay benchmarks run a fixed count (see their
+# comments), everything else for a second.
+benchtime_for() {
+	case "$1/$2" in
+	pkg/nginx/BenchmarkDynamicUpdate) echo "-benchtime 500x" ;;
+	pkg/nginx/BenchmarkReload) echo "-benchtime 20x" ;;
+	pkg/nginx/BenchmarkBalancerThroughput) echo "-benchtime 1x" ;;
+	pkg/replay/BenchmarkReplay100k) echo "-benchtime 1x" ;;
+	*) echo "-benchtime 1s" ;;
+	esac
+}
+
+# bench_packages lists the package directories holding benchmarks
+# (test/e2e has none; its TestMain would start the whole system).
+bench_packages() {
+	grep -rl --include='*_test.go' '^func Benchmark' cmd internal pkg 2>/dev/null |
+		xargs -r -n1 dirname | sort -u
+}
+
+# run_benchmarks runs each benchmark function of each package on its own
+# (so that each gets its benchtime) into $RAW/go-bench.txt.
+run_benchmarks() {
+	local pkg fn
+	: >"$RAW/go-bench.txt"
+	for pkg in $(bench_packages); do
+		for fn in $(grep -h --include='*_test.go' -o '^func Benchmark[A-Za-z0-9_]*' -r "$pkg" | awk '{print $2}' | sort -u); do
+			echo "bench: $pkg $fn" >&2
+			# shellcheck disable=SC2046
+			if ! $GO test -run '^$' -bench "^${fn}\$" -benchmem -count 1 -timeout 10m \
+				$(benchtime_for "$pkg" "$fn") "./$pkg" >"$RAW/one.txt" 2>&1; then
+				echo "FAILED ./$pkg $fn: $(tail -3 "$RAW/one.txt" | tr '\n' ' ')" >>"$RAW/go-bench.txt"
+			fi
+			grep -E '^(Benchmark|pkg:)' "$RAW/one.txt" >>"$RAW/go-bench.txt" || true
+		done
+	done
+}
+
+run_scenarios() {
+	[[ -x bin/churn && -x bin/syncer && -x bin/watcher ]] || $GO build -o bin/ ./cmd/...
+	local args=(scenario --bin-dir "$PWD/bin" --duration "${CHURN_SECONDS}s" --output markdown --json "$RAW/scenarios.json")
+	[[ -n ${SCENARIOS:-} ]] && args+=(--scenarios "$SCENARIOS")
+	echo "bench: churn scenarios" >&2
+	if ! bin/churn "${args[@]}" >"$RAW/scenarios.md" 2>"$RAW/scenarios.log"; then
+		{
+			echo "**The scenario run failed:**"
+			echo
+			echo '```'
+			tail -20 "$RAW/scenarios.log"
+			echo '```'
+		} >>"$RAW/scenarios.md"
+	fi
+}
+
+# table prints the benchmark lines of one package as a Markdown table:
+# name, iterations, then every reported metric (ns/op in readable units).
+table() {
+	awk -v pkg="$1" '
+	function human(v, unit) {
+		if (unit == "ns/op" || unit == "cpu-ns/op") {
+			pre = (unit == "cpu-ns/op") ? "cpu " : ""
+			if (v >= 1e9) return sprintf("%s%.2f s/op", pre, v / 1e9)
+			if (v >= 1e6) return sprintf("%s%.2f ms/op", pre, v / 1e6)
+			if (v >= 1e3) return sprintf("%s%.1f µs/op", pre, v / 1e3)
+			return sprintf("%s%.0f ns/op", pre, v)
+		}
+		if (v == int(v)) return sprintf("%.0f %s", v, unit)
+		return sprintf("%.3g %s", v, unit)
+	}
+	/^pkg: / { cur = $2; next }
+	/^FAILED/ { if (index($0, "./" pkg " ")) print "| " $0 " | | |"; next }
+	/^Benchmark/ && cur ~ ("/" pkg "$") {
+		name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
+		row = "| " name " | " $2 " |"
+		for (i = 3; i < NF; i += 2) row = row " " human($i, $(i + 1)) ";"
+		print row " |"
+	}' "$RAW/go-bench.txt" | sed 's/; |$/ |/'
+}
+
+# build_target prints the Build 10k row of the targets table.
+build_target() {
+	awk '/^pkg: / { cur = $2 } /^BenchmarkBuild\/10000-/ && cur ~ /pkg\/model$/ {
+		v = $3 / 1e6; printf "| model.Build with 10k Ingresses | < 100 ms | %.1f ms | %s |\n", v, (v < 100 ? "yes" : "**no**") }' "$RAW/go-bench.txt"
+}
+
+# scenario_targets prints the targets tables of the churn scenarios as
+# rows of one table, each named after its scenario.
+scenario_targets() {
+	[[ -s $RAW/scenarios.md ]] || return 0
+	awk '/^### / { s = $2 } /^\| target \|/ { t = 1; next } /^\|---/ { next } /^$/ { t = 0 }
+		t && /^\| / { print "| " s ": " substr($0, 3) }' "$RAW/scenarios.md"
+}
+
+machine() {
+	echo "| | |"
+	echo "|---|---|"
+	echo "| date | $(date -u '+%Y-%m-%d %H:%M UTC') |"
+	echo "| CPU | $(nproc) × $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') |"
+	echo "| memory | $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) |"
+	echo "| kernel | $(uname -sr) |"
+	echo "| Go | $($GO version | awk '{print $3, $4}') |"
+	echo "| nginx | $(nginx -v 2>&1 | sed 's/^nginx version: //') |"
+	echo "| commit | $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes in the tree)') |"
+	echo "| load average (1/5/15 min) at start | $LOAD_START |"
+	echo "| load average at end | $(cut -d' ' -f1-3 /proc/loadavg) |"
+}
+
+section() {
+	local title=$1 pkg=$2 note=$3
+	echo "## $title"
+	echo
+	[[ -n $note ]] && echo "$note" && echo
+	echo "| benchmark | runs | figures |"
+	echo "|---|---|---|"
+	table "$pkg"
+	echo
+}
+
+write_report() {
+	{
+		echo "# Benchmarks"
+		echo
+		echo "Written by \`make bench\` (hack/bench.sh). The machine is shared: other builds and tests ran"
+		echo "at the same time (see the load average), so wall times vary from run to run; the cpu-ns/op and"
+		echo "CPU-second figures vary less."
+		echo
+		machine
+		echo
+		echo "## Reproduce"
+		echo
+		echo '```'
+		echo "make bench                                   # everything below, writes BENCHMARKS.md"
+		echo "go test -run '^\$' -bench . -benchmem ./pkg/events ./pkg/model"
+		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # Reload: 20x, BalancerThroughput: 1x"
+		echo "go test -run '^\$' -bench Replay100k -benchtime 1x ./pkg/replay"
+		echo "go build -o bin/ ./cmd/... && sudo bin/churn scenario                # or --scenarios endpoints-1k,stream-rate,rss-10k,bootstrap-50k"
+		echo '```'
+		echo
+		echo "## Targets"
+		echo
+		echo "| target | wanted | measured | met |"
+		echo "|---|---|---|---|"
+		build_target
+		scenario_targets
+		echo
+		section "Events codec (pkg/events)" pkg/events ""
+		section "Model (pkg/model)" pkg/model "Build of N Ingresses, each with 2 Prefix paths, a Service, an EndpointSlice of 10 endpoints, 1 in 10 with TLS; target: 10k under 100 ms."
+		section "nginx (pkg/nginx, real nginx)" pkg/nginx "DynamicUpdate: from the start of a POST of new endpoints to the first request answered by the new endpoint. Reload: render, nginx -t, swap, SIGHUP and confirmation. BalancerThroughput: the Lua balancer against a static upstream, same backend."
+		section "Replay (pkg/replay)" pkg/replay "A timeline over 100k events stored in an embedded nats-server."
+		for pkg in $(bench_packages); do
+			case $pkg in pkg/events | pkg/model | pkg/nginx | pkg/replay) continue ;; esac
+			section "$pkg" "$pkg" ""
+		done
+		echo "## Churn scenarios (cmd/churn scenario)"
+		echo
+		echo "Each scenario runs in a private network namespace with real components: the endpoints scenario on the"
+		echo "whole system (etcd, kube-apiserver, embedded NATS, watcher, one syncer with nginx, echo backends on"
+		echo "198.18.0.x), the others on an embedded NATS server and the syncer binary with nginx. Latencies run from"
+		echo "the API write (or the publish) to the syncer's status report of the stream sequence that carried it"
+		echo "(applied), and to the first probe request through nginx answered by the new endpoint (served); see"
+		echo "internal/churn's package documentation."
+		echo
+		cat "$RAW/scenarios.md"
+	} >"$OUT"
+}
+
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+start=$(date +%s)
+run_benchmarks
+run_scenarios
+write_report
+echo "bench: wrote $OUT in $(($(date +%s) - start))s" >&2
