@@ -103,7 +103,7 @@ func encodeEnvelope(enc *msgpack.Encoder, ev Event) error {
 	w.time(keyObservedAt, ev.ObservedAt)
 	w.str(strs[4][0], strs[4][1])
 	if hasObject {
-		w.value(keyObject, ev.Object)
+		w.value(keyObject, wireObject(ev.Object))
 	}
 	return w.err
 }
