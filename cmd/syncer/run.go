@@ -92,6 +92,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.nginx.LuaDir, "lua-dir", "", "Lua modules (default: the embedded copy, installed in --nginx-dir)")
 	fs.IntVar(&f.nginx.WorkerProcesses, "worker-processes", 0, "nginx worker processes (0: one per core)")
 	fs.DurationVar(&f.nginx.WorkerShutdownTimeout, "worker-shutdown-timeout", nginx.DefaultWorkerShutdownTimeout, "how long old workers drain on reload and stop")
+	fs.DurationVar(&f.nginx.ReloadTimeout, "reload-timeout", nginx.DefaultReloadTimeout, "bound of nginx -t and of the wait for new workers after a reload (raise it for tens of thousands of hosts)")
+	fs.DurationVar(&f.nginx.StartTimeout, "start-timeout", nginx.DefaultStartTimeout, "bound of the wait for a started nginx to answer")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
