@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"github.com/ingress-sync/ingress-sync/internal/cputime"
 	"math/big"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ var benchSizes = []int{100, 1000, 10000}
 // on a shared machine wall time (ns/op) grows with other load, CPU time
 // much less.
 func reportCPU(b *testing.B, start time.Duration) {
-	if cpu := processCPU() - start; cpu > 0 {
+	if cpu := cputime.Process() - start; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
@@ -83,7 +84,7 @@ func BenchmarkBuild(b *testing.B) {
 			opts := testOptions()
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := processCPU()
+			start := cputime.Process()
 			for b.Loop() {
 				Build(s, opts)
 			}
@@ -126,7 +127,7 @@ func BenchmarkDiff(b *testing.B) {
 	}
 	b.Run("10000", func(b *testing.B) {
 		b.ReportAllocs()
-		start := processCPU()
+		start := cputime.Process()
 		for b.Loop() {
 			Diff(old, new)
 		}
@@ -138,7 +139,7 @@ func BenchmarkChecksum(b *testing.B) {
 	cfg, _ := benchConfigs(b)
 	b.Run("10000", func(b *testing.B) {
 		b.ReportAllocs()
-		start := processCPU()
+		start := cputime.Process()
 		for b.Loop() {
 			cfg.ComputeChecksum()
 		}

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"github.com/ingress-sync/ingress-sync/internal/cputime"
 	"math/rand/v2"
 	"runtime/debug"
 	"strconv"
@@ -151,7 +152,7 @@ func BenchmarkReplay100k(b *testing.B) {
 			defer debug.SetGCPercent(debug.SetGCPercent(GCPercent)) // as `syncer replay` runs
 			var tl *Timeline
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				var err error
 				if tl, err = rp.Timeline(context.Background(), Point{}, Point{}, Filter{}); err != nil {
@@ -159,7 +160,7 @@ func BenchmarkReplay100k(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			cpu = processCPU() - cpu
+			cpu = cputime.Process() - cpu
 			if tl.Events != total {
 				b.Fatalf("replayed %d events (seq %d to %d), want %d", tl.Events, tl.FirstSequence, tl.LastSequence, total)
 			}
