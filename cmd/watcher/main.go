@@ -71,7 +71,9 @@ type flags struct {
 	watchNamespace                    string
 	configMap, tcpConfigMap, udpCM    string
 	controllerClass, ingressClass     string
+	defaultSSLCertificate             string
 	withoutClass, leaderElect         bool
+	publishAllTLSSecrets              bool
 	electionID, electionNamespace     string
 	publishService, publishStatusAddr string
 	metricsAddr, watcherID            string
@@ -100,6 +102,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.controllerClass, "controller-class", watch.DefaultControllerClass, "spec.controller of our IngressClasses")
 	fs.StringVar(&f.ingressClass, "ingress-class", watch.DefaultIngressClass, "ingress class name we serve")
 	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
+	fs.BoolVar(&f.publishAllTLSSecrets, "publish-all-tls-secrets", false, "publish every kubernetes.io/tls Secret, not only those an Ingress names")
+	fs.StringVar(&f.defaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of a TLS Secret to publish even when no Ingress names it (the syncers' default certificate)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "elect one publishing replica with a Lease")
 	fs.StringVar(&f.electionID, "election-id", watch.DefaultElectionID, "name of the Lease")
 	fs.StringVar(&f.electionNamespace, "election-namespace", "", "namespace of the Lease (default $POD_NAMESPACE)")
@@ -139,6 +143,7 @@ func (f *flags) config(log *slog.Logger) (watch.Config, error) {
 		Stream: f.stream, SubjectPrefix: f.subjectPrefix, StreamReplicas: f.streamReplicas, StreamHistory: f.streamHistory,
 		WatchNamespace: f.watchNamespace, ConfigMaps: nonEmpty(f.configMap, f.tcpConfigMap, f.udpCM),
 		ControllerClass: f.controllerClass, IngressClass: f.ingressClass, WatchIngressWithoutClass: f.withoutClass,
+		DefaultSSLCertificate: f.defaultSSLCertificate, PublishAllTLSSecrets: f.publishAllTLSSecrets,
 		LeaderElect: f.leaderElect, ElectionID: f.electionID, ElectionNamespace: orEnv(f.electionNamespace, "POD_NAMESPACE"),
 		PublishService: f.publishService, PublishStatusAddress: nonEmpty(strings.Split(f.publishStatusAddr, ",")...),
 		MetricsAddr: f.metricsAddr, WatcherID: id, Workers: f.workers, Logger: log,

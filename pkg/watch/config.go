@@ -56,6 +56,14 @@ type Config struct {
 	ControllerClass          string
 	IngressClass             string
 	WatchIngressWithoutClass bool
+	// DefaultSSLCertificate is "namespace/name" of a TLS Secret published
+	// even when no Ingress references it (the syncers' default certificate).
+	DefaultSSLCertificate string
+	// PublishAllTLSSecrets publishes every kubernetes.io/tls Secret of the
+	// watched namespaces, referenced or not (the behaviour of ingress-nginx's
+	// informers). Off by default: private keys no Ingress uses stay out of
+	// the stream.
+	PublishAllTLSSecrets bool
 
 	LeaderElect       bool
 	ElectionID        string

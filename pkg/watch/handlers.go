@@ -41,6 +41,9 @@ func (w *Watcher) handler(kind events.Kind) cache.ResourceEventHandlerFuncs {
 			if sameVersion(old, cur) {
 				return
 			}
+			if kind == events.KindIngress {
+				w.secretRefs(old) // a Secret it no longer names may be unreferenced now
+			}
 			w.changed(kind, cur, false)
 		},
 		DeleteFunc: func(obj any) {
@@ -72,6 +75,9 @@ func (w *Watcher) changed(kind events.Kind, item any, deleted bool) {
 		tomb = obj
 	}
 	t.notify(k, tomb)
+	if kind == events.KindIngress {
+		t.secretsOf(obj)
+	}
 	if t.status == nil {
 		return
 	}
@@ -80,6 +86,13 @@ func (w *Watcher) changed(kind events.Kind, item any, deleted bool) {
 		t.status.enqueue(k.cacheKey())
 	case events.KindIngressClass:
 		t.status.enqueueAll()
+	}
+}
+
+// secretRefs queues the Secrets an Ingress named (see term.secretsOf).
+func (w *Watcher) secretRefs(item any) {
+	if t := w.current.Load(); t != nil {
+		t.secretsOf(item)
 	}
 }
 

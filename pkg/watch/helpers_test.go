@@ -61,12 +61,13 @@ func (e *env) controller() string { return "example.com/ingress-sync-" + e.ns }
 
 // config is a watcher configuration for this env: its namespace, one
 // worker (so keys are published in the order they were queued), no leader
-// election.
+// election, and every TLS Secret published (so that tests of one kind need
+// no Ingress; TestOnlyReferencedSecretsArePublished tests the default).
 func (e *env) config(id string) watch.Config {
 	return watch.Config{
 		Client: e.client, NATSURL: e.nats.URL(), Stream: stream, SubjectPrefix: prefix,
 		WatchNamespace: e.ns, ConfigMaps: []string{e.ns + "/ingress-sync"},
-		ControllerClass: e.controller(), WatcherID: id, Workers: 1,
+		ControllerClass: e.controller(), WatcherID: id, Workers: 1, PublishAllTLSSecrets: true,
 	}
 }
 

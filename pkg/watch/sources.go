@@ -42,10 +42,17 @@ func keyOf(kind events.Kind, obj runtime.Object) (key, error) {
 }
 
 // source is the informer cache of one kind; ConfigMaps have one informer per
-// configured name.
+// configured name. keep, when set, hides cached objects that must not be
+// published now (Secrets no Ingress references).
 type source struct {
 	kind      events.Kind
 	informers []cache.SharedIndexInformer
+	keep      func(runtime.Object) bool
+}
+
+// visible reports whether obj may be published now.
+func (s *source) visible(obj runtime.Object) bool {
+	return published(obj) && (s.keep == nil || s.keep(obj))
 }
 
 // get returns the cached object of k, if any.
@@ -53,7 +60,7 @@ func (s *source) get(k key) (runtime.Object, bool) {
 	for _, inf := range s.informers {
 		item, ok, err := inf.GetStore().GetByKey(k.cacheKey())
 		if err == nil && ok {
-			if obj, isObj := item.(runtime.Object); isObj && published(obj) {
+			if obj, isObj := item.(runtime.Object); isObj && s.visible(obj) {
 				return obj, true
 			}
 		}
@@ -66,7 +73,7 @@ func (s *source) list() []runtime.Object {
 	var out []runtime.Object
 	for _, inf := range s.informers {
 		for _, item := range inf.GetStore().List() {
-			if obj, ok := item.(runtime.Object); ok && published(obj) {
+			if obj, ok := item.(runtime.Object); ok && s.visible(obj) {
 				out = append(out, obj)
 			}
 		}
@@ -106,11 +113,18 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 	s := &informerSet{sources: make(map[events.Kind]*source, len(events.Kinds))}
 	main := s.factory(cfg.Client, cfg.WatchNamespace, "")
 	secrets := s.factory(cfg.Client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String())
-	s.add(events.KindIngress, main.Networking().V1().Ingresses().Informer())
+	ingresses := main.Networking().V1().Ingresses().Informer()
+	if err := ingresses.AddIndexers(cache.Indexers{tlsSecretIndex: tlsSecretKeys}); err != nil {
+		return nil, err
+	}
+	s.add(events.KindIngress, ingresses)
 	s.add(events.KindIngressClass, main.Networking().V1().IngressClasses().Informer())
 	s.add(events.KindService, main.Core().V1().Services().Informer())
 	s.add(events.KindEndpointSlice, main.Discovery().V1().EndpointSlices().Informer())
 	s.add(events.KindSecret, secrets.Core().V1().Secrets().Informer())
+	if !cfg.PublishAllTLSSecrets {
+		s.sources[events.KindSecret].keep = s.secretReferenced(cfg.DefaultSSLCertificate)
+	}
 	s.sources[events.KindConfigMap] = &source{kind: events.KindConfigMap}
 	for _, nn := range cfg.ConfigMaps {
 		ns, name, err := splitNamespacedName(nn)
