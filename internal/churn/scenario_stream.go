@@ -81,9 +81,12 @@ func (e *streamEnv) publishSetup(ctx context.Context, spec Spec) (int, time.Dura
 
 // bootstrap starts a syncer on the stream and times it: until it reports
 // caught up (metrics polled every 100ms) and until /readyz (every 10ms).
-func (e *streamEnv) bootstrap(ctx context.Context, name string) (s *syncerProcess, caughtUp, ready time.Duration, err error) {
-	s, err = startSyncer(syncerArgs{bin: filepath.Join(e.o.BinDir, "syncer"), dir: e.o.Dir, name: name,
-		natsURL: e.srv.ClientURL(), stream: world.Stream, prefix: world.Prefix, extra: e.o.SyncerArgs})
+func (e *streamEnv) bootstrap(ctx context.Context, name string) (s *world.Syncer, caughtUp, ready time.Duration, err error) {
+	s, err = world.NewSyncer(world.SyncerOptions{Bin: filepath.Join(e.o.BinDir, "syncer"), Dir: e.o.Dir, Name: name,
+		NATSURL: e.srv.ClientURL(), Args: append([]string{"--log-level", "warn"}, e.o.SyncerArgs...)})
+	if err == nil {
+		err = s.Start()
+	}
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -91,7 +94,7 @@ func (e *streamEnv) bootstrap(ctx context.Context, name string) (s *syncerProces
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- s.waitReady(ctx) }()
+	go func() { done <- s.WaitReady(ctx) }()
 	client := newLocalClient()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -103,12 +106,12 @@ func (e *streamEnv) bootstrap(ctx context.Context, name string) (s *syncerProces
 				caughtUp = ready
 			}
 			if err != nil {
-				_ = s.stop()
+				_ = s.Stop()
 				return nil, 0, 0, err
 			}
 			return s, caughtUp, ready, nil
 		case <-tick.C:
-			if m, err := scrapeMetrics(ctx, client, s.metricsURL()); err == nil && caughtUp == 0 && m.sum(metricCaughtUp) == 1 {
+			if m, err := scrapeMetrics(ctx, client, s.MetricsURL()); err == nil && caughtUp == 0 && m.sum(metricCaughtUp) == 1 {
 				caughtUp = time.Since(start)
 			}
 		}
@@ -117,7 +120,7 @@ func (e *streamEnv) bootstrap(ctx context.Context, name string) (s *syncerProces
 
 // config is a Run on this environment's stream against syncer s, with
 // the setup already published.
-func (e *streamEnv) config(spec Spec, s *syncerProcess, maxPending int) (Config, error) {
+func (e *streamEnv) config(spec Spec, s *world.Syncer, maxPending int) (Config, error) {
 	t, err := NewStreamTarget(e.js, world.Prefix, maxPending)
 	if err != nil {
 		return Config{}, err
@@ -125,9 +128,9 @@ func (e *streamEnv) config(spec Spec, s *syncerProcess, maxPending int) (Config,
 	return Config{
 		Spec: spec, ControllerClass: world.ControllerClass, Certs: e.pool, Target: t, TargetName: "stream",
 		NATS: e.nc, Stream: world.Stream, Prefix: world.Prefix, SkipSetup: true,
-		Syncers: []SyncerRef{{Pod: s.name, MetricsURL: s.metricsURL()}},
+		Syncers: []SyncerRef{{Pod: s.Name, MetricsURL: s.MetricsURL()}},
 		Processes: []ProcessSpec{
-			{Name: "syncer", Pid: s.proc.Pid(), Children: "nginx"},
+			{Name: "syncer", Pid: s.Proc.Pid(), Children: "nginx"},
 			{Name: "churn+nats", Pid: os.Getpid()},
 		},
 		Progress: e.o.Progress, Logger: e.o.Logger,
@@ -138,7 +141,7 @@ func (e *streamEnv) config(spec Spec, s *syncerProcess, maxPending int) (Config,
 // its Spec published, and a syncer bootstrapped on it.
 type streamRun struct {
 	env                      *streamEnv
-	syncer                   *syncerProcess
+	syncer                   *world.Syncer
 	objects                  int
 	publish, caughtUp, ready time.Duration
 }
@@ -162,7 +165,7 @@ func prepareStream(ctx context.Context, o ScenarioOptions, spec Spec, name strin
 }
 
 func (r *streamRun) close() {
-	_ = r.syncer.stop()
+	_ = r.syncer.Stop()
 	r.env.close()
 }
 
@@ -198,8 +201,8 @@ func runStreamRateScenario(ctx context.Context, o ScenarioOptions, res *Scenario
 	}
 	backlog := spec
 	backlog.EndpointRate, backlog.Events, backlog.Duration = 1e6, 100000, 0
-	pause := func() { _ = s.proc.Signal(syscall.SIGSTOP) }
-	resume := func() { _ = s.proc.Signal(syscall.SIGCONT) }
+	pause := func() { _ = s.Proc.Signal(syscall.SIGSTOP) }
+	resume := func() { _ = s.Proc.Signal(syscall.SIGCONT) }
 	backRep, err := e.runOn(ctx, backlog, s, pause, resume)
 	if err != nil {
 		return err
@@ -243,7 +246,7 @@ func streamRateFigures(live, backlog *Report, res *ScenarioResult) {
 
 // runOn runs spec on this environment against syncer s, with the setup
 // already published; pause and resume are the churn hooks (may be nil).
-func (e *streamEnv) runOn(ctx context.Context, spec Spec, s *syncerProcess, pause, resume func()) (*Report, error) {
+func (e *streamEnv) runOn(ctx context.Context, spec Spec, s *world.Syncer, pause, resume func()) (*Report, error) {
 	cfg, err := e.config(spec, s, 8192)
 	if err != nil {
 		return nil, err
@@ -289,7 +292,7 @@ func runBootstrapScenario(ctx context.Context, o ScenarioOptions, res *ScenarioR
 		return err
 	}
 	defer sr.close()
-	procs := newProcSampler([]ProcessSpec{{Name: "syncer", Pid: sr.syncer.proc.Pid(), Children: "nginx"}})
+	procs := newProcSampler([]ProcessSpec{{Name: "syncer", Pid: sr.syncer.Proc.Pid(), Children: "nginx"}})
 	procs.sample()
 	objects, ready := sr.objects, sr.ready
 	res.Figures = []Figure{
@@ -301,7 +304,7 @@ func runBootstrapScenario(ctx context.Context, o ScenarioOptions, res *ScenarioR
 	for _, p := range procs.report() {
 		res.Figures = append(res.Figures, Figure{p.Name + " RSS at ready", p.RSSLastMB, "MB"}, Figure{p.Name + " PSS at ready", p.PSSLastMB, "MB"})
 	}
-	if d, err := timeConfigTest(ctx, sr.syncer.dir); err == nil {
+	if d, err := timeConfigTest(ctx, sr.syncer.Dir); err == nil {
 		res.Figures = append(res.Figures, Figure{"nginx -t of the configuration served (once more, after ready)", seconds(d), "s"})
 	} else {
 		o.Logger.Warn("nginx -t of the served configuration failed", "err", err)

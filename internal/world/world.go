@@ -145,8 +145,18 @@ func (w *World) components() []*Component {
 // WaitHealthy waits until the component's /healthz answers 200, failing
 // early with its log when it exits.
 func (c *Component) WaitHealthy(ctx context.Context) error {
+	return c.wait(ctx, "/healthz", 100*time.Millisecond)
+}
+
+// WaitReady waits until the component's /readyz answers 200, polling every
+// 10ms (the churn scenarios time it), failing early when it exits.
+func (c *Component) WaitReady(ctx context.Context) error {
+	return c.wait(ctx, "/readyz", 10*time.Millisecond)
+}
+
+func (c *Component) wait(ctx context.Context, path string, every time.Duration) error {
 	client := &http.Client{Timeout: 2 * time.Second}
-	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", c.MetricsPort)
+	url := fmt.Sprintf("http://127.0.0.1:%d%s", c.MetricsPort, path)
 	for {
 		if done, err := c.Proc.Exited(); done {
 			return fmt.Errorf("world: %s exited (%v):\n%s", c.Name, err, c.LogTail())
@@ -159,8 +169,8 @@ func (c *Component) WaitHealthy(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("world: %s not healthy: %w\n%s", c.Name, ctx.Err(), c.LogTail())
-		case <-time.After(100 * time.Millisecond):
+			return fmt.Errorf("world: %s: no 200 from %s: %w\n%s", c.Name, path, ctx.Err(), c.LogTail())
+		case <-time.After(every):
 		}
 	}
 }
@@ -224,23 +234,52 @@ func (w *World) newWatcher(port int) {
 }
 
 func (w *World) newSyncer(i int, ports []int) (*Syncer, error) {
-	s := &Syncer{HTTPPort: ports[0], HTTPSPort: ports[1], StatusPort: ports[2],
-		Dir: filepath.Join(w.opts.Dir, fmt.Sprintf("nginx-%d", i))}
+	o := SyncerOptions{Bin: filepath.Join(w.opts.BinDir, "syncer"), Dir: w.opts.Dir, Name: fmt.Sprintf("syncer-%d", i),
+		NATSURL: w.NATSURL, Ports: ports, Args: w.opts.SyncerArgs}
 	if w.opts.HTTPPort != 0 && i == 0 {
-		s.HTTPPort, s.HTTPSPort = w.opts.HTTPPort, w.opts.HTTPSPort
+		o.Ports = []int{w.opts.HTTPPort, w.opts.HTTPSPort, ports[2], ports[3]}
 	}
-	s.Name, s.MetricsPort = fmt.Sprintf("syncer-%d", i), ports[3]
-	s.bin = filepath.Join(w.opts.BinDir, "syncer")
-	s.log = filepath.Join(w.opts.Dir, s.Name+".log")
+	return NewSyncer(o)
+}
+
+// SyncerOptions describe one syncer binary with its nginx.
+type SyncerOptions struct {
+	Bin     string // the syncer binary
+	Dir     string // its nginx directory is Dir/<Name>-nginx, its log Dir/<Name>.log
+	Name    string // pod name
+	NATSURL string
+	// Ports: HTTP, HTTPS, status and metrics, on 127.0.0.1; nil picks free ones.
+	Ports []int
+	Args  []string // appended to the defaults
+}
+
+// NewSyncer prepares (does not start) a syncer: the World's, or a lone one
+// on a stream without a control plane (the churn scenarios).
+func NewSyncer(o SyncerOptions) (*Syncer, error) {
+	if o.Ports == nil {
+		var err error
+		if o.Ports, err = FreePorts(4); err != nil {
+			return nil, err
+		}
+	}
+	s := &Syncer{HTTPPort: o.Ports[0], HTTPSPort: o.Ports[1], StatusPort: o.Ports[2],
+		Dir: filepath.Join(o.Dir, o.Name+"-nginx")}
+	s.Name, s.MetricsPort, s.bin = o.Name, o.Ports[3], o.Bin
+	s.log = filepath.Join(o.Dir, s.Name+".log")
 	s.args = append([]string{"run",
-		"--nats-url", w.NATSURL, "--stream", Stream, "--subject-prefix", Prefix, "--pod-name", s.Name,
+		"--nats-url", o.NATSURL, "--stream", Stream, "--subject-prefix", Prefix, "--pod-name", s.Name,
 		"--controller-class", ControllerClass, "--ingress-class", IngressClass,
 		"--listen-address", "127.0.0.1", "--http-port", strconv.Itoa(s.HTTPPort),
 		"--https-port", strconv.Itoa(s.HTTPSPort), "--status-port", strconv.Itoa(s.StatusPort),
 		"--metrics-addr", "127.0.0.1:" + strconv.Itoa(s.MetricsPort), "--nginx-dir", s.Dir,
 		"--worker-processes", "2", "--worker-shutdown-timeout", "5s",
-	}, w.opts.SyncerArgs...)
+	}, o.Args...)
 	return s, os.MkdirAll(s.Dir, 0o755)
+}
+
+// MetricsURL is the component's /metrics.
+func (c *Component) MetricsURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.MetricsPort)
 }
 
 // Start starts the component's binary (again).
