@@ -18,7 +18,7 @@ type Applier interface {
 }
 
 // apply brings nginx from running to next: by a reload when nothing is known
-// to run (start, resync) or when nginx.conf must change, otherwise through
+// to run (the first apply) or when nginx.conf must change, otherwise through
 // the Lua endpoints.
 func apply(ctx context.Context, a Applier, running, next *model.Configuration) (model.Change, error) {
 	ch := model.Diff(running, next)

@@ -87,9 +87,6 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	s.m.buildDuration.Observe(time.Since(start).Seconds())
 
 	running := s.Running()
-	if s.resync.Swap(false) {
-		running = nil
-	}
 	if running != nil && running.Equal(cfg) {
 		s.m.skippedEqual.Inc()
 		s.applied(running, seq, lags)
@@ -149,9 +146,6 @@ func (s *Syncer) failed(ch model.Change, full bool, err error, lags []time.Time)
 		path = "reload"
 	}
 	s.m.applyErrors.WithLabelValues(path).Inc()
-	if full {
-		s.resync.Store(true)
-	}
 	s.mu.Lock()
 	if len(s.observed)+len(lags) <= maxLagSamples {
 		s.observed = append(lags, s.observed...)

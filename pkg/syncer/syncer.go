@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,7 +77,6 @@ type Syncer struct {
 	log     *slog.Logger
 	m       *metrics
 	trigger chan struct{}
-	resync  atomic.Bool
 
 	mu       sync.Mutex // guards the fields below, written by the consumer
 	store    *model.Store
@@ -153,13 +151,6 @@ func (s *Syncer) DecodeError(seq uint64, subject string, err error) {
 	s.mu.Lock()
 	s.seq = max(s.seq, seq)
 	s.mu.Unlock()
-	s.poke()
-}
-
-// Resync forgets what nginx is believed to hold, so that the next sync
-// reloads and pushes the whole dynamic state (after nginx restarted).
-func (s *Syncer) Resync() {
-	s.resync.Store(true)
 	s.poke()
 }
 
