@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -156,7 +157,17 @@ func checkServiceAccount(t *testing.T, cp *ControlPlane, admin kubernetes.Interf
 	if _, err := admin.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sa.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{}); err != nil {
-		t.Errorf("list with a Role: %v", err)
+	// The RBAC authorizer reads Roles through an informer: a new binding
+	// takes effect a moment after it is created.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := sa.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{})
+		if err == nil {
+			return
+		}
+		if !apierrors.IsForbidden(err) || time.Now().After(deadline) {
+			t.Fatalf("list with a Role: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
