@@ -63,13 +63,12 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 }
 
 type runFlags struct {
-	nats                  natsFlags
-	model                 modelFlags
-	pod, metricsAddr      string
-	holdoff, maxHoldoff   time.Duration
-	logLevel              string
-	nginx                 nginx.Options
-	workerShutdownTimeout time.Duration
+	nats                natsFlags
+	model               modelFlags
+	pod, metricsAddr    string
+	holdoff, maxHoldoff time.Duration
+	logLevel            string
+	nginx               nginx.Options
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {

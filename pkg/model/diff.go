@@ -153,6 +153,20 @@ func locationName(l *Location) string {
 	return l.Path
 }
 
+// ServerEqual reports whether a and b are equal in every field, locations
+// compared in order (Build sorts them).
+func ServerEqual(a, b *Server) bool {
+	if a.Hostname != b.Hostname || a.TLS != b.TLS || a.SSLRedirect != b.SSLRedirect || len(a.Locations) != len(b.Locations) {
+		return false
+	}
+	for i := range a.Locations {
+		if !locationEqual(&a.Locations[i], &b.Locations[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func locationEqual(a, b *Location) bool {
 	if a.Path != b.Path || a.PathType != b.PathType || a.Backend != b.Backend || a.Ingress != b.Ingress {
 		return false

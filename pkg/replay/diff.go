@@ -117,7 +117,7 @@ func diffServers(old, new *model.Configuration, d *Diff, hosts map[string]bool) 
 		case !ok:
 			d.ServersAdded = append(d.ServersAdded, ns.Hostname)
 			d.LocationsAdded = append(d.LocationsAdded, locations(ns, nil)...)
-		case sameServer(os, ns):
+		case model.ServerEqual(os, ns):
 			continue
 		default:
 			d.LocationsAdded = append(d.LocationsAdded, locations(ns, os)...)
@@ -133,32 +133,6 @@ func diffServers(old, new *model.Configuration, d *Diff, hosts map[string]bool) 
 			hosts[h] = true
 		}
 	}
-}
-
-// sameServer reports whether a and b are equal in every field (a test
-// checks that it sees each field of Server, Location and LocationSettings).
-func sameServer(a, b *model.Server) bool {
-	if a.Hostname != b.Hostname || a.TLS != b.TLS || a.SSLRedirect != b.SSLRedirect || len(a.Locations) != len(b.Locations) {
-		return false
-	}
-	for i := range a.Locations {
-		x, y := &a.Locations[i], &b.Locations[i]
-		if x.Path != y.Path || x.PathType != y.PathType || x.Backend != y.Backend || x.Ingress != y.Ingress ||
-			!sameSettings(&x.Settings, &y.Settings) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameSettings(x, y *model.LocationSettings) bool {
-	if (x.SSLRedirect == nil) != (y.SSLRedirect == nil) || x.SSLRedirect != nil && *x.SSLRedirect != *y.SSLRedirect {
-		return false
-	}
-	return x.ProxyConnectTimeout == y.ProxyConnectTimeout && x.ProxyReadTimeout == y.ProxyReadTimeout &&
-		x.ProxySendTimeout == y.ProxySendTimeout && x.ProxyBodySize == y.ProxyBodySize &&
-		x.BackendProtocol == y.BackendProtocol && x.RewriteTarget == y.RewriteTarget &&
-		slices.Equal(x.AllowSourceRange, y.AllowSourceRange)
 }
 
 func serversByHost(c *model.Configuration) map[string]*model.Server {

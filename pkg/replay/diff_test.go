@@ -8,7 +8,7 @@ import (
 )
 
 // TestSameServerSeesEveryField changes each field of a Server, of its
-// Location and of the Location's settings in turn: sameServer must notice
+// Location and of the Location's settings in turn: model.ServerEqual must notice
 // every one. A field added to the model without a comparison fails here.
 func TestSameServerSeesEveryField(t *testing.T) {
 	base := func() model.Server {
@@ -30,13 +30,13 @@ func TestSameServerSeesEveryField(t *testing.T) {
 			if !change(tg.value(&b).Field(i)) {
 				continue // Locations itself: its elements are checked below
 			}
-			if sameServer(&a, &b) {
-				t.Errorf("%s.%s changed, sameServer still says equal", tg.name, f.Name)
+			if model.ServerEqual(&a, &b) {
+				t.Errorf("%s.%s changed, model.ServerEqual still says equal", tg.name, f.Name)
 			}
 		}
 	}
 	a, b := base(), base()
-	if !sameServer(&a, &b) {
+	if !model.ServerEqual(&a, &b) {
 		t.Error("equal servers reported different")
 	}
 }
@@ -62,7 +62,7 @@ func change(v reflect.Value) bool {
 	case reflect.Struct:
 		return false // Settings: its fields are changed one by one
 	default:
-		panic("unhandled field kind " + v.Kind().String() + ": teach change and sameServer about it")
+		panic("unhandled field kind " + v.Kind().String() + ": teach change and model.ServerEqual about it")
 	}
 	return true
 }
