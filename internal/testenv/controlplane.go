@@ -3,8 +3,7 @@ package testenv
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
+	"github.com/ingress-sync/ingress-sync/internal/freeport"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -120,7 +119,7 @@ func (cp *ControlPlane) prepare() error {
 func (cp *ControlPlane) start(ctx context.Context, o Options, etcdBin, apiBin string, attempt int) error {
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
-	ports, err := freePorts(3)
+	ports, err := freeport.Ports(3)
 	if err != nil {
 		return err
 	}
@@ -222,20 +221,6 @@ func (cp *ControlPlane) stopProcesses() error {
 	err := errors.Join(cp.apiserver.Stop(stopGrace), cp.etcd.Stop(stopGrace))
 	cp.apiserver, cp.etcd = nil, nil
 	return err
-}
-
-// freePorts reserves n distinct free ports on 127.0.0.1 and releases them.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // portTaken reports whether a log says a listen failed on a used port.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ingress-sync/ingress-sync/internal/freeport"
 	"net"
 	"net/http"
 	"os"
@@ -108,7 +109,7 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		return nil, err
 	}
 	// All ports at once: ports chosen by separate calls may coincide.
-	ports, err := FreePorts(1 + 4*o.Syncers)
+	ports, err := freeport.Ports(1 + 4*o.Syncers)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ type SyncerOptions struct {
 func NewSyncer(o SyncerOptions) (*Syncer, error) {
 	if o.Ports == nil {
 		var err error
-		if o.Ports, err = FreePorts(4); err != nil {
+		if o.Ports, err = freeport.Ports(4); err != nil {
 			return nil, err
 		}
 	}
@@ -328,26 +329,6 @@ func (w *World) Stop() error {
 		errs = append(errs, w.CP.Stop())
 	}
 	return errors.Join(errs...)
-}
-
-// FreePorts returns n distinct free TCP ports on 127.0.0.1.
-func FreePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("world: free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // statusWatch keeps the latest status report of every syncer.

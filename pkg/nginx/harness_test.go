@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ingress-sync/ingress-sync/internal/echo"
+	"github.com/ingress-sync/ingress-sync/internal/freeport"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,18 +46,9 @@ func requireNginx(t testing.TB) {
 // freePorts returns n distinct free TCP ports on 127.0.0.1.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	var ls []net.Listener
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("free port: %v", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
+	ports, err := freeport.Ports(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
+	"github.com/ingress-sync/ingress-sync/internal/freeport"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,14 +167,9 @@ func (ch asyncErrors) expectViolation(t *testing.T, op, subject string) {
 // freePorts returns n distinct free ports on 127.0.0.1.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ports, err := freeport.Ports(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }
