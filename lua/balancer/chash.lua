@@ -1,12 +1,21 @@
 -- balancer/chash.lua: consistent hashing of an nginx variable expression
--- (such as "$request_uri" or "${host}$uri") on a sorted ring of CRC32 points,
--- POINTS per endpoint. Removing an endpoint moves only the keys it owned.
+-- (such as "$request_uri" or "${host}$uri") on a sorted ring of 32-bit
+-- points, POINTS per endpoint. Removing an endpoint moves only the keys it
+-- owned.
+--
+-- Points and keys are placed by the first 32 bits of MD5, not CRC32: CRC32 is
+-- linear, so similar strings ("ep#1", "ep#2", "/key-1", "/key-2") land in
+-- correlated places and one endpoint could own a small fraction of the ring.
 
-local crc32 = ngx.crc32_long
+local md5 = ngx.md5
 local concat = table.concat
 local sort = table.sort
 
 local POINTS = 160
+
+local function hash32(s)
+  return tonumber(md5(s):sub(1, 8), 16)
+end
 
 local _M = {}
 local mt = { __index = _M }
@@ -34,7 +43,7 @@ function _M.new(endpoints, hash_by)
   for i = 1, #endpoints do
     local ep = endpoints[i]
     for p = 1, POINTS do
-      points[#points + 1] = { h = crc32(ep.id .. "#" .. p), ep = ep }
+      points[#points + 1] = { h = hash32(ep.id .. "#" .. p), ep = ep }
     end
   end
   sort(points, function(a, b)
@@ -68,7 +77,7 @@ end
 
 -- index returns the first ring position at or after the hash of key.
 function _M:index(key)
-  local h = crc32(key)
+  local h = hash32(key)
   local hashes = self.hashes
   local lo, hi = 1, #hashes
   if h > hashes[hi] then
