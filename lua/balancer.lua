@@ -20,7 +20,9 @@ local ngx_var = ngx.var
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
 local get_last_failure = ngx_balancer.get_last_failure
+local set_timeouts = ngx_balancer.set_timeouts
 local min = math.min
+local tonumber = tonumber
 
 local _M = {}
 
@@ -73,8 +75,28 @@ _M.backends = backends
 local max_tries = 3
 local no_endpoints = nil
 
+-- timeouts parses $ingress_timeouts ("connect,send,read" in seconds, each
+-- possibly empty), caching the result by string.
+local timeouts_cache = {} -- bounded: one entry per distinct timeouts of routes
+local function apply_timeouts(s)
+  local t = timeouts_cache[s]
+  if not t then
+    local c, snd, r = s:match("^(%d*),(%d*),(%d*)$")
+    t = { tonumber(c), tonumber(snd), tonumber(r) }
+    timeouts_cache[s] = t
+  end
+  local ok, err = pcall(set_timeouts, t[1], t[2], t[3])
+  if not ok then
+    ngx.log(ngx.ERR, "cannot set upstream timeouts ", s, ": ", err)
+  end
+end
+
 -- balance runs in balancer_by_lua.
 function _M.balance()
+  local timeouts = ngx_var.ingress_timeouts
+  if timeouts and timeouts ~= "" then
+    apply_timeouts(timeouts)
+  end
   local name = ngx_var.proxy_upstream_name
   local entry = name and backends:get(name)
   if not entry or entry.n == 0 then

@@ -12,6 +12,14 @@
 --                                 (never the keys)
 --   POST /configuration/certs     {"version", "upserted": [Certificate], "removed": [name],
 --                                  "defaultCertificate": name (optional)}
+--   GET  /configuration/routes    {"version", "generation", "checksum", "hosts": [Host]}
+--                                 ?host=<name> returns that one host
+--   POST /configuration/routes    {"version", "upserted": [Host], "removed": [name],
+--                                  "checksum": Configuration checksum (optional)}
+--
+-- A Host is {"name", "routes": [Route]}; router.lua describes a Route. The
+-- syncer pushes backends and certificates before the routes that use them,
+-- and removes them after the routes that used them are gone.
 --
 -- Wire names are lowerCamel, as in the Go model. Certificate "cert" and "key"
 -- are base64 (Go's encoding of []byte) holding PEM.
@@ -26,9 +34,10 @@ local concat = table.concat
 
 local BACKENDS = "ingress_backends"
 local CERTIFICATES = "ingress_certificates"
+local ROUTES = "ingress_routes"
 local MAX_VERSION = 99999999999999 -- cjson keeps 14 significant digits
 
-local _M = { BACKENDS = BACKENDS, CERTIFICATES = CERTIFICATES }
+local _M = { BACKENDS = BACKENDS, CERTIFICATES = CERTIFICATES, ROUTES = ROUTES }
 
 local settings = { checksum = "", max_tries = 3 }
 
@@ -174,6 +183,53 @@ local function normalize_certificate(c)
   }
 end
 
+local HOST_NAME = "^[%w_%*][%w%._%-]*$"
+
+local function is_host_name(s)
+  return type(s) == "string" and #s <= 253 and s:find(HOST_NAME) ~= nil
+end
+
+-- normalize_host keeps the known fields of a host and its routes, and
+-- refuses a host that router.lua cannot compile.
+local function normalize_host(h)
+  if type(h) ~= "table" or type(h.name) ~= "string" or #h.name > 253 or not h.name:find(HOST_NAME) then
+    return nil, "host needs a valid name"
+  end
+  local routes = {}
+  if h.routes ~= nil and h.routes ~= cjson.null then
+    if type(h.routes) ~= "table" then
+      return nil, "host " .. h.name .. ": routes must be an array"
+    end
+    for i = 1, #h.routes do
+      local r = h.routes[i]
+      if type(r) ~= "table" then
+        return nil, "host " .. h.name .. ": route " .. i .. " is not an object"
+      end
+      local clean = {}
+      for _, k in ipairs({ "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
+                           "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow" }) do
+        local v = r[k]
+        if v ~= cjson.null then
+          clean[k] = v
+        end
+      end
+      if clean.allow ~= nil and (type(clean.allow) ~= "table" or #clean.allow == 0) then
+        return nil, "host " .. h.name .. ": route " .. i .. ": allow must be a non-empty array"
+      end
+      routes[i] = clean
+    end
+  end
+  local item = { name = h.name, routes = routes }
+  local ok, err = require("router").compile(item)
+  if not ok then
+    return nil, err
+  end
+  if #routes == 0 then
+    item.routes = nil
+  end
+  return item
+end
+
 local function read_body()
   ngx.req.read_body()
   local body = ngx.req.get_body_data()
@@ -195,7 +251,8 @@ end
 
 -- post_delta decodes and validates a delta, then writes it to the dict.
 -- meta_fields maps optional name-valued delta fields to metadata keys.
-local function post_delta(dict_name, normalize, meta_fields)
+local function post_delta(dict_name, normalize, meta_fields, valid_name)
+  valid_name = valid_name or is_name
   local body, rerr = read_body()
   if not body then
     return fail(400, "empty body " .. tostring(rerr or ""))
@@ -227,7 +284,7 @@ local function post_delta(dict_name, normalize, meta_fields)
       return fail(400, "removed must be an array")
     end
     for i = 1, #rm do
-      if not is_name(rm[i]) then
+      if not valid_name(rm[i]) then
         return fail(400, "invalid name in removed")
       end
       removed[i] = rm[i]
@@ -237,7 +294,7 @@ local function post_delta(dict_name, normalize, meta_fields)
   for field, key in pairs(meta_fields or {}) do
     local v = delta[field]
     if v ~= nil and v ~= cjson.null and v ~= "" then
-      if not is_name(v) then
+      if type(v) ~= "string" or #v > 256 or not v:find("^[%w_:+=/%.%-]+$") then
         return fail(400, "invalid " .. field)
       end
       meta[key] = v
@@ -278,13 +335,31 @@ local function get_certificates()
     ',"certificates":[' .. concat(out, ",") .. "]}")
 end
 
+local function get_routes()
+  local name = ngx.var.arg_host
+  if name then
+    local json = store.item(ROUTES, ngx.unescape_uri(name))
+    if not json then
+      return fail(404, "no such host")
+    end
+    return respond(200, json)
+  end
+  local version, gen, items = store.dump(ROUTES)
+  return respond(200, '{"version":' .. version .. ',"generation":' .. gen ..
+    ',"checksum":' .. cjson.encode(store.meta(ROUTES, "checksum") or "") ..
+    ',"hosts":[' .. concat(items, ",") .. "]}")
+end
+
 local function get_version()
   local bv, bg = store.state(BACKENDS)
   local cv, cg = store.state(CERTIFICATES)
+  local rv, rg = store.state(ROUTES)
   return respond(200, {
     checksum = settings.checksum,
+    configuration = store.meta(ROUTES, "checksum") or "",
     backendsVersion = bv, backendsGeneration = bg,
     certificatesVersion = cv, certificatesGeneration = cg,
+    routesVersion = rv, routesGeneration = rg,
     pid = ngx.worker.pid(),
   })
 end
@@ -294,6 +369,10 @@ local routes = {
   ["GET /configuration/backends"] = get_backends,
   ["POST /configuration/backends"] = function() return post_delta(BACKENDS, normalize_backend) end,
   ["GET /configuration/certs"] = get_certificates,
+  ["GET /configuration/routes"] = get_routes,
+  ["POST /configuration/routes"] = function()
+    return post_delta(ROUTES, normalize_host, { checksum = "checksum" }, is_host_name)
+  end,
   ["POST /configuration/certs"] = function()
     return post_delta(CERTIFICATES, normalize_certificate, { defaultCertificate = "default" })
   end,

@@ -36,6 +36,8 @@ type ingressAnnotations struct {
 	// force-ssl-redirect=true.
 	sslRedirect      *bool
 	forceSSLRedirect bool
+	// useRegex is use-regex=true.
+	useRegex bool
 	// balancing holds the backend-level settings, when any is set.
 	balancing *balancing
 	// snippets lists the *-snippet annotations present, sorted.
@@ -74,7 +76,7 @@ type affinityInput struct {
 //   - proxy-connect-timeout, proxy-read-timeout, proxy-send-timeout: whole
 //     seconds, 1 to 3600 ("60", not "60s").
 //   - proxy-body-size: an nginx size, digits with an optional k, m or g.
-//   - ssl-redirect, force-ssl-redirect: true or false.
+//   - ssl-redirect, force-ssl-redirect, use-regex: true or false.
 //   - backend-protocol: HTTP, HTTPS, GRPC or GRPCS, in any case.
 //   - rewrite-target: an absolute path of allowed path characters, where
 //     '$' may only start a capture reference $0 to $9.
@@ -121,6 +123,13 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	return a
 }
 
+// regexPaths reports whether the Ingress's ImplementationSpecific paths are
+// regular expressions: use-regex=true, or a rewrite-target (which implies
+// it in ingress-nginx).
+func (a *ingressAnnotations) regexPaths() bool {
+	return a.useRegex || a.location.RewriteTarget != ""
+}
+
 // errUnsupported marks annotations we do not implement.
 var errUnsupported = errors.New("not supported")
 
@@ -149,6 +158,8 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		a.sslRedirect, err = parseBoolPtr(v)
 	case "force-ssl-redirect":
 		a.forceSSLRedirect, err = strconv.ParseBool(v)
+	case "use-regex":
+		a.useRegex, err = parseBool(v)
 	case "load-balance":
 		b.loadBalance, err = parseLoadBalance(v)
 	case "upstream-hash-by":
@@ -253,16 +264,42 @@ func parseIntRange(v string, lo, hi int) (int, error) {
 // "60s").
 func parseTimeout(v string) (int, error) { return parseIntRange(v, 1, maxTimeoutSeconds) }
 
-// parseSize parses an nginx size: digits with an optional k, m or g unit.
+// MaxSizeBytes bounds sizes (1 TiB): larger limits mean "no limit" in
+// practice, and every byte count stays exact in JSON.
+const MaxSizeBytes = 1 << 40
+
+// parseSize parses an nginx size: digits with an optional k, m or g unit,
+// at most MaxSizeBytes.
 func parseSize(v string) (Size, error) {
-	digits := v
-	if n := len(v); n > 0 && strings.IndexByte("kKmMgG", v[n-1]) >= 0 {
-		digits = v[:n-1]
+	s := Size(v)
+	if _, ok := s.Bytes(); !ok {
+		return "", errors.New("must be an nginx size such as 8m, 512k or 0, at most 1024g")
 	}
-	if !allDigits(digits) || len(digits) > 12 {
-		return "", errors.New("must be an nginx size such as 8m, 512k or 0")
+	return s, nil
+}
+
+// Bytes returns the size in bytes, and false when s is not an nginx size
+// (digits with an optional k, m or g unit) of at most MaxSizeBytes.
+func (s Size) Bytes() (int64, bool) {
+	digits, unit := string(s), int64(1)
+	if n := len(digits); n > 0 {
+		switch digits[n-1] {
+		case 'k', 'K':
+			digits, unit = digits[:n-1], 1<<10
+		case 'm', 'M':
+			digits, unit = digits[:n-1], 1<<20
+		case 'g', 'G':
+			digits, unit = digits[:n-1], 1<<30
+		}
 	}
-	return Size(v), nil
+	if !allDigits(digits) || len(digits) > 13 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > MaxSizeBytes/unit {
+		return 0, false
+	}
+	return n * unit, true
 }
 
 func parseBoolPtr(v string) (*bool, error) {

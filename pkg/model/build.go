@@ -33,7 +33,12 @@ const (
 //     sensitive; its trailing slash is ignored ("/foo/" is built as "/foo").
 //     ImplementationSpecific is built as Prefix, and an empty
 //     ImplementationSpecific path as "/". Paths must be absolute and use the
-//     allowed characters (letters, digits, -._~/%!&()*+,=:@).
+//     allowed characters (letters, digits, -._~/%!&()*+,=:@). With
+//     use-regex=true or a rewrite-target on the Ingress, its
+//     ImplementationSpecific paths are regular expressions instead
+//     (PathRegex, see validateRegexPath), tried in Location order (longest
+//     first) after Exact paths and before Prefix paths, as nginx tries
+//     ingress-nginx's regex locations.
 //   - Conflicts: the same host, path and path type claimed twice is served
 //     by the oldest Ingress (or the first rule of one Ingress).
 //   - Backends: a Service in the Ingress's namespace, its port referenced
@@ -234,7 +239,7 @@ func (b *builder) buildRule(e *ingressEntry, rule *networkingv1.IngressRule) {
 }
 
 func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.HTTPIngressPath) {
-	path, pathType, err := normalizePath(p)
+	path, pathType, err := normalizePath(p, e.ann.regexPaths())
 	if err != nil {
 		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.Path, err)
 		return
@@ -261,8 +266,9 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.H
 }
 
 // normalizePath validates the path of an Ingress rule and returns it with
-// its path type as built.
-func normalizePath(p *networkingv1.HTTPIngressPath) (string, PathType, error) {
+// its path type as built. regex makes ImplementationSpecific paths regular
+// expressions (use-regex, rewrite-target).
+func normalizePath(p *networkingv1.HTTPIngressPath, regex bool) (string, PathType, error) {
 	path := p.Path
 	pathType := PathPrefix
 	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
@@ -274,6 +280,12 @@ func normalizePath(p *networkingv1.HTTPIngressPath) (string, PathType, error) {
 	}
 	if p.PathType != nil && !isImpl && pathType != PathExact && *p.PathType != networkingv1.PathTypePrefix {
 		return "", "", fmt.Errorf("unknown pathType %q", *p.PathType)
+	}
+	if isImpl && regex {
+		if err := validateRegexPath(path); err != nil {
+			return "", "", err
+		}
+		return path, PathRegex, nil
 	}
 	if err := validatePath(path); err != nil {
 		return "", "", err

@@ -3,18 +3,21 @@ package model
 // Change is the difference between the running Configuration and a new one,
 // classified by how it can be applied. It is computed by Diff.
 type Change struct {
-	// Reload is true when nginx.conf itself must change (servers, locations,
-	// global settings, default backend; a new default certificate is
-	// dynamic, see DefaultCertificate); ReloadReasons says what differed,
-	// e.g. "server foo.com location /x changed", at most ten and then
-	// "and N more".
+	// Reload is true when nginx.conf itself must change: the global
+	// settings (everything else is dynamic); ReloadReasons says what
+	// differed, at most ten and then "and N more".
 	Reload        bool     `json:"reload"`
 	ReloadReasons []string `json:"reloadReasons,omitempty"`
 
 	// The dynamic part, applied through the Lua endpoints without a reload:
+	// the route tables of hosts (Servers) that are new or changed, and the
+	// Hostnames of those that are gone;
 	// backends that are new or whose endpoints/balancing changed, backends
 	// that are gone, certificates that are new or changed, and certificates
-	// that are gone (by Name). All sorted by Name.
+	// that are gone (by Name). All sorted by Name (Servers by Hostname,
+	// the default server first).
+	ServersUpserted      []Server      `json:"serversUpserted,omitempty"`
+	ServersRemoved       []string      `json:"serversRemoved,omitempty"`
 	BackendsUpserted     []Backend     `json:"backendsUpserted,omitempty"`
 	BackendsRemoved      []string      `json:"backendsRemoved,omitempty"`
 	CertificatesUpserted []Certificate `json:"certificatesUpserted,omitempty"`
@@ -27,13 +30,16 @@ type Change struct {
 
 // Empty reports whether nothing differs.
 func (c Change) Empty() bool {
-	return !c.Reload && len(c.BackendsUpserted) == 0 && len(c.BackendsRemoved) == 0 &&
-		len(c.CertificatesUpserted) == 0 && len(c.CertificatesRemoved) == 0 &&
-		c.DefaultCertificate == ""
+	return !c.Reload && !c.Dynamic()
 }
 
 // Dynamic reports whether the change has a part for the Lua endpoints.
 func (c Change) Dynamic() bool {
+	return len(c.ServersUpserted) > 0 || len(c.ServersRemoved) > 0 || c.dynamicState()
+}
+
+// dynamicState reports whether backends or certificates changed.
+func (c Change) dynamicState() bool {
 	return len(c.BackendsUpserted) > 0 || len(c.BackendsRemoved) > 0 ||
 		len(c.CertificatesUpserted) > 0 || len(c.CertificatesRemoved) > 0 ||
 		c.DefaultCertificate != ""

@@ -8,6 +8,11 @@ type PathType string
 const (
 	PathExact  PathType = "Exact"
 	PathPrefix PathType = "Prefix"
+	// PathRegex is an ImplementationSpecific path of an Ingress with
+	// use-regex=true or a rewrite-target: a case-insensitive regular
+	// expression anchored at the start of the path, as ingress-nginx's
+	// `location ~* "^<path>"`.
+	PathRegex PathType = "Regex"
 )
 
 // Configuration is everything nginx serves, built by Build. Every slice is

@@ -15,12 +15,14 @@ const maxReloadReasons = 10
 // is sorted on a copy. Work is linear in the size of both; equal stored
 // checksums return at once.
 //
-//   - Dynamic, through the Lua endpoints: Backends added, removed, or with
-//     other endpoints or balancing (by Backend checksum); Certificates added,
-//     removed, or with other content or hosts; a new default certificate
-//     name (Change.DefaultCertificate, with that certificate upserted).
-//   - Reload: Global settings, the default backend, Servers added or
-//     removed, a Server's TLS or SSLRedirect, and any field of any Location.
+//   - Dynamic, through the Lua endpoints: Servers (the route table of a
+//     host) added, removed or with any other field or Location; Backends
+//     added, removed, or with other endpoints or balancing (by Backend
+//     checksum); Certificates added, removed, or with other content or
+//     hosts; a new default certificate name (Change.DefaultCertificate, with
+//     that certificate upserted). The default backend is part of every
+//     Server's catch-all route.
+//   - Reload: Global settings only (nginx.conf holds nothing else).
 func Diff(old, new *Configuration) Change {
 	if new == nil {
 		return Change{}
@@ -29,6 +31,7 @@ func Diff(old, new *Configuration) Change {
 		return Change{
 			Reload:               true,
 			ReloadReasons:        []string{"initial configuration"},
+			ServersUpserted:      slices.Clone(new.Servers),
 			BackendsUpserted:     slices.Clone(new.Backends),
 			CertificatesUpserted: slices.Clone(new.Certificates),
 			DefaultCertificate:   new.DefaultCertificate,
@@ -42,11 +45,8 @@ func Diff(old, new *Configuration) Change {
 	if old.Global != new.Global {
 		r.add("global settings changed")
 	}
-	if old.DefaultBackend != new.DefaultBackend {
-		r.add("default backend changed")
-	}
-	diffServers(sortedServers(old.Servers), sortedServers(new.Servers), &r)
 	ch.Reload, ch.ReloadReasons = r.result()
+	ch.ServersUpserted, ch.ServersRemoved = diffServers(sortedServers(old.Servers), sortedServers(new.Servers))
 	ch.BackendsUpserted, ch.BackendsRemoved = diffBackends(old.Backends, new.Backends)
 	ch.CertificatesUpserted, ch.CertificatesRemoved = diffCertificates(old.Certificates, new.Certificates)
 	if old.DefaultCertificate != new.DefaultCertificate && new.DefaultCertificate != "" {
@@ -119,30 +119,18 @@ func compareServers(a, b Server) int { return compareHostnames(a.Hostname, b.Hos
 
 func sortedServers(s []Server) []Server { return sortedBy(s, compareServers) }
 
-func diffServers(old, new []Server, r *reasons) {
+// diffServers returns the Servers of new that old lacks or has otherwise,
+// and the Hostnames of the Servers only old has.
+func diffServers(old, new []Server) (upserted []Server, removed []string) {
 	mergeWalk(old, new, func(a, b *Server) int { return compareServers(*a, *b) },
-		func(o, _ *Server) { r.add("server %s removed", o.Hostname) },
-		func(_, n *Server) { r.add("server %s added", n.Hostname) },
-		func(o, n *Server) { diffServer(o, n, r) })
-}
-
-func diffServer(o, n *Server, r *reasons) {
-	if o.TLS != n.TLS {
-		r.add("server %s tls changed", n.Hostname)
-	}
-	if o.SSLRedirect != n.SSLRedirect {
-		r.add("server %s ssl-redirect changed", n.Hostname)
-	}
-	host := n.Hostname
-	mergeWalk(sortedBy(o.Locations, compareLocations), sortedBy(n.Locations, compareLocations),
-		func(a, b *Location) int { return compareLocations(*a, *b) },
-		func(l, _ *Location) { r.add("server %s location %s removed", host, locationName(l)) },
-		func(_, l *Location) { r.add("server %s location %s added", host, locationName(l)) },
-		func(a, b *Location) {
-			if !locationEqual(a, b) {
-				r.add("server %s location %s changed", host, locationName(b))
+		func(o, _ *Server) { removed = append(removed, o.Hostname) },
+		func(_, n *Server) { upserted = append(upserted, *n) },
+		func(o, n *Server) {
+			if !ServerEqual(o, n) {
+				upserted = append(upserted, *n)
 			}
 		})
+	return upserted, removed
 }
 
 // locationName is the path as nginx writes it: "= /x" for Exact.

@@ -2,6 +2,8 @@ package model
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -114,6 +116,48 @@ func validatePath(p string) error {
 	if strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../") ||
 		strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") {
 		return errPathSegments
+	}
+	return nil
+}
+
+// Regex path errors.
+var (
+	errRegexChars = errors.New("may only contain printable ASCII characters other than space")
+	errRegexGroup = errors.New("may only use (?: and (?i) group flags")
+)
+
+// validateRegexPath checks a regex path: absolute, at most 1024 printable
+// ASCII characters, valid RE2 syntax (what Kubernetes and ingress-nginx
+// document; the data plane's PCRE accepts it), and no group flags but (?:
+// and (?i), whose meaning is the same in both engines.
+func validateRegexPath(p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return errPathRelative
+	case len(p) > 1024:
+		return errPathLong
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] <= ' ' || p[i] > '~' {
+			return errRegexChars
+		}
+	}
+	for rest := p; ; {
+		i := strings.Index(rest, "(?")
+		if i < 0 {
+			break
+		}
+		if i > 0 && rest[i-1] == '\\' {
+			rest = rest[i+2:]
+			continue
+		}
+		if !strings.HasPrefix(rest[i:], "(?:") && !strings.HasPrefix(rest[i:], "(?i)") {
+			return errRegexGroup
+		}
+		rest = rest[i+2:]
+	}
+	if _, err := regexp.Compile(p); err != nil {
+		return fmt.Errorf("is not a valid regular expression: %w", err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package nginx
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -24,7 +23,7 @@ type Signaler interface {
 	Pid() int
 }
 
-// ReloadStats describes the last Reload.
+// ReloadStats describes the last reload.
 type ReloadStats struct {
 	Skipped bool          // nginx.conf did not change: no reload happened
 	Render  time.Duration // rendering nginx.conf
@@ -32,10 +31,11 @@ type ReloadStats struct {
 	Confirm time.Duration // from SIGHUP to a new worker serving the new checksum
 }
 
-// Applier applies Configurations to a running nginx: by reload when
-// nginx.conf changes (Reload), otherwise through the Lua endpoints (Update).
-// It keeps the dynamic state it applied (backends and certificates) so that
-// Restore can push it again after nginx restarted. Methods are serialised.
+// Applier owns what nginx serves: the running Configuration. Apply brings
+// nginx to the next one, by deltas to the Lua endpoints (routes, backends,
+// certificates) and, only when nginx.conf changes (global settings), a
+// tested and confirmed reload. Restore pushes the whole state again after
+// nginx restarted. Methods are serialised.
 type Applier struct {
 	opts     Options
 	renderer *Renderer
@@ -43,15 +43,16 @@ type Applier struct {
 	proc     Signaler
 	log      *slog.Logger
 
-	mu       sync.Mutex
-	version  uint64
-	backends map[string]model.Backend
-	certs    map[string]model.Certificate
-	// defaultCert is the name of the default certificate.
-	defaultCert string
-	dirty       bool   // the Lua side may differ from the record: push everything
-	running     string // checksum of the nginx.conf confirmed or written
-	stats       ReloadStats
+	mu      sync.Mutex
+	version uint64
+	// running is the Configuration nginx serves (nil before WriteConfig or
+	// the first Apply); conf is the checksum of the nginx.conf it runs.
+	running *model.Configuration
+	conf    string
+	// dirty: the Lua side may differ from running (a failed push, a
+	// restart): the next push sends everything.
+	dirty bool
+	stats ReloadStats
 }
 
 // NewApplier validates opts, prepares opts.Dir (see Prepare) and returns an
@@ -71,8 +72,6 @@ func NewApplier(opts Options, proc Signaler) (*Applier, error) {
 		client:   NewClient(o.StatusPort, o.RequestTimeout),
 		proc:     proc,
 		log:      o.Logger.With("component", "nginx-applier"),
-		backends: map[string]model.Backend{},
-		certs:    map[string]model.Certificate{},
 		dirty:    true,
 	}, nil
 }
@@ -83,20 +82,28 @@ func (a *Applier) Client() *Client { return a.client }
 // Renderer returns the Applier's renderer.
 func (a *Applier) Renderer() *Renderer { return a.renderer }
 
-// LastReload returns the timings of the last Reload.
+// LastReload returns the timings of the last reload.
 func (a *Applier) LastReload() ReloadStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.stats
 }
 
-// WriteConfig renders and tests cfg and installs it as nginx.conf without
-// signalling nginx: the bootstrap step before Process.Start. It records the
-// dynamic state of cfg for Restore (which the Process OnStart hook runs).
+// Running returns the Configuration nginx serves, nil before the first.
+// It must not be modified.
+func (a *Applier) Running() *model.Configuration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.running
+}
+
+// WriteConfig renders and tests nginx.conf for cfg and installs it without
+// signalling nginx: the bootstrap step before Process.Start. cfg becomes the
+// running Configuration, which Restore (the Process OnStart hook) pushes.
 func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	conf, err := a.render(cfg)
+	conf, sum, err := a.render(cfg)
 	if err != nil {
 		return err
 	}
@@ -106,22 +113,104 @@ func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) err
 	if err := writeFileAtomic(a.opts.confPath(), conf, 0o644); err != nil {
 		return err
 	}
-	a.running = cfg.Checksum
-	a.setDynamic(cfg)
-	a.dirty = true
+	a.running, a.conf, a.dirty = cfg, sum, true
 	return nil
 }
 
-// render renders cfg, which must have a checksum (the reload is confirmed
-// by it), and records the time it took.
-func (a *Applier) render(cfg *model.Configuration) ([]byte, error) {
-	if cfg.Checksum == "" {
-		return nil, fmt.Errorf("%w: configuration has no checksum", ErrInvalidValue)
-	}
+// render renders nginx.conf for cfg's global settings and records the time
+// it took.
+func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
 	start := time.Now()
-	conf, err := a.renderer.Render(cfg)
+	conf, sum, err := a.renderer.render(&cfg.Global)
 	a.stats = ReloadStats{Render: time.Since(start)}
-	return conf, err
+	return conf, sum, err
+}
+
+// Apply makes nginx serve next and returns what changed. Routes, backends
+// and certificates go to the Lua endpoints in an order that never lets a
+// request see a route before its backend or certificate: new and changed
+// backends and certificates first, then the routes (with next's checksum),
+// then the removal of certificates and backends no route uses any more.
+// When nginx.conf changes (global settings), the reload comes between the
+// upserts and the removals: it is rendered, tested with nginx -t, swapped in
+// and confirmed by the new workers; on failure the previous file stays (or
+// is put back) and the error wraps ErrConfigTest, ErrReloadNotConfirmed,
+// ErrInvalidValue or ErrNotRunning. Whatever fails, the next Apply pushes
+// the whole state again.
+func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.Change, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ch := model.Diff(a.running, next)
+	conf, sum, err := a.render(next)
+	if err != nil {
+		return ch, err
+	}
+	reload := sum != a.conf
+	ch.Reload = reload
+	if !reload {
+		ch.ReloadReasons = nil
+		a.stats.Skipped = true
+	}
+	if a.dirty {
+		ch = model.Diff(nil, next)
+		ch.Reload = reload
+	}
+	if reload {
+		if err := a.test(ctx, conf); err != nil {
+			return ch, err
+		}
+	}
+	if err := a.pushChange(ctx, next, &ch, reload, conf, sum); err != nil {
+		a.dirty = true
+		return ch, err
+	}
+	a.running = next
+	return ch, nil
+}
+
+// pushChange pushes ch (everything when dirty) and reloads in between when
+// reload is set.
+func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch *model.Change, reload bool, conf []byte, sum string) error {
+	var extra *delta
+	if a.dirty {
+		var err error
+		if extra, err = a.extras(ctx, next); err != nil {
+			return err
+		}
+		a.dirty = false
+	}
+	d := deltaOf(ch, next.Checksum, extra)
+	if err := a.pushUpserts(ctx, &d); err != nil {
+		return err
+	}
+	if reload {
+		old, _ := os.ReadFile(a.opts.confPath())
+		if err := a.swapAndConfirm(ctx, conf, old, sum); err != nil {
+			return err
+		}
+		a.conf = sum
+	}
+	return a.pushRemovals(ctx, &d)
+}
+
+// Restore pushes the whole running state again, removing whatever else
+// the Lua side holds. It is the Process OnStart hook: a new nginx master
+// starts with empty shared dicts.
+func (a *Applier) Restore(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.dirty = true
+	if a.running == nil {
+		return nil
+	}
+	ch := model.Diff(nil, a.running)
+	if err := a.pushChange(ctx, a.running, &ch, false, nil, ""); err != nil {
+		a.dirty = true
+		return err
+	}
+	a.log.Info("dynamic state pushed", "hosts", len(ch.ServersUpserted), "backends", len(ch.BackendsUpserted),
+		"certificates", len(ch.CertificatesUpserted))
+	return nil
 }
 
 // test writes conf to a temporary file in Dir and runs nginx -t on it.
@@ -149,38 +238,6 @@ func (a *Applier) test(ctx context.Context, conf []byte) error {
 		return fmt.Errorf("%w: %s", ErrConfigTest, msg)
 	}
 	return nil
-}
-
-// Reload makes nginx run cfg. It renders and tests nginx.conf, pushes new or
-// changed backends and certificates, swaps the file atomically, sends
-// SIGHUP and waits until a new worker serves cfg.Checksum; then it removes
-// the backends and certificates cfg no longer has. When nginx.conf did not
-// change, only the dynamic state is synchronised. On failure the previous
-// nginx.conf stays (or is put back and reloaded) and the error wraps
-// ErrInvalidValue, ErrConfigTest, ErrReloadNotConfirmed or ErrNotRunning.
-func (a *Applier) Reload(ctx context.Context, cfg *model.Configuration) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	conf, err := a.render(cfg)
-	if err != nil {
-		return err
-	}
-	old, err := os.ReadFile(a.opts.confPath())
-	if err == nil && bytes.Equal(old, conf) && a.running == cfg.Checksum {
-		a.stats.Skipped = true
-		return a.syncDynamic(ctx, cfg, true)
-	}
-	if err := a.test(ctx, conf); err != nil {
-		return err
-	}
-	if err := a.syncDynamic(ctx, cfg, false); err != nil {
-		return fmt.Errorf("push dynamic state before reload: %w", err)
-	}
-	if err := a.swapAndConfirm(ctx, conf, old, cfg.Checksum); err != nil {
-		return err
-	}
-	a.running = cfg.Checksum
-	return a.syncDynamic(ctx, cfg, true)
 }
 
 // swapAndConfirm installs conf, reloads nginx and confirms; on failure it
@@ -298,31 +355,3 @@ func errorLogSince(path string, offset int64) string {
 	return strings.Join(lines, " | ")
 }
 
-// Restore pushes the whole dynamic state again: every backend and
-// certificate, and the removal of whatever else the Lua side holds. Use it
-// as the Process OnStart hook.
-func (a *Applier) Restore(ctx context.Context) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.dirty = true
-	return a.pushAll(ctx)
-}
-
-// Update applies the dynamic part of ch through the Lua endpoints, without a
-// reload: only the changed and removed backends and certificates (and a new
-// default certificate name) are sent. ch.Reload is not acted on here; call
-// Reload with the new Configuration.
-func (a *Applier) Update(ctx context.Context, ch model.Change) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	d := delta{
-		backends: ch.BackendsUpserted, backendsRemoved: ch.BackendsRemoved,
-		certificates: ch.CertificatesUpserted, certificatesRemove: ch.CertificatesRemoved,
-		defaultCertificate: ch.DefaultCertificate,
-	}
-	a.record(&d)
-	if a.dirty {
-		return a.pushAll(ctx)
-	}
-	return a.push(ctx, &d)
-}

@@ -121,7 +121,7 @@ func TestConsistentHashingIsStable(t *testing.T) {
 
 	// Remove "c": only its keys move.
 	b.Endpoints = []model.Endpoint{endpointOf(eps[0]), endpointOf(eps[1]), endpointOf(eps[3]), endpointOf(eps[4])}
-	if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{b}}); err != nil {
+	if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{b}}); err != nil {
 		t.Fatal(err)
 	}
 	after := owner()

@@ -73,7 +73,7 @@ func BenchmarkRender(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := r.RenderTo(io.Discard, cfg); err != nil {
+				if _, err := r.Render(cfg); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -96,7 +96,7 @@ func BenchmarkDynamicUpdate(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		next := eps[(i+1)%2]
 		start := time.Now()
-		if err := h.app.Update(ctx, model.Change{BackendsUpserted: []model.Backend{backendOf("svc", next)}}); err != nil {
+		if err := h.update(ctx, model.Change{BackendsUpserted: []model.Backend{backendOf("svc", next)}}); err != nil {
 			b.Fatal(err)
 		}
 		post = append(post, time.Since(start))
@@ -136,7 +136,7 @@ func BenchmarkReload(b *testing.B) {
 			cfg = first
 		}
 		start := time.Now()
-		if err := h.app.Reload(ctx, cfg); err != nil {
+		if err := h.reload(ctx, cfg); err != nil {
 			b.Fatal(err)
 		}
 		whole = append(whole, time.Since(start))

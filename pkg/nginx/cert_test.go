@@ -83,7 +83,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 	wild, wildSerial := ca.issue(t, "default/wild", "*.wild.test")
 	def, defSerial := ca.issue(t, "default/default", "default.test")
 	ch := model.Change{CertificatesUpserted: []model.Certificate{def, secure, wild}, DefaultCertificate: "default/default"}
-	if err := h.app.Update(t.Context(), ch); err != nil {
+	if err := h.update(t.Context(), ch); err != nil {
 		t.Fatal(err)
 	}
 	checks := []struct {
@@ -118,7 +118,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 
 	t.Run("rotation", func(t *testing.T) {
 		rotated, serial2 := ca.issue(t, "default/secure", "secure.test")
-		if err := h.app.Update(t.Context(), model.Change{CertificatesUpserted: []model.Certificate{rotated}}); err != nil {
+		if err := h.update(t.Context(), model.Change{CertificatesUpserted: []model.Certificate{rotated}}); err != nil {
 			t.Fatal(err)
 		}
 		// Every worker serves the new certificate right after the POST.
@@ -130,7 +130,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 	})
 
 	t.Run("removal falls back to the default", func(t *testing.T) {
-		if err := h.app.Update(t.Context(), model.Change{CertificatesRemoved: []string{"default/wild"}}); err != nil {
+		if err := h.update(t.Context(), model.Change{CertificatesRemoved: []string{"default/wild"}}); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := h.served(ca, "a.wild.test", "default.test"); err != nil || got != defSerial {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -39,6 +40,24 @@ type CertificatesDelta struct {
 	DefaultCertificate string              `json:"defaultCertificate,omitempty"`
 }
 
+// RoutesDelta is the body of POST /configuration/routes. Checksum, when
+// set, is the Configuration the routes belong to (GET
+// /configuration/version reports it).
+type RoutesDelta struct {
+	Version  uint64   `json:"version"`
+	Upserted []Host   `json:"upserted,omitempty"`
+	Removed  []string `json:"removed,omitempty"`
+	Checksum string   `json:"checksum,omitempty"`
+}
+
+// Routes is GET /configuration/routes: the route table router.lua holds.
+type Routes struct {
+	Version    uint64 `json:"version"`
+	Generation uint64 `json:"generation"`
+	Checksum   string `json:"checksum"`
+	Hosts      []Host `json:"hosts"`
+}
+
 // DeltaResult is the answer to an accepted delta.
 type DeltaResult struct {
 	Version    uint64 `json:"version"`
@@ -46,9 +65,13 @@ type DeltaResult struct {
 }
 
 // Version is GET /configuration/version, answered by one worker: the
-// checksum of the nginx.conf that worker loaded and the dynamic state.
+// checksum of the nginx.conf that worker loaded, the checksum of the
+// Configuration whose routes were pushed last, and the dynamic state.
 type Version struct {
 	Checksum               string `json:"checksum"`
+	Configuration          string `json:"configuration"`
+	RoutesVersion          uint64 `json:"routesVersion"`
+	RoutesGeneration       uint64 `json:"routesGeneration"`
 	BackendsVersion        uint64 `json:"backendsVersion"`
 	BackendsGeneration     uint64 `json:"backendsGeneration"`
 	CertificatesVersion    uint64 `json:"certificatesVersion"`
@@ -115,6 +138,27 @@ func (c *Client) PostCertificates(ctx context.Context, upserted []model.Certific
 	return c.post(ctx, "/configuration/certs", CertificatesDelta{
 		Version: version, Upserted: upserted, Removed: removed, DefaultCertificate: defaultCertificate,
 	}, version)
+}
+
+// PostRoutes sends changed (upserted) and removed hosts of the route table
+// and, when checksum is not "", the Configuration they belong to.
+func (c *Client) PostRoutes(ctx context.Context, upserted []Host, removed []string, checksum string, version uint64) (DeltaResult, error) {
+	return c.post(ctx, "/configuration/routes", RoutesDelta{Version: version, Upserted: upserted, Removed: removed, Checksum: checksum}, version)
+}
+
+// GetRoutes returns the route table the Lua side holds, sorted by host.
+func (c *Client) GetRoutes(ctx context.Context) (Routes, error) {
+	var out Routes
+	err := c.get(ctx, "/configuration/routes", false, &out)
+	return out, err
+}
+
+// GetHost returns the routes of one host; the error wraps ErrNotFound when
+// the table has no such host.
+func (c *Client) GetHost(ctx context.Context, name string) (Host, error) {
+	var out Host
+	err := c.get(ctx, "/configuration/routes?host="+url.QueryEscape(name), false, &out)
+	return out, err
 }
 
 // GetBackends returns the backends the Lua side holds, sorted by name.
@@ -218,6 +262,9 @@ func statusError(req *http.Request, status int, data []byte) error {
 	}
 	if status == http.StatusConflict {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, &StaleVersionError{Current: eb.Version, Message: eb.Error})
+	}
+	if status == http.StatusNotFound && req.Method == http.MethodGet {
+		return fmt.Errorf("%s %s: %w: %s", req.Method, req.URL.Path, ErrNotFound, eb.Error)
 	}
 	return fmt.Errorf("%s %s: %w: status %d: %s", req.Method, req.URL.Path, ErrLuaEndpoint, status, eb.Error)
 }

@@ -1,19 +1,23 @@
 package nginx
 
 import (
-	"bytes"
 	"context"
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-// The Applier's record of the dynamic state (backends, certificates and the
-// default certificate name) and the code that pushes it to Lua. Callers hold
-// a.mu.
+// The pushes to the Lua endpoints. Callers hold a.mu.
 
-// delta is one push to the Lua endpoints.
+// maxItemsPerPost bounds the items of one POST, so that a whole-state push
+// (a restart, 16k hosts) is several requests of bounded size and decode time.
+const maxItemsPerPost = 1000
+
+// delta is one Apply's worth of pushes.
 type delta struct {
+	hosts              []Host
+	hostsRemoved       []string
+	checksum           string
 	backends           []model.Backend
 	backendsRemoved    []string
 	certificates       []model.Certificate
@@ -21,77 +25,54 @@ type delta struct {
 	defaultCertificate string // "" leaves it unchanged
 }
 
-// setDynamic makes cfg's backends and certificates the recorded state.
-func (a *Applier) setDynamic(cfg *model.Configuration) {
-	a.backends = make(map[string]model.Backend, len(cfg.Backends))
-	for _, b := range cfg.Backends {
-		a.backends[b.Name] = b
+// deltaOf turns a Change into pushes; extra adds the removals of what the
+// Lua side holds beyond it (after a restart or a failed push).
+func deltaOf(ch *model.Change, checksum string, extra *delta) delta {
+	d := delta{
+		hosts: hostsOf(ch.ServersUpserted), hostsRemoved: ch.ServersRemoved, checksum: checksum,
+		backends: ch.BackendsUpserted, backendsRemoved: ch.BackendsRemoved,
+		certificates: ch.CertificatesUpserted, certificatesRemove: ch.CertificatesRemoved,
+		defaultCertificate: ch.DefaultCertificate,
 	}
-	a.certs = make(map[string]model.Certificate, len(cfg.Certificates))
-	for _, c := range cfg.Certificates {
-		a.certs[c.Name] = c
+	if extra != nil {
+		d.hostsRemoved = append(slices.Clone(d.hostsRemoved), extra.hostsRemoved...)
+		d.backendsRemoved = append(slices.Clone(d.backendsRemoved), extra.backendsRemoved...)
+		d.certificatesRemove = append(slices.Clone(d.certificatesRemove), extra.certificatesRemove...)
 	}
-	a.defaultCert = cfg.DefaultCertificate
+	return d
 }
 
-// record applies d to the recorded state.
-func (a *Applier) record(d *delta) {
-	for _, b := range d.backends {
-		a.backends[b.Name] = b
+// extras returns the removals of the hosts, backends and certificates the
+// Lua side holds that next does not have.
+func (a *Applier) extras(ctx context.Context, next *model.Configuration) (*delta, error) {
+	routes, err := a.client.GetRoutes(ctx)
+	if err != nil {
+		return nil, err
 	}
-	for _, n := range d.backendsRemoved {
-		delete(a.backends, n)
+	backends, err := a.client.GetBackends(ctx)
+	if err != nil {
+		return nil, err
 	}
-	for _, c := range d.certificates {
-		a.certs[c.Name] = c
-	}
-	for _, n := range d.certificatesRemove {
-		delete(a.certs, n)
-	}
-	if d.defaultCertificate != "" {
-		a.defaultCert = d.defaultCertificate
-	}
-}
-
-// syncDynamic pushes what differs between the recorded state and cfg: new
-// and changed items always, removals only when withRemovals (after a reload,
-// so that draining workers still find the backends of the old locations).
-func (a *Applier) syncDynamic(ctx context.Context, cfg *model.Configuration, withRemovals bool) error {
-	if a.dirty {
-		a.setDynamic(cfg)
-		return a.pushAll(ctx)
+	certs, err := a.client.GetCertificates(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var d delta
-	for _, b := range cfg.Backends {
-		if old, ok := a.backends[b.Name]; !ok || !backendEqual(&old, &b) {
-			d.backends = append(d.backends, b)
-		}
-	}
-	for _, c := range cfg.Certificates {
-		if old, ok := a.certs[c.Name]; !ok || !certificateEqual(&old, &c) {
-			d.certificates = append(d.certificates, c)
-		}
-	}
-	if cfg.DefaultCertificate != a.defaultCert {
-		d.defaultCertificate = cfg.DefaultCertificate
-	}
-	if withRemovals {
-		d.backendsRemoved = missing(a.backends, cfg.Backends, func(b *model.Backend) string { return b.Name })
-		d.certificatesRemove = missing(a.certs, cfg.Certificates, func(c *model.Certificate) string { return c.Name })
-	}
-	a.record(&d)
-	return a.push(ctx, &d)
+	d.hostsRemoved = absent(routes.Hosts, func(h *Host) string { return h.Name }, next.Servers, func(s *model.Server) string { return s.Hostname })
+	d.backendsRemoved = absent(backends.Backends, func(b *model.Backend) string { return b.Name }, next.Backends, func(b *model.Backend) string { return b.Name })
+	d.certificatesRemove = absent(certs.Certificates, func(c *CertificateInfo) string { return c.Name }, next.Certificates, func(c *model.Certificate) string { return c.Name })
+	return &d, nil
 }
 
-// missing returns the sorted keys of have that want does not name.
-func missing[T any](have map[string]T, want []T, name func(*T) string) []string {
+// absent returns the names of have that want does not name, sorted.
+func absent[H, W any](have []H, haveName func(*H) string, want []W, wantName func(*W) string) []string {
 	keep := make(map[string]bool, len(want))
 	for i := range want {
-		keep[name(&want[i])] = true
+		keep[wantName(&want[i])] = true
 	}
 	var out []string
-	for n := range have {
-		if !keep[n] {
+	for i := range have {
+		if n := haveName(&have[i]); !keep[n] {
 			out = append(out, n)
 		}
 	}
@@ -99,28 +80,77 @@ func missing[T any](have map[string]T, want []T, name func(*T) string) []string 
 	return out
 }
 
-// push sends one delta per kind that has changes. A failure marks the state
-// dirty: the next call pushes everything.
-func (a *Applier) push(ctx context.Context, d *delta) error {
-	if len(d.backends)+len(d.backendsRemoved) > 0 {
+// pushUpserts sends new and changed backends, then certificates (and the
+// default certificate name), then the routes with their removals and the
+// Configuration's checksum: a route arrives after what it uses.
+func (a *Applier) pushUpserts(ctx context.Context, d *delta) error {
+	err := chunks(d.backends, func(part []model.Backend) error {
+		return a.post(ctx, func(v uint64) error {
+			_, err := a.client.PostBackends(ctx, part, nil, v)
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if len(d.certificates) > 0 || d.defaultCertificate != "" {
 		err := a.post(ctx, func(v uint64) error {
-			_, err := a.client.PostBackends(ctx, d.backends, d.backendsRemoved, v)
+			_, err := a.client.PostCertificates(ctx, d.certificates, nil, d.defaultCertificate, v)
 			return err
 		})
 		if err != nil {
-			a.dirty = true
 			return err
 		}
 	}
-	if len(d.certificates)+len(d.certificatesRemove) > 0 || d.defaultCertificate != "" {
-		err := a.post(ctx, func(v uint64) error {
-			_, err := a.client.PostCertificates(ctx, d.certificates, d.certificatesRemove, d.defaultCertificate, v)
+	return a.pushRoutes(ctx, d)
+}
+
+// pushRoutes sends the routes in chunks, the removals and the checksum with
+// the last one (so that the checksum says the whole table is there).
+func (a *Applier) pushRoutes(ctx context.Context, d *delta) error {
+	hosts := d.hosts
+	for len(hosts) > maxItemsPerPost {
+		part := hosts[:maxItemsPerPost]
+		hosts = hosts[maxItemsPerPost:]
+		if err := a.post(ctx, func(v uint64) error {
+			_, err := a.client.PostRoutes(ctx, part, nil, "", v)
 			return err
-		})
-		if err != nil {
-			a.dirty = true
+		}); err != nil {
 			return err
 		}
+	}
+	return a.post(ctx, func(v uint64) error {
+		_, err := a.client.PostRoutes(ctx, hosts, d.hostsRemoved, d.checksum, v)
+		return err
+	})
+}
+
+// pushRemovals removes certificates, then backends, that no route uses.
+func (a *Applier) pushRemovals(ctx context.Context, d *delta) error {
+	if len(d.certificatesRemove) > 0 {
+		if err := a.post(ctx, func(v uint64) error {
+			_, err := a.client.PostCertificates(ctx, nil, d.certificatesRemove, "", v)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return chunks(d.backendsRemoved, func(part []string) error {
+		return a.post(ctx, func(v uint64) error {
+			_, err := a.client.PostBackends(ctx, nil, part, v)
+			return err
+		})
+	})
+}
+
+// chunks calls send with successive parts of at most maxItemsPerPost items.
+func chunks[T any](items []T, send func([]T) error) error {
+	for len(items) > 0 {
+		n := min(len(items), maxItemsPerPost)
+		if err := send(items[:n]); err != nil {
+			return err
+		}
+		items = items[n:]
 	}
 	return nil
 }
@@ -135,71 +165,4 @@ func (a *Applier) post(ctx context.Context, send func(version uint64) error) err
 		err = send(a.version)
 	}
 	return err
-}
-
-// pushAll sends every recorded item and removes what else Lua holds.
-func (a *Applier) pushAll(ctx context.Context) error {
-	haveB, err := a.client.GetBackends(ctx)
-	if err != nil {
-		return err
-	}
-	haveC, err := a.client.GetCertificates(ctx)
-	if err != nil {
-		return err
-	}
-	d := delta{backends: sortedValues(a.backends), certificates: sortedValues(a.certs), defaultCertificate: a.defaultCert}
-	for _, b := range haveB.Backends {
-		if _, ok := a.backends[b.Name]; !ok {
-			d.backendsRemoved = append(d.backendsRemoved, b.Name)
-		}
-	}
-	for _, c := range haveC.Certificates {
-		if _, ok := a.certs[c.Name]; !ok {
-			d.certificatesRemove = append(d.certificatesRemove, c.Name)
-		}
-	}
-	a.dirty = false
-	if err := a.push(ctx, &d); err != nil {
-		return err
-	}
-	a.log.Info("dynamic state pushed", "backends", len(d.backends), "certificates", len(d.certificates),
-		"backendsRemoved", len(d.backendsRemoved), "certificatesRemoved", len(d.certificatesRemove))
-	return nil
-}
-
-func sortedValues[T any](m map[string]T) []T {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]T, 0, len(m))
-	for _, k := range keys {
-		out = append(out, m[k])
-	}
-	return out
-}
-
-// backendEqual compares by Checksum when both have one (Build sets it).
-func backendEqual(a, b *model.Backend) bool {
-	if a.Checksum != "" && b.Checksum != "" {
-		return a.Checksum == b.Checksum
-	}
-	return a.Name == b.Name && a.Namespace == b.Namespace && a.Service == b.Service && a.Port == b.Port &&
-		a.LoadBalance == b.LoadBalance && a.UpstreamHashBy == b.UpstreamHashBy &&
-		slices.Equal(a.Endpoints, b.Endpoints) && affinityEqual(a.Affinity, b.Affinity)
-}
-
-func affinityEqual(a, b *model.Affinity) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-func certificateEqual(a, b *model.Certificate) bool {
-	if a.Name != b.Name || a.Checksum != b.Checksum || !slices.Equal(a.Hosts, b.Hosts) {
-		return false
-	}
-	return a.Checksum != "" || bytes.Equal(a.Cert, b.Cert) && bytes.Equal(a.Key, b.Key)
 }

@@ -95,7 +95,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 	load := startLoad(h, "http://dyn.test/load", 4)
 	steps := [][]*echo.Server{{a, b}, {b}, {b, c}, {c}, {a, c}, {a}}
 	for i, eps := range steps {
-		if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", eps...)}}); err != nil {
+		if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", eps...)}}); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		// Every request after the POST returned uses the new endpoints.
@@ -131,7 +131,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
 			t.Fatalf("unknown backend: status %d, want 503", r.Status)
 		}
-		if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later", b)}}); err != nil {
+		if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later", b)}}); err != nil {
 			t.Fatal(err)
 		}
 		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 200 || r.Reply.Backend != "b" {
@@ -139,7 +139,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		}
 	})
 	t.Run("backend without endpoints answers 503", func(t *testing.T) {
-		if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later")}}); err != nil {
+		if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later")}}); err != nil {
 			t.Fatal(err)
 		}
 		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
@@ -147,7 +147,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		}
 	})
 	t.Run("removed backend answers 503", func(t *testing.T) {
-		if err := h.app.Update(t.Context(), model.Change{BackendsRemoved: []string{"later"}}); err != nil {
+		if err := h.update(t.Context(), model.Change{BackendsRemoved: []string{"later"}}); err != nil {
 			t.Fatal(err)
 		}
 		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
@@ -222,7 +222,7 @@ func TestManyDeltasAndLargeDelta(t *testing.T) {
 	h := startNginx(t, cfg, nil)
 	ctx := t.Context()
 	for i := range 1100 {
-		if err := h.app.Update(ctx, model.Change{BackendsUpserted: []model.Backend{backendOf("b"+itoa(i), a)}}); err != nil {
+		if err := h.update(ctx, model.Change{BackendsUpserted: []model.Backend{backendOf("b"+itoa(i), a)}}); err != nil {
 			t.Fatalf("delta %d: %v", i, err)
 		}
 	}
@@ -230,7 +230,7 @@ func TestManyDeltasAndLargeDelta(t *testing.T) {
 	for i := 0; i < 1100; i += 2 {
 		removed = append(removed, "b"+itoa(i))
 	}
-	if err := h.app.Update(ctx, model.Change{BackendsRemoved: removed}); err != nil {
+	if err := h.update(ctx, model.Change{BackendsRemoved: removed}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Reply.Backend != "a" {
@@ -255,7 +255,7 @@ func TestManyDeltasAndLargeDelta(t *testing.T) {
 	}
 	big[4999].Endpoints = []model.Endpoint{endpointOf(a)}
 	big[4999].Name = "b1099"
-	if err := h.app.Update(ctx, model.Change{BackendsUpserted: big}); err != nil {
+	if err := h.update(ctx, model.Change{BackendsUpserted: big}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Reply.Backend != "a" {

@@ -23,4 +23,7 @@ var (
 	// ErrStaleVersion is returned when the Lua side holds a newer version than
 	// the one posted.
 	ErrStaleVersion = errors.New("stale dynamic configuration version")
+	// ErrNotFound is returned when a Lua endpoint has no such item (a host
+	// or a backend).
+	ErrNotFound = errors.New("not found")
 )

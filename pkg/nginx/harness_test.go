@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +108,7 @@ type harness struct {
 	http           *http.Client
 	cancel         context.CancelFunc
 	done           chan error
+	version        int // of the Configurations update makes
 }
 
 // startNginx writes cfg, starts nginx and waits until it is ready and the
@@ -295,15 +298,90 @@ func serverOf(host string, locs ...model.Location) model.Server {
 	return model.Server{Hostname: host, Locations: locs}
 }
 
+// configOf returns a Configuration as model.Build makes them: a default
+// server, and a catch-all Prefix "/" (to the built-in 404) on every server
+// without one.
 func configOf(sum string, servers []model.Server, backends ...model.Backend) *model.Configuration {
+	all := append([]model.Server{{Hostname: "_"}}, servers...)
+	for i := range all {
+		if !slices.ContainsFunc(all[i].Locations, func(l model.Location) bool { return l.Path == "/" && l.PathType == model.PathPrefix }) {
+			all[i].Locations = append(slices.Clone(all[i].Locations), model.Location{Path: "/", PathType: model.PathPrefix})
+		}
+	}
 	return &model.Configuration{
 		Global:   model.Global{SSLRedirect: true, UpstreamKeepalive: 32, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60, ProxyBodySize: "1m"},
-		Servers:  append([]model.Server{{Hostname: "_"}}, servers...),
+		Servers:  all,
 		Backends: backends,
 		Checksum: sum,
 	}
 }
 
+// withDefaultBackend returns a copy of cfg whose generated catch-alls (Prefix
+// "/" of no Ingress) go to backend, as Build makes them for a default backend.
+func withDefaultBackend(cfg *model.Configuration, backend, sum string) *model.Configuration {
+	next := *cfg
+	next.DefaultBackend, next.Checksum = backend, sum
+	next.Servers = slices.Clone(cfg.Servers)
+	for i := range next.Servers {
+		locs := slices.Clone(next.Servers[i].Locations)
+		for j := range locs {
+			if locs[j].Path == "/" && locs[j].PathType == model.PathPrefix && locs[j].Ingress == "" {
+				locs[j].Backend = backend
+			}
+		}
+		next.Servers[i].Locations = locs
+	}
+	return &next
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// reload applies cfg as a whole (a reload only when its global settings
+// differ from the running ones).
+func (h *harness) reload(ctx context.Context, cfg *model.Configuration) error {
+	_, err := h.app.Apply(ctx, cfg)
+	return err
+}
+
+// update applies ch on top of the running Configuration: the dynamic
+// changes tests make without building a whole Configuration.
+func (h *harness) update(ctx context.Context, ch model.Change) error {
+	h.version++
+	next := withChange(h.app.Running(), ch)
+	next.Checksum = fmt.Sprintf("%s+%d", next.Checksum, h.version)
+	_, err := h.app.Apply(ctx, next)
+	return err
+}
+
+// withChange returns a copy of cfg with ch applied.
+func withChange(cfg *model.Configuration, ch model.Change) *model.Configuration {
+	next := *cfg
+	next.Servers = upsert(cfg.Servers, ch.ServersUpserted, ch.ServersRemoved, func(s model.Server) string { return s.Hostname })
+	next.Backends = upsert(cfg.Backends, ch.BackendsUpserted, ch.BackendsRemoved, func(b model.Backend) string { return b.Name })
+	next.Certificates = upsert(cfg.Certificates, ch.CertificatesUpserted, ch.CertificatesRemoved, func(c model.Certificate) string { return c.Name })
+	if ch.DefaultCertificate != "" {
+		next.DefaultCertificate = ch.DefaultCertificate
+	}
+	return &next
+}
+
+func upsert[T any](have, add []T, remove []string, name func(T) string) []T {
+	drop := map[string]bool{}
+	for _, n := range remove {
+		drop[n] = true
+	}
+	for _, x := range add {
+		drop[name(x)] = true
+	}
+	var out []T
+	for _, x := range have {
+		if !drop[name(x)] {
+			out = append(out, x)
+		}
+	}
+	out = append(out, add...)
+	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(name(a), name(b)) })
+	return out
+}

@@ -25,6 +25,9 @@ const (
 	DefaultErrorLogLevel         = "notice"
 	DefaultBackendsDictSize      = model.Size("64m")
 	DefaultCertificatesDictSize  = model.Size("16m")
+	DefaultRoutesDictSize        = model.Size("64m")
+	DefaultBodySizeCeiling       = model.Size("0")
+	DefaultRegexCacheEntries     = 8192
 	DefaultMaxTries              = 3
 	DefaultReloadTimeout         = 30 * time.Second
 	DefaultStartTimeout          = 30 * time.Second
@@ -84,6 +87,17 @@ type Options struct {
 	// that hold the dynamic state. Changing them loses that state on reload.
 	BackendsDictSize     model.Size
 	CertificatesDictSize model.Size
+	// RoutesDictSize sizes the shared dict of the route tables (about 1 KB
+	// per Ingress path; see docs/deploy.md).
+	RoutesDictSize model.Size
+	// BodySizeCeiling is nginx's client_max_body_size, above every route's
+	// own limit (proxy-body-size), which router.lua enforces: "0" (the
+	// default) leaves it to the routes, a size caps every route at it.
+	BodySizeCeiling model.Size
+	// RegexCacheEntries is lua_regex_cache_max_entries: compiled regex
+	// paths kept per worker. More regex paths than this still work, but are
+	// compiled on every request.
+	RegexCacheEntries int
 	// MaxDeltaSize is the largest body the Lua configuration endpoint takes.
 	MaxDeltaSize model.Size
 	// MaxTries is proxy_next_upstream_tries: attempts per request across
@@ -135,6 +149,9 @@ func (o *Options) applyDefaults() {
 	setDefault(&o.ErrorLogLevel, DefaultErrorLogLevel)
 	setDefault(&o.BackendsDictSize, DefaultBackendsDictSize)
 	setDefault(&o.CertificatesDictSize, DefaultCertificatesDictSize)
+	setDefault(&o.RoutesDictSize, DefaultRoutesDictSize)
+	setDefault(&o.BodySizeCeiling, DefaultBodySizeCeiling)
+	setDefault(&o.RegexCacheEntries, DefaultRegexCacheEntries)
 	setDefault(&o.MaxDeltaSize, DefaultMaxDeltaSize)
 	setDefault(&o.MaxTries, DefaultMaxTries)
 	setDefault(&o.ReloadTimeout, DefaultReloadTimeout)
@@ -206,11 +223,16 @@ func (o *Options) validate() []error {
 	for _, s := range []struct {
 		name string
 		v    model.Size
-	}{{"BackendsDictSize", o.BackendsDictSize}, {"CertificatesDictSize", o.CertificatesDictSize}, {"MaxDeltaSize", o.MaxDeltaSize}} {
+	}{{"BackendsDictSize", o.BackendsDictSize}, {"CertificatesDictSize", o.CertificatesDictSize},
+		{"RoutesDictSize", o.RoutesDictSize}, {"MaxDeltaSize", o.MaxDeltaSize}} {
 		if _, err := nginxSize(s.v); err != nil || s.v == "0" {
 			add(fmt.Errorf("%s %q is not a positive nginx size", s.name, s.v))
 		}
 	}
+	if _, err := nginxSize(o.BodySizeCeiling); err != nil {
+		add(fmt.Errorf("BodySizeCeiling %q is not an nginx size", o.BodySizeCeiling))
+	}
+	add(checkRange("RegexCacheEntries", o.RegexCacheEntries, 16, 1<<20))
 	return errs
 }
 

@@ -29,7 +29,7 @@ func TestProcessRestartsNginxAndRestoresState(t *testing.T) {
 	a := startEcho(t, "a")
 	h := startNginx(t, configOf("restart-1", []model.Server{serverOf("p.test", prefixLoc("/", "svc"))}), nil)
 	// State pushed after the start: a later Update, which must survive too.
-	if err := h.app.Update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", a)}}); err != nil {
+	if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", a)}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.mustGet("http://p.test/"); r.Status != 200 {

@@ -30,7 +30,7 @@ func TestReloadIsConfirmed(t *testing.T) {
 		t.Fatalf("before the reload /b = %d, want 404", r.Status)
 	}
 
-	if err := h.app.Reload(t.Context(), second); err != nil {
+	if err := h.reload(t.Context(), second); err != nil {
 		t.Fatal(err)
 	}
 	stats := h.app.LastReload()
@@ -57,7 +57,7 @@ func TestReloadIsConfirmed(t *testing.T) {
 
 	t.Run("unchanged configuration is not reloaded", func(t *testing.T) {
 		now := workerPIDs(t, master)
-		if err := h.app.Reload(t.Context(), second); err != nil {
+		if err := h.reload(t.Context(), second); err != nil {
 			t.Fatal(err)
 		}
 		if !h.app.LastReload().Skipped {
@@ -69,7 +69,7 @@ func TestReloadIsConfirmed(t *testing.T) {
 	})
 	t.Run("reload removes backends after the swap", func(t *testing.T) {
 		third := configOf("reload-3", []model.Server{serverOf("r.test", exactLoc("/b", "b"))}, backendOf("b", b))
-		if err := h.app.Reload(t.Context(), third); err != nil {
+		if err := h.reload(t.Context(), third); err != nil {
 			t.Fatal(err)
 		}
 		got, err := h.lua.GetBackends(t.Context())
@@ -142,7 +142,7 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 				h.app.opts = h.app.renderer.Options()
 				defer func() { h.app.opts = saved }()
 			}
-			err := h.app.Reload(t.Context(), tc.cfg())
+			err := h.reload(t.Context(), tc.cfg())
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.message) {
 				t.Fatalf("Reload = %v, want %v with %q", err, tc.want, tc.message)
 			}
@@ -165,7 +165,7 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 	}
 
 	t.Run("a good configuration reloads afterwards", func(t *testing.T) {
-		if err := h.app.Reload(t.Context(), second); err != nil {
+		if err := h.reload(t.Context(), second); err != nil {
 			t.Fatal(err)
 		}
 		if r := h.mustGet("http://r.test/b"); r.Status != 200 || r.Reply.Backend != "b" {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"io"
 	"text/template"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
@@ -35,26 +34,26 @@ func NewRenderer(opts Options) (*Renderer, error) {
 // Options returns the completed options the renderer uses.
 func (r *Renderer) Options() Options { return r.opts }
 
-// Render returns nginx.conf for cfg. An invalid value in cfg is an error
-// wrapping ErrInvalidValue that names it; nothing is rendered then.
+// Render returns nginx.conf for cfg. Only cfg.Global and the options reach
+// it: hosts, paths, backends and certificates are pushed to Lua. An invalid
+// value is an error wrapping ErrInvalidValue that names it; nothing is
+// rendered then.
 func (r *Renderer) Render(cfg *model.Configuration) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(4096 + 512*len(cfg.Servers))
-	if err := r.RenderTo(&buf, cfg); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	conf, _, err := r.render(&cfg.Global)
+	return conf, err
 }
 
-// RenderTo writes nginx.conf for cfg to w. On error w may hold a partial
-// file only if the error is a write error; validation happens first.
-func (r *Renderer) RenderTo(w io.Writer, cfg *model.Configuration) error {
-	v, err := newView(&r.opts, cfg)
+// render returns nginx.conf for g and its checksum, which the file's
+// workers report at GET /configuration/version.
+func (r *Renderer) render(g *model.Global) ([]byte, string, error) {
+	v, err := newView(&r.opts, g)
 	if err != nil {
-		return fmt.Errorf("render nginx.conf: %w", err)
+		return nil, "", fmt.Errorf("render nginx.conf: %w", err)
 	}
-	if err := r.tmpl.Execute(w, v); err != nil {
-		return fmt.Errorf("render nginx.conf: %w", err)
+	var buf bytes.Buffer
+	buf.Grow(8192)
+	if err := r.tmpl.Execute(&buf, v); err != nil {
+		return nil, "", fmt.Errorf("render nginx.conf: %w", err)
 	}
-	return nil
+	return buf.Bytes(), v.Checksum, nil
 }

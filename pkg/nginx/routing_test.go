@@ -26,9 +26,7 @@ func TestRouting(t *testing.T) {
 	}, backendOf("app", app), backendOf("api", api), backendOf("exact", exact), backendOf("wild", wild), backendOf("default", def))
 	h := startNginx(t, cfg, nil)
 
-	withDefault := *cfg
-	withDefault.DefaultBackend = "default"
-	withDefault.Checksum = "routing-2"
+	withDefault := withDefaultBackend(cfg, "default", "routing-2")
 
 	tests := []struct {
 		name    string
@@ -104,7 +102,7 @@ func TestRouting(t *testing.T) {
 	})
 
 	t.Run("configured default backend", func(t *testing.T) {
-		if err := h.app.Reload(t.Context(), &withDefault); err != nil {
+		if err := h.reload(t.Context(), withDefault); err != nil {
 			t.Fatal(err)
 		}
 		for _, url := range []string{"http://nobody.test/x", "http://foo.test/other", "http://a.b.wild.test/"} {

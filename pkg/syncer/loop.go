@@ -94,7 +94,7 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	}
 	actx, cancel := context.WithTimeout(ctx, s.opts.ApplyTimeout)
 	defer cancel()
-	ch, err := apply(actx, s.applier, running, cfg)
+	ch, err := s.applier.Apply(actx, cfg)
 	if err != nil {
 		s.failed(ch, running == nil, err, lags)
 		return err

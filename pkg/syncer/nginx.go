@@ -11,20 +11,17 @@ import (
 )
 
 // Nginx is the real Applier: pkg/nginx's Applier and Process together. nginx
-// needs a configuration before it can start, so the first Reload writes
-// nginx.conf and starts nginx; later ones reload it. After every (re)start
-// the whole dynamic state is pushed again (the Process OnStart hook).
+// needs a configuration before it can start, so the first Apply writes
+// nginx.conf and starts nginx. After every (re)start the whole state is
+// pushed again (the Process OnStart hook).
 type Nginx struct {
 	applier *nginx.Applier
 	proc    *nginx.Process
-	start   chan struct{} // closed by the first Reload
+	start   chan struct{} // closed by the first Apply
 
 	mu      sync.Mutex
 	started bool
 }
-
-// ErrNginxNotStarted is returned by Update before the first Reload.
-var ErrNginxNotStarted = errors.New("syncer: nginx not started yet")
 
 // NewNginx validates opts and prepares nginx's directory.
 func NewNginx(opts nginx.Options) (*Nginx, error) {
@@ -51,35 +48,27 @@ func (n *Nginx) Start(ctx context.Context) error {
 	return n.proc.Start(ctx)
 }
 
-// Reload implements Applier.
-func (n *Nginx) Reload(ctx context.Context, cfg *model.Configuration) error {
+// Apply implements Applier. The first one writes nginx.conf and starts
+// nginx, whose start hook pushes the whole state; later ones go to the
+// nginx Applier.
+func (n *Nginx) Apply(ctx context.Context, cfg *model.Configuration) (model.Change, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.started {
-		return n.applier.Reload(ctx, cfg)
+		return n.applier.Apply(ctx, cfg)
 	}
+	ch := model.Diff(nil, cfg)
 	if err := n.applier.WriteConfig(ctx, cfg); err != nil {
-		return err
+		return ch, err
 	}
 	n.started = true
 	close(n.start)
 	select {
 	case <-n.proc.Ready():
-		return nil
+		return ch, nil
 	case <-ctx.Done():
-		return fmt.Errorf("syncer: waiting for nginx to start: %w", ctx.Err())
+		return ch, fmt.Errorf("syncer: waiting for nginx to start: %w", ctx.Err())
 	}
-}
-
-// Update implements Applier.
-func (n *Nginx) Update(ctx context.Context, ch model.Change) error {
-	n.mu.Lock()
-	started := n.started
-	n.mu.Unlock()
-	if !started {
-		return ErrNginxNotStarted
-	}
-	return n.applier.Update(ctx, ch)
 }
 
 // Healthy reports whether nginx runs (after the first configuration).

@@ -1,0 +1,328 @@
+-- router.lua: routes every request of the one server block, from the hosts
+-- posted to /configuration/routes. It runs in rewrite_by_lua of location /.
+--
+-- A host item is {name, routes = [route]}; name is an exact host, a
+-- one-label wildcard "*.example.com" or "_" (the default server). A route:
+--
+--   path, type      "exact", "prefix" (element-wise, no trailing slash but
+--                   for "/") or "regex" (PCRE anchored at the start, case
+--                   insensitive, as ingress-nginx's "~*" locations)
+--   backend         backend name for balancer.lua; "" answers 404
+--   ingress         "namespace/name", for logs and inspection
+--   redirect        redirect plain HTTP to HTTPS (308)
+--   protocol        "http" (default), "https", "grpc", "grpcs"
+--   connectTimeout, sendTimeout, readTimeout   seconds; absent: nginx.conf's
+--   bodySize        bytes; absent: the global proxy-body-size; 0: no limit
+--   rewrite         rewrite target (see rewrite_uri)
+--   allow           CIDRs; other clients get 403. A list that cannot be
+--                   parsed answers 503 (fail closed).
+--
+-- Lookup: the host by exact name, then the wildcard of its parent, then "_";
+-- in the host an Exact route, then regex routes in the order given, then the
+-- longest Prefix route by path elements. Its cost depends on the request's
+-- host and number of path elements, not on the number of hosts or routes.
+-- Nothing else answers: an unmatched request gets 404 (no nginx
+-- auto-redirect to a trailing slash).
+
+local configuration = require("configuration")
+local store = require("store")
+local ipmatch = require("ipmatch")
+
+local ngx = ngx
+local ngx_var = ngx.var
+local re_match = ngx.re.match
+local str_find = string.find
+local str_sub = string.sub
+local str_byte = string.byte
+local tonumber = tonumber
+
+local _M = {}
+
+local PROTOCOLS = { http = true, https = true, grpc = true, grpcs = true }
+local TYPES = { exact = true, prefix = true, regex = true }
+local REGEX_FLAGS = "ijo"
+
+local function is_timeout(v)
+  return v == nil or (type(v) == "number" and v > 0 and v <= 86400)
+end
+
+-- compile_route validates one route and returns the worker's form of it.
+local function compile_route(r)
+  if type(r) ~= "table" or type(r.path) ~= "string" or #r.path == 0 or str_byte(r.path, 1) ~= 47 then
+    return nil, "route needs an absolute path"
+  end
+  if not TYPES[r.type] then
+    return nil, "route " .. r.path .. ": unknown type"
+  end
+  local proto = r.protocol or "http"
+  if not PROTOCOLS[proto] then
+    return nil, "route " .. r.path .. ": unknown protocol"
+  end
+  if not (is_timeout(r.connectTimeout) and is_timeout(r.sendTimeout) and is_timeout(r.readTimeout)) then
+    return nil, "route " .. r.path .. ": invalid timeout"
+  end
+  if r.bodySize ~= nil and (type(r.bodySize) ~= "number" or r.bodySize < 0) then
+    return nil, "route " .. r.path .. ": invalid bodySize"
+  end
+  if r.rewrite ~= nil and (type(r.rewrite) ~= "string" or str_byte(r.rewrite, 1) ~= 47) then
+    return nil, "route " .. r.path .. ": invalid rewrite"
+  end
+  local path = r.path
+  if r.type == "prefix" then
+    path = path:gsub("(.)/+$", "%1") -- "/foo/" is "/foo"; "/" stays
+  end
+  local route = {
+    path = path, type = r.type, backend = r.backend or "", ingress = r.ingress,
+    redirect = r.redirect == true, protocol = proto, body_size = r.bodySize,
+    rewrite = r.rewrite,
+  }
+  if r.type == "regex" then
+    local _, err = re_match("", r.path, REGEX_FLAGS)
+    if err then
+      return nil, "route " .. r.path .. ": " .. err
+    end
+    route.re = "^" .. r.path
+  end
+  if r.rewrite and r.type == "prefix" then
+    route.rewrite_prefix = r.rewrite:gsub("/+$", "")
+  end
+  if r.connectTimeout or r.sendTimeout or r.readTimeout then
+    route.timeouts = (r.connectTimeout or "") .. "," .. (r.sendTimeout or "") .. "," .. (r.readTimeout or "")
+  end
+  if r.allow ~= nil then
+    local m, err = ipmatch.new(r.allow)
+    if not m then
+      return nil, "route " .. r.path .. ": allow: " .. err
+    end
+    route.allow = m
+  end
+  return route
+end
+
+-- compile turns a host item into its lookup tables, or nil and an error.
+function _M.compile(item)
+  if type(item) ~= "table" or type(item.name) ~= "string" then
+    return nil, "host needs a name"
+  end
+  local h = { name = item.name, exact = {}, prefix = {}, regex = {}, n = 0 }
+  local list = item.routes or {}
+  if type(list) ~= "table" then
+    return nil, "host " .. item.name .. ": routes must be an array"
+  end
+  for i = 1, #list do
+    local route, err = compile_route(list[i])
+    if not route then
+      return nil, "host " .. item.name .. ": " .. err
+    end
+    if route.type == "regex" then
+      h.regex[#h.regex + 1] = route
+    else
+      local t = h[route.type]
+      if t[route.path] == nil then -- the first of duplicates wins
+        t[route.path] = route
+      end
+    end
+    h.n = h.n + 1
+  end
+  return h
+end
+
+-- build is the store's builder. A host that does not compile (the
+-- configuration endpoint refuses such hosts, so this means a bug) answers
+-- 503 rather than serve an older or partial version of its routes.
+local function build(item)
+  local h, err = _M.compile(item)
+  if h then
+    return h
+  end
+  ngx.log(ngx.ERR, "cannot compile routes: ", err)
+  return { name = type(item) == "table" and item.name or "?", broken = true }
+end
+
+local hosts = store.new(configuration.ROUTES, build)
+_M.hosts = hosts
+
+-- find_host returns the host entry serving name.
+local function find_host(name)
+  local h = name and hosts:get(name)
+  if h then
+    return h
+  end
+  local dot = name and str_find(name, ".", 1, true)
+  if dot then
+    h = hosts:get("*" .. str_sub(name, dot))
+    if h then
+      return h
+    end
+  end
+  return hosts:get("_")
+end
+_M.find_host = find_host
+
+-- match_prefix returns the longest prefix route of uri by path elements.
+local function match_prefix(prefix, uri)
+  local p = uri
+  local n = #p
+  while n > 1 and str_byte(p, n) == 47 do
+    n = n - 1
+  end
+  if n < #p then
+    p = str_sub(p, 1, n)
+  end
+  while true do
+    local route = prefix[p]
+    if route then
+      return route
+    end
+    if p == "/" then
+      return nil
+    end
+    local cut = str_find(p, "/[^/]*$")
+    p = cut == 1 and "/" or str_sub(p, 1, cut - 1)
+  end
+end
+
+-- match returns the route of uri in host h, and the regex captures.
+local function match(h, uri)
+  local route = h.exact[uri]
+  if route then
+    return route
+  end
+  local rx = h.regex
+  for i = 1, #rx do
+    local m = re_match(uri, rx[i].re, REGEX_FLAGS)
+    if m then
+      return rx[i], m
+    end
+  end
+  return match_prefix(h.prefix, uri)
+end
+_M.match = match
+
+-- rewrite_uri applies the route's rewrite target: a regex route replaces the
+-- whole path, $0 to $9 taking its captures; an exact route, or a prefix
+-- route hit on its own path, gets the target; a prefix route replaces the
+-- matched prefix and keeps the rest ("/p/a" with target "/t" is "/t/a").
+local function rewrite_uri(route, uri, m)
+  local target = route.rewrite
+  if route.type == "regex" then
+    return (target:gsub("%$(%d)", function(d)
+      local v = m and m[tonumber(d)]
+      return v or ""
+    end))
+  end
+  if route.type == "exact" then
+    return target
+  end
+  if route.path == "/" then
+    return route.rewrite_prefix .. uri
+  end
+  if uri == route.path then
+    return target
+  end
+  return route.rewrite_prefix .. str_sub(uri, #route.path + 1)
+end
+_M.rewrite_uri = rewrite_uri
+
+-- body_size returns the size of the request body read into memory or a file.
+local function body_size()
+  local data = ngx.req.get_body_data()
+  if data then
+    return #data
+  end
+  local file = ngx.req.get_body_file()
+  if not file then
+    return 0
+  end
+  local f = io.open(file, "rb")
+  if not f then
+    return 0
+  end
+  local size = f:seek("end")
+  f:close()
+  return size or 0
+end
+
+-- check_body answers 413 when the body exceeds limit: by Content-Length
+-- before anything is read, or, for a body of unknown length (chunked, or
+-- HTTP/2 without Content-Length), after reading it. gRPC streams are left to
+-- nginx's ceiling: reading them would end streaming.
+local function check_body(route, limit)
+  local cl = ngx_var.http_content_length
+  if cl then
+    local n = tonumber(cl)
+    if n and n > limit then
+      return ngx.exit(413)
+    end
+    return
+  end
+  if route.protocol == "grpc" or route.protocol == "grpcs" then
+    return
+  end
+  if ngx_var.http_transfer_encoding or ngx.req.http_version() == 2 then
+    ngx.req.read_body()
+    if body_size() > limit then
+      return ngx.exit(413)
+    end
+  end
+end
+
+local settings
+
+local function redirect_to_https()
+  local port = settings.https_port
+  local authority = ngx_var.host
+  if port and port ~= 443 then
+    authority = authority .. ":" .. port
+  end
+  return ngx.redirect("https://" .. authority .. ngx_var.request_uri, 308)
+end
+
+-- rewrite runs in rewrite_by_lua: find the route, apply its settings, hand
+-- the request to the proxy (or a gRPC location).
+function _M.rewrite()
+  local h = find_host(ngx_var.host)
+  if not h then
+    return ngx.exit(404)
+  end
+  if h.broken then
+    return ngx.exit(503)
+  end
+  local uri = ngx_var.uri
+  local route, m = match(h, uri)
+  if not route or route.backend == "" then
+    return ngx.exit(404)
+  end
+  local limit = route.body_size or settings.body_size
+  if limit and limit > 0 then
+    check_body(route, limit)
+  end
+  if route.redirect and ngx_var.pass_access_scheme == "http" then
+    return redirect_to_https()
+  end
+  if route.allow and not ipmatch.match(route.allow, ngx_var.remote_addr) then
+    return ngx.exit(403)
+  end
+  if route.rewrite then
+    ngx.req.set_uri(rewrite_uri(route, uri, m))
+  end
+  ngx_var.proxy_upstream_name = route.backend
+  if route.timeouts then
+    ngx_var.ingress_timeouts = route.timeouts
+  end
+  local proto = route.protocol
+  if proto == "https" then
+    ngx_var.ingress_scheme = "https"
+  elseif proto == "grpc" then
+    return ngx.exec("@grpc")
+  elseif proto == "grpcs" then
+    return ngx.exec("@grpcs")
+  end
+end
+
+function _M.init_worker()
+  settings = configuration.settings()
+  hosts:start(1)
+end
+
+return _M
