@@ -354,4 +354,3 @@ func errorLogSince(path string, offset int64) string {
 	}
 	return strings.Join(lines, " | ")
 }
-

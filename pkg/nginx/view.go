@@ -30,10 +30,10 @@ type view struct {
 	MaxDeltaSize                          string
 	StatusPort                            int
 
-	RoutesDictSize                        string
-	RegexCacheEntries                     int
-	BodySizeCeiling                       string
-	HTTPSPort                             int
+	RoutesDictSize    string
+	RegexCacheEntries int
+	BodySizeCeiling   string
+	HTTPSPort         int
 	// BodySize is the global proxy-body-size in bytes, for router.lua.
 	BodySize int64
 
@@ -143,7 +143,6 @@ func timeoutDirectives(prefixes []string, connect, read, send int) ([]string, er
 	}
 	return out, nil
 }
-
 
 // listenLines returns the listen arguments of the public server.
 func listenLines(o *Options) []string {
