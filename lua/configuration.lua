@@ -195,6 +195,9 @@ local function normalize_host(h)
   if type(h) ~= "table" or type(h.name) ~= "string" or #h.name > 253 or not h.name:find(HOST_NAME) then
     return nil, "host needs a valid name"
   end
+  if h.unavailable == true then
+    return { name = h.name, unavailable = true }
+  end
   local routes = {}
   if h.routes ~= nil and h.routes ~= cjson.null then
     if type(h.routes) ~= "table" then

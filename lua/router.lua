@@ -2,7 +2,10 @@
 -- posted to /configuration/routes. It runs in rewrite_by_lua of location /.
 --
 -- A host item is {name, routes = [route]}; name is an exact host, a
--- one-label wildcard "*.example.com" or "_" (the default server). A route:
+-- one-label wildcard "*.example.com" or "_" (the default server). A host
+-- {name, unavailable = true} answers 503: the syncer sends it for a host
+-- whose routes were refused, so that none of its old routes (which may lack
+-- a newer allow-list) keeps serving. A route:
 --
 --   path, type      "exact", "prefix" (element-wise, no trailing slash but
 --                   for "/") or "regex" (PCRE anchored at the start, case
@@ -103,6 +106,9 @@ end
 function _M.compile(item)
   if type(item) ~= "table" or type(item.name) ~= "string" then
     return nil, "host needs a name"
+  end
+  if item.unavailable then
+    return { name = item.name, broken = true }
   end
   local h = { name = item.name, exact = {}, prefix = {}, regex = {}, n = 0 }
   local list = item.routes or {}

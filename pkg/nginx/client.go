@@ -263,6 +263,9 @@ func statusError(req *http.Request, status int, data []byte) error {
 	if status == http.StatusConflict {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, &StaleVersionError{Current: eb.Version, Message: eb.Error})
 	}
+	if status == http.StatusBadRequest {
+		return fmt.Errorf("%s %s: %w: %w: %s", req.Method, req.URL.Path, ErrLuaEndpoint, ErrRejected, eb.Error)
+	}
 	if status == http.StatusNotFound && req.Method == http.MethodGet {
 		return fmt.Errorf("%s %s: %w: %s", req.Method, req.URL.Path, ErrNotFound, eb.Error)
 	}

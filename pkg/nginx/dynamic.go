@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
@@ -105,24 +106,49 @@ func (a *Applier) pushUpserts(ctx context.Context, d *delta) error {
 	return a.pushRoutes(ctx, d)
 }
 
-// pushRoutes sends the routes in chunks, the removals and the checksum with
-// the last one (so that the checksum says the whole table is there).
+// pushRoutes sends the routes in chunks, then the removals and the
+// checksum (so that the checksum says the whole table is there).
 func (a *Applier) pushRoutes(ctx context.Context, d *delta) error {
-	hosts := d.hosts
-	for len(hosts) > maxItemsPerPost {
-		part := hosts[:maxItemsPerPost]
-		hosts = hosts[maxItemsPerPost:]
-		if err := a.post(ctx, func(v uint64) error {
-			_, err := a.client.PostRoutes(ctx, part, nil, "", v)
+	err := chunks(d.hosts, func(part []Host) error { return a.postHosts(ctx, part) })
+	if err != nil {
+		return err
+	}
+	return a.post(ctx, func(v uint64) error {
+		_, err := a.client.PostRoutes(ctx, nil, d.hostsRemoved, d.checksum, v)
+		return err
+	})
+}
+
+// postHosts sends hosts in one POST. Should the data plane refuse it (which
+// means a value model.Build let through that Lua cannot take), it sends them
+// one by one, and each host it refuses is replaced by one that answers 503
+// (fail closed: no older version of its routes keeps serving), with an
+// error log. One bad host never blocks the others.
+func (a *Applier) postHosts(ctx context.Context, hosts []Host) error {
+	send := func(hs []Host) error {
+		return a.post(ctx, func(v uint64) error {
+			_, err := a.client.PostRoutes(ctx, hs, nil, "", v)
 			return err
-		}); err != nil {
+		})
+	}
+	err := send(hosts)
+	if !errors.Is(err, ErrRejected) {
+		return err
+	}
+	for _, h := range hosts {
+		err := send([]Host{h})
+		if !errors.Is(err, ErrRejected) {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		a.log.Error("host refused by the data plane; it answers 503", "host", h.Name, "err", err)
+		if err := send([]Host{{Name: h.Name, Unavailable: true}}); err != nil {
 			return err
 		}
 	}
-	return a.post(ctx, func(v uint64) error {
-		_, err := a.client.PostRoutes(ctx, hosts, d.hostsRemoved, d.checksum, v)
-		return err
-	})
+	return nil
 }
 
 // pushRemovals removes certificates, then backends, that no route uses.

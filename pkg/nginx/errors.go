@@ -23,6 +23,9 @@ var (
 	// ErrStaleVersion is returned when the Lua side holds a newer version than
 	// the one posted.
 	ErrStaleVersion = errors.New("stale dynamic configuration version")
+	// ErrRejected is returned (with ErrLuaEndpoint) when a Lua endpoint
+	// refuses a push as invalid (status 400).
+	ErrRejected = errors.New("refused by the data plane")
 	// ErrNotFound is returned when a Lua endpoint has no such item (a host
 	// or a backend).
 	ErrNotFound = errors.New("not found")

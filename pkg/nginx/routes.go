@@ -12,6 +12,8 @@ type Host struct {
 	// Name is the Server's Hostname: exact, "*.example.com" or "_".
 	Name   string  `json:"name"`
 	Routes []Route `json:"routes,omitempty"`
+	// Unavailable makes the host answer 503: its routes were refused.
+	Unavailable bool `json:"unavailable,omitempty"`
 }
 
 // Route is one Location of a Server, with its settings resolved against

@@ -1,0 +1,42 @@
+package nginx
+
+import (
+	"testing"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// A host the data plane refuses (here a path type Lua does not know; Build
+// never emits one) answers 503 instead of blocking the push or keeping an
+// older version of its routes, and every other host is served.
+func TestRefusedHostFailsClosedAlone(t *testing.T) {
+	app := startEcho(t, "app")
+	bogus := model.Location{Path: "/", PathType: "Bogus", Backend: "app"}
+	cfg := configOf("refuse-1", []model.Server{
+		serverOf("good.test", prefixLoc("/", "app")),
+		serverOf("bad.test", bogus),
+		serverOf("later.test", prefixLoc("/", "app")),
+	}, backendOf("app", app))
+	h := startNginx(t, cfg, nil)
+	h.allowLuaErrors = true
+
+	check := func(t *testing.T, want map[string]int) {
+		t.Helper()
+		for url, status := range want {
+			if r := h.mustGet(url); r.Status != status {
+				t.Errorf("GET %s = %d, want %d", url, r.Status, status)
+			}
+		}
+	}
+	check(t, map[string]int{"http://good.test/": 200, "http://bad.test/": 503, "http://later.test/": 200})
+
+	next := configOf("refuse-2", []model.Server{
+		serverOf("good.test", prefixLoc("/", "app")),
+		serverOf("bad.test", bogus),
+		serverOf("later.test", bogus),
+	}, backendOf("app", app))
+	if err := h.reload(t.Context(), next); err != nil {
+		t.Fatalf("apply with a refused host: %v", err)
+	}
+	check(t, map[string]int{"http://good.test/": 200, "http://bad.test/": 503, "http://later.test/": 503})
+}
