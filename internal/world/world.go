@@ -25,6 +25,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/proc"
 	"github.com/ingress-sync/ingress-sync/internal/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
 // Options configure a World.
@@ -42,6 +43,9 @@ type Options struct {
 	StatusAddress string
 	// HTTPPorts fixes the syncers' HTTP/HTTPS ports (demo); 0 picks free ones.
 	HTTPPort, HTTPSPort int
+	// ConfigMap is "namespace/name" of the controller ConfigMap (global
+	// settings), given to the watcher and the syncers; "" means none.
+	ConfigMap string
 	// WatcherArgs and SyncerArgs are appended to the default flags.
 	WatcherArgs, SyncerArgs []string
 }
@@ -52,6 +56,8 @@ const (
 	IngressClass    = "ingress-sync"
 	Stream          = "INGRESS"
 	Prefix          = "ingress"
+	// NginxWorkers is the worker_processes of every syncer's nginx.
+	NginxWorkers = 2
 )
 
 // World is the running system.
@@ -86,6 +92,7 @@ type Syncer struct {
 	Component
 	HTTPPort, HTTPSPort, StatusPort int
 	Dir                             string
+	status                          *nginx.Client // its nginx's status server
 }
 
 // Start brings the World up: control plane, NATS, watcher, syncers.
@@ -230,17 +237,26 @@ func (w *World) newWatcher(port int) {
 	if w.opts.StatusAddress != "" {
 		args = append(args, "--publish-status-address", w.opts.StatusAddress)
 	}
+	args = append(args, w.configMapArgs()...)
 	w.Watcher = &Component{Name: "watcher", MetricsPort: port, bin: filepath.Join(w.opts.BinDir, "watcher"), args: append(args, w.opts.WatcherArgs...),
 		log: filepath.Join(w.opts.Dir, "watcher.log")}
 }
 
 func (w *World) newSyncer(i int, ports []int) (*Syncer, error) {
 	o := SyncerOptions{Bin: filepath.Join(w.opts.BinDir, "syncer"), Dir: w.opts.Dir, Name: fmt.Sprintf("syncer-%d", i),
-		NATSURL: w.NATSURL, Ports: ports, Args: w.opts.SyncerArgs}
+		NATSURL: w.NATSURL, Ports: ports, Args: append(w.configMapArgs(), w.opts.SyncerArgs...)}
 	if w.opts.HTTPPort != 0 && i == 0 {
 		o.Ports = []int{w.opts.HTTPPort, w.opts.HTTPSPort, ports[2], ports[3]}
 	}
 	return NewSyncer(o)
+}
+
+// configMapArgs is the --configmap flag the watcher and syncers share.
+func (w *World) configMapArgs() []string {
+	if w.opts.ConfigMap == "" {
+		return nil
+	}
+	return []string{"--configmap", w.opts.ConfigMap}
 }
 
 // SyncerOptions describe one syncer binary with its nginx.
@@ -264,7 +280,7 @@ func NewSyncer(o SyncerOptions) (*Syncer, error) {
 		}
 	}
 	s := &Syncer{HTTPPort: o.Ports[0], HTTPSPort: o.Ports[1], StatusPort: o.Ports[2],
-		Dir: filepath.Join(o.Dir, o.Name+"-nginx")}
+		Dir: filepath.Join(o.Dir, o.Name+"-nginx"), status: nginx.NewClient(o.Ports[2], 5*time.Second)}
 	s.Name, s.MetricsPort, s.bin = o.Name, o.Ports[3], o.Bin
 	s.log = filepath.Join(o.Dir, s.Name+".log")
 	s.args = append([]string{"run",
@@ -273,7 +289,7 @@ func NewSyncer(o SyncerOptions) (*Syncer, error) {
 		"--listen-address", "127.0.0.1", "--http-port", strconv.Itoa(s.HTTPPort),
 		"--https-port", strconv.Itoa(s.HTTPSPort), "--status-port", strconv.Itoa(s.StatusPort),
 		"--metrics-addr", "127.0.0.1:" + strconv.Itoa(s.MetricsPort), "--nginx-dir", s.Dir,
-		"--worker-processes", "2", "--worker-shutdown-timeout", "5s",
+		"--worker-processes", strconv.Itoa(NginxWorkers), "--worker-shutdown-timeout", "5s",
 	}, o.Args...)
 	return s, os.MkdirAll(s.Dir, 0o755)
 }

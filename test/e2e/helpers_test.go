@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -174,30 +175,47 @@ func eventually(t *testing.T, timeout time.Duration, what string, fn func() erro
 	}
 }
 
-// route checks that url, through syncer i, is answered by backend want
-// ("" means the built-in 404).
-func route(ctx context.Context, i int, roots *x509.CertPool, url, want string) error {
+// hit is where a request must arrive: at backend ("" means the built-in
+// 404) and, when path is set, with that path.
+type hit struct{ backend, path string }
+
+// reach checks that url, through syncer i, arrives where want says.
+func reach(ctx context.Context, i int, roots *x509.CertPool, url string, want hit) error {
 	r, err := echo.Get(ctx, w.Syncers[i].Client(roots), url)
 	if err != nil {
 		return err
 	}
 	switch {
-	case want == "" && (r.Status != 404 || r.Reply.Backend != ""):
+	case want.backend == "" && (r.Status != 404 || r.Reply.Backend != ""):
 		return fmt.Errorf("syncer-%d %s: status %d from %q, want the built-in 404", i, url, r.Status, r.Reply.Backend)
-	case want != "" && (r.Status != 200 || r.Reply.Backend != want):
-		return fmt.Errorf("syncer-%d %s: status %d from %q, want 200 from %q", i, url, r.Status, r.Reply.Backend, want)
+	case want.backend != "" && (r.Status != 200 || r.Reply.Backend != want.backend):
+		return fmt.Errorf("syncer-%d %s: status %d from %q, want 200 from %q", i, url, r.Status, r.Reply.Backend, want.backend)
+	case want.path != "" && r.Reply.Path != want.path:
+		return fmt.Errorf("syncer-%d %s: %q saw path %q, want %q", i, url, want.backend, r.Reply.Path, want.path)
 	}
 	return nil
 }
 
-// routes waits until every url routes to its backend through both syncers.
-func routes(t *testing.T, roots *x509.CertPool, want map[string]string) {
+// reaches waits until every url arrives where it should through both
+// syncers.
+func reaches(t *testing.T, roots *x509.CertPool, want map[string]hit) {
 	t.Helper()
 	for i := range w.Syncers {
-		for url, b := range want {
-			eventually(t, waitTimeout, "route "+url, func() error { return route(t.Context(), i, roots, url, b) })
+		for url, h := range want {
+			eventually(t, waitTimeout, "route "+url, func() error { return reach(t.Context(), i, roots, url, h) })
 		}
 	}
+}
+
+// routes waits until every url routes to its backend ("" means the
+// built-in 404) through both syncers.
+func routes(t *testing.T, roots *x509.CertPool, want map[string]string) {
+	t.Helper()
+	hits := make(map[string]hit, len(want))
+	for url, b := range want {
+		hits[url] = hit{backend: b}
+	}
+	reaches(t, roots, hits)
 }
 
 // streamLastSeq is the last sequence of the event stream.
@@ -258,6 +276,49 @@ func reloads(t *testing.T) []uint64 {
 		out[i] = st.Reloads
 	}
 	return out
+}
+
+// plane is what a reload changes on each syncer: the reload count it
+// reports and its nginx processes (a reload replaces the workers).
+type plane struct {
+	reloads []uint64
+	procs   []world.NginxProcesses
+}
+
+// snapshot records the plane, once each nginx runs only its own workers
+// (the old workers of an earlier reload have exited).
+func snapshot(t *testing.T) plane {
+	t.Helper()
+	p := plane{reloads: reloads(t), procs: make([]world.NginxProcesses, len(w.Syncers))}
+	for i, s := range w.Syncers {
+		eventually(t, waitTimeout, s.Name+" runs only its own workers", func() error {
+			var err error
+			if p.procs[i], err = s.Nginx(); err == nil && len(p.procs[i].Children) != world.NginxWorkers {
+				err = fmt.Errorf("nginx has %d children, want %d workers", len(p.procs[i].Children), world.NginxWorkers)
+			}
+			return err
+		})
+	}
+	return p
+}
+
+// unchanged fails the test unless every syncer still runs the nginx
+// workers of p and reports the reload count of p: what did not reload.
+func (p plane) unchanged(t *testing.T, what string) {
+	t.Helper()
+	now := reloads(t)
+	for i, s := range w.Syncers {
+		np, err := s.Nginx()
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", s.Name, err)
+		case !slices.Equal(np.Children, p.procs[i].Children) || np.Master != p.procs[i].Master:
+			t.Errorf("%s: nginx went from %+v to %+v; %s must not reload", s.Name, p.procs[i], np, what)
+		}
+		if now[i] != p.reloads[i] {
+			t.Errorf("%s: reloads went from %d to %d; %s must not reload", s.Name, p.reloads[i], now[i], what)
+		}
+	}
 }
 
 // loop sends requests to url through every syncer until stop is closed,

@@ -21,6 +21,13 @@ import (
 // envBin passes the binaries built outside the namespace to the tests inside.
 const envBin = "INGRESS_SYNC_E2E_BIN"
 
+// The controller ConfigMap (global settings) of the World. Tests that write
+// it put it back.
+const (
+	configMapNamespace = "default"
+	configMapName      = "ingress-sync-e2e"
+)
+
 // w is the World shared by the tests; each test uses its own namespace.
 var w *world.World
 
@@ -56,6 +63,7 @@ func mainE2E(m *testing.M) int {
 	w, err = world.Start(ctx, world.Options{
 		BinDir: os.Getenv(envBin), Dir: dir, Syncers: 2,
 		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: statusAddress,
+		ConfigMap:  configMapNamespace + "/" + configMapName,
 		SyncerArgs: []string{"--holdoff", "300ms", "--max-holdoff", "2s"},
 	})
 	if err != nil {

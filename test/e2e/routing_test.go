@@ -3,6 +3,8 @@ package e2e
 import (
 	"testing"
 
+	networkingv1 "k8s.io/api/networking/v1"
+
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
 )
 
@@ -17,6 +19,7 @@ func TestRouting(t *testing.T) {
 		fixtures.Rule(ns+".example.com",
 			fixtures.Prefix("/", web.Name, 80),
 			fixtures.Exact("/api", api.Name, 80),
+			fixtures.Exact("/exact/", api.Name, 80),
 			fixtures.Prefix("/v1/", api.Name, 80)),
 		fixtures.Rule("*."+ns+".wild.example.com", fixtures.Prefix("/", wild.Name, 80)),
 	))
@@ -32,6 +35,8 @@ func TestRouting(t *testing.T) {
 		h + "/v1/users":                          "api",
 		h + "/v1x":                               "web", // element-wise: /v1 does not match /v1x
 		h + "/V1/users":                          "web", // case sensitive
+		h + "/exact/":                            "api",
+		h + "/exact":                             "web", // no nginx auto-redirect to /exact/
 		"http://a." + wh + "/":                   "wild",
 		"http://a.b." + wh + "/":                 "", // a wildcard matches one label only
 		"http://" + wh + "/":                     "",
@@ -68,4 +73,30 @@ func TestOtherClassIgnored(t *testing.T) {
 		t.Fatalf("an Ingress of another class changed the configuration: %s -> %s", before, after)
 	}
 	routes(t, nil, map[string]string{"http://theirs-" + ns + ".example.com/": ""})
+}
+
+// TestRegexRewriteDoesNotBlockLaterIngresses is issue 11's "Why" point 2:
+// the common ingress-nginx regex-and-rewrite Ingress, then an ordinary one.
+// Both are served by both syncers, and neither reloads nginx.
+func TestRegexRewriteDoesNotBlockLaterIngresses(t *testing.T) {
+	ns := setup(t)
+	service(t, ns, "api")
+	service(t, ns, "later")
+	converged(t)
+	before := snapshot(t)
+	applyIngress(t, ours(ns, "regex",
+		fixtures.Annotation("nginx.ingress.kubernetes.io/rewrite-target", "/$1"),
+		fixtures.Rule("regex.example.com",
+			fixtures.Path(networkingv1.PathTypeImplementationSpecific, "/api/(.*)", "api", 80))))
+	applyIngress(t, ours(ns, "later", fixtures.Rule("later.example.com", fixtures.Prefix("/", "later", 80))))
+	reaches(t, nil, map[string]hit{
+		"http://later.example.com/":              {backend: "later", path: "/"},
+		"http://regex.example.com/api/users":     {backend: "api", path: "/users"},
+		"http://regex.example.com/API/users?x=1": {backend: "api", path: "/users"}, // case-insensitive
+		"http://regex.example.com/api/":          {backend: "api", path: "/"},
+		"http://regex.example.com/v2/api/users":  {}, // anchored at the start
+		"http://regex.example.com/":              {},
+	})
+	converged(t)
+	before.unchanged(t, "a regex Ingress or the one after it")
 }
