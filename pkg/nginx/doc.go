@@ -1,48 +1,60 @@
-// Package nginx runs nginx for ingress-sync and applies Configurations to it.
+// Package nginx runs nginx for ingress-sync and makes it serve
+// Configurations.
 //
-// It has four parts:
+// nginx.conf holds only global settings: the listeners (one public server
+// per listener), the controller ConfigMap settings that are nginx
+// directives and the Lua hooks. Every host, path, per-route setting,
+// backend and certificate is Lua data pushed over the loopback
+// configuration endpoint, so no Ingress change reloads nginx and no value
+// of the cluster is written into nginx.conf. The package has four parts:
 //
-//   - Renderer turns a model.Configuration and Options into nginx.conf with an
-//     embedded text/template. Every value that reaches the file goes through a
-//     typed validator in this package first (host names, paths, sizes, CIDRs,
-//     rewrite targets, backend names, the checksum); a value that fails is a
-//     render error wrapping ErrInvalidValue and is never spliced into the
-//     file. Configuration.Checksum is rendered into init_by_lua, so that
-//     GET /configuration/version tells which file the answering worker loaded.
+//   - Renderer renders nginx.conf from Options and model.Global alone, with
+//     an embedded text/template; Servers, Backends and Certificates never
+//     reach it. Each global value goes through a validator (validate.go); one
+//     that fails is an error wrapping ErrInvalidValue and nothing is
+//     rendered. The file's checksum ("conf-<hex>", a hash of the template
+//     input) is rendered into init_by_lua, so GET /configuration/version
+//     tells which file the answering worker loaded.
+//   - Applier owns the running state. Apply(ctx, next) diffs next against
+//     Running() and pushes deltas in an order that never lets a request see
+//     a route before what it uses: new and changed backends, then
+//     certificates (and the default certificate name), then the routes of
+//     the hosts that changed (see Host and HostOf) with next.Checksum, then
+//     the removal of certificates and backends. Only when the rendered
+//     nginx.conf changes (a global setting) does it reload, between the
+//     upserts and the removals: nginx -t on a temporary file, rename over
+//     nginx.conf, SIGHUP, and confirmation that a worker serves the new
+//     file's checksum and the old workers stopped accepting. On failure the
+//     previous file stays or is put back and the error wraps ErrInvalidValue,
+//     ErrConfigTest, ErrReloadNotConfirmed or ErrNotRunning; after a failed
+//     push or reload the next Apply pushes the whole state. A host the data
+//     plane refuses answers 503 alone. WriteConfig is the bootstrap step before Process.Start; Restore
+//     pushes the whole running state again and removes whatever else Lua
+//     holds.
 //   - Process runs nginx as a child ("daemon off; master_process on") in its
 //     own process group, restarts it with backoff when it dies (killing
 //     workers a dead master left behind), runs the OnStart hooks after every
 //     start once the status server answers, and drains nginx when the
 //     context of Start ends: SIGQUIT, then SIGKILL of the group after
-//     WorkerShutdownTimeout. Callers map SIGTERM to cancelling that context.
-//     Lua shared dicts are lost when the master restarts, so a hook must push
-//     the whole dynamic state again: register Applier.Restore.
-//   - Applier applies changes. Reload renders, runs `nginx -t` on a
-//     temporary file, pushes new and changed backends and certificates,
-//     renames the file over nginx.conf, sends SIGHUP and confirms: a worker
-//     serves the new checksum and every worker of the old configuration has
-//     stopped accepting. Then it removes the backends and certificates that
-//     are gone. On failure the previous nginx.conf stays or is put back (and
-//     reloaded) and the error wraps ErrConfigTest or ErrReloadNotConfirmed
-//     with nginx's message. Update sends only the dynamic part of a
-//     model.Change (changed and removed backends and certificates, the
-//     default certificate name) without a reload. WriteConfig is the
-//     bootstrap step before Process.Start.
+//     WorkerShutdownTimeout. A new master starts with empty shared dicts, so
+//     register Applier.Restore as a hook.
 //   - Client talks to the Lua endpoints on 127.0.0.1:StatusPort with a
-//     timeout on every call: PostBackends and PostCertificates (deltas with a
-//     version), GetBackends (what the balancer holds, for `syncer backends`),
-//     GetCertificates and GetVersion. The wire format is JSON with the
-//     model's lowerCamel names; items are model.Backend and model.Certificate.
+//     timeout on every call: PostRoutes, PostBackends and PostCertificates
+//     (deltas with a version; an older version is ErrStaleVersion, a refused
+//     item ErrRejected); GetRoutes and GetHost (the route table router.lua
+//     holds; an unknown host is ErrNotFound), GetBackends, GetCertificates
+//     (names and hosts, never keys) and GetVersion (the nginx.conf checksum
+//     as checksum, the Configuration of the last routes push as
+//     configuration). The wire format is JSON with lowerCamel names.
 //
-// The Lua side lives in the lua/ directory of the repository and is embedded
-// in package github.com/ingress-sync/ingress-sync/lua; Prepare installs it
-// under Options.Dir/lua (world-readable: workers run as nobody when the
-// master is root) unless Options.LuaDir points elsewhere.
+// The Lua side lives in the lua/ directory of the repository and is
+// embedded in package github.com/ingress-sync/ingress-sync/lua; Prepare
+// installs it under Options.Dir/lua (world-readable: workers run as nobody
+// when the master is root) unless Options.LuaDir points elsewhere.
 //
-// Measured limits of the Debian packages (nginx 1.22.1, lua-nginx-module
-// 0.10.23): the master waits 100 ms after starting new workers before it
-// retires the old ones, so a confirmed reload takes about 150 ms at least;
-// and the Lua module builds an OpenSSL context for every location (for
-// cosockets), about 0.2 ms of `nginx -t` or reload and roughly 24 KB of memory
-// each, which dominates with thousands of servers.
+// Measured on the Debian packages (nginx 1.22.1, lua-nginx-module 0.10.23):
+// the master waits 100 ms after starting new workers before it retires the
+// old ones, so a confirmed reload takes about 150 ms at least. nginx.conf
+// has a fixed handful of locations whatever the number of hosts, so
+// `nginx -t` no longer grows with them.
 package nginx

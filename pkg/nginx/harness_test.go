@@ -239,6 +239,27 @@ func (h *harness) mustGet(url string, header ...string) echo.Response {
 	return r
 }
 
+// checkServed fails unless GET url answers 200 from backend, or status
+// when backend is "".
+func checkServed(t *testing.T, h *harness, url string, status int, backend string) {
+	t.Helper()
+	if r := h.mustGet(url); r.Status != status || r.Reply.Backend != backend {
+		t.Fatalf("GET %s = %d from %q, want %d from %q", url, r.Status, r.Reply.Backend, status, backend)
+	}
+}
+
+// checkNotReloaded fails unless the last Apply skipped the reload and the
+// master runs the same workers.
+func checkNotReloaded(t *testing.T, h *harness, workers []int) {
+	t.Helper()
+	if !h.app.LastReload().Skipped {
+		t.Errorf("reloaded: %+v", h.app.LastReload())
+	}
+	if got := workerPIDs(t, h.proc.Pid()); !slices.Equal(got, workers) {
+		t.Errorf("workers changed: %v -> %v", workers, got)
+	}
+}
+
 // waitFor polls cond until it holds, failing the test after testWait.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
@@ -346,13 +367,37 @@ func (h *harness) reload(ctx context.Context, cfg *model.Configuration) error {
 }
 
 // update applies ch on top of the running Configuration: the dynamic
-// changes tests make without building a whole Configuration.
+// changes tests make without building a whole Configuration. Its checksum
+// is the running one's up to the first "+", then "+<n>" for the n-th update.
 func (h *harness) update(ctx context.Context, ch model.Change) error {
 	h.version++
 	next := withChange(h.app.Running(), ch)
-	next.Checksum = fmt.Sprintf("%s+%d", next.Checksum, h.version)
+	base, _, _ := strings.Cut(next.Checksum, "+")
+	next.Checksum = fmt.Sprintf("%s+%d", base, h.version)
 	_, err := h.app.Apply(ctx, next)
 	return err
+}
+
+// confChecksum returns the checksum of the nginx.conf that h's renderer
+// makes for cfg's global settings: what GET /configuration/version reports
+// as checksum once the workers run that file.
+func (h *harness) confChecksum(cfg *model.Configuration) string {
+	h.t.Helper()
+	_, sum, err := h.app.renderer.render(&cfg.Global)
+	if err != nil {
+		h.t.Fatalf("render nginx.conf: %v", err)
+	}
+	return sum
+}
+
+// mustVersion returns GET /configuration/version, failing the test on error.
+func (h *harness) mustVersion() Version {
+	h.t.Helper()
+	v, err := h.lua.GetVersion(context.Background())
+	if err != nil {
+		h.t.Fatalf("GET /configuration/version: %v", err)
+	}
+	return v
 }
 
 // withChange returns a copy of cfg with ch applied.

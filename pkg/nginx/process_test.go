@@ -28,7 +28,7 @@ func alive(pid int) bool {
 func TestProcessRestartsNginxAndRestoresState(t *testing.T) {
 	a := startEcho(t, "a")
 	h := startNginx(t, configOf("restart-1", []model.Server{serverOf("p.test", prefixLoc("/", "svc"))}), nil)
-	// State pushed after the start: a later Update, which must survive too.
+	// State pushed after the start (a later Apply) must survive too.
 	if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", a)}}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,14 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
+// reloadConfigs returns two Configurations whose global settings differ
+// (proxy-read-timeout), so that going from the first to the second reloads
+// nginx; the second also adds the Exact route /b.
 func reloadConfigs(a, b *echo.Server) (*model.Configuration, *model.Configuration) {
 	first := configOf("reload-1", []model.Server{serverOf("r.test", prefixLoc("/a", "a"))}, backendOf("a", a))
 	second := configOf("reload-2", []model.Server{serverOf("r.test", prefixLoc("/a", "a"), exactLoc("/b", "b"))},
 		backendOf("a", a), backendOf("b", b))
+	second.Global.ProxyReadTimeout = 120
 	return first, second
 }
 
@@ -26,9 +30,14 @@ func TestReloadIsConfirmed(t *testing.T) {
 	h := startNginx(t, first, nil)
 	master := h.proc.Pid()
 	before := workerPIDs(t, master)
-	if r := h.mustGet("http://r.test/b"); r.Status != 404 {
-		t.Fatalf("before the reload /b = %d, want 404", r.Status)
+	oldSum, newSum := h.confChecksum(first), h.confChecksum(second)
+	if oldSum == newSum {
+		t.Fatalf("both configurations render nginx.conf %s: no reload to test", oldSum)
 	}
+	if v := h.mustVersion(); v.Checksum != oldSum || v.Configuration != "reload-1" {
+		t.Fatalf("version before the reload = %+v, want checksum %s, configuration reload-1", v, oldSum)
+	}
+	checkServed(t, h, "http://r.test/b", 404, "")
 
 	if err := h.reload(t.Context(), second); err != nil {
 		t.Fatal(err)
@@ -38,19 +47,20 @@ func TestReloadIsConfirmed(t *testing.T) {
 	if stats.Skipped || stats.Confirm <= 0 {
 		t.Errorf("stats = %+v, want a confirmed reload", stats)
 	}
-	// Confirmed means new workers answer with the new checksum now.
+	// Confirmed means new workers answer with the new nginx.conf now.
 	for range 4 {
-		v, err := h.lua.GetVersion(t.Context())
-		if err != nil || v.Checksum != "reload-2" {
-			t.Fatalf("version after reload = %+v, %v", v, err)
+		v := h.mustVersion()
+		if v.Checksum != newSum || v.Configuration != "reload-2" {
+			t.Fatalf("version after reload = %+v, want checksum %s, configuration reload-2", v, newSum)
 		}
 		if slices.Contains(before, v.PID) {
 			t.Fatalf("version answered by old worker %d", v.PID)
 		}
 	}
-	if r := h.mustGet("http://r.test/b"); r.Status != 200 || r.Reply.Backend != "b" {
-		t.Fatalf("after the reload /b = %d from %q", r.Status, r.Reply.Backend)
+	if conf, err := os.ReadFile(h.opts.confPath()); err != nil || !bytes.Contains(conf, []byte("proxy_read_timeout 120s;")) {
+		t.Errorf("nginx.conf lacks the new proxy_read_timeout (%v)", err)
 	}
+	checkServed(t, h, "http://r.test/b", 200, "b")
 	if h.proc.Pid() != master {
 		t.Errorf("master changed on reload")
 	}
@@ -60,22 +70,44 @@ func TestReloadIsConfirmed(t *testing.T) {
 		if err := h.reload(t.Context(), second); err != nil {
 			t.Fatal(err)
 		}
-		if !h.app.LastReload().Skipped {
-			t.Errorf("identical configuration reloaded")
+		checkNotReloaded(t, h, now)
+	})
+	t.Run("changing only servers and locations does not reload", func(t *testing.T) {
+		now := workerPIDs(t, master)
+		routes := configOf("reload-2b", []model.Server{
+			serverOf("new.test", prefixLoc("/", "b")),
+			serverOf("r.test", prefixLoc("/a", "a"), exactLoc("/c", "a")),
+		}, backendOf("a", a), backendOf("b", b))
+		routes.Global = second.Global
+		if err := h.reload(t.Context(), routes); err != nil {
+			t.Fatal(err)
 		}
-		if got := workerPIDs(t, master); !slices.Equal(got, now) {
-			t.Errorf("workers changed: %v -> %v", now, got)
+		checkNotReloaded(t, h, now)
+		checkServed(t, h, "http://r.test/c", 200, "a")
+		checkServed(t, h, "http://r.test/b", 404, "")
+		checkServed(t, h, "http://new.test/x", 200, "b")
+		if v := h.mustVersion(); v.Checksum != newSum || v.Configuration != "reload-2b" {
+			t.Errorf("version = %+v, want checksum %s, configuration reload-2b", v, newSum)
 		}
 	})
 	t.Run("reload removes backends after the swap", func(t *testing.T) {
 		third := configOf("reload-3", []model.Server{serverOf("r.test", exactLoc("/b", "b"))}, backendOf("b", b))
+		third.Global = second.Global
+		third.Global.UpstreamKeepalive = 64
 		if err := h.reload(t.Context(), third); err != nil {
 			t.Fatal(err)
+		}
+		if h.app.LastReload().Skipped {
+			t.Errorf("a new upstream keepalive did not reload")
+		}
+		if v := h.mustVersion(); v.Checksum != h.confChecksum(third) || v.Configuration != "reload-3" {
+			t.Errorf("version = %+v, want configuration reload-3", v)
 		}
 		got, err := h.lua.GetBackends(t.Context())
 		if err != nil || len(got.Backends) != 1 || got.Backends[0].Name != "b" {
 			t.Fatalf("backends after reload = %+v, %v", got.Backends, err)
 		}
+		checkServed(t, h, "http://r.test/b", 200, "b")
 	})
 }
 
@@ -85,11 +117,13 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 	h := startNginx(t, first, nil)
 	h.allowLuaErrors = true // the init_by_lua case below fails on purpose
 	master := h.proc.Pid()
+	oldSum := h.confChecksum(first)
 	good, err := os.ReadFile(h.opts.confPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// brokenApplier returns h.app rendering with o's test hooks.
+	// withHooks makes h.app render with mutate's test hooks until the
+	// returned function runs.
 	withHooks := func(t *testing.T, mutate func(*Options)) func() {
 		o := h.app.opts
 		mutate(&o)
@@ -97,9 +131,9 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		saved := h.app.renderer
-		h.app.renderer = r
-		return func() { h.app.renderer = saved }
+		savedR, savedO := h.app.renderer, h.app.opts
+		h.app.renderer, h.app.opts = r, r.Options()
+		return func() { h.app.renderer, h.app.opts = savedR, savedO }
 	}
 
 	tests := []struct {
@@ -110,13 +144,13 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 		message string
 	}{
 		{
-			name: "invalid value is never rendered",
+			name: "invalid global value is never rendered",
 			cfg: func() *model.Configuration {
 				c := *second
-				c.Servers = []model.Server{{Hostname: "_"}, serverOf("r.test", prefixLoc("/a;return 200", "a"))}
+				c.Global.ProxyBodySize = "1m; return 200"
 				return &c
 			},
-			want: ErrInvalidValue, message: "path",
+			want: ErrInvalidValue, message: "proxy body size",
 		},
 		{
 			name:  "nginx -t failure",
@@ -138,25 +172,23 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.hooks != nil {
 				defer withHooks(t, tc.hooks)()
-				saved := h.app.opts
-				h.app.opts = h.app.renderer.Options()
-				defer func() { h.app.opts = saved }()
 			}
 			err := h.reload(t.Context(), tc.cfg())
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.message) {
-				t.Fatalf("Reload = %v, want %v with %q", err, tc.want, tc.message)
+				t.Fatalf("Apply = %v, want %v with %q", err, tc.want, tc.message)
 			}
 			now, rerr := os.ReadFile(h.opts.confPath())
 			if rerr != nil || !bytes.Equal(now, good) {
 				t.Errorf("nginx.conf was not kept or restored")
 			}
-			// The old configuration keeps serving.
-			if r := h.mustGet("http://r.test/a/x"); r.Status != 200 || r.Reply.Backend != "a" {
-				t.Errorf("old configuration: /a = %d from %q", r.Status, r.Reply.Backend)
+			if got := h.app.Running().Checksum; got != "reload-1" {
+				t.Errorf("running configuration %s after a failed Apply, want reload-1", got)
 			}
-			waitFor(t, "workers serving the old checksum", func() bool {
+			// The old nginx.conf keeps serving.
+			checkServed(t, h, "http://r.test/a/x", 200, "a")
+			waitFor(t, "workers serving the old nginx.conf", func() bool {
 				v, err := h.lua.GetVersion(t.Context())
-				return err == nil && v.Checksum == "reload-1"
+				return err == nil && v.Checksum == oldSum
 			})
 			if h.proc.Pid() != master {
 				t.Errorf("nginx master changed")
@@ -168,8 +200,9 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 		if err := h.reload(t.Context(), second); err != nil {
 			t.Fatal(err)
 		}
-		if r := h.mustGet("http://r.test/b"); r.Status != 200 || r.Reply.Backend != "b" {
-			t.Fatalf("/b = %d from %q", r.Status, r.Reply.Backend)
+		if v := h.mustVersion(); v.Checksum != h.confChecksum(second) || v.Configuration != "reload-2" {
+			t.Errorf("version = %+v, want the second configuration", v)
 		}
+		checkServed(t, h, "http://r.test/b", 200, "b")
 	})
 }

@@ -1,11 +1,15 @@
 package nginx
 
 import (
+	"bytes"
 	"errors"
-	"github.com/ingress-sync/ingress-sync/internal/golden"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/golden"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
@@ -87,9 +91,44 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if l := leaks(got, tc.cfg); len(l) > 0 {
+				t.Errorf("values of the cluster in nginx.conf: %q", l)
+			}
 			golden.Check(t, name, got, "")
 		})
 	}
+}
+
+// leaks returns the values of cfg's servers, backends and certificates
+// (host names, paths, backend and certificate names, route settings, the
+// model checksum) that appear in conf as a whole word (so "/health" is not
+// found in the status server's "/healthz"). "_" and "/" are left out:
+// nginx.conf has them of its own.
+func leaks(conf []byte, cfg *model.Configuration) []string {
+	values := []string{cfg.DefaultBackend, cfg.DefaultCertificate, cfg.Checksum}
+	for _, s := range cfg.Servers {
+		values = append(values, s.Hostname)
+		for _, l := range s.Locations {
+			st := l.Settings
+			values = append(values, l.Path, l.Backend, l.Ingress, st.RewriteTarget, string(st.ProxyBodySize))
+			values = append(values, st.AllowSourceRange...)
+		}
+	}
+	for _, b := range cfg.Backends {
+		values = append(values, b.Name)
+	}
+	for _, c := range cfg.Certificates {
+		values = append(values, c.Name)
+		values = append(values, c.Hosts...)
+	}
+	var out []string
+	for _, v := range values {
+		word := regexp.MustCompile(`(^|[^A-Za-z0-9._-])` + regexp.QuoteMeta(v) + `($|[^A-Za-z0-9._-])`)
+		if v != "" && v != "_" && v != "/" && word.Match(conf) && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // TestRenderedConfigsPassNginxTest runs `nginx -t` on every golden
@@ -114,68 +153,104 @@ func TestRenderedConfigsPassNginxTest(t *testing.T) {
 	}
 }
 
-func TestRenderRejectsInvalidValues(t *testing.T) {
-	base := func() *model.Configuration {
-		return &model.Configuration{Checksum: "x", Servers: []model.Server{{Hostname: "_"}, {Hostname: "a.example.com",
-			Locations: []model.Location{{Path: "/p", PathType: model.PathPrefix, Backend: "b"}}}}}
+// hostile holds values no validator of pkg/model lets through: nginx.conf
+// syntax, Lua string syntax, control bytes, regex metacharacters, UTF-8
+// and a huge value.
+var hostile = []string{
+	"a.com;", "a.com\nlisten 81", "a.com}", "$host", "a.com b.com", `x"; return 200; "`, "/p;return 200",
+	"/p{", "/p}\n", `/p'`, "/$uri", "/a#b", "/api/(.*)", `\`, "]]", "\x00\r\t", "é.exämple", "*.*.com",
+	"10.0.0.0/8; allow all", "1m; client_max_body_size 0", strings.Repeat("a", 5000),
+}
+
+// hostileConfig puts every hostile value in every place of a Configuration
+// that is not Global: host names, paths, path types, route settings,
+// backends, endpoints, certificates, the defaults and the checksum.
+func hostileConfig(g model.Global) *model.Configuration {
+	cfg := &model.Configuration{Global: g, Servers: []model.Server{{Hostname: "_"}}}
+	for i, v := range hostile {
+		loc := model.Location{Path: v, PathType: model.PathType(v), Backend: v, Ingress: v, Settings: model.LocationSettings{
+			ProxyConnectTimeout: -i, ProxyReadTimeout: 1 << 30, ProxyBodySize: model.Size(v), BackendProtocol: v,
+			RewriteTarget: v, AllowSourceRange: []string{v},
+		}}
+		cfg.Servers = append(cfg.Servers, model.Server{Hostname: v, TLS: true, Locations: []model.Location{loc, loc}})
+		cfg.Backends = append(cfg.Backends, model.Backend{Name: v, Namespace: v, Service: v, Port: v, LoadBalance: v,
+			UpstreamHashBy: v, Affinity: &model.Affinity{CookieName: v, CookiePath: v},
+			Endpoints: []model.Endpoint{{Address: v, Port: -1}}})
+		cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: v, Hosts: []string{v}, Cert: []byte(v), Key: []byte(v)})
 	}
-	loc := func(c *model.Configuration) *model.Location { return &c.Servers[1].Locations[0] }
+	cfg.Servers = append(cfg.Servers, cfg.Servers...) // duplicates too
+	cfg.DefaultBackend, cfg.DefaultCertificate, cfg.Checksum = hostile[5], hostile[6], hostile[7]
+	return cfg
+}
+
+// TestRenderDependsOnlyOnGlobal: nginx.conf and its checksum are the same
+// whatever the Servers, Backends and Certificates, hostile values included;
+// only Global and the Options reach the file.
+func TestRenderDependsOnlyOnGlobal(t *testing.T) {
+	global := goldenConfigs()["hosts"].cfg.Global
+	tests := []struct {
+		name string
+		cfg  *model.Configuration
+	}{
+		{"hosts, paths and settings", goldenConfigs()["hosts"].cfg},
+		{"more settings", func() *model.Configuration { c := *goldenConfigs()["settings"].cfg; c.Global = global; return &c }()},
+		{"hostile values everywhere but Global", hostileConfig(global)},
+		{"ten thousand hosts", func() *model.Configuration { c := renderConfig(10000); c.Global = global; return c }()},
+	}
+	options := map[string]func(*Options){"default options": nil, "settings options": goldenConfigs()["settings"].opts}
+	for optsName, opts := range options {
+		o := goldenOptions()
+		if opts != nil {
+			opts(&o)
+		}
+		r, err := NewRenderer(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantSum, err := r.render(&global)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range tests {
+			t.Run(optsName+"/"+tc.name, func(t *testing.T) {
+				got, err := r.Render(tc.cfg)
+				if err != nil {
+					t.Fatalf("Render = %v; nothing outside Global can fail it", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("nginx.conf differs from the one of Global alone")
+				}
+				if _, sum, _ := r.render(&tc.cfg.Global); sum != wantSum {
+					t.Errorf("checksum %s, want %s", sum, wantSum)
+				}
+			})
+		}
+	}
+}
+
+// TestRenderRejectsInvalidGlobalValues: the global settings are what still
+// reaches nginx.conf; a value that fails its validator renders nothing.
+func TestRenderRejectsInvalidGlobalValues(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(*model.Configuration)
+		global model.Global
 	}{
-		{"host with semicolon", func(c *model.Configuration) { c.Servers[1].Hostname = "a.com;" }},
-		{"host with newline", func(c *model.Configuration) { c.Servers[1].Hostname = "a.com\nlisten 81" }},
-		{"host with brace", func(c *model.Configuration) { c.Servers[1].Hostname = "a.com}" }},
-		{"host with dollar", func(c *model.Configuration) { c.Servers[1].Hostname = "$host" }},
-		{"host with space", func(c *model.Configuration) { c.Servers[1].Hostname = "a.com b.com" }},
-		{"wildcard in the middle", func(c *model.Configuration) { c.Servers[1].Hostname = "a.*.com" }},
-		{"upper case host", func(c *model.Configuration) { c.Servers[1].Hostname = "A.com" }},
-		{"duplicate server", func(c *model.Configuration) { c.Servers = append(c.Servers, c.Servers[1]) }},
-		{"path with semicolon", func(c *model.Configuration) { loc(c).Path = "/p;return 200" }},
-		{"path with brace", func(c *model.Configuration) { loc(c).Path = "/p{" }},
-		{"path with closing brace", func(c *model.Configuration) { loc(c).Path = "/p}" }},
-		{"path with newline", func(c *model.Configuration) { loc(c).Path = "/p\n" }},
-		{"path with quote", func(c *model.Configuration) { loc(c).Path = `/p"` }},
-		{"path with single quote", func(c *model.Configuration) { loc(c).Path = `/p'` }},
-		{"path with dollar", func(c *model.Configuration) { loc(c).Path = "/$uri" }},
-		{"path with space", func(c *model.Configuration) { loc(c).Path = "/a b" }},
-		{"path with hash", func(c *model.Configuration) { loc(c).Path = "/a#b" }},
-		{"relative path", func(c *model.Configuration) { loc(c).Path = "p" }},
-		{"regex path type", func(c *model.Configuration) { loc(c).PathType = "ImplementationSpecific" }},
-		{"backend with quote", func(c *model.Configuration) { loc(c).Backend = `b"; return 200; "` }},
-		{"backend with dollar", func(c *model.Configuration) { loc(c).Backend = "$b" }},
-		{"default backend with brace", func(c *model.Configuration) { c.DefaultBackend = "b}" }},
-		{"body size with semicolon", func(c *model.Configuration) { loc(c).Settings.ProxyBodySize = "1m; allow all" }},
-		{"body size with unit word", func(c *model.Configuration) { loc(c).Settings.ProxyBodySize = "1mb" }},
-		{"negative timeout", func(c *model.Configuration) { loc(c).Settings.ProxyReadTimeout = -1 }},
-		{"huge timeout", func(c *model.Configuration) { loc(c).Settings.ProxyReadTimeout = 1 << 30 }},
-		{"CIDR with injection", func(c *model.Configuration) { loc(c).Settings.AllowSourceRange = []string{"10.0.0.0/8; allow all"} }},
-		{"CIDR with newline", func(c *model.Configuration) { loc(c).Settings.AllowSourceRange = []string{"10.0.0.0/8\n"} }},
-		{"CIDR as word", func(c *model.Configuration) { loc(c).Settings.AllowSourceRange = []string{"all"} }},
-		{"rewrite with capture", func(c *model.Configuration) { loc(c).Settings.RewriteTarget = "/$1" }},
-		{"rewrite with quote", func(c *model.Configuration) { loc(c).Settings.RewriteTarget = `/x" break; return 200 "` }},
-		{"rewrite with query", func(c *model.Configuration) { loc(c).Settings.RewriteTarget = "/x?y=1" }},
-		{"rewrite to absolute URL", func(c *model.Configuration) { loc(c).Settings.RewriteTarget = "http://evil" }},
-		{"unknown backend protocol", func(c *model.Configuration) { loc(c).Settings.BackendProtocol = "FCGI" }},
-		{"global body size", func(c *model.Configuration) { c.Global.ProxyBodySize = "1m}" }},
-		{"global timeout", func(c *model.Configuration) { c.Global.ProxyConnectTimeout = -5 }},
-		{"global keepalive", func(c *model.Configuration) { c.Global.UpstreamKeepalive = -1 }},
-		{"checksum with quote", func(c *model.Configuration) { c.Checksum = `x", evil = "` }},
-		{"checksum with brace", func(c *model.Configuration) { c.Checksum = "x}" }},
+		{"body size with a directive", model.Global{ProxyBodySize: "1m; allow all"}},
+		{"body size with a brace", model.Global{ProxyBodySize: "1m}"}},
+		{"body size with a unit word", model.Global{ProxyBodySize: "1mb"}},
+		{"body size over 1 TiB", model.Global{ProxyBodySize: "2048g"}},
+		{"negative timeout", model.Global{ProxyConnectTimeout: -5}},
+		{"huge timeout", model.Global{ProxyReadTimeout: 1 << 30}},
+		{"negative keepalive", model.Global{UpstreamKeepalive: -1}},
+		{"huge keepalive", model.Global{UpstreamKeepalive: 1 << 20}},
 	}
 	r, err := NewRenderer(goldenOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Render(base()); err != nil {
-		t.Fatalf("base configuration: %v", err)
-	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := base()
-			tc.mutate(cfg)
-			out, err := r.Render(cfg)
+			out, err := r.Render(&model.Configuration{Global: tc.global})
 			if !errors.Is(err, ErrInvalidValue) {
 				t.Fatalf("Render = %v, want an error wrapping ErrInvalidValue", err)
 			}
@@ -186,21 +261,33 @@ func TestRenderRejectsInvalidValues(t *testing.T) {
 	}
 }
 
-// TestLargeConfigurationPassesNginxTest checks the server name hash sizing
-// with nginx itself on thousands of servers.
+// TestLargeConfigurationPassesNginxTest: with 10k hosts, WriteConfig (which
+// runs nginx -t) passes and writes the nginx.conf of the global settings
+// alone, so what nginx -t checks does not grow with the hosts.
 func TestLargeConfigurationPassesNginxTest(t *testing.T) {
 	requireNginx(t)
 	opts := goldenOptions()
 	opts.Dir = testDir(t)
-	opts.ReloadTimeout = 2 * time.Minute // nginx -t takes seconds at this size
 	app, err := NewApplier(opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := renderConfig(1000)
-	cfg.Servers = append(cfg.Servers, model.Server{Hostname: strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + ".example.com"})
+	cfg := renderConfig(10000)
+	long := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + ".example.com"
+	cfg.Servers = append(cfg.Servers, model.Server{Hostname: long})
 	if err := app.WriteConfig(t.Context(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("nginx -t on %d servers: %s", len(cfg.Servers), app.LastReload().Test)
+	got, err := os.ReadFile(opts.confPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := app.Renderer().Render(&model.Configuration{Global: cfg.Global})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("nginx.conf of %d servers differs from the one of their global settings alone", len(cfg.Servers))
+	}
+	t.Logf("nginx -t with %d servers: %s", len(cfg.Servers), app.LastReload().Test)
 }

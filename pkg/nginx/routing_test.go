@@ -102,9 +102,11 @@ func TestRouting(t *testing.T) {
 	})
 
 	t.Run("configured default backend", func(t *testing.T) {
+		workers := workerPIDs(t, h.proc.Pid())
 		if err := h.reload(t.Context(), withDefault); err != nil {
 			t.Fatal(err)
 		}
+		checkNotReloaded(t, h, workers) // a default backend is routes, not nginx.conf
 		for _, url := range []string{"http://nobody.test/x", "http://foo.test/other", "http://a.b.wild.test/"} {
 			if r := h.mustGet(url); r.Status != 200 || r.Reply.Backend != "default" {
 				t.Errorf("GET %s = %d from %q, want the default backend", url, r.Status, r.Reply.Backend)
