@@ -155,7 +155,7 @@ local function find_host(name)
     return h
   end
   local dot = name and str_find(name, ".", 1, true)
-  if dot then
+  if dot and dot > 1 then -- "*.foo.com" needs a label before the dot
     h = hosts:get("*" .. str_sub(name, dot))
     if h then
       return h

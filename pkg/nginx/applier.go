@@ -131,12 +131,13 @@ func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
 // request see a route before its backend or certificate: new and changed
 // backends and certificates first, then the routes (with next's checksum),
 // then the removal of certificates and backends no route uses any more.
-// When nginx.conf changes (global settings), the reload comes between the
-// upserts and the removals: it is rendered, tested with nginx -t, swapped in
-// and confirmed by the new workers; on failure the previous file stays (or
-// is put back) and the error wraps ErrConfigTest, ErrReloadNotConfirmed,
-// ErrInvalidValue or ErrNotRunning. Whatever fails, the next Apply pushes
-// the whole state again.
+// When nginx.conf changes (global settings), the reload comes first: it is
+// rendered, tested with nginx -t, swapped in and confirmed by the new
+// workers (which share the Lua state of the old ones); on failure the
+// previous file stays (or is put back), nothing is pushed, and the error
+// wraps ErrConfigTest, ErrReloadNotConfirmed, ErrInvalidValue or
+// ErrNotRunning. Whatever fails, the next Apply pushes the whole state
+// again.
 func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.Change, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -168,9 +169,17 @@ func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.C
 	return ch, nil
 }
 
-// pushChange pushes ch (everything when dirty) and reloads in between when
-// reload is set.
+// pushChange pushes ch (everything when dirty), after the reload when
+// reload is set: no route depends on nginx.conf, and a reload that fails
+// then leaves nginx serving the previous Configuration as a whole.
 func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch *model.Change, reload bool, conf []byte, sum string) error {
+	if reload {
+		old, _ := os.ReadFile(a.opts.confPath())
+		if err := a.swapAndConfirm(ctx, conf, old, sum); err != nil {
+			return err
+		}
+		a.conf = sum
+	}
 	var extra *delta
 	if a.dirty {
 		var err error
@@ -182,13 +191,6 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 	d := deltaOf(ch, next.Checksum, extra)
 	if err := a.pushUpserts(ctx, &d); err != nil {
 		return err
-	}
-	if reload {
-		old, _ := os.ReadFile(a.opts.confPath())
-		if err := a.swapAndConfirm(ctx, conf, old, sum); err != nil {
-			return err
-		}
-		a.conf = sum
 	}
 	return a.pushRemovals(ctx, &d)
 }

@@ -6,8 +6,8 @@ import "errors"
 var (
 	// ErrInvalidOptions is returned when Options do not validate.
 	ErrInvalidOptions = errors.New("invalid nginx options")
-	// ErrInvalidValue is returned by the renderer when a value of the
-	// Configuration fails its validator; such a value never reaches nginx.conf.
+	// ErrInvalidValue is returned by the renderer when a global setting
+	// fails its validator; such a value never reaches nginx.conf.
 	ErrInvalidValue = errors.New("invalid value for nginx.conf")
 	// ErrConfigTest is returned when `nginx -t` rejects a rendered file; the
 	// error text carries nginx's message.
