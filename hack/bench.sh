@@ -2,7 +2,7 @@
 # hack/bench.sh: the Go benchmarks of every package that has some, then the
 # churn scenarios (bin/churn scenario, in a private network namespace: needs
 # root), and BENCHMARKS.md from both. `make bench` runs it after deps and
-# build. About 15 minutes on a 2-core machine.
+# build. About 20 minutes on a 2-core machine.
 #
 # Environment:
 #   GO            go command (default go)
@@ -29,8 +29,9 @@ fi
 benchtime_for() {
 	case "$1/$2" in
 	pkg/nginx/BenchmarkDynamicUpdate) echo "-benchtime 500x" ;;
+	pkg/nginx/BenchmarkAddHost) echo "-benchtime 200x" ;;
 	pkg/nginx/BenchmarkReload) echo "-benchtime 20x" ;;
-	pkg/nginx/BenchmarkBalancerThroughput) echo "-benchtime 1x" ;;
+	pkg/nginx/BenchmarkRouterThroughput | pkg/nginx/BenchmarkLuaMemory) echo "-benchtime 1x" ;;
 	pkg/replay/BenchmarkReplay100k) echo "-benchtime 1x" ;;
 	*) echo "-benchtime 1s" ;;
 	esac
@@ -108,6 +109,33 @@ build_target() {
 		v = $3 / 1e6; printf "| model.Build with 10k Ingresses | < 100 ms | %.1f ms | %s |\n", v, (v < 100 ? "yes" : "**no**") }' "$RAW/go-bench.txt"
 }
 
+# nginx_targets prints the rows of the data plane targets (pkg/nginx):
+# router + balancer throughput against a static upstream, a host added to
+# 10k without reload, and the Lua memory of the bootstrap-50k cluster.
+nginx_targets() {
+	awk '
+	function metric(unit, i) { for (i = 3; i < NF; i += 2) if ($(i + 1) == unit) return $i; return "" }
+	function yes(ok) { return ok ? "yes" : "**no**" }
+	/^pkg: / { cur = $2; next }
+	cur !~ /pkg\/nginx$/ { next }
+	/^BenchmarkRouterThroughput\// {
+		name = $1; sub(/^BenchmarkRouterThroughput\//, "", name); sub(/-[0-9]+$/, "", name)
+		r = metric("lua/static")
+		printf "| router + balancer against a static upstream, %s: throughput ratio | >= 0.90 | %.3f (latency p50 %s ms, p99 %s ms; static p50 %s ms, p99 %s ms) | %s |\n",
+			name, r, metric("lua-p50-ms"), metric("lua-p99-ms"), metric("static-p50-ms"), metric("static-p99-ms"), yes(r >= 0.9)
+	}
+	/^BenchmarkAddHost-/ {
+		n = metric("reloads/op") + metric("worker-restarts")
+		printf "| one host added when 10k exist (Apply): reloads | <= 0 | %s (add → served p50 %s ms, p99 %s ms) | %s |\n",
+			metric("reloads/op"), metric("add-to-served-p50-ms"), metric("add-to-served-p99-ms"), yes(n == 0)
+	}
+	/^BenchmarkLuaMemory-/ {
+		d = metric("routes-dict-MB") + metric("backends-dict-MB") + metric("certs-dict-MB")
+		printf "| Lua memory at 16k Ingresses (bootstrap-50k cluster) | measured | shared dicts %.1f MB, %s bytes/Ingress (routes %s MB, backends %s MB, certificates %s MB); Lua heap %s MB per worker, %s bytes/Ingress | yes |\n",
+			d, metric("dict-bytes/ingress"), metric("routes-dict-MB"), metric("backends-dict-MB"), metric("certs-dict-MB"), metric("worker-lua-heap-MB"), metric("heap-bytes/ingress")
+	}' "$RAW/go-bench.txt"
+}
+
 # scenario_targets prints the targets tables of the churn scenarios as
 # rows of one table, each named after its scenario.
 scenario_targets() {
@@ -156,9 +184,9 @@ write_report() {
 		echo '```'
 		echo "make bench                                   # everything below, writes BENCHMARKS.md"
 		echo "go test -run '^\$' -bench . -benchmem ./pkg/events ./pkg/model"
-		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # Reload: 20x, BalancerThroughput: 1x"
+		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x, RouterThroughput and LuaMemory: 1x"
 		echo "go test -run '^\$' -bench Replay100k -benchtime 1x ./pkg/replay"
-		echo "go build -o bin/ ./cmd/... && sudo bin/churn scenario                # or --scenarios endpoints-1k,stream-rate,rss-10k,bootstrap-50k"
+		echo "go build -o bin/ ./cmd/... && sudo bin/churn scenario                # or --scenarios $(bin/churn scenario --help 2>&1 | sed -n 's/.*default all: \([^)]*\)).*/\1/p')"
 		echo '```'
 		echo
 		echo "## Targets"
@@ -166,11 +194,12 @@ write_report() {
 		echo "| target | wanted | measured | met |"
 		echo "|---|---|---|---|"
 		build_target
+		nginx_targets
 		scenario_targets
 		echo
 		section "Events codec (pkg/events)" pkg/events ""
 		section "Model (pkg/model)" pkg/model "Build of N Ingresses, each with 2 Prefix paths, a Service, an EndpointSlice of 10 endpoints, 1 in 10 with TLS; target: 10k under 100 ms."
-		section "nginx (pkg/nginx, real nginx)" pkg/nginx "DynamicUpdate: from the start of a POST of new endpoints to the first request answered by the new endpoint. Reload: render, nginx -t, swap, SIGHUP and confirmation. BalancerThroughput: the Lua balancer against a static upstream, same backend."
+		section "nginx (pkg/nginx, real nginx)" pkg/nginx "$NGINX_NOTE"
 		section "Replay (pkg/replay)" pkg/replay "A timeline over 100k events stored in an embedded nats-server."
 		for pkg in $(bench_packages); do
 			case $pkg in pkg/events | pkg/model | pkg/nginx | pkg/replay) continue ;; esac
@@ -189,6 +218,11 @@ write_report() {
 	} >"$OUT"
 }
 
+NGINX_NOTE="DynamicUpdate: from the start of a POST of new endpoints to the first request answered by the new endpoint. \
+AddHost: one more host (Server and Backend) on a route table of 10k, from the start of Apply to the first request answered by the new host; reloads/op and worker-restarts must stay 0. \
+Reload: a global setting changed (the only change that still reloads), with 10 and 10k hosts in the route table: render, nginx -t, swap, SIGHUP and confirmation. \
+RouterThroughput: requests through router.lua and balancer.lua against a static upstream block, same backend, with 10 or 10k hosts in the table and requests to 10 of them or to all in turn; latency percentiles over every request. \
+LuaMemory: the tables of the bootstrap-50k cluster (16130 Ingresses, 1613 TLS Secrets, built by model.Build): shared dict bytes in use (capacity less free pages, less an empty nginx's) and the Lua heap of one worker after a full collection (each worker holds its own decoded copy; OpenSSL objects of parsed certificates are not in it)."
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s)
 run_benchmarks

@@ -82,6 +82,9 @@ func (r *runner) work(ctx context.Context, q <-chan Change) {
 		}
 		r.rec.Write(ch, rv, t0)
 		r.completed.Add(1)
+		if r.cfg.OnWrite != nil {
+			r.cfg.OnWrite(ch, rv, t0)
+		}
 		r.prober.Track(ctx, ch, t0)
 	}
 }

@@ -35,6 +35,7 @@ type Change struct {
 	// For endpoint changes: the base Ingress (app) whose Service changed,
 	// the host routed to it, whether that host has TLS (and so redirects
 	// plain HTTP to HTTPS), and the address added ("" for a scale-down).
+	// For the create of an Ingress: its host (App is -1).
 	App   int
 	Host  string
 	TLS   bool
@@ -246,12 +247,13 @@ func (g *Generator) freshAddress(a *app) string {
 }
 
 // ingressChange creates, updates (toggles a path) or deletes an extra
-// Ingress, keeping at most MaxExtraIngresses of them.
+// Ingress, keeping at most MaxExtraIngresses of them (or only creates,
+// with IngressCreatesOnly).
 func (g *Generator) ingressChange() Change {
 	n := len(g.extras)
 	op := events.OpCreate
 	switch {
-	case n == 0:
+	case n == 0 || g.spec.IngressCreatesOnly:
 	case n >= g.spec.MaxExtraIngresses:
 		op = []events.Op{events.OpUpdate, events.OpDelete}[g.rnd.IntN(2)]
 	default:
@@ -262,7 +264,7 @@ func (g *Generator) ingressChange() Change {
 		name := fmt.Sprintf("extra-%d", g.nextExtra)
 		g.nextExtra++
 		g.extras = append(g.extras, extra{ns: a.ns, name: name, host: name + "." + g.spec.Domain, service: a.name})
-		return Change{Op: op, Object: g.extraIngress(&g.extras[n]), App: -1}
+		return Change{Op: op, Object: g.extraIngress(&g.extras[n]), App: -1, Host: g.extras[n].host}
 	}
 	j := g.rnd.IntN(n)
 	e := &g.extras[j]

@@ -2,12 +2,15 @@ package churn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // ProbeConfig says how to check that nginx serves a new endpoint.
@@ -43,15 +46,17 @@ type ProbeReport struct {
 	Changes    int64  `json:"changes"`    // endpoint changes followed
 	Skipped    int64  `json:"skipped"`    // not followed: every slot busy
 	Requests   int64  `json:"requests"`   // requests sent
-	Failed     int64  `json:"failed"`     // transport errors and answers other than 200 from a backend
+	Failed     int64  `json:"failed"`     // transport errors and answers other than 200 from a backend (but a 404 for a host not routed yet)
 	Timeouts   int64  `json:"timeouts"`   // new endpoint not served within the timeout
 	Superseded int64  `json:"superseded"` // a later change of the same Service came first
 	FirstError string `json:"firstError,omitempty"`
 }
 
-// Prober follows endpoint changes through nginx. The backends must be
-// internal/echo servers named by their address: the new endpoint is
-// served when a reply's X-Echo-Backend is the added address.
+// Prober follows endpoint changes and Ingress creates through nginx. The
+// backends must be internal/echo servers named by their address: a new
+// endpoint is served when a reply's X-Echo-Backend is the added address, a
+// new Ingress when any backend answers its host (until then nginx answers
+// 404, which is no failure).
 type Prober struct {
 	cfg    ProbeConfig
 	client *http.Client
@@ -89,16 +94,18 @@ func (p *Prober) Dispatched(ch Change) {
 }
 
 func (p *Prober) current(ch Change) bool {
+	if ch.Class != ClassEndpoints {
+		return true
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.latest[ch.App] == ch.Seq
 }
 
-// Track follows ch, written at t0, if probing is on, ch added an
-// endpoint to a host without TLS (plain HTTP requests to a TLS host are
-// redirected) and a slot is free.
+// Track follows ch, written at t0, if probing is on, ch is probed and a
+// slot is free.
 func (p *Prober) Track(ctx context.Context, ch Change, t0 time.Time) {
-	if p.cfg.URL == "" || ch.Class != ClassEndpoints || ch.Added == "" || ch.TLS {
+	if p.cfg.URL == "" || !probed(ch) {
 		return
 	}
 	select {
@@ -114,7 +121,24 @@ func (p *Prober) Track(ctx context.Context, ch Change, t0 time.Time) {
 	})
 }
 
-// follow requests ch.Host until ch.Added answers.
+// probed: ch added an endpoint to a host without TLS (plain HTTP requests
+// to a TLS host are redirected), or created an Ingress.
+func probed(ch Change) bool {
+	switch ch.Class {
+	case ClassEndpoints:
+		return ch.Added != "" && !ch.TLS
+	case ClassIngress:
+		return ch.Op == events.OpCreate && ch.Host != ""
+	}
+	return false
+}
+
+// errNotRouted: nginx answered 404 itself (no backend): the host or path
+// is not routed.
+var errNotRouted = errors.New("not routed")
+
+// follow requests ch.Host until ch.Added (any backend for an Ingress
+// create) answers.
 func (p *Prober) follow(ctx context.Context, ch Change, t0 time.Time) {
 	tick := time.NewTicker(p.cfg.Interval)
 	defer tick.Stop()
@@ -133,10 +157,12 @@ func (p *Prober) follow(ctx context.Context, ch Change, t0 time.Time) {
 		switch {
 		case ctx.Err() != nil:
 			return
+		case ch.Class == ClassIngress && errors.Is(err, errNotRouted):
+			// not yet
 		case err != nil:
 			p.failed.Add(1)
 			p.errs.add(err)
-		case backend == ch.Added:
+		case ch.Added == "" || backend == ch.Added:
 			p.mu.Lock()
 			p.samples = append(p.samples, time.Since(t0))
 			p.mu.Unlock()
@@ -165,6 +191,9 @@ func (p *Prober) Get(ctx context.Context, host string) (string, error) {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	backend := resp.Header.Get("X-Echo-Backend")
+	if resp.StatusCode == http.StatusNotFound && backend == "" {
+		return "", fmt.Errorf("probe %s: %w", host, errNotRouted)
+	}
 	if resp.StatusCode != http.StatusOK || backend == "" {
 		return "", fmt.Errorf("probe %s: status %d from backend %q", host, resp.StatusCode, backend)
 	}

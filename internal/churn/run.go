@@ -47,6 +47,9 @@ type Config struct {
 	// before waiting for the syncers: a scenario pauses a syncer between
 	// them to measure how fast it works off a backlog.
 	OnChurnStart, OnWritesDone func()
+	// OnWrite, when set, is called after every churn write that succeeded,
+	// with the resourceVersion it returned and its start time.
+	OnWrite func(ch Change, rv string, t0 time.Time)
 }
 
 // SyncerRef names a syncer (its status reports' pod name) and its metrics

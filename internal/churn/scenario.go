@@ -92,13 +92,27 @@ func scenarios() []scenario {
 			runStreamRateScenario},
 		{"rss-10k", "syncer memory with 10k Ingresses (bootstrap, then 200 endpoint changes/s for 10s)",
 			"Resident memory of the syncer binary from /proc, sampled every second. The bootstrap time includes " +
-				"nginx -t and the start of nginx with 10k server blocks.",
+				"nginx -t, the start of nginx and the push of the route, backend and certificate tables.",
 			runRSSScenario},
 		{"bootstrap-50k", "a new syncer bootstraps 50k objects from the stream",
 			"16130 Ingresses with their Services and EndpointSlices and 1613 TLS Secrets published, then a syncer " +
 				"started: ready when nginx serves the whole configuration (first build, nginx.conf rendered, nginx -t, " +
-				"nginx started, dynamic state pushed). The nginx -t figure times that step again on the same file.",
+				"nginx started, routes, backends and certificates pushed). Memory of the syncer and of nginx (master " +
+				"and workers) from /proc at ready. The nginx -t figure times that step again on the same file.",
 			runBootstrapScenario},
+		{"ingress-create-10k", "10k Ingresses through the Kubernetes API, then 50 new Ingresses/s, each followed through nginx",
+			"The whole system as in endpoints-1k. After the setup (10k Ingresses with their Services and " +
+				"EndpointSlices, 1k TLS Secrets, written by 16 API clients), new Ingresses (a new host each, to an " +
+				"existing Service) are created at 50/s; up to 32 at once are probed through nginx every 5 ms from the " +
+				"start of the API write until a backend answers their host (nginx answers 404 until then). Reloads " +
+				"are the syncer's reload counter before and after the creates.",
+			runIngressCreateScenario},
+		{"ingress-burst-1k", "10k Ingresses through the Kubernetes API, then 1,000 new Ingresses at once",
+			"The whole system as in endpoints-1k, set up as in ingress-create-10k. Then 1000 new Ingresses are " +
+				"written at once (16 API clients). The last one served is the create with the highest resourceVersion " +
+				"(the watcher publishes in that order and the syncer applies the stream in order), requested through " +
+				"nginx every 5 ms from the start of the burst; afterwards every host of the burst is requested once.",
+			runIngressBurstScenario},
 	}
 }
 

@@ -20,40 +20,55 @@ const kubeWorkers = 16
 // 1k Ingresses written through the API, then 200 endpoint changes per
 // second, followed through the stream, the syncer's reports and nginx.
 func runEndpointsScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult) error {
-	if !netns.Inside() {
-		return ErrOutsideNetns
-	}
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	w, err := world.Start(wctx, world.Options{BinDir: o.BinDir, Dir: o.Dir, Syncers: 1,
-		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: "198.18.0.250", SyncerArgs: o.SyncerArgs})
-	cancel()
-	if err != nil {
-		return err
-	}
-	defer func() { _ = w.Stop() }()
 	spec := DefaultSpec()
 	spec.Seed = max(o.Seed, 1)
 	if o.Duration > 0 {
 		spec.Duration = o.Duration
 	}
-	backends, err := StartBackends(spec.Addresses, spec.Port)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = backends.Close() }()
-	cfg, err := endpointsConfig(w, spec)
-	if err != nil {
-		return err
-	}
-	defer cfg.NATS.Close()
-	cfg.Progress, cfg.Logger = o.Progress, o.Logger
-	rep, err := Run(ctx, cfg)
+	rep, err := runKube(ctx, o, spec, nil, nil)
 	if err != nil {
 		return err
 	}
 	res.Reports["churn"] = rep
 	endpointsFigures(rep, res)
 	return nil
+}
+
+// runKube runs spec on a World in the private namespace (control plane,
+// NATS, watcher, one syncer with nginx) with echo backends on the Spec's
+// addresses; mutate, when set, adjusts the churn Config first, and after,
+// when set, runs after the churn while the World still runs.
+func runKube(ctx context.Context, o ScenarioOptions, spec Spec, mutate func(*Config), after func(context.Context, Config)) (*Report, error) {
+	if !netns.Inside() {
+		return nil, ErrOutsideNetns
+	}
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	w, err := world.Start(wctx, world.Options{BinDir: o.BinDir, Dir: o.Dir, Syncers: 1,
+		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: "198.18.0.250", SyncerArgs: o.SyncerArgs})
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = w.Stop() }()
+	backends, err := StartBackends(spec.Addresses, spec.Port)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = backends.Close() }()
+	cfg, err := endpointsConfig(w, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer cfg.NATS.Close()
+	cfg.Progress, cfg.Logger = o.Progress, o.Logger
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	rep, err := Run(ctx, cfg)
+	if err == nil && after != nil {
+		after(ctx, cfg)
+	}
+	return rep, err
 }
 
 func endpointsConfig(w *world.World, spec Spec) (Config, error) {
@@ -94,19 +109,30 @@ func endpointsFigures(rep *Report, res *ScenarioResult) {
 		{"probe requests", float64(rep.Probes.Requests), ""},
 		{"stream lag max", float64(rep.Stream.MaxLag), "messages"},
 	}
-	res.Figures = append(res.Figures, syncerFigures(rep)...)
-	res.Figures = append(res.Figures, latencyFigures("write → in the stream", rep.Streamed)...)
-	res.Figures = append(res.Figures, latencyFigures("write → applied by the syncer", rep.Applied.Latency)...)
-	res.Figures = append(res.Figures, latencyFigures("write → served by nginx", rep.Served)...)
-	res.Figures = append(res.Figures, processFigures(rep, "watcher", "syncer", "nginx", "churn+nats")...)
-	failed := float64(rep.Probes.Failed + rep.Probes.Timeouts)
+	res.Figures = append(res.Figures, kubeFigures(rep, "write")...)
 	res.Checks = []Check{
 		atMost("end-to-end p99 (write → served by nginx)", rep.Served.P99, 100, "ms"),
 		atMost("write → applied by the syncer p99", rep.Applied.P99, 100, "ms"),
 		atMost("reloads", sy.Reloads, 0, ""),
-		atMost("failed probe requests (and timeouts)", failed, 0, ""),
+		failedProbes(rep),
 	}
 	if rep.Served.Samples == 0 || rep.Applied.Samples == 0 {
 		res.Error = "no latency samples: see the report"
 	}
+}
+
+// kubeFigures are the figures every kube scenario reports after its own:
+// the syncer's, the latencies from what (the write) to the stream, to the
+// syncer and to nginx, and the processes.
+func kubeFigures(rep *Report, what string) []Figure {
+	out := syncerFigures(rep)
+	out = append(out, latencyFigures(what+" → in the stream", rep.Streamed)...)
+	out = append(out, latencyFigures(what+" → applied by the syncer", rep.Applied.Latency)...)
+	out = append(out, latencyFigures(what+" → served by nginx", rep.Served)...)
+	return append(out, processFigures(rep, "watcher", "syncer", "nginx", "churn+nats")...)
+}
+
+// failedProbes holds the failed probe requests and timeouts to 0.
+func failedProbes(rep *Report) Check {
+	return atMost("failed probe requests (and timeouts)", float64(rep.Probes.Failed+rep.Probes.Timeouts), 0, "")
 }

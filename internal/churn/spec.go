@@ -30,6 +30,9 @@ type Spec struct {
 	// base ones (only those are updated and deleted; base Ingresses keep
 	// routing, so that probes never see a removed host).
 	MaxExtraIngresses int
+	// IngressCreatesOnly makes the Ingress churn create new Ingresses only
+	// (no update, no delete), without the MaxExtraIngresses bound.
+	IngressCreatesOnly bool
 
 	// Rates are changes per second of each class; 0 turns a class off.
 	EndpointRate, IngressRate, SecretRate float64
@@ -112,7 +115,7 @@ func (s Spec) Validate() error {
 	check(s.Events < 0 || s.Duration < 0, "negative bound")
 	check(s.Events == 0 && s.Duration == 0 && s.rated(), "churn needs a bound: events or duration")
 	check(s.SecretRate > 0 && s.TLSEvery == 0, "secret rotation needs TLS Ingresses (TLSEvery > 0)")
-	check(s.IngressRate > 0 && s.MaxExtraIngresses == 0, "Ingress churn needs MaxExtraIngresses > 0")
+	check(s.IngressRate > 0 && s.MaxExtraIngresses == 0 && !s.IngressCreatesOnly, "Ingress churn needs MaxExtraIngresses > 0")
 	return errors.Join(errs...)
 }
 
