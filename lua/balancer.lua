@@ -98,7 +98,9 @@ function _M.balance()
     apply_timeouts(timeouts)
   end
   local name = ngx_var.proxy_upstream_name
-  local entry = name and backends:get(name)
+  -- The entry the router saw stands in for a backend removed since: a
+  -- request routed before the removal (an upload still arriving) keeps it.
+  local entry = name and (backends:get(name) or ngx.ctx.ingress_backend)
   if not entry or entry.n == 0 then
     local ok, err = set_current_peer(no_endpoints)
     if not ok then

@@ -30,6 +30,7 @@
 local configuration = require("configuration")
 local store = require("store")
 local ipmatch = require("ipmatch")
+local balancer_backends = require("balancer").backends
 
 local ngx = ngx
 local ngx_var = ngx.var
@@ -313,6 +314,7 @@ function _M.rewrite()
     ngx.req.set_uri(rewrite_uri(route, uri, m))
   end
   ngx_var.proxy_upstream_name = route.backend
+  ngx.ctx.ingress_backend = balancer_backends:get(route.backend)
   if route.timeouts then
     ngx_var.ingress_timeouts = route.timeouts
   end

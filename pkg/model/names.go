@@ -3,7 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
-	"regexp"
+	"regexp/syntax"
+	"strconv"
 	"strings"
 )
 
@@ -122,14 +123,22 @@ func validatePath(p string) error {
 
 // Regex path errors.
 var (
-	errRegexChars = errors.New("may only contain printable ASCII characters other than space")
-	errRegexGroup = errors.New("may only use (?: and (?i) group flags")
+	errRegexChars  = errors.New("may only contain printable ASCII characters other than space")
+	errRegexGroup  = errors.New("may only use (?: and (?i) group flags")
+	errRegexEscape = errors.New(`may not use \p, \P or \x{...} above \x{ff} (nginx matches bytes)`)
+	errRegexNested = fmt.Errorf("may nest at most %d groups", maxRegexNesting)
+	errRegexRepeat = errors.New("repeats an empty-width assertion (^, $, \\b, \\A, ...), which nginx refuses")
 )
+
+// maxRegexNesting is below the nesting limit of nginx's PCRE (250).
+const maxRegexNesting = 100
 
 // validateRegexPath checks a regex path: absolute, at most 1024 printable
 // ASCII characters, valid RE2 syntax (what Kubernetes and ingress-nginx
-// document; the data plane's PCRE accepts it), and no group flags but (?:
-// and (?i), whose meaning is the same in both engines.
+// document), and inside the part of it that nginx's PCRE, matching bytes,
+// accepts with the same meaning: no group flags but (?: and (?i), no
+// Unicode classes or code points above 0xff, at most maxRegexNesting nested
+// groups, and no repeated empty-width assertion ("nothing to repeat").
 func validateRegexPath(p string) error {
 	switch {
 	case !strings.HasPrefix(p, "/"):
@@ -142,24 +151,100 @@ func validateRegexPath(p string) error {
 			return errRegexChars
 		}
 	}
-	for rest := p; ; {
-		i := strings.Index(rest, "(?")
-		if i < 0 {
-			break
-		}
-		if i > 0 && rest[i-1] == '\\' {
-			rest = rest[i+2:]
-			continue
-		}
-		if !strings.HasPrefix(rest[i:], "(?:") && !strings.HasPrefix(rest[i:], "(?i)") {
-			return errRegexGroup
-		}
-		rest = rest[i+2:]
+	if err := checkRegexText(p); err != nil {
+		return err
 	}
-	if _, err := regexp.Compile(p); err != nil {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
 		return fmt.Errorf("is not a valid regular expression: %w", err)
 	}
+	if repeatsEmptyWidth(re) {
+		return errRegexRepeat
+	}
+	if regexSize(re) > maxRegexSize {
+		return errRegexLarge
+	}
 	return nil
+}
+
+// maxRegexSize bounds regexSize well below what fits nginx's PCRE (its
+// compiled patterns take at most 64 KiB; counted repeats are copied out).
+const maxRegexSize = 4000
+
+var errRegexLarge = errors.New("expands to too large a pattern (counted repeats)")
+
+// regexSize estimates the compiled size of re: items, with counted
+// repeats multiplied out.
+func regexSize(re *syntax.Regexp) int {
+	n := 1
+	switch re.Op {
+	case syntax.OpLiteral:
+		n = len(re.Rune)
+	case syntax.OpRepeat:
+		times := max(re.Max, re.Min, 1)
+		return min(times*regexSize(re.Sub[0]), 1<<30)
+	}
+	for _, sub := range re.Sub {
+		n = min(n+regexSize(sub), 1<<30)
+	}
+	return n
+}
+
+// checkRegexText walks the pattern's text: group flags, escapes and nesting.
+func checkRegexText(p string) error {
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			if i+1 < len(p) && (p[i+1] == 'p' || p[i+1] == 'P') {
+				return errRegexEscape
+			}
+			if strings.HasPrefix(p[i+1:], "x{") && !smallHexEscape(p[i+3:]) {
+				return errRegexEscape
+			}
+			i++
+		case '(':
+			if strings.HasPrefix(p[i:], "(?") && !strings.HasPrefix(p[i:], "(?:") && !strings.HasPrefix(p[i:], "(?i)") {
+				return errRegexGroup
+			}
+			if depth++; depth > maxRegexNesting {
+				return errRegexNested
+			}
+		case ')':
+			depth--
+		}
+	}
+	return nil
+}
+
+// smallHexEscape reports whether s starts with hex digits and "}" whose
+// value is at most 0xff.
+func smallHexEscape(s string) bool {
+	end := strings.IndexByte(s, '}')
+	if end < 1 || end > 8 {
+		return false
+	}
+	n, err := strconv.ParseUint(s[:end], 16, 32)
+	return err == nil && n <= 0xff
+}
+
+// repeatsEmptyWidth reports whether re repeats an assertion that matches
+// no character.
+func repeatsEmptyWidth(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		switch re.Sub[0].Op {
+		case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+			syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpEmptyMatch:
+			return true
+		}
+	}
+	for _, sub := range re.Sub {
+		if repeatsEmptyWidth(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // normalizePrefix removes the trailing slash of a Prefix path: Ingress v1
