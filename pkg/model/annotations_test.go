@@ -38,15 +38,22 @@ func TestParseAnnotations(t *testing.T) {
 		"more bad values": {
 			in: map[string]string{AnnotationPrefix + "proxy-body-size": "$host", AnnotationPrefix + "proxy-read-timeout": "+5",
 				AnnotationPrefix + "backend-protocol": "FCGI", AnnotationPrefix + "load-balance": "random",
-				AnnotationPrefix + "affinity": "ip", AnnotationPrefix + "use-regex": "true"},
+				AnnotationPrefix + "affinity": "ip", AnnotationPrefix + "use-regex": "maybe"},
 			problems: []string{
 				`affinity="ip": only cookie is supported`,
 				`backend-protocol="FCGI": must be one of HTTP, HTTPS, GRPC, GRPCS`,
 				`load-balance="random": must be round_robin or ewma`,
 				`proxy-body-size="$host": contains '$'`,
 				`proxy-read-timeout="+5": must be a whole number`,
-				`use-regex="true": not supported; ignored`,
+				`use-regex="maybe": must be true or false; ignored`,
 			},
+		},
+		"use-regex": {
+			in:   map[string]string{AnnotationPrefix + "use-regex": "true"},
+			want: ingressAnnotations{useRegex: true},
+		},
+		"use-regex false": {
+			in: map[string]string{AnnotationPrefix + "use-regex": "false"},
 		},
 		"backend protocol in any case": {
 			in:   map[string]string{AnnotationPrefix + "backend-protocol": "grpcs"},
@@ -266,4 +273,92 @@ func TestBuildAnnotations(t *testing.T) {
 			problems: []string{"annotation nginx.ingress.kubernetes.io/configuration-snippet: snippets are not supported yet; ignored"},
 		},
 	})
+}
+
+// TestSizeBytes checks Size.Bytes and parseSize together: parseSize
+// accepts exactly the sizes Bytes converts.
+func TestSizeBytes(t *testing.T) {
+	tests := map[string]struct {
+		in   string
+		want int64 // -1: rejected
+	}{
+		"zero":                     {"0", 0},
+		"one byte":                 {"1", 1},
+		"kilobytes":                {"8k", 8 << 10},
+		"upper-case unit":          {"8K", 8 << 10},
+		"megabytes":                {"1m", 1 << 20},
+		"upper-case megabytes":     {"2M", 2 << 20},
+		"zero gigabytes":           {"0g", 0},
+		"1024g is the maximum":     {"1024g", MaxSizeBytes},
+		"maximum in bytes":         {"1099511627776", MaxSizeBytes},
+		"maximum in kilobytes":     {"1073741824k", MaxSizeBytes},
+		"maximum in megabytes":     {"1048576M", MaxSizeBytes},
+		"eleven digits of bytes":   {"99999999999", 99999999999},
+		"leading zeros":            {"0008k", 8 << 10},
+		"1025g":                    {"1025g", -1},
+		"one byte over in bytes":   {"1099511627777", -1},
+		"one over in kilobytes":    {"1073741825k", -1},
+		"one over in megabytes":    {"1048577m", -1},
+		"13 digits over":           {"9999999999999", -1},
+		"14 digits":                {"00000000000001", -1},
+		"14 digits with a unit":    {"00000000000001k", -1},
+		"empty":                    {"", -1},
+		"unit only":                {"m", -1},
+		"negative":                 {"-1", -1},
+		"plus sign":                {"+1", -1},
+		"fraction":                 {"1.5m", -1},
+		"exponent":                 {"1e3", -1},
+		"two units":                {"8mm", -1},
+		"unit with b":              {"1mb", -1},
+		"terabytes":                {"1t", -1},
+		"space":                    {" 1", -1},
+		"trailing space":           {"1 ", -1},
+		"non-ASCII digit":          {"١", -1},
+		"overflowing int64 digits": {"9223372036854775808", -1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			n, ok := Size(tc.in).Bytes()
+			if ok != (tc.want >= 0) || ok && n != tc.want {
+				t.Errorf("Bytes(%q) = %d, %v; want %d", tc.in, n, ok, tc.want)
+			}
+			s, err := parseSize(tc.in)
+			if (err == nil) != ok || err == nil && string(s) != tc.in {
+				t.Errorf("parseSize(%q) = %q, %v; Bytes ok %v", tc.in, s, err, ok)
+			}
+		})
+	}
+}
+
+// TestBuildBodySize checks that an accepted proxy-body-size reaches the
+// location as given and converts to its byte count.
+func TestBuildBodySize(t *testing.T) {
+	tests := map[string]struct {
+		value   string
+		want    int64 // -1: rejected with a Problem
+		problem string
+	}{
+		"eleven digits of bytes": {value: "99999999999", want: 99999999999},
+		"gigabytes":              {value: "3g", want: 3 << 30},
+		"over 1 TiB":             {value: "1025g", want: -1, problem: `proxy-body-size="1025g": must be an nginx size`},
+		"fraction":               {value: "1.5m", want: -1, problem: `proxy-body-size="1.5m": must be an nginx size`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg := buildWith(t, objs(webService(), one(ingress("default", "ing", nginx("proxy-body-size", tc.value),
+				rule("a.example.com", prefix("/", "web", 80))))), nil)
+			got := cfg.Servers[1].Locations[0].Settings.ProxyBodySize
+			if tc.want < 0 {
+				if got != "" {
+					t.Errorf("ProxyBodySize = %q, want none", got)
+				}
+				checkProblems(t, cfg.Problems, []string{tc.problem})
+				return
+			}
+			checkProblems(t, cfg.Problems, nil)
+			if n, ok := got.Bytes(); string(got) != tc.value || !ok || n != tc.want {
+				t.Errorf("ProxyBodySize = %q (%d, %v), want %q (%d)", got, n, ok, tc.value, tc.want)
+			}
+		})
+	}
 }

@@ -193,7 +193,8 @@ func locationRedirect(e *ingressEntry, srv *Server) (redirect, override bool) {
 }
 
 // compareLocations orders locations longest path first, then by path, and
-// Exact before Prefix for the same path.
+// for the same path Exact, then Regex, then Prefix (a total order: a
+// server has one location per path and type).
 func compareLocations(a, b Location) int {
 	if c := cmp.Compare(len(b.Path), len(a.Path)); c != 0 {
 		return c
@@ -201,7 +202,18 @@ func compareLocations(a, b Location) int {
 	if c := cmp.Compare(a.Path, b.Path); c != 0 {
 		return c
 	}
-	return boolRank(a.PathType != PathExact) - boolRank(b.PathType != PathExact)
+	return cmp.Compare(pathTypeRank(a.PathType), pathTypeRank(b.PathType))
+}
+
+// pathTypeRank orders the path types of one path.
+func pathTypeRank(t PathType) int {
+	switch t {
+	case PathExact:
+		return 0
+	case PathRegex:
+		return 1
+	}
+	return 2
 }
 
 // RedirectsToHTTPS reports whether requests for l over plain HTTP are

@@ -35,6 +35,7 @@ func runBuildCases(t *testing.T, cases map[string]buildCase) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := buildWith(t, tc.objs, tc.opts)
+			checkDataPlane(t, got)
 			if tc.servers != nil {
 				checkEqual(t, "servers", got.Servers, tc.servers)
 			}
@@ -179,6 +180,14 @@ func TestBuildBackends(t *testing.T) {
 				slice("default", "other", "other", "http", 8080, ready("10.9.9.9")),
 				slice("other", "web-x", "web", "http", 8080, ready("10.8.8.8"))),
 			backends: []Backend{be("default", "web", "http", ep("10.0.0.1", 8080), ep("10.0.0.2", 8080), ep("10.0.0.3", 8080))},
+		},
+		"slice ports the data plane cannot connect to are not used": {
+			objs: one(named, route("http"),
+				slice("default", "web-0", "web", "http", 0, ready("10.0.0.1")),
+				slice("default", "web-big", "web", "http", 65536, ready("10.0.0.2")),
+				slice("default", "web-neg", "web", "http", -1, ready("10.0.0.3")),
+				slice("default", "web-max", "web", "http", 65535, ready("10.0.0.4"))),
+			backends: []Backend{be("default", "web", "http", ep("10.0.0.4", 65535))},
 		},
 		"service without endpoints is a backend without endpoints": {
 			objs:     one(named, route("http")),

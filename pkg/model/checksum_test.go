@@ -24,6 +24,8 @@ func TestChecksumCoversEveryField(t *testing.T) {
 		"server redirect":         func(c *Configuration) { c.Servers[1].SSLRedirect = false },
 		"location path":           func(c *Configuration) { c.Servers[1].Locations[0].Path = "/y" },
 		"location type":           func(c *Configuration) { c.Servers[1].Locations[0].PathType = PathExact },
+		"location type regex":     func(c *Configuration) { c.Servers[1].Locations[0].PathType = PathRegex },
+		"location body size":      func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyBodySize = "1k" },
 		"location backend":        func(c *Configuration) { c.Servers[1].Locations[0].Backend = "" },
 		"location ingress":        func(c *Configuration) { c.Servers[1].Locations[0].Ingress = "" },
 		"location timeout":        func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyReadTimeout = 1 },
@@ -127,6 +129,7 @@ func TestGolden(t *testing.T) {
 	for name, inputs := range goldenInputs(t) {
 		t.Run(name, func(t *testing.T) {
 			cfg := Build(newTestStore(t, inputs...), goldenOptions(t))
+			checkDataPlane(t, cfg)
 			got, err := json.MarshalIndent(cfg, "", "  ")
 			if err != nil {
 				t.Fatal(err)

@@ -2,7 +2,10 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // diffBase is a small hand-built Configuration for Diff cases.
@@ -26,6 +29,8 @@ func diffBase(t *testing.T) *Configuration {
 type changeSummary struct {
 	Reload          bool
 	Reasons         []string
+	Servers         []string
+	ServersRemoved  []string
 	Backends        []string
 	BackendsRemoved []string
 	Certs           []string
@@ -34,8 +39,11 @@ type changeSummary struct {
 }
 
 func summarize(c Change) changeSummary {
-	s := changeSummary{Reload: c.Reload, Reasons: c.ReloadReasons, BackendsRemoved: c.BackendsRemoved,
-		CertsRemoved: c.CertificatesRemoved, DefaultCert: c.DefaultCertificate}
+	s := changeSummary{Reload: c.Reload, Reasons: c.ReloadReasons, ServersRemoved: c.ServersRemoved,
+		BackendsRemoved: c.BackendsRemoved, CertsRemoved: c.CertificatesRemoved, DefaultCert: c.DefaultCertificate}
+	for _, srv := range c.ServersUpserted {
+		s.Servers = append(s.Servers, srv.Hostname)
+	}
 	for _, b := range c.BackendsUpserted {
 		s.Backends = append(s.Backends, b.Name)
 	}
@@ -46,6 +54,21 @@ func summarize(c Change) changeSummary {
 }
 
 func reload(reasons ...string) changeSummary { return changeSummary{Reload: true, Reasons: reasons} }
+
+// servers is a dynamic change of the route tables of hosts only.
+func servers(hosts ...string) changeSummary { return changeSummary{Servers: hosts} }
+
+// checkUpsertedServers wants every upserted Server to be new's Server of
+// that Hostname, whole.
+func checkUpsertedServers(t *testing.T, ch Change, new *Configuration) {
+	t.Helper()
+	for _, u := range ch.ServersUpserted {
+		i := slices.IndexFunc(new.Servers, func(s Server) bool { return s.Hostname == u.Hostname })
+		if i < 0 || !ServerEqual(&u, &new.Servers[i]) {
+			t.Errorf("upserted server %s is not the new one", u.Hostname)
+		}
+	}
+}
 
 func TestDiff(t *testing.T) {
 	web := 1 // index of ns-web-80 in diffBase
@@ -88,30 +111,48 @@ func TestDiff(t *testing.T) {
 		}, changeSummary{Certs: []string{"ns/cert"}, DefaultCert: "ns/cert"}},
 		"default certificate renamed is dynamic": {func(c *Configuration) { c.DefaultCertificate = "ns/cert" },
 			changeSummary{Certs: []string{"ns/cert"}, DefaultCert: "ns/cert"}},
-		"global settings":  {func(c *Configuration) { c.Global.ProxyReadTimeout = 61 }, reload("global settings changed")},
-		"default backend":  {func(c *Configuration) { c.DefaultBackend = "ns-api-80" }, reload("default backend changed")},
-		"server added":     {func(c *Configuration) { c.Servers = append(c.Servers, srv("b.com")) }, reload("server b.com added")},
-		"server removed":   {func(c *Configuration) { c.Servers = c.Servers[:1] }, reload("server a.com removed")},
-		"server tls":       {func(c *Configuration) { c.Servers[1].TLS = false }, reload("server a.com tls changed")},
-		"server redirect":  {func(c *Configuration) { c.Servers[1].SSLRedirect = false }, reload("server a.com ssl-redirect changed")},
-		"location backend": {func(c *Configuration) { c.Servers[1].Locations[0].Backend = "ns-api-80" }, reload("server a.com location /x changed")},
-		"location ingress": {func(c *Configuration) { c.Servers[1].Locations[0].Ingress = "ns/other" }, reload("server a.com location /x changed")},
+		"global settings": {func(c *Configuration) { c.Global.ProxyReadTimeout = 61 }, reload("global settings changed")},
+		// The default backend reaches the data plane as the catch-all
+		// routes that Build points at it.
+		"default backend": {func(c *Configuration) {
+			c.DefaultBackend = "ns-api-80"
+			c.Servers[0].Locations[0].Backend = "ns-api-80"
+			c.Servers[1].Locations[1].Backend = "ns-api-80"
+		}, servers("_", "a.com")},
+		"server added":     {func(c *Configuration) { c.Servers = append(c.Servers, srv("b.com")) }, servers("b.com")},
+		"server removed":   {func(c *Configuration) { c.Servers = c.Servers[:1] }, changeSummary{ServersRemoved: []string{"a.com"}}},
+		"server tls":       {func(c *Configuration) { c.Servers[1].TLS = false }, servers("a.com")},
+		"server redirect":  {func(c *Configuration) { c.Servers[1].SSLRedirect = false }, servers("a.com")},
+		"location backend": {func(c *Configuration) { c.Servers[1].Locations[0].Backend = "ns-api-80" }, servers("a.com")},
+		"location ingress": {func(c *Configuration) { c.Servers[1].Locations[0].Ingress = "ns/other" }, servers("a.com")},
 		"location settings": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"10.0.0.0/8"} },
-			reload("server a.com location /x changed")},
+			servers("a.com")},
 		"location redirect": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.SSLRedirect = ptr(false) },
-			reload("server a.com location /x changed")},
+			servers("a.com")},
+		"location body size": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyBodySize = "1k" },
+			servers("a.com")},
 		"location added and removed": {func(c *Configuration) {
 			c.Servers[1].Locations[0] = loc("/y", PathExact, "ns-web-80", "ns/ing")
-		}, reload("server a.com location /x removed", "server a.com location = /y added")},
-		"path type changed": {func(c *Configuration) { c.Servers[1].Locations[0].PathType = PathExact },
-			reload("server a.com location = /x added", "server a.com location /x removed")},
-		"many reasons are capped": {func(c *Configuration) {
+		}, servers("a.com")},
+		"path type changed": {func(c *Configuration) { c.Servers[1].Locations[0].PathType = PathExact }, servers("a.com")},
+		"path type regex":   {func(c *Configuration) { c.Servers[1].Locations[0].PathType = PathRegex }, servers("a.com")},
+		"default server changed": {func(c *Configuration) {
+			c.Servers[0].Locations = append([]Location{loc("/z", PathPrefix, "ns-web-80", "ns/ing")}, c.Servers[0].Locations...)
+		}, servers("_")},
+		"servers in hostname order, the default first": {func(c *Configuration) {
+			c.Servers[0].Locations[0].Backend = "ns-api-80"
+			c.Servers = append(c.Servers, srv("b.com"), srv("*.a.com"))
+		}, servers("_", "*.a.com", "b.com")},
+		"added, changed and removed at once": {func(c *Configuration) {
+			c.Servers[0].Locations[0].Backend = "ns-web-80"
+			c.Servers[1] = srv("c.com")
+		}, changeSummary{Servers: []string{"_", "c.com"}, ServersRemoved: []string{"a.com"}}},
+		"many servers are all listed": {func(c *Configuration) {
 			for i := range 12 {
 				c.Servers = append(c.Servers, srv(fmt.Sprintf("s%02d.com", i)))
 			}
-		}, reload("server s00.com added", "server s01.com added", "server s02.com added", "server s03.com added",
-			"server s04.com added", "server s05.com added", "server s06.com added", "server s07.com added",
-			"server s08.com added", "server s09.com added", "and 2 more")},
+		}, servers("s00.com", "s01.com", "s02.com", "s03.com", "s04.com", "s05.com",
+			"s06.com", "s07.com", "s08.com", "s09.com", "s10.com", "s11.com")},
 		"reload and dynamic together": {func(c *Configuration) {
 			c.Global.SSLRedirect = false
 			c.Backends = c.Backends[1:]
@@ -128,6 +169,7 @@ func TestDiff(t *testing.T) {
 			tc.mutate(new)
 			ch := Diff(old, new)
 			checkEqual(t, "change", summarize(ch), tc.want)
+			checkUpsertedServers(t, ch, new)
 			if ch.Empty() != (tc.want.Reload == false && !ch.Dynamic()) {
 				t.Errorf("Empty() = %v, Dynamic() = %v", ch.Empty(), ch.Dynamic())
 			}
@@ -142,28 +184,82 @@ func TestDiffInitial(t *testing.T) {
 	c := diffBase(t)
 	ch := Diff(nil, c)
 	checkEqual(t, "initial", summarize(ch), changeSummary{Reload: true, Reasons: []string{"initial configuration"},
-		Backends: []string{"ns-api-80", "ns-web-80"}, Certs: []string{"_fallback", "ns/cert"}, DefaultCert: "_fallback"})
+		Servers: []string{"_", "a.com"}, Backends: []string{"ns-api-80", "ns-web-80"}, Certs: []string{"_fallback", "ns/cert"}, DefaultCert: "_fallback"})
 	if !Diff(c, nil).Empty() {
 		t.Error("Diff(c, nil) is not empty")
 	}
 }
 
+// TestReloadReasons checks that reload reasons are capped at
+// maxReloadReasons, the rest counted.
+func TestReloadReasons(t *testing.T) {
+	tests := map[string]struct {
+		n    int
+		want []string
+	}{
+		"none":     {0, nil},
+		"one":      {1, []string{"r0"}},
+		"at cap":   {10, []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"}},
+		"over cap": {12, []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "and 2 more"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var r reasons
+			for i := range tc.n {
+				r.add("r%d", i)
+			}
+			reload, list := r.result()
+			if reload != (tc.n > 0) {
+				t.Errorf("reload = %v", reload)
+			}
+			checkEqual(t, "reasons", list, tc.want)
+		})
+	}
+}
+
 // TestDiffBuilt checks Diff on Configurations from Build, with the stored
-// checksums: an endpoint change is dynamic only.
+// checksums, one store changed step by step: endpoints are a backend
+// change only; paths, hosts and the default backend are route table
+// changes (the catch-alls of hosts without their own "/"); only global
+// settings reload.
 func TestDiffBuilt(t *testing.T) {
-	objects := objs(webService(), one(ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80)))))
-	s := newTestStore(t, objects...)
-	old := Build(s, testOptions())
-	if err := s.Apply(upsertEvent(slice("default", "web-1", "web", "", 8080, ready("10.0.0.1"), ready("10.0.0.2")))); err != nil {
-		t.Fatal(err)
+	base := objs(webService(), one(
+		service("default", "api", svcPort("", 80)),
+		ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80)), rule("b.example.com", prefix("/x", "web", 80)))))
+	steps := []struct {
+		name   string
+		change runtime.Object
+		opts   func(*Options)
+		want   changeSummary
+	}{
+		{name: "endpoints", change: slice("default", "web-1", "web", "", 8080, ready("10.0.0.1"), ready("10.0.0.2")),
+			want: changeSummary{Backends: []string{web80}}},
+		{name: "exact path added", change: ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80), exact("/z", "web", 80)),
+			rule("b.example.com", prefix("/x", "web", 80))), want: servers("a.example.com")},
+		{name: "default backend", change: ingress("default", "dflt", created(1), defaultBackend("api", 80)),
+			want: changeSummary{Servers: []string{"_", "b.example.com"}, Backends: []string{"default-api-80"}}},
+		{name: "host removed", change: ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80), exact("/z", "web", 80))),
+			want: changeSummary{ServersRemoved: []string{"b.example.com"}}},
+		{name: "global settings", change: configMap("ingress", "config", "proxy-read-timeout", "30"),
+			opts: func(o *Options) { o.ConfigMap = "ingress/config" }, want: reload("global settings changed")},
 	}
-	new := Build(s, testOptions())
-	checkEqual(t, "change", summarize(Diff(old, new)), changeSummary{Backends: []string{web80}})
-	if old.Equal(new) {
-		t.Error("Equal after an endpoint change")
+	s := newTestStore(t, base...)
+	opts := testOptions()
+	old := Build(s, opts)
+	for _, step := range steps {
+		if err := s.Apply(upsertEvent(step.change)); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if step.opts != nil {
+			step.opts(&opts)
+		}
+		new := Build(s, opts)
+		ch := Diff(old, new)
+		checkEqual(t, step.name, summarize(ch), step.want)
+		checkUpsertedServers(t, ch, new)
+		if old.Equal(new) {
+			t.Errorf("%s: Equal after a change", step.name)
+		}
+		old = new
 	}
-	if err := s.Apply(upsertEvent(ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80), exact("/z", "web", 80))))); err != nil {
-		t.Fatal(err)
-	}
-	checkEqual(t, "change", summarize(Diff(new, Build(s, testOptions()))), reload("server a.example.com location = /z added"))
 }

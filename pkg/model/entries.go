@@ -102,8 +102,8 @@ func newSliceEntry(key objectKey, slice *discoveryv1.EndpointSlice) *sliceEntry 
 	}
 	addrs := readyAddresses(slice.Endpoints)
 	for _, p := range slice.Ports {
-		if p.Port == nil {
-			continue
+		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+			continue // no port, or one the data plane cannot connect to
 		}
 		sp := slicePort{endpoints: make([]Endpoint, len(addrs))}
 		if p.Name != nil {

@@ -1,0 +1,253 @@
+package model
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The data plane contract: what lua/configuration.lua and lua/router.lua
+// take (see their normalisers), checked here independently of the
+// validators Build uses where that is possible. Build must never emit a
+// value outside it: the data plane would refuse the host (it then answers
+// 503) or the whole push.
+var (
+	dnsLabelRE   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	luaNameRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]*$`)
+	hashByRE     = regexp.MustCompile(`^(\$[a-z_]+)+$`)
+	cookieNameRE = regexp.MustCompile("^[A-Za-z0-9!#%&'*+.^_`|~-]{1,64}$")
+	protocols    = []string{"", "HTTP", "HTTPS", "GRPC", "GRPCS"}
+)
+
+// contract collects the violations of one Configuration.
+type contract struct {
+	cfg        *Configuration
+	backends   map[string]bool
+	violations []string
+}
+
+func (c *contract) fail(format string, args ...any) {
+	c.violations = append(c.violations, fmt.Sprintf(format, args...))
+}
+
+// dataPlaneViolations lists what in cfg the data plane cannot take.
+func dataPlaneViolations(cfg *Configuration) []string {
+	c := &contract{cfg: cfg, backends: map[string]bool{}}
+	c.global(&cfg.Global)
+	for i := range cfg.Backends {
+		c.backend(&cfg.Backends[i])
+	}
+	for i := range cfg.Certificates {
+		c.certificate(&cfg.Certificates[i])
+	}
+	if len(cfg.Servers) == 0 || cfg.Servers[0].Hostname != DefaultServerName {
+		c.fail("the default server is not first")
+	}
+	for i := range cfg.Servers {
+		c.server(&cfg.Servers[i])
+	}
+	return c.violations
+}
+
+func (c *contract) global(g *Global) {
+	for _, t := range []int{g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout} {
+		if t < 1 || t > maxTimeoutSeconds {
+			c.fail("global timeout %d", t)
+		}
+	}
+	if _, ok := g.ProxyBodySize.Bytes(); !ok {
+		c.fail("global body size %q", g.ProxyBodySize)
+	}
+}
+
+// hostnameOK: "_", or an optional "*." and a lower-case DNS name.
+func hostnameOK(h string) bool {
+	if h == DefaultServerName {
+		return true
+	}
+	name := strings.TrimPrefix(h, "*.")
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(name, ".") {
+		if !dnsLabelRE.MatchString(l) {
+			return false
+		}
+	}
+	return true
+}
+
+func luaNameOK(n string) bool { return len(n) <= 253 && luaNameRE.MatchString(n) }
+
+func (c *contract) backend(b *Backend) {
+	if !luaNameOK(b.Name) || c.backends[b.Name] {
+		c.fail("backend name %q invalid or repeated", b.Name)
+	}
+	c.backends[b.Name] = true
+	for _, ep := range b.Endpoints {
+		a, err := netip.ParseAddr(ep.Address)
+		if err != nil || a.Zone() != "" || a.String() != ep.Address || ep.Port < 1 || ep.Port > 65535 {
+			c.fail("backend %s endpoint %q port %d", b.Name, ep.Address, ep.Port)
+		}
+	}
+	if b.LoadBalance != LoadBalanceRoundRobin && b.LoadBalance != LoadBalanceEWMA {
+		c.fail("backend %s load balance %q", b.Name, b.LoadBalance)
+	}
+	if b.UpstreamHashBy != "" && !hashByRE.MatchString(b.UpstreamHashBy) {
+		c.fail("backend %s hash by %q", b.Name, b.UpstreamHashBy)
+	}
+	if a := b.Affinity; a != nil {
+		if !cookieNameRE.MatchString(a.CookieName) || a.CookiePath != "" && validatePath(a.CookiePath) != nil ||
+			a.CookieMaxAge < 0 || a.CookieMaxAge > maxCookieMaxAge {
+			c.fail("backend %s affinity %+v", b.Name, *a)
+		}
+	}
+}
+
+func (c *contract) certificate(cert *Certificate) {
+	if !luaNameOK(cert.Name) {
+		c.fail("certificate name %q (%d characters)", cert.Name, len(cert.Name))
+	}
+	for _, h := range cert.Hosts {
+		if h == DefaultServerName || !hostnameOK(h) {
+			c.fail("certificate %s host %q", cert.Name, h)
+		}
+	}
+}
+
+func (c *contract) server(s *Server) {
+	if !hostnameOK(s.Hostname) {
+		c.fail("server hostname %q", s.Hostname)
+	}
+	roots := 0
+	for i := range s.Locations {
+		l := &s.Locations[i]
+		if i > 0 && compareLocations(s.Locations[i-1], *l) >= 0 {
+			c.fail("server %s: location %s %q not strictly after the one before", s.Hostname, l.PathType, l.Path)
+		}
+		if l.Path == "/" && l.PathType == PathPrefix {
+			roots++
+		}
+		c.location(s.Hostname, l)
+	}
+	if roots != 1 {
+		c.fail("server %s has %d Prefix / locations", s.Hostname, roots)
+	}
+}
+
+func (c *contract) location(host string, l *Location) {
+	where := fmt.Sprintf("server %s location %s %q", host, l.PathType, l.Path)
+	switch l.PathType {
+	case PathExact, PathPrefix:
+		if err := validatePath(l.Path); err != nil || l.PathType == PathPrefix && l.Path != normalizePrefix(l.Path) {
+			c.fail("%s: %v", where, err)
+		}
+	case PathRegex:
+		if err := validateRegexPath(l.Path); err != nil {
+			c.fail("%s: %v", where, err)
+		}
+		if _, err := regexp.Compile("(?i)^" + l.Path); err != nil {
+			c.fail("%s: %v", where, err)
+		}
+	default:
+		c.fail("%s: unknown path type", where)
+	}
+	if l.Backend != "" && !c.backends[l.Backend] {
+		c.fail("%s: backend %q is not sent", where, l.Backend)
+	}
+	c.settings(where, &l.Settings)
+}
+
+func (c *contract) settings(where string, s *LocationSettings) {
+	for _, t := range []int{s.ProxyConnectTimeout, s.ProxyReadTimeout, s.ProxySendTimeout} {
+		if t != 0 && (t < 1 || t > maxTimeoutSeconds) {
+			c.fail("%s: timeout %d", where, t)
+		}
+	}
+	if n, ok := s.ProxyBodySize.Bytes(); s.ProxyBodySize != "" && (!ok || n < 0) {
+		c.fail("%s: body size %q", where, s.ProxyBodySize)
+	}
+	if !slices.Contains(protocols, s.BackendProtocol) {
+		c.fail("%s: protocol %q", where, s.BackendProtocol)
+	}
+	if t := s.RewriteTarget; t != "" && (!strings.HasPrefix(t, "/") || strings.ContainsAny(t, " ;{}\"'`\\\n\r\t?#")) {
+		c.fail("%s: rewrite target %q", where, t)
+	}
+	c.allowList(where, s.AllowSourceRange)
+}
+
+func (c *contract) allowList(where string, list []string) {
+	if list == nil {
+		return
+	}
+	if len(list) == 0 || len(list) > maxSourceRanges || !slices.IsSorted(list) {
+		c.fail("%s: allow-list of %d entries, sorted %v", where, len(list), slices.IsSorted(list))
+	}
+	for _, r := range list {
+		p, err := netip.ParsePrefix(r)
+		if err != nil || p != p.Masked() || p.String() != r {
+			c.fail("%s: allow entry %q", where, r)
+		}
+	}
+}
+
+// checkDataPlane fails t with the contract violations of cfg.
+func checkDataPlane(t testing.TB, cfg *Configuration) {
+	t.Helper()
+	if v := dataPlaneViolations(cfg); len(v) > 0 {
+		if len(v) > 20 {
+			v = append(v[:20], fmt.Sprintf("and %d more", len(v)-20))
+		}
+		t.Errorf("data plane contract:\n%s", strings.Join(v, "\n"))
+	}
+}
+
+// TestDataPlaneContract checks the contract checker itself on values the
+// data plane refuses.
+func TestDataPlaneContract(t *testing.T) {
+	good := func() *Configuration { return diffBase(t) }
+	tests := map[string]struct {
+		mutate func(c *Configuration)
+		want   string
+	}{
+		"valid":           {func(c *Configuration) {}, ""},
+		"upper-case host": {func(c *Configuration) { c.Servers[1].Hostname = "A.com" }, `server hostname "A.com"`},
+		"deep wildcard":   {func(c *Configuration) { c.Servers[1].Hostname = "*.*.a.com" }, `server hostname`},
+		"regex in prefix": {func(c *Configuration) { c.Servers[1].Locations[0].Path = "/a b" }, `location Prefix "/a b"`},
+		"invalid regex": {func(c *Configuration) {
+			c.Servers[1].Locations[0].PathType = PathRegex
+			c.Servers[1].Locations[0].Path = "/("
+		}, `location Regex "/("`},
+		"unknown type":     {func(c *Configuration) { c.Servers[1].Locations[0].PathType = "Glob" }, `unknown path type`},
+		"timeout":          {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyReadTimeout = 3601 }, `timeout 3601`},
+		"body size":        {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyBodySize = "2t" }, `body size "2t"`},
+		"protocol":         {func(c *Configuration) { c.Servers[1].Locations[0].Settings.BackendProtocol = "FCGI" }, `protocol "FCGI"`},
+		"relative rewrite": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.RewriteTarget = "x" }, `rewrite target "x"`},
+		"allow entry":      {func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"10.0.0.1/8"} }, `allow entry "10.0.0.1/8"`},
+		"empty allow-list": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{} }, `allow-list of 0 entries`},
+		"unsorted": {func(c *Configuration) {
+			c.Servers[1].Locations = slices.Clone(c.Servers[1].Locations)
+			slices.Reverse(c.Servers[1].Locations)
+		}, `not strictly after`},
+		"no catch-all":    {func(c *Configuration) { c.Servers[1].Locations = c.Servers[1].Locations[:1] }, `has 0 Prefix / locations`},
+		"unknown backend": {func(c *Configuration) { c.Servers[1].Locations[0].Backend = "nope" }, `backend "nope" is not sent`},
+		"endpoint port":   {func(c *Configuration) { c.Backends[1].Endpoints[0].Port = 0 }, `endpoint "10.0.0.1" port 0`},
+		"long cert name":  {func(c *Configuration) { c.Certificates[1].Name = "ns/" + strings.Repeat("a", 251) }, `certificate name`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := good()
+			tc.mutate(c)
+			v := dataPlaneViolations(c)
+			switch {
+			case tc.want == "" && len(v) > 0:
+				t.Errorf("violations: %q", v)
+			case tc.want != "" && !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, tc.want) }):
+				t.Errorf("violations %q lack %q", v, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,170 @@
+package model
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// rxLoc is a PathRegex location of Ingress ing to web80.
+func rxLoc(path, ing string) Location { return loc(path, PathRegex, web80, ing) }
+
+// untyped is an ImplementationSpecific path given without pathType.
+func noPathType(path, svc string, port any) networkingv1.HTTPIngressPath {
+	p := implSpecific(path, svc, port)
+	p.PathType = nil
+	return p
+}
+
+func TestBuildRegexPaths(t *testing.T) {
+	const ing = "default/ing"
+	rewrite := func(l Location, target string) Location {
+		return withSettings(l, LocationSettings{RewriteTarget: target})
+	}
+	runBuildCases(t, map[string]buildCase{
+		"use-regex makes implementation specific paths regexes, unchanged": {
+			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
+				rule("a.example.com", implSpecific("/api/v[0-9]+/", "web", 80), noPathType("/x.*", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
+				rxLoc("/api/v[0-9]+/", ing), rxLoc("/x.*", ing), catchAll(""))},
+		},
+		"rewrite-target makes implementation specific paths regexes": {
+			objs: objs(webService(), one(ingress("default", "ing", nginx("rewrite-target", "/"),
+				rule("a.example.com", implSpecific("/a(b|c)", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
+				rewrite(rxLoc("/a(b|c)", ing), "/"), catchAll(""))},
+		},
+		"empty implementation specific path with use-regex is the regex /": {
+			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
+				rule("a.example.com", implSpecific("", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com", rxLoc("/", ing), catchAll(""))},
+		},
+		"prefix and exact stay literal with use-regex": {
+			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
+				rule("a.example.com", prefix("/p(q/", "web", 80), exact("/e.*", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
+				loc("/e.*", PathExact, web80, ing), loc("/p(q", PathPrefix, web80, ing), catchAll(""))},
+		},
+		"use-regex false keeps implementation specific as prefix": {
+			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "false"),
+				rule("a.example.com", implSpecific("/x/", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com", loc("/x", PathPrefix, web80, ing), catchAll(""))},
+		},
+		"use-regex maybe is a problem; paths stay prefix": {
+			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "maybe"),
+				rule("a.example.com", implSpecific("/x", "web", 80))))),
+			servers:  []Server{srv("_", catchAll("")), srv("a.example.com", loc("/x", PathPrefix, web80, ing), catchAll(""))},
+			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/use-regex="maybe": must be true or false; ignored`},
+		},
+		"the ingress-nginx capture pattern; other Ingresses are unaffected": {
+			objs: objs(webService(), one(
+				ingress("default", "ing", nginx("rewrite-target", "/$1"),
+					rule("a.example.com", implSpecific("/api/(.*)", "web", 80))),
+				ingress("default", "plain", created(1), rule("a.example.com", implSpecific("/static/", "web", 80))),
+				ingress("default", "other", created(2), rule("b.example.com", implSpecific("/api/", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")),
+				srv("a.example.com", rewrite(rxLoc("/api/(.*)", ing), "/$1"),
+					loc("/static", PathPrefix, web80, "default/plain"), catchAll("")),
+				srv("b.example.com", loc("/api", PathPrefix, web80, "default/other"), catchAll(""))},
+		},
+		"invalid regexes are left out, the rest is served": {
+			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
+				rule("a.example.com", implSpecific("/a(b", "web", 80), implSpecific("/(?P<x>a)", "web", 80),
+					implSpecific("/a b", "web", 80), implSpecific("/ü", "web", 80), implSpecific("/a\x01", "web", 80),
+					implSpecific("/"+strings.Repeat("a", 1024), "web", 80), implSpecific("rel", "web", 80),
+					implSpecific("/ok(.*)", "web", 80), prefix("/p", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
+				rxLoc("/ok(.*)", ing), loc("/p", PathPrefix, web80, ing), catchAll(""))},
+			problems: []string{
+				`path "/(?P<x>a)": may only use (?: and (?i) group flags; path left out`,
+				`path "/a b": may only contain printable ASCII`,
+				`path "/a(b": is not a valid regular expression`,
+				`path "/a\x01": may only contain printable ASCII`,
+				`path "/` + strings.Repeat("a", 1024) + `": is longer than 1024 characters; path left out`,
+				`path "/ü": may only contain printable ASCII`,
+				`path "rel": must be an absolute path`,
+			},
+		},
+		"regex, prefix and exact of one path do not conflict; two regexes do": {
+			objs: objs(webService(), one(
+				ingress("default", "ing", nginx("use-regex", "true"), rule("a.example.com", implSpecific("/a", "web", 80))),
+				ingress("default", "lit", created(1), rule("a.example.com", prefix("/a", "web", 80), exact("/a", "web", 80))),
+				ingress("default", "new", created(2), nginx("use-regex", "true"), rule("a.example.com", implSpecific("/a", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
+				loc("/a", PathExact, web80, "default/lit"), rxLoc("/a", ing), loc("/a", PathPrefix, web80, "default/lit"), catchAll(""))},
+			problems: []string{`Ingress default/new: host a.example.com path /a (Regex): conflicts with Ingress default/ing, which is older and is used`},
+		},
+		"regex locations are ordered with the others, longest first": {
+			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
+				rule("a.example.com", implSpecific("/a", "web", 80), prefix("/ab", "web", 80), implSpecific("/abc.*", "web", 80),
+					exact("/abcd", "web", 80), implSpecific("/b[0-9]", "web", 80), implSpecific("/a[0-9]", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
+				rxLoc("/a[0-9]", ing), rxLoc("/b[0-9]", ing), rxLoc("/abc.*", ing), loc("/abcd", PathExact, web80, ing),
+				loc("/ab", PathPrefix, web80, ing), rxLoc("/a", ing), catchAll(""))},
+		},
+	})
+}
+
+func TestValidateRegexPath(t *testing.T) {
+	tests := map[string]struct {
+		path string
+		want error // nil: accepted; errTestCompile: any compile error
+	}{
+		"root":                           {"/", nil},
+		"capture":                        {"/api/(.*)", nil},
+		"non-capturing group":            {"/(?:a|b)/c", nil},
+		"case flag":                      {"/(?i)x", nil},
+		"escaped group opener":           {`/a\(?P`, nil},
+		"three backslashes escape":       {`/a\\\(?P`, nil},
+		"quantifiers and classes":        {`/v[0-9]{1,3}\.\d+$`, nil},
+		"nginx and lua characters":       {`/a;b{1}"'$`, nil},
+		"longest allowed":                {"/" + strings.Repeat("a", 1023), nil},
+		"empty":                          {"", errPathRelative},
+		"relative":                       {"a/(.*)", errPathRelative},
+		"anchor first":                   {"^/a", errPathRelative},
+		"too long":                       {"/" + strings.Repeat("a", 1024), errPathLong},
+		"too long and invalid":           {"/(" + strings.Repeat("a", 1024), errPathLong},
+		"space":                          {"/a b", errRegexChars},
+		"tab":                            {"/a\tb", errRegexChars},
+		"newline":                        {"/a\n", errRegexChars},
+		"nul":                            {"/a\x00", errRegexChars},
+		"delete":                         {"/a\x7f", errRegexChars},
+		"utf-8":                          {"/ä", errRegexChars},
+		"invalid utf-8":                  {"/\xff", errRegexChars},
+		"named group":                    {"/(?P<x>a)", errRegexGroup},
+		"short named group":              {"/(?<x>a)", errRegexGroup},
+		"dot-all flag":                   {"/(?s).", errRegexGroup},
+		"flag group":                     {"/(?i:a)", errRegexGroup},
+		"ungreedy flag":                  {"/(?U)a*", errRegexGroup},
+		"lookahead":                      {"/(?=a)", errRegexGroup},
+		"escaped backslash, named group": {`/a\\(?P<x>a)`, errRegexGroup},
+		"second group is checked":        {"/(?:a)(?s)", errRegexGroup},
+		"unbalanced":                     {"/a(b", errTestCompile},
+		"unbalanced close":               {"/a)b", errTestCompile},
+		"backreference":                  {`/(a)\1`, errTestCompile},
+		"trailing backslash":             {`/a\`, errTestCompile},
+		"nested repetition":              {"/a**", errTestCompile},
+		"repeat count over 1000":         {"/a{1001}", errTestCompile},
+		"bad class":                      {"/[z-a]", errTestCompile},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := validateRegexPath(tc.path)
+			switch {
+			case tc.want == nil && err != nil:
+				t.Errorf("%q: %v", tc.path, err)
+			case tc.want == errTestCompile:
+				if err == nil || !strings.Contains(err.Error(), "is not a valid regular expression") {
+					t.Errorf("%q: got %v, want a compile error", tc.path, err)
+				}
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Errorf("%q: got %v, want %v", tc.path, err, tc.want)
+			}
+		})
+	}
+}
+
+// errTestCompile stands for any regexp compile error in test tables.
+var errTestCompile = errors.New("invalid regular expression")
