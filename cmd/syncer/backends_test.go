@@ -10,25 +10,39 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingress-sync/ingress-sync/internal/freeport"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
-// luaEndpoint answers GET /configuration/backends on 127.0.0.1 as the Lua
-// side does (its wire format is pkg/nginx's; real nginx is exercised in
-// pkg/nginx and test/e2e). It returns the port.
-func luaEndpoint(t *testing.T, b nginx.Backends) string {
+// luaEndpoint answers GETs on 127.0.0.1 as the Lua configuration endpoint
+// does: answers maps a request URI ("/configuration/backends",
+// "/configuration/routes?host=a") to its JSON body; any other is a 404.
+// Real nginx is exercised in TestRoutesLiveEqualsReplay, pkg/nginx and
+// test/e2e. It returns the port.
+func luaEndpoint(t *testing.T, answers map[string]any) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/configuration/backends" {
-			http.NotFound(w, r)
-			return
+		body, ok := answers[r.URL.RequestURI()]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			body = map[string]string{"error": "no such item"}
 		}
-		_ = json.NewEncoder(w).Encode(b)
+		_ = json.NewEncoder(w).Encode(body)
 	}))
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	return port
+}
+
+// closedPort is a port on 127.0.0.1 nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strconv.Itoa(ports[0])
 }
 
 func TestBackends(t *testing.T) {
@@ -36,7 +50,7 @@ func TestBackends(t *testing.T) {
 		{Name: "shop-api-80", LoadBalance: "ewma", Endpoints: []model.Endpoint{}},
 		{Name: "shop-web-80", LoadBalance: "round_robin", Endpoints: []model.Endpoint{{Address: "10.0.0.1", Port: 8080}, {Address: "10.0.0.2", Port: 8080}}},
 	}}
-	port := luaEndpoint(t, held)
+	port := luaEndpoint(t, map[string]any{"/configuration/backends": held})
 	out, _, err := runCmd(t, "", "backends", "--status-port", port)
 	if err != nil {
 		t.Fatal(err)
@@ -58,13 +72,7 @@ func TestBackends(t *testing.T) {
 }
 
 func TestBackendsErrors(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	if _, _, err := runCmd(t, "", "backends", "--status-port", closed, "--timeout", "1s"); err == nil || !strings.Contains(err.Error(), "is nginx running") {
+	if _, _, err := runCmd(t, "", "backends", "--status-port", closedPort(t), "--timeout", "1s"); err == nil || !strings.Contains(err.Error(), "is nginx running") {
 		t.Errorf("nothing listening: %v; want a hint", err)
 	}
 	for _, args := range [][]string{{"--output", "yaml"}, {"--status-port", "0"}, {"extra"}} {

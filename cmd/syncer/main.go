@@ -5,6 +5,7 @@
 //	syncer replay ...      rebuild past configurations from the stream
 //	syncer decode          turn one stream payload on stdin into JSON
 //	syncer backends ...    show what the running nginx's Lua balancer holds
+//	syncer routes ...      show the route table the running nginx's router holds
 package main
 
 import (
@@ -27,6 +28,7 @@ func commands() []command {
 		{"replay", "rebuild past configurations from the stream and explain changes", replayCommand},
 		{"decode", "turn one stream payload on stdin into JSON", decodeCommand},
 		{"backends", "show what the running nginx's Lua balancer holds", backendsCommand},
+		{"routes", "show the route table the running nginx's router holds", routesCommand},
 	}
 }
 

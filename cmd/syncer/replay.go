@@ -29,6 +29,7 @@ type replayFlags struct {
 	namespace, host              string
 	output                       string
 	nginxConf, changed, progress bool
+	routes                       bool
 	nginx                        nginx.Options
 	timeout                      time.Duration
 }
@@ -39,10 +40,14 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: syncer replay --at <time|seq> [--nginx-conf] [flags]
+       syncer replay --at <time|seq> --routes [--host h] [flags]
        syncer replay [--from <time|seq>] [--to <time|seq>] [--namespace ns] [--host h] [--changed] [flags]
 
 Rebuilds the Configuration at a point of the stream (--at), or walks the events
-between two points and says what each changed, dynamically or by a reload.
+between two points and says what each changed: dynamically (routes of hosts,
+backends, certificates) or, for the global settings only, by a reload.
+--routes prints the route table of the Configuration at --at as syncer routes
+prints that of a running nginx, so the two can be diffed.
 A point is a stream sequence (42) or an RFC3339 time (2026-11-01T03:12:00Z).
 
 `)
@@ -54,14 +59,16 @@ A point is a stream sequence (42) or an RFC3339 time (2026-11-01T03:12:00Z).
 	fs.StringVar(&f.from, "from", "", "first point of the timeline (default: the start of the stream)")
 	fs.StringVar(&f.to, "to", "", "last point of the timeline (default: the end of the stream)")
 	fs.StringVar(&f.namespace, "namespace", "", "timeline: keep events in this namespace (or, with --host, touching that host)")
-	fs.StringVar(&f.host, "host", "", "timeline: keep changes touching this host (or, with --namespace, events in that namespace)")
+	fs.StringVar(&f.host, "host", "", "timeline: keep changes touching this host (or, with --namespace, events in that namespace); with --routes: only this host's routes")
 	fs.BoolVar(&f.changed, "changed", false, "timeline: keep only the events that changed the configuration")
 	fs.StringVar(&f.output, "output", "text", "text or json")
 	fs.BoolVar(&f.nginxConf, "nginx-conf", false, "with --at: also print the nginx.conf that would have been rendered")
+	fs.BoolVar(&f.routes, "routes", false, "with --at: print only the route table, as syncer routes does")
 	fs.StringVar(&f.nginx.Dir, "nginx-dir", "/var/lib/ingress-sync", "with --nginx-conf: the syncer's --nginx-dir, for the paths in nginx.conf (nothing is written there)")
 	fs.IntVar(&f.nginx.HTTPPort, "http-port", nginx.DefaultHTTPPort, "with --nginx-conf: the syncer's --http-port")
 	fs.IntVar(&f.nginx.HTTPSPort, "https-port", nginx.DefaultHTTPSPort, "with --nginx-conf: the syncer's --https-port")
 	fs.IntVar(&f.nginx.StatusPort, "status-port", nginx.DefaultStatusPort, "with --nginx-conf: the syncer's --status-port")
+	registerDataPlaneFlags(fs, &f.nginx)
 	fs.BoolVar(&f.progress, "progress", false, "draw a progress bar on stderr (default: when stderr is a terminal)")
 	fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "bound of each network call (connecting included)")
 	if err := fs.Parse(args); err != nil {
@@ -83,8 +90,12 @@ func (f *replayFlags) check() error {
 		return fmt.Errorf("%w: give --at <time|seq> for the configuration at a point, or --from/--to for a timeline", errUsage)
 	case f.nginxConf && f.at == "":
 		return fmt.Errorf("%w: --nginx-conf needs --at", errUsage)
-	case f.at != "" && (f.namespace != "" || f.host != "" || f.changed):
-		return fmt.Errorf("%w: --namespace, --host and --changed filter a timeline: use them with --from/--to", errUsage)
+	case f.routes && f.at == "":
+		return fmt.Errorf("%w: --routes needs --at", errUsage)
+	case f.routes && f.nginxConf:
+		return fmt.Errorf("%w: --routes prints only the route table: drop --nginx-conf", errUsage)
+	case f.at != "" && (f.namespace != "" || f.changed || f.host != "" && !f.routes):
+		return fmt.Errorf("%w: --namespace, --host and --changed filter a timeline: use them with --from/--to (or --host with --routes)", errUsage)
 	case f.output != "text" && f.output != "json":
 		return fmt.Errorf("%w: --output %q: want text or json", errUsage, f.output)
 	case f.timeout <= 0:
@@ -128,6 +139,13 @@ func replayCommand(ctx context.Context, args []string, _ io.Reader, stdout, stde
 		done()
 		if err != nil {
 			return err
+		}
+		if f.routes {
+			view, err := replay.RoutesOf(snap.Configuration, f.host)
+			if err != nil {
+				return fmt.Errorf("--host: at seq %d: %w", snap.Sequence, err)
+			}
+			return writeRoutes(stdout, &view, f.output == "json")
 		}
 		return writeSnapshot(stdout, snap, f.output, f.nginxConf, f.nginx)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -23,10 +26,34 @@ import (
 
 const cmdTestTimeout = 30 * time.Second
 
+// storyEvent is one event a test publishes.
+type storyEvent struct {
+	op  events.Op
+	obj runtime.Object
+}
+
 // publishStory starts an embedded nats-server, creates the INGRESS stream
-// and publishes a short story: a shop app, a reload, an endpoint change.
-// It returns the server URL.
+// and publishes a short story: a shop app, an endpoint change, a second
+// app, and a change of the global settings (a reload with --configmap
+// kube-system/ingress-sync). It returns the server URL.
 func publishStory(t *testing.T) string {
+	t.Helper()
+	web := fixtures.Rule("shop.example.com", fixtures.Prefix("/", "web", 80))
+	return publishEvents(t, []storyEvent{
+		{events.OpCreate, fixtures.IngressClass("nginx", "k8s.io/ingress-sync", false)},
+		{events.OpCreate, fixtures.Service("shop", "web", 80)},
+		{events.OpCreate, fixtures.EndpointSlice("shop", "web-abc", "web", 8080, "10.0.0.1", "10.0.0.2")},
+		{events.OpCreate, fixtures.Ingress("shop", "web", web)},
+		{events.OpUpdate, fixtures.EndpointSlice("shop", "web-abc", "web", 8080, "10.0.0.1")},
+		{events.OpCreate, fixtures.Ingress("blog", "site", fixtures.Rule("blog.example.com", fixtures.Prefix("/", "site", 80)))},
+		{events.OpCreate, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "ingress-sync"},
+			Data: map[string]string{"proxy-read-timeout": "120"}}},
+	})
+}
+
+// publishEvents starts an embedded nats-server, creates the INGRESS stream,
+// publishes story and returns the server URL.
+func publishEvents(t *testing.T, story []storyEvent) string {
 	t.Helper()
 	_, url := natstest.Start(t)
 	_, js := natstest.Connect(t, url)
@@ -34,18 +61,6 @@ func publishStory(t *testing.T) string {
 	defer cancel()
 	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress", History: -1}); err != nil {
 		t.Fatal(err)
-	}
-	web := fixtures.Rule("shop.example.com", fixtures.Prefix("/", "web", 80))
-	story := []struct {
-		op  events.Op
-		obj runtime.Object
-	}{
-		{events.OpCreate, fixtures.IngressClass("nginx", "k8s.io/ingress-sync", false)},
-		{events.OpCreate, fixtures.Service("shop", "web", 80)},
-		{events.OpCreate, fixtures.EndpointSlice("shop", "web-abc", "web", 8080, "10.0.0.1", "10.0.0.2")},
-		{events.OpCreate, fixtures.Ingress("shop", "web", web)},
-		{events.OpUpdate, fixtures.EndpointSlice("shop", "web-abc", "web", 8080, "10.0.0.1")},
-		{events.OpCreate, fixtures.Ingress("blog", "site", fixtures.Rule("blog.example.com", fixtures.Prefix("/", "site", 80)))},
 	}
 	for i, s := range story {
 		publish(t, ctx, js, s.op, s.obj, i+1)
@@ -89,7 +104,7 @@ func TestReplayAt(t *testing.T) {
 	for _, want := range []string{
 		"Stream INGRESS at seq 5", "History: complete", "shop.example.com", "/ -> shop-web-80  [shop/web]",
 		"shop-web-80  round_robin  1 endpoint: 10.0.0.1:8080", "Default certificate: _fallback",
-		"# nginx.conf at seq 5", "server_name shop.example.com", "pid /var/lib/ingress-sync/nginx.pid;",
+		"# nginx.conf at seq 5", "pid /var/lib/ingress-sync/nginx.pid;",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -98,8 +113,18 @@ func TestReplayAt(t *testing.T) {
 	if strings.Contains(out, "blog.example.com") {
 		t.Errorf("the configuration at seq 5 shows an Ingress published at seq 6:\n%s", out)
 	}
+	if conf := out[strings.Index(out, "# nginx.conf"):]; strings.Contains(conf, "shop.example.com") {
+		t.Errorf("nginx.conf names a host; only the route tables may:\n%s", conf)
+	}
 	if stderr != "" {
 		t.Errorf("stderr %q: no progress bar unless stderr is a terminal or --progress", stderr)
+	}
+	out, _, err = runCmd(t, "", "replay", "--nats-url", url, "--at", "5", "--routes", "--host", "SHOP.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1 host, 1 route\nHOST  "; !strings.HasPrefix(out, want) || !strings.Contains(out, "shop.example.com  prefix  /     shop-web-80  shop/web  -\n") {
+		t.Errorf("replay --routes --host:\n%s", out)
 	}
 }
 
@@ -137,18 +162,21 @@ func TestReplayAtJSON(t *testing.T) {
 
 func TestReplayTimeline(t *testing.T) {
 	url := publishStory(t)
-	out, stderr, err := runCmd(t, "", "replay", "--nats-url", url, "--from", "2", "--host", "shop.example.com", "--progress")
+	cm := []string{"--configmap", "kube-system/ingress-sync"}
+	out, stderr, err := runCmd(t, "", append([]string{"replay", "--nats-url", url, "--from", "2", "--host", "shop.example.com", "--progress"}, cm...)...)
 	if err != nil {
 		t.Fatalf("replay --from: %v\n%s", err, stderr)
 	}
 	for _, want := range []string{
 		"Timeline of stream INGRESS from seq 2 to the end",
-		"seq 4  create Ingress shop/web  RELOAD + dynamic",
-		"why: server shop.example.com added",
+		"seq 4  create Ingress shop/web  dynamic",
+		"routes: hosts upserted shop.example.com",
 		"seq 5  update EndpointSlice shop/web-abc  dynamic",
 		"endpoints shop-web-80: -10.0.0.2:8080, 1 left",
-		"5 events from seq 2 to seq 6, 2 shown",
-		"Reloads (1 shown)",
+		"seq 7  create ConfigMap kube-system/ingress-sync  RELOAD",
+		"why: global settings changed",
+		"6 events from seq 2 to seq 7, 3 shown",
+		"Reloads, for global settings (1 shown)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("timeline lacks %q:\n%s", want, out)
@@ -157,7 +185,7 @@ func TestReplayTimeline(t *testing.T) {
 	if !strings.Contains(stderr, "replay [") || !strings.HasSuffix(stderr, "\n") {
 		t.Errorf("--progress drew %q on stderr", stderr)
 	}
-	out, _, err = runCmd(t, "", "replay", "--nats-url", url, "--from", "1", "--to", "5", "--changed", "--output", "json")
+	out, _, err = runCmd(t, "", append([]string{"replay", "--nats-url", url, "--from", "1", "--to", "7", "--changed", "--output", "json"}, cm...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +193,13 @@ func TestReplayTimeline(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &tl); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if tl.Events != 5 || len(tl.Entries) != 2 || tl.Entries[0].Sequence != 4 || !tl.Entries[0].Reload || tl.Entries[1].Reload {
-		t.Errorf("JSON timeline: %d events, entries %+v; want the reload at seq 4 and the dynamic change at seq 5", tl.Events, tl.Entries)
+	var got []string
+	for _, e := range tl.Entries {
+		got = append(got, fmt.Sprintf("%d reload=%v routes=%v", e.Sequence, e.Reload, e.Diff.RoutesUpserted))
+	}
+	want := []string{"4 reload=false routes=[shop.example.com]", "5 reload=false routes=[]", "6 reload=false routes=[blog.example.com]", "7 reload=true routes=[]"}
+	if tl.Events != 7 || !slices.Equal(got, want) {
+		t.Errorf("JSON timeline: %d events, entries %q; want 7 events, entries %q", tl.Events, got, want)
 	}
 }
 
@@ -182,6 +215,9 @@ func TestReplayErrors(t *testing.T) {
 		{"at and from", []string{"--at", "3", "--from", "1"}, "one or the other", errUsage},
 		{"nginx-conf without at", []string{"--from", "1", "--nginx-conf"}, "--nginx-conf needs --at", errUsage},
 		{"filter without timeline", []string{"--at", "3", "--host", "x"}, "filter a timeline", errUsage},
+		{"routes without at", []string{"--from", "1", "--routes"}, "--routes needs --at", errUsage},
+		{"routes and nginx-conf", []string{"--at", "3", "--routes", "--nginx-conf"}, "drop --nginx-conf", errUsage},
+		{"routes of an unknown host", []string{"--at", "6", "--routes", "--host", "nope.example.com"}, `at seq 6: replay: no such host: "nope.example.com"`, replay.ErrNoSuchHost},
 		{"bad output", []string{"--at", "3", "--output", "yaml"}, "want text or json", errUsage},
 		{"bad point", []string{"--at", "yesterday"}, "--at: replay: invalid point", replay.ErrInvalidPoint},
 		{"time before the stream", []string{"--at", "2001-01-01T00:00:00Z"}, "is before the first message", replay.ErrBeforeStream},

@@ -91,8 +91,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.nginx.LuaDir, "lua-dir", "", "Lua modules (default: the embedded copy, installed in --nginx-dir)")
 	fs.IntVar(&f.nginx.WorkerProcesses, "worker-processes", 0, "nginx worker processes (0: one per core)")
 	fs.DurationVar(&f.nginx.WorkerShutdownTimeout, "worker-shutdown-timeout", nginx.DefaultWorkerShutdownTimeout, "how long old workers drain on reload and stop")
-	fs.DurationVar(&f.nginx.ReloadTimeout, "reload-timeout", nginx.DefaultReloadTimeout, "bound of nginx -t and of the wait for new workers after a reload (raise it for tens of thousands of hosts)")
+	fs.DurationVar(&f.nginx.ReloadTimeout, "reload-timeout", nginx.DefaultReloadTimeout, "bound of nginx -t and of the wait for new workers after a reload (only global settings reload)")
 	fs.DurationVar(&f.nginx.StartTimeout, "start-timeout", nginx.DefaultStartTimeout, "bound of the wait for a started nginx to answer")
+	registerDataPlaneFlags(fs, &f.nginx)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -100,6 +101,37 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	return f, nil
+}
+
+// registerDataPlaneFlags registers the flags that size the Lua data plane
+// (for `syncer run`, and for `syncer replay --nginx-conf` to render the
+// same nginx.conf); all three are nginx.conf directives.
+func registerDataPlaneFlags(fs *flag.FlagSet, o *nginx.Options) {
+	o.RoutesDictSize, o.BodySizeCeiling = nginx.DefaultRoutesDictSize, nginx.DefaultBodySizeCeiling
+	fs.Var(sizeFlag{&o.RoutesDictSize}, "routes-dict-size",
+		"shared memory for the route tables, an nginx `size` (about 1 KB per Ingress path, see docs/deploy.md)")
+	fs.Var(sizeFlag{&o.BodySizeCeiling}, "body-size-ceiling",
+		"client_max_body_size, an nginx `size` above every route's own proxy-body-size (which the router enforces); 0: no ceiling")
+	fs.IntVar(&o.RegexCacheEntries, "regex-cache-entries", nginx.DefaultRegexCacheEntries,
+		"compiled regex paths kept per nginx worker (lua_regex_cache_max_entries); more still work, compiled per request")
+}
+
+// sizeFlag is a model.Size flag: digits with an optional k, m or g unit.
+type sizeFlag struct{ p *model.Size }
+
+func (s sizeFlag) String() string {
+	if s.p == nil {
+		return ""
+	}
+	return string(*s.p)
+}
+
+func (s sizeFlag) Set(v string) error {
+	if _, ok := model.Size(v).Bytes(); !ok {
+		return fmt.Errorf("%q is not an nginx size such as 64m, 512k or 0 (at most 1024g)", v)
+	}
+	*s.p = model.Size(v)
+	return nil
 }
 
 func defaultPodName() string {

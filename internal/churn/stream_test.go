@@ -17,6 +17,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
+	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
 
 const (
@@ -114,27 +115,7 @@ func TestStreamTargetPublishesEventsTheStoreAccepts(t *testing.T) {
 	}
 }
 
-// recordingApplier counts what the syncer applies.
-type recordingApplier struct {
-	mu               sync.Mutex
-	reloads, updates int
-}
-
-func (a *recordingApplier) Reload(context.Context, *model.Configuration) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reloads++
-	return nil
-}
-
-func (a *recordingApplier) Update(context.Context, model.Change) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.updates++
-	return nil
-}
-
-// startTestSyncer runs a pkg/syncer Syncer with a recording applier on the
+// startTestSyncer runs a pkg/syncer Syncer with a recording applier (syncertest) on the
 // test stream, reporting its status on NATS as the syncer binary does.
 func startTestSyncer(t *testing.T, nc *nats.Conn, js jetstream.JetStream) *syncer.Syncer {
 	t.Helper()
@@ -145,7 +126,7 @@ func startTestSyncer(t *testing.T, nc *nats.Conn, js jetstream.JetStream) *synce
 		}
 		return nc.Publish(events.StatusSubject(testPrefix, st.Pod), data)
 	}
-	s, err := syncer.New(&recordingApplier{}, syncer.Options{Model: testModel, Pod: "syncer-test", Report: report, Logger: quietLogger()})
+	s, err := syncer.New(syncertest.New(), syncer.Options{Model: testModel, Pod: "syncer-test", Report: report, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 //
 //   - EndpointSlice updates that move one endpoint (a pod replaced), the
 //     bulk of a real cluster's events;
-//   - Ingress updates that add or remove a path (reloads), ingressEvery;
+//   - Ingress updates that add or remove a path (route table pushes), ingressEvery;
 //   - Service, Secret and ConfigMap updates nothing reads (no change).
 type churn struct {
 	apps         int

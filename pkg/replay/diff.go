@@ -18,10 +18,15 @@ type Diff struct {
 	// BackendsChanged are backends that stayed with the same endpoints but
 	// other balancing (load-balance, upstream-hash-by, affinity).
 	BackendsChanged []string `json:"backendsChanged,omitempty"`
-	ServersAdded    []string `json:"serversAdded,omitempty"`
-	ServersRemoved  []string `json:"serversRemoved,omitempty"`
+	// RoutesUpserted are the hosts whose route table is pushed to the
+	// router (new or changed in any way); the tables of ServersRemoved are
+	// removed. Both are dynamic changes, never a reload.
+	RoutesUpserted []string `json:"routesUpserted,omitempty"`
+	// ServersAdded and ServersRemoved are the hosts that are new or gone.
+	ServersAdded   []string `json:"serversAdded,omitempty"`
+	ServersRemoved []string `json:"serversRemoved,omitempty"`
 	// Locations are "<host> <path> -> <backend>" ("= /p" for Exact paths,
-	// "404" for a location without backend).
+	// "~* /p" for regex paths, "404" for a location without backend).
 	LocationsAdded   []string `json:"locationsAdded,omitempty"`
 	LocationsRemoved []string `json:"locationsRemoved,omitempty"`
 	// CertificatesAdded are new, CertificatesChanged have other content or
@@ -46,9 +51,10 @@ type EndpointChange struct {
 	Left int `json:"left"`
 }
 
-// summarize describes the change ch from old to new. oldHosts and
-// newHosts index the hosts routing to each backend (backendHosts).
-func summarize(old, new *model.Configuration, ch model.Change, oldHosts, newHosts map[string][]string) Diff {
+// summarize describes the change ch from old (model.Diff from old to the
+// new Configuration). oldHosts and newHosts index the hosts routing to each
+// backend (backendHosts) in old and in the new Configuration.
+func summarize(old *model.Configuration, ch model.Change, oldHosts, newHosts map[string][]string) Diff {
 	d := Diff{BackendsRemoved: ch.BackendsRemoved, CertificatesRemoved: ch.CertificatesRemoved,
 		DefaultCertificate: ch.DefaultCertificate}
 	hosts := map[string]bool{}
@@ -82,9 +88,7 @@ func summarize(old, new *model.Configuration, ch model.Change, oldHosts, newHost
 			addAll(hosts, c.Hosts)
 		}
 	}
-	if ch.Reload {
-		diffServers(old, new, &d, hosts) // servers differ only when nginx.conf does
-	}
+	diffServers(old, ch, &d, hosts)
 	for h := range hosts {
 		d.Hosts = append(d.Hosts, h)
 	}
@@ -106,32 +110,29 @@ func addAll(set map[string]bool, keys []string) {
 	}
 }
 
-// diffServers records servers and locations added and removed, and the
-// hosts whose server changed in any way.
-func diffServers(old, new *model.Configuration, d *Diff, hosts map[string]bool) {
+// diffServers records the route tables ch pushes and removes, the servers
+// and locations added and removed, and the hosts they touch.
+func diffServers(old *model.Configuration, ch model.Change, d *Diff, hosts map[string]bool) {
 	oldServers := serversByHost(old)
-	for i := range new.Servers {
-		ns := &new.Servers[i]
+	for i := range ch.ServersUpserted {
+		ns := &ch.ServersUpserted[i]
+		d.RoutesUpserted = append(d.RoutesUpserted, ns.Hostname)
+		hosts[ns.Hostname] = true
 		os, ok := oldServers[ns.Hostname]
-		switch {
-		case !ok:
+		if !ok {
 			d.ServersAdded = append(d.ServersAdded, ns.Hostname)
 			d.LocationsAdded = append(d.LocationsAdded, locations(ns, nil)...)
-		case model.ServerEqual(os, ns):
 			continue
-		default:
-			d.LocationsAdded = append(d.LocationsAdded, locations(ns, os)...)
-			d.LocationsRemoved = append(d.LocationsRemoved, locations(os, ns)...)
 		}
-		hosts[ns.Hostname] = true
+		d.LocationsAdded = append(d.LocationsAdded, locations(ns, os)...)
+		d.LocationsRemoved = append(d.LocationsRemoved, locations(os, ns)...)
 	}
-	newServers := serversByHost(new)
-	for h, os := range oldServers {
-		if _, ok := newServers[h]; !ok {
-			d.ServersRemoved = append(d.ServersRemoved, h)
+	for _, h := range ch.ServersRemoved {
+		d.ServersRemoved = append(d.ServersRemoved, h)
+		if os, ok := oldServers[h]; ok {
 			d.LocationsRemoved = append(d.LocationsRemoved, locations(os, nil)...)
-			hosts[h] = true
 		}
+		hosts[h] = true
 	}
 }
 
@@ -162,10 +163,7 @@ func locations(s, other *model.Server) []string {
 }
 
 func locationString(host string, l *model.Location) string {
-	path := l.Path
-	if l.PathType == model.PathExact {
-		path = "= " + path
-	}
+	path := pathString(l)
 	backend := l.Backend
 	if backend == "" {
 		backend = "404"
@@ -174,7 +172,7 @@ func locationString(host string, l *model.Location) string {
 }
 
 func sortDiff(d *Diff) {
-	for _, l := range [][]string{d.BackendsAdded, d.BackendsRemoved, d.BackendsChanged, d.ServersAdded,
+	for _, l := range [][]string{d.BackendsAdded, d.BackendsRemoved, d.BackendsChanged, d.RoutesUpserted, d.ServersAdded,
 		d.ServersRemoved, d.LocationsAdded, d.LocationsRemoved, d.CertificatesAdded, d.CertificatesChanged, d.CertificatesRemoved, d.Hosts} {
 		slices.Sort(l)
 	}

@@ -1,13 +1,17 @@
 // Package replay reads the ingress event history from the JetStream stream
 // and explains it: the Configuration as it was at any point (At), and which
-// events changed it, dynamically or by a reload, between two points
-// (Timeline). Both rebuild with the same model.Build as the live syncer, so a
+// events changed it between two points (Timeline): dynamically (route
+// tables of hosts, backends, certificates) or, for the global settings
+// only, by a reload. Both rebuild with the same model.Build as the live syncer, so a
 // checksum found here is the checksum a syncer built at that point.
 //
 // Reading is read-only: an ordered (ephemeral) consumer, never a durable
 // one, and the stream is never modified. Every network call is bounded by
 // Options.Timeout.
 //
-// The package also holds the output of the `syncer replay`, `syncer decode`
-// and `syncer backends` subcommands: readable text and JSON for scripts.
+// The package also holds the output of the `syncer replay`, `syncer decode`,
+// `syncer backends` and `syncer routes` subcommands: readable text and JSON
+// for scripts. The route view (RouteView) is one format for the route table
+// a running nginx holds and for that of a replayed Configuration, so that
+// the two can be diffed.
 package replay

@@ -156,7 +156,7 @@ func (e *engine) stepFull() (Diff, model.Change, bool) {
 	if ch.Empty() && old.DefaultCertificate == e.cur.DefaultCertificate {
 		return Diff{}, model.Change{}, false
 	}
-	return summarize(old, e.cur, ch, oldHosts, e.hosts), ch, true
+	return summarize(old, ch, oldHosts, e.hosts), ch, true
 }
 
 // stepSlice recomputes the endpoints of the Backends of the Services the

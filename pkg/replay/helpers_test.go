@@ -31,7 +31,7 @@ const (
 
 // testModelOptions are the syncer flags of every test.
 func testModelOptions() model.Options {
-	return model.Options{ControllerClass: testController, IngressClass: "nginx"}
+	return model.Options{ControllerClass: testController, IngressClass: "nginx", ConfigMap: "kube-system/ingress-sync"}
 }
 
 // recorder publishes events into a real embedded nats-server, the way the
@@ -187,5 +187,7 @@ func scenario(r *recorder) map[string]uint64 {
 	pub("blog-ing", events.OpCreate, fixtures.Ingress("blog", "site", fixtures.Rule("blog.example.com", fixtures.Prefix("/", "site", 8080))))
 	pub("api-up", events.OpUpdate, fixtures.EndpointSlice("shop", "api-xyz", "api", 9090, "10.0.1.2"))
 	pub("blog-delete", events.OpDelete, fixtures.Ingress("blog", "site", fixtures.Rule("blog.example.com", fixtures.Prefix("/", "site", 8080))))
+	pub("global", events.OpCreate, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "ingress-sync"},
+		Data: map[string]string{"proxy-read-timeout": "120"}})
 	return seqs
 }

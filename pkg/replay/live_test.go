@@ -12,23 +12,8 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
+	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
-
-// recordingApplier stands in for nginx: the live Syncer's reports are what
-// this test compares with, not what an applier did.
-type recordingApplier struct {
-	mu      sync.Mutex
-	reloads int
-}
-
-func (a *recordingApplier) Reload(context.Context, *model.Configuration) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reloads++
-	return nil
-}
-
-func (a *recordingApplier) Update(context.Context, model.Change) error { return nil }
 
 // withFallback adds a freshly generated fallback certificate, as
 // `syncer run` does at start (each process its own).
@@ -47,7 +32,7 @@ func withFallback(t *testing.T, opts model.Options) model.Options {
 func startSyncer(t *testing.T, r *recorder, opts model.Options) *syncer.Syncer {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := syncer.New(&recordingApplier{}, syncer.Options{Model: opts, Pod: "live", Logger: log, Holdoff: time.Millisecond, MaxHoldoff: 10 * time.Millisecond})
+	s, err := syncer.New(syncertest.New(), syncer.Options{Model: opts, Pod: "live", Logger: log, Holdoff: time.Millisecond, MaxHoldoff: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,9 +86,14 @@ func writeServers(w io.Writer, servers []model.Server) {
 	}
 }
 
+// pathString is the path with its match type as nginx would write it: "= "
+// for Exact, "~* " for a (case-insensitive) regex, nothing for Prefix.
 func pathString(l *model.Location) string {
-	if l.PathType == model.PathExact {
+	switch l.PathType {
+	case model.PathExact:
 		return "= " + l.Path
+	case model.PathRegex:
+		return "~* " + l.Path
 	}
 	return l.Path
 }
@@ -153,8 +158,10 @@ func orDefault(s, def string) string {
 }
 
 // WriteText writes the timeline: where it starts, one line per kept event
-// (and, for a change, its diff indented below), then the counts and the
-// list of reloads with their reasons.
+// (and, for a change, its diff indented below: the hosts whose routes are
+// pushed or removed, servers, locations, backends, endpoints,
+// certificates), then the counts and the list of reloads, which only a
+// change of the global settings causes, with their reasons.
 func (t *Timeline) WriteText(w io.Writer, f Filter) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "Timeline of stream %s from %s to %s\n", t.Stream, pointOr(t.From, "the start"), pointOr(t.To, "the end"))
@@ -176,12 +183,12 @@ func (t *Timeline) WriteText(w io.Writer, f Filter) error {
 	if t.Events == 0 {
 		fmt.Fprintln(bw, "No events in this range.")
 	} else {
-		fmt.Fprintf(bw, "\n%d event%s from seq %d to seq %d, %d shown: %d changed the configuration, %d reload%s, %d dynamic update%s.\n",
+		fmt.Fprintf(bw, "\n%d event%s from seq %d to seq %d, %d shown: %d changed the configuration, %d reload%s (global settings), %d dynamic update%s.\n",
 			t.Events, plural(t.Events), t.FirstSequence, t.LastSequence, len(t.Entries), t.Changes, t.Reloads, plural(t.Reloads),
 			t.Dynamic, plural(t.Dynamic))
 	}
 	writeReloads(bw, t.Entries)
-	fmt.Fprintf(bw, "Checksum after the last event: %s\n", t.Checksum)
+	fmt.Fprintf(bw, "\nChecksum after the last event: %s\n", t.Checksum)
 	return bw.Flush()
 }
 
@@ -225,6 +232,9 @@ func writeEntry(w io.Writer, e *Entry) {
 			fmt.Fprintf(w, "    %s %s %s\n", sign, what, it)
 		}
 	}
+	if len(d.RoutesUpserted) > 0 || len(d.ServersRemoved) > 0 {
+		fmt.Fprintf(w, "    routes: %s\n", routesLine(d))
+	}
 	lines("+", "server", d.ServersAdded)
 	lines("-", "server", d.ServersRemoved)
 	lines("+", "location", d.LocationsAdded)
@@ -244,6 +254,18 @@ func writeEntry(w io.Writer, e *Entry) {
 	if len(d.Hosts) > 0 {
 		fmt.Fprintf(w, "    hosts: %s\n", strings.Join(d.Hosts, ", "))
 	}
+}
+
+// routesLine says which hosts' route tables a change pushes and removes.
+func routesLine(d *Diff) string {
+	var parts []string
+	if len(d.RoutesUpserted) > 0 {
+		parts = append(parts, "hosts upserted "+strings.Join(d.RoutesUpserted, ", "))
+	}
+	if len(d.ServersRemoved) > 0 {
+		parts = append(parts, "removed "+strings.Join(d.ServersRemoved, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // outcome is the verdict of an entry: RELOAD, dynamic, both, no change or
@@ -297,12 +319,11 @@ func writeReloads(w io.Writer, entries []Entry) {
 	if len(reloads) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nReloads (%d shown)\n", len(reloads))
+	fmt.Fprintf(w, "\nReloads, for global settings (%d shown)\n", len(reloads))
 	for _, e := range reloads {
 		fmt.Fprintf(w, "  %s  seq %d  %s %s %s: %s\n", formatTime(e.Time), e.Sequence, e.Op, e.Kind, keyOf(e.Namespace, e.Name),
 			strings.Join(e.ReloadReasons, "; "))
 	}
-	fmt.Fprintln(w)
 }
 
 // keyOf is "namespace/name", or "name" for cluster-scoped objects.

@@ -10,7 +10,8 @@ import (
 
 // Filter selects timeline entries. With Namespace and Host both empty every
 // entry is kept; otherwise an entry is kept when its event is in Namespace
-// or when its change touches Host.
+// or when its change touches Host (a reload, of the global settings,
+// touches every host).
 type Filter struct {
 	Namespace string
 	Host      string
@@ -25,7 +26,7 @@ func (f Filter) keep(e *Entry) bool {
 	if f.Namespace == "" && f.Host == "" {
 		return true
 	}
-	return f.Namespace != "" && e.Namespace == f.Namespace || f.Host != "" && e.Diff.touches(f.Host)
+	return f.Namespace != "" && e.Namespace == f.Namespace || f.Host != "" && (e.Reload || e.Diff.touches(f.Host))
 }
 
 // Entry is one event of a timeline and what it did to the Configuration.
@@ -37,8 +38,10 @@ type Entry struct {
 	Namespace string    `json:"namespace,omitempty"`
 	Name      string    `json:"name"`
 	// Changed: the Configuration after the event differs from before.
-	// Reload: nginx.conf had to change (ReloadReasons say why). Dynamic:
-	// backends or certificates were sent to Lua. A change can be both.
+	// Reload: nginx.conf had to change, which only the global settings
+	// (the controller ConfigMap) do; ReloadReasons say why. Dynamic: route
+	// tables (hosts), backends or certificates were sent to Lua. A change
+	// can be both.
 	Changed       bool     `json:"changed"`
 	Reload        bool     `json:"reload"`
 	Dynamic       bool     `json:"dynamic"`
@@ -69,7 +72,8 @@ type Timeline struct {
 	LastSequence  uint64 `json:"lastSequence"`
 	Events        int    `json:"events"`
 	// Changes, Reloads and Dynamic count the events (kept or not) that
-	// changed the Configuration, needed a reload, and sent something to Lua.
+	// changed the Configuration, needed a reload (global settings), and
+	// sent something to Lua (routes, backends, certificates).
 	Changes int `json:"changes"`
 	Reloads int `json:"reloads"`
 	Dynamic int `json:"dynamic"`

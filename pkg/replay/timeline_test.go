@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// TestTimelineNamesEachReload: the timeline says, for every event, whether
-// it changed the Configuration and how, and names the event behind each
-// reload with its reasons.
-func TestTimelineNamesEachReload(t *testing.T) {
+// TestTimelineClassifiesEachChange: the timeline says, for every event,
+// whether it changed the Configuration and how: hosts and paths are route
+// tables pushed to Lua (dynamic), only the global settings reload, and the
+// event behind each reload is named with its reasons.
+func TestTimelineClassifiesEachChange(t *testing.T) {
 	r := newRecorder(t, -1)
 	seqs := scenario(r)
 	rp := r.replayer(testModelOptions())
@@ -20,28 +21,43 @@ func TestTimelineNamesEachReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const reload, dynamic = "RELOAD + dynamic", "dynamic"
-	want := map[string]string{
-		"web-ing": reload, "api-route": reload, "tls": reload, "blog-ing": reload, "blog-delete": reload,
-		"web-scale-down": dynamic, "api-down": dynamic, "web-scale-up": dynamic, "api-up": dynamic,
+	tests := []struct {
+		event, outcome string
+		upserted       []string // hosts whose route table is pushed
+		removed        []string // hosts whose route table is removed
+	}{
+		{"web-ing", "dynamic", []string{"shop.example.com"}, nil},
+		{"api-route", "dynamic", []string{"shop.example.com"}, nil},
+		{"web-scale-down", "dynamic", nil, nil},
+		{"api-down", "dynamic", nil, nil},
+		{"tls", "dynamic", []string{"shop.example.com"}, nil},
+		{"web-scale-up", "dynamic", nil, nil},
+		{"blog-ing", "dynamic", []string{"blog.example.com"}, nil},
+		{"api-up", "dynamic", nil, nil},
+		{"blog-delete", "dynamic", nil, []string{"blog.example.com"}},
+		{"global", "RELOAD", nil, nil},
+		{"cm", "no change", nil, nil},
+		{"unused-svc", "no change", nil, nil},
 	}
 	if len(tl.Entries) != len(r.events) || tl.Events != len(r.events) {
 		t.Fatalf("%d entries, %d events; want %d", len(tl.Entries), tl.Events, len(r.events))
 	}
-	for name, seq := range seqs {
-		e := &tl.Entries[seq-1]
-		if e.Sequence != seq {
-			t.Fatalf("entry %d has seq %d", seq-1, e.Sequence)
-		}
-		if got, w := outcome(e), orDefault(want[name], "no change"); got != w {
-			t.Errorf("%s (seq %d, %s %s %s): %s, want %s", name, seq, e.Op, e.Kind, keyOf(e.Namespace, e.Name), got, w)
-		}
-		if e.Reload && len(e.ReloadReasons) == 0 {
-			t.Errorf("%s: reload without a reason", name)
-		}
+	for _, tc := range tests {
+		t.Run(tc.event, func(t *testing.T) {
+			e := &tl.Entries[seqs[tc.event]-1]
+			if got := outcome(e); got != tc.outcome {
+				t.Errorf("seq %d (%s %s %s): %s, want %s", e.Sequence, e.Op, e.Kind, keyOf(e.Namespace, e.Name), got, tc.outcome)
+			}
+			if !slices.Equal(e.Diff.RoutesUpserted, tc.upserted) || !slices.Equal(e.Diff.ServersRemoved, tc.removed) {
+				t.Errorf("routes upserted %v, removed %v; want %v, %v", e.Diff.RoutesUpserted, e.Diff.ServersRemoved, tc.upserted, tc.removed)
+			}
+			if e.Reload != slices.Equal(e.ReloadReasons, []string{"global settings changed"}) {
+				t.Errorf("reload %v with reasons %q", e.Reload, e.ReloadReasons)
+			}
+		})
 	}
-	if tl.Reloads != 5 || tl.Dynamic != 9 || tl.Changes != 9 {
-		t.Errorf("counts: %d changes, %d reloads, %d dynamic; want 9, 5, 9", tl.Changes, tl.Reloads, tl.Dynamic)
+	if tl.Reloads != 1 || tl.Dynamic != 9 || tl.Changes != 10 {
+		t.Errorf("counts: %d changes, %d reloads, %d dynamic; want 10, 1, 9", tl.Changes, tl.Reloads, tl.Dynamic)
 	}
 	if want := r.buildUpTo(uint64(len(r.events)), testModelOptions()).Checksum; tl.Checksum != want {
 		t.Errorf("final checksum %s, want %s", tl.Checksum, want)
@@ -86,10 +102,10 @@ func TestTimelineFilter(t *testing.T) {
 		want   []string
 	}{
 		{"namespace", Filter{Namespace: "blog"}, []string{"blog-svc", "blog-slice", "blog-ing", "blog-delete"}},
-		{"host", Filter{Host: "blog.example.com"}, []string{"blog-ing", "blog-delete"}},
-		{"host is case-insensitive", Filter{Host: "BLOG.example.com"}, []string{"blog-ing", "blog-delete"}},
-		{"namespace or host", Filter{Namespace: "other", Host: "blog.example.com"}, []string{"unused-svc", "unused-slice", "blog-ing", "blog-delete"}},
-		{"changes only", Filter{ChangedOnly: true}, []string{"web-ing", "api-route", "web-scale-down", "api-down", "tls", "web-scale-up", "blog-ing", "api-up", "blog-delete"}},
+		{"host and reloads", Filter{Host: "blog.example.com"}, []string{"blog-ing", "blog-delete", "global"}},
+		{"host is case-insensitive", Filter{Host: "BLOG.example.com"}, []string{"blog-ing", "blog-delete", "global"}},
+		{"namespace or host", Filter{Namespace: "other", Host: "blog.example.com"}, []string{"unused-svc", "unused-slice", "blog-ing", "blog-delete", "global"}},
+		{"changes only", Filter{ChangedOnly: true}, []string{"web-ing", "api-route", "web-scale-down", "api-down", "tls", "web-scale-up", "blog-ing", "api-up", "blog-delete", "global"}},
 		{"changes in a namespace", Filter{Namespace: "shop", ChangedOnly: true}, []string{"web-ing", "api-route", "web-scale-down", "api-down", "tls", "web-scale-up", "api-up"}},
 	}
 	for _, tc := range tests {

@@ -1,8 +1,11 @@
 // Package syncer is the syncer loop that runs beside each nginx: it feeds the
 // events of the stream into a model.Store, coalesces bursts, rebuilds the
-// Configuration with model.Build, skips it when it equals the running one,
-// and otherwise applies the difference through an Applier: dynamically
-// (backends and certificates through the Lua endpoints) or by a reload.
+// Configuration with model.Build, skips it when it equals the last one
+// applied, and otherwise hands it to an Applier. The Applier (pkg/nginx's,
+// wrapped by Nginx) owns nginx's running state: it diffs, pushes routes,
+// backends and certificates to the Lua endpoints, and reloads only when the
+// global settings change nginx.conf. The syncer counts and logs the Change
+// it returns.
 //
 // The Syncer never stops on bad input: a message that cannot be decoded is
 // counted and skipped, a failed apply keeps the running configuration and is

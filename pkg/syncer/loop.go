@@ -74,8 +74,10 @@ func (s *Syncer) holdoff(ctx context.Context) bool {
 	}
 }
 
-// syncOnce builds from the store and applies the result when it differs
-// from the running Configuration.
+// syncOnce builds from the store and hands the result to the Applier when
+// it differs from the last one applied. The Applier owns nginx's running
+// state and decides what to push or reload; the Change it returns is only
+// counted and logged here.
 func (s *Syncer) syncOnce(ctx context.Context) error {
 	s.mu.Lock()
 	seq, lags := s.seq, s.observed
@@ -102,14 +104,17 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	s.countApply(ch, running == nil)
 	s.logProblems(running, cfg)
 	s.log.Info("configuration applied", "checksum", cfg.Checksum, "seq", seq, "reload", ch.Reload || running == nil,
+		"hostsUpserted", len(ch.ServersUpserted), "hostsRemoved", len(ch.ServersRemoved),
 		"backendsUpserted", len(ch.BackendsUpserted), "backendsRemoved", len(ch.BackendsRemoved),
-		"certificatesUpserted", len(ch.CertificatesUpserted), "reasons", ch.ReloadReasons)
+		"certificatesUpserted", len(ch.CertificatesUpserted), "certificatesRemoved", len(ch.CertificatesRemoved),
+		"reasons", ch.ReloadReasons)
 	s.applied(cfg, seq, lags)
 	return nil
 }
 
-// countApply counts an apply as a reload (which also carries the dynamic
-// state) or as a dynamic update.
+// countApply counts an apply as a reload (the Applier changed nginx.conf:
+// global settings, or the first apply, which starts nginx) or as a dynamic
+// update (routes, backends, certificates through the Lua endpoints).
 func (s *Syncer) countApply(ch model.Change, full bool) {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
@@ -19,8 +20,8 @@ type Nginx struct {
 	proc    *nginx.Process
 	start   chan struct{} // closed by the first Apply
 
-	mu      sync.Mutex
-	started bool
+	mu      sync.Mutex  // serialises Apply
+	started atomic.Bool // the first Apply wrote nginx.conf
 }
 
 // NewNginx validates opts and prepares nginx's directory.
@@ -54,14 +55,14 @@ func (n *Nginx) Start(ctx context.Context) error {
 func (n *Nginx) Apply(ctx context.Context, cfg *model.Configuration) (model.Change, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.started {
+	if n.started.Load() {
 		return n.applier.Apply(ctx, cfg)
 	}
 	ch := model.Diff(nil, cfg)
 	if err := n.applier.WriteConfig(ctx, cfg); err != nil {
 		return ch, err
 	}
-	n.started = true
+	n.started.Store(true)
 	close(n.start)
 	select {
 	case <-n.proc.Ready():
@@ -71,12 +72,10 @@ func (n *Nginx) Apply(ctx context.Context, cfg *model.Configuration) (model.Chan
 	}
 }
 
-// Healthy reports whether nginx runs (after the first configuration).
+// Healthy reports whether nginx runs (after the first configuration). It
+// does not wait for an Apply under way.
 func (n *Nginx) Healthy() error {
-	n.mu.Lock()
-	started := n.started
-	n.mu.Unlock()
-	if started && n.proc.Pid() == 0 {
+	if n.started.Load() && n.proc.Pid() == 0 {
 		return errors.New("nginx is not running")
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
 
 // TestFromRealStream runs the Syncer behind a real events.Consumer on a real
@@ -57,7 +58,7 @@ func TestFromRealStream(t *testing.T) {
 	}
 
 	var logs strings.Builder
-	rec := newRecorder()
+	rec := syncertest.New()
 	reg := prometheus.NewRegistry()
 	s, err := New(rec, Options{Pod: "p", Registerer: reg, Holdoff: 20 * time.Millisecond, MaxHoldoff: time.Second,
 		Model:  model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx"},

@@ -84,7 +84,9 @@ type Syncer struct {
 	caughtUp bool        // bootstrap done
 	observed []time.Time // ObservedAt of live events not yet applied
 
-	// Owned by the Start goroutine; read by Status under stateMu.
+	// Owned by the Start goroutine; read by Status under stateMu. running
+	// is the last Configuration applied, kept to skip equal builds and for
+	// Running; the Applier keeps nginx's own running state.
 	stateMu sync.Mutex
 	running *model.Configuration
 	state   events.SyncerStatus
@@ -164,8 +166,8 @@ func (s *Syncer) Status() events.SyncerStatus {
 	return s.state
 }
 
-// Running returns the Configuration nginx serves, or nil before the first
-// apply. It must not be modified.
+// Running returns the last Configuration applied (the one nginx serves),
+// or nil before the first apply. It must not be modified.
 func (s *Syncer) Running() *model.Configuration {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()

@@ -5,73 +5,52 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
 
-// recorder is a recording Applier for unit tests; the real one is
-// pkg/nginx's, tested against real nginx there and in test/e2e.
-type recorder struct {
-	mu        sync.Mutex
-	calls     []string // "reload <checksum>" or "update"
-	updates   []model.Change
-	failNext  error
-	callsSeen chan struct{}
-}
-
-func newRecorder() *recorder { return &recorder{callsSeen: make(chan struct{}, 100)} }
-
-func (r *recorder) Reload(_ context.Context, cfg *model.Configuration) error {
-	return r.record("reload "+cfg.Checksum, nil)
-}
-
-func (r *recorder) Update(_ context.Context, ch model.Change) error {
-	return r.record("update", &ch)
-}
-
-func (r *recorder) record(call string, ch *model.Change) error {
-	r.mu.Lock()
-	defer func() { r.mu.Unlock(); r.callsSeen <- struct{}{} }()
-	if err := r.failNext; err != nil {
-		r.failNext = nil
-		r.calls = append(r.calls, "failed "+call)
-		return err
+// calls describes the applier's calls: "reload <checksum>" or "update",
+// "failed " before a call that returned an error.
+func calls(a *syncertest.Applier) []string {
+	var out []string
+	for _, c := range a.Calls() {
+		call := "update"
+		if c.Change.Reload {
+			call = "reload " + c.Checksum
+		}
+		if c.Err != nil {
+			call = "failed " + call
+		}
+		out = append(out, call)
 	}
-	r.calls = append(r.calls, call)
-	if ch != nil {
-		r.updates = append(r.updates, *ch)
-	}
-	return nil
-}
-
-func (r *recorder) snapshot() ([]string, []model.Change) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.calls...), append([]model.Change(nil), r.updates...)
+	return out
 }
 
 type harness struct {
 	t   *testing.T
 	s   *Syncer
-	rec *recorder
+	rec *syncertest.Applier
 	reg *prometheus.Registry
 	seq uint64
 }
 
 func start(t *testing.T, opts Options) *harness {
 	t.Helper()
-	h := &harness{t: t, rec: newRecorder(), reg: prometheus.NewRegistry()}
+	h := &harness{t: t, rec: syncertest.New(), reg: prometheus.NewRegistry()}
 	opts.Pod, opts.Registerer = "test-pod", h.reg
-	opts.Model = model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx"}
+	opts.Model = model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx", ConfigMap: "kube-system/ingress-sync"}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if opts.Holdoff == 0 {
 		opts.Holdoff, opts.MaxHoldoff = 50*time.Millisecond, 2*time.Second
@@ -109,12 +88,12 @@ func (h *harness) waitCalls(n int) []string {
 	h.t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
-		calls, _ := h.rec.snapshot()
+		calls := calls(h.rec)
 		if len(calls) >= n {
 			return calls
 		}
 		select {
-		case <-h.rec.callsSeen:
+		case <-h.rec.Seen():
 		case <-deadline:
 			h.t.Fatalf("applier saw %d calls %v, want %d", len(calls), calls, n)
 		}
@@ -144,13 +123,13 @@ func TestBootstrapAppliesOnceAfterCaughtUp(t *testing.T) {
 	h := start(t, Options{})
 	baseObjects(h)
 	time.Sleep(200 * time.Millisecond)
-	if calls, _ := h.rec.snapshot(); len(calls) != 0 {
+	if calls := calls(h.rec); len(calls) != 0 {
 		t.Fatalf("applied before caught up: %v", calls)
 	}
 	h.s.CaughtUp(context.Background())
-	calls := h.waitCalls(1)
+	h.waitCalls(1)
 	h.settle()
-	calls, _ = h.rec.snapshot()
+	calls := calls(h.rec)
 	cfg := h.s.Running()
 	if cfg == nil || len(calls) != 1 || calls[0] != "reload "+cfg.Checksum {
 		t.Fatalf("calls %v, want one reload of the running config", calls)
@@ -158,33 +137,31 @@ func TestBootstrapAppliesOnceAfterCaughtUp(t *testing.T) {
 	if got := len(cfg.Backends); got != 1 {
 		t.Fatalf("reloaded configuration has %d backends, want 1", got)
 	}
-	if !h.s.Ready() || h.s.Status().Sequence != 3 {
-		t.Fatalf("status %+v, want ready at sequence 3", h.s.Status())
+	if !h.s.Ready() || h.s.Status().Sequence != 3 || h.s.Status().Reloads != 1 {
+		t.Fatalf("status %+v, want ready at sequence 3 after the initial reload", h.s.Status())
 	}
 }
 
+// TestClassifiesAndCoalesces: a burst of endpoint changes is one dynamic
+// update; an event nothing reads is skipped as equal; hosts and paths are
+// dynamic (route tables); only the global settings reload.
 func TestClassifiesAndCoalesces(t *testing.T) {
 	h := start(t, Options{Holdoff: 300 * time.Millisecond, MaxHoldoff: 5 * time.Second})
 	baseObjects(h)
 	h.s.CaughtUp(context.Background())
 	h.settle()
 
-	// A burst of endpoint changes: one dynamic update, no reload.
 	for i := range 20 {
 		addrs := []string{"198.18.0.1", "198.18.0." + string(rune('2'+i%5))}
 		h.send(events.OpUpdate, fixtures.EndpointSlice("default", "web-1", "web", 8080, addrs...))
 	}
 	h.waitCalls(2)
 	h.settle()
-	calls, updates := h.rec.snapshot()
-	if len(calls) != 2 || calls[1] != "update" {
-		t.Fatalf("calls %v, want one coalesced update after bootstrap", calls)
-	}
-	if eps := updates[len(updates)-1].BackendsUpserted[0].Endpoints; len(eps) != 2 {
+	last := h.lastCall("one coalesced update after bootstrap", 2, "update")
+	if eps := last.Change.BackendsUpserted[0].Endpoints; len(eps) != 2 {
 		t.Fatalf("update carries %d endpoints, want the final 2", len(eps))
 	}
 
-	// Nothing the configuration reads: skipped as equal.
 	skipped := testutil.ToFloat64(h.s.m.skippedEqual)
 	svc := fixtures.Service("default", "web", 80)
 	svc.Labels = map[string]string{"team": "a"}
@@ -194,14 +171,59 @@ func TestClassifiesAndCoalesces(t *testing.T) {
 		t.Fatalf("skipped_equal %v, want %v", got, skipped+1)
 	}
 
-	// A new path: a reload.
-	h.send(events.OpUpdate, fixtures.Ingress("default", "web", fixtures.Rule("a.example.com",
-		fixtures.Prefix("/", "web", 80), fixtures.Exact("/x", "web", 80))))
-	h.settle()
-	calls, _ = h.rec.snapshot()
-	if len(calls) != 3 || calls[2] != "reload "+h.s.Running().Checksum {
-		t.Fatalf("calls %v, want a reload last", calls)
+	routes := []struct {
+		name  string
+		obj   runtime.Object
+		hosts []string // upserted, then removed with a "-"
+	}{
+		{"new path", fixtures.Ingress("default", "web", fixtures.Rule("a.example.com",
+			fixtures.Prefix("/", "web", 80), fixtures.Exact("/x", "web", 80))), []string{"a.example.com"}},
+		{"new host", fixtures.Ingress("default", "b", fixtures.Rule("b.example.com", fixtures.Prefix("/", "web", 80))), []string{"b.example.com"}},
+		{"host moved", fixtures.Ingress("default", "b", fixtures.Rule("c.example.com", fixtures.Prefix("/", "web", 80))), []string{"c.example.com", "-b.example.com"}},
 	}
+	for i, tc := range routes {
+		h.send(events.OpUpdate, tc.obj)
+		h.settle()
+		ch := h.lastCall(tc.name, 3+i, "update").Change
+		if got := hostsOf(ch); !slices.Equal(got, tc.hosts) {
+			t.Errorf("%s: hosts %v, want %v", tc.name, got, tc.hosts)
+		}
+	}
+
+	h.send(events.OpCreate, globalConfigMap(map[string]string{"proxy-read-timeout": "120"}))
+	h.settle()
+	h.lastCall("a reload for a global setting", 6, "reload "+h.s.Running().Checksum)
+	if st := h.s.Status(); st.Reloads != 2 || st.DynamicUpdates != 4 {
+		t.Errorf("status counts %d reloads, %d dynamic updates; want 2 (initial, global) and 4", st.Reloads, st.DynamicUpdates)
+	}
+}
+
+// lastCall checks that the applier saw n calls, the last one want, and
+// returns it.
+func (h *harness) lastCall(what string, n int, want string) syncertest.Call {
+	h.t.Helper()
+	calls := calls(h.rec)
+	if len(calls) != n || calls[n-1] != want {
+		h.t.Fatalf("calls %v, want %s (%q as call %d)", calls, what, want, n)
+	}
+	return h.rec.Calls()[n-1]
+}
+
+// hostsOf lists the hosts a Change upserts, then those it removes with "-".
+func hostsOf(ch model.Change) []string {
+	var out []string
+	for _, s := range ch.ServersUpserted {
+		out = append(out, s.Hostname)
+	}
+	for _, h := range ch.ServersRemoved {
+		out = append(out, "-"+h)
+	}
+	return out
+}
+
+// globalConfigMap is the controller ConfigMap of the harness's options.
+func globalConfigMap(data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "ingress-sync"}, Data: data}
 }
 
 func TestFailedApplyKeepsRunningAndRetries(t *testing.T) {
@@ -211,31 +233,18 @@ func TestFailedApplyKeepsRunningAndRetries(t *testing.T) {
 	h.settle()
 	before := h.s.Running()
 
-	h.rec.mu.Lock()
-	h.rec.failNext = errors.New("nginx -t: unexpected }")
-	h.rec.mu.Unlock()
+	h.rec.FailNext(errors.New("nginx -t: unexpected }"))
 	h.send(events.OpUpdate, fixtures.Ingress("default", "web", fixtures.Rule("b.example.com", fixtures.Prefix("/", "web", 80))))
 	h.settle()
-	calls, _ := h.rec.snapshot()
-	if len(calls) != 3 || calls[1] != "failed reload "+checksumOf(t, calls[2]) {
-		t.Fatalf("calls %v, want a failed reload then its retry", calls)
+	if calls := calls(h.rec); !slices.Equal(calls, []string{"reload " + before.Checksum, "failed update", "update"}) {
+		t.Fatalf("calls %v, want a failed update then its retry", calls)
 	}
-	if got := testutil.ToFloat64(h.s.m.applyErrors.WithLabelValues("reload")); got != 1 {
-		t.Fatalf("apply_errors{reload} = %v, want 1", got)
+	if got := testutil.ToFloat64(h.s.m.applyErrors.WithLabelValues("dynamic")); got != 1 {
+		t.Fatalf("apply_errors{dynamic} = %v, want 1", got)
 	}
-	h.settle()
 	if h.s.Running() == before || h.s.Status().LastError != "" {
 		t.Fatalf("retry did not apply: status %+v", h.s.Status())
 	}
-}
-
-func checksumOf(t *testing.T, call string) string {
-	t.Helper()
-	const p = "reload "
-	if len(call) <= len(p) || call[:len(p)] != p {
-		t.Fatalf("call %q is not a reload", call)
-	}
-	return call[len(p):]
 }
 
 func TestBadEventsAreSkipped(t *testing.T) {
@@ -274,7 +283,7 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := New(newRecorder(), tc.opts); !errors.Is(err, ErrInvalidOptions) {
+			if _, err := New(syncertest.New(), tc.opts); !errors.Is(err, ErrInvalidOptions) {
 				t.Fatalf("New: %v, want ErrInvalidOptions", err)
 			}
 		})

@@ -2,7 +2,8 @@
 // INGRESS stream and publishes a short, realistic story through the events
 // Publisher (what the watcher does), then keeps serving until interrupted.
 // docs/debugging.md shows the real output of `nats stream view`,
-// `syncer decode`, `syncer replay` and `syncer backends` against it:
+// `syncer decode`, `syncer replay`, `syncer backends` and `syncer routes`
+// against it:
 //
 //	go run ./pkg/replay/internal/demo --store /tmp/demo-nats --port 4333
 package main
@@ -19,6 +20,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -73,8 +75,10 @@ func run(ctx context.Context, store string, port int, gap time.Duration, history
 	return nil
 }
 
-// publishStory: the shop app appears, scales, gets an /api path (a reload),
-// loses its api endpoints (a 503), gets TLS; an unrelated Service changes.
+// publishStory: the shop app appears, scales, gets an /api path, loses its
+// api endpoints (a 503), gets TLS; an unrelated Service is created; the
+// controller ConfigMap (--configmap kube-system/ingress-sync) raises the
+// global proxy-body-size, the one change that reloads nginx.
 func publishStory(ctx context.Context, pub *events.Publisher, gap time.Duration) error {
 	pair, err := certs.Generate(certs.Options{Hosts: []string{"shop.example.com"}})
 	if err != nil {
@@ -99,6 +103,8 @@ func publishStory(ctx context.Context, pub *events.Publisher, gap time.Duration)
 		{events.OpCreate, fixtures.TLSSecret("shop", "shop-tls", pair)},
 		{events.OpUpdate, fixtures.Ingress("shop", "web", web, api, fixtures.TLS("shop-tls", "shop.example.com"))},
 		{events.OpUpdate, fixtures.EndpointSlice("shop", "api-m4q9z", "api", 9090, "10.244.2.31")},
+		{events.OpCreate, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "ingress-sync"},
+			Data: map[string]string{"proxy-body-size": "8m"}}},
 	}
 	for i, s := range story {
 		if i > 0 {

@@ -1,0 +1,120 @@
+package replay
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/nginx"
+)
+
+// ErrNoSuchHost is returned by RoutesOf for a host the Configuration does
+// not serve.
+var ErrNoSuchHost = errors.New("replay: no such host")
+
+// RouteView is the route table of router.lua, as `syncer routes` reads it
+// from a running nginx and as `syncer replay --routes` converts a replayed
+// Configuration (RoutesOf). Both print it with WriteText or WriteJSON, so
+// that equal states print equal bytes and can be diffed.
+type RouteView struct {
+	// Checksum is the Configuration the routes belong to; "" for the view
+	// of one host (the Lua endpoint answers a host without it).
+	Checksum string       `json:"checksum,omitempty"`
+	Hosts    []nginx.Host `json:"hosts"`
+}
+
+// NewRouteView returns the view of hosts, sorted by name (the order of
+// the Lua endpoint; a Configuration puts the default server first).
+func NewRouteView(checksum string, hosts []nginx.Host) RouteView {
+	hosts = slices.Clone(hosts)
+	slices.SortStableFunc(hosts, func(a, b nginx.Host) int { return cmp.Compare(a.Name, b.Name) })
+	if hosts == nil {
+		hosts = []nginx.Host{}
+	}
+	return RouteView{Checksum: checksum, Hosts: hosts}
+}
+
+// RoutesOf converts cfg's Servers as pkg/nginx pushes them (nginx.HostOf):
+// every host, or only host when it is not "" (case-insensitive; the error
+// wraps ErrNoSuchHost when cfg does not serve it).
+func RoutesOf(cfg *model.Configuration, host string) (RouteView, error) {
+	if host == "" {
+		hosts := make([]nginx.Host, len(cfg.Servers))
+		for i := range cfg.Servers {
+			hosts[i] = nginx.HostOf(&cfg.Servers[i])
+		}
+		return NewRouteView(cfg.Checksum, hosts), nil
+	}
+	for i := range cfg.Servers {
+		if strings.EqualFold(cfg.Servers[i].Hostname, host) {
+			return NewRouteView("", []nginx.Host{nginx.HostOf(&cfg.Servers[i])}), nil
+		}
+	}
+	return RouteView{}, fmt.Errorf("%w: %q (the configuration serves %d hosts)", ErrNoSuchHost, host, len(cfg.Servers))
+}
+
+// WriteJSON writes the view as one indented JSON document.
+func (v *RouteView) WriteJSON(w io.Writer) error { return writeJSON(w, v) }
+
+// WriteText writes a line saying what the view holds, then a table with
+// one line per route: host, type, path, backend ("404" for none), the
+// Ingress that defined it ("-" for the generated catch-all) and its
+// settings, space-separated ("-" for none). A host the data plane refused
+// is one line saying it answers 503.
+func (v *RouteView) WriteText(w io.Writer) error {
+	routes := 0
+	for _, h := range v.Hosts {
+		routes += len(h.Routes)
+	}
+	if v.Checksum != "" {
+		fmt.Fprintf(w, "Routes of configuration %s: ", v.Checksum)
+	}
+	fmt.Fprintf(w, "%d host%s, %d route%s\n", len(v.Hosts), plural(len(v.Hosts)), routes, plural(routes))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tTYPE\tPATH\tBACKEND\tINGRESS\tSETTINGS")
+	for _, h := range v.Hosts {
+		switch {
+		case h.Unavailable:
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunavailable: answers 503 (the data plane refused its routes)\n", h.Name)
+		case len(h.Routes) == 0:
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tno routes\n", h.Name)
+		}
+		for i := range h.Routes {
+			r := &h.Routes[i]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, r.Type, r.Path, orDefault(r.Backend, "404"),
+				orDefault(r.Ingress, "-"), orDefault(routeSettings(r), "-"))
+		}
+	}
+	return tw.Flush()
+}
+
+// routeSettings lists the settings of r that differ from nginx.conf's.
+func routeSettings(r *nginx.Route) string {
+	var s []string
+	add := func(on bool, item string) {
+		if on {
+			s = append(s, item)
+		}
+	}
+	add(r.Redirect, "redirect")
+	add(r.Protocol != "", "protocol="+r.Protocol)
+	add(r.ConnectTimeout != 0, "connect-timeout="+strconv.Itoa(r.ConnectTimeout)+"s")
+	add(r.SendTimeout != 0, "send-timeout="+strconv.Itoa(r.SendTimeout)+"s")
+	add(r.ReadTimeout != 0, "read-timeout="+strconv.Itoa(r.ReadTimeout)+"s")
+	switch {
+	case r.BodySize == nil:
+	case *r.BodySize == 0:
+		s = append(s, "body-size=unlimited")
+	default:
+		s = append(s, "body-size="+strconv.FormatInt(*r.BodySize, 10))
+	}
+	add(r.Rewrite != "", "rewrite="+r.Rewrite)
+	add(len(r.Allow) > 0, "allow="+strings.Join(r.Allow, ","))
+	return strings.Join(s, " ")
+}
