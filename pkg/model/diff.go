@@ -22,7 +22,9 @@ const maxReloadReasons = 10
 //     hosts; a new default certificate name (Change.DefaultCertificate, with
 //     that certificate upserted). The default backend is part of every
 //     Server's catch-all route.
-//   - Reload: Global settings only (nginx.conf holds nothing else).
+//   - Reload: the Global settings that nginx.conf holds (see
+//     Global.rendered); the others (ssl-redirect, allow-snippet-annotations)
+//     change routes only.
 func Diff(old, new *Configuration) Change {
 	if new == nil {
 		return Change{}
@@ -42,7 +44,7 @@ func Diff(old, new *Configuration) Change {
 	}
 	var ch Change
 	r := reasons{}
-	if old.Global != new.Global {
+	if old.Global.rendered() != new.Global.rendered() {
 		r.add("global settings changed")
 	}
 	ch.Reload, ch.ReloadReasons = r.result()

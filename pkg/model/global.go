@@ -93,3 +93,10 @@ func parseBool(v string) (bool, error) {
 	}
 	return *b, nil
 }
+
+// rendered returns the part of g that nginx.conf holds: a change of it is
+// a reload. The other fields act through the routes Build makes.
+func (g Global) rendered() Global {
+	g.SSLRedirect, g.AllowSnippets = false, false
+	return g
+}

@@ -105,9 +105,8 @@ type Options struct {
 	MaxTries int
 
 	// ReloadTimeout bounds `nginx -t` and, separately, the wait for new
-	// workers after SIGHUP. Both grow with the configuration: with the
-	// Debian lua-nginx-module (0.10.23) every location costs an OpenSSL
-	// context, about 0.2 ms and 24 KB, so 10k servers take seconds.
+	// workers after SIGHUP (nginx.conf holds global settings only, so
+	// neither grows with the number of Ingresses).
 	ReloadTimeout time.Duration
 	// StartTimeout bounds the wait for a started nginx to answer.
 	StartTimeout time.Duration
