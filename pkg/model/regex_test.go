@@ -148,6 +148,20 @@ func TestValidateRegexPath(t *testing.T) {
 		"nested repetition":              {"/a**", errTestCompile},
 		"repeat count over 1000":         {"/a{1001}", errTestCompile},
 		"bad class":                      {"/[z-a]", errTestCompile},
+		// What nginx's PCRE, matching bytes, refuses or reads otherwise.
+		"hex escape of a byte":       {`/\x{ff}\x41`, nil},
+		"hex escape above a byte":    {`/\x{100}`, errRegexEscape},
+		"hex escape in a class":      {`/[\x{0}-\x{10FFFF}]`, errRegexEscape},
+		"unicode class":              {`/\pL`, errRegexEscape},
+		"negated unicode class":      {`/\P{Greek}`, errRegexEscape},
+		"escaped backslash, then pL": {`/\\pL`, nil},
+		"nesting at the limit":       {"/" + strings.Repeat("(", maxRegexNesting) + "a" + strings.Repeat(")", maxRegexNesting), nil},
+		"nesting over the limit":     {"/" + strings.Repeat("(", maxRegexNesting+1) + "a" + strings.Repeat(")", maxRegexNesting+1), errRegexNested},
+		"counted repeats in bounds":  {"/[a-z]{1000}[0-9]{1000}", nil},
+		"counted repeats too large":  {"/" + strings.Repeat("(?:abcdefghij){1000}", 7), errRegexLarge},
+		"nested repeats too large":   {"/((abcdefghij){30}){30}", errRegexLarge},
+		"repeated end anchor":        {"/a$+", errRegexRepeat},
+		"repeated word boundary":     {`/\b*a`, errRegexRepeat},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
