@@ -154,7 +154,7 @@ func TestDiff(t *testing.T) {
 		}, servers("s00.com", "s01.com", "s02.com", "s03.com", "s04.com", "s05.com",
 			"s06.com", "s07.com", "s08.com", "s09.com", "s10.com", "s11.com")},
 		"reload and dynamic together": {func(c *Configuration) {
-			c.Global.SSLRedirect = false
+			c.Global.ProxyReadTimeout = 61
 			c.Backends = c.Backends[1:]
 		}, changeSummary{Reload: true, Reasons: []string{"global settings changed"}, BackendsRemoved: []string{"ns-api-80"}}},
 		"unsorted input is handled": {func(c *Configuration) {
