@@ -65,7 +65,8 @@ local function fail(status, message)
 end
 
 local function is_name(s)
-  return type(s) == "string" and #s > 0 and #s <= 253 and s:find("^[%w_][%w%._/%-]*$") ~= nil
+  -- 320: a certificate is "<namespace>/<secret>", 63 + 1 + 253 characters.
+  return type(s) == "string" and #s > 0 and #s <= 320 and s:find("^[%w_][%w%._/%-]*$") ~= nil
 end
 
 local function is_int(n, lo, hi)

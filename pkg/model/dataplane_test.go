@@ -80,7 +80,8 @@ func hostnameOK(h string) bool {
 	return true
 }
 
-func luaNameOK(n string) bool { return len(n) <= 253 && luaNameRE.MatchString(n) }
+// luaNameOK mirrors is_name of lua/configuration.lua (320: "<namespace>/<secret>").
+func luaNameOK(n string) bool { return len(n) <= 320 && luaNameRE.MatchString(n) }
 
 func (c *contract) backend(b *Backend) {
 	if !luaNameOK(b.Name) || c.backends[b.Name] {

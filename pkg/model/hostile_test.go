@@ -66,7 +66,7 @@ func evilObjects(t testing.TB) []runtime.Object {
 	}
 }
 
-var longSecret = strings.Repeat("s", 253-len(evilNS+"/"))
+var longSecret = strings.Repeat("s", 253)
 
 // hostileGen makes hostile Ingresses from a seeded source.
 type hostileGen struct{ r *rand.Rand }

@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
@@ -39,4 +40,19 @@ func TestRefusedHostFailsClosedAlone(t *testing.T) {
 		t.Fatalf("apply with a refused host: %v", err)
 	}
 	check(t, map[string]int{"http://good.test/": 200, "http://bad.test/": 503, "http://later.test/": 503})
+}
+
+// The longest certificate name Kubernetes allows ("<63-character
+// namespace>/<253-character Secret>") is taken like any other.
+func TestLongestCertificateName(t *testing.T) {
+	app := startEcho(t, "app")
+	h := startNginx(t, configOf("long-1", []model.Server{serverOf("long.test", prefixLoc("/", "app"))}, backendOf("app", app)), nil)
+	name := strings.Repeat("n", 63) + "/" + strings.Repeat("s", 253)
+	cert, _ := newTestCA(t).issue(t, name, "long.test")
+	if err := h.update(t.Context(), model.Change{CertificatesUpserted: []model.Certificate{cert}}); err != nil {
+		t.Fatalf("push a certificate named with %d characters: %v", len(name), err)
+	}
+	if r := h.mustGet("https://long.test/"); r.Status != 200 {
+		t.Errorf("GET https://long.test/ = %d, want 200", r.Status)
+	}
 }
