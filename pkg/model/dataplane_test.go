@@ -236,7 +236,7 @@ func TestDataPlaneContract(t *testing.T) {
 		"no catch-all":    {func(c *Configuration) { c.Servers[1].Locations = c.Servers[1].Locations[:1] }, `has 0 Prefix / locations`},
 		"unknown backend": {func(c *Configuration) { c.Servers[1].Locations[0].Backend = "nope" }, `backend "nope" is not sent`},
 		"endpoint port":   {func(c *Configuration) { c.Backends[1].Endpoints[0].Port = 0 }, `endpoint "10.0.0.1" port 0`},
-		"long cert name":  {func(c *Configuration) { c.Certificates[1].Name = "ns/" + strings.Repeat("a", 251) }, `certificate name`},
+		"long cert name":  {func(c *Configuration) { c.Certificates[1].Name = "ns/" + strings.Repeat("a", 318) }, `certificate name`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
