@@ -40,6 +40,10 @@ local function endpoints_of(item)
   return out
 end
 
+-- ewma_seen is set once this worker built an ewma backend: until then the
+-- log phase has nothing to observe and returns at once.
+local ewma_seen = false
+
 -- build turns a stored backend into this worker's entry; old is the previous
 -- entry of the same name, whose balancer state is kept when the kind stays.
 local function build(item, old)
@@ -65,10 +69,17 @@ local function build(item, old)
   else
     algo = round_robin.new(endpoints, prev)
   end
+  if kind == "ewma" then
+    ewma_seen = true
+  end
   return { name = item.name, n = #endpoints, kind = kind, algo = algo, endpoints = endpoints }
 end
 
-local backends = store.new(configuration.BACKENDS, build)
+-- KEEP_REMOVED bounds how long a request routed to a backend may still use
+-- it after its removal; beyond it the request gets 503.
+local KEEP_REMOVED = 600
+
+local backends = store.new(configuration.BACKENDS, build, nil, KEEP_REMOVED)
 _M.backends = backends
 
 -- Read from the settings rendered into nginx.conf by init_worker.
@@ -98,9 +109,10 @@ function _M.balance()
     apply_timeouts(timeouts)
   end
   local name = ngx_var.proxy_upstream_name
-  -- The entry the router saw stands in for a backend removed since: a
-  -- request routed before the removal (an upload still arriving) keeps it.
-  local entry = name and (backends:get(name) or ngx.ctx.ingress_backend)
+  -- router.lua checked the store for this request. A backend removed since
+  -- keeps serving the requests routed to it before (an upload still
+  -- arriving), for KEEP_REMOVED seconds.
+  local entry = name and (backends:lookup(name) or backends:removed(name))
   if not entry or entry.n == 0 then
     local ok, err = set_current_peer(no_endpoints)
     if not ok then
@@ -130,6 +142,9 @@ end
 
 -- log runs in log_by_lua and feeds response times to ewma backends.
 function _M.log()
+  if not ewma_seen then
+    return
+  end
   local name = ngx_var.proxy_upstream_name
   if not name then
     return

@@ -38,6 +38,7 @@ local ROUTES = "ingress_routes"
 local MAX_VERSION = 99999999999999 -- cjson keeps 14 significant digits
 
 local _M = { BACKENDS = BACKENDS, CERTIFICATES = CERTIFICATES, ROUTES = ROUTES }
+store.epoch_dict = ROUTES
 
 local settings = { checksum = "", max_tries = 3 }
 

@@ -149,20 +149,20 @@ end
 local hosts = store.new(configuration.ROUTES, build)
 _M.hosts = hosts
 
--- find_host returns the host entry serving name.
+-- find_host returns the host entry serving name (after hosts:check()).
 local function find_host(name)
-  local h = name and hosts:get(name)
+  local h = name and hosts:lookup(name)
   if h then
     return h
   end
   local dot = name and str_find(name, ".", 1, true)
   if dot and dot > 1 then -- "*.foo.com" needs a label before the dot
-    h = hosts:get("*" .. str_sub(name, dot))
+    h = hosts:lookup("*" .. str_sub(name, dot))
     if h then
       return h
     end
   end
-  return hosts:get("_")
+  return hosts:lookup("_")
 end
 _M.find_host = find_host
 
@@ -250,6 +250,10 @@ local function body_size()
   return size or 0
 end
 
+-- NO_BODY lists the methods whose requests the body check skips when they
+-- have no Content-Length (nginx's ceiling still applies to them).
+local NO_BODY = { GET = true, HEAD = true, OPTIONS = true, DELETE = true }
+
 -- check_body answers 413 when the body exceeds limit: by Content-Length
 -- before anything is read, or, for a body of unknown length (chunked, or
 -- HTTP/2 without Content-Length), after reading it. gRPC streams are left to
@@ -263,7 +267,7 @@ local function check_body(route, limit)
     end
     return
   end
-  if route.protocol == "grpc" or route.protocol == "grpcs" then
+  if route.protocol == "grpc" or route.protocol == "grpcs" or NO_BODY[ngx.req.get_method()] then
     return
   end
   if ngx_var.http_transfer_encoding or ngx.req.http_version() == 2 then
@@ -287,7 +291,22 @@ end
 
 -- rewrite runs in rewrite_by_lua: find the route, apply its settings, hand
 -- the request to the proxy (or a gRPC location).
+-- checked is the store epoch of this worker's last checks.
+local checked = -1
+
+-- check brings the route and backend stores up to date for this request:
+-- one shared dict read when nothing was written since the last request.
+local function check()
+  local e = store.epoch()
+  if e ~= checked then
+    hosts:check()
+    balancer_backends:check()
+    checked = e
+  end
+end
+
 function _M.rewrite()
+  check()
   local h = find_host(ngx_var.host)
   if not h then
     return ngx.exit(404)
@@ -314,13 +333,12 @@ function _M.rewrite()
     ngx.req.set_uri(rewrite_uri(route, uri, m))
   end
   ngx_var.proxy_upstream_name = route.backend
-  ngx.ctx.ingress_backend = balancer_backends:get(route.backend)
   if route.timeouts then
     ngx_var.ingress_timeouts = route.timeouts
   end
   local proto = route.protocol
   if proto == "https" then
-    ngx_var.ingress_scheme = "https"
+    return ngx.exec("@https")
   elseif proto == "grpc" then
     return ngx.exec("@grpc")
   elseif proto == "grpcs" then

@@ -37,23 +37,34 @@ local store_mt = { __index = Store }
 
 -- new returns a worker-local view of the dict. build(item, old_entry) turns
 -- a decoded item into the worker's entry (or nil, err); on_change(store) runs
--- after a sync that changed something.
-function _M.new(dict_name, build, on_change)
+-- after a sync that changed something. keep_removed, in seconds, keeps the
+-- entries of removed items that long for Store:removed.
+function _M.new(dict_name, build, on_change, keep_removed)
   local dict = ngx.shared[dict_name]
   if not dict then
     error("lua_shared_dict " .. dict_name .. " is not defined")
   end
   return setmetatable({
-    dict = dict, build = build, on_change = on_change,
-    items = {}, gens = {}, gen = -1, timer = false, yield = false,
+    dict = dict, build = build, on_change = on_change, keep_removed = keep_removed,
+    items = {}, gens = {}, gone = {}, gen = -1, timer = false, yield = false, stale = true,
   }, store_mt)
+end
+
+-- drop removes <name> from the worker table, keeping its entry in gone when
+-- the store keeps removed entries.
+function Store:drop(name)
+  local old = self.items[name]
+  if old ~= nil and self.keep_removed then
+    self.gone[name] = { entry = old, at = ngx.now() }
+  end
+  self.items[name] = nil
 end
 
 -- load decodes item <name> at generation g into the worker table.
 function Store:load(name, g)
   local json = self.dict:get("d:" .. name)
   if not json then
-    self.items[name] = nil
+    self:drop(name)
     self.gens[name] = g
     return true
   end
@@ -69,6 +80,7 @@ function Store:load(name, g)
   end
   self.items[name] = entry
   self.gens[name] = g
+  self.gone[name] = nil
   return true
 end
 
@@ -95,14 +107,52 @@ function Store:schedule()
   self.timer = true
 end
 
--- get returns the entry for <name>, current as of this call.
-function Store:get(name)
+-- check reads the dict's generation once: until the next check, lookup
+-- serves from the worker table, loading an item first only when the dict
+-- moved since this worker's last sync. Call it once per request.
+function Store:check()
   local gen = self.dict:get("generation") or 0
-  if gen ~= self.gen then
-    self:refresh(name)
+  self.stale = gen ~= self.gen
+  if self.stale then
     self:schedule()
   end
+end
+
+-- lookup returns the entry for <name>, current as of the last check.
+function Store:lookup(name)
+  if self.stale then
+    self:refresh(name)
+  end
   return self.items[name]
+end
+
+-- get returns the entry for <name>, current as of this call.
+function Store:get(name)
+  self:check()
+  return self:lookup(name)
+end
+
+-- removed returns the entry of <name> if it was removed at most
+-- keep_removed seconds ago.
+function Store:removed(name)
+  local g = self.gone[name]
+  if g and ngx.now() - g.at <= self.keep_removed then
+    return g.entry
+  end
+  return nil
+end
+
+-- expire forgets removed entries older than keep_removed.
+function Store:expire()
+  if not self.keep_removed or next(self.gone) == nil then
+    return
+  end
+  local now = ngx.now()
+  for name, g in pairs(self.gone) do
+    if now - g.at > self.keep_removed then
+      self.gone[name] = nil
+    end
+  end
 end
 
 -- changed_since returns the set of names changed after generation from, or
@@ -142,7 +192,7 @@ function Store:full()
   end
   for name in pairs(self.items) do
     if not seen[name] then
-      self.items[name] = nil
+      self:drop(name)
       self.gens[name] = nil
     end
   end
@@ -150,6 +200,7 @@ end
 
 -- sync brings the worker table to the current generation.
 function Store:sync()
+  self:expire()
   local gen = self.dict:get("generation") or 0
   if gen == self.gen then
     return false
@@ -163,6 +214,9 @@ function Store:sync()
     self:full()
   end
   self.gen = gen
+  -- Fresh unless a write landed while this sync yielded: the epoch it
+  -- bumped makes the next request check again.
+  self.stale = (self.dict:get("generation") or 0) ~= gen
   if self.on_change then
     self.on_change(self)
   end
@@ -266,6 +320,17 @@ local function write_locked(dict, version, items, removed, meta)
   return 200, nil, version, gen
 end
 
+-- EPOCH is the key, in the dict named by _M.epoch_dict, that every write to
+-- any store bumps after its generation: one read of it tells a request
+-- whether any store may have moved since the previous request of this
+-- worker (see epoch).
+local EPOCH = "epoch"
+
+-- epoch returns the epoch counter (0 before the first write).
+function _M.epoch()
+  return ngx.shared[_M.epoch_dict]:get(EPOCH) or 0
+end
+
 -- write applies one delta under the dict lock. It returns an HTTP status, an
 -- error message (nil on success), the stored version and the generation.
 function _M.write(dict_name, version, items, removed, meta)
@@ -275,6 +340,9 @@ function _M.write(dict_name, version, items, removed, meta)
     return 503, err
   end
   local pok, status, msg, v, gen = pcall(write_locked, dict, version, items, removed, meta)
+  if _M.epoch_dict then
+    ngx.shared[_M.epoch_dict]:incr(EPOCH, 1, 0)
+  end
   dict:delete("lock")
   if not pok then
     return 500, tostring(status)

@@ -87,8 +87,8 @@ type Options struct {
 	// that hold the dynamic state. Changing them loses that state on reload.
 	BackendsDictSize     model.Size
 	CertificatesDictSize model.Size
-	// RoutesDictSize sizes the shared dict of the route tables (about 1 KB
-	// per Ingress path; see docs/deploy.md).
+	// RoutesDictSize sizes the shared dict of the route tables (about
+	// 400 bytes per Ingress path; see docs/deploy.md).
 	RoutesDictSize model.Size
 	// BodySizeCeiling is nginx's client_max_body_size, above every route's
 	// own limit (proxy-body-size), which router.lua enforces: "0" (the
