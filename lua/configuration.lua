@@ -312,18 +312,24 @@ local function post_delta(dict_name, normalize, meta_fields, valid_name)
   return respond(200, { version = version, generation = gen })
 end
 
-local function get_backends()
-  local name = ngx.var.arg_name
+-- get_items answers a GET of a whole dict (its items under list_field, after
+-- the extra fields) or, with ?<arg>=<name>, of one item.
+local function get_items(dict_name, arg, list_field, extra)
+  local name = ngx.var["arg_" .. arg]
   if name then
-    local json = store.item(BACKENDS, ngx.unescape_uri(name))
+    local json = store.item(dict_name, ngx.unescape_uri(name))
     if not json then
-      return fail(404, "no such backend")
+      return fail(404, "no such " .. arg)
     end
     return respond(200, json)
   end
-  local version, gen, items = store.dump(BACKENDS)
-  return respond(200, '{"version":' .. version .. ',"generation":' .. gen ..
-    ',"backends":[' .. concat(items, ",") .. "]}")
+  local version, gen, items = store.dump(dict_name)
+  return respond(200, '{"version":' .. version .. ',"generation":' .. gen .. (extra or "") ..
+    ',"' .. list_field .. '":[' .. concat(items, ",") .. "]}")
+end
+
+local function get_backends()
+  return get_items(BACKENDS, "name", "backends")
 end
 
 local function get_certificates()
@@ -341,18 +347,8 @@ local function get_certificates()
 end
 
 local function get_routes()
-  local name = ngx.var.arg_host
-  if name then
-    local json = store.item(ROUTES, ngx.unescape_uri(name))
-    if not json then
-      return fail(404, "no such host")
-    end
-    return respond(200, json)
-  end
-  local version, gen, items = store.dump(ROUTES)
-  return respond(200, '{"version":' .. version .. ',"generation":' .. gen ..
-    ',"checksum":' .. cjson.encode(store.meta(ROUTES, "checksum") or "") ..
-    ',"hosts":[' .. concat(items, ",") .. "]}")
+  return get_items(ROUTES, "host", "hosts",
+    ',"checksum":' .. cjson.encode(store.meta(ROUTES, "checksum") or ""))
 end
 
 local function get_version()

@@ -101,13 +101,21 @@ func pathChar(c byte) bool {
 	return false
 }
 
-// validatePath checks an absolute URL path against the allow-list.
-func validatePath(p string) error {
+// checkAbsolute checks that p is an absolute path of at most 1024 bytes.
+func checkAbsolute(p string) error {
 	switch {
 	case !strings.HasPrefix(p, "/"):
 		return errPathRelative
 	case len(p) > 1024:
 		return errPathLong
+	}
+	return nil
+}
+
+// validatePath checks an absolute URL path against the allow-list.
+func validatePath(p string) error {
+	if err := checkAbsolute(p); err != nil {
+		return err
 	}
 	for i := 0; i < len(p); i++ {
 		if !pathChar(p[i]) {
@@ -140,11 +148,8 @@ const maxRegexNesting = 100
 // Unicode classes or code points above 0xff, at most maxRegexNesting nested
 // groups, and no repeated empty-width assertion ("nothing to repeat").
 func validateRegexPath(p string) error {
-	switch {
-	case !strings.HasPrefix(p, "/"):
-		return errPathRelative
-	case len(p) > 1024:
-		return errPathLong
+	if err := checkAbsolute(p); err != nil {
+		return err
 	}
 	for i := 0; i < len(p); i++ {
 		if p[i] <= ' ' || p[i] > '~' {
