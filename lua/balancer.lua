@@ -110,9 +110,9 @@ function _M.balance()
   end
   local name = ngx_var.proxy_upstream_name
   -- router.lua checked the store for this request. A backend removed since
-  -- keeps serving the requests routed to it before (an upload still
-  -- arriving), for KEEP_REMOVED seconds.
-  local entry = name and (backends:lookup(name) or backends:removed(name))
+  -- the request began keeps serving it (an upload still arriving), for
+  -- KEEP_REMOVED seconds.
+  local entry = name and (backends:lookup(name) or backends:removed(name, ngx.req.start_time()))
   if not entry or entry.n == 0 then
     local ok, err = set_current_peer(no_endpoints)
     if not ok then

@@ -132,11 +132,13 @@ function Store:get(name)
   return self:lookup(name)
 end
 
--- removed returns the entry of <name> if it was removed at most
--- keep_removed seconds ago.
-function Store:removed(name)
+-- removed returns the entry of <name> for a request that started at
+-- started (ngx.req.start_time()), if the item was removed after that and at
+-- most keep_removed seconds ago: requests that began before a removal keep
+-- what they were routed to, later ones do not see it.
+function Store:removed(name, started)
   local g = self.gone[name]
-  if g and ngx.now() - g.at <= self.keep_removed then
+  if g and started <= g.at and ngx.now() - g.at <= self.keep_removed then
     return g.entry
   end
   return nil
