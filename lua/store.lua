@@ -11,10 +11,12 @@
 --   "m:<key>"      metadata set with a delta (the default certificate name)
 --   "lock"         held while a delta is written
 --
--- Each worker keeps decoded items in a Lua table. The hot path (Store:get)
--- costs one shared dict read when nothing changed. When the generation moved,
--- it reloads only the requested item synchronously and schedules a 0-delay
--- timer that brings every other changed item up to date outside requests.
+-- Each worker keeps decoded items in a Lua table. The hot path
+-- (Store:check once per request, then Store:lookup) costs one shared dict
+-- read when nothing changed; router.lua skips even that while the epoch
+-- (below) stays the same. When the generation moved, lookup reloads only the
+-- requested item synchronously, and a 0-delay timer brings every other
+-- changed item up to date outside requests.
 
 local cjson = require("cjson.safe")
 
@@ -124,12 +126,6 @@ function Store:lookup(name)
     self:refresh(name)
   end
   return self.items[name]
-end
-
--- get returns the entry for <name>, current as of this call.
-function Store:get(name)
-  self:check()
-  return self:lookup(name)
 end
 
 -- removed returns the entry of <name> for a request that started at

@@ -35,12 +35,8 @@ func (c Change) Empty() bool {
 
 // Dynamic reports whether the change has a part for the Lua endpoints.
 func (c Change) Dynamic() bool {
-	return len(c.ServersUpserted) > 0 || len(c.ServersRemoved) > 0 || c.dynamicState()
-}
-
-// dynamicState reports whether backends or certificates changed.
-func (c Change) dynamicState() bool {
-	return len(c.BackendsUpserted) > 0 || len(c.BackendsRemoved) > 0 ||
+	return len(c.ServersUpserted) > 0 || len(c.ServersRemoved) > 0 ||
+		len(c.BackendsUpserted) > 0 || len(c.BackendsRemoved) > 0 ||
 		len(c.CertificatesUpserted) > 0 || len(c.CertificatesRemoved) > 0 ||
 		c.DefaultCertificate != ""
 }

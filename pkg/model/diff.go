@@ -135,14 +135,6 @@ func diffServers(old, new []Server) (upserted []Server, removed []string) {
 	return upserted, removed
 }
 
-// locationName is the path as nginx writes it: "= /x" for Exact.
-func locationName(l *Location) string {
-	if l.PathType == PathExact {
-		return "= " + l.Path
-	}
-	return l.Path
-}
-
 // ServerEqual reports whether a and b are equal in every field, locations
 // compared in order (Build sorts them).
 func ServerEqual(a, b *Server) bool {

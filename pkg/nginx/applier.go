@@ -141,25 +141,22 @@ func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
 func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.Change, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ch := model.Diff(a.running, next)
-	conf, sum, err := a.render(next)
+	base := a.running
+	if a.dirty {
+		base = nil // push everything
+	}
+	ch := model.Diff(base, next)
+	conf, sum, err := a.renderIfChanged(next)
 	if err != nil {
 		return ch, err
 	}
-	reload := sum != a.conf
+	reload := conf != nil
 	ch.Reload = reload
 	if !reload {
 		ch.ReloadReasons = nil
-		a.stats.Skipped = true
-	}
-	if a.dirty {
-		ch = model.Diff(nil, next)
-		ch.Reload = reload
-	}
-	if reload {
-		if err := a.test(ctx, conf); err != nil {
-			return ch, err
-		}
+		a.stats = ReloadStats{Skipped: true}
+	} else if err := a.test(ctx, conf); err != nil {
+		return ch, err
 	}
 	if err := a.pushChange(ctx, next, &ch, reload, conf, sum); err != nil {
 		a.dirty = true
@@ -193,6 +190,21 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 		return err
 	}
 	return a.pushRemovals(ctx, &d)
+}
+
+// renderIfChanged returns nginx.conf for next and its checksum when it
+// differs from the running file, and nil otherwise. nginx.conf depends on
+// the options and next.Global only, so equal global settings skip the
+// rendering: an endpoint change does no template work.
+func (a *Applier) renderIfChanged(next *model.Configuration) ([]byte, string, error) {
+	if a.running != nil && next.Global == a.running.Global && a.conf != "" {
+		return nil, "", nil
+	}
+	conf, sum, err := a.render(next)
+	if err != nil || sum == a.conf {
+		return nil, "", err
+	}
+	return conf, sum, nil
 }
 
 // Restore pushes the whole running state again, removing whatever else
