@@ -263,15 +263,6 @@ func TestBuildAnnotations(t *testing.T) {
 			objs:     objs(webService(), one(routeWith("a", 0, nginx("upstream-hash-by", "$request_uri")))),
 			backends: []Backend{hashed},
 		},
-		"snippets are off by default": {
-			objs:     objs(webService(), one(routeWith("a", 0, nginx("server-snippet", "return 200;")))),
-			problems: []string{"annotation nginx.ingress.kubernetes.io/server-snippet: snippet annotations are disabled (allow-snippet-annotations); ignored"},
-		},
-		"snippets allowed are still not emitted": {
-			objs:     objs(webService(), one(routeWith("a", 0, nginx("configuration-snippet", "more_set_headers x;")))),
-			opts:     func(o *Options) { o.AllowSnippets = true },
-			problems: []string{"annotation nginx.ingress.kubernetes.io/configuration-snippet: snippets are not supported yet; ignored"},
-		},
 	})
 }
 

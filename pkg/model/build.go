@@ -154,19 +154,20 @@ func (b *builder) selectIngresses() {
 		}
 	}
 	slices.SortFunc(b.ingresses, compareAge)
-	snippetsAllowed := b.opts.AllowSnippets || b.global.AllowSnippets
+	served := b.ingresses[:0]
 	for _, e := range b.ingresses {
 		for _, p := range e.ann.problems {
 			b.ingressProblem(e, "%s", p)
 		}
-		for _, k := range e.ann.snippets {
-			if snippetsAllowed {
-				b.ingressProblem(e, "annotation %s: snippets are not supported yet; ignored", k)
-			} else {
-				b.ingressProblem(e, "annotation %s: snippet annotations are disabled (allow-snippet-annotations); ignored", k)
-			}
+		// Snippets fail closed: one may carry access rules, so an Ingress
+		// with any is not served at all (see refuseSnippets).
+		if len(e.ann.snippets) > 0 {
+			b.ingressProblem(e, "%s", refuseSnippets(e.ann.snippets))
+			continue
 		}
+		served = append(served, e)
 	}
+	b.ingresses = served
 }
 
 // compareAge orders Ingresses oldest first: creationTimestamp, then

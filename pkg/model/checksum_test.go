@@ -117,9 +117,11 @@ func goldenInputs(t testing.TB) map[string][]runtime.Object {
 	), base...)
 	problems := append(one(
 		ingress("shop", "old", created(1), rule("shop.example.com", prefix("/", "web", 80))),
-		ingress("shop", "new", created(2), nginx("proxy-read-timeout", "1s; }"), nginx("server-snippet", "return 200;"),
+		ingress("shop", "new", created(2), nginx("proxy-read-timeout", "1s; }"),
 			tlsFor("missing", "shop.example.com"),
 			rule("shop.example.com", prefix("/", "api", 9000), prefix("/gone", "nope", 80), prefix("relative", "web", 80))),
+		ingress("shop", "snippet", created(3), nginx("server-snippet", "return 200;"), tlsFor("shop-tls", "snippet.example.com"),
+			rule("snippet.example.com", prefix("/", "web", 80))),
 		ingress("other", "not-ours", className("traefik"), rule("x.example.com", prefix("/", "web", 80))),
 	), base...)
 	return map[string][]runtime.Object{"full": full, "problems": problems, "empty": nil}
