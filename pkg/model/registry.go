@@ -1,0 +1,564 @@
+package model
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Status says how ingress-sync treats an ingress-nginx annotation or
+// ConfigMap key.
+type Status int
+
+// The statuses of the registry.
+const (
+	// StatusUnknown: not a name ingress-nginx v1.15 reads.
+	StatusUnknown Status = iota
+	// StatusSupported: applied with ingress-nginx's behaviour.
+	StatusSupported
+	// StatusSupportedWithDifference: applied, with a documented difference
+	// (the entry's Note).
+	StatusSupportedWithDifference
+	// StatusRefused: a snippet, never applied; an Ingress carrying one is
+	// not served at all.
+	StatusRefused
+	// StatusNotSupported: ignored with a Problem (the Note says why).
+	StatusNotSupported
+)
+
+// String is the status as migrate-check and docs/migration.md print it.
+func (s Status) String() string {
+	switch s {
+	case StatusSupported:
+		return "supported"
+	case StatusSupportedWithDifference:
+		return "supported with a documented difference"
+	case StatusRefused:
+		return "refused"
+	case StatusNotSupported:
+		return "not supported"
+	}
+	return "unknown"
+}
+
+// MarshalText makes a Status a JSON string.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Behaves reports whether a name of this status behaves as in
+// ingress-nginx (only StatusSupported does).
+func (s Status) Behaves() bool { return s == StatusSupported }
+
+// RegistryEntry is one ingress-nginx annotation (name without the
+// nginx.ingress.kubernetes.io/ prefix) or ConfigMap key.
+type RegistryEntry struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	// Note is the difference (StatusSupportedWithDifference), the reason
+	// (StatusNotSupported, StatusRefused), or "".
+	Note string `json:"note,omitempty"`
+	// Issue is the project issue that brings the name, or 0.
+	Issue int `json:"issue,omitempty"`
+	// Sample is a valid value in ingress-nginx's format: what the registry
+	// test parses to check the status against parseAnnotations and
+	// parseGlobal.
+	Sample string `json:"-"`
+}
+
+// Issues that bring names not supported yet.
+const (
+	issueMigration     = 12 // routing and traffic annotations and keys
+	issueAccessControl = 13 // auth, allow/deny lists and real IP, limits, upstream TLS, client certificates
+	issueStreams       = 15 // ssl-passthrough, TCP and UDP services
+)
+
+// Notes shared by several entries.
+const (
+	noteTimeout     = "whole seconds from 1 to 3600; ingress-nginx takes any integer"
+	noteRegex       = "regex applies to this Ingress's ImplementationSpecific paths only, not host-wide; see docs/migration.md"
+	notePort        = "the Location carries the HTTPS port when it is not 443 (ingress-nginx: only with use-port-in-redirects)"
+	noteSourceRange = "matched against the connection's address; the client address from forwarded headers or PROXY protocol comes with the access-control issue"
+	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
+	noteModSec      = "ModSecurity is not part of the data plane"
+	noteOtel        = "OpenTelemetry is not part of the data plane"
+	noteOneContext  = "all hosts share one SSL context: per-host TLS settings need their own context"
+	noteFCGI        = "FastCGI backends are not supported: the balancer proxies HTTP and gRPC only"
+	noteNginxOwn    = "the syncer owns this part of nginx.conf"
+	noteLog         = "access and error logs are configured by the syncer"
+)
+
+func supported(name, sample string) RegistryEntry {
+	return RegistryEntry{Name: name, Status: StatusSupported, Sample: sample}
+}
+
+func differs(name, sample, note string, issue int) RegistryEntry {
+	return RegistryEntry{Name: name, Status: StatusSupportedWithDifference, Sample: sample, Note: note, Issue: issue}
+}
+
+func refused(name, sample string) RegistryEntry {
+	return RegistryEntry{Name: name, Status: StatusRefused, Sample: sample, Note: noteSnippet}
+}
+
+func notSupported(name, sample, reason string, issue int) RegistryEntry {
+	return RegistryEntry{Name: name, Status: StatusNotSupported, Sample: sample, Note: reason, Issue: issue}
+}
+
+// Annotations returns every annotation ingress-nginx v1.15 reads, sorted by
+// name, with its status in ingress-sync.
+func Annotations() []RegistryEntry { return slices.Clone(registry().annotations) }
+
+// ConfigKeys returns every key of ingress-nginx v1.15's controller
+// ConfigMap, sorted, with its status in ingress-sync.
+func ConfigKeys() []RegistryEntry { return slices.Clone(registry().keys) }
+
+// LookupAnnotation returns the entry of an annotation, named with or
+// without the nginx.ingress.kubernetes.io/ prefix. Any *-snippet name is
+// refused, as Build refuses it; another name is not found.
+func LookupAnnotation(name string) (RegistryEntry, bool) {
+	name = strings.TrimPrefix(name, AnnotationPrefix)
+	if e, ok := registry().annotationIndex[name]; ok {
+		return e, true
+	}
+	if strings.HasSuffix(name, "-snippet") {
+		return refused(name, ""), true
+	}
+	return RegistryEntry{Name: name}, false
+}
+
+// LookupConfigKey returns the entry of a controller ConfigMap key.
+func LookupConfigKey(key string) (RegistryEntry, bool) {
+	e, ok := registry().keyIndex[key]
+	if !ok {
+		e = RegistryEntry{Name: key}
+	}
+	return e, ok
+}
+
+// AnnotationStatus is the status of an annotation (with or without the
+// prefix) and its note; StatusUnknown for a name ingress-nginx does not
+// read.
+func AnnotationStatus(name string) (Status, string) {
+	e, ok := LookupAnnotation(name)
+	if !ok {
+		return StatusUnknown, "not an annotation ingress-nginx v1.15 reads"
+	}
+	return e.Status, e.Note
+}
+
+// ConfigKeyStatus is the status of a controller ConfigMap key and its note;
+// StatusUnknown for a key ingress-nginx does not document.
+func ConfigKeyStatus(key string) (Status, string) {
+	e, ok := LookupConfigKey(key)
+	if !ok {
+		return StatusUnknown, "not a ConfigMap key of ingress-nginx v1.15"
+	}
+	return e.Status, e.Note
+}
+
+// registryTables is the registry, sorted and indexed once.
+type registryTables struct {
+	annotations, keys         []RegistryEntry
+	annotationIndex, keyIndex map[string]RegistryEntry
+}
+
+var registry = sync.OnceValue(func() *registryTables {
+	r := &registryTables{annotations: annotationTable(), keys: configKeyTable()}
+	r.annotationIndex, r.keyIndex = indexEntries(r.annotations), indexEntries(r.keys)
+	return r
+})
+
+func indexEntries(entries []RegistryEntry) map[string]RegistryEntry {
+	slices.SortFunc(entries, func(a, b RegistryEntry) int { return strings.Compare(a.Name, b.Name) })
+	m := make(map[string]RegistryEntry, len(entries))
+	for _, e := range entries {
+		m[e.Name] = e
+	}
+	return m
+}
+
+// annotationTable lists every annotation ingress-nginx v1.15 reads (its
+// annotations.md and internal/ingress/annotations).
+func annotationTable() []RegistryEntry {
+	const (
+		m, a, s = issueMigration, issueAccessControl, issueStreams
+		auth    = "external and basic authentication come with the access-control issue"
+		authTLS = "client certificate verification comes with the access-control issue; " + noteOneContext
+		limit   = "rate and connection limits come with the access-control issue"
+		upTLS   = "upstream TLS settings come with the access-control issue"
+		cors    = "CORS comes with the migration issue"
+		canary  = "canary Ingresses come with the migration issue"
+		redir   = "redirects come with the migration issue"
+		proxy   = "proxy buffering and retry settings come with the migration issue"
+		cookie  = "this affinity setting comes with the migration issue"
+		mirror  = "request mirroring comes with the migration issue"
+		header  = "header and upstream settings come with the migration issue"
+		errs    = "custom error pages come with the migration issue"
+	)
+	return []RegistryEntry{
+		// Routing, rewrite and redirects.
+		differs("rewrite-target", "/$1", noteRegex, m),
+		differs("use-regex", "true", noteRegex, m),
+		supported("app-root", "/app"),
+		supported("x-forwarded-prefix", "/api"),
+		supported("preserve-trailing-slash", "true"),
+		supported("use-port-in-redirects", "true"),
+		notSupported("relative-redirects", "true", redir, m),
+		supported("permanent-redirect", "https://www.example.com/"),
+		supported("permanent-redirect-code", "308"),
+		supported("temporal-redirect", "https://www.example.com/"),
+		supported("temporal-redirect-code", "307"),
+		supported("from-to-www-redirect", "true"),
+		differs("ssl-redirect", "true", notePort, m),
+		differs("force-ssl-redirect", "true", notePort, m),
+		notSupported("ssl-passthrough", "true", "TLS passthrough comes with the streams issue", s),
+		// CORS.
+		supported("enable-cors", "true"),
+		supported("cors-allow-origin", "https://a.example.com, https://*.example.com"),
+		supported("cors-allow-methods", "GET, PUT, POST"),
+		supported("cors-allow-headers", "X-Forwarded-For, X-App-Id"),
+		supported("cors-allow-credentials", "true"),
+		supported("cors-expose-headers", "X-Request-Id"),
+		supported("cors-max-age", "600"),
+		// Canary.
+		notSupported("canary", "true", canary, m),
+		notSupported("canary-weight", "20", canary, m),
+		notSupported("canary-weight-total", "100", canary, m),
+		notSupported("canary-by-header", "X-Canary", canary, m),
+		notSupported("canary-by-header-value", "always", canary, m),
+		notSupported("canary-by-header-pattern", "^(yes|true)", canary, m),
+		notSupported("canary-by-cookie", "canary", canary, m),
+		// Upstream, headers and proxying.
+		differs("backend-protocol", "HTTPS", "HTTP, HTTPS, GRPC and GRPCS; AUTO_HTTP and FCGI are not accepted", m),
+		notSupported("upstream-vhost", "internal.example.com", header, m),
+		notSupported("server-alias", "www.example.com", header, m),
+		notSupported("service-upstream", "true", header, m),
+		notSupported("connection-proxy-header", "keep-alive", header, m),
+		notSupported("custom-headers", "default/custom-headers", header, m),
+		differs("proxy-connect-timeout", "5", noteTimeout, m),
+		differs("proxy-read-timeout", "120", noteTimeout, m),
+		differs("proxy-send-timeout", "120", noteTimeout, m),
+		supported("proxy-body-size", "8m"),
+		notSupported("proxy-buffering", "on", proxy, m),
+		notSupported("proxy-buffer-size", "8k", proxy, m),
+		notSupported("proxy-buffers-number", "4", proxy, m),
+		notSupported("proxy-busy-buffers-size", "16k", proxy, m),
+		notSupported("proxy-max-temp-file-size", "1024m", proxy, m),
+		notSupported("proxy-request-buffering", "off", proxy, m),
+		notSupported("client-body-buffer-size", "1m", proxy, m),
+		notSupported("proxy-http-version", "1.1", proxy, m),
+		notSupported("proxy-next-upstream", "error timeout http_502", proxy, m),
+		notSupported("proxy-next-upstream-timeout", "10", proxy, m),
+		notSupported("proxy-next-upstream-tries", "3", proxy, m),
+		notSupported("proxy-redirect-from", "http://internal.example.com/", proxy, m),
+		notSupported("proxy-redirect-to", "https://www.example.com/", proxy, m),
+		notSupported("proxy-cookie-domain", "internal.example.com www.example.com", proxy, m),
+		notSupported("proxy-cookie-path", "/internal /", proxy, m),
+		notSupported("http2-push-preload", "true", "HTTP/2 server push was removed from nginx (1.25.1)", 0),
+		// Errors and default backend.
+		notSupported("custom-http-errors", "404,503", errs, m),
+		notSupported("default-backend", "error-pages", errs, m),
+		notSupported("disable-proxy-intercept-errors", "true", errs, m),
+		// Load balancing and affinity.
+		supported("load-balance", "ewma"),
+		differs("upstream-hash-by", "$request_uri", "concatenated nginx variables only ($request_uri, $host$uri), no literal text", m),
+		notSupported("upstream-hash-by-subset", "true", cookie, m),
+		notSupported("upstream-hash-by-subset-size", "3", cookie, m),
+		supported("affinity", "cookie"),
+		notSupported("affinity-mode", "persistent", cookie, m),
+		notSupported("affinity-canary-behavior", "legacy", cookie, m),
+		supported("session-cookie-name", "route"),
+		supported("session-cookie-path", "/app"),
+		supported("session-cookie-max-age", "3600"),
+		notSupported("session-cookie-expires", "3600", cookie, m),
+		notSupported("session-cookie-secure", "true", cookie, m),
+		notSupported("session-cookie-samesite", "None", cookie, m),
+		notSupported("session-cookie-conditional-samesite-none", "true", cookie, m),
+		notSupported("session-cookie-domain", "example.com", cookie, m),
+		notSupported("session-cookie-change-on-failure", "true", cookie, m),
+		// Mirroring and logs.
+		notSupported("mirror-target", "https://test.example.com/mirror", mirror, m),
+		notSupported("mirror-host", "test.example.com", mirror, m),
+		notSupported("mirror-request-body", "off", mirror, m),
+		notSupported("enable-access-log", "false", "per-Ingress access logs come with the migration issue", m),
+		notSupported("enable-rewrite-log", "true", "rewrites are done in Lua, which nginx's rewrite log does not see", 0),
+		// Access control.
+		differs("whitelist-source-range", "10.0.0.0/8,192.168.0.1", noteSourceRange, a),
+		differs("allowlist-source-range", "10.0.0.0/8,192.168.0.1", noteSourceRange, a),
+		notSupported("denylist-source-range", "10.1.0.0/16", "deny lists come with the access-control issue", a),
+		notSupported("satisfy", "any", auth, a),
+		notSupported("enable-global-auth", "false", auth, a),
+		notSupported("auth-type", "basic", auth, a),
+		notSupported("auth-secret", "default/basic-auth", auth, a),
+		notSupported("auth-secret-type", "auth-file", auth, a),
+		notSupported("auth-realm", "Authentication Required", auth, a),
+		notSupported("auth-url", "http://auth.default.svc.cluster.local/verify", auth, a),
+		notSupported("auth-method", "GET", auth, a),
+		notSupported("auth-signin", "https://auth.example.com/start", auth, a),
+		notSupported("auth-signin-redirect-param", "rd", auth, a),
+		notSupported("auth-response-headers", "X-User, X-Email", auth, a),
+		notSupported("auth-proxy-set-headers", "default/auth-headers", auth, a),
+		notSupported("auth-request-redirect", "/login", auth, a),
+		notSupported("auth-cache-key", "session", auth, a),
+		notSupported("auth-cache-duration", "200 202 401 5m", auth, a),
+		notSupported("auth-always-set-cookie", "true", auth, a),
+		notSupported("auth-keepalive", "10", auth, a),
+		notSupported("auth-keepalive-requests", "100", auth, a),
+		notSupported("auth-keepalive-share-vars", "true", auth, a),
+		notSupported("auth-keepalive-timeout", "60", auth, a),
+		notSupported("auth-tls-secret", "default/ca", authTLS, a),
+		notSupported("auth-tls-verify-client", "on", authTLS, a),
+		notSupported("auth-tls-verify-depth", "1", authTLS, a),
+		notSupported("auth-tls-error-page", "https://www.example.com/error-cert.html", authTLS, a),
+		notSupported("auth-tls-pass-certificate-to-upstream", "true", authTLS, a),
+		notSupported("auth-tls-match-cn", "CN=client", authTLS, a),
+		notSupported("proxy-ssl-secret", "default/backend-ca", upTLS, a),
+		notSupported("proxy-ssl-verify", "on", upTLS, a),
+		notSupported("proxy-ssl-verify-depth", "1", upTLS, a),
+		notSupported("proxy-ssl-ciphers", "HIGH:!aNULL:!MD5", upTLS, a),
+		notSupported("proxy-ssl-protocols", "TLSv1.2 TLSv1.3", upTLS, a),
+		notSupported("proxy-ssl-name", "backend.example.com", upTLS, a),
+		notSupported("proxy-ssl-server-name", "on", upTLS, a),
+		notSupported("limit-rps", "10", limit, a),
+		notSupported("limit-rpm", "300", limit, a),
+		notSupported("limit-connections", "10", limit, a),
+		notSupported("limit-burst-multiplier", "5", limit, a),
+		notSupported("limit-rate", "100", limit, a),
+		notSupported("limit-rate-after", "1024", limit, a),
+		notSupported("limit-allowlist", "10.0.0.0/8", limit, a),
+		notSupported("limit-whitelist", "10.0.0.0/8", limit, a),
+		// Per-host TLS, modules.
+		notSupported("ssl-ciphers", "HIGH:!aNULL:!MD5", noteOneContext, 0),
+		notSupported("ssl-prefer-server-ciphers", "true", noteOneContext, 0),
+		notSupported("enable-modsecurity", "true", noteModSec, 0),
+		notSupported("enable-owasp-core-rules", "true", noteModSec, 0),
+		notSupported("modsecurity-transaction-id", "request-id", noteModSec, 0),
+		notSupported("enable-opentelemetry", "true", noteOtel, 0),
+		notSupported("opentelemetry-operation-name", "HTTP GET", noteOtel, 0),
+		notSupported("opentelemetry-trust-incoming-span", "true", noteOtel, 0),
+		notSupported("fastcgi-index", "index.php", noteFCGI, 0),
+		notSupported("fastcgi-params-configmap", "default/fastcgi-params", noteFCGI, 0),
+		// Snippets.
+		refused("configuration-snippet", "more_set_headers \"X-Frame-Options: DENY\";"),
+		refused("server-snippet", "location /internal { deny all; }"),
+		refused("auth-snippet", "proxy_set_header X-Auth on;"),
+		refused("stream-snippet", "server { listen 8000; }"),
+		refused("modsecurity-snippet", "SecRuleEngine On"),
+	}
+}
+
+// configKeyTable lists every key of ingress-nginx v1.15's configmap.md.
+func configKeyTable() []RegistryEntry {
+	const (
+		m, a, s  = issueMigration, issueAccessControl, issueStreams
+		later    = "comes with the migration issue"
+		access   = "comes with the access-control issue"
+		stream   = "TCP and UDP services come with the streams issue"
+		auth     = "global external authentication comes with the access-control issue"
+		notNeed  = "nginx's hash tables are sized by the syncer; the routes live in Lua"
+		tracing  = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
+		geoip    = "GeoIP is not part of the data plane"
+		brotli   = "the brotli module is not part of the data plane"
+		risk     = "fixed: snippets are always refused, every other value goes through its own typed validator"
+		perHost  = "per-route default " + later
+		nginxDir = "an nginx.conf directive " + later
+	)
+	return []RegistryEntry{
+		// What is applied today.
+		differs("ssl-redirect", "true", notePort, m),
+		supported("use-forwarded-headers", "true"),
+		differs("allow-snippet-annotations", "false", "accepted, but snippets are never applied: an Ingress carrying one is not served", 0),
+		differs("proxy-connect-timeout", "5", noteTimeout, m),
+		differs("proxy-read-timeout", "60", noteTimeout, m),
+		differs("proxy-send-timeout", "60", noteTimeout, m),
+		supported("proxy-body-size", "8m"),
+		supported("upstream-keepalive-connections", "320"),
+		// The migration issue: nginx.conf directives and per-route defaults.
+		notSupported("force-ssl-redirect", "true", perHost, m),
+		notSupported("hsts", "true", nginxDir, m),
+		notSupported("hsts-max-age", "31536000", nginxDir, m),
+		notSupported("hsts-include-subdomains", "true", nginxDir, m),
+		notSupported("hsts-preload", "false", nginxDir, m),
+		notSupported("use-gzip", "true", nginxDir, m),
+		notSupported("gzip-level", "5", nginxDir, m),
+		notSupported("gzip-min-length", "256", nginxDir, m),
+		notSupported("gzip-types", "application/json text/css", nginxDir, m),
+		notSupported("gzip-disable", "msie6", nginxDir, m),
+		notSupported("ssl-protocols", "TLSv1.2 TLSv1.3", nginxDir, m),
+		notSupported("ssl-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256", nginxDir, m),
+		notSupported("ssl-session-cache", "true", nginxDir, m),
+		notSupported("ssl-session-cache-size", "10m", nginxDir, m),
+		notSupported("ssl-session-tickets", "false", nginxDir, m),
+		notSupported("ssl-session-ticket-key", "c2VjcmV0", nginxDir, m),
+		notSupported("ssl-session-timeout", "10m", nginxDir, m),
+		notSupported("keep-alive", "75", nginxDir, m),
+		notSupported("keep-alive-requests", "1000", nginxDir, m),
+		notSupported("upstream-keepalive-timeout", "60", nginxDir, m),
+		notSupported("upstream-keepalive-requests", "10000", nginxDir, m),
+		notSupported("upstream-keepalive-time", "1h", nginxDir, m),
+		notSupported("client-header-timeout", "60", nginxDir, m),
+		notSupported("client-body-timeout", "60", nginxDir, m),
+		notSupported("client-header-buffer-size", "1k", nginxDir, m),
+		notSupported("large-client-header-buffers", "4 8k", nginxDir, m),
+		notSupported("client-body-buffer-size", "8k", perHost, m),
+		notSupported("proxy-buffering", "off", perHost, m),
+		notSupported("proxy-buffer-size", "4k", perHost, m),
+		notSupported("proxy-buffers-number", "4", perHost, m),
+		notSupported("proxy-busy-buffers-size", "8k", perHost, m),
+		notSupported("proxy-request-buffering", "on", perHost, m),
+		notSupported("proxy-next-upstream", "error timeout", perHost, m),
+		notSupported("proxy-next-upstream-timeout", "0", perHost, m),
+		notSupported("proxy-next-upstream-tries", "3", perHost, m),
+		notSupported("proxy-redirect-from", "off", perHost, m),
+		notSupported("proxy-cookie-domain", "off", perHost, m),
+		notSupported("proxy-cookie-path", "off", perHost, m),
+		notSupported("use-http2", "true", nginxDir, m),
+		notSupported("http2-max-concurrent-streams", "128", nginxDir, m),
+		notSupported("log-format-upstream", "$remote_addr - $request $status", nginxDir, m),
+		notSupported("log-format-escape-json", "true", nginxDir, m),
+		notSupported("log-format-escape-none", "false", nginxDir, m),
+		notSupported("error-log-level", "notice", nginxDir, m),
+		notSupported("server-tokens", "false", nginxDir, m),
+		notSupported("worker-processes", "2", nginxDir, m),
+		notSupported("max-worker-connections", "16384", nginxDir, m),
+		notSupported("worker-shutdown-timeout", "240s", nginxDir, m),
+		notSupported("custom-http-errors", "404,503", perHost, m),
+		notSupported("proxy-set-headers", "ingress/custom-headers", "headers for the backends "+later, m),
+		notSupported("add-headers", "ingress/response-headers", "response headers "+later, m),
+		notSupported("load-balance", "ewma", perHost, m),
+		notSupported("service-upstream", "false", perHost, m),
+		notSupported("http-redirect-code", "308", perHost, m),
+		notSupported("no-tls-redirect-locations", "/.well-known/acme-challenge", perHost, m),
+		notSupported("relative-redirects", "false", perHost, m),
+		// The access-control issue.
+		notSupported("whitelist-source-range", "10.0.0.0/8", access, a),
+		notSupported("denylist-source-range", "10.1.0.0/16", access, a),
+		notSupported("block-cidrs", "192.0.2.0/24", access, a),
+		notSupported("block-user-agents", "~*badbot", access, a),
+		notSupported("block-referers", "~*spam", access, a),
+		notSupported("enable-real-ip", "true", access, a),
+		notSupported("proxy-real-ip-cidr", "10.0.0.0/8", access, a),
+		notSupported("forwarded-for-header", "X-Forwarded-For", access, a),
+		notSupported("compute-full-forwarded-for", "true", access, a),
+		notSupported("use-proxy-protocol", "true", access, a),
+		notSupported("forwarded-for-proxy-protocol-header", "X-Forwarded-For-Proxy-Protocol", access, a),
+		notSupported("proxy-protocol-header-timeout", "5s", access, a),
+		notSupported("proxy-add-original-uri-header", "false", access, a),
+		notSupported("global-auth-url", "http://auth.ingress.svc.cluster.local/verify", auth, a),
+		notSupported("global-auth-method", "GET", auth, a),
+		notSupported("global-auth-signin", "https://auth.example.com/start", auth, a),
+		notSupported("global-auth-signin-redirect-param", "rd", auth, a),
+		notSupported("global-auth-response-headers", "X-User", auth, a),
+		notSupported("global-auth-request-redirect", "/login", auth, a),
+		notSupported("global-auth-cache-key", "session", auth, a),
+		notSupported("global-auth-cache-duration", "200 202 401 5m", auth, a),
+		notSupported("no-auth-locations", "/.well-known/acme-challenge", auth, a),
+		notSupported("limit-rate", "0", access, a),
+		notSupported("limit-rate-after", "0", access, a),
+		notSupported("limit-conn-status-code", "503", access, a),
+		notSupported("limit-req-status-code", "503", access, a),
+		notSupported("limit-conn-zone-variable", "binary_remote_addr", access, a),
+		notSupported("proxy-ssl-location-only", "false", "upstream TLS settings come with the access-control issue", a),
+		notSupported("global-allowed-response-headers", "X-User", auth, a),
+		// The streams issue.
+		notSupported("proxy-stream-timeout", "600s", stream, s),
+		notSupported("proxy-stream-next-upstream", "true", stream, s),
+		notSupported("proxy-stream-next-upstream-timeout", "600s", stream, s),
+		notSupported("proxy-stream-next-upstream-tries", "3", stream, s),
+		notSupported("proxy-stream-responses", "1", stream, s),
+		notSupported("stream-access-log-path", "/var/log/nginx/stream.log", stream, s),
+		notSupported("log-format-stream", "[$remote_addr] $protocol $status", stream, s),
+		// Snippets.
+		refused("main-snippet", "worker_rlimit_nofile 65535;"),
+		refused("http-snippet", "map $http_x $y { default 1; }"),
+		refused("server-snippet", "location /internal { deny all; }"),
+		refused("location-snippet", "more_set_headers \"X: y\";"),
+		refused("stream-snippet", "server { listen 8000; }"),
+		refused("modsecurity-snippet", "SecRuleEngine On"),
+		refused("global-auth-snippet", "proxy_set_header X-Auth on;"),
+		// Not planned: the reason is in the note.
+		notSupported("annotations-risk-level", "Critical", risk, 0),
+		notSupported("annotation-value-word-blocklist", "load_module,lua_package", risk, 0),
+		notSupported("strict-validate-path-type", "true", "paths are always validated by their type (see docs/dataplane.md)", 0),
+		notSupported("allow-backend-server-header", "true", "response headers "+later, m),
+		notSupported("hide-headers", "X-Powered-By", "response headers "+later, m),
+		notSupported("allow-cross-namespace-resources", "true", "references stay in the Ingress's namespace", 0),
+		notSupported("access-log-path", "/var/log/nginx/access.log", noteLog, 0),
+		notSupported("access-log-params", "buffer=16k", noteLog, 0),
+		notSupported("http-access-log-path", "/var/log/nginx/http.log", noteLog, 0),
+		notSupported("error-log-path", "/var/log/nginx/error.log", noteLog, 0),
+		notSupported("disable-access-log", "true", noteLog, 0),
+		notSupported("enable-access-log-for-default-backend", "true", noteLog, 0),
+		notSupported("skip-access-log-urls", "/healthz", noteLog, 0),
+		notSupported("enable-syslog", "true", noteLog, 0),
+		notSupported("syslog-host", "syslog.example.com", noteLog, 0),
+		notSupported("syslog-port", "514", noteLog, 0),
+		notSupported("debug-connections", "10.0.0.1", noteLog, 0),
+		notSupported("generate-request-id", "true", "request ids "+later, m),
+		notSupported("bind-address", "10.0.0.1", "the syncer's --listen-address flag sets it", 0),
+		notSupported("disable-ipv6", "true", "the syncer's --listen-address flag sets the listening address", 0),
+		notSupported("disable-ipv6-dns", "true", "the data plane resolves no names: backends are endpoint addresses", 0),
+		notSupported("reuse-port", "true", noteNginxOwn, 0),
+		notSupported("enable-multi-accept", "true", noteNginxOwn, 0),
+		notSupported("enable-aio-write", "true", noteNginxOwn, 0),
+		notSupported("enable-serial-reloads", "true", "Ingress changes never reload nginx", 0),
+		notSupported("enable-underscores-in-headers", "true", noteNginxOwn, 0),
+		notSupported("ignore-invalid-headers", "true", noteNginxOwn, 0),
+		notSupported("retry-non-idempotent", "true", noteNginxOwn, 0),
+		notSupported("max-worker-open-files", "0", noteNginxOwn, 0),
+		notSupported("worker-cpu-affinity", "auto", noteNginxOwn, 0),
+		notSupported("default-type", "text/html", noteNginxOwn, 0),
+		notSupported("lua-shared-dicts", "configuration_data: 20", "the syncer sizes its shared dicts (--routes-dict-size)", 0),
+		notSupported("nginx-status-ipv4-whitelist", "127.0.0.1", "the status port listens on 127.0.0.1 only", 0),
+		notSupported("nginx-status-ipv6-whitelist", "::1", "the status port listens on 127.0.0.1 only", 0),
+		notSupported("ssl-buffer-size", "4k", noteOneContext, 0),
+		notSupported("ssl-dh-param", "ingress/dhparam", noteOneContext, 0),
+		notSupported("ssl-ecdh-curve", "auto", noteOneContext, 0),
+		notSupported("ssl-reject-handshake", "false", noteOneContext, 0),
+		notSupported("enable-ocsp", "false", noteOneContext, 0),
+		notSupported("http2-max-field-size", "4k", "removed from nginx (1.19.7): large-client-header-buffers replaces it", 0),
+		notSupported("http2-max-header-size", "16k", "removed from nginx (1.19.7): large-client-header-buffers replaces it", 0),
+		notSupported("http2-max-requests", "1000", "removed from nginx (1.19.7): keep-alive-requests replaces it", 0),
+		notSupported("grpc-buffer-size-kb", "0", "gRPC buffering "+later, m),
+		notSupported("server-name-hash-bucket-size", "64", notNeed, 0),
+		notSupported("server-name-hash-max-size", "1024", notNeed, 0),
+		notSupported("map-hash-bucket-size", "64", notNeed, 0),
+		notSupported("proxy-headers-hash-bucket-size", "64", notNeed, 0),
+		notSupported("proxy-headers-hash-max-size", "512", notNeed, 0),
+		notSupported("variables-hash-bucket-size", "128", notNeed, 0),
+		notSupported("variables-hash-max-size", "2048", notNeed, 0),
+		notSupported("enable-brotli", "true", brotli, 0),
+		notSupported("brotli-level", "4", brotli, 0),
+		notSupported("brotli-min-length", "20", brotli, 0),
+		notSupported("brotli-types", "application/json", brotli, 0),
+		notSupported("use-geoip", "true", geoip, 0),
+		notSupported("use-geoip2", "true", geoip, 0),
+		notSupported("geoip2-autoreload-in-minutes", "0", geoip, 0),
+		notSupported("enable-modsecurity", "true", noteModSec, 0),
+		notSupported("enable-owasp-modsecurity-crs", "true", noteModSec, 0),
+		notSupported("enable-opentelemetry", "true", tracing, 0),
+		notSupported("opentelemetry-config", "/etc/nginx/opentelemetry.toml", tracing, 0),
+		notSupported("opentelemetry-operation-name", "HTTP GET", tracing, 0),
+		notSupported("opentelemetry-trust-incoming-span", "true", tracing, 0),
+		notSupported("otlp-collector-host", "otel.example.com", tracing, 0),
+		notSupported("otlp-collector-port", "4317", tracing, 0),
+		notSupported("otel-service-name", "nginx", tracing, 0),
+		notSupported("otel-sampler", "AlwaysOn", tracing, 0),
+		notSupported("otel-sampler-ratio", "0.01", tracing, 0),
+		notSupported("otel-sampler-parent-based", "false", tracing, 0),
+		notSupported("otel-max-queuesize", "2048", tracing, 0),
+		notSupported("otel-schedule-delay-millis", "5000", tracing, 0),
+		notSupported("otel-max-export-batch-size", "512", tracing, 0),
+		notSupported("jaeger-collector-host", "jaeger.example.com", tracing, 0),
+		notSupported("jaeger-collector-port", "6831", tracing, 0),
+		notSupported("jaeger-endpoint", "http://jaeger:14268/api/traces", tracing, 0),
+		notSupported("jaeger-service-name", "nginx", tracing, 0),
+		notSupported("jaeger-propagation-format", "jaeger", tracing, 0),
+		notSupported("jaeger-sampler-type", "const", tracing, 0),
+		notSupported("jaeger-sampler-param", "1", tracing, 0),
+		notSupported("jaeger-sampler-host", "http://127.0.0.1", tracing, 0),
+		notSupported("jaeger-sampler-port", "5778", tracing, 0),
+		notSupported("jaeger-trace-context-header-name", "uber-trace-id", tracing, 0),
+		notSupported("jaeger-debug-header", "uber-debug-id", tracing, 0),
+		notSupported("jaeger-baggage-header", "jaeger-baggage", tracing, 0),
+		notSupported("jaeger-trace-baggage-header-prefix", "uberctx-", tracing, 0),
+	}
+}
