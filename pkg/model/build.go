@@ -136,7 +136,7 @@ func (b *builder) buildGlobal() {
 		b.problem(ProblemKindOptions, "", "configmap", "%v", err)
 		return
 	}
-	g, problems := parseGlobal(b.s.configMaps[key])
+	g, problems := b.s.configMaps[key].global()
 	b.global = g
 	for _, p := range problems {
 		b.problem("ConfigMap", key.Namespace, key.Name, "%s", p)

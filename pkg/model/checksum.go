@@ -224,17 +224,7 @@ func configChecksum(c *Configuration, trustParts bool) string {
 	return w.sum()
 }
 
-func (w *canonicalWriter) global(g *Global) {
-	w.bool(g.SSLRedirect)
-	w.int(int64(g.ProxyConnectTimeout))
-	w.int(int64(g.ProxyReadTimeout))
-	w.int(int64(g.ProxySendTimeout))
-	w.str(string(g.ProxyBodySize))
-	w.int(int64(g.UpstreamKeepalive))
-	w.bool(g.UseForwardedHeaders)
-	w.bool(g.AllowSnippets)
-	w.int(g.ServerNamesHashMaxKB)
-}
+func (w *canonicalWriter) global(g *Global) { g.canonical(w) }
 
 func (w *canonicalWriter) server(s *Server) {
 	w.str(s.Hostname)

@@ -52,6 +52,11 @@ type Global struct {
 	UseForwardedHeaders  bool  `json:"useForwardedHeaders"`
 	AllowSnippets        bool  `json:"allowSnippets"`
 	ServerNamesHashMaxKB int64 `json:"serverNamesHashMaxKB,omitempty"`
+	// ForceSSLRedirect is the ConfigMap's force-ssl-redirect: the default
+	// of the annotation (routes only, no reload).
+	ForceSSLRedirect bool `json:"forceSSLRedirect,omitempty"`
+	// Nginx holds the other keys that are nginx directives (global.go).
+	Nginx NginxSettings `json:"nginx"`
 }
 
 // Size is a validated nginx size such as "1m", "512k" or "0".

@@ -1,10 +1,85 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+)
+
+// NginxSettings are the keys of the controller ConfigMap that are nginx
+// directives of nginx.conf (a change of any of them is a reload), parsed
+// and validated: lists are held in a canonical form that the renderer
+// checks and writes again. DefaultGlobal sets ingress-nginx v1.15's
+// defaults. The zero value stands for those defaults too (pkg/nginx renders
+// it so), for Globals written by hand.
+type NginxSettings struct {
+	UseGzip       bool `json:"useGzip,omitempty"`
+	GzipLevel     int  `json:"gzipLevel"`
+	GzipMinLength int  `json:"gzipMinLength"`
+	// GzipTypes: lower-case MIME types separated by one space, or "*".
+	GzipTypes string `json:"gzipTypes"`
+
+	// SSLProtocols: TLSv1 to TLSv1.3, ascending, separated by one space.
+	SSLProtocols string `json:"sslProtocols"`
+	// SSLCiphers: an OpenSSL cipher list, elements separated by ':'.
+	SSLCiphers          string `json:"sslCiphers"`
+	SSLSessionCache     bool   `json:"sslSessionCache"`
+	SSLSessionCacheSize Size   `json:"sslSessionCacheSize"`
+	SSLSessionTimeout   int    `json:"sslSessionTimeout"` // seconds
+	SSLSessionTickets   bool   `json:"sslSessionTickets,omitempty"`
+
+	KeepAlive                 int `json:"keepAlive"` // seconds, 0 = no keep-alive
+	KeepAliveRequests         int `json:"keepAliveRequests"`
+	UpstreamKeepaliveTimeout  int `json:"upstreamKeepaliveTimeout"` // seconds
+	UpstreamKeepaliveRequests int `json:"upstreamKeepaliveRequests"`
+
+	ClientHeaderTimeout    int  `json:"clientHeaderTimeout"` // seconds
+	ClientBodyTimeout      int  `json:"clientBodyTimeout"`   // seconds
+	ClientHeaderBufferSize Size `json:"clientHeaderBufferSize"`
+	// LargeClientHeaderBuffers and LargeClientHeaderBufferSize are the
+	// two halves of large-client-header-buffers ("4 8k").
+	LargeClientHeaderBuffers    int  `json:"largeClientHeaderBuffers"`
+	LargeClientHeaderBufferSize Size `json:"largeClientHeaderBufferSize"`
+
+	ProxyBuffering  bool `json:"proxyBuffering,omitempty"`
+	ProxyBufferSize Size `json:"proxyBufferSize"`
+
+	UseHTTP2                  bool `json:"useHTTP2"`
+	HTTP2MaxConcurrentStreams int  `json:"http2MaxConcurrentStreams"`
+
+	// LogFormatUpstream is a validated access log format (see
+	// parseLogFormat); "" is ingress-sync's built-in format.
+	LogFormatUpstream   string `json:"logFormatUpstream,omitempty"`
+	LogFormatEscapeJSON bool   `json:"logFormatEscapeJSON,omitempty"`
+	ServerTokens        bool   `json:"serverTokens,omitempty"`
+	// ErrorLogLevel, WorkerProcesses ("auto" or a number),
+	// MaxWorkerConnections and WorkerShutdownTimeout (seconds) override
+	// the syncer's flags when set; zero values leave them.
+	ErrorLogLevel         string `json:"errorLogLevel,omitempty"`
+	WorkerProcesses       string `json:"workerProcesses,omitempty"`
+	MaxWorkerConnections  int    `json:"maxWorkerConnections,omitempty"`
+	WorkerShutdownTimeout int    `json:"workerShutdownTimeout,omitempty"`
+
+	// HSTS sends Strict-Transport-Security on HTTPS responses.
+	HSTS                  bool `json:"hsts"`
+	HSTSMaxAge            int  `json:"hstsMaxAge"` // seconds
+	HSTSIncludeSubdomains bool `json:"hstsIncludeSubdomains"`
+	HSTSPreload           bool `json:"hstsPreload,omitempty"`
+}
+
+// Defaults of ingress-nginx v1.15 (internal/ingress/controller/config).
+const (
+	defaultGzipTypes = "application/atom+xml application/javascript application/x-javascript application/json " +
+		"application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json " +
+		"application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript " +
+		"text/plain text/x-component"
+	defaultSSLCiphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:" +
+		"ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:" +
+		"DHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256"
 )
 
 // DefaultGlobal returns the settings used when the controller ConfigMap is
@@ -17,73 +92,170 @@ func DefaultGlobal() Global {
 		ProxySendTimeout:    60,
 		ProxyBodySize:       "1m",
 		UpstreamKeepalive:   320,
+		Nginx: NginxSettings{
+			GzipLevel: 1, GzipMinLength: 256, GzipTypes: defaultGzipTypes,
+			SSLProtocols: "TLSv1.2 TLSv1.3", SSLCiphers: defaultSSLCiphers,
+			SSLSessionCache: true, SSLSessionCacheSize: "10m", SSLSessionTimeout: 600,
+			KeepAlive: 75, KeepAliveRequests: 1000, UpstreamKeepaliveTimeout: 60, UpstreamKeepaliveRequests: 10000,
+			ClientHeaderTimeout: 60, ClientBodyTimeout: 60, ClientHeaderBufferSize: "1k",
+			LargeClientHeaderBuffers: 4, LargeClientHeaderBufferSize: "8k",
+			ProxyBufferSize: "4k", UseHTTP2: true, HTTP2MaxConcurrentStreams: 128,
+			HSTS: true, HSTSMaxAge: 31536000, HSTSIncludeSubdomains: true,
+		},
 	}
 }
 
-const maxKeepalive = 100000
+// Limits of ConfigMap values.
+const (
+	maxKeepalive      = 100000
+	maxGlobalSeconds  = 7 * 24 * 3600
+	maxGlobalCount    = 1 << 30
+	maxListItems      = 256
+	minSharedZoneSize = 32 << 10 // nginx: 8 pages
+)
 
-// parseGlobal reads the controller ConfigMap over the defaults. A key with
-// an invalid value keeps its default and yields a reason; unknown keys are
-// reported as unsupported.
-func parseGlobal(cm *corev1.ConfigMap) (Global, []string) {
+// global reads the controller ConfigMap e over the defaults. A key with
+// an invalid value keeps the last valid value the Store saw for it (see
+// configMapEntry), else its default, and yields a reason; unknown keys are
+// reported as unsupported. e may be nil (no ConfigMap).
+func (e *configMapEntry) global() (Global, []string) {
+	if e == nil {
+		return parseGlobal(nil)
+	}
+	return parseGlobalKeeping(e.obj, e.good)
+}
+
+// parseGlobal reads cm over the defaults, without history: an invalid
+// value keeps the default.
+func parseGlobal(cm *corev1.ConfigMap) (Global, []string) { return parseGlobalKeeping(cm, nil) }
+
+// parseGlobalKeeping reads cm over the defaults; good holds the values kept
+// for keys whose value is invalid (absent: the default is kept).
+func parseGlobalKeeping(cm *corev1.ConfigMap, good map[string]string) (Global, []string) {
 	g := DefaultGlobal()
 	if cm == nil || len(cm.Data) == 0 {
 		return g, nil
 	}
-	keys := make([]string, 0, len(cm.Data))
-	for k := range cm.Data {
+	data := cm.Data
+	keys := make([]string, 0, len(data))
+	for k := range data {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var problems []string
 	for _, k := range keys {
-		v := cm.Data[k]
-		err := checkForbidden(v, false)
+		v := data[k]
+		err := g.setChecked(k, v)
 		if err == nil {
-			err = g.set(k, v)
+			continue
 		}
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("key %s=%s: %v; default kept", k, quoteValue(v), err))
+		kept := "default kept"
+		if prev, ok := good[k]; ok && g.setChecked(k, prev) == nil {
+			kept = "previous value " + quoteValue(prev) + " kept"
 		}
+		problems = append(problems, fmt.Sprintf("key %s=%s: %v; %s", k, quoteValue(v), err, kept))
 	}
 	return g, problems
 }
 
-// set parses one ConfigMap key into g.
-func (g *Global) set(k, v string) error {
-	var err error
-	switch k {
-	case "ssl-redirect":
-		g.SSLRedirect, err = keep(g.SSLRedirect)(parseBool(v))
-	case "use-forwarded-headers":
-		g.UseForwardedHeaders, err = keep(g.UseForwardedHeaders)(parseBool(v))
-	case "allow-snippet-annotations":
-		g.AllowSnippets, err = keep(g.AllowSnippets)(parseBool(v))
-	case "proxy-connect-timeout":
-		g.ProxyConnectTimeout, err = keep(g.ProxyConnectTimeout)(parseTimeout(v))
-	case "proxy-read-timeout":
-		g.ProxyReadTimeout, err = keep(g.ProxyReadTimeout)(parseTimeout(v))
-	case "proxy-send-timeout":
-		g.ProxySendTimeout, err = keep(g.ProxySendTimeout)(parseTimeout(v))
-	case "proxy-body-size":
-		g.ProxyBodySize, err = keep(g.ProxyBodySize)(parseSize(v))
-	case "upstream-keepalive-connections":
-		g.UpstreamKeepalive, err = keep(g.UpstreamKeepalive)(parseIntRange(v, 0, maxKeepalive))
-	default:
-		return errUnsupported
-	}
-	return err
+// validGlobalValue reports whether v is a valid value of the ConfigMap key
+// k (whatever the other keys say).
+func validGlobalValue(k, v string) bool {
+	g := DefaultGlobal()
+	return g.setChecked(k, v) == nil
 }
 
-// keep returns a function that yields old instead of a parse result that
-// failed, so that a bad value leaves the default in place.
-func keep[T any](old T) func(T, error) (T, error) {
-	return func(v T, err error) (T, error) {
-		if err != nil {
-			return old, err
-		}
-		return v, nil
+// setChecked sets one ConfigMap key in g; g is unchanged on error.
+func (g *Global) setChecked(k, v string) error {
+	set, ok := globalKeys[k]
+	if !ok {
+		return errUnsupported
 	}
+	if k != "log-format-upstream" {
+		if err := checkForbidden(v, false); err != nil {
+			return err
+		}
+	}
+	return set(g, v)
+}
+
+// setter parses a value and stores it in g, leaving g as it was on error.
+type setter func(g *Global, v string) error
+
+// field makes the setter of the field that f points to from parse.
+func field[T any](f func(*Global) *T, parse func(string) (T, error)) setter {
+	return func(g *Global, v string) error {
+		x, err := parse(v)
+		if err == nil {
+			*f(g) = x
+		}
+		return err
+	}
+}
+
+func boolField(f func(*Global) *bool) setter { return field(f, parseBool) }
+
+func intField(f func(*Global) *int, lo, hi int) setter {
+	return field(f, func(v string) (int, error) { return parseIntRange(v, lo, hi) })
+}
+
+func sizeField(f func(*Global) *Size, min int64) setter {
+	return field(f, func(v string) (Size, error) { return parseSizeAtLeast(v, min) })
+}
+
+// globalKeys are the ConfigMap keys we read. It is never modified.
+var globalKeys = map[string]setter{
+	"ssl-redirect":                   boolField(func(g *Global) *bool { return &g.SSLRedirect }),
+	"force-ssl-redirect":             boolField(func(g *Global) *bool { return &g.ForceSSLRedirect }),
+	"use-forwarded-headers":          boolField(func(g *Global) *bool { return &g.UseForwardedHeaders }),
+	"allow-snippet-annotations":      boolField(func(g *Global) *bool { return &g.AllowSnippets }),
+	"proxy-connect-timeout":          intField(func(g *Global) *int { return &g.ProxyConnectTimeout }, 1, maxTimeoutSeconds),
+	"proxy-read-timeout":             intField(func(g *Global) *int { return &g.ProxyReadTimeout }, 1, maxTimeoutSeconds),
+	"proxy-send-timeout":             intField(func(g *Global) *int { return &g.ProxySendTimeout }, 1, maxTimeoutSeconds),
+	"proxy-body-size":                field(func(g *Global) *Size { return &g.ProxyBodySize }, parseSize),
+	"upstream-keepalive-connections": intField(func(g *Global) *int { return &g.UpstreamKeepalive }, 0, maxKeepalive),
+
+	"use-gzip":        boolField(func(g *Global) *bool { return &g.Nginx.UseGzip }),
+	"gzip-level":      intField(func(g *Global) *int { return &g.Nginx.GzipLevel }, 1, 9),
+	"gzip-min-length": intField(func(g *Global) *int { return &g.Nginx.GzipMinLength }, 0, maxGlobalCount),
+	"gzip-types":      field(func(g *Global) *string { return &g.Nginx.GzipTypes }, parseGzipTypes),
+
+	"ssl-protocols":          field(func(g *Global) *string { return &g.Nginx.SSLProtocols }, parseSSLProtocols),
+	"ssl-ciphers":            field(func(g *Global) *string { return &g.Nginx.SSLCiphers }, parseSSLCiphers),
+	"ssl-session-cache":      boolField(func(g *Global) *bool { return &g.Nginx.SSLSessionCache }),
+	"ssl-session-cache-size": sizeField(func(g *Global) *Size { return &g.Nginx.SSLSessionCacheSize }, minSharedZoneSize),
+	"ssl-session-timeout":    field(func(g *Global) *int { return &g.Nginx.SSLSessionTimeout }, parseDuration),
+	"ssl-session-tickets":    boolField(func(g *Global) *bool { return &g.Nginx.SSLSessionTickets }),
+
+	"keep-alive":                  intField(func(g *Global) *int { return &g.Nginx.KeepAlive }, 0, maxGlobalSeconds),
+	"keep-alive-requests":         intField(func(g *Global) *int { return &g.Nginx.KeepAliveRequests }, 1, maxGlobalCount),
+	"upstream-keepalive-timeout":  intField(func(g *Global) *int { return &g.Nginx.UpstreamKeepaliveTimeout }, 1, maxGlobalSeconds),
+	"upstream-keepalive-requests": intField(func(g *Global) *int { return &g.Nginx.UpstreamKeepaliveRequests }, 1, maxGlobalCount),
+
+	"client-header-timeout":       intField(func(g *Global) *int { return &g.Nginx.ClientHeaderTimeout }, 1, maxGlobalSeconds),
+	"client-body-timeout":         intField(func(g *Global) *int { return &g.Nginx.ClientBodyTimeout }, 1, maxGlobalSeconds),
+	"client-header-buffer-size":   sizeField(func(g *Global) *Size { return &g.Nginx.ClientHeaderBufferSize }, 1),
+	"large-client-header-buffers": setLargeClientHeaderBuffers,
+
+	"proxy-buffering":   field(func(g *Global) *bool { return &g.Nginx.ProxyBuffering }, parseOnOff),
+	"proxy-buffer-size": sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBufferSize }, 1),
+
+	"use-http2":                    boolField(func(g *Global) *bool { return &g.Nginx.UseHTTP2 }),
+	"http2-max-concurrent-streams": intField(func(g *Global) *int { return &g.Nginx.HTTP2MaxConcurrentStreams }, 1, maxGlobalCount),
+
+	"log-format-upstream":    field(func(g *Global) *string { return &g.Nginx.LogFormatUpstream }, parseLogFormat),
+	"log-format-escape-json": boolField(func(g *Global) *bool { return &g.Nginx.LogFormatEscapeJSON }),
+	"error-log-level":        field(func(g *Global) *string { return &g.Nginx.ErrorLogLevel }, parseLogLevel),
+
+	"server-tokens":           boolField(func(g *Global) *bool { return &g.Nginx.ServerTokens }),
+	"worker-processes":        field(func(g *Global) *string { return &g.Nginx.WorkerProcesses }, parseWorkerProcesses),
+	"max-worker-connections":  intField(func(g *Global) *int { return &g.Nginx.MaxWorkerConnections }, 0, 1<<20),
+	"worker-shutdown-timeout": field(func(g *Global) *int { return &g.Nginx.WorkerShutdownTimeout }, parseDuration),
+
+	"hsts":                    boolField(func(g *Global) *bool { return &g.Nginx.HSTS }),
+	"hsts-max-age":            intField(func(g *Global) *int { return &g.Nginx.HSTSMaxAge }, 0, maxGlobalCount),
+	"hsts-include-subdomains": boolField(func(g *Global) *bool { return &g.Nginx.HSTSIncludeSubdomains }),
+	"hsts-preload":            boolField(func(g *Global) *bool { return &g.Nginx.HSTSPreload }),
 }
 
 func parseBool(v string) (bool, error) {
@@ -94,9 +266,135 @@ func parseBool(v string) (bool, error) {
 	return *b, nil
 }
 
+// parseOnOff parses nginx's on and off (proxy-buffering), in any case.
+func parseOnOff(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, errors.New("must be on or off")
+}
+
+// parseSizeAtLeast parses an nginx size of at least min bytes.
+func parseSizeAtLeast(v string, min int64) (Size, error) {
+	s, err := parseSize(v)
+	if err != nil {
+		return "", err
+	}
+	if n, _ := s.Bytes(); n < min {
+		return "", fmt.Errorf("must be at least %d bytes", min)
+	}
+	return s, nil
+}
+
+// setLargeClientHeaderBuffers parses "<number> <size>" ("4 8k").
+func setLargeClientHeaderBuffers(g *Global, v string) error {
+	f := strings.Fields(v)
+	if len(f) != 2 {
+		return errors.New(`must be a number and a size, such as "4 8k"`)
+	}
+	n, err := parseIntRange(f[0], 1, 1024)
+	if err != nil {
+		return fmt.Errorf("number of buffers %w", err)
+	}
+	s, err := parseSizeAtLeast(f[1], 1<<10)
+	if err != nil {
+		return fmt.Errorf("buffer size %w", err)
+	}
+	g.Nginx.LargeClientHeaderBuffers, g.Nginx.LargeClientHeaderBufferSize = n, s
+	return nil
+}
+
+// durationUnits are the nginx time units we accept, in seconds.
+var durationUnits = map[byte]int{'s': 1, 'm': 60, 'h': 3600, 'd': 86400}
+
+// parseDuration parses an nginx time of whole seconds: a number of
+// seconds ("600") or numbers with units d, h, m, s ("10m", "1h30m"), 1 s
+// to 7 days.
+func parseDuration(v string) (int, error) {
+	if allDigits(v) {
+		return parseIntRange(v, 1, maxGlobalSeconds)
+	}
+	total, i := 0, 0
+	for i < len(v) {
+		j := i
+		for j < len(v) && v[j] >= '0' && v[j] <= '9' {
+			j++
+		}
+		unit, ok := 0, false
+		if j < len(v) {
+			unit, ok = durationUnits[v[j]]
+		}
+		if j == i || j-i > 7 || !ok || strings.HasPrefix(v[j:], "ms") {
+			return 0, errors.New("must be an nginx time in whole seconds, such as 600, 10m or 1h30m")
+		}
+		n, _ := strconv.Atoi(v[i:j])
+		total += n * unit
+		i = j + 1
+	}
+	if total < 1 || total > maxGlobalSeconds {
+		return 0, fmt.Errorf("must be between 1s and %ds", maxGlobalSeconds)
+	}
+	return total, nil
+}
+
+var logLevels = []string{"debug", "info", "notice", "warn", "error", "crit", "alert", "emerg"}
+
+func parseLogLevel(v string) (string, error) {
+	for _, l := range logLevels {
+		if v == l {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("must be one of %s", strings.Join(logLevels, ", "))
+}
+
+// parseWorkerProcesses accepts "auto" or 1 to 1024.
+func parseWorkerProcesses(v string) (string, error) {
+	if v == "auto" {
+		return v, nil
+	}
+	n, err := parseIntRange(v, 1, 1024)
+	if err != nil {
+		return "", fmt.Errorf(`must be "auto" or a number from 1 to 1024`)
+	}
+	return strconv.Itoa(n), nil
+}
+
 // rendered returns the part of g that nginx.conf holds: a change of it is
 // a reload. The other fields act through the routes Build makes.
 func (g Global) rendered() Global {
-	g.SSLRedirect, g.AllowSnippets = false, false
+	g.SSLRedirect, g.ForceSSLRedirect, g.AllowSnippets = false, false, false
 	return g
+}
+
+// canonical writes every field of g for the checksum.
+func (g *Global) canonical(w *canonicalWriter) {
+	w.bool(g.SSLRedirect)
+	w.int(int64(g.ProxyConnectTimeout))
+	w.int(int64(g.ProxyReadTimeout))
+	w.int(int64(g.ProxySendTimeout))
+	w.str(string(g.ProxyBodySize))
+	w.int(int64(g.UpstreamKeepalive))
+	w.bool(g.UseForwardedHeaders)
+	w.bool(g.AllowSnippets)
+	w.int(g.ServerNamesHashMaxKB)
+	w.bool(g.ForceSSLRedirect)
+	n := &g.Nginx
+	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
+		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload} {
+		w.bool(b)
+	}
+	for _, i := range []int{n.GzipLevel, n.GzipMinLength, n.SSLSessionTimeout, n.KeepAlive, n.KeepAliveRequests,
+		n.UpstreamKeepaliveTimeout, n.UpstreamKeepaliveRequests, n.ClientHeaderTimeout, n.ClientBodyTimeout,
+		n.LargeClientHeaderBuffers, n.HTTP2MaxConcurrentStreams, n.MaxWorkerConnections, n.WorkerShutdownTimeout, n.HSTSMaxAge} {
+		w.int(int64(i))
+	}
+	for _, s := range []string{n.GzipTypes, n.SSLProtocols, n.SSLCiphers, string(n.SSLSessionCacheSize),
+		string(n.ClientHeaderBufferSize), string(n.LargeClientHeaderBufferSize), string(n.ProxyBufferSize),
+		n.LogFormatUpstream, n.ErrorLogLevel, n.WorkerProcesses} {
+		w.str(s)
+	}
 }

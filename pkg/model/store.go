@@ -40,7 +40,7 @@ type Store struct {
 	services   map[objectKey]*corev1.Service
 	slices     map[objectKey]*sliceEntry
 	secrets    map[objectKey]*secretEntry
-	configMaps map[objectKey]*corev1.ConfigMap
+	configMaps map[objectKey]*configMapEntry
 
 	// slicesByService indexes EndpointSlices by the label
 	// kubernetes.io/service-name (same namespace), sorted by slice name.
@@ -59,7 +59,7 @@ func NewStore() *Store {
 		services:           map[objectKey]*corev1.Service{},
 		slices:             map[objectKey]*sliceEntry{},
 		secrets:            map[objectKey]*secretEntry{},
-		configMaps:         map[objectKey]*corev1.ConfigMap{},
+		configMaps:         map[objectKey]*configMapEntry{},
 		slicesByService:    map[objectKey][]*sliceEntry{},
 		ingressesByService: map[objectKey]map[objectKey]struct{}{},
 		ingressesBySecret:  map[objectKey]map[objectKey]struct{}{},
@@ -150,7 +150,7 @@ func (s *Store) upsert(kind events.Kind, key objectKey, obj runtime.Object) erro
 	case events.KindSecret:
 		return put(kind, obj, func(o *corev1.Secret) { s.secrets[key] = newSecretEntry(o) })
 	case events.KindConfigMap:
-		return put(kind, obj, func(o *corev1.ConfigMap) { s.configMaps[key] = o })
+		return put(kind, obj, func(o *corev1.ConfigMap) { s.configMaps[key] = newConfigMapEntry(o, s.configMaps[key]) })
 	}
 	return fmt.Errorf("%w %q", ErrUnknownKind, kind)
 }
@@ -287,7 +287,43 @@ func (s *Store) Secret(namespace, name string) *corev1.Secret {
 
 // ConfigMap returns the stored ConfigMap, or nil.
 func (s *Store) ConfigMap(namespace, name string) *corev1.ConfigMap {
-	return s.configMaps[objectKey{namespace, name}]
+	if e := s.configMaps[objectKey{namespace, name}]; e != nil {
+		return e.obj
+	}
+	return nil
+}
+
+// configMapEntry is a stored ConfigMap and, for the keys it has, the last
+// value that was valid as a controller ConfigMap key, which a later
+// invalid value of the key keeps (see parseGlobal). A key that leaves the
+// ConfigMap forgets its value, and so does a deleted ConfigMap: the
+// default applies again.
+type configMapEntry struct {
+	obj  *corev1.ConfigMap
+	good map[string]string
+}
+
+// newConfigMapEntry records cm after prev (nil for a new ConfigMap).
+func newConfigMapEntry(cm *corev1.ConfigMap, prev *configMapEntry) *configMapEntry {
+	e := &configMapEntry{obj: cm}
+	for k, v := range cm.Data {
+		old, had := "", false
+		if prev != nil {
+			old, had = prev.good[k]
+		}
+		switch {
+		case had && old == v:
+		case validGlobalValue(k, v):
+			old, had = v, true
+		}
+		if had {
+			if e.good == nil {
+				e.good = make(map[string]string, len(cm.Data))
+			}
+			e.good[k] = old
+		}
+	}
+	return e
 }
 
 // EndpointSlice returns the stored EndpointSlice, or nil.

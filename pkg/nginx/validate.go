@@ -19,6 +19,13 @@ import (
 var (
 	sizeRe = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})([kKmMgG]?)$`)
 	fileRe = regexp.MustCompile(`^/[A-Za-z0-9/._+-]*$`)
+	// mimeRe, cipherRe and protocolRe are the items of gzip_types,
+	// ssl_ciphers and ssl_protocols.
+	mimeRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9!#&^_.+-]*/[a-z0-9][a-z0-9!#&^_.+-]*$`)
+	cipherRe   = regexp.MustCompile(`^([!+-]?[A-Za-z0-9][A-Za-z0-9_.-]*(\+[A-Za-z0-9][A-Za-z0-9_.-]*)*|@STRENGTH|@SECLEVEL=[0-5])$`)
+	protocolRe = regexp.MustCompile(`^TLSv1(\.[123])?$`)
+	// logVarRe is what may follow a $ in a log format: a variable name.
+	logVarRe = regexp.MustCompile(`^(\{[a-z0-9_]+\}|[a-z0-9_]+([^A-Z]|$))`)
 )
 
 const maxSeconds = 24 * 3600
@@ -71,3 +78,66 @@ func luaString(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// list checks the items of a list separated by sep against re and writes
+// them again separated by sep.
+func list(what, s, sep string, re *regexp.Regexp) (string, error) {
+	items := strings.Split(s, sep)
+	if s == "" || len(items) > 256 {
+		return "", invalid(what, s)
+	}
+	for _, it := range items {
+		if !re.MatchString(it) {
+			return "", invalid(what, s)
+		}
+	}
+	return strings.Join(items, sep), nil
+}
+
+// mimeTypes validates gzip_types: "*" or MIME types separated by spaces.
+func mimeTypes(s string) (string, error) {
+	if s == "*" {
+		return s, nil
+	}
+	return list("gzip types", s, " ", mimeRe)
+}
+
+// sslProtocols validates ssl_protocols: TLSv1 to TLSv1.3, spaces between.
+func sslProtocols(s string) (string, error) { return list("ssl protocols", s, " ", protocolRe) }
+
+// cipherList validates ssl_ciphers: OpenSSL list elements separated by ':'.
+func cipherList(s string) (string, error) { return list("ssl ciphers", s, ":", cipherRe) }
+
+// logFormat renders a log_format string: "" is the built-in format.
+// It accepts printable ASCII where every $ starts a lower-case variable
+// name, and escapes ' and \ for the single-quoted nginx string (pkg/model
+// refuses both, and checks the names against an allow-list).
+func logFormat(s string, escapeJSON bool) (string, error) {
+	if s == "" {
+		s = defaultLogFormat
+	}
+	var b strings.Builder
+	if escapeJSON {
+		b.WriteString("escape=json ")
+	}
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c < 0x20 || c > 0x7e:
+			return "", invalid("log format", s)
+		case c == '$' && !logVarRe.MatchString(s[i+1:]):
+			return "", invalid("log format", s)
+		case c == '\'' || c == '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('\'')
+	return b.String(), nil
+}
+
+// defaultLogFormat is the access log format when the ConfigMap sets none.
+const defaultLogFormat = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" ` +
+	`"$http_user_agent" $request_length $request_time [$proxy_upstream_name] $upstream_addr ` +
+	`$upstream_response_length $upstream_response_time $upstream_status $request_id`

@@ -40,6 +40,15 @@ type view struct {
 	UseForwardedHeaders bool
 	UpstreamKeepalive   int
 	GlobalDirectives    []string
+	// HTTPDirectives and UpstreamDirectives are the ConfigMap's other
+	// nginx directives (model.NginxSettings), each validated, for the http
+	// block and the balancer upstream.
+	HTTPDirectives     []string
+	UpstreamDirectives []string
+	// LogFormat is the escaped, quoted log_format of upstreaminfo.
+	LogFormat string
+	// HSTS is the quoted Strict-Transport-Security value; "" sends none.
+	HSTS string
 	// Listen holds the listen arguments of the one public server.
 	Listen []string
 
@@ -66,7 +75,6 @@ func newView(o *Options, g *model.Global) (*view, error) {
 		StatusPort:            o.StatusPort,
 		HTTPSPort:             o.HTTPSPort,
 		RegexCacheEntries:     o.RegexCacheEntries,
-		Listen:                listenLines(o),
 		TestHTTPSnippet:       o.testHTTPSnippet,
 		TestInitLua:           o.testInitLua,
 	}
@@ -83,6 +91,14 @@ func newView(o *Options, g *model.Global) (*view, error) {
 	if err := v.setGlobal(*g); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
+	n := g.Nginx
+	if n == (model.NginxSettings{}) {
+		n = model.DefaultGlobal().Nginx
+	}
+	if err := v.setNginx(&n); err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
+	v.Listen = listenLines(o, n.UseHTTP2)
 	sum, err := viewChecksum(v)
 	if err != nil {
 		return nil, err
@@ -144,8 +160,9 @@ func timeoutDirectives(prefixes []string, connect, read, send int) ([]string, er
 	return out, nil
 }
 
-// listenLines returns the listen arguments of the public server.
-func listenLines(o *Options) []string {
+// listenLines returns the listen arguments of the public server, with
+// HTTP/2 on the HTTPS listener when http2 is set.
+func listenLines(o *Options, http2 bool) []string {
 	var addrs []string
 	switch {
 	case o.ListenAddress != "":
@@ -155,9 +172,13 @@ func listenLines(o *Options) []string {
 	default:
 		addrs = []string{"%d"}
 	}
+	ssl := " ssl default_server"
+	if http2 {
+		ssl = " ssl http2 default_server"
+	}
 	var out []string
 	for _, a := range addrs {
-		out = append(out, fmt.Sprintf(a, o.HTTPPort)+" default_server", fmt.Sprintf(a, o.HTTPSPort)+" ssl http2 default_server")
+		out = append(out, fmt.Sprintf(a, o.HTTPPort)+" default_server", fmt.Sprintf(a, o.HTTPSPort)+ssl)
 	}
 	return out
 }

@@ -1,0 +1,195 @@
+package nginx
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// Bounds of the ConfigMap settings the renderer accepts (pkg/model applies
+// the same or narrower ones).
+const (
+	maxSettingSeconds = 7 * 24 * 3600
+	maxSettingCount   = 1 << 30
+)
+
+// setNginx validates the ConfigMap's nginx directives (model.NginxSettings)
+// and renders them. The worker settings override the options when set.
+func (v *view) setNginx(n *model.NginxSettings) error {
+	if err := v.setWorkers(n); err != nil {
+		return err
+	}
+	var d directives
+	d.gzip(n)
+	d.client(n)
+	d.ssl(n)
+	d.add("proxy_buffering %s", onOff(n.ProxyBuffering))
+	size := d.size("proxy buffer size", n.ProxyBufferSize)
+	d.add("proxy_buffer_size %s", size)
+	d.add("proxy_buffers 4 %s", size)
+	d.add("http2_max_concurrent_streams %s", d.count("http2 max concurrent streams", n.HTTP2MaxConcurrentStreams, 1))
+	d.add("server_tokens %s", onOff(n.ServerTokens))
+	if n.HSTS {
+		v.HSTS = d.hsts(n)
+	}
+	v.HTTPDirectives = d.list
+	var u directives
+	u.add("keepalive_timeout %s", u.seconds("upstream keepalive timeout", n.UpstreamKeepaliveTimeout, 1))
+	u.add("keepalive_requests %s", u.count("upstream keepalive requests", n.UpstreamKeepaliveRequests, 1))
+	v.UpstreamDirectives = u.list
+	format, err := logFormat(n.LogFormatUpstream, n.LogFormatEscapeJSON)
+	if err != nil {
+		return err
+	}
+	v.LogFormat = format
+	if d.err != nil {
+		return d.err
+	}
+	return u.err
+}
+
+// setWorkers applies worker-processes, max-worker-connections,
+// worker-shutdown-timeout and error-log-level when the ConfigMap sets them.
+func (v *view) setWorkers(n *model.NginxSettings) error {
+	if p := n.WorkerProcesses; p != "" {
+		if _, err := strconv.Atoi(p); p != "auto" && (err != nil || !allDigits(p) || len(p) > 4) {
+			return invalid("worker processes", p)
+		}
+		v.WorkerProcesses = p
+	}
+	if c := n.MaxWorkerConnections; c != 0 {
+		if c < 16 || c > 1<<20 {
+			return invalid("max worker connections", strconv.Itoa(c))
+		}
+		v.WorkerConnections = c
+	}
+	if t := n.WorkerShutdownTimeout; t != 0 {
+		if t < 1 || t > maxSettingSeconds {
+			return invalid("worker shutdown timeout", strconv.Itoa(t))
+		}
+		v.WorkerShutdownTimeout = strconv.Itoa(t) + "s"
+	}
+	if l := n.ErrorLogLevel; l != "" {
+		if !logLevelRe.MatchString(l) {
+			return invalid("error log level", l)
+		}
+		v.ErrorLogLevel = l
+	}
+	return nil
+}
+
+// directives collects rendered directives and the first validation error.
+type directives struct {
+	list []string
+	err  error
+}
+
+func (d *directives) add(format string, args ...any) {
+	d.list = append(d.list, fmt.Sprintf(format, args...))
+}
+
+func (d *directives) fail(err error) string {
+	if d.err == nil {
+		d.err = err
+	}
+	return "invalid"
+}
+
+func (d *directives) size(what string, s model.Size) string {
+	out, err := nginxSize(s)
+	if err != nil || s == "0" {
+		return d.fail(invalid(what, string(s)))
+	}
+	return out
+}
+
+func (d *directives) count(what string, n, min int) string {
+	if n < min || n > maxSettingCount {
+		return d.fail(invalid(what, strconv.Itoa(n)))
+	}
+	return strconv.Itoa(n)
+}
+
+func (d *directives) seconds(what string, n, min int) string {
+	if n < min || n > maxSettingSeconds {
+		return d.fail(invalid(what, strconv.Itoa(n)))
+	}
+	return strconv.Itoa(n) + "s"
+}
+
+func (d *directives) gzip(n *model.NginxSettings) {
+	if !n.UseGzip {
+		return
+	}
+	if n.GzipLevel < 1 || n.GzipLevel > 9 {
+		d.fail(invalid("gzip level", strconv.Itoa(n.GzipLevel)))
+	}
+	types, err := mimeTypes(n.GzipTypes)
+	if err != nil {
+		d.fail(err)
+	}
+	d.add("gzip on")
+	d.add("gzip_comp_level %d", n.GzipLevel)
+	d.add("gzip_http_version 1.1")
+	d.add("gzip_min_length %s", d.count("gzip min length", n.GzipMinLength, 0))
+	d.add("gzip_types %s", types)
+	d.add("gzip_proxied any")
+	d.add("gzip_vary on")
+}
+
+func (d *directives) client(n *model.NginxSettings) {
+	d.add("keepalive_timeout %s", d.seconds("keep-alive", n.KeepAlive, 0))
+	d.add("keepalive_requests %s", d.count("keep-alive requests", n.KeepAliveRequests, 1))
+	d.add("client_header_timeout %s", d.seconds("client header timeout", n.ClientHeaderTimeout, 1))
+	d.add("client_body_timeout %s", d.seconds("client body timeout", n.ClientBodyTimeout, 1))
+	d.add("client_header_buffer_size %s", d.size("client header buffer size", n.ClientHeaderBufferSize))
+	if n.LargeClientHeaderBuffers < 1 || n.LargeClientHeaderBuffers > 1024 {
+		d.fail(invalid("large client header buffers", strconv.Itoa(n.LargeClientHeaderBuffers)))
+	}
+	d.add("large_client_header_buffers %d %s", n.LargeClientHeaderBuffers,
+		d.size("large client header buffer size", n.LargeClientHeaderBufferSize))
+}
+
+func (d *directives) ssl(n *model.NginxSettings) {
+	protocols, err := sslProtocols(n.SSLProtocols)
+	if err != nil {
+		d.fail(err)
+	}
+	ciphers, err := cipherList(n.SSLCiphers)
+	if err != nil {
+		d.fail(err)
+	}
+	d.add("ssl_protocols %s", protocols)
+	d.add("ssl_ciphers '%s'", ciphers)
+	d.add("ssl_prefer_server_ciphers on")
+	if n.SSLSessionCache {
+		d.add("ssl_session_cache shared:SSL:%s", d.size("ssl session cache size", n.SSLSessionCacheSize))
+		d.add("ssl_session_timeout %s", d.seconds("ssl session timeout", n.SSLSessionTimeout, 1))
+	}
+	d.add("ssl_session_tickets %s", onOff(n.SSLSessionTickets))
+}
+
+// hsts returns the quoted Strict-Transport-Security value.
+func (d *directives) hsts(n *model.NginxSettings) string {
+	v := "max-age=" + d.count("hsts max age", n.HSTSMaxAge, 0)
+	if n.HSTSIncludeSubdomains {
+		v += "; includeSubDomains"
+	}
+	if n.HSTSPreload {
+		v += "; preload"
+	}
+	return `"` + v + `"`
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func allDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
