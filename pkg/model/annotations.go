@@ -38,6 +38,9 @@ type ingressAnnotations struct {
 	forceSSLRedirect bool
 	// useRegex is use-regex=true.
 	useRegex bool
+	// canary holds the canary annotations of a canary Ingress (canary=true);
+	// nil otherwise (see applyCanary and buildCanaries).
+	canary *canaryInput
 	// balancing holds the backend-level settings, when any is set.
 	balancing *balancing
 	// snippets lists the *-snippet annotations present, sorted.
@@ -114,6 +117,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 		}
 	}
 	b.setAffinity(aff)
+	a.finishCanary()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -135,6 +139,9 @@ var errUnsupported = errors.New("not supported")
 
 // apply parses one annotation into a.
 func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityInput) error {
+	if strings.HasPrefix(name, "canary") {
+		return a.applyCanary(name, v)
+	}
 	if err := checkForbidden(v, name == "rewrite-target" || name == "upstream-hash-by"); err != nil {
 		return err
 	}

@@ -76,6 +76,7 @@ func Build(s *Store, opts Options) *Configuration {
 	b.buildDefaultBackend()
 	b.buildTLS()
 	b.buildRules()
+	b.buildCanaries()
 	return b.finish()
 }
 
@@ -86,7 +87,10 @@ type builder struct {
 	global Global
 	// ingresses are the served ones, oldest first.
 	ingresses []*ingressEntry
-	backends  map[backendKey]*backendState
+	// canaries are the served canary Ingresses, oldest first: they add
+	// no locations of their own (see buildCanaries).
+	canaries []*ingressEntry
+	backends map[backendKey]*backendState
 	// backendList holds the values of backends in creation order.
 	backendList []*backendState
 	// lastBackend spares a map lookup for consecutive paths to one
@@ -163,6 +167,10 @@ func (b *builder) selectIngresses() {
 		// with any is not served at all (see refuseSnippets).
 		if len(e.ann.snippets) > 0 {
 			b.ingressProblem(e, "%s", refuseSnippets(e.ann.snippets))
+			continue
+		}
+		if e.ann.canary != nil {
+			b.canaries = append(b.canaries, e)
 			continue
 		}
 		served = append(served, e)

@@ -34,6 +34,8 @@ type location struct {
 	pathType PathType
 	backend  *backendState
 	ingress  *ingressEntry
+	// canary is set by buildCanaries; nil when none.
+	canary *canaryRoute
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -162,6 +164,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	for _, l := range s.locations {
 		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
 		loc.Settings = l.ingress.ann.location
+		loc.Canary = l.canary.location()
 		if r := loc.Settings.AllowSourceRange; r != nil {
 			loc.Settings.AllowSourceRange = slices.Clone(r)
 		}

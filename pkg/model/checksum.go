@@ -238,6 +238,7 @@ func (w *canonicalWriter) server(s *Server) {
 		w.str(l.Backend)
 		w.str(l.Ingress)
 		w.settings(&l.Settings)
+		w.canary(l.Canary)
 	}
 }
 

@@ -87,6 +87,33 @@ type Location struct {
 	Ingress string `json:"ingress,omitempty"`
 	// Settings from annotations, validated.
 	Settings LocationSettings `json:"settings"`
+	// Canary is the alternative backend a canary Ingress adds to this
+	// path; nil when none.
+	Canary *Canary `json:"canary,omitempty"`
+}
+
+// Canary is the alternative backend of a Location, from the canary
+// Ingress (nginx.ingress.kubernetes.io/canary: "true") of the same host
+// and path. The router chooses per request, in this order: the header
+// (HeaderValue exactly, else HeaderPattern, else "always" and "never"),
+// then the cookie ("always", "never"), then Weight out of WeightTotal.
+type Canary struct {
+	// Backend is the Name of the canary's Backend.
+	Backend string `json:"backend"`
+	// Ingress is the "namespace/name" of the canary Ingress.
+	Ingress string `json:"ingress"`
+	// Weight of WeightTotal requests go to Backend at random:
+	// 0 <= Weight <= WeightTotal, WeightTotal >= 100.
+	Weight      int `json:"weight,omitempty"`
+	WeightTotal int `json:"weightTotal"`
+	// Header is a request header name (letters, digits, '-', '_').
+	Header string `json:"header,omitempty"`
+	// HeaderValue is matched exactly; HeaderPattern (when HeaderValue is
+	// empty) is a regular expression, case-sensitive and unanchored.
+	HeaderValue   string `json:"headerValue,omitempty"`
+	HeaderPattern string `json:"headerPattern,omitempty"`
+	// Cookie is a cookie name (token characters).
+	Cookie string `json:"cookie,omitempty"`
 }
 
 // LocationSettings are the per-location settings parsed from

@@ -160,6 +160,39 @@ func (c *contract) location(host string, l *Location) {
 		c.fail("%s: backend %q is not sent", where, l.Backend)
 	}
 	c.settings(where, &l.Settings)
+	c.canary(where, l)
+}
+
+// headerNameRE mirrors the header check of lua/canary.lua.
+var headerNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+
+// canary checks l.Canary as lua/canary.lua compiles it, and what Build
+// promises on top: a backend that is sent and is not the main one, no
+// canary on a catch-all, a value or pattern only with a header, one of
+// them only.
+func (c *contract) canary(where string, l *Location) {
+	k := l.Canary
+	if k == nil {
+		return
+	}
+	if k.Backend == "" || !c.backends[k.Backend] || k.Backend == l.Backend || l.Ingress == "" || !luaNameOK(k.Ingress) {
+		c.fail("%s: canary backend %q of %q", where, k.Backend, k.Ingress)
+	}
+	if k.WeightTotal < 100 || k.WeightTotal > maxCanaryWeight || k.Weight < 0 || k.Weight > k.WeightTotal {
+		c.fail("%s: canary weight %d of %d", where, k.Weight, k.WeightTotal)
+	}
+	if k.Header != "" && !headerNameRE.MatchString(k.Header) || k.Cookie != "" && !cookieNameRE.MatchString(k.Cookie) {
+		c.fail("%s: canary header %q cookie %q", where, k.Header, k.Cookie)
+	}
+	if k.Header == "" && (k.HeaderValue != "" || k.HeaderPattern != "") || k.HeaderValue != "" && k.HeaderPattern != "" ||
+		strings.ContainsFunc(k.HeaderValue, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		c.fail("%s: canary header %q value %q pattern %q", where, k.Header, k.HeaderValue, k.HeaderPattern)
+	}
+	if p := k.HeaderPattern; p != "" {
+		if _, err := regexp.Compile(p); err != nil || validateRegexPath("/"+p) != nil {
+			c.fail("%s: canary header pattern %q", where, p)
+		}
+	}
 }
 
 func (c *contract) settings(where string, s *LocationSettings) {
@@ -237,6 +270,28 @@ func TestDataPlaneContract(t *testing.T) {
 		"unknown backend": {func(c *Configuration) { c.Servers[1].Locations[0].Backend = "nope" }, `backend "nope" is not sent`},
 		"endpoint port":   {func(c *Configuration) { c.Backends[1].Endpoints[0].Port = 0 }, `endpoint "10.0.0.1" port 0`},
 		"long cert name":  {func(c *Configuration) { c.Certificates[1].Name = "ns/" + strings.Repeat("a", 318) }, `certificate name`},
+		"valid canary": {func(c *Configuration) {
+			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", Weight: 5, WeightTotal: 100,
+				Header: "X-Canary", HeaderPattern: `^v\d$`, Cookie: "c"}
+		}, ""},
+		"canary backend not sent": {func(c *Configuration) {
+			c.Servers[1].Locations[0].Canary = &Canary{Backend: "nope", Ingress: "ns/c", WeightTotal: 100}
+		}, `canary backend "nope"`},
+		"canary to the main backend": {func(c *Configuration) {
+			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-web-80", Ingress: "ns/c", WeightTotal: 100}
+		}, `canary backend "ns-web-80"`},
+		"canary weight above total": {func(c *Configuration) {
+			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", Weight: 101, WeightTotal: 100}
+		}, `canary weight 101 of 100`},
+		"canary header": {func(c *Configuration) {
+			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, Header: "X.Canary"}
+		}, `canary header "X.Canary"`},
+		"canary pattern": {func(c *Configuration) {
+			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, Header: "X", HeaderPattern: "(a"}
+		}, `canary header pattern "(a"`},
+		"canary value without header": {func(c *Configuration) {
+			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, HeaderValue: "yes"}
+		}, `canary header "" value "yes"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

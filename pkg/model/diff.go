@@ -150,7 +150,7 @@ func ServerEqual(a, b *Server) bool {
 }
 
 func locationEqual(a, b *Location) bool {
-	if a.Path != b.Path || a.PathType != b.PathType || a.Backend != b.Backend || a.Ingress != b.Ingress {
+	if a.Path != b.Path || a.PathType != b.PathType || a.Backend != b.Backend || a.Ingress != b.Ingress || !canaryEqual(a.Canary, b.Canary) {
 		return false
 	}
 	x, y := &a.Settings, &b.Settings

@@ -2,10 +2,12 @@ package model
 
 import (
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // FuzzAnnotationValues checks the security property of the parsers: a value
@@ -17,10 +19,12 @@ func FuzzAnnotationValues(f *testing.F) {
 		f.Add(seed)
 	}
 	names := []string{"proxy-read-timeout", "proxy-body-size", "backend-protocol", "rewrite-target", "whitelist-source-range",
-		"load-balance", "upstream-hash-by", "session-cookie-name", "session-cookie-path", "ssl-redirect"}
+		"load-balance", "upstream-hash-by", "session-cookie-name", "session-cookie-path", "ssl-redirect",
+		"canary-weight", "canary-weight-total", "canary-by-header", "canary-by-header-value", "canary-by-cookie"}
 	f.Fuzz(func(t *testing.T, v string) {
 		for _, n := range names {
-			a := parseAnnotations(map[string]string{AnnotationPrefix + n: v, AnnotationPrefix + "affinity": "cookie"})
+			a := parseAnnotations(map[string]string{AnnotationPrefix + n: v, AnnotationPrefix + "affinity": "cookie",
+				AnnotationPrefix + "canary": "true", AnnotationPrefix + "canary-by-header": "X"})
 			if len(a.problems) > 0 {
 				continue
 			}
@@ -75,6 +79,15 @@ func FuzzBuildEmitsDataPlaneValues(f *testing.F) {
 		{"ü.example.com", "/\x00", 3, "proxy-body-size", "1025g", false},
 		{"a.example.com", "/" + strings.Repeat("a", 1024), 2, "use-regex", "maybe", true},
 		{"*.*.example.com", "/shared", 4, "server-snippet", "return 200;", false},
+		{"a.example.com", "/", 1, "canary-weight", "100", false},
+		{"a.example.com", "/api/v[0-9]+/(.*)", 2, "canary-by-header-pattern", `^v\d+$`, true},
+		{"", "/shared", 1, "canary-by-cookie", "Canary-By-Cookie", false},
+		{"b.example.com", "/app", 0, "canary-by-header", "X-Canary", false},
+		{"a.example.com", "/health", 0, "canary-weight-total", "99999999999", false},
+		{"a.example.com", "/", 1, "canary", "true", false},
+		{"c.example.com", "/x", 1, "canary-weight", "50", false},
+		{"c.example.com", "/api/(.*)", 2, "canary-by-header-pattern", "^(a|b)$", true},
+		{"c.example.com", "/", 0, "canary-by-header-value", "yes", false},
 	}
 	for _, s := range seeds {
 		f.Add(s.host, s.path, s.pathType, s.annName, s.value, s.regex)
@@ -91,7 +104,42 @@ func FuzzBuildEmitsDataPlaneValues(f *testing.F) {
 		if regex {
 			opts = append(opts, nginx("use-regex", "true"))
 		}
-		checkHostile(t, good, want, ingress(evilNS, "fuzz", opts...))
+		var hostile []runtime.Object
+		if strings.HasPrefix(annName, "canary") {
+			// A canary of a main Ingress of its own namespace (with another
+			// backend), so that its values reach the data plane.
+			opts = append(opts, nginx("canary", "true"), nginx("canary-by-header", "X-Canary"))
+			main := httpPath(networkingv1.PathTypeExact, path, "web", "big")
+			main.PathType = p.PathType
+			hostile = append(hostile, ingress(evilNS, "fuzz-main", created(999), nginx("use-regex", strconv.FormatBool(regex)),
+				rule(host, main, httpPath(networkingv1.PathTypeExact, path, "web", "big"))))
+		}
+		checkHostile(t, good, want, append(hostile, ingress(evilNS, "fuzz", opts...))...)
+	})
+}
+
+// FuzzCanaryHeaderPattern checks validateHeaderPattern against an
+// independent reading of what it accepts, as FuzzRegexPath does for regex
+// paths: at most 1023 printable ASCII characters, compiling with Go's
+// regexp, without named groups or the s and m flags.
+func FuzzCanaryHeaderPattern(f *testing.F) {
+	for _, seed := range []string{"^Do[A-Z][a-z]+y$", `^v\d+$`, "[][**da?$&*", "*a", "(?P<x>a)", "(?s).", "a b", "$+", `\pL`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if validateHeaderPattern(p) != nil {
+			return
+		}
+		if p == "" || len(p) > 1023 || strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			t.Fatalf("accepted %q", p)
+		}
+		re, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatalf("accepted %q: %v", p, err)
+		}
+		if op := forbiddenOp(re); op != "" {
+			t.Fatalf("accepted %q with %s", p, op)
+		}
 	})
 }
 

@@ -185,7 +185,7 @@ func annotationTable() []RegistryEntry {
 		limit   = "rate and connection limits come with the access-control issue"
 		upTLS   = "upstream TLS settings come with the access-control issue"
 		cors    = "CORS comes with the migration issue"
-		canary  = "canary Ingresses come with the migration issue"
+		canary  = "applies only to main Ingresses of its own namespace, on the same host and path (ingress-nginx: any namespace, and every path routed to the main's backend)"
 		redir   = "redirects come with the migration issue"
 		proxy   = "proxy buffering and retry settings come with the migration issue"
 		cookie  = "this affinity setting comes with the migration issue"
@@ -219,13 +219,13 @@ func annotationTable() []RegistryEntry {
 		supported("cors-expose-headers", "X-Request-Id"),
 		supported("cors-max-age", "600"),
 		// Canary.
-		notSupported("canary", "true", canary, m),
-		notSupported("canary-weight", "20", canary, m),
-		notSupported("canary-weight-total", "100", canary, m),
-		notSupported("canary-by-header", "X-Canary", canary, m),
-		notSupported("canary-by-header-value", "always", canary, m),
-		notSupported("canary-by-header-pattern", "^(yes|true)", canary, m),
-		notSupported("canary-by-cookie", "canary", canary, m),
+		differs("canary", "true", canary, m),
+		supported("canary-weight", "20"),
+		supported("canary-weight-total", "100"),
+		supported("canary-by-header", "X-Canary"),
+		supported("canary-by-header-value", "always"),
+		differs("canary-by-header-pattern", "^(yes|true)", "a pattern outside RE2 syntax or nginx's PCRE subset is left out with a Problem (ingress-nginx keeps it, and then sends every request with the header to the main backend)", m),
+		supported("canary-by-cookie", "canary"),
 		// Upstream, headers and proxying.
 		differs("backend-protocol", "HTTPS", "HTTP, HTTPS, GRPC and GRPCS; AUTO_HTTP and FCGI are not accepted", m),
 		notSupported("upstream-vhost", "internal.example.com", header, m),

@@ -17,6 +17,7 @@ const neutralValue = "1"
 // its sample is parsed with them.
 var annotationContext = map[string]map[string]string{
 	"canary-":                 {"canary": "true"},
+	"canary-by-header-":       {"canary": "true", "canary-by-header": "X-Canary"},
 	"cors-":                   {"enable-cors": "true"},
 	"session-cookie-":         {"affinity": "cookie"},
 	"affinity-":               {"affinity": "cookie"},
