@@ -6,6 +6,7 @@
 //	syncer decode          turn one stream payload on stdin into JSON
 //	syncer backends ...    show what the running nginx's Lua balancer holds
 //	syncer routes ...      show the route table the running nginx's router holds
+//	syncer migrate-check   check ingress-nginx Ingresses and ConfigMap (docs/migration.md)
 package main
 
 import (
@@ -29,6 +30,7 @@ func commands() []command {
 		{"decode", "turn one stream payload on stdin into JSON", decodeCommand},
 		{"backends", "show what the running nginx's Lua balancer holds", backendsCommand},
 		{"routes", "show the route table the running nginx's router holds", routesCommand},
+		{"migrate-check", "check ingress-nginx Ingresses and ConfigMap against what ingress-sync does", migrateCommand},
 	}
 }
 

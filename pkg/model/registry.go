@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -41,8 +42,28 @@ func (s Status) String() string {
 	return "unknown"
 }
 
-// MarshalText makes a Status a JSON string.
-func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+// MarshalText makes a Status a JSON string for scripts: supported,
+// supported_with_difference, refused, not_supported or unknown.
+func (s Status) MarshalText() ([]byte, error) {
+	switch s {
+	case StatusSupportedWithDifference:
+		return []byte("supported_with_difference"), nil
+	case StatusNotSupported:
+		return []byte("not_supported"), nil
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText reads what MarshalText writes.
+func (s *Status) UnmarshalText(b []byte) error {
+	for c := StatusUnknown; c <= StatusNotSupported; c++ {
+		if t, _ := c.MarshalText(); string(t) == string(b) {
+			*s = c
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown status %q", b)
+}
 
 // Behaves reports whether a name of this status behaves as in
 // ingress-nginx (only StatusSupported does).

@@ -1,0 +1,284 @@
+package migrate
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// DefaultConfigMap is the controller ConfigMap of a default ingress-nginx
+// installation (its Helm chart and static manifests).
+const DefaultConfigMap = "ingress-nginx/ingress-nginx-controller"
+
+// checkController is the controller class Check builds with; the
+// Ingresses checked are given an IngressClass of it.
+const checkController = "k8s.io/ingress-sync"
+
+// Options say what Check looks at.
+type Options struct {
+	// IngressClass selects the Ingresses checked: those whose
+	// spec.ingressClassName or kubernetes.io/ingress.class annotation is
+	// this class, and those without any class. "" checks every Ingress.
+	IngressClass string
+	// ConfigMap is the "namespace/name" of the ingress-nginx controller
+	// ConfigMap; "" checks none.
+	ConfigMap string
+}
+
+// Check looks up every annotation and ConfigMap key in use and builds the
+// objects with model.Build as ingress-sync would serve them once their
+// class is switched.
+func Check(in *Input, o Options) (*Report, error) {
+	r := &Report{Source: in.Source, Notes: slices.Clone(in.Notes)}
+	var cmNS, cmName string
+	if o.ConfigMap != "" {
+		var err error
+		if cmNS, cmName, err = splitKey(o.ConfigMap); err != nil {
+			return nil, err
+		}
+	}
+	var objs []runtime.Object
+	checked := map[string]bool{}
+	for _, obj := range in.Objects {
+		switch v := obj.(type) {
+		case *networkingv1.IngressClass:
+			continue // the Ingresses checked get ingress-sync's class
+		case *networkingv1.Ingress:
+			if !selected(v, o.IngressClass) {
+				continue
+			}
+			r.Ingresses++
+			checked["Ingress/"+v.Namespace+"/"+v.Name] = true
+			r.Findings = append(r.Findings, annotationFindings(v)...)
+			obj = switchClass(v)
+		case *corev1.ConfigMap:
+			if v.Namespace == cmNS && v.Name == cmName {
+				r.ConfigMap = o.ConfigMap
+				checked["ConfigMap/"+o.ConfigMap] = true
+				r.Findings = append(r.Findings, keyFindings(v)...)
+			}
+		}
+		objs = append(objs, obj)
+	}
+	if o.ConfigMap != "" && r.ConfigMap == "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("ConfigMap %s not found: the ingress-nginx defaults are assumed", o.ConfigMap))
+	}
+	if in.Manifests {
+		stubs := missingServices(objs)
+		objs = append(objs, stubs...)
+		if len(stubs) > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s named by the Ingresses but missing from the directory: assumed to exist", count(len(stubs), "Service", "Services")))
+		}
+	}
+	problems, err := build(objs, r.ConfigMap)
+	if err != nil {
+		return nil, err
+	}
+	r.Problems = relevantProblems(problems, checked, r.Findings)
+	r.summarize()
+	return r, nil
+}
+
+// selected reports whether ing is of class (or has none); "" selects all.
+func selected(ing *networkingv1.Ingress, class string) bool {
+	if class == "" {
+		return true
+	}
+	if c := ing.Spec.IngressClassName; c != nil {
+		return *c == class
+	}
+	if c, ok := ing.Annotations[model.LegacyClassAnnotation]; ok {
+		return c == class
+	}
+	return true
+}
+
+// checkClass is the class the checked Ingresses are switched to.
+const checkClass = "ingress-sync"
+
+// switchClass returns a copy of ing served by the Build of Check.
+func switchClass(ing *networkingv1.Ingress) *networkingv1.Ingress {
+	c := ing.DeepCopy()
+	class := checkClass
+	c.Spec.IngressClassName = &class
+	delete(c.Annotations, model.LegacyClassAnnotation)
+	return c
+}
+
+func annotationFindings(ing *networkingv1.Ingress) []Finding {
+	var out []Finding
+	for k := range ing.Annotations {
+		if !strings.HasPrefix(k, model.AnnotationPrefix) {
+			continue
+		}
+		e, _ := model.LookupAnnotation(k)
+		status, note := model.AnnotationStatus(k)
+		out = append(out, Finding{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, Type: "annotation",
+			Key: strings.TrimPrefix(k, model.AnnotationPrefix), Status: status, Note: note, Issue: e.Issue})
+	}
+	slices.SortFunc(out, func(a, b Finding) int { return cmp.Compare(a.Key, b.Key) })
+	return out
+}
+
+func keyFindings(cm *corev1.ConfigMap) []Finding {
+	var out []Finding
+	for k := range cm.Data {
+		e, _ := model.LookupConfigKey(k)
+		status, note := model.ConfigKeyStatus(k)
+		out = append(out, Finding{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, Type: "key",
+			Key: k, Status: status, Note: note, Issue: e.Issue})
+	}
+	slices.SortFunc(out, func(a, b Finding) int { return cmp.Compare(a.Key, b.Key) })
+	return out
+}
+
+// build runs model.Build on objs and returns its Problems.
+func build(objs []runtime.Object, configMap string) ([]model.Problem, error) {
+	s := model.NewStore()
+	for _, obj := range objs {
+		m := obj.(metav1.Object)
+		ev := events.Event{Op: events.OpCreate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}
+		if err := s.Apply(ev); err != nil {
+			return nil, fmt.Errorf("%w: %s %s/%s: %w", ErrInput, ev.Kind, ev.Namespace, ev.Name, err)
+		}
+	}
+	cfg := model.Build(s, model.Options{ControllerClass: checkController, IngressClass: checkClass, ConfigMap: configMap})
+	return cfg.Problems, nil
+}
+
+// relevantProblems keeps the Problems of the objects checked, without
+// those a finding already says: an annotation or key reported as not
+// supported, and the refusal of snippets.
+func relevantProblems(problems []model.Problem, checked map[string]bool, findings []Finding) []model.Problem {
+	var out []model.Problem
+	for _, p := range problems {
+		if p.Kind != model.ProblemKindOptions && !checked[p.Kind+"/"+p.Namespace+"/"+p.Name] {
+			continue
+		}
+		if !saidByFinding(p, findings) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func saidByFinding(p model.Problem, findings []Finding) bool {
+	for _, f := range findings {
+		if f.Kind != p.Kind || f.Namespace != p.Namespace || f.Name != p.Name {
+			continue
+		}
+		name := f.Key
+		if f.Type == "annotation" {
+			name = model.AnnotationPrefix + name
+		}
+		switch {
+		case f.Status == model.StatusRefused && strings.Contains(p.Reason, name) && strings.Contains(p.Reason, "snippets"):
+			return true
+		case (f.Status == model.StatusNotSupported || f.Status == model.StatusUnknown) &&
+			strings.Contains(p.Reason, " "+name+"=") && strings.Contains(p.Reason, "not supported"):
+			return true
+		}
+	}
+	return false
+}
+
+// missingServices returns a stub Service for every Service an Ingress of
+// objs names that objs lack, with the ports named.
+func missingServices(objs []runtime.Object) []runtime.Object {
+	have := map[[2]string]bool{}
+	for _, obj := range objs {
+		if s, ok := obj.(*corev1.Service); ok {
+			have[[2]string{s.Namespace, s.Name}] = true
+		}
+	}
+	stubs := map[[2]string]*corev1.Service{}
+	for _, obj := range objs {
+		ing, ok := obj.(*networkingv1.Ingress)
+		if !ok {
+			continue
+		}
+		for _, b := range backends(ing) {
+			key := [2]string{ing.Namespace, b.Name}
+			if have[key] {
+				continue
+			}
+			if stubs[key] == nil {
+				stubs[key] = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key[0], Name: key[1]}}
+			}
+			addPort(stubs[key], b.Port)
+		}
+	}
+	out := make([]runtime.Object, 0, len(stubs))
+	for _, s := range stubs {
+		out = append(out, s)
+	}
+	sortObjects(out)
+	return out
+}
+
+// backends lists the Service backends of ing.
+func backends(ing *networkingv1.Ingress) []*networkingv1.IngressServiceBackend {
+	var out []*networkingv1.IngressServiceBackend
+	if d := ing.Spec.DefaultBackend; d != nil && d.Service != nil {
+		out = append(out, d.Service)
+	}
+	for _, r := range ing.Spec.Rules {
+		if r.HTTP == nil {
+			continue
+		}
+		for _, p := range r.HTTP.Paths {
+			if p.Backend.Service != nil {
+				out = append(out, p.Backend.Service)
+			}
+		}
+	}
+	return out
+}
+
+func addPort(s *corev1.Service, p networkingv1.ServiceBackendPort) {
+	port := corev1.ServicePort{Name: p.Name, Port: p.Number}
+	if port.Port == 0 {
+		port.Port = 80 + int32(len(s.Spec.Ports))
+	}
+	for _, q := range s.Spec.Ports {
+		if q.Name == port.Name && (p.Number == 0 || q.Port == p.Number) {
+			return
+		}
+	}
+	s.Spec.Ports = append(s.Spec.Ports, port)
+}
+
+// tlsSecrets lists the namespace and name of every Secret the Ingresses of
+// objs name in spec.tls, sorted and once.
+func tlsSecrets(objs []runtime.Object) [][2]string {
+	var out [][2]string
+	for _, obj := range objs {
+		if ing, ok := obj.(*networkingv1.Ingress); ok {
+			for _, t := range ing.Spec.TLS {
+				if t.SecretName != "" {
+					out = append(out, [2]string{ing.Namespace, t.SecretName})
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	return slices.Compact(out)
+}
+
+// splitKey splits "namespace/name".
+func splitKey(key string) (string, string, error) {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("%q is not namespace/name", key)
+	}
+	return ns, name, nil
+}

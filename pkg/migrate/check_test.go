@@ -1,0 +1,145 @@
+package migrate
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ingress-sync/ingress-sync/internal/golden"
+)
+
+const corpusDir = "testdata/corpus"
+
+// registryHint explains most golden differences: the reports follow the
+// statuses of pkg/model/registry.go.
+const registryHint = "a status in pkg/model/registry.go changed?"
+
+func checkDir(t *testing.T, dir string, o Options) *Report {
+	t.Helper()
+	in, err := ReadDir(dir)
+	if err != nil {
+		t.Fatalf("ReadDir: %v", err)
+	}
+	r, err := Check(in, o)
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	return r
+}
+
+// TestCorpus checks the corpus of realistic Ingresses; the golden files
+// are the text and JSON reports.
+func TestCorpus(t *testing.T) {
+	r := checkDir(t, corpusDir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+	var text, js bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "corpus", text.Bytes(), registryHint)
+	golden.Check(t, "corpus.json", js.Bytes(), registryHint)
+	if err := r.Err(); !errors.Is(err, ErrDifferences) {
+		t.Errorf("Err() = %v, want ErrDifferences", err)
+	}
+}
+
+// TestCheckStatus checks what makes a report fail, one cause at a time.
+func TestCheckStatus(t *testing.T) {
+	tests := map[string]struct {
+		files  map[string]string
+		failed bool
+	}{
+		"supported annotations only":    {files: map[string]string{"a.yaml": ingressYAML("proxy-body-size: 8m")}},
+		"no annotation at all":          {files: map[string]string{"a.yaml": ingressYAML("")}},
+		"other prefixes are not read":   {files: map[string]string{"a.yaml": ingressYAML("")}},
+		"a documented difference":       {files: map[string]string{"a.yaml": ingressYAML(`rewrite-target: /`)}, failed: true},
+		"a snippet":                     {files: map[string]string{"a.yaml": ingressYAML(`server-snippet: "return 200;"`)}, failed: true},
+		"not supported":                 {files: map[string]string{"a.yaml": ingressYAML("auth-type: basic")}, failed: true},
+		"unknown":                       {files: map[string]string{"a.yaml": ingressYAML("no-such-annotation: x")}, failed: true},
+		"an invalid value":              {files: map[string]string{"a.yaml": ingressYAML(`proxy-body-size: "8 megabytes"`)}, failed: true},
+		"a ConfigMap key not supported": {files: map[string]string{"a.yaml": ingressYAML(""), "cm.yaml": configMapYAML("use-geoip2", "true")}, failed: true},
+		"a supported ConfigMap key":     {files: map[string]string{"a.yaml": ingressYAML(""), "cm.yaml": configMapYAML("proxy-body-size", "8m")}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for f, content := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := checkDir(t, dir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+			if failed := r.Err() != nil; failed != tc.failed {
+				var b bytes.Buffer
+				_ = r.WriteText(&b)
+				t.Errorf("failed = %v, want %v; report:\n%s", failed, tc.failed, b.String())
+			}
+		})
+	}
+}
+
+func ingressYAML(annotation string) string {
+	s := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: app\n  annotations:\n    example.com/owner: team-a\n"
+	if annotation != "" {
+		s += "    nginx.ingress.kubernetes.io/" + annotation + "\n"
+	}
+	return s + `spec:
+  ingressClassName: nginx
+  rules:
+    - host: app.example.com
+      http:
+        paths:
+          - path: /
+            pathType: Prefix
+            backend:
+              service:
+                name: app
+                port:
+                  number: 80
+`
+}
+
+func configMapYAML(k, v string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ingress-nginx-controller\n  namespace: ingress-nginx\ndata:\n  " + k + ": \"" + v + "\"\n"
+}
+
+func TestCleanDirectory(t *testing.T) {
+	r := checkDir(t, "testdata/clean", Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+	if err := r.Err(); err != nil {
+		t.Errorf("Err() = %v", err)
+	}
+	if r.Ingresses != 1 || len(r.Findings) != 2 {
+		t.Errorf("%d Ingresses, findings %v", r.Ingresses, r.Findings)
+	}
+}
+
+func TestReadDirErrors(t *testing.T) {
+	tests := map[string]map[string]string{
+		"no manifest":            {"README.md": "# nothing"},
+		"not YAML":               {"a.yaml": "kind: [unclosed"},
+		"a typed field is wrong": {"a.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nspec:\n  ports: 80\n"},
+	}
+	for name, files := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for f, content := range files {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := ReadDir(dir); !errors.Is(err, ErrInput) {
+				t.Errorf("ReadDir = %v, want ErrInput", err)
+			}
+		})
+	}
+}
+
+func TestCheckRejectsMalformedConfigMapName(t *testing.T) {
+	if _, err := Check(&Input{}, Options{ConfigMap: "no-namespace"}); err == nil {
+		t.Error("Check accepted ConfigMap \"no-namespace\"")
+	}
+}
