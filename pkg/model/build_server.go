@@ -168,7 +168,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		if r := loc.Settings.AllowSourceRange; r != nil {
 			loc.Settings.AllowSourceRange = slices.Clone(r)
 		}
-		if v, override := locationRedirect(l.ingress, &srv); override {
+		if v, override := locationRedirect(l.ingress, &srv, b.global.ForceSSLRedirect); override {
 			loc.Settings.SSLRedirect = &redirect[boolRank(v)]
 		}
 		srv.Locations = append(srv.Locations, loc)
@@ -183,11 +183,19 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 // locationRedirect says whether a location of e redirects to HTTPS, and
 // whether that differs from its server (then LocationSettings.SSLRedirect
 // records it): force-ssl-redirect=true always redirects; ssl-redirect
-// applies to TLS servers only.
-func locationRedirect(e *ingressEntry, srv *Server) (redirect, override bool) {
+// applies to TLS servers only. forceDefault is the ConfigMap's
+// force-ssl-redirect, the default of the annotation: an Ingress without a
+// valid force-ssl-redirect annotation takes it, one with "false" opts out.
+func locationRedirect(e *ingressEntry, srv *Server, forceDefault bool) (redirect, override bool) {
 	redirect = srv.SSLRedirect
+	force := e.ann.forceSSLRedirect
+	if forceDefault && !force {
+		v, set := e.obj.Annotations[AnnotationPrefix+"force-ssl-redirect"]
+		on, err := parseBool(v)
+		force = !set || err != nil || on
+	}
 	switch {
-	case e.ann.forceSSLRedirect:
+	case force:
 		redirect = true
 	case e.ann.sslRedirect != nil && srv.TLS:
 		redirect = *e.ann.sslRedirect

@@ -2,9 +2,14 @@ package model
 
 import (
 	"errors"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 func TestBuildGlobal(t *testing.T) {
@@ -84,6 +89,283 @@ func TestOptionsValidate(t *testing.T) {
 			if err != nil && !errors.Is(err, ErrInvalidOption) {
 				t.Errorf("%v does not wrap ErrInvalidOption", err)
 			}
+		})
+	}
+}
+
+// TestGlobalKeys parses each ConfigMap key alone: valid forms give the
+// field, invalid forms keep the default with a reason.
+func TestGlobalKeys(t *testing.T) {
+	type kv = [2]string
+	d := DefaultGlobal()
+	with := func(f func(g *Global)) Global { g := DefaultGlobal(); f(&g); return g }
+	tests := map[string]struct {
+		in   kv
+		want Global // ignored when bad
+		bad  string // part of the reason
+	}{
+		"use-gzip":                       {in: kv{"use-gzip", "true"}, want: with(func(g *Global) { g.Nginx.UseGzip = true })},
+		"use-gzip bad":                   {in: kv{"use-gzip", "yes"}, bad: "must be true or false"},
+		"gzip-level":                     {in: kv{"gzip-level", "9"}, want: with(func(g *Global) { g.Nginx.GzipLevel = 9 })},
+		"gzip-level too high":            {in: kv{"gzip-level", "10"}, bad: "between 1 and 9"},
+		"gzip-level zero":                {in: kv{"gzip-level", "0"}, bad: "between 1 and 9"},
+		"gzip-min-length":                {in: kv{"gzip-min-length", "0"}, want: with(func(g *Global) { g.Nginx.GzipMinLength = 0 })},
+		"gzip-min-length with unit":      {in: kv{"gzip-min-length", "1k"}, bad: "whole number"},
+		"gzip-types canonical":           {in: kv{"gzip-types", "Text/CSS  application/json,text/css"}, want: with(func(g *Global) { g.Nginx.GzipTypes = "text/css application/json" })},
+		"gzip-types star":                {in: kv{"gzip-types", "text/css *"}, want: with(func(g *Global) { g.Nginx.GzipTypes = "*" })},
+		"gzip-types not a type":          {in: kv{"gzip-types", "text"}, bad: "not a MIME type"},
+		"gzip-types variable":            {in: kv{"gzip-types", "text/$x"}, bad: "'$'"},
+		"gzip-types empty":               {in: kv{"gzip-types", " "}, bad: "is empty"},
+		"ssl-protocols ordered":          {in: kv{"ssl-protocols", "tlsv1.3 TLSv1.2 TLSv1.3"}, want: with(func(g *Global) { g.Nginx.SSLProtocols = "TLSv1.2 TLSv1.3" })},
+		"ssl-protocols only 1.3":         {in: kv{"ssl-protocols", "TLSv1.3"}, want: with(func(g *Global) { g.Nginx.SSLProtocols = "TLSv1.3" })},
+		"ssl-protocols SSLv3":            {in: kv{"ssl-protocols", "SSLv3 TLSv1.2"}, bad: "is not one of"},
+		"ssl-ciphers":                    {in: kv{"ssl-ciphers", "ECDHE+AESGCM:!aNULL, @STRENGTH"}, want: with(func(g *Global) { g.Nginx.SSLCiphers = "ECDHE+AESGCM:!aNULL:@STRENGTH" })},
+		"ssl-ciphers quote":              {in: kv{"ssl-ciphers", "HIGH:'x"}, bad: "contains"},
+		"ssl-ciphers bad element":        {in: kv{"ssl-ciphers", "HIGH:@EVIL"}, bad: "cipher list element"},
+		"ssl-session-cache":              {in: kv{"ssl-session-cache", "false"}, want: with(func(g *Global) { g.Nginx.SSLSessionCache = false })},
+		"ssl-session-cache-size":         {in: kv{"ssl-session-cache-size", "50m"}, want: with(func(g *Global) { g.Nginx.SSLSessionCacheSize = "50m" })},
+		"ssl-session-cache-size small":   {in: kv{"ssl-session-cache-size", "8k"}, bad: "at least 32768 bytes"},
+		"ssl-session-timeout":            {in: kv{"ssl-session-timeout", "1h30m"}, want: with(func(g *Global) { g.Nginx.SSLSessionTimeout = 5400 })},
+		"ssl-session-timeout seconds":    {in: kv{"ssl-session-timeout", "300"}, want: with(func(g *Global) { g.Nginx.SSLSessionTimeout = 300 })},
+		"ssl-session-timeout ms":         {in: kv{"ssl-session-timeout", "500ms"}, bad: "whole seconds"},
+		"ssl-session-timeout unit":       {in: kv{"ssl-session-timeout", "10x"}, bad: "nginx time"},
+		"ssl-session-tickets":            {in: kv{"ssl-session-tickets", "true"}, want: with(func(g *Global) { g.Nginx.SSLSessionTickets = true })},
+		"keep-alive off":                 {in: kv{"keep-alive", "0"}, want: with(func(g *Global) { g.Nginx.KeepAlive = 0 })},
+		"keep-alive with unit":           {in: kv{"keep-alive", "75s"}, bad: "whole number"},
+		"keep-alive-requests":            {in: kv{"keep-alive-requests", "100"}, want: with(func(g *Global) { g.Nginx.KeepAliveRequests = 100 })},
+		"keep-alive-requests zero":       {in: kv{"keep-alive-requests", "0"}, bad: "between 1"},
+		"upstream-keepalive-timeout":     {in: kv{"upstream-keepalive-timeout", "30"}, want: with(func(g *Global) { g.Nginx.UpstreamKeepaliveTimeout = 30 })},
+		"upstream-keepalive-requests":    {in: kv{"upstream-keepalive-requests", "50"}, want: with(func(g *Global) { g.Nginx.UpstreamKeepaliveRequests = 50 })},
+		"upstream-keepalive-conns off":   {in: kv{"upstream-keepalive-connections", "0"}, want: with(func(g *Global) { g.UpstreamKeepalive = 0 })},
+		"client-header-timeout":          {in: kv{"client-header-timeout", "10"}, want: with(func(g *Global) { g.Nginx.ClientHeaderTimeout = 10 })},
+		"client-body-timeout zero":       {in: kv{"client-body-timeout", "0"}, bad: "between 1"},
+		"client-header-buffer-size":      {in: kv{"client-header-buffer-size", "2k"}, want: with(func(g *Global) { g.Nginx.ClientHeaderBufferSize = "2k" })},
+		"client-header-buffer-size bad":  {in: kv{"client-header-buffer-size", "2kb"}, bad: "nginx size"},
+		"large-client-header-buffers":    {in: kv{"large-client-header-buffers", "8  16k"}, want: with(func(g *Global) { g.Nginx.LargeClientHeaderBuffers, g.Nginx.LargeClientHeaderBufferSize = 8, "16k" })},
+		"large-client-header-buffers 1":  {in: kv{"large-client-header-buffers", "8"}, bad: "a number and a size"},
+		"large-client-header-buffers s":  {in: kv{"large-client-header-buffers", "4 512"}, bad: "at least 1024"},
+		"proxy-buffering":                {in: kv{"proxy-buffering", "ON"}, want: with(func(g *Global) { g.Nginx.ProxyBuffering = true })},
+		"proxy-buffering bool":           {in: kv{"proxy-buffering", "true"}, bad: "on or off"},
+		"proxy-buffer-size":              {in: kv{"proxy-buffer-size", "16k"}, want: with(func(g *Global) { g.Nginx.ProxyBufferSize = "16k" })},
+		"proxy-buffer-size zero":         {in: kv{"proxy-buffer-size", "0"}, bad: "at least 1"},
+		"proxy-connect-timeout":          {in: kv{"proxy-connect-timeout", "10"}, want: with(func(g *Global) { g.ProxyConnectTimeout = 10 })},
+		"proxy-read-timeout unit":        {in: kv{"proxy-read-timeout", "60s"}, bad: "whole number"},
+		"proxy-send-timeout zero":        {in: kv{"proxy-send-timeout", "0"}, bad: "between 1 and 3600"},
+		"proxy-body-size":                {in: kv{"proxy-body-size", "0"}, want: with(func(g *Global) { g.ProxyBodySize = "0" })},
+		"proxy-body-size bad":            {in: kv{"proxy-body-size", "8mb"}, bad: "nginx size"},
+		"use-http2":                      {in: kv{"use-http2", "false"}, want: with(func(g *Global) { g.Nginx.UseHTTP2 = false })},
+		"http2-max-concurrent-streams":   {in: kv{"http2-max-concurrent-streams", "64"}, want: with(func(g *Global) { g.Nginx.HTTP2MaxConcurrentStreams = 64 })},
+		"http2-max-concurrent-streams 0": {in: kv{"http2-max-concurrent-streams", "0"}, bad: "between 1"},
+		"log-format-upstream json": {in: kv{"log-format-upstream", `{"t": "${time_iso8601}", "s": $status, "h": "$http_x_id", "b": "$proxy_upstream_name"}`},
+			want: with(func(g *Global) {
+				g.Nginx.LogFormatUpstream = `{"t": "${time_iso8601}", "s": $status, "h": "$http_x_id", "b": "$proxy_upstream_name"}`
+			})},
+		"log-format-upstream ingress-nginx variable": {in: kv{"log-format-upstream", "$remote_addr $namespace"}, bad: "$namespace is not available"},
+		"log-format-upstream unknown variable":       {in: kv{"log-format-upstream", "$remote_addrx"}, bad: "$remote_addrx is not available"},
+		"log-format-upstream upper case":             {in: kv{"log-format-upstream", "$remote_addrX"}, bad: "lower case"},
+		"log-format-upstream literal dollar":         {in: kv{"log-format-upstream", "cost $ 5"}, bad: "does not start a variable"},
+		"log-format-upstream open brace":             {in: kv{"log-format-upstream", "${status"}, bad: "without its }"},
+		"log-format-upstream quote":                  {in: kv{"log-format-upstream", "$status ' x"}, bad: `contains '\''`},
+		"log-format-upstream backslash":              {in: kv{"log-format-upstream", `$status \x`}, bad: `contains '\\'`},
+		"log-format-upstream newline":                {in: kv{"log-format-upstream", "$status\n"}, bad: "control"},
+		"log-format-upstream empty prefix family":    {in: kv{"log-format-upstream", "$http_"}, bad: "$http_ is not available"},
+		"log-format-escape-json":                     {in: kv{"log-format-escape-json", "true"}, want: with(func(g *Global) { g.Nginx.LogFormatEscapeJSON = true })},
+		"error-log-level":                            {in: kv{"error-log-level", "warn"}, want: with(func(g *Global) { g.Nginx.ErrorLogLevel = "warn" })},
+		"error-log-level bad":                        {in: kv{"error-log-level", "verbose"}, bad: "must be one of"},
+		"server-tokens":                              {in: kv{"server-tokens", "true"}, want: with(func(g *Global) { g.Nginx.ServerTokens = true })},
+		"worker-processes auto":                      {in: kv{"worker-processes", "auto"}, want: with(func(g *Global) { g.Nginx.WorkerProcesses = "auto" })},
+		"worker-processes number":                    {in: kv{"worker-processes", "4"}, want: with(func(g *Global) { g.Nginx.WorkerProcesses = "4" })},
+		"worker-processes bad":                       {in: kv{"worker-processes", "0"}, bad: `"auto" or a number`},
+		"max-worker-connections":                     {in: kv{"max-worker-connections", "1024"}, want: with(func(g *Global) { g.Nginx.MaxWorkerConnections = 1024 })},
+		"worker-shutdown-timeout":                    {in: kv{"worker-shutdown-timeout", "240s"}, want: with(func(g *Global) { g.Nginx.WorkerShutdownTimeout = 240 })},
+		"worker-shutdown-timeout bad":                {in: kv{"worker-shutdown-timeout", "-1s"}, bad: "nginx time"},
+		"hsts":                                       {in: kv{"hsts", "false"}, want: with(func(g *Global) { g.Nginx.HSTS = false })},
+		"hsts-max-age":                               {in: kv{"hsts-max-age", "600"}, want: with(func(g *Global) { g.Nginx.HSTSMaxAge = 600 })},
+		"hsts-max-age unit":                          {in: kv{"hsts-max-age", "1y"}, bad: "whole number"},
+		"hsts-include-subdomains":                    {in: kv{"hsts-include-subdomains", "false"}, want: with(func(g *Global) { g.Nginx.HSTSIncludeSubdomains = false })},
+		"hsts-preload":                               {in: kv{"hsts-preload", "true"}, want: with(func(g *Global) { g.Nginx.HSTSPreload = true })},
+		"force-ssl-redirect":                         {in: kv{"force-ssl-redirect", "true"}, want: with(func(g *Global) { g.ForceSSLRedirect = true })},
+		"ssl-prefer-server-ciphers is not a key":     {in: kv{"ssl-prefer-server-ciphers", "false"}, bad: "not supported"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, problems := parseGlobal(configMap("ingress", "cfg", tc.in[0], tc.in[1]))
+			if tc.bad != "" {
+				checkEqual(t, "global", got, d)
+				if len(problems) != 1 || !strings.Contains(problems[0], tc.bad) || !strings.HasSuffix(problems[0], "default kept") {
+					t.Errorf("problems %q, want one with %q, default kept", problems, tc.bad)
+				}
+				return
+			}
+			if len(problems) != 0 {
+				t.Fatalf("problems %q", problems)
+			}
+			checkEqual(t, "global", got, tc.want)
+		})
+	}
+}
+
+// TestConfigMapKeepsPreviousValue applies ConfigMap versions in turn: an
+// invalid value keeps the key's last valid value, a removed key goes back
+// to its default.
+func TestConfigMapKeepsPreviousValue(t *testing.T) {
+	steps := []struct {
+		name     string
+		data     []string
+		level    int
+		types    string
+		problems []string
+	}{
+		{"first", []string{"gzip-level", "5", "gzip-types", "text/css"}, 5, "text/css", nil},
+		{"bad level", []string{"gzip-level", "99", "gzip-types", "text/css"}, 5, "text/css",
+			[]string{`key gzip-level="99": must be between 1 and 9; previous value "5" kept`}},
+		{"bad again, other key changes", []string{"gzip-level", "x", "gzip-types", "text/plain"}, 5, "text/plain",
+			[]string{`key gzip-level="x": must be a whole number; previous value "5" kept`}},
+		{"bad types", []string{"gzip-level", "6", "gzip-types", "text/plain;"}, 6, "text/plain",
+			[]string{`key gzip-types="text/plain;": contains ';'; previous value "text/plain" kept`}},
+		{"key removed", []string{"gzip-types", "text/plain"}, 1, "text/plain", nil},
+		{"bad after removal", []string{"gzip-level", "0", "gzip-types", "text/plain"}, 1, "text/plain",
+			[]string{`key gzip-level="0": must be between 1 and 9; default kept`}},
+	}
+	s := NewStore()
+	opts := testOptions()
+	opts.ConfigMap = "ingress/cfg"
+	for _, st := range steps {
+		if err := s.Apply(upsertEvent(configMap("ingress", "cfg", st.data...))); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Build(s, opts)
+		if n := cfg.Global.Nginx; n.GzipLevel != st.level || n.GzipTypes != st.types {
+			t.Errorf("%s: gzip-level %d types %q, want %d %q", st.name, n.GzipLevel, n.GzipTypes, st.level, st.types)
+		}
+		checkProblems(t, cfg.Problems, st.problems)
+	}
+	if err := s.Apply(events.Event{Op: events.OpDelete, Kind: events.KindConfigMap, Namespace: "ingress", Name: "cfg"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(upsertEvent(configMap("ingress", "cfg", "gzip-level", "99"))); err != nil {
+		t.Fatal(err)
+	}
+	if g := Build(s, opts).Global; g.Nginx.GzipLevel != 1 {
+		t.Errorf("after delete and a bad value: gzip-level %d, want the default", g.Nginx.GzipLevel)
+	}
+}
+
+// TestGlobalReloads checks which ConfigMap keys reload nginx (Diff, as
+// Global.rendered decides) and which change routes only.
+func TestGlobalReloads(t *testing.T) {
+	tests := map[string]struct {
+		kv     []string
+		reload bool
+	}{
+		"gzip":                {[]string{"use-gzip", "true"}, true},
+		"ssl protocols":       {[]string{"ssl-protocols", "TLSv1.3"}, true},
+		"keep-alive":          {[]string{"keep-alive", "10"}, true},
+		"upstream keep-alive": {[]string{"upstream-keepalive-timeout", "10"}, true},
+		"client timeout":      {[]string{"client-body-timeout", "10"}, true},
+		"http2":               {[]string{"use-http2", "false"}, true},
+		"log format":          {[]string{"log-format-upstream", "$status"}, true},
+		"hsts":                {[]string{"hsts-max-age", "10"}, true},
+		"workers":             {[]string{"worker-processes", "2"}, true},
+		// nginx.conf holds the defaults of the proxy timeouts and the body
+		// size (proxy_*_timeout, router.lua's init settings).
+		"proxy timeout":      {[]string{"proxy-read-timeout", "10"}, true},
+		"body size":          {[]string{"proxy-body-size", "2m"}, true},
+		"ssl-redirect":       {[]string{"ssl-redirect", "false"}, false},
+		"force-ssl-redirect": {[]string{"force-ssl-redirect", "true"}, false},
+		"snippets":           {[]string{"allow-snippet-annotations", "true"}, false},
+		"bad value":          {[]string{"gzip-level", "77"}, false},
+		"unknown key":        {[]string{"enable-opentelemetry", "true"}, false},
+	}
+	opts := testOptions()
+	opts.ConfigMap = "ingress/cfg"
+	base := one(webService()[0], ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80))))
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := newTestStore(t, base...)
+			old := Build(s, opts)
+			if err := s.Apply(upsertEvent(configMap("ingress", "cfg", tc.kv...))); err != nil {
+				t.Fatal(err)
+			}
+			if ch := Diff(old, Build(s, opts)); ch.Reload != tc.reload {
+				t.Errorf("Reload = %v (%q), want %v", ch.Reload, ch.ReloadReasons, tc.reload)
+			}
+		})
+	}
+}
+
+// TestGlobalChecksumCoversEveryField changes each field of Global, and of
+// its Nginx settings, and expects another checksum.
+func TestGlobalChecksumCoversEveryField(t *testing.T) {
+	base := diffBase(t)
+	sum := base.ComputeChecksum()
+	for _, path := range globalFieldPaths(reflect.TypeOf(Global{}), nil) {
+		c := diffBase(t)
+		f := reflect.ValueOf(&c.Global).Elem().FieldByIndex(path)
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Int, reflect.Int64:
+			f.SetInt(f.Int() + 1)
+		case reflect.String:
+			f.SetString(f.String() + "x")
+		default:
+			t.Fatalf("field %v: kind %s", path, f.Kind())
+		}
+		if c.ComputeChecksum() == sum {
+			t.Errorf("field %s does not change the checksum", reflect.TypeOf(Global{}).FieldByIndex(path).Name)
+		}
+	}
+}
+
+func globalFieldPaths(typ reflect.Type, prefix []int) [][]int {
+	var out [][]int
+	for i := 0; i < typ.NumField(); i++ {
+		p := append(slices.Clone(prefix), i)
+		if f := typ.Field(i); f.Type.Kind() == reflect.Struct {
+			out = append(out, globalFieldPaths(f.Type, p)...)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestGlobalForceSSLRedirect: the ConfigMap's force-ssl-redirect is the
+// default of the annotation, on hosts with and without TLS; an Ingress
+// opts out with force-ssl-redirect "false".
+func TestGlobalForceSSLRedirect(t *testing.T) {
+	opts := func(o *Options) { o.ConfigMap = "ingress/cfg" }
+	tests := map[string]struct {
+		cm   []string
+		ann  []ingOpt
+		want bool
+	}{
+		"off by default":         {want: false},
+		"global on":              {cm: []string{"force-ssl-redirect", "true"}, want: true},
+		"global on, opted out":   {cm: []string{"force-ssl-redirect", "true"}, ann: []ingOpt{nginx("force-ssl-redirect", "false")}, want: false},
+		"global on, invalid":     {cm: []string{"force-ssl-redirect", "true"}, ann: []ingOpt{nginx("force-ssl-redirect", "maybe")}, want: true},
+		"global off, annotation": {cm: []string{"force-ssl-redirect", "false"}, ann: []ingOpt{nginx("force-ssl-redirect", "true")}, want: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ing := ingress("default", "ing", append(tc.ann, rule("plain.example.com", prefix("/", "web", 80)))...)
+			objects := objs(webService(), one(ing))
+			if tc.cm != nil {
+				objects = append(objects, configMap("ingress", "cfg", tc.cm...))
+			}
+			cfg := buildWith(t, objects, opts)
+			for i := range cfg.Servers {
+				s := &cfg.Servers[i]
+				if s.Hostname != "plain.example.com" {
+					continue
+				}
+				if got := s.RedirectsToHTTPS(&s.Locations[0]); got != tc.want {
+					t.Errorf("redirect %v, want %v", got, tc.want)
+				}
+				return
+			}
+			t.Fatal("no server plain.example.com")
 		})
 	}
 }

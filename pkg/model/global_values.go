@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -234,4 +235,16 @@ func knownLogVariable(name string) bool {
 		}
 	}
 	return false
+}
+
+// LogFormatVariables returns, sorted, the variable names log-format-upstream
+// may use besides the families of any suffix ($http_*, $sent_http_*,
+// $upstream_http_*, $cookie_*, $arg_*, $upstream_cookie_*).
+func LogFormatVariables() []string {
+	out := make([]string, 0, len(logVariables))
+	for v := range logVariables {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
 }
