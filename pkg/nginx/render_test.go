@@ -243,6 +243,15 @@ func TestRenderRejectsInvalidGlobalValues(t *testing.T) {
 		{"huge timeout", model.Global{ProxyReadTimeout: 1 << 30}},
 		{"negative keepalive", model.Global{UpstreamKeepalive: -1}},
 		{"huge keepalive", model.Global{UpstreamKeepalive: 1 << 20}},
+		{"gzip types with a directive", nginxGlobal(func(n *model.NginxSettings) { n.UseGzip, n.GzipTypes = true, "text/css;}" })},
+		{"ciphers with a quote", nginxGlobal(func(n *model.NginxSettings) { n.SSLCiphers = "HIGH'" })},
+		{"protocols unknown", nginxGlobal(func(n *model.NginxSettings) { n.SSLProtocols = "SSLv2" })},
+		{"session cache size", nginxGlobal(func(n *model.NginxSettings) { n.SSLSessionCacheSize = "10m;" })},
+		{"log format with a literal $", nginxGlobal(func(n *model.NginxSettings) { n.LogFormatUpstream = "$ {" })},
+		{"worker processes", nginxGlobal(func(n *model.NginxSettings) { n.WorkerProcesses = "2;" })},
+		{"error log level", nginxGlobal(func(n *model.NginxSettings) { n.ErrorLogLevel = "loud" })},
+		{"keep-alive negative", nginxGlobal(func(n *model.NginxSettings) { n.KeepAlive = -1 })},
+		{"gzip level", nginxGlobal(func(n *model.NginxSettings) { n.UseGzip, n.GzipLevel = true, 10 })},
 	}
 	r, err := NewRenderer(goldenOptions())
 	if err != nil {
@@ -290,4 +299,41 @@ func TestLargeConfigurationPassesNginxTest(t *testing.T) {
 		t.Errorf("nginx.conf of %d servers differs from the one of their global settings alone", len(cfg.Servers))
 	}
 	t.Logf("nginx -t with %d servers: %s", len(cfg.Servers), app.LastReload().Test)
+}
+
+// nginxGlobal is the default Global with mutate applied to its Nginx
+// settings.
+func nginxGlobal(mutate func(*model.NginxSettings)) model.Global {
+	g := model.DefaultGlobal()
+	mutate(&g.Nginx)
+	return g
+}
+
+// TestRenderSettings: the ConfigMap's directives appear in nginx.conf as
+// set, keep-alive and workers included.
+func TestRenderSettings(t *testing.T) {
+	r, err := NewRenderer(goldenOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := nginxGlobal(func(n *model.NginxSettings) {
+		n.KeepAlive, n.KeepAliveRequests, n.UpstreamKeepaliveTimeout, n.UpstreamKeepaliveRequests = 10, 20, 30, 40
+		n.WorkerProcesses, n.MaxWorkerConnections, n.WorkerShutdownTimeout, n.ErrorLogLevel = "3", 2048, 60, "warn"
+		n.SSLSessionCache, n.LogFormatEscapeJSON = false, true
+	})
+	out, err := r.Render(&model.Configuration{Global: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(out)
+	for _, want := range []string{"\n    keepalive_timeout 10s;", "\n    keepalive_requests 20;", "\n        keepalive_timeout 30s;",
+		"\n        keepalive_requests 40;", "worker_processes 3;", "worker_connections 2048;", "worker_shutdown_timeout 60s;",
+		"logs/error.log warn;", "log_format upstreaminfo escape=json '"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("nginx.conf lacks %q", want)
+		}
+	}
+	if strings.Contains(conf, "ssl_session_cache") {
+		t.Error("ssl_session_cache rendered with ssl-session-cache false")
+	}
 }

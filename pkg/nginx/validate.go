@@ -25,7 +25,7 @@ var (
 	cipherRe   = regexp.MustCompile(`^([!+-]?[A-Za-z0-9][A-Za-z0-9_.-]*(\+[A-Za-z0-9][A-Za-z0-9_.-]*)*|@STRENGTH|@SECLEVEL=[0-5])$`)
 	protocolRe = regexp.MustCompile(`^TLSv1(\.[123])?$`)
 	// logVarRe is what may follow a $ in a log format: a variable name.
-	logVarRe = regexp.MustCompile(`^(\{[a-z0-9_]+\}|[a-z0-9_]+([^A-Z]|$))`)
+	logVarRe = regexp.MustCompile(`^(\{[a-z0-9_]+\}|[a-z0-9_]+([^A-Za-z0-9_]|$))`)
 )
 
 const maxSeconds = 24 * 3600

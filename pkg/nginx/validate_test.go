@@ -29,6 +29,19 @@ func TestValidators(t *testing.T) {
 		{"file path relative", filePath, "var/lib", "", true},
 		{"file path with newline", filePath, "/var\n", "", true},
 		{"file path with dollar", filePath, "/var/$x", "", true},
+		{"gzip types", mimeTypes, "text/css application/json", "text/css application/json", false},
+		{"gzip types star", mimeTypes, "*", "*", false},
+		{"gzip types with a directive", mimeTypes, "text/css; gzip off", "", true},
+		{"gzip types double space", mimeTypes, "text/css  text/plain", "", true},
+		{"ssl protocols", sslProtocols, "TLSv1.2 TLSv1.3", "TLSv1.2 TLSv1.3", false},
+		{"ssl protocols SSLv3", sslProtocols, "SSLv3", "", true},
+		{"ssl ciphers", cipherList, "ECDHE+AESGCM:!aNULL:@STRENGTH", "ECDHE+AESGCM:!aNULL:@STRENGTH", false},
+		{"ssl ciphers with a quote", cipherList, "HIGH';", "", true},
+		{"log format escaped", logFormatOf, `$status 'a' \b`, `'$status \'a\' \\b'`, false},
+		{"log format braces", logFormatOf, `{"s": "${status}"}`, `'{"s": "${status}"}'`, false},
+		{"log format literal dollar", logFormatOf, "$ 5", "", true},
+		{"log format upper-case name", logFormatOf, "$statusX", "", true},
+		{"log format newline", logFormatOf, "$status\n", "", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,6 +60,8 @@ func TestValidators(t *testing.T) {
 }
 
 func sizeOf(s string) (string, error) { return nginxSize(model.Size(s)) }
+
+func logFormatOf(s string) (string, error) { return logFormat(s, false) }
 
 func TestSeconds(t *testing.T) {
 	for _, n := range []int{0, -1, maxSeconds + 1} {
