@@ -62,31 +62,38 @@ func ReadCluster(ctx context.Context, client kubernetes.Interface, o ClusterOpti
 		}
 		return nil
 	}
-	list := metav1.ListOptions{}
-	err := call("list Ingresses", func(ctx context.Context) error {
-		l, err := client.NetworkingV1().Ingresses(o.Namespace).List(ctx, list)
-		for i := range l.Items {
-			in.Objects = append(in.Objects, &l.Items[i])
-		}
-		return err
-	})
-	if err == nil {
-		err = call("list Services", func(ctx context.Context) error {
-			l, err := client.CoreV1().Services(o.Namespace).List(ctx, list)
-			for i := range l.Items {
-				in.Objects = append(in.Objects, &l.Items[i])
+	ns, list := o.Namespace, metav1.ListOptions{}
+	steps := []struct {
+		what string
+		f    func(ctx context.Context) error
+	}{
+		{"list Ingresses", func(ctx context.Context) error {
+			l, err := client.NetworkingV1().Ingresses(ns).List(ctx, list)
+			if err == nil {
+				appendItems(in, l.Items)
 			}
 			return err
-		})
+		}},
+		{"list Services", func(ctx context.Context) error {
+			l, err := client.CoreV1().Services(ns).List(ctx, list)
+			if err == nil {
+				appendItems(in, l.Items)
+			}
+			return err
+		}},
+		{"list EndpointSlices", func(ctx context.Context) error {
+			l, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, list)
+			if err == nil {
+				appendItems(in, l.Items)
+			}
+			return err
+		}},
 	}
-	if err == nil {
-		err = call("list EndpointSlices", func(ctx context.Context) error {
-			l, err := client.DiscoveryV1().EndpointSlices(o.Namespace).List(ctx, list)
-			for i := range l.Items {
-				in.Objects = append(in.Objects, &l.Items[i])
-			}
-			return err
-		})
+	var err error
+	for _, st := range steps {
+		if err = call(st.what, st.f); err != nil {
+			break
+		}
 	}
 	if err == nil {
 		err = in.readReferenced(ctx, client, o, call)
@@ -133,4 +140,14 @@ func (in *Input) readReferenced(ctx context.Context, client kubernetes.Interface
 		}
 	}
 	return nil
+}
+
+// appendItems adds the items of a list to in.Objects.
+func appendItems[T any, P interface {
+	*T
+	runtime.Object
+}](in *Input, items []T) {
+	for i := range items {
+		in.Objects = append(in.Objects, P(&items[i]))
+	}
 }

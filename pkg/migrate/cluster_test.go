@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ingress-sync/ingress-sync/internal/golden"
 	"github.com/ingress-sync/ingress-sync/internal/testenv"
 )
 
@@ -36,27 +34,14 @@ func TestCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadKubeconfig: %v", err)
 	}
-	r, err := Check(got, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text bytes.Buffer
-	if err := r.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, "cluster", text.Bytes(), registryHint)
-	dir, err := Check(in, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkEqualFindings(t, r.Findings, dir.Findings)
+	checkLikeDir(t, "cluster", got, in)
 
 	o.Namespace = "shop"
 	got, err = ReadCluster(t.Context(), client, o)
 	if err != nil {
 		t.Fatalf("ReadCluster: %v", err)
 	}
-	if r, err = Check(got, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap}); err != nil || r.Ingresses != 2 || r.ConfigMap == "" {
+	if r, err := Check(got, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap}); err != nil || r.Ingresses != 2 || r.ConfigMap == "" {
 		t.Errorf("namespace shop: %v, %d Ingresses, ConfigMap %q; want 2 and the ConfigMap", err, r.Ingresses, r.ConfigMap)
 	}
 }

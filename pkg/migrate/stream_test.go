@@ -95,7 +95,15 @@ func TestStream(t *testing.T) {
 	if len(got.Objects) != len(in.Objects)-1 {
 		t.Errorf("read %d objects, want %d", len(got.Objects), len(in.Objects)-1)
 	}
-	r, err := Check(got, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+	checkLikeDir(t, "stream", got, in)
+}
+
+// checkLikeDir checks got, read back from somewhere, against the golden
+// report name and against the findings of the directory it came from.
+func checkLikeDir(t *testing.T, name string, got, dir *Input) {
+	t.Helper()
+	o := Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap}
+	r, err := Check(got, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,22 +111,17 @@ func TestStream(t *testing.T) {
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, "stream", text.Bytes(), registryHint)
-	dir, err := Check(in, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+	golden.Check(t, name, text.Bytes(), registryHint)
+	want, err := Check(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkEqualFindings(t, r.Findings, dir.Findings)
-}
-
-func checkEqualFindings(t *testing.T, got, want []Finding) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%d findings, want %d", len(got), len(want))
+	if len(r.Findings) != len(want.Findings) {
+		t.Fatalf("%d findings, want %d", len(r.Findings), len(want.Findings))
 	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Errorf("finding %d: %+v, want %+v", i, got[i], want[i])
+	for i := range r.Findings {
+		if r.Findings[i] != want.Findings[i] {
+			t.Errorf("finding %d: %+v, want %+v", i, r.Findings[i], want.Findings[i])
 		}
 	}
 }
