@@ -69,6 +69,8 @@ const (
 //   - TLS: see buildTLS.
 //   - Annotations: see parseAnnotations; a rejected value is ignored with a
 //     Problem and the Ingress is still served.
+//   - Snippets: an Ingress carrying any *-snippet annotation is not served
+//     at all, whatever allow-snippet-annotations says (see refuseSnippets).
 func Build(s *Store, opts Options) *Configuration {
 	b := newBuilder(s, opts)
 	b.buildGlobal()
