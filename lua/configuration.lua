@@ -212,7 +212,7 @@ local function normalize_host(h)
       end
       local clean = {}
       for _, k in ipairs({ "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
-                           "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow" }) do
+                           "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "canary" }) do
         local v = r[k]
         if v ~= cjson.null then
           clean[k] = v

@@ -19,6 +19,7 @@
 --   rewrite         rewrite target (see rewrite_uri)
 --   allow           CIDRs; other clients get 403. A list that cannot be
 --                   parsed answers 503 (fail closed).
+--   canary          alternative backend chosen per request (see canary.lua)
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
@@ -30,6 +31,7 @@
 local configuration = require("configuration")
 local store = require("store")
 local ipmatch = require("ipmatch")
+local canary = require("canary")
 local balancer_backends = require("balancer").backends
 
 local ngx = ngx
@@ -99,6 +101,13 @@ local function compile_route(r)
       return nil, "route " .. r.path .. ": allow: " .. err
     end
     route.allow = m
+  end
+  if r.canary ~= nil then
+    local c, err = canary.compile(r.canary)
+    if not c then
+      return nil, "route " .. r.path .. ": canary: " .. err
+    end
+    route.canary = c
   end
   return route
 end
@@ -332,7 +341,7 @@ function _M.rewrite()
   if route.rewrite then
     ngx.req.set_uri(rewrite_uri(route, uri, m))
   end
-  ngx_var.proxy_upstream_name = route.backend
+  ngx_var.proxy_upstream_name = route.canary and canary.choose(route) or route.backend
   if route.timeouts then
     ngx_var.ingress_timeouts = route.timeouts
   end

@@ -37,6 +37,8 @@ type Route struct {
 	BodySize *int64   `json:"bodySize,omitempty"`
 	Rewrite  string   `json:"rewrite,omitempty"`
 	Allow    []string `json:"allow,omitempty"`
+	// Canary is the alternative backend chosen per request (lua/canary.lua).
+	Canary *model.Canary `json:"canary,omitempty"`
 }
 
 // HostOf converts a Server of a Configuration built by model.Build. Every
@@ -63,6 +65,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		ReadTimeout:    st.ProxyReadTimeout,
 		Rewrite:        st.RewriteTarget,
 		Allow:          st.AllowSourceRange,
+		Canary:         l.Canary,
 	}
 	if r.Protocol == "http" {
 		r.Protocol = ""
