@@ -180,11 +180,15 @@ func saidByFinding(p model.Problem, findings []Finding) bool {
 		if f.Type == "annotation" {
 			name = model.AnnotationPrefix + name
 		}
-		switch {
-		case f.Status == model.StatusRefused && strings.Contains(p.Reason, name) && strings.Contains(p.Reason, "snippets"):
-			return true
-		case (f.Status == model.StatusNotSupported || f.Status == model.StatusUnknown) &&
-			strings.Contains(p.Reason, " "+name+"=") && strings.Contains(p.Reason, "not supported"):
+		switch f.Status {
+		case model.StatusSupported, model.StatusSupportedWithDifference:
+			continue
+		case model.StatusRefused:
+			if strings.Contains(p.Reason, name) && strings.Contains(p.Reason, "snippets are never applied") {
+				return true
+			}
+		}
+		if strings.Contains(p.Reason, " "+name+"=") && strings.Contains(p.Reason, "not supported") {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/internal/golden"
@@ -103,8 +104,37 @@ func ingressYAML(annotation string) string {
 `
 }
 
+// renamed gives the Ingress of ingressYAML another name and host.
+func renamed(ingress, name string) string {
+	return strings.NewReplacer("name: app", "name: "+name, "host: app.", "host: "+name+".").Replace(ingress)
+}
+
 func configMapYAML(k, v string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ingress-nginx-controller\n  namespace: ingress-nginx\ndata:\n  " + k + ": \"" + v + "\"\n"
+}
+
+// TestProblemsNotRepeated: the Problems Build reports for a name the
+// findings already call refused, not supported or unknown are not listed
+// again; an invalid value is.
+func TestProblemsNotRepeated(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"a.yaml":  ingressYAML("server-snippet: x") + "---\n" + renamed(ingressYAML("auth-type: basic"), "b"),
+		"c.yaml":  renamed(ingressYAML(`proxy-body-size: "8 megabytes"`), "c"),
+		"cm.yaml": configMapYAML("http-snippet", "x") + "  no-such-key: \"1\"\n  use-geoip2: \"true\"\n",
+	}
+	for f, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := checkDir(t, dir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+	if len(r.Problems) != 1 || r.Problems[0].Name != "c" {
+		t.Errorf("problems %+v, want only the invalid proxy-body-size of default/c", r.Problems)
+	}
+	if len(r.Findings) != 6 {
+		t.Errorf("%d findings, want 6: %+v", len(r.Findings), r.Findings)
+	}
 }
 
 func TestCleanDirectory(t *testing.T) {
