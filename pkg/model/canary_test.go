@@ -1,6 +1,7 @@
 package model
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -340,5 +341,73 @@ func TestValidateHeaderPattern(t *testing.T) {
 				t.Errorf("validateHeaderPattern(%q) = %v, want ok %v", tc.pattern, err, tc.ok)
 			}
 		})
+	}
+}
+
+// canaryValues are values the canary annotations accept, so that hostile
+// canaries also reach the data plane.
+var canaryValues = map[string][]string{
+	"canary-weight": {"0", "1", "50", "100", "1000"}, "canary-weight-total": {"100", "200", "1000", "1000000000"},
+	"canary-by-header": {"X-Canary", "x_flag", "CanaryByHeader"}, "canary-by-header-value": {"DoCanary", "a b", "yes"},
+	"canary-by-header-pattern": {"^Do[A-Z][a-z]+y$", `^v\d+$`, "^(a|b)$", "(?i)yes", ".*"},
+	"canary-by-cookie":         {"Canary-By-Cookie", "c", "a.b~c"},
+}
+
+// Hostile canary Ingresses, each beside a main Ingress of its own
+// namespace on a host it shares with the good tenant or owns, carrying
+// random canary annotations (hostile and valid values) and paths: Build
+// keeps the data plane contract, the good tenant's view does not change
+// (a canary never joins another namespace's paths), and canaries of the
+// hostile tenant's own paths are merged.
+func TestHostileCanaries(t *testing.T) {
+	good := append(goodObjects(t), evilObjects(t)...)
+	base := Build(newTestStore(t, good...), testOptions())
+	want := viewOf(base, goodNS)
+	g := newHostileGen(12)
+	names := []string{"canary-weight", "canary-weight-total", "canary-by-header", "canary-by-header-value",
+		"canary-by-header-pattern", "canary-by-cookie"}
+	merged := 0
+	for round := range 1500 {
+		p := g.httpPath()
+		if g.r.IntN(2) == 0 {
+			p.Path = g.pick([]string{"/", "/api", "/app/x", "/api/v[0-9]+", ""})
+			p.Backend = backendRef("web", []any{80, "http"}[g.r.IntN(2)])
+		}
+		host := g.pick(append([]string{"c.example.com", "c.example.com"}, sharedHosts...))
+		main := p
+		main.Backend = backendRef("web", "big")
+		opts := []ingOpt{created(1000 + 2*round), nginx("canary", g.pick([]string{"true", "true", "true", "false", "maybe"})),
+			rule(host, p, g.httpPath())}
+		for range 1 + g.r.IntN(6) {
+			n := g.pick(names)
+			v := g.str(hostileValues)
+			if g.r.IntN(3) > 0 {
+				v = g.pick(canaryValues[n])
+			}
+			opts = append(opts, nginx(n, v))
+		}
+		hostile := []runtime.Object{
+			ingress(evilNS, "main", created(999+2*round), rule(host, main)),
+			ingress(evilNS, "canary", opts...),
+		}
+		s := newTestStore(t, append(good, hostile...)...)
+		cfg := Build(s, testOptions())
+		checkDataPlane(t, cfg)
+		if got := viewOf(cfg, goodNS); !reflect.DeepEqual(got, want) {
+			checkEqual(t, "good tenant", got, want)
+		}
+		if t.Failed() {
+			t.Fatalf("round %d: %s", round, describe(hostile))
+		}
+		for _, srv := range cfg.Servers {
+			for _, l := range srv.Locations {
+				if l.Canary != nil {
+					merged++
+				}
+			}
+		}
+	}
+	if merged < 200 {
+		t.Errorf("only %d canaries merged in 1500 rounds (want 200): the test does not reach the data plane", merged)
 	}
 }
