@@ -41,7 +41,8 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, o StreamOptions) (*
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &collector{objects: map[string]runtime.Object{}, done: cancel}
-	c, err := events.NewConsumer(js, o.Stream, o.SubjectPrefix, h, events.WithConsumerLogger(log))
+	c, err := events.NewConsumer(js, o.Stream, o.SubjectPrefix, h, events.WithConsumerLogger(log),
+		events.WithDecodeErrorHandler(h.skip))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
@@ -58,7 +59,15 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, o StreamOptions) (*
 type collector struct {
 	mu      sync.Mutex
 	objects map[string]runtime.Object
+	skipped []string
 	done    func()
+}
+
+// skip records a message that could not be decoded.
+func (h *collector) skip(seq uint64, subject string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.skipped = append(h.skipped, fmt.Sprintf("stream message %d (%s) skipped: %v", seq, subject, err))
 }
 
 func (h *collector) HandleEvent(_ context.Context, ev events.Event) error {
@@ -78,7 +87,7 @@ func (h *collector) CaughtUp(context.Context) { h.done() }
 func (h *collector) input(stream string) *Input {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	in := &Input{Source: "stream " + stream}
+	in := &Input{Source: "stream " + stream, Notes: h.skipped}
 	for _, obj := range h.objects {
 		in.Objects = append(in.Objects, obj)
 	}

@@ -142,6 +142,29 @@ func TestStreamErrors(t *testing.T) {
 	}
 }
 
+// TestStreamSkipsUndecodable: a message that cannot be decoded is a note,
+// the rest is read.
+func TestStreamSkipsUndecodable(t *testing.T) {
+	js := newStream(t)
+	in, err := ReadDir("testdata/clean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishAll(t, js, in.Objects)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if _, err := js.Publish(ctx, events.Subject(testPrefix, events.KindService, "shop", "broken"), []byte("not msgpack")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadStream(t.Context(), js, StreamOptions{Stream: testStream, SubjectPrefix: testPrefix, Timeout: testTimeout})
+	if err != nil {
+		t.Fatalf("ReadStream: %v", err)
+	}
+	if len(got.Objects) != len(in.Objects) || len(got.Notes) != 1 {
+		t.Errorf("read %d objects (want %d), notes %q (want one)", len(got.Objects), len(in.Objects), got.Notes)
+	}
+}
+
 // TestStreamEmpty: an empty stream is read at once.
 func TestStreamEmpty(t *testing.T) {
 	js := newStream(t)
