@@ -89,6 +89,8 @@ type affinityInput struct {
 //     variables, concatenated), affinity (cookie) with session-cookie-name
 //     (token characters), session-cookie-path (a path) and
 //     session-cookie-max-age (seconds): backend-level, see Build.
+//   - canary and canary-*: see applyCanary; a canary Ingress adds no
+//     routes of its own (see buildCanaries).
 //   - *-snippet: never parsed nor emitted. Snippets are not supported yet;
 //     Build reports each one as disabled or, when allowed, as unsupported.
 //   - any other annotation under the prefix: reported as not supported.

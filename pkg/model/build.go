@@ -69,6 +69,8 @@ const (
 //   - TLS: see buildTLS.
 //   - Annotations: see parseAnnotations; a rejected value is ignored with a
 //     Problem and the Ingress is still served.
+//   - Canary Ingresses (canary: "true") add no routes, TLS or default
+//     backend of their own: see buildCanaries.
 //   - Snippets: an Ingress carrying any *-snippet annotation is not served
 //     at all, whatever allow-snippet-annotations says (see refuseSnippets).
 func Build(s *Store, opts Options) *Configuration {
