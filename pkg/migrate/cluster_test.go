@@ -18,6 +18,9 @@ import (
 // TestCluster reads the corpus back from a real kube-apiserver through a
 // kubeconfig, as the command does: every namespace, then one.
 func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs kube-apiserver and etcd (make controlplane); not run with -short")
+	}
 	cp := testenv.Start(t)
 	client := cp.Client(t)
 	in, err := ReadDir(corpusDir)
