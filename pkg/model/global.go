@@ -112,6 +112,9 @@ const (
 	maxGlobalCount    = 1 << 30
 	maxListItems      = 256
 	minSharedZoneSize = 32 << 10 // nginx: 8 pages
+	// maxProxyTimeout bounds the ConfigMap's proxy timeouts (whole seconds,
+	// as ingress-nginx takes them): a day, what the balancer accepts.
+	maxProxyTimeout = 86400
 )
 
 // global reads the controller ConfigMap e over the defaults. A key with
@@ -209,9 +212,9 @@ var globalKeys = map[string]setter{
 	"force-ssl-redirect":             boolField(func(g *Global) *bool { return &g.ForceSSLRedirect }),
 	"use-forwarded-headers":          boolField(func(g *Global) *bool { return &g.UseForwardedHeaders }),
 	"allow-snippet-annotations":      boolField(func(g *Global) *bool { return &g.AllowSnippets }),
-	"proxy-connect-timeout":          intField(func(g *Global) *int { return &g.ProxyConnectTimeout }, 1, maxTimeoutSeconds),
-	"proxy-read-timeout":             intField(func(g *Global) *int { return &g.ProxyReadTimeout }, 1, maxTimeoutSeconds),
-	"proxy-send-timeout":             intField(func(g *Global) *int { return &g.ProxySendTimeout }, 1, maxTimeoutSeconds),
+	"proxy-connect-timeout":          intField(func(g *Global) *int { return &g.ProxyConnectTimeout }, 1, maxProxyTimeout),
+	"proxy-read-timeout":             intField(func(g *Global) *int { return &g.ProxyReadTimeout }, 1, maxProxyTimeout),
+	"proxy-send-timeout":             intField(func(g *Global) *int { return &g.ProxySendTimeout }, 1, maxProxyTimeout),
 	"proxy-body-size":                field(func(g *Global) *Size { return &g.ProxyBodySize }, parseSize),
 	"upstream-keepalive-connections": intField(func(g *Global) *int { return &g.UpstreamKeepalive }, 0, maxKeepalive),
 
@@ -249,7 +252,7 @@ var globalKeys = map[string]setter{
 
 	"server-tokens":           boolField(func(g *Global) *bool { return &g.Nginx.ServerTokens }),
 	"worker-processes":        field(func(g *Global) *string { return &g.Nginx.WorkerProcesses }, parseWorkerProcesses),
-	"max-worker-connections":  intField(func(g *Global) *int { return &g.Nginx.MaxWorkerConnections }, 0, 1<<20),
+	"max-worker-connections":  field(func(g *Global) *int { return &g.Nginx.MaxWorkerConnections }, parseWorkerConnections),
 	"worker-shutdown-timeout": field(func(g *Global) *int { return &g.Nginx.WorkerShutdownTimeout }, parseDuration),
 
 	"hsts":                    boolField(func(g *Global) *bool { return &g.Nginx.HSTS }),
@@ -277,11 +280,15 @@ func parseOnOff(v string) (bool, error) {
 	return false, errors.New("must be on or off")
 }
 
-// parseSizeAtLeast parses an nginx size of at least min bytes.
+// parseSizeAtLeast parses an nginx size of at least min bytes, written as
+// nginx.conf takes it (at most 9 digits, no leading zero).
 func parseSizeAtLeast(v string, min int64) (Size, error) {
 	s, err := parseSize(v)
 	if err != nil {
 		return "", err
+	}
+	if digits := strings.TrimRight(v, "kKmMgG"); len(digits) > 9 || len(digits) > 1 && digits[0] == '0' {
+		return "", errors.New("must be an nginx size of at most 9 digits without a leading zero, such as 8k")
 	}
 	if n, _ := s.Bytes(); n < min {
 		return "", fmt.Errorf("must be at least %d bytes", min)
@@ -349,6 +356,15 @@ func parseLogLevel(v string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("must be one of %s", strings.Join(logLevels, ", "))
+}
+
+// parseWorkerConnections accepts 16 to 2^20, or 0 for the syncer's flag.
+func parseWorkerConnections(v string) (int, error) {
+	n, err := parseIntRange(v, 0, 1<<20)
+	if err == nil && n > 0 && n < 16 {
+		err = errors.New("must be 0 or between 16 and 1048576")
+	}
+	return n, err
 }
 
 // parseWorkerProcesses accepts "auto" or 1 to 1024.

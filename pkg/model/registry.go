@@ -381,15 +381,17 @@ func configKeyTable() []RegistryEntry {
 		risk     = "fixed: snippets are always refused, every other value goes through its own typed validator"
 		perHost  = "per-route default " + later
 		nginxDir = "an nginx.conf directive " + later
+		// keyTimeout: the ConfigMap's proxy timeouts (annotations: noteTimeout).
+		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer. A change reloads nginx"
 	)
 	return []RegistryEntry{
 		// What is applied today.
 		differs("ssl-redirect", "true", notePort, m),
 		supported("use-forwarded-headers", "true"),
 		differs("allow-snippet-annotations", "false", "accepted, but snippets are never applied: an Ingress carrying one is not served", 0),
-		differs("proxy-connect-timeout", "5", noteTimeout, m),
-		differs("proxy-read-timeout", "60", noteTimeout, m),
-		differs("proxy-send-timeout", "60", noteTimeout, m),
+		differs("proxy-connect-timeout", "5", keyTimeout, m),
+		differs("proxy-read-timeout", "60", keyTimeout, m),
+		differs("proxy-send-timeout", "60", keyTimeout, m),
 		supported("proxy-body-size", "8m"),
 		supported("upstream-keepalive-connections", "320"),
 		// The migration issue: nginx.conf directives and per-route defaults.

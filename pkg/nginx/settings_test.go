@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"net"
@@ -10,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
@@ -179,4 +184,92 @@ func TestSettingsLogFormatVariables(t *testing.T) {
 		n.LogFormatUpstream, n.LogFormatEscapeJSON = b.String(), true
 	}), nil)
 	rawGet(t, h, "http://a.test/")
+}
+
+// TestSettingsReloadMatchesRender: for ConfigMap changes built by
+// model.Build, Diff reloads exactly when the rendered nginx.conf differs
+// (what the Applier reloads on), and every value the model accepts
+// renders.
+func TestSettingsReloadMatchesRender(t *testing.T) {
+	changes := [][]string{
+		{"use-gzip", "true"}, {"use-gzip", "true", "gzip-level", "9", "gzip-types", "*", "gzip-min-length", "0"},
+		{"ssl-protocols", "TLSv1 TLSv1.1 TLSv1.2 TLSv1.3"}, {"ssl-ciphers", "HIGH:!aNULL:@SECLEVEL=0"},
+		{"ssl-session-cache", "false"}, {"ssl-session-cache-size", "999999999k"}, {"ssl-session-timeout", "7d"},
+		{"ssl-session-tickets", "true"}, {"keep-alive", "0"}, {"keep-alive-requests", "1073741824"},
+		{"upstream-keepalive-timeout", "604800"}, {"upstream-keepalive-requests", "1"}, {"upstream-keepalive-connections", "0"},
+		{"client-header-timeout", "1"}, {"client-body-timeout", "604800"}, {"client-header-buffer-size", "1"},
+		{"large-client-header-buffers", "1024 1k"}, {"proxy-buffering", "on"}, {"proxy-buffer-size", "1"},
+		{"proxy-read-timeout", "86400"}, {"proxy-body-size", "0"}, {"use-http2", "false"},
+		{"http2-max-concurrent-streams", "1073741824"}, {"log-format-upstream", `{"a": "${status}"}`},
+		{"log-format-escape-json", "true"}, {"error-log-level", "emerg"}, {"server-tokens", "true"},
+		{"worker-processes", "1024"}, {"max-worker-connections", "16"}, {"worker-shutdown-timeout", "1s"},
+		{"hsts", "false"}, {"hsts-max-age", "0"}, {"hsts-include-subdomains", "false"}, {"hsts-preload", "true"},
+		{"ssl-redirect", "false"}, {"force-ssl-redirect", "true"}, {"allow-snippet-annotations", "true"},
+		{"gzip-level", "0"}, {"enable-opentelemetry", "true"},
+	}
+	r, err := NewRenderer(goldenOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := model.Options{ControllerClass: "k8s.io/ingress-sync", ConfigMap: "ingress/cfg"}
+	base := model.Build(model.NewStore(), opts)
+	baseConf, err := r.Render(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range changes {
+		t.Run(strings.Join(kv, "="), func(t *testing.T) {
+			s := model.NewStore()
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "cfg"}, Data: map[string]string{}}
+			for i := 0; i+1 < len(kv); i += 2 {
+				cm.Data[kv[i]] = kv[i+1]
+			}
+			if err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindConfigMap, Object: cm}); err != nil {
+				t.Fatal(err)
+			}
+			next := model.Build(s, opts)
+			conf, err := r.Render(next)
+			if err != nil {
+				t.Fatalf("a value the model accepts does not render: %v", err)
+			}
+			if reload, differs := model.Diff(base, next).Reload, !bytes.Equal(conf, baseConf); reload != differs {
+				t.Errorf("Diff reloads %v, nginx.conf differs %v", reload, differs)
+			}
+		})
+	}
+}
+
+// TestSettingsEveryKeyPassesNginxTest starts nginx (nginx -t first) with
+// every ConfigMap key set away from its default, through model.Build.
+func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
+	data := map[string]string{
+		"use-gzip": "true", "gzip-level": "6", "gzip-types": "text/css, application/json", "gzip-min-length": "10",
+		"ssl-protocols": "TLSv1.2", "ssl-ciphers": "ECDHE+AESGCM:!aNULL", "ssl-session-cache": "true",
+		"ssl-session-cache-size": "1m", "ssl-session-timeout": "1h", "ssl-session-tickets": "true",
+		"keep-alive": "30", "keep-alive-requests": "50", "upstream-keepalive-connections": "8",
+		"upstream-keepalive-timeout": "20", "upstream-keepalive-requests": "100", "client-header-timeout": "20",
+		"client-body-timeout": "20", "client-header-buffer-size": "2k", "large-client-header-buffers": "8 16k",
+		"proxy-buffering": "on", "proxy-buffer-size": "8k", "proxy-connect-timeout": "3", "proxy-read-timeout": "7200",
+		"proxy-send-timeout": "7200", "proxy-body-size": "10m", "use-http2": "false", "http2-max-concurrent-streams": "64",
+		"log-format-upstream":    `{"status": $status, "backend": "$proxy_upstream_name", "id": "$req_id"}`,
+		"log-format-escape-json": "true", "error-log-level": "warn", "server-tokens": "true", "worker-processes": "2",
+		"max-worker-connections": "1024", "worker-shutdown-timeout": "10s", "hsts-max-age": "100",
+		"hsts-include-subdomains": "false", "hsts-preload": "true", "force-ssl-redirect": "false",
+	}
+	s := model.NewStore()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "cfg"}, Data: data}
+	if err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindConfigMap, Object: cm}); err != nil {
+		t.Fatal(err)
+	}
+	built := model.Build(s, model.Options{ControllerClass: "k8s.io/ingress-sync", ConfigMap: "ingress/cfg"})
+	for _, p := range built.Problems {
+		t.Errorf("problem: %s", p.Reason)
+	}
+	cfg := settingsConfig(t, nil)
+	cfg.Global = built.Global
+	h := startNginx(t, cfg, nil)
+	got, _ := rawGet(t, h, "https://a.test:443/")
+	if v := got.Get("Strict-Transport-Security"); v != "max-age=100; preload" {
+		t.Errorf("Strict-Transport-Security %q", v)
+	}
 }
