@@ -23,8 +23,8 @@ const maxReloadReasons = 10
 //     that certificate upserted). The default backend is part of every
 //     Server's catch-all route.
 //   - Reload: the Global settings that nginx.conf holds (see
-//     Global.rendered); the others (ssl-redirect, allow-snippet-annotations)
-//     change routes only.
+//     Global.rendered); the others (ssl-redirect, force-ssl-redirect,
+//     allow-snippet-annotations) change routes only.
 func Diff(old, new *Configuration) Change {
 	if new == nil {
 		return Change{}

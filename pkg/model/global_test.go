@@ -375,3 +375,35 @@ func TestGlobalForceSSLRedirect(t *testing.T) {
 		})
 	}
 }
+
+// TestGlobalDefaults: each key set to ingress-nginx v1.15's documented
+// default (configmap.md, in its format) gives DefaultGlobal.
+func TestGlobalDefaults(t *testing.T) {
+	defaults := map[string]string{
+		"use-gzip": "false", "gzip-level": "1", "gzip-min-length": "256", "gzip-types": defaultGzipTypes,
+		"ssl-protocols": "TLSv1.2 TLSv1.3", "ssl-ciphers": defaultSSLCiphers, "ssl-session-cache": "true",
+		"ssl-session-cache-size": "10m", "ssl-session-timeout": "10m", "ssl-session-tickets": "false",
+		"keep-alive": "75", "keep-alive-requests": "1000", "upstream-keepalive-connections": "320",
+		"upstream-keepalive-timeout": "60", "upstream-keepalive-requests": "10000", "client-header-timeout": "60",
+		"client-body-timeout": "60", "client-header-buffer-size": "1k", "large-client-header-buffers": "4 8k",
+		"proxy-buffering": "off", "proxy-buffer-size": "4k", "proxy-connect-timeout": "5", "proxy-read-timeout": "60",
+		"proxy-send-timeout": "60", "proxy-body-size": "1m", "use-http2": "true", "http2-max-concurrent-streams": "128",
+		"log-format-escape-json": "false", "server-tokens": "false", "hsts": "true", "hsts-max-age": "31536000",
+		"hsts-include-subdomains": "true", "hsts-preload": "false", "force-ssl-redirect": "false", "ssl-redirect": "true",
+	}
+	for k, v := range defaults {
+		t.Run(k, func(t *testing.T) {
+			got, problems := parseGlobal(configMap("ingress", "cfg", k, v))
+			if len(problems) > 0 {
+				t.Fatalf("problems %q", problems)
+			}
+			checkEqual(t, "global", got, DefaultGlobal())
+		})
+	}
+	// Keys whose ingress-nginx default is the syncer's flag here.
+	for k, v := range map[string]string{"error-log-level": "notice", "worker-shutdown-timeout": "240s", "max-worker-connections": "16384"} {
+		if _, problems := parseGlobal(configMap("ingress", "cfg", k, v)); len(problems) > 0 {
+			t.Errorf("%s=%s: %q", k, v, problems)
+		}
+	}
+}
