@@ -191,6 +191,13 @@ local function is_host_name(s)
   return type(s) == "string" and #s <= 253 and s:find(HOST_NAME) ~= nil
 end
 
+-- ROUTE_FIELDS and HOST_FIELDS are the fields of a route and a host that
+-- router.lua reads (see its header); others are dropped.
+local ROUTE_FIELDS = { "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
+  "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "forwardedPrefix", "preserveTrailingSlash",
+  "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary" }
+local HOST_FIELDS = { "appRoot", "redirectTo" }
+
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that router.lua cannot compile.
 local function normalize_host(h)
@@ -211,8 +218,7 @@ local function normalize_host(h)
         return nil, "host " .. h.name .. ": route " .. i .. " is not an object"
       end
       local clean = {}
-      for _, k in ipairs({ "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
-                           "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "canary" }) do
+      for _, k in ipairs(ROUTE_FIELDS) do
         local v = r[k]
         if v ~= cjson.null then
           clean[k] = v
@@ -225,6 +231,11 @@ local function normalize_host(h)
     end
   end
   local item = { name = h.name, routes = routes }
+  for _, k in ipairs(HOST_FIELDS) do
+    if h[k] ~= cjson.null then
+      item[k] = h[k]
+    end
+  end
   local ok, err = require("router").compile(item)
   if not ok then
     return nil, err

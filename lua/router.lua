@@ -16,10 +16,17 @@
 --   protocol        "http" (default), "https", "grpc", "grpcs"
 --   connectTimeout, sendTimeout, readTimeout   seconds; absent: nginx.conf's
 --   bodySize        bytes; absent: the global proxy-body-size; 0: no limit
---   rewrite         rewrite target (see rewrite_uri)
+--   rewrite         rewrite target of a regex route (see rewrite_uri)
+--   forwardedPrefix X-Forwarded-Prefix sent with a rewrite
 --   allow           CIDRs; other clients get 403. A list that cannot be
 --                   parsed answers 503 (fail closed).
+--   preserveTrailingSlash, usePortInRedirects   shape the HTTPS redirect
+--   redirectURL, redirectCode   answer with this redirect (300 to 308)
+--   cors            CORS policy (see cors.lua)
 --   canary          alternative backend chosen per request (see canary.lua)
+--
+-- A host may also have appRoot (requests for "/" get a 302 there) or
+-- redirectTo (every request is redirected to that host: from-to-www).
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
@@ -32,6 +39,7 @@ local configuration = require("configuration")
 local store = require("store")
 local ipmatch = require("ipmatch")
 local canary = require("canary")
+local cors = require("cors")
 local balancer_backends = require("balancer").backends
 
 local ngx = ngx
@@ -47,6 +55,11 @@ local _M = {}
 local PROTOCOLS = { http = true, https = true, grpc = true, grpcs = true }
 local TYPES = { exact = true, prefix = true, regex = true }
 local REGEX_FLAGS = "ijo"
+
+-- optional_string accepts nil or a printable string without spaces.
+local function optional_string(v)
+  return v == nil or (type(v) == "string" and #v > 0 and not str_find(v, "[%c%s\127]"))
+end
 
 local function is_timeout(v)
   return v == nil or (type(v) == "number" and v > 0 and v <= 86400)
@@ -70,8 +83,14 @@ local function compile_route(r)
   if r.bodySize ~= nil and (type(r.bodySize) ~= "number" or r.bodySize < 0) then
     return nil, "route " .. r.path .. ": invalid bodySize"
   end
-  if r.rewrite ~= nil and (type(r.rewrite) ~= "string" or str_byte(r.rewrite, 1) ~= 47) then
-    return nil, "route " .. r.path .. ": invalid rewrite"
+  if r.rewrite ~= nil and (type(r.rewrite) ~= "string" or str_byte(r.rewrite, 1) ~= 47 or r.type ~= "regex") then
+    return nil, "route " .. r.path .. ": invalid rewrite (an absolute path, on a regex route)"
+  end
+  if not (optional_string(r.forwardedPrefix) and optional_string(r.redirectURL)) then
+    return nil, "route " .. r.path .. ": invalid forwardedPrefix or redirectURL"
+  end
+  if r.redirectURL and not (type(r.redirectCode) == "number" and r.redirectCode >= 300 and r.redirectCode <= 308) then
+    return nil, "route " .. r.path .. ": redirectCode must be 300 to 308"
   end
   local path = r.path
   if r.type == "prefix" then
@@ -80,17 +99,23 @@ local function compile_route(r)
   local route = {
     path = path, type = r.type, backend = r.backend or "", ingress = r.ingress,
     redirect = r.redirect == true, protocol = proto, body_size = r.bodySize,
-    rewrite = r.rewrite,
+    rewrite = r.rewrite, forwarded_prefix = r.forwardedPrefix,
+    preserve_slash = r.preserveTrailingSlash == true, port_in_redirect = r.usePortInRedirects == true,
+    redirect_url = r.redirectURL, redirect_code = r.redirectCode,
   }
+  if r.cors ~= nil then
+    local c, err = cors.compile(r.cors)
+    if not c then
+      return nil, "route " .. r.path .. ": " .. err
+    end
+    route.cors = c
+  end
   if r.type == "regex" then
     local _, err = re_match("", r.path, REGEX_FLAGS)
     if err then
       return nil, "route " .. r.path .. ": " .. err
     end
     route.re = "^" .. r.path
-  end
-  if r.rewrite and r.type == "prefix" then
-    route.rewrite_prefix = r.rewrite:gsub("/+$", "")
   end
   if r.connectTimeout or r.sendTimeout or r.readTimeout then
     route.timeouts = (r.connectTimeout or "") .. "," .. (r.sendTimeout or "") .. "," .. (r.readTimeout or "")
@@ -120,7 +145,11 @@ function _M.compile(item)
   if item.unavailable then
     return { name = item.name, broken = true }
   end
-  local h = { name = item.name, exact = {}, prefix = {}, regex = {}, n = 0 }
+  if not (optional_string(item.appRoot) and optional_string(item.redirectTo)) then
+    return nil, "host " .. item.name .. ": invalid appRoot or redirectTo"
+  end
+  local h = { name = item.name, exact = {}, prefix = {}, regex = {}, n = 0,
+    app_root = item.appRoot, redirect_to = item.redirectTo }
   local list = item.routes or {}
   if type(list) ~= "table" then
     return nil, "host " .. item.name .. ": routes must be an array"
@@ -215,28 +244,13 @@ local function match(h, uri)
 end
 _M.match = match
 
--- rewrite_uri applies the route's rewrite target: a regex route replaces the
--- whole path, $0 to $9 taking its captures; an exact route, or a prefix
--- route hit on its own path, gets the target; a prefix route replaces the
--- matched prefix and keeps the rest ("/p/a" with target "/t" is "/t/a").
-local function rewrite_uri(route, uri, m)
-  local target = route.rewrite
-  if route.type == "regex" then
-    return (target:gsub("%$(%d)", function(d)
-      local v = m and m[tonumber(d)]
-      return v or ""
-    end))
-  end
-  if route.type == "exact" then
-    return target
-  end
-  if route.path == "/" then
-    return route.rewrite_prefix .. uri
-  end
-  if uri == route.path then
-    return target
-  end
-  return route.rewrite_prefix .. str_sub(uri, #route.path + 1)
+-- rewrite_uri applies the route's rewrite target as ingress-nginx's
+-- `rewrite "(?i)<path>" <target> break`: the whole path becomes the target,
+-- $0 to $9 taking the captures of the route's match m.
+local function rewrite_uri(route, m)
+  return (route.rewrite:gsub("%$(%d)", function(d)
+    return m and m[tonumber(d)] or ""
+  end))
 end
 _M.rewrite_uri = rewrite_uri
 
@@ -289,13 +303,69 @@ end
 
 local settings
 
-local function redirect_to_https()
-  local port = settings.https_port
-  local authority = ngx_var.host
-  if port and port ~= 443 then
-    authority = authority .. ":" .. port
+-- REDIRECT_CODES are the codes nginx's `return code URL` sends with a
+-- Location; for the other codes of 300 to 308 the URL is the body.
+local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
+
+-- redirect_host is the request's host for a redirect: $best_http_host
+-- (X-Forwarded-Host with use-forwarded-headers) without its port.
+local function redirect_host()
+  local host = ngx_var.best_http_host or ngx_var.host
+  return (host:gsub(":%d+$", ""))
+end
+
+-- redirect_to_https sends ingress-nginx's HTTPS redirect (308): no port
+-- unless usePortInRedirects, and the request URI's trailing slash dropped
+-- unless preserveTrailingSlash.
+local function redirect_to_https(route)
+  local uri = ngx_var.request_uri
+  if not route.preserve_slash and str_byte(uri, -1) == 47 then
+    uri = str_sub(uri, 1, -2)
   end
-  return ngx.redirect("https://" .. authority .. ngx_var.request_uri, 308)
+  local authority = redirect_host()
+  if route.port_in_redirect then
+    authority = authority .. ":" .. settings.https_port
+  end
+  return ngx.redirect("https://" .. authority .. uri, 308)
+end
+
+-- send_redirect answers with the route's permanent or temporal redirect.
+local function send_redirect(route)
+  local code = route.redirect_code
+  if REDIRECT_CODES[code] then
+    return ngx.redirect(route.redirect_url, code)
+  end
+  ngx.status = code
+  ngx.print(route.redirect_url)
+  return ngx.exit(code)
+end
+
+-- redirect_www answers every request of a from-to-www host: the same URI
+-- (without a trailing slash) on host to, with the scheme and port the
+-- request came with.
+local function redirect_www(to)
+  local uri = ngx_var.request_uri
+  if str_byte(uri, -1) == 47 then
+    uri = str_sub(uri, 1, -2)
+  end
+  return ngx.redirect(ngx_var.pass_access_scheme .. "://" .. to .. ":" .. ngx_var.pass_server_port .. uri, 308)
+end
+
+-- proxy hands the request to its backend: location /'s proxy_pass, or one
+-- of the fixed locations for the other protocols.
+local function proxy(route)
+  ngx_var.proxy_upstream_name = route.canary and canary.choose(route) or route.backend
+  if route.timeouts then
+    ngx_var.ingress_timeouts = route.timeouts
+  end
+  local proto = route.protocol
+  if proto == "https" then
+    return ngx.exec("@https")
+  elseif proto == "grpc" then
+    return ngx.exec("@grpc")
+  elseif proto == "grpcs" then
+    return ngx.exec("@grpcs")
+  end
 end
 
 -- rewrite runs in rewrite_by_lua: find the route, apply its settings, hand
@@ -323,7 +393,13 @@ function _M.rewrite()
   if h.broken then
     return ngx.exit(503)
   end
+  if h.redirect_to then
+    return redirect_www(h.redirect_to)
+  end
   local uri = ngx_var.uri
+  if h.app_root and uri == "/" then
+    return ngx.redirect(ngx_var.scheme .. "://" .. (ngx_var.http_host or ngx_var.host) .. h.app_root, 302)
+  end
   local route, m = match(h, uri)
   if not route or route.backend == "" then
     return ngx.exit(404)
@@ -332,27 +408,25 @@ function _M.rewrite()
   if limit and limit > 0 then
     check_body(route, limit)
   end
+  if route.cors then
+    cors.apply(route.cors)
+  end
+  if route.redirect_url then
+    return send_redirect(route)
+  end
   if route.redirect and ngx_var.pass_access_scheme == "http" then
-    return redirect_to_https()
+    return redirect_to_https(route)
   end
   if route.allow and not ipmatch.match(route.allow, ngx_var.remote_addr) then
     return ngx.exit(403)
   end
   if route.rewrite then
-    ngx.req.set_uri(rewrite_uri(route, uri, m))
+    ngx.req.set_uri(rewrite_uri(route, m))
+    if route.forwarded_prefix then
+      ngx.req.set_header("X-Forwarded-Prefix", route.forwarded_prefix)
+    end
   end
-  ngx_var.proxy_upstream_name = route.canary and canary.choose(route) or route.backend
-  if route.timeouts then
-    ngx_var.ingress_timeouts = route.timeouts
-  end
-  local proto = route.protocol
-  if proto == "https" then
-    return ngx.exec("@https")
-  elseif proto == "grpc" then
-    return ngx.exec("@grpc")
-  elseif proto == "grpcs" then
-    return ngx.exec("@grpcs")
-  end
+  return proxy(route)
 end
 
 function _M.init_worker()

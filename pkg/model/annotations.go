@@ -41,6 +41,13 @@ type ingressAnnotations struct {
 	// canary holds the canary annotations of a canary Ingress (canary=true);
 	// nil otherwise (see applyCanary and buildCanaries).
 	canary *canaryInput
+	// appRoot is app-root: requests for "/" on the Ingress's hosts are
+	// redirected there. fromToWWW is from-to-www-redirect=true.
+	appRoot   string
+	fromToWWW bool
+	// redirect and cors collect annotations combined by finishRouting.
+	redirect redirectInput
+	cors     corsInput
 	// balancing holds the backend-level settings, when any is set.
 	balancing *balancing
 	// snippets lists the *-snippet annotations present, sorted.
@@ -120,6 +127,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	}
 	b.setAffinity(aff)
 	a.finishCanary()
+	a.finishRouting()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -127,13 +135,6 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 		a.balancing = &b
 	}
 	return a
-}
-
-// regexPaths reports whether the Ingress's ImplementationSpecific paths are
-// regular expressions: use-regex=true, or a rewrite-target (which implies
-// it in ingress-nginx).
-func (a *ingressAnnotations) regexPaths() bool {
-	return a.useRegex || a.location.RewriteTarget != ""
 }
 
 // errUnsupported marks annotations we do not implement.
@@ -182,6 +183,9 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 	case "session-cookie-max-age":
 		aff.maxAge, err = parseIntRange(v, 1, maxCookieMaxAge)
 	default:
+		if ok, rerr := a.applyRouting(name, v); ok {
+			return rerr
+		}
 		return errUnsupported
 	}
 	return err

@@ -241,7 +241,7 @@ func TestBuildAnnotations(t *testing.T) {
 				nginx("rewrite-target", "/$1"), nginx("whitelist-source-range", "10.0.0.0/8"),
 				nginx("proxy-send-timeout", "1s; }"),
 				rule("a.example.com", prefix("/", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", withSettings(loc("/", PathPrefix, web80, ing),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com", withSettings(loc("/", PathRegex, web80, ing),
 				LocationSettings{ProxyReadTimeout: 120, ProxyBodySize: "8m", BackendProtocol: "HTTPS", RewriteTarget: "/$1",
 					AllowSourceRange: []string{"10.0.0.0/8"}}))},
 			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/proxy-send-timeout="1s; }": contains ';'; ignored`},

@@ -252,7 +252,9 @@ func (b *builder) buildRule(e *ingressEntry, rule *networkingv1.IngressRule) {
 }
 
 func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.HTTPIngressPath) {
-	path, pathType, err := normalizePath(p, e.ann.regexPaths())
+	// As ingress-nginx, a rewrite-target equal to the path is no rewrite.
+	t := e.ann.location.RewriteTarget
+	path, pathType, err := normalizePath(p, e.ann.useRegex || t != "" && t != cmp.Or(p.Path, "/"))
 	if err != nil {
 		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.Path, err)
 		return
@@ -275,7 +277,8 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.H
 		return
 	}
 	be.use(e)
-	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e})
+	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e, raw: cmp.Or(p.Path, "/"),
+		impl: p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific})
 }
 
 // normalizePath validates the path of an Ingress rule and returns it with

@@ -389,11 +389,3 @@ func (w *canonicalWriter) canary(c *Canary) {
 	w.str(c.HeaderPattern)
 	w.str(c.Cookie)
 }
-
-// canaryEqual compares the canaries of two Locations.
-func canaryEqual(a, b *Canary) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}

@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // serverState is a Server while it is built.
@@ -36,6 +37,10 @@ type location struct {
 	ingress  *ingressEntry
 	// canary is set by buildCanaries; nil when none.
 	canary *canaryRoute
+	// raw is the path as the rule wrote it; impl marks an
+	// ImplementationSpecific path (see regexLocations).
+	raw  string
+	impl bool
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -129,6 +134,33 @@ func (b *builder) finishServers(defaultBackend string) []Server {
 		out[i] = b.finishServer(s, defaultBackend, &redirect, locs[len(locs):len(locs):m])
 		locs = locs[:m]
 	}
+	return b.appendWWWRedirects(out, states)
+}
+
+// appendWWWRedirects adds the servers of from-to-www-redirect: for a host
+// with a path of an Ingress that sets it, "www.<host>" (or, for a host
+// starting with "www.", the host without it) redirects every request to
+// the host, unless a rule defines that name itself (it is then served as
+// its rules say). Wildcard hosts and the default server get none.
+func (b *builder) appendWWWRedirects(out []Server, states []*serverState) []Server {
+	n := len(out)
+	for _, s := range states {
+		if s.hostname == DefaultServerName || strings.HasPrefix(s.hostname, "*.") ||
+			!slices.ContainsFunc(s.locations, func(l location) bool { return l.ingress.ann.fromToWWW }) {
+			continue
+		}
+		from, ok := strings.CutPrefix(s.hostname, "www.")
+		if !ok {
+			from = "www." + s.hostname
+		}
+		if b.servers[from] != nil || validHost(from) != nil {
+			continue
+		}
+		out = append(out, Server{Hostname: from, RedirectTo: s.hostname})
+	}
+	if len(out) > n {
+		slices.SortFunc(out, func(x, y Server) int { return compareHostnames(x.Hostname, y.Hostname) })
+	}
 	return out
 }
 
@@ -160,24 +192,107 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 			srv.SSLRedirect = *v
 		}
 	}
+	regexHost := s.regexHost()
 	srv.Locations = locs
-	for _, l := range s.locations {
+	for i := range s.locations {
+		l := &s.locations[i]
 		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
 		loc.Settings = l.ingress.ann.location
 		loc.Canary = l.canary.location()
+		if !l.rewrites() {
+			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
+		}
 		if r := loc.Settings.AllowSourceRange; r != nil {
 			loc.Settings.AllowSourceRange = slices.Clone(r)
 		}
 		if v, override := locationRedirect(l.ingress, &srv, b.global.ForceSSLRedirect); override {
 			loc.Settings.SSLRedirect = &redirect[boolRank(v)]
 		}
-		srv.Locations = append(srv.Locations, loc)
+		if !regexHost {
+			srv.Locations = append(srv.Locations, loc)
+			continue
+		}
+		srv.Locations = b.appendRegex(srv.Locations, s, l, loc)
 	}
 	if !s.rootPrefix {
-		srv.Locations = append(srv.Locations, Location{Path: "/", PathType: PathPrefix, Backend: defaultBackend})
+		catchAll := Location{Path: "/", PathType: PathPrefix, Backend: defaultBackend}
+		if regexHost {
+			catchAll.PathType = PathRegex
+		}
+		srv.Locations = append(srv.Locations, catchAll)
 	}
-	slices.SortFunc(srv.Locations, compareLocations)
+	slices.SortStableFunc(srv.Locations, compareLocations)
+	srv.AppRoot = s.appRoot(srv.Locations)
 	return srv
+}
+
+// rewrites reports whether l's rewrite-target applies: set and not equal to
+// the path, as ingress-nginx decides.
+func (l *location) rewrites() bool {
+	t := l.ingress.ann.location.RewriteTarget
+	return t != "" && t != l.raw
+}
+
+// regexHost reports whether every path of s is a regular expression: as in
+// ingress-nginx, one path with use-regex or a rewrite-target on a host makes
+// all its paths regex locations.
+func (s *serverState) regexHost() bool {
+	for i := range s.locations {
+		if l := &s.locations[i]; l.ingress.ann.useRegex || l.rewrites() {
+			return true
+		}
+	}
+	return false
+}
+
+// appendRegex appends the regex locations that stand for l on a regex host
+// (see regexHost), as ingress-nginx writes them: a Prefix path "/foo" of an
+// Ingress without regex or rewrite is "^/foo/" plus "^/foo" (unless an
+// Exact "/foo" exists), every other path its own text. A text that is not a
+// valid regular expression is left out with a Problem.
+func (b *builder) appendRegex(out []Location, s *serverState, l *location, loc Location) []Location {
+	paths := []string{l.path}
+	switch {
+	case l.pathType == PathRegex, l.pathType == PathExact:
+	case l.impl || l.raw == "/" || l.ingress.ann.useRegex || l.rewrites():
+		paths[0] = l.raw
+	default:
+		paths[0] = strings.TrimSuffix(l.raw, "/") + "/"
+		if s.claimedBy(pathKey{l.raw, PathExact}) == nil {
+			paths = append(paths, l.raw)
+		}
+	}
+	loc.PathType = PathRegex
+	for _, p := range paths {
+		if err := validateRegexPath(p); err != nil {
+			b.ingressProblem(l.ingress, "host %s path %q: %v (every path of this host is a regular expression, as one of its Ingresses sets use-regex or rewrite-target); path left out", s.hostname, p, err)
+			continue
+		}
+		loc.Path = p
+		out = append(out, loc)
+	}
+	return out
+}
+
+// appRoot is the app-root of the first location (in order) whose Ingress
+// sets one: ingress-nginx applies every such annotation host-wide, the
+// first one winning.
+func (s *serverState) appRoot(locs []Location) string {
+	roots := map[string]string{}
+	for i := range s.locations {
+		if e := s.locations[i].ingress; e.ann.appRoot != "" {
+			roots[e.name] = e.ann.appRoot
+		}
+	}
+	if len(roots) == 0 {
+		return ""
+	}
+	for i := range locs {
+		if r, ok := roots[locs[i].Ingress]; ok {
+			return r
+		}
+	}
+	return ""
 }
 
 // locationRedirect says whether a location of e redirects to HTTPS, and
@@ -203,14 +318,16 @@ func locationRedirect(e *ingressEntry, srv *Server, forceDefault bool) (redirect
 	return redirect, redirect != srv.SSLRedirect
 }
 
-// compareLocations orders locations longest path first, then by path, and
-// for the same path Exact, then Regex, then Prefix (a total order: a
-// server has one location per path and type).
+// compareLocations orders locations as ingress-nginx orders its regex
+// locations: longest path first, then by path in reverse byte order; for
+// the same path Exact, then Regex, then Prefix. Only regex locations of a
+// regex host (see regexHost) can tie; a stable sort keeps them oldest
+// Ingress first.
 func compareLocations(a, b Location) int {
 	if c := cmp.Compare(len(b.Path), len(a.Path)); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.Path, b.Path); c != 0 {
+	if c := cmp.Compare(b.Path, a.Path); c != 0 {
 		return c
 	}
 	return cmp.Compare(pathTypeRank(a.PathType), pathTypeRank(b.PathType))

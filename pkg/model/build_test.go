@@ -91,13 +91,13 @@ func TestBuildRouting(t *testing.T) {
 			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
 				loc("/api", PathPrefix, web80, ing), loc("/", PathPrefix, web80, ing))},
 		},
-		"exact before prefix for the same path, longest first": {
+		"exact before prefix for the same path, longest first, then reverse byte order": {
 			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com",
 				prefix("/a", "web", 80), exact("/", "web", 80), prefix("/abc", "web", 80),
 				exact("/a", "web", 80), prefix("/b", "web", 80))))),
 			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
-				loc("/abc", PathPrefix, web80, ing), loc("/a", PathExact, web80, ing), loc("/a", PathPrefix, web80, ing),
-				loc("/b", PathPrefix, web80, ing), loc("/", PathExact, web80, ing), catchAll(""))},
+				loc("/abc", PathPrefix, web80, ing), loc("/b", PathPrefix, web80, ing), loc("/a", PathExact, web80, ing),
+				loc("/a", PathPrefix, web80, ing), loc("/", PathExact, web80, ing), catchAll(""))},
 		},
 		"rule without host goes to the default server": {
 			objs:    objs(webService(), one(ingress("default", "ing", rule("", prefix("/x", "web", 80))))),

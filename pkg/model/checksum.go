@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -21,6 +22,9 @@ type canonicalWriter struct {
 	// flushed is set once part of the input went to h; until then sum
 	// hashes buf in one call.
 	flushed bool
+	// encodeOnly keeps the whole encoding in buf (h is nil): see
+	// ServerEqual.
+	encodeOnly bool
 }
 
 // Buffer sizes: writers flush to the hash at flushAt; a small writer is
@@ -57,7 +61,7 @@ func (w *canonicalWriter) flush() {
 }
 
 func (w *canonicalWriter) flushIfFull() {
-	if len(w.buf) >= flushAt {
+	if len(w.buf) >= flushAt && !w.encodeOnly {
 		w.flush()
 	}
 }
@@ -230,6 +234,8 @@ func (w *canonicalWriter) server(s *Server) {
 	w.str(s.Hostname)
 	w.bool(s.TLS)
 	w.bool(s.SSLRedirect)
+	w.str(s.AppRoot)
+	w.str(s.RedirectTo)
 	w.uint(uint64(len(s.Locations)))
 	for i := range s.Locations {
 		l := &s.Locations[i]
@@ -254,6 +260,55 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	if s.SSLRedirect != nil {
 		w.bool(*s.SSLRedirect)
 	}
+	w.bool(s.PreserveTrailingSlash)
+	w.bool(s.UsePortInRedirects)
+	w.str(s.XForwardedPrefix)
+	w.bool(s.Redirect != nil)
+	if r := s.Redirect; r != nil {
+		w.str(r.URL)
+		w.int(int64(r.Code))
+	}
+	w.bool(s.CORS != nil)
+	if c := s.CORS; c != nil {
+		w.bool(c.Origins != nil)
+		w.strs(c.Origins)
+		w.str(c.Methods)
+		w.str(c.Headers)
+		w.str(c.Expose)
+		w.bool(c.Credentials)
+		w.int(int64(c.MaxAge))
+	}
+}
+
+// encoderPool holds pairs of encode-only writers for ServerEqual, which
+// Diff calls for every Server of every Build.
+var encoderPool = sync.Pool{New: func() any {
+	return &[2]canonicalWriter{{buf: make([]byte, 0, smallWriter), encodeOnly: true}, {buf: make([]byte, 0, smallWriter), encodeOnly: true}}
+}}
+
+// ServerEqual reports whether a and b are equal in every field, locations
+// compared in order (Build sorts them): their canonical encodings, the
+// ones ServerChecksum hashes, so that a field is compared wherever it is
+// hashed.
+func ServerEqual(a, b *Server) bool {
+	if a.Hostname != b.Hostname || len(a.Locations) != len(b.Locations) {
+		return false
+	}
+	p := encoderPool.Get().(*[2]canonicalWriter)
+	defer encoderPool.Put(p)
+	x, y := &p[0], &p[1]
+	x.buf, y.buf = x.buf[:0], y.buf[:0]
+	x.server(a)
+	y.server(b)
+	return bytes.Equal(x.buf, y.buf)
+}
+
+// ServerChecksum is the canonical checksum of one Server.
+func ServerChecksum(s *Server) string {
+	w := newCanonicalWriter(smallWriter)
+	w.reset()
+	w.server(s)
+	return w.sum()
 }
 
 // Equal reports whether c and o serve the same thing: equal checksums

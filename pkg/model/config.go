@@ -71,6 +71,12 @@ type Server struct {
 	TLS bool `json:"tls"`
 	// SSLRedirect redirects plain HTTP to HTTPS (TLS hosts only).
 	SSLRedirect bool `json:"sslRedirect"`
+	// AppRoot redirects requests for "/" there (302), before any route.
+	AppRoot string `json:"appRoot,omitempty"`
+	// RedirectTo makes this a from-to-www-redirect server: every request
+	// is redirected to the same URI on host RedirectTo; it has no
+	// Locations.
+	RedirectTo string `json:"redirectTo,omitempty"`
 	// Locations, sorted: Exact before Prefix for the same path, then longer
 	// paths first, then by path.
 	Locations []Location `json:"locations"`
@@ -128,6 +134,17 @@ type LocationSettings struct {
 	AllowSourceRange    []string `json:"allowSourceRange,omitempty"` // validated CIDRs
 	// SSLRedirect overrides Global.SSLRedirect when non-nil.
 	SSLRedirect *bool `json:"sslRedirect,omitempty"`
+	// PreserveTrailingSlash keeps a trailing slash in HTTPS redirects;
+	// UsePortInRedirects puts the HTTPS port in them.
+	PreserveTrailingSlash bool `json:"preserveTrailingSlash,omitempty"`
+	UsePortInRedirects    bool `json:"usePortInRedirects,omitempty"`
+	// XForwardedPrefix is sent as X-Forwarded-Prefix when the path is
+	// rewritten.
+	XForwardedPrefix string `json:"xForwardedPrefix,omitempty"`
+	// Redirect answers with a redirect instead of proxying.
+	Redirect *Redirect `json:"redirect,omitempty"`
+	// CORS adds the CORS headers and answers preflight requests.
+	CORS *CORS `json:"cors,omitempty"`
 }
 
 // Backend is a Service port and its ready endpoints. Everything in a Backend

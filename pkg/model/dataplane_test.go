@@ -123,18 +123,35 @@ func (c *contract) server(s *Server) {
 	if !hostnameOK(s.Hostname) {
 		c.fail("server hostname %q", s.Hostname)
 	}
+	if s.AppRoot != "" && validatePath(s.AppRoot) != nil {
+		c.fail("server %s: app root %q", s.Hostname, s.AppRoot)
+	}
+	if s.RedirectTo != "" {
+		if validHost(s.RedirectTo) != nil || len(s.Locations) > 0 || s.AppRoot != "" {
+			c.fail("server %s: redirect to %q with %d locations", s.Hostname, s.RedirectTo, len(s.Locations))
+		}
+		return
+	}
+	regexHost := slices.ContainsFunc(s.Locations, func(l Location) bool { return l.PathType == PathRegex })
 	roots := 0
 	for i := range s.Locations {
 		l := &s.Locations[i]
-		if i > 0 && compareLocations(s.Locations[i-1], *l) >= 0 {
-			c.fail("server %s: location %s %q not strictly after the one before", s.Hostname, l.PathType, l.Path)
+		if i > 0 {
+			// Only the regex locations of a regex host may tie (the
+			// oldest Ingress first).
+			if d := compareLocations(s.Locations[i-1], *l); d > 0 || d == 0 && l.PathType != PathRegex {
+				c.fail("server %s: location %s %q not strictly after the one before", s.Hostname, l.PathType, l.Path)
+			}
 		}
-		if l.Path == "/" && l.PathType == PathPrefix {
+		if regexHost && l.PathType != PathRegex {
+			c.fail("server %s: %s location %q on a regex host", s.Hostname, l.PathType, l.Path)
+		}
+		if l.Path == "/" && (l.PathType == PathPrefix || regexHost) {
 			roots++
 		}
 		c.location(s.Hostname, l)
 	}
-	if roots != 1 {
+	if roots != 1 && !(regexHost && roots > 1) {
 		c.fail("server %s has %d Prefix / locations", s.Hostname, roots)
 	}
 }
@@ -211,6 +228,33 @@ func (c *contract) settings(where string, s *LocationSettings) {
 		c.fail("%s: rewrite target %q", where, t)
 	}
 	c.allowList(where, s.AllowSourceRange)
+	if p := s.XForwardedPrefix; p != "" && (s.RewriteTarget == "" || strings.ContainsFunc(p, func(r rune) bool { return r > 0x7f || !pathChar(byte(r)) })) {
+		c.fail("%s: forwarded prefix %q without rewrite or with other characters", where, p)
+	}
+	if r := s.Redirect; r != nil {
+		if _, err := parseRedirectURL(r.URL); err != nil || r.Code < 300 || r.Code > 308 {
+			c.fail("%s: redirect %q %d", where, r.URL, r.Code)
+		}
+	}
+	c.cors(where, s.CORS)
+}
+
+func (c *contract) cors(where string, p *CORS) {
+	if p == nil {
+		return
+	}
+	if !corsMethodsRE.MatchString(p.Methods) || !corsHeadersRE.MatchString(p.Headers) ||
+		p.Expose != "" && !corsExposeRE.MatchString(p.Expose) || p.MaxAge < 0 {
+		c.fail("%s: CORS %+v", where, *p)
+	}
+	if p.Origins != nil && len(p.Origins) == 0 {
+		c.fail("%s: CORS without any allowed origin", where)
+	}
+	for _, o := range p.Origins {
+		if !corsOriginRE.MatchString(o) {
+			c.fail("%s: CORS origin %q", where, o)
+		}
+	}
 }
 
 func (c *contract) allowList(where string, list []string) {

@@ -135,34 +135,6 @@ func diffServers(old, new []Server) (upserted []Server, removed []string) {
 	return upserted, removed
 }
 
-// ServerEqual reports whether a and b are equal in every field, locations
-// compared in order (Build sorts them).
-func ServerEqual(a, b *Server) bool {
-	if a.Hostname != b.Hostname || a.TLS != b.TLS || a.SSLRedirect != b.SSLRedirect || len(a.Locations) != len(b.Locations) {
-		return false
-	}
-	for i := range a.Locations {
-		if !locationEqual(&a.Locations[i], &b.Locations[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func locationEqual(a, b *Location) bool {
-	if a.Path != b.Path || a.PathType != b.PathType || a.Backend != b.Backend || a.Ingress != b.Ingress || !canaryEqual(a.Canary, b.Canary) {
-		return false
-	}
-	x, y := &a.Settings, &b.Settings
-	if (x.SSLRedirect == nil) != (y.SSLRedirect == nil) || x.SSLRedirect != nil && *x.SSLRedirect != *y.SSLRedirect {
-		return false
-	}
-	return x.ProxyConnectTimeout == y.ProxyConnectTimeout && x.ProxyReadTimeout == y.ProxyReadTimeout &&
-		x.ProxySendTimeout == y.ProxySendTimeout && x.ProxyBodySize == y.ProxyBodySize &&
-		x.BackendProtocol == y.BackendProtocol && x.RewriteTarget == y.RewriteTarget &&
-		slices.Equal(x.AllowSourceRange, y.AllowSourceRange)
-}
-
 func diffBackends(old, new []Backend) (upserted []Backend, removed []string) {
 	byName := func(a, b Backend) int { return cmp.Compare(a.Name, b.Name) }
 	w := newCanonicalWriter(smallWriter)

@@ -24,6 +24,11 @@ const (
 
 // goodObjects are a tenant's well-formed objects: TLS, regex and rewrite
 // paths, settings, a default backend, the default server and a wildcard.
+// Every host they share with hostile Ingresses is a regex host already
+// (use-regex): a valid use-regex or rewrite-target makes all paths of its
+// host regexes, as in ingress-nginx, so a hostile Ingress could otherwise
+// change the form of the good routes legitimately (TestBuildRegexPaths
+// covers that).
 func goodObjects(t testing.TB) []runtime.Object {
 	s := func(name string, ports ...corev1.ServicePort) runtime.Object { return service(goodNS, name, ports...) }
 	return []runtime.Object{
@@ -34,11 +39,11 @@ func goodObjects(t testing.TB) []runtime.Object {
 			rule("a.example.com", prefix("/", "a-web", "http"), exact("/health", "api", 8080))),
 		ingress(goodNS, "rx", created(1), nginx("rewrite-target", "/$1"), nginx("use-regex", "true"),
 			rule("a.example.com", implSpecific("/api/v[0-9]+/(.*)", "api", 8080), implSpecific("/users/([0-9]+)", "api", 8080))),
-		ingress(goodNS, "grpc", created(2), nginx("backend-protocol", "GRPC"), nginx("allowlist-source-range", "10.0.0.0/8,::1"),
+		ingress(goodNS, "grpc", created(2), nginx("backend-protocol", "GRPC"), nginx("use-regex", "true"), nginx("allowlist-source-range", "10.0.0.0/8,::1"),
 			nginx("proxy-body-size", "8m"), nginx("load-balance", "ewma"),
 			rule("b.example.com", prefix("/app", "api", 8080), implSpecific("/static/", "a-web", 80))),
-		ingress(goodNS, "dflt", created(3), defaultBackend("api", 8080), rule("", prefix("/shared", "a-web", 80))),
-		ingress(goodNS, "wild", created(4), nginx("ssl-redirect", "false"), rule("*.example.com", prefix("/w", "a-web", 80))),
+		ingress(goodNS, "dflt", created(3), defaultBackend("api", 8080), nginx("use-regex", "true"), rule("", prefix("/shared", "a-web", 80))),
+		ingress(goodNS, "wild", created(4), nginx("ssl-redirect", "false"), nginx("use-regex", "true"), rule("*.example.com", prefix("/w", "a-web", 80))),
 	}
 }
 
@@ -87,7 +92,11 @@ var (
 	hostileAnnotations = []string{"proxy-connect-timeout", "proxy-read-timeout", "proxy-send-timeout", "proxy-body-size",
 		"backend-protocol", "rewrite-target", "whitelist-source-range", "allowlist-source-range", "ssl-redirect",
 		"force-ssl-redirect", "use-regex", "load-balance", "upstream-hash-by", "affinity", "session-cookie-name",
-		"session-cookie-path", "session-cookie-max-age", "server-snippet", "configuration-snippet", "auth-url", "x"}
+		"session-cookie-path", "session-cookie-max-age", "server-snippet", "configuration-snippet", "auth-url", "x",
+		"app-root", "x-forwarded-prefix", "preserve-trailing-slash", "use-port-in-redirects", "permanent-redirect",
+		"permanent-redirect-code", "temporal-redirect", "temporal-redirect-code", "from-to-www-redirect", "enable-cors",
+		"cors-allow-origin", "cors-allow-methods", "cors-allow-headers", "cors-expose-headers", "cors-allow-credentials",
+		"cors-max-age"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -110,6 +119,13 @@ var plausibleValues = map[string][]string{
 	"allowlist-source-range": {"::/0", "0.0.0.0/0,::1"}, "use-regex": {"true"}, "load-balance": {"ewma"},
 	"upstream-hash-by": {"$request_uri", "$host$uri"}, "affinity": {"cookie"}, "session-cookie-name": {"route"},
 	"session-cookie-path": {"/app"}, "session-cookie-max-age": {"3600"},
+	"app-root": {"/app", "/a/b"}, "x-forwarded-prefix": {"/api"}, "preserve-trailing-slash": {"true"},
+	"use-port-in-redirects": {"true"}, "permanent-redirect": {"https://example.org/x?a=b", "http://a.example.com"},
+	"permanent-redirect-code": {"308", "300"}, "temporal-redirect": {"https://t.example.org"}, "temporal-redirect-code": {"307"},
+	"from-to-www-redirect": {"true"}, "enable-cors": {"true"},
+	"cors-allow-origin":  {"*", "https://*.example.org:8443, null", "http://a.example.org,https://b.example.org"},
+	"cors-allow-methods": {"GET, POST"}, "cors-allow-headers": {"X-A,X-B"}, "cors-expose-headers": {"*", "X-C, X-D"},
+	"cors-allow-credentials": {"false"}, "cors-max-age": {"0", "600"},
 }
 
 // str is a hostile string: one from a pool (half the time), random ASCII

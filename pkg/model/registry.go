@@ -95,8 +95,7 @@ const (
 // Notes shared by several entries.
 const (
 	noteTimeout     = "whole seconds from 1 to 3600; ingress-nginx takes any integer"
-	noteRegex       = "regex applies to this Ingress's ImplementationSpecific paths only, not host-wide; see docs/migration.md"
-	notePort        = "the Location carries the HTTPS port when it is not 443 (ingress-nginx: only with use-port-in-redirects)"
+	noteRegex       = "host-wide and ordered as in ingress-nginx; a path that is not valid RE2 syntax with the same meaning in PCRE (lookarounds, backreferences, possessive quantifiers) is left out with a Problem; see docs/migration.md"
 	noteSourceRange = "matched against the connection's address; the client address from forwarded headers or PROXY protocol comes with the access-control issue"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
 	noteModSec      = "ModSecurity is not part of the data plane"
@@ -228,8 +227,8 @@ func annotationTable() []RegistryEntry {
 		supported("temporal-redirect", "https://www.example.com/"),
 		supported("temporal-redirect-code", "307"),
 		supported("from-to-www-redirect", "true"),
-		differs("ssl-redirect", "true", notePort, m),
-		differs("force-ssl-redirect", "true", notePort, m),
+		supported("ssl-redirect", "true"),
+		supported("force-ssl-redirect", "true"),
 		notSupported("ssl-passthrough", "true", "TLS passthrough comes with the streams issue", s),
 		// CORS.
 		supported("enable-cors", "true"),
@@ -386,7 +385,7 @@ func configKeyTable() []RegistryEntry {
 	)
 	return []RegistryEntry{
 		// What is applied today.
-		differs("ssl-redirect", "true", notePort, m),
+		supported("ssl-redirect", "true"),
 		supported("use-forwarded-headers", "true"),
 		differs("allow-snippet-annotations", "false", "accepted, but snippets are never applied: an Ingress carrying one is not served", 0),
 		differs("proxy-connect-timeout", "5", keyTimeout, m),
@@ -395,7 +394,7 @@ func configKeyTable() []RegistryEntry {
 		supported("proxy-body-size", "8m"),
 		supported("upstream-keepalive-connections", "320"),
 		// The migration issue: nginx.conf directives and per-route defaults.
-		differs("force-ssl-redirect", "true", notePort, m),
+		supported("force-ssl-redirect", "true"),
 		differs("hsts", "true", "sent on every HTTPS response, also of hosts without a TLS section (ingress-nginx: only when a certificate is configured for the host)", m),
 		supported("hsts-max-age", "31536000"),
 		supported("hsts-include-subdomains", "true"),

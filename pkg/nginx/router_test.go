@@ -493,7 +493,9 @@ func TestRouteTableInspection(t *testing.T) {
 	yes := true
 	full := model.Location{Path: "/full", PathType: model.PathPrefix, Backend: "a", Ingress: "ns/full", Settings: model.LocationSettings{
 		ProxyConnectTimeout: 2, ProxyReadTimeout: 3, ProxySendTimeout: 4, ProxyBodySize: "0", BackendProtocol: "HTTPS",
-		RewriteTarget: "/t", AllowSourceRange: []string{"10.0.0.0/8", "127.0.0.1/32"}, SSLRedirect: &yes,
+		AllowSourceRange: []string{"10.0.0.0/8", "127.0.0.1/32"}, SSLRedirect: &yes, PreserveTrailingSlash: true,
+		UsePortInRedirects: true, Redirect: &model.Redirect{URL: "https://x.test/y?a=b", Code: 307},
+		CORS: &model.CORS{Origins: []string{"https://*.a.test"}, Methods: "GET", Headers: "X-A", Expose: "*", Credentials: true, MaxAge: 5},
 	}}
 	cfg := configOf("inspect-1", []model.Server{
 		serverOf("a.test", full, exactLoc("/e", "a"), regexLoc("/r/(.*)", "a", "/$1"), prefixLoc("/", "a")),

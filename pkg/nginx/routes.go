@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
@@ -14,6 +15,11 @@ type Host struct {
 	Routes []Route `json:"routes,omitempty"`
 	// Unavailable makes the host answer 503: its routes were refused.
 	Unavailable bool `json:"unavailable,omitempty"`
+	// AppRoot redirects requests for "/" there with a 302.
+	AppRoot string `json:"appRoot,omitempty"`
+	// RedirectTo redirects every request to the same URI on that host
+	// (from-to-www-redirect); such a host has no routes.
+	RedirectTo string `json:"redirectTo,omitempty"`
 }
 
 // Route is one Location of a Server, with its settings resolved against
@@ -37,14 +43,36 @@ type Route struct {
 	BodySize *int64   `json:"bodySize,omitempty"`
 	Rewrite  string   `json:"rewrite,omitempty"`
 	Allow    []string `json:"allow,omitempty"`
+	// PreserveTrailingSlash and UsePortInRedirects shape the HTTPS
+	// redirect's Location.
+	PreserveTrailingSlash bool `json:"preserveTrailingSlash,omitempty"`
+	UsePortInRedirects    bool `json:"usePortInRedirects,omitempty"`
+	// ForwardedPrefix is sent as X-Forwarded-Prefix with a rewrite.
+	ForwardedPrefix string `json:"forwardedPrefix,omitempty"`
+	// RedirectURL answers every request with RedirectCode and this URL.
+	RedirectURL  string `json:"redirectURL,omitempty"`
+	RedirectCode int    `json:"redirectCode,omitempty"`
+	CORS         *CORS  `json:"cors,omitempty"`
 	// Canary is the alternative backend chosen per request (lua/canary.lua).
 	Canary *model.Canary `json:"canary,omitempty"`
+}
+
+// CORS is a route's CORS policy. OriginRegex matches the allowed Origin
+// values (case-insensitive, whole value); empty allows any origin and
+// answers "*".
+type CORS struct {
+	OriginRegex string `json:"originRegex,omitempty"`
+	Methods     string `json:"methods"`
+	Headers     string `json:"headers"`
+	Expose      string `json:"expose,omitempty"`
+	Credentials bool   `json:"credentials,omitempty"`
+	MaxAge      int    `json:"maxAge"`
 }
 
 // HostOf converts a Server of a Configuration built by model.Build. Every
 // value was validated there; HostOf only changes its form.
 func HostOf(s *model.Server) Host {
-	h := Host{Name: s.Hostname, Routes: make([]Route, len(s.Locations))}
+	h := Host{Name: s.Hostname, Routes: make([]Route, len(s.Locations)), AppRoot: s.AppRoot, RedirectTo: s.RedirectTo}
 	for i := range s.Locations {
 		h.Routes[i] = routeOf(s, &s.Locations[i])
 	}
@@ -54,18 +82,25 @@ func HostOf(s *model.Server) Host {
 func routeOf(s *model.Server, l *model.Location) Route {
 	st := &l.Settings
 	r := Route{
-		Path:           l.Path,
-		Type:           strings.ToLower(string(l.PathType)),
-		Backend:        l.Backend,
-		Ingress:        l.Ingress,
-		Redirect:       s.RedirectsToHTTPS(l),
-		Protocol:       strings.ToLower(st.BackendProtocol),
-		ConnectTimeout: st.ProxyConnectTimeout,
-		SendTimeout:    st.ProxySendTimeout,
-		ReadTimeout:    st.ProxyReadTimeout,
-		Rewrite:        st.RewriteTarget,
-		Allow:          st.AllowSourceRange,
-		Canary:         l.Canary,
+		Path:                  l.Path,
+		Type:                  strings.ToLower(string(l.PathType)),
+		Backend:               l.Backend,
+		Ingress:               l.Ingress,
+		Redirect:              s.RedirectsToHTTPS(l),
+		Protocol:              strings.ToLower(st.BackendProtocol),
+		ConnectTimeout:        st.ProxyConnectTimeout,
+		SendTimeout:           st.ProxySendTimeout,
+		ReadTimeout:           st.ProxyReadTimeout,
+		Rewrite:               st.RewriteTarget,
+		Allow:                 st.AllowSourceRange,
+		ForwardedPrefix:       st.XForwardedPrefix,
+		PreserveTrailingSlash: st.PreserveTrailingSlash,
+		UsePortInRedirects:    st.UsePortInRedirects,
+		CORS:                  corsOf(st.CORS),
+		Canary:                l.Canary,
+	}
+	if st.Redirect != nil {
+		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}
 	if r.Protocol == "http" {
 		r.Protocol = ""
@@ -76,6 +111,25 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		}
 	}
 	return r
+}
+
+// corsOf converts a CORS policy: the origins become one regex, each quoted
+// but for a leading "*." that stands for one label, as ingress-nginx reads
+// them.
+func corsOf(c *model.CORS) *CORS {
+	if c == nil {
+		return nil
+	}
+	out := &CORS{Methods: c.Methods, Headers: c.Headers, Expose: c.Expose, Credentials: c.Credentials, MaxAge: c.MaxAge}
+	if c.Origins == nil {
+		return out
+	}
+	alts := make([]string, len(c.Origins))
+	for i, o := range c.Origins {
+		alts[i] = strings.Replace(regexp.QuoteMeta(o), `\*`, `[A-Za-z0-9\-]+`, 1)
+	}
+	out.OriginRegex = "^(?:" + strings.Join(alts, "|") + ")$"
+	return out
 }
 
 // hostsOf converts Servers.

@@ -126,13 +126,18 @@ func TestLocationSettings(t *testing.T) {
 	}
 	cfg := configOf("settings-1", []model.Server{
 		{Hostname: "s.test", TLS: true, SSLRedirect: true, Locations: []model.Location{
-			loc("/rw", model.PathPrefix, model.LocationSettings{RewriteTarget: "/new/"}),
-			loc("/exact-rw", model.PathExact, model.LocationSettings{RewriteTarget: "/target"}),
 			loc("/allowed", model.PathPrefix, model.LocationSettings{AllowSourceRange: []string{"127.0.0.0/8"}}),
 			loc("/denied", model.PathPrefix, model.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8"}}),
 			loc("/small", model.PathPrefix, model.LocationSettings{ProxyBodySize: "1k"}),
 			loc("/plain", model.PathPrefix, model.LocationSettings{SSLRedirect: &no}),
 			loc("/", model.PathPrefix, model.LocationSettings{}),
+		}},
+		// A regex host (use-regex or rewrite-target on one of its Ingresses):
+		// rewrite-target replaces the whole path, as ingress-nginx's rewrite.
+		{Hostname: "rw.test", Locations: []model.Location{
+			loc("/rw(/|$)(.*)", model.PathRegex, model.LocationSettings{RewriteTarget: "/new/$2"}),
+			loc("/exact-rw", model.PathRegex, model.LocationSettings{RewriteTarget: "/target"}),
+			loc("/", model.PathRegex, model.LocationSettings{}),
 		}},
 	}, backendOf("app", app))
 	h := startNginx(t, cfg, nil)
@@ -143,9 +148,11 @@ func TestLocationSettings(t *testing.T) {
 		status int
 		path   string
 	}{
-		{"rewrite keeps the rest of the path", "https://s.test/rw/a/b?x=1", 200, "/new/a/b?x=1"},
-		{"rewrite of the prefix itself", "https://s.test/rw", 200, "/new/"},
-		{"rewrite of an exact path", "https://s.test/exact-rw", 200, "/target"},
+		{"rewrite with a capture of the rest", "http://rw.test/rw/a/b?x=1", 200, "/new/a/b?x=1"},
+		{"rewrite of the path itself", "http://rw.test/rw", 200, "/new/"},
+		{"rewrite replaces the whole path", "http://rw.test/exact-rw/more", 200, "/target"},
+		{"regex paths match case-insensitively", "http://rw.test/RW/x", 200, "/new/x"},
+		{"regex paths match from the start only", "http://rw.test/a/rw/x", 200, "/a/rw/x"},
 		{"allowed source", "https://s.test/allowed/x", 200, "/allowed/x"},
 		{"denied source", "https://s.test/denied/x", 403, ""},
 		{"TLS host redirects plain HTTP", "http://s.test/x", 308, ""},

@@ -330,9 +330,14 @@ func TestAllowlistAndForcedRedirect(t *testing.T) {
 		settingsLoc("/forced", "a", model.LocationSettings{SSLRedirect: &yes}),
 		settingsLoc("/forced-denied", "a", model.LocationSettings{SSLRedirect: &yes, AllowSourceRange: []string{"10.0.0.0/8"}}),
 		settingsLoc("/plain", "a", model.LocationSettings{}),
+		settingsLoc("/slash", "a", model.LocationSettings{SSLRedirect: &yes, PreserveTrailingSlash: true}),
+		settingsLoc("/port", "a", model.LocationSettings{SSLRedirect: &yes, UsePortInRedirects: true}),
 	)}, backendOf("a", startEcho(t, "a")))
 	h := startNginx(t, cfg, nil) // f.test has no TLS: only SSLRedirect overrides redirect
-	https := "https://f.test:" + itoa(h.opts.HTTPSPort)
+	// As ingress-nginx: no port unless use-port-in-redirects (nginx listens
+	// on another port than the load balancer in front of it), and no
+	// trailing slash unless preserve-trailing-slash.
+	https := "https://f.test"
 	tests := []struct {
 		name, url, host string
 		status          int
@@ -350,6 +355,10 @@ func TestAllowlistAndForcedRedirect(t *testing.T) {
 		{"redirect before the allowlist", "http://f.test/forced-denied", "", 308, https + "/forced-denied"},
 		{"allowlist after the redirect", "https://f.test/forced-denied", "", 403, ""},
 		{"no redirect on a host without TLS", "http://f.test/plain", "", 200, ""},
+		{"trailing slash dropped", "http://f.test/forced/", "", 308, https + "/forced"},
+		{"trailing slash of the query kept", "http://f.test/forced/?a=/", "", 308, https + "/forced/?a="},
+		{"preserve-trailing-slash", "http://f.test/slash/", "", 308, https + "/slash/"},
+		{"use-port-in-redirects", "http://f.test/port/x", "", 308, https + ":" + itoa(h.opts.HTTPSPort) + "/port/x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,124 @@
+package model
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestBuildRoutingAnnotations(t *testing.T) {
+	const ing = "default/ing"
+	route := func(opts ...ingOpt) []runtime.Object {
+		return one(ingress("default", "ing", append(opts, rule("a.example.com", prefix("/app", "web", 80)))...))
+	}
+	app := func(s LocationSettings) Location { return withSettings(loc("/app", PathPrefix, web80, ing), s) }
+	host := func(locs ...Location) []Server {
+		return []Server{srv("_", catchAll("")), srv("a.example.com", append(locs, catchAll(""))...)}
+	}
+	defaultCORS := &CORS{Methods: DefaultCORSMethods, Headers: DefaultCORSHeaders, Credentials: true, MaxAge: DefaultCORSMaxAge}
+	runBuildCases(t, map[string]buildCase{
+		"permanent-redirect defaults to 301": {
+			objs:    objs(webService(), route(nginx("permanent-redirect", "https://example.org/new?a=b"))),
+			servers: host(app(LocationSettings{Redirect: &Redirect{URL: "https://example.org/new?a=b", Code: 301}})),
+		},
+		"permanent-redirect-code and temporal-redirect, which wins": {
+			objs: objs(webService(), route(nginx("permanent-redirect", "https://p.example.org"), nginx("permanent-redirect-code", "308"),
+				nginx("temporal-redirect", "http://t.example.org/x"))),
+			servers: host(app(LocationSettings{Redirect: &Redirect{URL: "http://t.example.org/x", Code: 302}})),
+		},
+		"temporal-redirect-code outside 300 to 307 keeps 302": {
+			objs:     objs(webService(), route(nginx("temporal-redirect", "http://t.example.org"), nginx("temporal-redirect-code", "308"))),
+			servers:  host(app(LocationSettings{Redirect: &Redirect{URL: "http://t.example.org", Code: 302}})),
+			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/temporal-redirect-code="308": must be between 300 and 307; ignored`},
+		},
+		"redirect URLs that are not absolute http URLs are left out": {
+			objs:    objs(webService(), route(nginx("permanent-redirect", "/relative"), nginx("temporal-redirect", "ftp://x.example.org"))),
+			servers: host(app(LocationSettings{})),
+			problems: []string{
+				`Ingress default/ing: annotation nginx.ingress.kubernetes.io/permanent-redirect="/relative": must be an absolute http or https URL; ignored`,
+				`Ingress default/ing: annotation nginx.ingress.kubernetes.io/temporal-redirect="ftp://x.example.org": must be an absolute http or https URL; ignored`,
+			},
+		},
+		"redirect URL with characters ingress-nginx refuses": {
+			objs:     objs(webService(), route(nginx("permanent-redirect", "https://example.org/a b"))),
+			servers:  host(app(LocationSettings{})),
+			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/permanent-redirect="https://example.org/a b": contains ' ' (allowed: letters, digits and -._~/:,?&=); ignored`},
+		},
+		"ssl redirect shape": {
+			objs:    objs(webService(), route(nginx("preserve-trailing-slash", "true"), nginx("use-port-in-redirects", "true"))),
+			servers: host(app(LocationSettings{PreserveTrailingSlash: true, UsePortInRedirects: true})),
+		},
+		"x-forwarded-prefix applies with a rewrite only": {
+			objs: objs(webService(), one(
+				ingress("default", "ing", nginx("rewrite-target", "/$1"), nginx("x-forwarded-prefix", "/api"),
+					rule("a.example.com", implSpecific("/api/(.*)", "web", 80))),
+				ingress("default", "other", nginx("x-forwarded-prefix", "/x"), rule("b.example.com", prefix("/", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")),
+				srv("a.example.com", withSettings(rxLoc("/api/(.*)", ing), LocationSettings{RewriteTarget: "/$1", XForwardedPrefix: "/api"}), loc("/", PathRegex, "", "")),
+				srv("b.example.com", loc("/", PathPrefix, web80, "default/other"))},
+		},
+		"app-root is host-wide, the first location's Ingress winning": {
+			objs: objs(webService(), one(
+				ingress("default", "ing", nginx("app-root", "/app1"), rule("a.example.com", prefix("/app", "web", 80))),
+				ingress("default", "long", created(1), nginx("app-root", "/app2"), rule("a.example.com", prefix("/longer", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), {Hostname: "a.example.com", AppRoot: "/app2", Locations: []Location{
+				loc("/longer", PathPrefix, web80, "default/long"), loc("/app", PathPrefix, web80, ing), catchAll("")}}},
+		},
+		"app-root must be a path": {
+			objs:     objs(webService(), route(nginx("app-root", "https://example.org/x"))),
+			servers:  host(app(LocationSettings{})),
+			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/app-root="https://example.org/x": must be an absolute path starting with /; ignored`},
+		},
+		"enable-cors with the defaults": {
+			objs:    objs(webService(), route(nginx("enable-cors", "true"))),
+			servers: host(app(LocationSettings{CORS: defaultCORS})),
+		},
+		"cors settings; * anywhere allows any origin": {
+			objs: objs(webService(), route(nginx("enable-cors", "true"), nginx("cors-allow-origin", "https://a.example.org, *"),
+				nginx("cors-allow-methods", "GET, POST"), nginx("cors-allow-headers", "X-A, X-B"), nginx("cors-expose-headers", "*, X-C"),
+				nginx("cors-allow-credentials", "false"), nginx("cors-max-age", "0"))),
+			servers: host(app(LocationSettings{CORS: &CORS{Methods: "GET, POST", Headers: "X-A, X-B", Expose: "*, X-C", MaxAge: 0}})),
+		},
+		"cors origins: valid ones kept, others left out with a problem": {
+			objs: objs(webService(), route(nginx("enable-cors", "true"),
+				nginx("cors-allow-origin", "https://*.example.org:8443, http://a.example.org, example.org, null"))),
+			servers: host(app(LocationSettings{CORS: &CORS{Origins: []string{"https://*.example.org:8443", "http://a.example.org", "null"},
+				Methods: DefaultCORSMethods, Headers: DefaultCORSHeaders, Credentials: true, MaxAge: DefaultCORSMaxAge}})),
+			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/cors-allow-origin: origins ["example.org"] are not scheme://host[:port] or null; left out`},
+		},
+		"cors without any valid origin adds nothing": {
+			objs:     objs(webService(), route(nginx("enable-cors", "true"), nginx("cors-allow-origin", "example.org"))),
+			servers:  host(app(LocationSettings{})),
+			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/cors-allow-origin: origins ["example.org"] are not scheme://host[:port] or null; left out`},
+		},
+		"bad cors values keep the defaults": {
+			objs: objs(webService(), route(nginx("enable-cors", "true"), nginx("cors-allow-methods", "GET, <POST>"),
+				nginx("cors-max-age", "-1"))),
+			servers: host(app(LocationSettings{CORS: defaultCORS})),
+			problems: []string{
+				`Ingress default/ing: annotation nginx.ingress.kubernetes.io/cors-allow-methods="GET, <POST>": must be a list of methods such as "GET, POST"; ignored`,
+				`Ingress default/ing: annotation nginx.ingress.kubernetes.io/cors-max-age="-1": must be a whole number; ignored`,
+			},
+		},
+		"cors settings without enable-cors do nothing": {
+			objs:    objs(webService(), route(nginx("cors-allow-origin", "https://a.example.org"))),
+			servers: host(app(LocationSettings{})),
+		},
+		"from-to-www-redirect adds a redirecting server for the other name": {
+			objs: objs(webService(), one(
+				ingress("default", "ing", nginx("from-to-www-redirect", "true"), rule("a.example.com", prefix("/app", "web", 80))),
+				ingress("default", "www", nginx("from-to-www-redirect", "true"), rule("www.b.example.com", prefix("/", "web", 80))),
+				ingress("default", "both", nginx("from-to-www-redirect", "true"), rule("c.example.com", prefix("/", "web", 80)),
+					rule("www.c.example.com", prefix("/", "web", 80))),
+				ingress("default", "wild", nginx("from-to-www-redirect", "true"), rule("*.d.example.com", prefix("/", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")),
+				srv("*.d.example.com", loc("/", PathPrefix, web80, "default/wild")),
+				srv("a.example.com", loc("/app", PathPrefix, web80, ing), catchAll("")),
+				{Hostname: "b.example.com", RedirectTo: "www.b.example.com"},
+				srv("c.example.com", loc("/", PathPrefix, web80, "default/both")),
+				{Hostname: "www.a.example.com", RedirectTo: "a.example.com"},
+				srv("www.b.example.com", loc("/", PathPrefix, web80, "default/www")),
+				srv("www.c.example.com", loc("/", PathPrefix, web80, "default/both"))},
+		},
+	})
+}
