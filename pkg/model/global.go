@@ -226,7 +226,7 @@ var globalKeys = map[string]setter{
 	"ssl-protocols":          field(func(g *Global) *string { return &g.Nginx.SSLProtocols }, parseSSLProtocols),
 	"ssl-ciphers":            field(func(g *Global) *string { return &g.Nginx.SSLCiphers }, parseSSLCiphers),
 	"ssl-session-cache":      boolField(func(g *Global) *bool { return &g.Nginx.SSLSessionCache }),
-	"ssl-session-cache-size": sizeField(func(g *Global) *Size { return &g.Nginx.SSLSessionCacheSize }, minSharedZoneSize),
+	"ssl-session-cache-size": field(func(g *Global) *Size { return &g.Nginx.SSLSessionCacheSize }, parseSharedZoneSize),
 	"ssl-session-timeout":    field(func(g *Global) *int { return &g.Nginx.SSLSessionTimeout }, parseDuration),
 	"ssl-session-tickets":    boolField(func(g *Global) *bool { return &g.Nginx.SSLSessionTickets }),
 
@@ -292,6 +292,19 @@ func parseSizeAtLeast(v string, min int64) (Size, error) {
 	}
 	if n, _ := s.Bytes(); n < min {
 		return "", fmt.Errorf("must be at least %d bytes", min)
+	}
+	return s, nil
+}
+
+// parseSharedZoneSize parses the size of a shared memory zone: nginx -t
+// maps it, so it is bounded (32k to 1g).
+func parseSharedZoneSize(v string) (Size, error) {
+	s, err := parseSizeAtLeast(v, minSharedZoneSize)
+	if n, _ := s.Bytes(); err == nil && n > 1<<30 {
+		err = errors.New("must be at most 1g")
+	}
+	if err != nil {
+		return "", err
 	}
 	return s, nil
 }

@@ -125,6 +125,7 @@ func TestGlobalKeys(t *testing.T) {
 		"ssl-session-cache":              {in: kv{"ssl-session-cache", "false"}, want: with(func(g *Global) { g.Nginx.SSLSessionCache = false })},
 		"ssl-session-cache-size":         {in: kv{"ssl-session-cache-size", "50m"}, want: with(func(g *Global) { g.Nginx.SSLSessionCacheSize = "50m" })},
 		"ssl-session-cache-size small":   {in: kv{"ssl-session-cache-size", "8k"}, bad: "at least 32768 bytes"},
+		"ssl-session-cache-size large":   {in: kv{"ssl-session-cache-size", "2g"}, bad: "at most 1g"},
 		"ssl-session-timeout":            {in: kv{"ssl-session-timeout", "1h30m"}, want: with(func(g *Global) { g.Nginx.SSLSessionTimeout = 5400 })},
 		"ssl-session-timeout seconds":    {in: kv{"ssl-session-timeout", "300"}, want: with(func(g *Global) { g.Nginx.SSLSessionTimeout = 300 })},
 		"ssl-session-timeout ms":         {in: kv{"ssl-session-timeout", "500ms"}, bad: "whole seconds"},

@@ -194,7 +194,7 @@ func TestSettingsReloadMatchesRender(t *testing.T) {
 	changes := [][]string{
 		{"use-gzip", "true"}, {"use-gzip", "true", "gzip-level", "9", "gzip-types", "*", "gzip-min-length", "0"},
 		{"ssl-protocols", "TLSv1 TLSv1.1 TLSv1.2 TLSv1.3"}, {"ssl-ciphers", "HIGH:!aNULL:@SECLEVEL=0"},
-		{"ssl-session-cache", "false"}, {"ssl-session-cache-size", "999999999k"}, {"ssl-session-timeout", "7d"},
+		{"ssl-session-cache", "false"}, {"ssl-session-cache-size", "1g"}, {"ssl-session-cache-size", "2g"}, {"ssl-session-timeout", "7d"},
 		{"ssl-session-tickets", "true"}, {"keep-alive", "0"}, {"keep-alive-requests", "1073741824"},
 		{"upstream-keepalive-timeout", "604800"}, {"upstream-keepalive-requests", "1"}, {"upstream-keepalive-connections", "0"},
 		{"client-header-timeout", "1"}, {"client-body-timeout", "604800"}, {"client-header-buffer-size", "1"},
