@@ -59,7 +59,7 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.opts.DefaultBackendService, "default-backend-service", "", "namespace/name of the Service for unmatched requests (default: 404)")
 	fs.StringVar(&f.opts.DefaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret for unknown SNI names (default: self-signed)")
 	fs.StringVar(&f.opts.ConfigMap, "configmap", "", "namespace/name of the controller ConfigMap")
-	fs.BoolVar(&f.opts.AllowSnippets, "allow-snippet-annotations", false, "accept *-snippet annotations (they are never rendered)")
+	fs.BoolVar(&f.opts.AllowSnippets, "allow-snippet-annotations", false, "accepted for ingress-nginx compatibility; changes nothing: an Ingress with a *-snippet annotation is never served")
 }
 
 type runFlags struct {

@@ -98,8 +98,8 @@ type affinityInput struct {
 //     session-cookie-max-age (seconds): backend-level, see Build.
 //   - canary and canary-*: see applyCanary; a canary Ingress adds no
 //     routes of its own (see buildCanaries).
-//   - *-snippet: never parsed nor emitted. Snippets are not supported yet;
-//     Build reports each one as disabled or, when allowed, as unsupported.
+//   - *-snippet: never parsed nor emitted; Build leaves an Ingress that
+//     carries one out entirely (fail closed, see snippet.go).
 //   - any other annotation under the prefix: reported as not supported.
 func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	var a ingressAnnotations

@@ -39,9 +39,9 @@ type Options struct {
 	// ConfigMap is "namespace/name" of the controller ConfigMap holding the
 	// Global settings, or "" for the defaults.
 	ConfigMap string
-	// AllowSnippets permits *-snippet annotations. Snippets are not
-	// supported yet: even when allowed they are not emitted, and a Problem
-	// says so.
+	// AllowSnippets is ingress-nginx's allow-snippet-annotations, accepted
+	// so that its deployments start; it changes nothing: an Ingress with a
+	// snippet is never served (see snippet.go).
 	AllowSnippets bool
 }
 

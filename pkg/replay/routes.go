@@ -1,12 +1,13 @@
 package replay
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -82,8 +83,13 @@ func (v *RouteView) WriteText(w io.Writer) error {
 		switch {
 		case h.Unavailable:
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunavailable: answers 503 (the data plane refused its routes)\n", h.Name)
+		case h.RedirectTo != "":
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tredirects every request to %s (from-to-www-redirect)\n", h.Name, h.RedirectTo)
 		case len(h.Routes) == 0:
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tno routes\n", h.Name)
+		}
+		if h.AppRoot != "" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tappRoot=%s\n", h.Name, h.AppRoot)
 		}
 		for i := range h.Routes {
 			r := &h.Routes[i]
@@ -94,27 +100,30 @@ func (v *RouteView) WriteText(w io.Writer) error {
 	return tw.Flush()
 }
 
-// routeSettings lists the settings of r that differ from nginx.conf's.
+// routeSettings lists every setting of r that is set, as key=value in the
+// order of the wire format (nginx.Route's JSON, objects in compact JSON):
+// a new route setting shows without a change here.
 func routeSettings(r *nginx.Route) string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "?"
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var s []string
-	add := func(on bool, item string) {
-		if on {
-			s = append(s, item)
+	// The route's JSON is one object of keys and values; Marshal wrote it.
+	_, _ = dec.Token()
+	for dec.More() {
+		tok, _ := dec.Token()
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return "?"
+		}
+		switch k := tok.(string); k {
+		case "path", "type", "backend", "ingress":
+		default:
+			s = append(s, k+"="+strings.Trim(string(v), `"`))
 		}
 	}
-	add(r.Redirect, "redirect")
-	add(r.Protocol != "", "protocol="+r.Protocol)
-	add(r.ConnectTimeout != 0, "connect-timeout="+strconv.Itoa(r.ConnectTimeout)+"s")
-	add(r.SendTimeout != 0, "send-timeout="+strconv.Itoa(r.SendTimeout)+"s")
-	add(r.ReadTimeout != 0, "read-timeout="+strconv.Itoa(r.ReadTimeout)+"s")
-	switch {
-	case r.BodySize == nil:
-	case *r.BodySize == 0:
-		s = append(s, "body-size=unlimited")
-	default:
-		s = append(s, "body-size="+strconv.FormatInt(*r.BodySize, 10))
-	}
-	add(r.Rewrite != "", "rewrite="+r.Rewrite)
-	add(len(r.Allow) > 0, "allow="+strings.Join(r.Allow, ","))
 	return strings.Join(s, " ")
 }
