@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -271,5 +272,23 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 	got, _ := rawGet(t, h, "https://a.test:443/")
 	if v := got.Get("Strict-Transport-Security"); v != "max-age=100; preload" {
 		t.Errorf("Strict-Transport-Security %q", v)
+	}
+}
+
+// TestSettingsCipherNamesKnownToOpenSSL: every name pkg/model takes as
+// adding ciphers matches at least one cipher of this machine's OpenSSL, so
+// that a list it accepts cannot fail nginx -t for want of a cipher.
+func TestSettingsCipherNamesKnownToOpenSSL(t *testing.T) {
+	bin, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("openssl not installed")
+	}
+	for _, name := range model.SSLCipherNames() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		out, err := exec.CommandContext(ctx, bin, "ciphers", name).CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Errorf("openssl ciphers %s: %v: %s", name, err, out)
+		}
 	}
 }
