@@ -50,11 +50,13 @@ func answers(t *testing.T, want []answer) {
 }
 
 // TestMigratedAnnotations applies Ingresses written for ingress-nginx
-// (regex rewrite, CORS, redirects, app-root) on the whole system: they
+// (regex rewrite, CORS, a canary by header, redirects, app-root) on the
+// whole system: they
 // behave as ingress-nginx documents, and none of them reloads nginx.
 func TestMigratedAnnotations(t *testing.T) {
 	ns := setup(t)
 	service(t, ns, "api")
+	service(t, ns, "api-v2")
 	service(t, ns, "web")
 	converged(t)
 	before := snapshot(t)
@@ -64,6 +66,8 @@ func TestMigratedAnnotations(t *testing.T) {
 	applyIngress(t, ours(ns, "gateway", a("use-regex", "true"), a("rewrite-target", "/$2"), a("x-forwarded-prefix", "/api"),
 		a("enable-cors", "true"), a("cors-allow-origin", "https://*.shop.example.com"),
 		fixtures.Rule("gw.example.com", fixtures.Path(networkingv1.PathTypeImplementationSpecific, "/api(/|$)(.*)", "api", 80))))
+	applyIngress(t, ours(ns, "gateway-canary", a("canary", "true"), a("canary-by-header", "X-Canary"),
+		fixtures.Rule("gw.example.com", fixtures.Path(networkingv1.PathTypeImplementationSpecific, "/api(/|$)(.*)", "api-v2", 80))))
 	applyIngress(t, ours(ns, "site", fixtures.Rule("gw.example.com", fixtures.Prefix("/", "web", 80))))
 	applyIngress(t, ours(ns, "moved", a("permanent-redirect", "https://new.example.com/"),
 		fixtures.Rule("old.example.com", fixtures.Prefix("/", "web", 80))))
@@ -74,6 +78,8 @@ func TestMigratedAnnotations(t *testing.T) {
 			headers: map[string]string{"X-Forwarded-Prefix": "/api", "Access-Control-Allow-Origin": ""}},
 		{url: "http://gw.example.com/api/users", header: []string{"Origin", origin}, status: 200, backend: "api", path: "/users",
 			headers: map[string]string{"Access-Control-Allow-Origin": origin, "Access-Control-Allow-Credentials": "true"}},
+		{url: "http://gw.example.com/api/users", header: []string{"X-Canary", "always"}, status: 200, backend: "api-v2", path: "/users"},
+		{url: "http://gw.example.com/api/users", header: []string{"X-Canary", "never"}, status: 200, backend: "api", path: "/users"},
 		{url: "http://gw.example.com/index.html", status: 200, backend: "web", path: "/index.html"},
 		{url: "http://old.example.com/any/path", status: 301, headers: map[string]string{"Location": "https://new.example.com/"}},
 		{url: "http://app.example.com/", status: 302, headers: map[string]string{"Location": "http://app.example.com/app"}},
