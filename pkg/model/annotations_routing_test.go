@@ -12,8 +12,10 @@ func TestBuildRoutingAnnotations(t *testing.T) {
 		return one(ingress("default", "ing", append(opts, rule("a.example.com", prefix("/app", "web", 80)))...))
 	}
 	app := func(s LocationSettings) Location { return withSettings(loc("/app", PathPrefix, web80, ing), s) }
-	host := func(locs ...Location) []Server {
-		return []Server{srv("_", catchAll("")), srv("a.example.com", append(locs, catchAll(""))...)}
+	// The catch-all of the host takes the settings of its one Ingress.
+	host := func(app Location) []Server {
+		root := withSettings(catchAll(""), app.Settings)
+		return []Server{srv("_", catchAll("")), srv("a.example.com", app, root)}
 	}
 	defaultCORS := &CORS{Methods: DefaultCORSMethods, Headers: DefaultCORSHeaders, Credentials: true, MaxAge: DefaultCORSMaxAge}
 	runBuildCases(t, map[string]buildCase{
@@ -121,4 +123,51 @@ func TestBuildRoutingAnnotations(t *testing.T) {
 				srv("www.c.example.com", loc("/", PathPrefix, web80, "default/both"))},
 		},
 	})
+}
+
+func TestBuildCatchAllAndGlobalDefaults(t *testing.T) {
+	const ing = "default/ing"
+	cm := func(kv ...string) []runtime.Object { return one(configMap("ingress", "cfg", kv...)) }
+	withCM := func(o *Options) { o.ConfigMap = "ingress/cfg" }
+	allow := LocationSettings{AllowSourceRange: []string{"10.0.0.0/8"}}
+	runBuildCases(t, map[string]buildCase{
+		"the catch-all takes the settings of the host's oldest Ingress, without its rewrite": {
+			objs: objs(webService(), one(
+				ingress("default", "ing", nginx("whitelist-source-range", "10.0.0.0/8"), nginx("rewrite-target", "/"),
+					nginx("use-regex", "true"), rule("a.example.com", implSpecific("/app", "web", 80))),
+				ingress("default", "new", created(1), nginx("proxy-read-timeout", "9"), rule("a.example.com", prefix("/new", "web", 80))))),
+			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
+				withSettings(rxLoc("/new/", "default/new"), LocationSettings{ProxyReadTimeout: 9}),
+				withSettings(rxLoc("/new", "default/new"), LocationSettings{ProxyReadTimeout: 9}),
+				withSettings(rxLoc("/app", ing), LocationSettings{RewriteTarget: "/", AllowSourceRange: []string{"10.0.0.0/8"}}),
+				withSettings(loc("/", PathRegex, "", ""), allow))},
+		},
+		"ConfigMap timeouts and body size are route defaults, annotations win": {
+			objs: objs(webService(), cm("proxy-read-timeout", "120", "proxy-body-size", "8m", "proxy-connect-timeout", "5"),
+				one(ingress("default", "ing", nginx("proxy-read-timeout", "7"), rule("a.example.com", prefix("/app", "web", 80))))),
+			opts: withCM,
+			servers: []Server{srv("_", withSettings(catchAll(""), LocationSettings{ProxyReadTimeout: 120, ProxyBodySize: "8m"})),
+				srv("a.example.com",
+					withSettings(loc("/app", PathPrefix, web80, ing), LocationSettings{ProxyReadTimeout: 7, ProxyBodySize: "8m"}),
+					withSettings(catchAll(""), LocationSettings{ProxyReadTimeout: 7, ProxyBodySize: "8m"}))},
+		},
+	})
+}
+
+// TestGlobalRouteDefaultsDoNotReload: a ConfigMap change of the proxy
+// timeouts or body size changes routes only.
+func TestGlobalRouteDefaultsDoNotReload(t *testing.T) {
+	opts := testOptions()
+	opts.ConfigMap = "ingress/cfg"
+	build := func(kv ...string) *Configuration {
+		return Build(newTestStore(t, append(objs(webService()), configMap("ingress", "cfg", kv...),
+			ingress("default", "ing", rule("a.example.com", prefix("/app", "web", 80))))...), opts)
+	}
+	old := build()
+	for _, kv := range [][]string{{"proxy-read-timeout", "300"}, {"proxy-connect-timeout", "1"}, {"proxy-send-timeout", "9"}, {"proxy-body-size", "0"}} {
+		ch := Diff(old, build(kv...))
+		if ch.Reload || len(ch.ServersUpserted) != 2 {
+			t.Errorf("%s=%s: reload %v (%q), %d servers upserted; want no reload, both servers", kv[0], kv[1], ch.Reload, ch.ReloadReasons, len(ch.ServersUpserted))
+		}
+	}
 }

@@ -197,16 +197,10 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	for i := range s.locations {
 		l := &s.locations[i]
 		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
-		loc.Settings = l.ingress.ann.location
+		loc.Settings = b.settingsOf(l.ingress, &srv, redirect)
 		loc.Canary = l.canary.location()
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
-		}
-		if r := loc.Settings.AllowSourceRange; r != nil {
-			loc.Settings.AllowSourceRange = slices.Clone(r)
-		}
-		if v, override := locationRedirect(l.ingress, &srv, b.global.ForceSSLRedirect); override {
-			loc.Settings.SSLRedirect = &redirect[boolRank(v)]
 		}
 		if !regexHost {
 			srv.Locations = append(srv.Locations, loc)
@@ -215,15 +209,67 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		srv.Locations = b.appendRegex(srv.Locations, s, l, loc)
 	}
 	if !s.rootPrefix {
-		catchAll := Location{Path: "/", PathType: PathPrefix, Backend: defaultBackend}
-		if regexHost {
-			catchAll.PathType = PathRegex
-		}
-		srv.Locations = append(srv.Locations, catchAll)
+		srv.Locations = append(srv.Locations, b.catchAll(s, &srv, defaultBackend, regexHost, redirect))
 	}
 	slices.SortStableFunc(srv.Locations, compareLocations)
 	srv.AppRoot = s.appRoot(srv.Locations)
 	return srv
+}
+
+// settingsOf returns the settings of e's locations on srv: its
+// annotations, the HTTPS redirect resolved against srv, and the ConfigMap's
+// proxy timeouts and body size where the annotations set none (see
+// withGlobalDefaults).
+func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) LocationSettings {
+	st := e.ann.location
+	if r := st.AllowSourceRange; r != nil {
+		st.AllowSourceRange = slices.Clone(r)
+	}
+	if v, override := locationRedirect(e, srv, b.global.ForceSSLRedirect); override {
+		st.SSLRedirect = &redirect[boolRank(v)]
+	}
+	b.withGlobalDefaults(&st)
+	return st
+}
+
+// withGlobalDefaults fills the proxy timeouts and body size st does not set
+// from the ConfigMap, when it differs from ingress-nginx's defaults (which
+// nginx.conf holds): these are per-route defaults, so that changing them
+// pushes routes and never reloads nginx.
+func (b *builder) withGlobalDefaults(st *LocationSettings) {
+	g, d := &b.global, DefaultGlobal()
+	fill := func(v *int, global, def int) {
+		if *v == 0 && global != def {
+			*v = global
+		}
+	}
+	fill(&st.ProxyConnectTimeout, g.ProxyConnectTimeout, d.ProxyConnectTimeout)
+	fill(&st.ProxyReadTimeout, g.ProxyReadTimeout, d.ProxyReadTimeout)
+	fill(&st.ProxySendTimeout, g.ProxySendTimeout, d.ProxySendTimeout)
+	gb, _ := g.ProxyBodySize.Bytes()
+	db, _ := d.ProxyBodySize.Bytes()
+	if st.ProxyBodySize == "" && gb != db {
+		st.ProxyBodySize = g.ProxyBodySize
+	}
+}
+
+// catchAll is the "/" location a host gets when no rule defines one: the
+// default backend, with the settings of the host's oldest Ingress, as
+// ingress-nginx gives its root location the annotations of the Ingress
+// that created the server (its allow-list and redirects then cover every
+// path of the host); a rewrite is not applied to it.
+func (b *builder) catchAll(s *serverState, srv *Server, defaultBackend string, regexHost bool, redirect *[2]bool) Location {
+	l := Location{Path: "/", PathType: PathPrefix, Backend: defaultBackend}
+	if regexHost {
+		l.PathType = PathRegex
+	}
+	if len(s.locations) > 0 {
+		l.Settings = b.settingsOf(s.locations[0].ingress, srv, redirect)
+		l.Settings.RewriteTarget, l.Settings.XForwardedPrefix = "", ""
+	} else {
+		b.withGlobalDefaults(&l.Settings)
+	}
+	return l
 }
 
 // rewrites reports whether l's rewrite-target applies: set and not equal to

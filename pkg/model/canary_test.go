@@ -215,7 +215,7 @@ func TestBuildCanary(t *testing.T) {
 				canaryIngress("canary", 1, []string{"proxy-read-timeout", "99", "load-balance", "ewma", "ssl-redirect", "false"}))),
 			servers: []Server{srv("_", catchAll("")), srv(canaryHost,
 				withCanary(withSettings(loc("/info", PathPrefix, web80, mainIng), LocationSettings{ProxyReadTimeout: 30}), canaryOf(Canary{})),
-				catchAll(""))},
+				withSettings(catchAll(""), LocationSettings{ProxyReadTimeout: 30}))},
 			backends: []Backend{{Name: canary80, Namespace: "default", Service: "canary", Port: "80",
 				Endpoints: []Endpoint{ep("10.0.0.9", 8080)}, LoadBalance: LoadBalanceEWMA}, webBackend},
 			problems: []string{"annotations nginx.ingress.kubernetes.io/proxy-read-timeout, nginx.ingress.kubernetes.io/ssl-redirect: ignored on a canary Ingress"},

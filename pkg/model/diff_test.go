@@ -111,7 +111,10 @@ func TestDiff(t *testing.T) {
 		}, changeSummary{Certs: []string{"ns/cert"}, DefaultCert: "ns/cert"}},
 		"default certificate renamed is dynamic": {func(c *Configuration) { c.DefaultCertificate = "ns/cert" },
 			changeSummary{Certs: []string{"ns/cert"}, DefaultCert: "ns/cert"}},
-		"global settings": {func(c *Configuration) { c.Global.ProxyReadTimeout = 61 }, reload("global settings changed")},
+		"global settings": {func(c *Configuration) { c.Global.UpstreamKeepalive = 61 }, reload("global settings changed")},
+		// The proxy timeouts and body size act through the routes Build
+		// makes (withGlobalDefaults).
+		"global proxy timeout alone applies nothing": {func(c *Configuration) { c.Global.ProxyReadTimeout = 61 }, changeSummary{}},
 		// The default backend reaches the data plane as the catch-all
 		// routes that Build points at it.
 		"default backend": {func(c *Configuration) {
@@ -154,7 +157,7 @@ func TestDiff(t *testing.T) {
 		}, servers("s00.com", "s01.com", "s02.com", "s03.com", "s04.com", "s05.com",
 			"s06.com", "s07.com", "s08.com", "s09.com", "s10.com", "s11.com")},
 		"reload and dynamic together": {func(c *Configuration) {
-			c.Global.ProxyReadTimeout = 61
+			c.Global.UpstreamKeepalive = 61
 			c.Backends = c.Backends[1:]
 		}, changeSummary{Reload: true, Reasons: []string{"global settings changed"}, BackendsRemoved: []string{"ns-api-80"}}},
 		// ssl-redirect and allow-snippet-annotations act through the routes
@@ -171,7 +174,8 @@ func TestDiff(t *testing.T) {
 		}, changeSummary{}},
 	}
 	// The checksums of these differ although nothing is to apply.
-	unequal := map[string]bool{"global snippets alone apply nothing": true, "unsorted input is handled": true}
+	unequal := map[string]bool{"global snippets alone apply nothing": true, "unsorted input is handled": true,
+		"global proxy timeout alone applies nothing": true}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			old, new := diffBase(t), diffBase(t)
@@ -250,10 +254,12 @@ func TestDiffBuilt(t *testing.T) {
 			want: changeSummary{Servers: []string{"_", "b.example.com"}, Backends: []string{"default-api-80"}}},
 		{name: "host removed", change: ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80), exact("/z", "web", 80))),
 			want: changeSummary{ServersRemoved: []string{"b.example.com"}}},
-		{name: "global settings", change: configMap("ingress", "config", "proxy-read-timeout", "30"),
-			opts: func(o *Options) { o.ConfigMap = "ingress/config" }, want: reload("global settings changed")},
+		{name: "a global proxy timeout changes every route", change: configMap("ingress", "config", "proxy-read-timeout", "30"),
+			opts: func(o *Options) { o.ConfigMap = "ingress/config" }, want: servers("_", "a.example.com")},
+		{name: "a global setting of nginx.conf reloads", change: configMap("ingress", "config", "proxy-read-timeout", "30", "worker-processes", "2"),
+			want: reload("global settings changed")},
 		{name: "global ssl-redirect changes the routes of TLS hosts",
-			change: configMap("ingress", "config", "proxy-read-timeout", "30", "ssl-redirect", "false"), want: servers("a.example.com")},
+			change: configMap("ingress", "config", "proxy-read-timeout", "30", "worker-processes", "2", "ssl-redirect", "false"), want: servers("a.example.com")},
 	}
 	s := newTestStore(t, base...)
 	opts := testOptions()

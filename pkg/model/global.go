@@ -396,6 +396,8 @@ func parseWorkerProcesses(v string) (string, error) {
 // a reload. The other fields act through the routes Build makes.
 func (g Global) rendered() Global {
 	g.SSLRedirect, g.ForceSSLRedirect, g.AllowSnippets = false, false, false
+	// Per-route defaults (Build puts them into the routes).
+	g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout, g.ProxyBodySize = 0, 0, 0, ""
 	return g
 }
 

@@ -20,7 +20,7 @@ func reloadConfigs(a, b *echo.Server) (*model.Configuration, *model.Configuratio
 	first := configOf("reload-1", []model.Server{serverOf("r.test", prefixLoc("/a", "a"))}, backendOf("a", a))
 	second := configOf("reload-2", []model.Server{serverOf("r.test", prefixLoc("/a", "a"), exactLoc("/b", "b"))},
 		backendOf("a", a), backendOf("b", b))
-	second.Global.ProxyReadTimeout = 120
+	second.Global.UpstreamKeepalive = 64 // nginx.conf's upstream keepalive
 	return first, second
 }
 
@@ -57,8 +57,8 @@ func TestReloadIsConfirmed(t *testing.T) {
 			t.Fatalf("version answered by old worker %d", v.PID)
 		}
 	}
-	if conf, err := os.ReadFile(h.opts.confPath()); err != nil || !bytes.Contains(conf, []byte("proxy_read_timeout 120s;")) {
-		t.Errorf("nginx.conf lacks the new proxy_read_timeout (%v)", err)
+	if conf, err := os.ReadFile(h.opts.confPath()); err != nil || !bytes.Contains(conf, []byte("keepalive 64;")) {
+		t.Errorf("nginx.conf lacks the new upstream keepalive (%v)", err)
 	}
 	checkServed(t, h, "http://r.test/b", 200, "b")
 	if h.proc.Pid() != master {
@@ -93,7 +93,7 @@ func TestReloadIsConfirmed(t *testing.T) {
 	t.Run("reload removes backends after the swap", func(t *testing.T) {
 		third := configOf("reload-3", []model.Server{serverOf("r.test", exactLoc("/b", "b"))}, backendOf("b", b))
 		third.Global = second.Global
-		third.Global.UpstreamKeepalive = 64
+		third.Global.UpstreamKeepalive = 32
 		if err := h.reload(t.Context(), third); err != nil {
 			t.Fatal(err)
 		}
@@ -147,10 +147,10 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 			name: "invalid global value is never rendered",
 			cfg: func() *model.Configuration {
 				c := *second
-				c.Global.ProxyBodySize = "1m; return 200"
+				c.Global.UpstreamKeepalive = -1
 				return &c
 			},
-			want: ErrInvalidValue, message: "proxy body size",
+			want: ErrInvalidValue, message: "upstream keepalive",
 		},
 		{
 			name:  "nginx -t failure",

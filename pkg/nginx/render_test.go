@@ -230,17 +230,13 @@ func TestRenderDependsOnlyOnGlobal(t *testing.T) {
 
 // TestRenderRejectsInvalidGlobalValues: the global settings are what still
 // reaches nginx.conf; a value that fails its validator renders nothing.
+// (The proxy timeouts and body size are route values: nginx.conf holds
+// ingress-nginx's defaults, see TestRouteDefaultsAreNotRendered.)
 func TestRenderRejectsInvalidGlobalValues(t *testing.T) {
 	tests := []struct {
 		name   string
 		global model.Global
 	}{
-		{"body size with a directive", model.Global{ProxyBodySize: "1m; allow all"}},
-		{"body size with a brace", model.Global{ProxyBodySize: "1m}"}},
-		{"body size with a unit word", model.Global{ProxyBodySize: "1mb"}},
-		{"body size over 1 TiB", model.Global{ProxyBodySize: "2048g"}},
-		{"negative timeout", model.Global{ProxyConnectTimeout: -5}},
-		{"huge timeout", model.Global{ProxyReadTimeout: 1 << 30}},
 		{"negative keepalive", model.Global{UpstreamKeepalive: -1}},
 		{"huge keepalive", model.Global{UpstreamKeepalive: 1 << 20}},
 		{"gzip types with a directive", nginxGlobal(func(n *model.NginxSettings) { n.UseGzip, n.GzipTypes = true, "text/css;}" })},
@@ -335,5 +331,25 @@ func TestRenderSettings(t *testing.T) {
 	}
 	if strings.Contains(conf, "ssl_session_cache") {
 		t.Error("ssl_session_cache rendered with ssl-session-cache false")
+	}
+}
+
+// TestRouteDefaultsAreNotRendered: the ConfigMap's proxy timeouts and body
+// size reach the routes (model.Build), never nginx.conf, so that changing
+// them reloads nothing; nginx.conf keeps ingress-nginx's defaults.
+func TestRouteDefaultsAreNotRendered(t *testing.T) {
+	r, err := NewRenderer(goldenOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := r.Render(&model.Configuration{Global: model.DefaultGlobal()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := model.DefaultGlobal()
+	g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout, g.ProxyBodySize = 1, 300, 301, "8m; allow all"
+	out, err := r.Render(&model.Configuration{Global: g})
+	if err != nil || !bytes.Equal(out, plain) {
+		t.Fatalf("Render with other route defaults = %v, same output %v; want the defaults' nginx.conf", err, bytes.Equal(out, plain))
 	}
 }

@@ -124,6 +124,11 @@ func (v *view) setGlobal(g model.Global) error {
 		return invalid("upstream keepalive", strconv.Itoa(g.UpstreamKeepalive))
 	}
 	v.UpstreamKeepalive = g.UpstreamKeepalive
+	// The proxy timeouts and body size of nginx.conf are ingress-nginx's
+	// defaults, whatever the ConfigMap says: model.Build puts other values
+	// into the routes, so that changing them reloads nothing.
+	d := model.DefaultGlobal()
+	g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout, g.ProxyBodySize = d.ProxyConnectTimeout, d.ProxyReadTimeout, d.ProxySendTimeout, d.ProxyBodySize
 	timeouts, err := timeoutDirectives([]string{"proxy", "grpc"}, g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout)
 	if err != nil {
 		return err
