@@ -196,7 +196,7 @@ end
 local ROUTE_FIELDS = { "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
   "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "forwardedPrefix", "preserveTrailingSlash",
   "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary" }
-local HOST_FIELDS = { "appRoot", "redirectTo" }
+local HOST_FIELDS = { "appRoot", "redirectTo", "tls" }
 
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that router.lua cannot compile.

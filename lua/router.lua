@@ -25,8 +25,9 @@
 --   cors            CORS policy (see cors.lua)
 --   canary          alternative backend chosen per request (see canary.lua)
 --
--- A host may also have appRoot (requests for "/" get a 302 there) or
--- redirectTo (every request is redirected to that host: from-to-www).
+-- A host may also have appRoot (requests for "/" get a 302 there),
+-- redirectTo (every request is redirected to that host: from-to-www) and tls
+-- (it has a TLS section: HTTPS answers carry Strict-Transport-Security).
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
@@ -149,7 +150,7 @@ function _M.compile(item)
     return nil, "host " .. item.name .. ": invalid appRoot or redirectTo"
   end
   local h = { name = item.name, exact = {}, prefix = {}, regex = {}, n = 0,
-    app_root = item.appRoot, redirect_to = item.redirectTo }
+    app_root = item.appRoot, redirect_to = item.redirectTo, tls = item.tls == true }
   local list = item.routes or {}
   if type(list) ~= "table" then
     return nil, "host " .. item.name .. ": routes must be an array"
@@ -392,6 +393,9 @@ function _M.rewrite()
   end
   if h.broken then
     return ngx.exit(503)
+  end
+  if h.tls then
+    ngx_var.ingress_tls_host = "1" -- for Strict-Transport-Security
   end
   if h.redirect_to then
     return redirect_www(h.redirect_to)

@@ -395,7 +395,7 @@ func configKeyTable() []RegistryEntry {
 		supported("upstream-keepalive-connections", "320"),
 		// The migration issue: nginx.conf directives and per-route defaults.
 		supported("force-ssl-redirect", "true"),
-		differs("hsts", "true", "sent on every HTTPS response, also of hosts without a TLS section (ingress-nginx: only when a certificate is configured for the host)", m),
+		supported("hsts", "true"),
 		supported("hsts-max-age", "31536000"),
 		supported("hsts-include-subdomains", "true"),
 		supported("hsts-preload", "false"),

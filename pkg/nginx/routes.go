@@ -20,6 +20,9 @@ type Host struct {
 	// RedirectTo redirects every request to the same URI on that host
 	// (from-to-www-redirect); such a host has no routes.
 	RedirectTo string `json:"redirectTo,omitempty"`
+	// TLS is set for a host with a TLS section: its HTTPS answers carry
+	// Strict-Transport-Security (when the ConfigMap's hsts is on).
+	TLS bool `json:"tls,omitempty"`
 }
 
 // Route is one Location of a Server, with its settings resolved against
@@ -72,7 +75,7 @@ type CORS struct {
 // HostOf converts a Server of a Configuration built by model.Build. Every
 // value was validated there; HostOf only changes its form.
 func HostOf(s *model.Server) Host {
-	h := Host{Name: s.Hostname, Routes: make([]Route, len(s.Locations)), AppRoot: s.AppRoot, RedirectTo: s.RedirectTo}
+	h := Host{Name: s.Hostname, Routes: make([]Route, len(s.Locations)), AppRoot: s.AppRoot, RedirectTo: s.RedirectTo, TLS: s.TLS}
 	for i := range s.Locations {
 		h.Routes[i] = routeOf(s, &s.Locations[i])
 	}

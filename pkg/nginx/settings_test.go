@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,12 +122,30 @@ func TestSettingsHSTS(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			h := startNginx(t, settingsConfig(t, tc.mutate), nil)
+			cfg := settingsConfig(t, tc.mutate)
+			// a.test has a TLS section (the certificate does not matter
+			// here); plain.test has none, as ingress-nginx, it gets no HSTS.
+			i := slices.IndexFunc(cfg.Servers, func(s model.Server) bool { return s.Hostname == "a.test" })
+			cfg.Servers[i].TLS = true
+			cfg.Servers = append(cfg.Servers, serverOf("plain.test", prefixLoc("/", "web")))
+			h := startNginx(t, cfg, nil)
 			if got, _ := rawGet(t, h, "https://a.test:443/"); got.Get("Strict-Transport-Security") != tc.want {
 				t.Errorf("HTTPS: Strict-Transport-Security %q, want %q", got.Get("Strict-Transport-Security"), tc.want)
 			}
-			if got, _ := rawGet(t, h, "http://a.test/"); got.Values("Strict-Transport-Security") != nil {
+			if got, _ := rawGet(t, h, "http://a.test/x", "X-Forwarded-Proto", "https"); got.Values("Strict-Transport-Security") != nil {
 				t.Errorf("HTTP: Strict-Transport-Security %q, want none", got.Values("Strict-Transport-Security"))
+			}
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://plain.test:443/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := h.http.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if v := resp.Header.Values("Strict-Transport-Security"); v != nil {
+				t.Errorf("HTTPS to a host without TLS: Strict-Transport-Security %q, want none", v)
 			}
 		})
 	}
@@ -268,6 +287,7 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 	}
 	cfg := settingsConfig(t, nil)
 	cfg.Global = built.Global
+	cfg.Servers[slices.IndexFunc(cfg.Servers, func(s model.Server) bool { return s.Hostname == "a.test" })].TLS = true
 	h := startNginx(t, cfg, nil)
 	got, _ := rawGet(t, h, "https://a.test:443/")
 	if v := got.Get("Strict-Transport-Security"); v != "max-age=100; preload" {
