@@ -50,30 +50,13 @@ type ingressAnnotations struct {
 	cors     corsInput
 	// balancing holds the backend-level settings, when any is set.
 	balancing *balancing
+	// affinityCanaryLegacy is affinity-canary-behavior=legacy: a canary
+	// Ingress's backend does not take the main backend's affinity.
+	affinityCanaryLegacy bool
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.
 	problems []string
-}
-
-// balancing is the backend-level part of an Ingress's annotations.
-type balancing struct {
-	loadBalance string
-	hashBy      string
-	affinity    *Affinity
-}
-
-func (b *balancing) equal(o *balancing) bool {
-	if b.loadBalance != o.loadBalance || b.hashBy != o.hashBy || (b.affinity == nil) != (o.affinity == nil) {
-		return false
-	}
-	return b.affinity == nil || *b.affinity == *o.affinity
-}
-
-// affinityInput collects the affinity annotations before they are combined.
-type affinityInput struct {
-	mode, name, path string
-	maxAge           int
 }
 
 // parseAnnotations validates every nginx.ingress.kubernetes.io/* annotation
@@ -92,10 +75,9 @@ type affinityInput struct {
 //     '$' may only start a capture reference $0 to $9.
 //   - whitelist-source-range, or its newer name allowlist-source-range
 //     (which wins when both are set): comma-separated CIDRs or addresses.
-//   - load-balance (round_robin, ewma), upstream-hash-by ('$' and [a-z_]+
-//     variables, concatenated), affinity (cookie) with session-cookie-name
-//     (token characters), session-cookie-path (a path) and
-//     session-cookie-max-age (seconds): backend-level, see Build.
+//   - load-balance (round_robin, ewma), upstream-hash-by(-subset, -size),
+//     affinity and session-cookie-*: backend-level, see
+//     annotations_affinity.go and Build.
 //   - canary and canary-*: see applyCanary; a canary Ingress adds no
 //     routes of its own (see buildCanaries).
 //   - *-snippet: never parsed nor emitted; Build leaves an Ingress that
@@ -145,7 +127,14 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 	if strings.HasPrefix(name, "canary") {
 		return a.applyCanary(name, v)
 	}
-	if err := checkForbidden(v, name == "rewrite-target" || name == "upstream-hash-by"); err != nil {
+	if name == "upstream-hash-by" {
+		// Not checkForbidden: "${var}" has braces; parseHashBy is an
+		// allow-list of letters, digits and -_${}.
+		var err error
+		b.hashBy, err = parseHashBy(v)
+		return err
+	}
+	if err := checkForbidden(v, name == "rewrite-target"); err != nil {
 		return err
 	}
 	var err error
@@ -172,17 +161,12 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		a.useRegex, err = parseBool(v)
 	case "load-balance":
 		b.loadBalance, err = parseLoadBalance(v)
-	case "upstream-hash-by":
-		b.hashBy, err = parseHashBy(v)
-	case "affinity":
-		aff.mode, err = parseAffinityMode(v)
-	case "session-cookie-name":
-		aff.name, err = parseCookieName(v)
-	case "session-cookie-path":
-		aff.path, err = parseCookiePath(v)
-	case "session-cookie-max-age":
-		aff.maxAge, err = parseIntRange(v, 1, maxCookieMaxAge)
+	case "affinity-canary-behavior":
+		a.affinityCanaryLegacy, err = parseCanaryBehavior(v)
 	default:
+		if ok, berr := applyBalancing(name, v, b, aff); ok {
+			return berr
+		}
 		if ok, rerr := a.applyRouting(name, v); ok {
 			return rerr
 		}
@@ -203,19 +187,6 @@ func (a *ingressAnnotations) setSourceRange(name, v string) error {
 		a.location.AllowSourceRange = r
 	}
 	return nil
-}
-
-// setAffinity combines the affinity annotations. The session-cookie-*
-// annotations mean nothing without affinity=cookie and are then ignored.
-func (b *balancing) setAffinity(in affinityInput) {
-	if in.mode == "" {
-		return
-	}
-	name := in.name
-	if name == "" {
-		name = DefaultCookieName
-	}
-	b.affinity = &Affinity{CookieName: name, CookiePath: in.path, CookieMaxAge: in.maxAge}
 }
 
 // quoteValue quotes an annotation value for a Problem, shortened.
@@ -408,51 +379,4 @@ func parseLoadBalance(v string) (string, error) {
 		return v, nil
 	}
 	return "", errors.New("must be round_robin or ewma")
-}
-
-// parseHashBy accepts one or more concatenated nginx variables, each '$'
-// followed by [a-z_]+, such as "$request_uri" or "$host$request_uri".
-func parseHashBy(v string) (string, error) {
-	const msg = "must be nginx variables such as $request_uri or $host$request_uri"
-	if len(v) < 2 || len(v) > 256 || v[0] != '$' {
-		return "", errors.New(msg)
-	}
-	for i := 1; i < len(v); i++ {
-		c := v[i]
-		if c == '$' && v[i-1] != '$' && i+1 < len(v) {
-			continue
-		}
-		if (c < 'a' || c > 'z') && c != '_' {
-			return "", errors.New(msg)
-		}
-	}
-	return v, nil
-}
-
-func parseAffinityMode(v string) (string, error) {
-	if v == "cookie" {
-		return v, nil
-	}
-	return "", errors.New("only cookie is supported")
-}
-
-// parseCookieName accepts an RFC 6265 cookie name made of letters, digits
-// and !#%&*+-.^_|~, at most 64 characters.
-func parseCookieName(v string) (string, error) {
-	if v == "" || len(v) > 64 {
-		return "", errors.New("must be 1 to 64 token characters")
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; !isAlnum(c) && strings.IndexByte("!#%&*+-.^_|~", c) < 0 {
-			return "", errors.New("may only contain letters, digits and !#%&*+-.^_|~")
-		}
-	}
-	return v, nil
-}
-
-func parseCookiePath(v string) (string, error) {
-	if err := validatePath(v); err != nil {
-		return "", err
-	}
-	return v, nil
 }

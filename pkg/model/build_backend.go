@@ -217,6 +217,9 @@ func (b *builder) finishBackends() []Backend {
 	out := make([]Backend, len(used))
 	for i, be := range used {
 		out[i] = b.backend(be)
+	}
+	b.finishAffinity(used, out)
+	for i, be := range used {
 		out[i].Checksum = w.backendSum(&out[i], be.epSum)
 	}
 	return out
@@ -245,7 +248,7 @@ func (b *builder) backend(be *backendState) Backend {
 	be.opinions = slices.Compact(be.opinions)
 	winner := be.opinions[0]
 	bal := winner.ann.balancing
-	out.LoadBalance, out.UpstreamHashBy = bal.loadBalance, bal.hashBy
+	out.LoadBalance, out.UpstreamHashBy, out.UpstreamHashBySubsetSize = bal.loadBalance, bal.hashBy, bal.subsetSize
 	if bal.affinity != nil {
 		a := *bal.affinity
 		out.Affinity = &a

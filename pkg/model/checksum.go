@@ -156,6 +156,18 @@ func (w *canonicalWriter) backendSum(b *Backend, eps endpointsSum) string {
 		w.str(a.CookieName)
 		w.str(a.CookiePath)
 		w.int(int64(a.CookieMaxAge))
+		for _, s := range []string{a.Mode, a.CookieDomain, a.CookieSameSite} {
+			w.str(s)
+		}
+		w.int(int64(a.CookieExpires))
+		w.bool(a.CookieSecure)
+		w.bool(a.ConditionalSameSiteNone)
+		w.bool(a.ChangeOnFailure)
+	}
+	// Last and only when set, so that the checksums of backends without
+	// it stay as they were (every part before is self-delimiting).
+	if b.UpstreamHashBySubsetSize != 0 {
+		w.int(int64(b.UpstreamHashBySubsetSize))
 	}
 	return w.sum()
 }

@@ -161,8 +161,13 @@ type Backend struct {
 	// LoadBalance is "round_robin" (default) or "ewma".
 	LoadBalance string `json:"loadBalance"`
 	// UpstreamHashBy is a validated nginx variable expression such as
-	// "$request_uri"; when set the balancer uses consistent hashing.
+	// "$request_uri" or "${cookie_id}-x"; when set the balancer uses
+	// consistent hashing.
 	UpstreamHashBy string `json:"upstreamHashBy,omitempty"`
+	// UpstreamHashBySubsetSize, when not 0, hashes onto groups of that
+	// many endpoints (upstream-hash-by-subset) and picks one of the group
+	// at random.
+	UpstreamHashBySubsetSize int `json:"upstreamHashBySubsetSize,omitempty"`
 	// Affinity configures cookie sticky sessions; nil when off.
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Checksum is BackendChecksum of this Backend (everything above), set
@@ -177,11 +182,32 @@ type Endpoint struct {
 	Port    int32  `json:"port"`
 }
 
-// Affinity is cookie-based session affinity.
+// Affinity is cookie-based session affinity (see annotations_affinity.go).
+// The cookie's value is "<key>|<backend key>"; the key is random (Mode
+// balanced) or names the endpoint (persistent).
 type Affinity struct {
-	CookieName   string `json:"cookieName"`
+	CookieName string `json:"cookieName"`
+	// Mode is AffinityBalanced or AffinityPersistent.
+	Mode string `json:"mode"`
+	// CookiePath is the cookie's Path: session-cookie-path, else the path
+	// of the Ingress's location(s) to the backend.
 	CookiePath   string `json:"cookiePath,omitempty"`
-	CookieMaxAge int    `json:"cookieMaxAge,omitempty"` // seconds, 0 = session cookie
+	CookieDomain string `json:"cookieDomain,omitempty"`
+	// CookieMaxAge and CookieExpires are seconds; 0 leaves the attribute
+	// out.
+	CookieMaxAge  int `json:"cookieMaxAge,omitempty"`
+	CookieExpires int `json:"cookieExpires,omitempty"`
+	// CookieSecure sends Secure on plain HTTP too (it is always sent on
+	// HTTPS).
+	CookieSecure bool `json:"cookieSecure,omitempty"`
+	// CookieSameSite is "", "None", "Lax" or "Strict";
+	// ConditionalSameSiteNone leaves SameSite=None out for browsers that
+	// reject it.
+	CookieSameSite          string `json:"cookieSameSite,omitempty"`
+	ConditionalSameSiteNone bool   `json:"conditionalSameSiteNone,omitempty"`
+	// ChangeOnFailure moves the client and its cookie to another endpoint
+	// when its endpoint fails; otherwise retries stay on it.
+	ChangeOnFailure bool `json:"changeOnFailure,omitempty"`
 }
 
 // Certificate is a TLS certificate and key, and the hosts it serves.

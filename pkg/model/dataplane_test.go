@@ -17,10 +17,13 @@ import (
 var (
 	dnsLabelRE   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 	luaNameRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]*$`)
-	hashByRE     = regexp.MustCompile(`^(\$[a-z_]+)+$`)
+	hashByRE     = regexp.MustCompile(`^[A-Za-z0-9_${}-]{1,256}$`)
 	cookieNameRE = regexp.MustCompile("^[A-Za-z0-9!#%&'*+.^_`|~-]{1,64}$")
 	protocols    = []string{"", "HTTP", "HTTPS", "GRPC", "GRPCS"}
 )
+
+// cookieDomainRE is what lua/configuration.lua takes as cookieDomain.
+var cookieDomainRE = regexp.MustCompile(`^\.?[A-Za-z0-9.-]{1,253}$`)
 
 // contract collects the violations of one Configuration.
 type contract struct {
@@ -100,9 +103,14 @@ func (c *contract) backend(b *Backend) {
 	if b.UpstreamHashBy != "" && !hashByRE.MatchString(b.UpstreamHashBy) {
 		c.fail("backend %s hash by %q", b.Name, b.UpstreamHashBy)
 	}
+	if b.UpstreamHashBySubsetSize < 0 || b.UpstreamHashBySubsetSize > maxSubsetSize {
+		c.fail("backend %s subset size %d", b.Name, b.UpstreamHashBySubsetSize)
+	}
 	if a := b.Affinity; a != nil {
-		if !cookieNameRE.MatchString(a.CookieName) || a.CookiePath != "" && validatePath(a.CookiePath) != nil ||
-			a.CookieMaxAge < 0 || a.CookieMaxAge > maxCookieMaxAge {
+		if !cookieNameRE.MatchString(a.CookieName) || a.CookiePath != "" && !cookiePathOK(a.CookiePath) ||
+			a.CookieMaxAge < 0 || a.CookieExpires < 0 || a.Mode != AffinityBalanced && a.Mode != AffinityPersistent ||
+			a.CookieDomain != "" && !cookieDomainRE.MatchString(a.CookieDomain) ||
+			!slices.Contains([]string{"", "None", "Lax", "Strict"}, a.CookieSameSite) {
 			c.fail("backend %s affinity %+v", b.Name, *a)
 		}
 	}

@@ -381,7 +381,7 @@ func configKeyTable() []RegistryEntry {
 		perHost  = "per-route default " + later
 		nginxDir = "an nginx.conf directive " + later
 		// keyTimeout: the ConfigMap's proxy timeouts (annotations: noteTimeout).
-		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer. A change reloads nginx"
+		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer"
 	)
 	return []RegistryEntry{
 		// What is applied today.

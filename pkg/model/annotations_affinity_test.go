@@ -1,0 +1,300 @@
+package model
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Affinity and hashing annotations: values, defaults, how Ingresses
+// routing to one backend combine, and the cookie path and canary rules of
+// finishAffinity.
+
+func TestAffinityValues(t *testing.T) {
+	tests := map[string]struct {
+		parse     func(string) error
+		good, bad []string
+	}{
+		"upstream-hash-by": {
+			parse: func(v string) error { _, err := parseHashBy(v); return err },
+			good: []string{"$request_uri", "$host$request_uri", "$request_uri$host", "$cookie_JSESSIONID", "$arg_x",
+				"$http_x_y", "${request_uri}-text-value", "text", "$binary_remote_addr", "$1", strings.Repeat("a", 256)},
+			bad: []string{"", "$host uri", "$arg_x.y", "$uri/x", "$host:$port", "$a;", strings.Repeat("a", 257)},
+		},
+		"upstream-hash-by-subset-size": {
+			parse: func(v string) error { _, err := parseSubsetSize(v); return err },
+			good:  []string{"0", "1", "3", "1000"},
+			bad:   []string{"", "-1", "1001", "3x", "2.5"},
+		},
+		"session-cookie-name": {
+			parse: func(v string) error { _, err := parseCookieName(v); return err },
+			good:  []string{"INGRESSCOOKIE", "route-1", "a.b_c", "JSESSIONID"},
+			bad:   []string{"", "a b", "a=b", "a,b", "a;b", strings.Repeat("a", 65)},
+		},
+		"session-cookie-domain": {
+			parse: func(v string) error { _, err := parseCookieDomain(v); return err },
+			good:  []string{"foo.bar", ".example.com", "a-b.example"},
+			bad:   []string{"", ".", "a b", "a;b", "a_b.com", "ü.com", strings.Repeat("a", 254)},
+		},
+		"session-cookie-samesite": {
+			parse: func(v string) error { _, err := parseSameSite(v); return err },
+			good:  []string{"None", "none", "Lax", "STRICT", " lax "},
+			bad:   []string{"", "no", "None;", "Lax Strict"},
+		},
+		"affinity-mode": {
+			parse: func(v string) error { return parseOption(v, AffinityBalanced, AffinityPersistent) },
+			good:  []string{"balanced", "persistent", " persistent "},
+			bad:   []string{"", "Balanced", "sticky"},
+		},
+		"affinity-canary-behavior": {
+			parse: func(v string) error { _, err := parseCanaryBehavior(v); return err },
+			good:  []string{"sticky", "legacy"},
+			bad:   []string{"", "Legacy", "none"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			for _, v := range tc.good {
+				if err := tc.parse(v); err != nil {
+					t.Errorf("%q: %v", v, err)
+				}
+			}
+			for _, v := range tc.bad {
+				if err := tc.parse(v); err == nil {
+					t.Errorf("%q accepted", v)
+				}
+			}
+		})
+	}
+}
+
+func TestAffinityAnnotations(t *testing.T) {
+	full := &Affinity{CookieName: "SERVERID", Mode: AffinityPersistent, CookiePath: "/app", CookieDomain: "foo.bar",
+		CookieMaxAge: 259200, CookieExpires: 172800, CookieSecure: true, CookieSameSite: "None",
+		ConditionalSameSiteNone: true, ChangeOnFailure: true}
+	tests := map[string]struct {
+		in       map[string]string
+		want     *balancing
+		legacy   bool
+		problems []string
+	}{
+		"every cookie setting": {
+			in: map[string]string{"affinity": "cookie", "affinity-mode": "persistent", "session-cookie-name": "SERVERID",
+				"session-cookie-path": "/app", "session-cookie-domain": "foo.bar", "session-cookie-max-age": "259200",
+				"session-cookie-expires": "172800", "session-cookie-secure": "true", "session-cookie-samesite": "none",
+				"session-cookie-conditional-samesite-none": "true", "session-cookie-change-on-failure": "true"},
+			want: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: full},
+		},
+		"defaults: INGRESSCOOKIE, balanced": {
+			in:   map[string]string{"affinity": " cookie"},
+			want: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: &Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced}},
+		},
+		"cookie settings and mode without affinity mean nothing": {
+			in: map[string]string{"affinity-mode": "persistent", "session-cookie-secure": "true", "session-cookie-domain": "a.b"},
+		},
+		"bad values are left out": {
+			in: map[string]string{"affinity": "cookie", "affinity-mode": "sticky", "session-cookie-max-age": "0",
+				"session-cookie-expires": "-1", "session-cookie-samesite": "always", "session-cookie-secure": "yes",
+				"session-cookie-domain": "a b"},
+			want: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: &Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced}},
+			problems: []string{`affinity-mode="sticky": must be balanced or persistent`,
+				`session-cookie-domain="a b": must be a domain name`, `session-cookie-expires="-1": must be a whole number`,
+				`session-cookie-max-age="0": must be between 1 and 2147483647`, `session-cookie-samesite="always": must be None, Lax or Strict`,
+				`session-cookie-secure="yes": must be true or false`},
+		},
+		"only cookie affinity": {
+			in:       map[string]string{"affinity": "ip"},
+			problems: []string{`affinity="ip": only cookie is supported`},
+		},
+		"hash with subset, default size 3": {
+			in:   map[string]string{"upstream-hash-by": "$cookie_JSESSIONID", "upstream-hash-by-subset": "true"},
+			want: &balancing{loadBalance: LoadBalanceRoundRobin, hashBy: "$cookie_JSESSIONID", subsetSize: 3},
+		},
+		"subset size 0 is the default": {
+			in:   map[string]string{"upstream-hash-by": "${request_uri}-text-value", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "0"},
+			want: &balancing{loadBalance: LoadBalanceRoundRobin, hashBy: "${request_uri}-text-value", subsetSize: 3},
+		},
+		"subset size": {
+			in:   map[string]string{"upstream-hash-by": "$arg_x", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "2"},
+			want: &balancing{loadBalance: LoadBalanceRoundRobin, hashBy: "$arg_x", subsetSize: 2},
+		},
+		"subset without subset=true, or without hash, means nothing": {
+			in:   map[string]string{"upstream-hash-by": "$arg_x", "upstream-hash-by-subset-size": "2"},
+			want: &balancing{loadBalance: LoadBalanceRoundRobin, hashBy: "$arg_x"},
+		},
+		"bad hash": {
+			in:       map[string]string{"upstream-hash-by": "$uri/x"},
+			problems: []string{`upstream-hash-by="$uri/x": may only contain`},
+		},
+		"canary behavior legacy is not a backend setting": {
+			in:     map[string]string{"affinity-canary-behavior": "legacy"},
+			legacy: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			in := map[string]string{}
+			for k, v := range tc.in {
+				in[AnnotationPrefix+k] = v
+			}
+			got := parseAnnotations(in)
+			if !reflect.DeepEqual(got.balancing, tc.want) {
+				t.Errorf("balancing = %+v (affinity %+v), want %+v", got.balancing, affinityOf(got.balancing), tc.want)
+			}
+			if got.affinityCanaryLegacy != tc.legacy {
+				t.Errorf("affinityCanaryLegacy = %v", got.affinityCanaryLegacy)
+			}
+			if len(got.problems) != len(tc.problems) {
+				t.Fatalf("problems %q, want %q", got.problems, tc.problems)
+			}
+			for i, p := range tc.problems {
+				if !strings.Contains(got.problems[i], p) {
+					t.Errorf("problem %q, want it to contain %q", got.problems[i], p)
+				}
+			}
+		})
+	}
+}
+
+func affinityOf(b *balancing) *Affinity {
+	if b == nil {
+		return nil
+	}
+	return b.affinity
+}
+
+func TestCommonCookiePath(t *testing.T) {
+	tests := map[string]struct {
+		in   []string
+		want string
+	}{
+		"none":               {nil, "/"},
+		"one":                {[]string{"/something"}, "/something"},
+		"trailing slash":     {[]string{"/foo/"}, "/foo/"},
+		"siblings":           {[]string{"/something", "/somewhereelse"}, "/"},
+		"nested":             {[]string{"/foo", "/foo/bar"}, "/foo"},
+		"by whole elements":  {[]string{"/foo/bar", "/foo/baz", "/foobar"}, "/"},
+		"common parent":      {[]string{"/a/b/c", "/a/b/d", "/a/b"}, "/a/b"},
+		"with and without /": {[]string{"/foo/", "/foo"}, "/foo"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := commonCookiePath(tc.in); got != tc.want {
+				t.Errorf("commonCookiePath(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAffinityBuild(t *testing.T) {
+	web := func() Backend { return be("default", "web", "80", ep("10.0.0.1", 8080)) }
+	sticky := func(path string, edit ...func(*Affinity)) Backend {
+		b := web()
+		b.Affinity = &Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced, CookiePath: path}
+		for _, e := range edit {
+			e(b.Affinity)
+		}
+		return b
+	}
+	aff := nginx("affinity", "cookie")
+	runBuildCases(t, map[string]buildCase{
+		"cookie path is the location's path": {
+			objs:     objs(webService(), one(ingress("default", "a", aff, rule("a.example.com", prefix("/something", "web", 80))))),
+			backends: []Backend{sticky("/something")},
+		},
+		"two paths of the Ingress: their common path": {
+			objs: objs(webService(), one(ingress("default", "a", aff,
+				rule("a.example.com", prefix("/something", "web", 80), prefix("/somewhereelse", "web", 80))))),
+			backends: []Backend{sticky("/")},
+		},
+		"session-cookie-path wins": {
+			objs: objs(webService(), one(ingress("default", "a", aff, nginx("session-cookie-path", "/app"),
+				rule("a.example.com", prefix("/something", "web", 80))))),
+			backends: []Backend{sticky("/app")},
+		},
+		"paths of other Ingresses do not count": {
+			objs: objs(webService(), one(
+				ingress("default", "a", created(0), aff, rule("a.example.com", prefix("/foo/bar", "web", 80))),
+				ingress("default", "b", created(1), rule("a.example.com", prefix("/foo", "web", 80))))),
+			backends: []Backend{sticky("/foo/bar")},
+		},
+		"use-regex: the regex as written, with ingress-nginx's warning": {
+			objs: objs(webService(), one(ingress("default", "a", aff, nginx("use-regex", "true"),
+				rule("a.example.com", implSpecific("/foo/.*", "web", 80))))),
+			backends: []Backend{sticky("/foo/.*")},
+			problems: []string{`Ingress default/a: annotation nginx.ingress.kubernetes.io/session-cookie-path should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is "/foo/.*"`},
+		},
+		"use-regex with session-cookie-path": {
+			objs: objs(webService(), one(ingress("default", "a", aff, nginx("use-regex", "true"), nginx("session-cookie-path", "/foo/bar"),
+				rule("a.example.com", implSpecific("/foo/.*", "web", 80))))),
+			backends: []Backend{sticky("/foo/bar")},
+		},
+		"the oldest Ingress decides every affinity setting": {
+			objs: objs(webService(), one(
+				ingress("default", "old", created(0), aff, nginx("affinity-mode", "persistent"), rule("a.example.com", prefix("/a", "web", 80))),
+				ingress("default", "new", created(1), aff, nginx("session-cookie-name", "X"), rule("b.example.com", prefix("/b", "web", 80))))),
+			backends: []Backend{sticky("/a", func(a *Affinity) { a.Mode = AffinityPersistent })},
+			problems: []string{"Ingress default/new: backend default-web-80: load-balance, upstream-hash-by and affinity annotations differ from Ingress default/old, which is older and is used; ignored"},
+		},
+		"subset hashing": {
+			objs: objs(webService(), one(ingress("default", "a", nginx("upstream-hash-by", "$arg_x"), nginx("upstream-hash-by-subset", "true"),
+				rule("a.example.com", prefix("/", "web", 80))))),
+			backends: []Backend{func() Backend { b := web(); b.UpstreamHashBy, b.UpstreamHashBySubsetSize = "$arg_x", 3; return b }()},
+		},
+	})
+}
+
+func TestAffinityCanaryBehavior(t *testing.T) {
+	mainAff := &Affinity{CookieName: "route", Mode: AffinityBalanced, CookiePath: "/info"}
+	canaryBackend := func(a *Affinity) Backend {
+		b := be("default", "canary", "80", ep("10.0.0.9", 8080))
+		b.Affinity = a
+		return b
+	}
+	main := be("default", "web", "80", ep("10.0.0.1", 8080))
+	main.Affinity = mainAff
+	stickyMain := mainIngress(nginx("affinity", "cookie"), nginx("session-cookie-name", "route"))
+	runBuildCases(t, map[string]buildCase{
+		"sticky (default): the canary backend takes the main's affinity": {
+			objs:     objs(canaryServices(), one(stickyMain, canaryIngress("canary", 1, []string{"canary-weight", "50"}))),
+			backends: []Backend{canaryBackend(mainAff), main},
+		},
+		"legacy: it does not": {
+			objs: objs(canaryServices(), one(stickyMain,
+				canaryIngress("canary", 1, []string{"canary-weight", "50", "affinity-canary-behavior", "legacy"}))),
+			backends: []Backend{canaryBackend(nil), main},
+		},
+		"legacy with the canary's own affinity": {
+			objs: objs(canaryServices(), one(stickyMain,
+				canaryIngress("canary", 1, []string{"canary-weight", "50", "affinity-canary-behavior", "legacy", "affinity", "cookie"}))),
+			backends: []Backend{canaryBackend(&Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced, CookiePath: "/"}), main},
+		},
+		"no affinity on the main: nothing to take": {
+			objs:     objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-weight", "50"}))),
+			backends: []Backend{canaryBackend(nil), be("default", "web", "80", ep("10.0.0.1", 8080))},
+		},
+	})
+}
+
+// TestBackendChecksumSeesEveryField changes every field of a Backend, one at
+// a time, and checks that BackendChecksum sees it: a new field that
+// backendSum does not encode fails here.
+func TestBackendChecksumSeesEveryField(t *testing.T) {
+	setters := fieldSetters(reflect.TypeFor[Backend](), "Backend")
+	if len(setters) < 15 {
+		t.Fatalf("only %d fields found", len(setters))
+	}
+	for _, s := range setters {
+		if s.name == "Backend.Checksum" {
+			continue
+		}
+		var b Backend
+		v := reflect.ValueOf(&b).Elem()
+		s.alloc(v)
+		before := BackendChecksum(&b)
+		s.set(v)
+		if BackendChecksum(&b) == before {
+			t.Errorf("changing %s leaves BackendChecksum unchanged", s.name)
+		}
+	}
+}
