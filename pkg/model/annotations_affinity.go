@@ -273,3 +273,7 @@ func commonCookiePath(paths []string) string {
 	}
 	return common
 }
+
+// noteAffinity is the registry's note on affinity: how it differs from
+// ingress-nginx.
+const noteAffinity = "per backend (Service port): the oldest Ingress routing there decides every affinity setting, every path routed there sets the cookie, and without session-cookie-path its Path is the common path of that Ingress's paths to the backend (ingress-nginx: only the paths of Ingresses with affinity set it, each with its own Path, and the newest Ingress's cookie settings win)"
