@@ -87,26 +87,31 @@ local max_tries = 3
 local no_endpoints = nil
 
 -- timeouts parses $ingress_timeouts ("connect,send,read" in seconds, each
--- possibly empty), caching the result by string.
+-- possibly empty, then optionally ",tries": proxy-next-upstream-tries),
+-- caching the result by string; it returns the tries.
 local timeouts_cache = {} -- bounded: one entry per distinct timeouts of routes
 local function apply_timeouts(s)
   local t = timeouts_cache[s]
   if not t then
-    local c, snd, r = s:match("^(%d*),(%d*),(%d*)$")
-    t = { tonumber(c), tonumber(snd), tonumber(r) }
+    local c, snd, r, tries = s:match("^(%d*),(%d*),(%d*),?(%d*)$")
+    t = { tonumber(c), tonumber(snd), tonumber(r), tonumber(tries) }
     timeouts_cache[s] = t
   end
-  local ok, err = pcall(set_timeouts, t[1], t[2], t[3])
-  if not ok then
-    ngx.log(ngx.ERR, "cannot set upstream timeouts ", s, ": ", err)
+  if t[1] or t[2] or t[3] then
+    local ok, err = pcall(set_timeouts, t[1], t[2], t[3])
+    if not ok then
+      ngx.log(ngx.ERR, "cannot set upstream timeouts ", s, ": ", err)
+    end
   end
+  return t[4]
 end
 
 -- balance runs in balancer_by_lua.
 function _M.balance()
   local timeouts = ngx_var.ingress_timeouts
+  local tries
   if timeouts and timeouts ~= "" then
-    apply_timeouts(timeouts)
+    tries = apply_timeouts(timeouts)
   end
   local name = ngx_var.proxy_upstream_name
   -- router.lua checked the store for this request. A backend removed since
@@ -123,7 +128,7 @@ function _M.balance()
   local algo = entry.algo
   local ep
   if get_last_failure() == nil then
-    local more = min(entry.n, max_tries) - 1
+    local more = min(entry.n, tries or max_tries) - 1
     if more > 0 then
       set_more_tries(more)
     end

@@ -195,7 +195,7 @@ end
 -- router.lua reads (see its header); others are dropped.
 local ROUTE_FIELDS = { "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
   "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "forwardedPrefix", "preserveTrailingSlash",
-  "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary" }
+  "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy" }
 local HOST_FIELDS = { "appRoot", "redirectTo", "tls" }
 
 -- normalize_host keeps the known fields of a host and its routes, and

@@ -13,7 +13,7 @@
 --   backend         backend name for balancer.lua; "" answers 404
 --   ingress         "namespace/name", for logs and inspection
 --   redirect        redirect plain HTTP to HTTPS (308)
---   protocol        "http" (default), "https", "grpc", "grpcs"
+--   protocol        "http" (default), "https", "grpc", "grpcs", "auto_http"
 --   connectTimeout, sendTimeout, readTimeout   seconds; absent: nginx.conf's
 --   bodySize        bytes; absent: the global proxy-body-size; 0: no limit
 --   rewrite         rewrite target of a regex route (see rewrite_uri)
@@ -24,6 +24,8 @@
 --   redirectURL, redirectCode   answer with this redirect (300 to 308)
 --   cors            CORS policy (see cors.lua)
 --   canary          alternative backend chosen per request (see canary.lua)
+--   proxy           buffering, HTTP version, tries, Location and Set-Cookie
+--                   rewrites, access log (see proxy.lua)
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- redirectTo (every request is redirected to that host: from-to-www) and tls
@@ -41,6 +43,7 @@ local store = require("store")
 local ipmatch = require("ipmatch")
 local canary = require("canary")
 local cors = require("cors")
+local proxy_settings = require("proxy")
 local balancer_backends = require("balancer").backends
 
 local ngx = ngx
@@ -53,7 +56,7 @@ local tonumber = tonumber
 
 local _M = {}
 
-local PROTOCOLS = { http = true, https = true, grpc = true, grpcs = true }
+local PROTOCOLS = { http = true, https = true, grpc = true, grpcs = true, auto_http = true }
 local TYPES = { exact = true, prefix = true, regex = true }
 local REGEX_FLAGS = "ijo"
 
@@ -64,6 +67,37 @@ end
 
 local function is_timeout(v)
   return v == nil or (type(v) == "number" and v > 0 and v <= 86400)
+end
+
+-- compile_proxy sets the proxy fields of route from r: exec, the named
+-- location (nil: location / itself), or auto, one per scheme (auto_http);
+-- timeouts, "connect,send,read[,tries]" for balancer.lua; px, for
+-- proxy.apply; stream_body, a body the router must not read.
+local function compile_proxy(route, r)
+  local p = r.proxy
+  local tries
+  if p ~= nil then
+    local c, err = proxy_settings.compile(p)
+    if err then
+      return nil, err
+    end
+    route.px, tries = c, p.nextUpstreamTries
+    route.stream_body = p.requestBuffering == "off"
+  end
+  local buffering = configuration.settings().proxy_buffering
+  local proto = route.protocol
+  if proto == "auto_http" then
+    route.auto = { http = proxy_settings.location_of("http", p, buffering),
+      https = proxy_settings.location_of("https", p, buffering) }
+  else
+    route.exec = proxy_settings.location_of(proto, p, buffering)
+  end
+  route.stream_body = route.stream_body or proto == "grpc" or proto == "grpcs"
+  if r.connectTimeout or r.sendTimeout or r.readTimeout or tries then
+    route.timeouts = (r.connectTimeout or "") .. "," .. (r.sendTimeout or "") .. "," .. (r.readTimeout or "")
+      .. (tries and ("," .. tries) or "")
+  end
+  return true
 end
 
 -- compile_route validates one route and returns the worker's form of it.
@@ -118,8 +152,9 @@ local function compile_route(r)
     end
     route.re = "^" .. r.path
   end
-  if r.connectTimeout or r.sendTimeout or r.readTimeout then
-    route.timeouts = (r.connectTimeout or "") .. "," .. (r.sendTimeout or "") .. "," .. (r.readTimeout or "")
+  local ok, err = compile_proxy(route, r)
+  if not ok then
+    return nil, "route " .. r.path .. ": " .. err
   end
   if r.allow ~= nil then
     local m, err = ipmatch.new(r.allow)
@@ -280,8 +315,9 @@ local NO_BODY = { GET = true, HEAD = true, OPTIONS = true, DELETE = true }
 
 -- check_body answers 413 when the body exceeds limit: by Content-Length
 -- before anything is read, or, for a body of unknown length (chunked, or
--- HTTP/2 without Content-Length), after reading it. gRPC streams are left to
--- nginx's ceiling: reading them would end streaming.
+-- HTTP/2 without Content-Length), after reading it. gRPC streams and the
+-- bodies of routes without request buffering are left to nginx's ceiling:
+-- reading them would end streaming.
 local function check_body(route, limit)
   local cl = ngx_var.http_content_length
   if cl then
@@ -291,7 +327,7 @@ local function check_body(route, limit)
     end
     return
   end
-  if route.protocol == "grpc" or route.protocol == "grpcs" or NO_BODY[ngx.req.get_method()] then
+  if route.stream_body or NO_BODY[ngx.req.get_method()] then
     return
   end
   if ngx_var.http_transfer_encoding or ngx.req.http_version() == 2 then
@@ -359,13 +395,15 @@ local function proxy(route)
   if route.timeouts then
     ngx_var.ingress_timeouts = route.timeouts
   end
-  local proto = route.protocol
-  if proto == "https" then
-    return ngx.exec("@https")
-  elseif proto == "grpc" then
-    return ngx.exec("@grpc")
-  elseif proto == "grpcs" then
-    return ngx.exec("@grpcs")
+  if route.px then
+    proxy_settings.apply(route.px)
+  end
+  local loc = route.exec
+  if route.auto then
+    loc = route.auto[ngx_var.scheme]
+  end
+  if loc then
+    return ngx.exec(loc)
   end
 end
 

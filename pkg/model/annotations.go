@@ -21,10 +21,9 @@ const (
 
 // Limits of annotation values.
 const (
-	maxTimeoutSeconds = 3600
-	maxCookieMaxAge   = 10 * 365 * 24 * 3600 // ten years
-	maxSourceRanges   = 1000
-	maxValueLen       = 4096
+	maxCookieMaxAge = 10 * 365 * 24 * 3600 // ten years
+	maxSourceRanges = 1000
+	maxValueLen     = 4096
 )
 
 // ingressAnnotations is what the annotations of one Ingress say, parsed and
@@ -67,10 +66,14 @@ type ingressAnnotations struct {
 // parsed by its own typed parser:
 //
 //   - proxy-connect-timeout, proxy-read-timeout, proxy-send-timeout: whole
-//     seconds, 1 to 3600 ("60", not "60s").
+//     seconds, 1 to 86400 ("60", not "60s"), as the ConfigMap's.
+//   - proxy-buffering, proxy-request-buffering, proxy-http-version,
+//     proxy-next-upstream(-tries), proxy-redirect-*, proxy-cookie-*,
+//     enable-access-log: see applyProxy (ProxySettings); buffer sizes are
+//     validated and left out with a Problem (they cannot vary per route).
 //   - proxy-body-size: an nginx size, digits with an optional k, m or g.
 //   - ssl-redirect, force-ssl-redirect, use-regex: true or false.
-//   - backend-protocol: HTTP, HTTPS, GRPC or GRPCS, in any case.
+//   - backend-protocol: HTTP, HTTPS, GRPC, GRPCS or AUTO_HTTP, in any case.
 //   - rewrite-target: an absolute path of allowed path characters, where
 //     '$' may only start a capture reference $0 to $9.
 //   - whitelist-source-range, or its newer name allowlist-source-range
@@ -110,6 +113,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	b.setAffinity(aff)
 	a.finishCanary()
 	a.finishRouting()
+	a.finishProxy()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -169,6 +173,9 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		}
 		if ok, rerr := a.applyRouting(name, v); ok {
 			return rerr
+		}
+		if ok, perr := a.applyProxy(name, v); ok {
+			return perr
 		}
 		return errUnsupported
 	}
@@ -244,9 +251,10 @@ func parseIntRange(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// parseTimeout parses a timeout in whole seconds, 1 to 3600 ("60", not
-// "60s").
-func parseTimeout(v string) (int, error) { return parseIntRange(v, 1, maxTimeoutSeconds) }
+// parseTimeout parses a proxy timeout annotation in whole seconds, as
+// ingress-nginx (an integer, written with "s"), within the bounds of the
+// ConfigMap's proxy timeouts: 1 to maxProxyTimeout.
+func parseTimeout(v string) (int, error) { return parseIntRange(v, 1, maxProxyTimeout) }
 
 // MaxSizeBytes bounds sizes (1 TiB): larger limits mean "no limit" in
 // practice, and every byte count stays exact in JSON.
@@ -294,13 +302,16 @@ func parseBoolPtr(v string) (*bool, error) {
 	return &b, nil
 }
 
-// parseBackendProtocol accepts HTTP, HTTPS, GRPC and GRPCS in any case.
+// parseBackendProtocol accepts HTTP, HTTPS, GRPC, GRPCS and AUTO_HTTP (the
+// request's scheme) in any case.
 func parseBackendProtocol(v string) (string, error) {
 	switch p := strings.ToUpper(v); p {
-	case "HTTP", "HTTPS", "GRPC", "GRPCS":
+	case "HTTP", "HTTPS", "GRPC", "GRPCS", "AUTO_HTTP":
 		return p, nil
+	case "FCGI":
+		return "", fmt.Errorf("%w: FCGI backends need fastcgi_param lines per Ingress (fastcgi-index, fastcgi-params-configmap), which nginx.conf cannot hold without a reload", errUnsupported)
 	}
-	return "", errors.New("must be one of HTTP, HTTPS, GRPC, GRPCS")
+	return "", errors.New("must be one of HTTP, HTTPS, GRPC, GRPCS, AUTO_HTTP")
 }
 
 // parseRewriteTarget accepts an absolute path of allowed path characters in

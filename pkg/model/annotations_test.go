@@ -25,13 +25,13 @@ func TestParseAnnotations(t *testing.T) {
 		},
 		"bad timeouts and sizes, injection attempts": {
 			in: map[string]string{AnnotationPrefix + "proxy-connect-timeout": "0", AnnotationPrefix + "proxy-read-timeout": "1s; }",
-				AnnotationPrefix + "proxy-send-timeout": "3601", AnnotationPrefix + "proxy-body-size": "1m\nlocation /x {",
+				AnnotationPrefix + "proxy-send-timeout": "86401", AnnotationPrefix + "proxy-body-size": "1m\nlocation /x {",
 				AnnotationPrefix + "ssl-redirect": "yes"},
 			problems: []string{
 				`proxy-body-size="1m\nlocation /x {": contains a newline; ignored`,
-				`proxy-connect-timeout="0": must be between 1 and 3600`,
+				`proxy-connect-timeout="0": must be between 1 and 86400`,
 				`proxy-read-timeout="1s; }": contains ';'`,
-				`proxy-send-timeout="3601": must be between 1 and 3600`,
+				`proxy-send-timeout="86401": must be between 1 and 86400`,
 				`ssl-redirect="yes": must be true or false`,
 			},
 		},
@@ -41,7 +41,7 @@ func TestParseAnnotations(t *testing.T) {
 				AnnotationPrefix + "affinity": "ip", AnnotationPrefix + "use-regex": "maybe"},
 			problems: []string{
 				`affinity="ip": only cookie is supported`,
-				`backend-protocol="FCGI": must be one of HTTP, HTTPS, GRPC, GRPCS`,
+				`backend-protocol="FCGI": not supported: FCGI`,
 				`load-balance="random": must be round_robin or ewma`,
 				`proxy-body-size="$host": contains '$'`,
 				`proxy-read-timeout="+5": must be a whole number`,
@@ -153,7 +153,7 @@ func TestValueParsers(t *testing.T) {
 		"timeout": {
 			parse: func(v string) error { _, err := parseTimeout(v); return err },
 			good:  []string{"1", "60", "3600"},
-			bad:   []string{"", "0", "3601", "60s", "1e3", " 5", "99999999999"},
+			bad:   []string{"", "0", "86401", "60s", "1e3", " 5", "99999999999"},
 		},
 		"rewrite target": {
 			parse: func(v string) error { _, err := parseRewriteTarget(v); return err },

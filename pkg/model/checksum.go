@@ -290,6 +290,15 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 		w.bool(c.Credentials)
 		w.int(int64(c.MaxAge))
 	}
+	w.bool(s.Proxy != nil)
+	if p := s.Proxy; p != nil {
+		for _, v := range []string{p.Buffering, p.RequestBuffering, p.HTTPVersion, p.RedirectFrom, p.RedirectTo,
+			p.CookieDomainFrom, p.CookieDomainTo, p.CookiePathFrom, p.CookiePathTo} {
+			w.str(v)
+		}
+		w.int(int64(p.NextUpstreamTries))
+		w.bool(p.NoAccessLog)
+	}
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

@@ -129,7 +129,7 @@ type LocationSettings struct {
 	ProxyReadTimeout    int      `json:"proxyReadTimeout,omitempty"`
 	ProxySendTimeout    int      `json:"proxySendTimeout,omitempty"`
 	ProxyBodySize       Size     `json:"proxyBodySize,omitempty"`
-	BackendProtocol     string   `json:"backendProtocol,omitempty"` // HTTP (default), HTTPS, GRPC, GRPCS
+	BackendProtocol     string   `json:"backendProtocol,omitempty"` // HTTP (default), HTTPS, GRPC, GRPCS, AUTO_HTTP
 	RewriteTarget       string   `json:"rewriteTarget,omitempty"`
 	AllowSourceRange    []string `json:"allowSourceRange,omitempty"` // validated CIDRs
 	// SSLRedirect overrides Global.SSLRedirect when non-nil.
@@ -145,6 +145,8 @@ type LocationSettings struct {
 	Redirect *Redirect `json:"redirect,omitempty"`
 	// CORS adds the CORS headers and answers preflight requests.
 	CORS *CORS `json:"cors,omitempty"`
+	// Proxy holds the proxy behaviour annotations; nil when none is set.
+	Proxy *ProxySettings `json:"proxy,omitempty"`
 }
 
 // Backend is a Service port and its ready endpoints. Everything in a Backend

@@ -19,7 +19,7 @@ var (
 	luaNameRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]*$`)
 	hashByRE     = regexp.MustCompile(`^[A-Za-z0-9_${}-]{1,256}$`)
 	cookieNameRE = regexp.MustCompile("^[A-Za-z0-9!#%&'*+.^_`|~-]{1,64}$")
-	protocols    = []string{"", "HTTP", "HTTPS", "GRPC", "GRPCS"}
+	protocols    = []string{"", "HTTP", "HTTPS", "GRPC", "GRPCS", "AUTO_HTTP"}
 )
 
 // cookieDomainRE is what lua/configuration.lua takes as cookieDomain.
@@ -57,7 +57,7 @@ func dataPlaneViolations(cfg *Configuration) []string {
 
 func (c *contract) global(g *Global) {
 	for _, t := range []int{g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout} {
-		if t < 1 || t > maxTimeoutSeconds {
+		if t < 1 || t > maxProxyTimeout {
 			c.fail("global timeout %d", t)
 		}
 	}
@@ -222,7 +222,7 @@ func (c *contract) canary(where string, l *Location) {
 
 func (c *contract) settings(where string, s *LocationSettings) {
 	for _, t := range []int{s.ProxyConnectTimeout, s.ProxyReadTimeout, s.ProxySendTimeout} {
-		if t != 0 && (t < 1 || t > maxTimeoutSeconds) {
+		if t != 0 && (t < 1 || t > maxProxyTimeout) {
 			c.fail("%s: timeout %d", where, t)
 		}
 	}
@@ -245,6 +245,27 @@ func (c *contract) settings(where string, s *LocationSettings) {
 		}
 	}
 	c.cors(where, s.CORS)
+	c.proxy(where, s.Proxy)
+}
+
+// proxy: the enums router.lua takes, tries in range, URL characters only.
+func (c *contract) proxy(where string, p *ProxySettings) {
+	if p == nil {
+		return
+	}
+	onOff := func(v string) bool { return v == "" || v == "on" || v == "off" }
+	urlOK := func(v string) bool { return v == "" || proxyURLRE.MatchString(v) }
+	if !onOff(p.Buffering) || !onOff(p.RequestBuffering) || p.HTTPVersion != "" && p.HTTPVersion != "1.0" && p.HTTPVersion != "1.1" ||
+		p.NextUpstreamTries < 0 || p.NextUpstreamTries > MaxNextUpstreamTries ||
+		(p.RedirectFrom == "") != (p.RedirectTo == "") || (p.CookieDomainFrom == "") != (p.CookieDomainTo == "") ||
+		(p.CookiePathFrom == "") != (p.CookiePathTo == "") {
+		c.fail("%s: proxy %+v", where, *p)
+	}
+	for _, v := range []string{p.RedirectFrom, p.RedirectTo, p.CookieDomainFrom, p.CookieDomainTo, p.CookiePathFrom, p.CookiePathTo} {
+		if !urlOK(v) {
+			c.fail("%s: proxy rewrite value %q", where, v)
+		}
+	}
 }
 
 func (c *contract) cors(where string, p *CORS) {
@@ -308,7 +329,7 @@ func TestDataPlaneContract(t *testing.T) {
 			c.Servers[1].Locations[0].Path = "/("
 		}, `location Regex "/("`},
 		"unknown type":     {func(c *Configuration) { c.Servers[1].Locations[0].PathType = "Glob" }, `unknown path type`},
-		"timeout":          {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyReadTimeout = 3601 }, `timeout 3601`},
+		"timeout":          {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyReadTimeout = 86401 }, `timeout 86401`},
 		"body size":        {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyBodySize = "2t" }, `body size "2t"`},
 		"protocol":         {func(c *Configuration) { c.Servers[1].Locations[0].Settings.BackendProtocol = "FCGI" }, `protocol "FCGI"`},
 		"relative rewrite": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.RewriteTarget = "x" }, `rewrite target "x"`},

@@ -98,7 +98,9 @@ var (
 		"app-root", "x-forwarded-prefix", "preserve-trailing-slash", "use-port-in-redirects", "permanent-redirect",
 		"permanent-redirect-code", "temporal-redirect", "temporal-redirect-code", "from-to-www-redirect", "enable-cors",
 		"cors-allow-origin", "cors-allow-methods", "cors-allow-headers", "cors-expose-headers", "cors-allow-credentials",
-		"cors-max-age"}
+		"cors-max-age", "proxy-buffering", "proxy-request-buffering", "proxy-http-version", "proxy-next-upstream",
+		"proxy-next-upstream-tries", "proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path",
+		"enable-access-log", "proxy-buffer-size"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -115,7 +117,11 @@ var (
 // Ingresses also carry settings that reach the data plane.
 var plausibleValues = map[string][]string{
 	"proxy-connect-timeout": {"1", "3600"}, "proxy-read-timeout": {"60"}, "proxy-send-timeout": {"5"},
-	"proxy-body-size": {"0", "8m", "1024g", "99999999999", "1K"}, "backend-protocol": {"https", "GRPC", "grpcs"},
+	"proxy-body-size": {"0", "8m", "1024g", "99999999999", "1K"}, "backend-protocol": {"https", "GRPC", "grpcs", "auto_http"},
+	"proxy-buffering": {"on", "off"}, "proxy-request-buffering": {"off"}, "proxy-http-version": {"1.0", "1.1"},
+	"proxy-next-upstream": {"off", "error timeout"}, "proxy-next-upstream-tries": {"0", "1", "5"},
+	"proxy-redirect-from": {"http://a.example.com/", "default"}, "proxy-redirect-to": {"/", "https://b.example.com:8443/x?y=1"},
+	"proxy-cookie-domain": {"a.example.com b.example.com", "off"}, "proxy-cookie-path": {"/one/ /"}, "enable-access-log": {"false"},
 	"rewrite-target": {"/", "/$1", "/$2/x", "/a$0$9"}, "ssl-redirect": {"true", "false"}, "force-ssl-redirect": {"true"},
 	"whitelist-source-range": {"10.0.0.0/8", "::ffff:1.2.3.4/128", "192.168.1.1, 10.0.0.0/8"},
 	"allowlist-source-range": {"::/0", "0.0.0.0/0,::1"}, "use-regex": {"true"}, "load-balance": {"ewma"},

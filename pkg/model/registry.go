@@ -94,7 +94,7 @@ const (
 
 // Notes shared by several entries.
 const (
-	noteTimeout     = "whole seconds from 1 to 3600; ingress-nginx takes any integer"
+	noteTimeout     = "whole seconds from 1 to 86400, as the ConfigMap's keys; ingress-nginx takes any integer (a value such as 60s falls back to the default in both, here with a Problem)"
 	noteRegex       = "host-wide and ordered as in ingress-nginx; a path that is not valid RE2 syntax with the same meaning in PCRE (lookarounds, backreferences, possessive quantifiers) is left out with a Problem; see docs/migration.md"
 	noteSourceRange = "matched against the connection's address; the client address from forwarded headers or PROXY protocol comes with the access-control issue"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
@@ -199,19 +199,19 @@ func indexEntries(entries []RegistryEntry) map[string]RegistryEntry {
 // annotations.md and internal/ingress/annotations).
 func annotationTable() []RegistryEntry {
 	const (
-		m, a, s = issueMigration, issueAccessControl, issueStreams
-		auth    = "external and basic authentication come with the access-control issue"
-		authTLS = "client certificate verification comes with the access-control issue; " + noteOneContext
-		limit   = "rate and connection limits come with the access-control issue"
-		upTLS   = "upstream TLS settings come with the access-control issue"
-		cors    = "CORS comes with the migration issue"
-		canary  = "applies only to main Ingresses of its own namespace, on the same host and path (ingress-nginx: any namespace, and every path routed to the main's backend)"
-		redir   = "redirects come with the migration issue"
-		proxy   = "proxy buffering and retry settings come with the migration issue"
-		cookie  = "this affinity setting comes with the migration issue"
-		mirror  = "request mirroring comes with the migration issue"
-		header  = "header and upstream settings come with the migration issue"
-		errs    = "custom error pages come with the migration issue"
+		m, a, s  = issueMigration, issueAccessControl, issueStreams
+		auth     = "external and basic authentication come with the access-control issue"
+		authTLS  = "client certificate verification comes with the access-control issue; " + noteOneContext
+		limit    = "rate and connection limits come with the access-control issue"
+		upTLS    = "upstream TLS settings come with the access-control issue"
+		cors     = "CORS comes with the migration issue"
+		canary   = "applies only to main Ingresses of its own namespace, on the same host and path (ingress-nginx: any namespace, and every path routed to the main's backend)"
+		redir    = "redirects come with the migration issue"
+		perRoute = "an nginx directive that takes no variables: it cannot vary per route, as nginx.conf is the same for every Ingress (see docs/dataplane.md); left out with a Problem"
+		cookie   = "this affinity setting comes with the migration issue"
+		mirror   = "request mirroring comes with the migration issue"
+		header   = "header and upstream settings come with the migration issue"
+		errs     = "custom error pages come with the migration issue"
 	)
 	return []RegistryEntry{
 		// Routing, rewrite and redirects.
@@ -247,7 +247,7 @@ func annotationTable() []RegistryEntry {
 		differs("canary-by-header-pattern", "^(yes|true)", "a pattern outside RE2 syntax or nginx's PCRE subset is left out with a Problem (ingress-nginx keeps it, and then sends every request with the header to the main backend)", m),
 		supported("canary-by-cookie", "canary"),
 		// Upstream, headers and proxying.
-		differs("backend-protocol", "HTTPS", "HTTP, HTTPS, GRPC and GRPCS; AUTO_HTTP and FCGI are not accepted", m),
+		differs("backend-protocol", "AUTO_HTTP", "HTTP, HTTPS, GRPC, GRPCS and AUTO_HTTP; FCGI is not supported: FastCGI needs fastcgi_param lines per Ingress, which nginx.conf cannot hold without a reload", m),
 		notSupported("upstream-vhost", "internal.example.com", header, m),
 		notSupported("server-alias", "www.example.com", header, m),
 		notSupported("service-upstream", "true", header, m),
@@ -257,21 +257,21 @@ func annotationTable() []RegistryEntry {
 		differs("proxy-read-timeout", "120", noteTimeout, m),
 		differs("proxy-send-timeout", "120", noteTimeout, m),
 		supported("proxy-body-size", "8m"),
-		notSupported("proxy-buffering", "on", proxy, m),
-		notSupported("proxy-buffer-size", "8k", proxy, m),
-		notSupported("proxy-buffers-number", "4", proxy, m),
-		notSupported("proxy-busy-buffers-size", "16k", proxy, m),
-		notSupported("proxy-max-temp-file-size", "1024m", proxy, m),
-		notSupported("proxy-request-buffering", "off", proxy, m),
-		notSupported("client-body-buffer-size", "1m", proxy, m),
-		notSupported("proxy-http-version", "1.1", proxy, m),
-		notSupported("proxy-next-upstream", "error timeout http_502", proxy, m),
-		notSupported("proxy-next-upstream-timeout", "10", proxy, m),
-		notSupported("proxy-next-upstream-tries", "3", proxy, m),
-		notSupported("proxy-redirect-from", "http://internal.example.com/", proxy, m),
-		notSupported("proxy-redirect-to", "https://www.example.com/", proxy, m),
-		notSupported("proxy-cookie-domain", "internal.example.com www.example.com", proxy, m),
-		notSupported("proxy-cookie-path", "/internal /", proxy, m),
+		supported("proxy-buffering", "on"),
+		notSupported("proxy-buffer-size", "8k", perRoute, m),
+		notSupported("proxy-buffers-number", "4", perRoute, m),
+		notSupported("proxy-busy-buffers-size", "16k", perRoute, m),
+		notSupported("proxy-max-temp-file-size", "1024m", perRoute, m),
+		differs("proxy-request-buffering", "off", "with off, a chunked body is checked against proxy-body-size only by the --body-size-ceiling (the router cannot count a body it streams)", m),
+		notSupported("client-body-buffer-size", "1m", perRoute, m),
+		supported("proxy-http-version", "1.0"),
+		differs("proxy-next-upstream", "error timeout", "error, timeout (nginx.conf's conditions) and off; any other condition (http_502, non_idempotent, ...) cannot vary per route and is left out with a Problem", m),
+		notSupported("proxy-next-upstream-timeout", "10", perRoute, m),
+		differs("proxy-next-upstream-tries", "3", "bounded by the syncer's --max-tries (default 3, at most 100); 0 means up to that bound", m),
+		differs("proxy-redirect-from", "http://internal.example.com/", "default is taken as off: it names upstream_balancer, a host no backend redirects to", m),
+		supported("proxy-redirect-to", "https://www.example.com/"),
+		supported("proxy-cookie-domain", "internal.example.com www.example.com"),
+		supported("proxy-cookie-path", "/internal /"),
 		notSupported("http2-push-preload", "true", "HTTP/2 server push was removed from nginx (1.25.1)", 0),
 		// Errors and default backend.
 		notSupported("custom-http-errors", "404,503", errs, m),
@@ -298,7 +298,7 @@ func annotationTable() []RegistryEntry {
 		notSupported("mirror-target", "https://test.example.com/mirror", mirror, m),
 		notSupported("mirror-host", "test.example.com", mirror, m),
 		notSupported("mirror-request-body", "off", mirror, m),
-		notSupported("enable-access-log", "false", "per-Ingress access logs come with the migration issue", m),
+		supported("enable-access-log", "false"),
 		notSupported("enable-rewrite-log", "true", "rewrites are done in Lua, which nginx's rewrite log does not see", 0),
 		// Access control.
 		differs("whitelist-source-range", "10.0.0.0/8,192.168.0.1", noteSourceRange, a),

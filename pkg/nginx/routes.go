@@ -36,7 +36,8 @@ type Route struct {
 	Ingress string `json:"ingress,omitempty"`
 	// Redirect sends plain HTTP requests to HTTPS with a 308.
 	Redirect bool `json:"redirect,omitempty"`
-	// Protocol is "http" (when empty), "https", "grpc" or "grpcs".
+	// Protocol is "http" (when empty), "https", "grpc", "grpcs" or
+	// "auto_http" (the request's scheme).
 	Protocol       string `json:"protocol,omitempty"`
 	ConnectTimeout int    `json:"connectTimeout,omitempty"`
 	SendTimeout    int    `json:"sendTimeout,omitempty"`
@@ -58,6 +59,8 @@ type Route struct {
 	CORS         *CORS  `json:"cors,omitempty"`
 	// Canary is the alternative backend chosen per request (lua/canary.lua).
 	Canary *model.Canary `json:"canary,omitempty"`
+	// Proxy holds the proxy behaviour settings (lua/proxy.lua).
+	Proxy *model.ProxySettings `json:"proxy,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -101,6 +104,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		UsePortInRedirects:    st.UsePortInRedirects,
 		CORS:                  corsOf(st.CORS),
 		Canary:                l.Canary,
+		Proxy:                 st.Proxy,
 	}
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code

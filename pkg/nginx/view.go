@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
@@ -51,6 +52,11 @@ type view struct {
 	HSTS string
 	// Listen holds the listen arguments of the one public server.
 	Listen []string
+
+	// ProxyLocations are the fixed named locations of lua/proxy.lua;
+	// LuaProxyBuffering is proxy_buffering, "on" or "off", quoted.
+	ProxyLocations    []proxyLocation
+	LuaProxyBuffering string
 
 	TestHTTPSnippet string
 	TestInitLua     string
@@ -99,6 +105,7 @@ func newView(o *Options, g *model.Global) (*view, error) {
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	v.Listen = listenLines(o, n.UseHTTP2)
+	v.ProxyLocations, v.LuaProxyBuffering = proxyLocations(), luaString(onOff(n.ProxyBuffering))
 	sum, err := viewChecksum(v)
 	if err != nil {
 		return nil, err
@@ -184,6 +191,47 @@ func listenLines(o *Options, http2 bool) []string {
 	var out []string
 	for _, a := range addrs {
 		out = append(out, fmt.Sprintf(a, o.HTTPPort)+" default_server", fmt.Sprintf(a, o.HTTPSPort)+ssl)
+	}
+	return out
+}
+
+// proxyLocation is one fixed named location of the public server.
+type proxyLocation struct {
+	Name       string
+	Directives []string
+}
+
+// proxyLocations is the fixed set of named locations router.lua sends
+// requests to with ngx.exec (lua/proxy.lua location_of builds the same
+// names). The directives that take no variables but matter per route are
+// its dimensions: protocol (http, https), response buffering, request
+// buffering and HTTP version, 16 locations, plus @https, @grpc and @grpcs
+// with nginx.conf's defaults. An HTTP route at the defaults stays in
+// location /. Buffer sizes are not dimensions: they are the ConfigMap's
+// only (see docs/dataplane.md).
+func proxyLocations() []proxyLocation {
+	out := []proxyLocation{
+		{Name: "@https", Directives: []string{"proxy_pass https://upstream_balancer"}},
+		{Name: "@grpc", Directives: []string{"grpc_pass grpc://upstream_balancer"}},
+		{Name: "@grpcs", Directives: []string{"grpc_pass grpcs://upstream_balancer"}},
+	}
+	flag := map[bool]string{true: "1", false: "0"}
+	for _, scheme := range []string{"http", "https"} {
+		for _, buffering := range []bool{true, false} {
+			for _, request := range []bool{true, false} {
+				for _, version := range []string{"1.0", "1.1"} {
+					out = append(out, proxyLocation{
+						Name: "@" + scheme + "_b" + flag[buffering] + "_r" + flag[request] + "_v" + strings.ReplaceAll(version, ".", ""),
+						Directives: []string{
+							"proxy_buffering " + onOff(buffering),
+							"proxy_request_buffering " + onOff(request),
+							"proxy_http_version " + version,
+							"proxy_pass " + scheme + "://upstream_balancer",
+						},
+					})
+				}
+			}
+		}
 	}
 	return out
 }

@@ -1,0 +1,196 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ProxySettings are the proxy annotations of a location that the data plane
+// applies per request (see docs/dataplane.md, "Per-route settings"). Zero
+// values mean the default: the ConfigMap's proxy-buffering, request
+// buffering on, HTTP/1.1, the syncer's --max-tries, no rewriting of
+// Location and Set-Cookie headers, access log on.
+type ProxySettings struct {
+	// Buffering and RequestBuffering are "on" or "off"; HTTPVersion is
+	// "1.0" or "1.1".
+	Buffering        string `json:"buffering,omitempty"`
+	RequestBuffering string `json:"requestBuffering,omitempty"`
+	HTTPVersion      string `json:"httpVersion,omitempty"`
+	// NextUpstreamTries bounds the attempts of a request over the
+	// backend's endpoints, 1 (no retry, proxy-next-upstream: off) to
+	// MaxNextUpstreamTries.
+	NextUpstreamTries int `json:"nextUpstreamTries,omitempty"`
+	// RedirectFrom and RedirectTo rewrite the prefix of the Location and
+	// Refresh headers of responses (proxy_redirect).
+	RedirectFrom string `json:"redirectFrom,omitempty"`
+	RedirectTo   string `json:"redirectTo,omitempty"`
+	// CookieDomain* and CookiePath* rewrite the domain and path attributes
+	// of Set-Cookie headers (proxy_cookie_domain, proxy_cookie_path).
+	CookieDomainFrom string `json:"cookieDomainFrom,omitempty"`
+	CookieDomainTo   string `json:"cookieDomainTo,omitempty"`
+	CookiePathFrom   string `json:"cookiePathFrom,omitempty"`
+	CookiePathTo     string `json:"cookiePathTo,omitempty"`
+	// NoAccessLog is enable-access-log=false.
+	NoAccessLog bool `json:"noAccessLog,omitempty"`
+}
+
+// MaxNextUpstreamTries is the largest proxy-next-upstream-tries kept as
+// given; 0 (nginx's "no limit") and larger values become it. The syncer's
+// --max-tries (at most 100) bounds the attempts in any case.
+const MaxNextUpstreamTries = 100
+
+var (
+	// nextUpstreamRE is ingress-nginx's list of proxy-next-upstream
+	// conditions.
+	nextUpstreamRE = regexp.MustCompile(`^((error|timeout|invalid_header|http_500|http_502|http_503|http_504|http_403|http_404|http_429|non_idempotent|off)\s?)+$`)
+	// proxyURLRE is ingress-nginx's URL character set (proxy-redirect-*).
+	proxyURLRE = regexp.MustCompile(`^[A-Za-z0-9\-._~/:,?&=]+$`)
+	// cookieRewriteRE is "off" or two words of URL characters.
+	cookieRewriteRE = regexp.MustCompile(`^(off|[A-Za-z0-9\-._~/:]+\s+[A-Za-z0-9\-._~/:]+)$`)
+)
+
+// errPerRoute is the reason of proxy annotations that are nginx directives
+// without variables: nginx.conf, the same for every Ingress, cannot give
+// them a value per route.
+var errPerRoute = fmt.Errorf("%w per Ingress: an nginx directive that takes no variables cannot vary per route (nginx.conf is the same for every Ingress); set it in the controller ConfigMap where it has a key; left out", errUnsupported)
+
+// applyProxy parses the proxy behaviour annotations; ok is false when name
+// is none of them.
+func (a *ingressAnnotations) applyProxy(name, v string) (ok bool, err error) {
+	p := a.location.Proxy
+	if p == nil {
+		p = &ProxySettings{}
+	}
+	switch name {
+	case "proxy-buffering":
+		p.Buffering, err = parseOnOffValue(v)
+	case "proxy-request-buffering":
+		p.RequestBuffering, err = parseOnOffValue(v)
+	case "proxy-http-version":
+		if v != "1.0" && v != "1.1" {
+			return true, errors.New("must be 1.0 or 1.1")
+		}
+		p.HTTPVersion = v
+	case "proxy-next-upstream-tries":
+		var n int
+		if n, err = parseIntRange(v, 0, 1<<30); err == nil {
+			p.NextUpstreamTries = cappedTries(n, p.NextUpstreamTries)
+		}
+	case "proxy-next-upstream":
+		err = p.setNextUpstream(v)
+	case "proxy-redirect-from":
+		p.RedirectFrom, err = parseProxyURL(v)
+	case "proxy-redirect-to":
+		p.RedirectTo, err = parseProxyURL(v)
+	case "proxy-cookie-domain":
+		p.CookieDomainFrom, p.CookieDomainTo, err = parseCookieRewrite(v)
+	case "proxy-cookie-path":
+		p.CookiePathFrom, p.CookiePathTo, err = parseCookieRewrite(v)
+	case "enable-access-log":
+		var on bool
+		on, err = parseBool(v)
+		p.NoAccessLog = err == nil && !on
+	case "enable-rewrite-log":
+		if _, err = parseBool(v); err == nil {
+			err = fmt.Errorf("%w: ingress-sync rewrites paths in Lua, not with nginx's rewrite directive, so nginx's rewrite log has nothing to show; left out", errUnsupported)
+		}
+	case "proxy-buffer-size", "proxy-busy-buffers-size", "proxy-max-temp-file-size", "client-body-buffer-size":
+		if _, err = parseSize(v); err == nil {
+			err = errPerRoute
+		}
+	case "proxy-buffers-number", "proxy-next-upstream-timeout":
+		if _, err = parseIntRange(v, 0, 1<<30); err == nil {
+			err = errPerRoute
+		}
+	default:
+		return false, nil
+	}
+	if err == nil {
+		a.location.Proxy = p
+	}
+	return true, err
+}
+
+// cappedTries is proxy-next-upstream-tries n (0: no limit) unless
+// proxy-next-upstream: off already made it 1.
+func cappedTries(n, prev int) int {
+	if prev == 1 {
+		return 1
+	}
+	if n == 0 || n > MaxNextUpstreamTries {
+		return MaxNextUpstreamTries
+	}
+	return n
+}
+
+// setNextUpstream applies proxy-next-upstream. nginx.conf retries on
+// "error timeout" for every route; "off" means one attempt. Other
+// conditions cannot vary per route and are left out.
+func (p *ProxySettings) setNextUpstream(v string) error {
+	if !nextUpstreamRE.MatchString(v) {
+		return errors.New("must be nginx proxy_next_upstream conditions such as \"error timeout\" or off")
+	}
+	fields := strings.Fields(v)
+	for _, f := range fields {
+		if f == "off" {
+			p.NextUpstreamTries = 1
+			return nil
+		}
+	}
+	for _, f := range fields {
+		if f != "error" && f != "timeout" {
+			return fmt.Errorf("condition %s %w", f, errPerRoute)
+		}
+	}
+	return nil
+}
+
+// parseOnOffValue is parseOnOff (the ConfigMap's parser) as "on" or "off".
+func parseOnOffValue(v string) (string, error) {
+	on, err := parseOnOff(v)
+	if err != nil {
+		return "", err
+	}
+	if on {
+		return "on", nil
+	}
+	return "off", nil
+}
+
+func parseProxyURL(v string) (string, error) {
+	if !proxyURLRE.MatchString(v) {
+		return "", errors.New("must be a URL or path of letters, digits and -._~/:,?&=")
+	}
+	return v, nil
+}
+
+// parseCookieRewrite parses "off" (no rewrite) or "<from> <to>".
+func parseCookieRewrite(v string) (from, to string, err error) {
+	if !cookieRewriteRE.MatchString(v) {
+		return "", "", errors.New("must be off or two values, <from> <to>, of letters, digits and -._~/:")
+	}
+	if v == "off" {
+		return "", "", nil
+	}
+	f := strings.Fields(v)
+	return f[0], f[1], nil
+}
+
+// finishProxy drops an empty ProxySettings and resolves proxy-redirect-*:
+// as in ingress-nginx, from "off" or "default" (which names
+// upstream_balancer, a host no backend redirects to) and to "off" mean no
+// rewrite, and to without from means nothing.
+func (a *ingressAnnotations) finishProxy() {
+	p := a.location.Proxy
+	if p == nil {
+		return
+	}
+	if p.RedirectFrom == "" || p.RedirectFrom == "off" || p.RedirectFrom == "default" || p.RedirectTo == "off" || p.RedirectTo == "" {
+		p.RedirectFrom, p.RedirectTo = "", ""
+	}
+	if *p == (ProxySettings{}) {
+		a.location.Proxy = nil
+	}
+}

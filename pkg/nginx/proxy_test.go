@@ -1,0 +1,200 @@
+package nginx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/echo"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+const seenChunked = "X-Seen-Chunked"
+
+// proxyReflector answers as reflector, adds whether the request body came
+// chunked, and sends the request's X-Send-Location and X-Send-Cookie as its
+// Location and Set-Cookie. A request with X-Signal signals started before
+// its body is read.
+func proxyReflector(name string, started chan<- struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Signal") != "" {
+			started <- struct{}{}
+		}
+		chunked := strconv.FormatBool(len(r.TransferEncoding) > 0 && r.TransferEncoding[0] == "chunked")
+		reply := reflectorReply(name, w, r)
+		reply.Headers.Set(seenChunked, chunked)
+		if l := r.Header.Get("X-Send-Location"); l != "" {
+			w.Header().Set("Location", l)
+		}
+		if c := r.Header.Get("X-Send-Cookie"); c != "" {
+			w.Header().Set("Set-Cookie", c)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(reply)
+	})
+}
+
+// deadPort is a port of 127.0.0.1 that refuses connections.
+func deadPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	return port
+}
+
+// send makes a request to nginx and decodes the reply.
+func send(t *testing.T, h *harness, method, url string, body io.Reader, header ...string) (*http.Response, echo.Reply) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := h.http.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var reply echo.Reply
+	_ = json.Unmarshal(data, &reply)
+	return resp, reply
+}
+
+func proxyLoc(path, backend string, p *model.ProxySettings) model.Location {
+	return settingsLoc(path, backend, model.LocationSettings{Proxy: p})
+}
+
+// TestProxySettings: request buffering, HTTP version, tries, Location and
+// Set-Cookie rewrites, AUTO_HTTP and the access log, per route, through the
+// fixed locations and without a reload when they change.
+func TestProxySettings(t *testing.T) {
+	started := make(chan struct{}, 1)
+	plain := startHTTPTest(t, proxyReflector("plain", started), false, false)
+	secure := startHTTPTest(t, proxyReflector("secure", nil), true, false)
+	servers := func(v string) []model.Server {
+		return []model.Server{serverOf("px.test",
+			proxyLoc("/default", "plain", nil),
+			proxyLoc("/stream", "plain", &model.ProxySettings{RequestBuffering: "off"}),
+			proxyLoc("/old", "plain", &model.ProxySettings{HTTPVersion: "1.0", Buffering: "on"}),
+			proxyLoc("/one-try", "flaky", &model.ProxySettings{NextUpstreamTries: 1}),
+			settingsLoc("/tries", "flaky", model.LocationSettings{}),
+			proxyLoc("/rewrite", "plain", &model.ProxySettings{RedirectFrom: "http://internal.test/", RedirectTo: "https://" + v + "/",
+				CookieDomainFrom: "internal.test", CookieDomainTo: v, CookiePathFrom: "/in/", CookiePathTo: "/"}),
+			proxyLoc("/quiet", "plain", &model.ProxySettings{NoAccessLog: true}),
+			settingsLoc("/auto", "auto", model.LocationSettings{BackendProtocol: "AUTO_HTTP"}),
+			settingsLoc("/auto-secure", "auto-secure", model.LocationSettings{BackendProtocol: "AUTO_HTTP"}),
+		)}
+	}
+	backends := []model.Backend{backendAt("plain", plain), backendAt("flaky", deadPort(t), plain),
+		backendAt("auto", plain), backendAt("auto-secure", secure)}
+	h := startNginx(t, configOf("px-1", servers("www.test"), backends...), nil)
+	body := func() io.Reader { return io.MultiReader(strings.NewReader("hello")) } // no length: chunked
+
+	t.Run("request buffering on: Content-Length to the backend", func(t *testing.T) {
+		_, r := send(t, h, "POST", "http://px.test/default", body())
+		if r.Headers.Get(seenChunked) != "false" || r.Headers.Get("Content-Length") != "5" {
+			t.Fatalf("backend saw chunked=%s Content-Length %q", r.Headers.Get(seenChunked), r.Headers.Get("Content-Length"))
+		}
+	})
+	t.Run("request buffering off: the body streams chunked", func(t *testing.T) {
+		// The second half is sent once the backend has the request: nginx
+		// passed it on before the body ended.
+		pr, pw := io.Pipe()
+		go func() {
+			_, _ = pw.Write([]byte("hel"))
+			select {
+			case <-started:
+				_, _ = pw.Write([]byte("lo"))
+				_ = pw.Close()
+			case <-time.After(testWait):
+				_ = pw.CloseWithError(errors.New("the backend never got the request"))
+			}
+		}()
+		_, r := send(t, h, "POST", "http://px.test/stream", pr, "X-Signal", "1")
+		if r.Headers.Get(seenChunked) != "true" || r.Headers.Get(seenBody) != "5" {
+			t.Fatalf("backend saw chunked=%s, %s bytes", r.Headers.Get(seenChunked), r.Headers.Get(seenBody))
+		}
+	})
+	t.Run("HTTP/1.0 to the backend", func(t *testing.T) {
+		_, r := send(t, h, "GET", "http://px.test/old", nil)
+		if got := r.Headers.Get(seenProto); got != "HTTP/1.0" {
+			t.Fatalf("backend saw %q", got)
+		}
+		if _, d := send(t, h, "GET", "http://px.test/default", nil); d.Headers.Get(seenProto) != "HTTP/1.1" {
+			t.Fatalf("default route: backend saw %q", d.Headers.Get(seenProto))
+		}
+	})
+	t.Run("next upstream tries", func(t *testing.T) {
+		failed := 0
+		for i := 0; i < 4; i++ {
+			if resp, _ := send(t, h, "GET", "http://px.test/tries", nil); resp.StatusCode != 200 {
+				t.Fatalf("default tries: %d", resp.StatusCode)
+			}
+			if resp, _ := send(t, h, "GET", "http://px.test/one-try", nil); resp.StatusCode == 502 {
+				failed++
+			}
+		}
+		if failed == 0 {
+			t.Fatal("one try: the dead endpoint never answered 502")
+		}
+	})
+	t.Run("Location and Set-Cookie rewrites", func(t *testing.T) {
+		resp, _ := send(t, h, "GET", "http://px.test/rewrite", nil, "X-Send-Location", "http://internal.test/a?b=1",
+			"X-Send-Cookie", "s=1; Domain=internal.test; Path=/in/x")
+		if got := resp.Header.Get("Location"); got != "https://www.test/a?b=1" {
+			t.Errorf("Location %q", got)
+		}
+		if got := resp.Header.Get("Set-Cookie"); got != "s=1; Domain=www.test; Path=/x" {
+			t.Errorf("Set-Cookie %q", got)
+		}
+		resp, _ = send(t, h, "GET", "http://px.test/default", nil, "X-Send-Location", "http://internal.test/a",
+			"X-Send-Cookie", "s=1; Domain=internal.test; Path=/in/x")
+		if resp.Header.Get("Location") != "http://internal.test/a" || resp.Header.Get("Set-Cookie") != "s=1; Domain=internal.test; Path=/in/x" {
+			t.Errorf("route without rewrites: Location %q, Set-Cookie %q", resp.Header.Get("Location"), resp.Header.Get("Set-Cookie"))
+		}
+	})
+	t.Run("AUTO_HTTP takes the request's scheme", func(t *testing.T) {
+		if _, r := send(t, h, "GET", "http://px.test/auto", nil); r.Headers.Get(seenTLS) != "false" {
+			t.Errorf("HTTP: backend TLS %q", r.Headers.Get(seenTLS))
+		}
+		if _, r := send(t, h, "GET", "https://px.test/auto-secure", nil); r.Headers.Get(seenTLS) != "true" || r.Backend != "secure" {
+			t.Errorf("HTTPS: backend %q TLS %q", r.Backend, r.Headers.Get(seenTLS))
+		}
+	})
+	t.Run("access log off per route", func(t *testing.T) {
+		send(t, h, "GET", "http://px.test/quiet?mark=quiet", nil)
+		send(t, h, "GET", "http://px.test/default?mark=loud", nil)
+		log := filepath.Join(h.opts.Dir, "logs", "access.log")
+		waitFor(t, "the access log line", func() bool {
+			data, _ := os.ReadFile(log)
+			return bytes.Contains(data, []byte("mark=loud"))
+		})
+		if data, _ := os.ReadFile(log); bytes.Contains(data, []byte("mark=quiet")) {
+			t.Error("the quiet route was logged")
+		}
+	})
+	t.Run("changes apply without reload", func(t *testing.T) {
+		workers := sortedWorkers(t, h)
+		applyWithoutReload(t, h, configOf("px-2", servers("new.test"), backends...))
+		checkNotReloaded(t, h, workers)
+		resp, _ := send(t, h, "GET", "http://px.test/rewrite", nil, "X-Send-Location", "http://internal.test/z")
+		if got := resp.Header.Get("Location"); got != "https://new.test/z" {
+			t.Errorf("Location %q after the change", got)
+		}
+	})
+}
