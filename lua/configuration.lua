@@ -193,10 +193,11 @@ end
 
 -- ROUTE_FIELDS and HOST_FIELDS are the fields of a route and a host that
 -- router.lua reads (see its header); others are dropped.
-local ROUTE_FIELDS = { "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
+local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
+  "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
   "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "forwardedPrefix", "preserveTrailingSlash",
   "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy" }
-local HOST_FIELDS = { "appRoot", "redirectTo", "tls" }
+local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls" }
 
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that router.lua cannot compile.

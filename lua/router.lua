@@ -23,12 +23,18 @@
 --   preserveTrailingSlash, usePortInRedirects   shape the HTTPS redirect
 --   redirectURL, redirectCode   answer with this redirect (300 to 308)
 --   cors            CORS policy (see cors.lua)
+--   upstreamVhost   the Host header sent to the backend (upstream-vhost)
+--   connection      the Connection header sent: "close" or "keep-alive"
+--   responseHeaders {name = value} set on its responses (custom-headers)
 --   canary          alternative backend chosen per request (see canary.lua)
 --   proxy           buffering, HTTP version, tries, Location and Set-Cookie
 --                   rewrites, access log (see proxy.lua)
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
--- redirectTo (every request is redirected to that host: from-to-www) and tls
+-- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
+-- on every request to a backend and every response; a route's
+-- responseHeaders win), redirectTo (every request is redirected to that
+-- host: from-to-www) and tls
 -- (it has a TLS section: HTTPS answers carry Strict-Transport-Security).
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
@@ -41,6 +47,7 @@
 local configuration = require("configuration")
 local store = require("store")
 local ipmatch = require("ipmatch")
+local headers = require("headers")
 local canary = require("canary")
 local cors = require("cors")
 local proxy_settings = require("proxy")
@@ -97,6 +104,28 @@ local function compile_proxy(route, r)
     route.timeouts = (r.connectTimeout or "") .. "," .. (r.sendTimeout or "") .. "," .. (r.readTimeout or "")
       .. (tries and ("," .. tries) or "")
   end
+  return true
+end
+
+-- VHOST is a host name or address with an optional port (upstream-vhost).
+local VHOST = "^[%w][%w.-]*[%w]:?%d*$"
+local CONNECTION = { close = true, ["keep-alive"] = true }
+
+-- compile_upstream sets vhost, connection and the route's own response
+-- headers (resp_own; compile merges them with the host's).
+local function compile_upstream(route, r)
+  local v = r.upstreamVhost
+  if v ~= nil and (type(v) ~= "string" or #v > 260 or not str_find(v, VHOST) or str_find(v, "..", 1, true)) then
+    return nil, "invalid upstreamVhost"
+  end
+  if r.connection ~= nil and not CONNECTION[r.connection] then
+    return nil, "connection must be close or keep-alive"
+  end
+  local own, err = headers.compile(r.responseHeaders, "responseHeaders")
+  if err then
+    return nil, err
+  end
+  route.vhost, route.connection, route.resp_own = v, r.connection, own
   return true
 end
 
@@ -170,6 +199,10 @@ local function compile_route(r)
     end
     route.canary = c
   end
+  local ok, err = compile_upstream(route, r)
+  if not ok then
+    return nil, "route " .. r.path .. ": " .. err
+  end
   return route
 end
 
@@ -190,11 +223,18 @@ function _M.compile(item)
   if type(list) ~= "table" then
     return nil, "host " .. item.name .. ": routes must be an array"
   end
+  local req, err = headers.compile(item.requestHeaders, "requestHeaders")
+  local resp, rerr = headers.compile(item.responseHeaders, "responseHeaders")
+  if err or rerr then
+    return nil, "host " .. item.name .. ": " .. (err or rerr)
+  end
+  h.resp_headers = headers.response(resp, nil)
   for i = 1, #list do
     local route, err = compile_route(list[i])
     if not route then
       return nil, "host " .. item.name .. ": " .. err
     end
+    route.req_headers, route.resp_headers = req, headers.response(resp, route.resp_own)
     if route.type == "regex" then
       h.regex[#h.regex + 1] = route
     else
@@ -432,6 +472,9 @@ function _M.rewrite()
   if h.broken then
     return ngx.exit(503)
   end
+  if h.resp_headers then
+    headers.mark(h.resp_headers)
+  end
   if h.tls then
     ngx_var.ingress_tls_host = "1" -- for Strict-Transport-Security
   end
@@ -443,6 +486,9 @@ function _M.rewrite()
     return ngx.redirect(ngx_var.scheme .. "://" .. (ngx_var.http_host or ngx_var.host) .. h.app_root, 302)
   end
   local route, m = match(h, uri)
+  if route and route.resp_headers then
+    headers.mark(route.resp_headers)
+  end
   if not route or route.backend == "" then
     return ngx.exit(404)
   end
@@ -467,6 +513,15 @@ function _M.rewrite()
     if route.forwarded_prefix then
       ngx.req.set_header("X-Forwarded-Prefix", route.forwarded_prefix)
     end
+  end
+  if route.req_headers then
+    headers.apply_request(route.req_headers)
+  end
+  if route.vhost then
+    ngx_var.ingress_upstream_vhost = route.vhost
+  end
+  if route.connection then
+    ngx_var.ingress_connection = route.connection
   end
   return proxy(route)
 end

@@ -52,6 +52,9 @@ type ingressAnnotations struct {
 	// affinityCanaryLegacy is affinity-canary-behavior=legacy: a canary
 	// Ingress's backend does not take the main backend's affinity.
 	affinityCanaryLegacy bool
+	// upstream holds server-alias, service-upstream and custom-headers
+	// (see applyUpstream).
+	upstream upstreamInput
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.
@@ -173,6 +176,9 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		}
 		if ok, rerr := a.applyRouting(name, v); ok {
 			return rerr
+		}
+		if ok, uerr := a.applyUpstream(name, v); ok {
+			return uerr
 		}
 		if ok, perr := a.applyProxy(name, v); ok {
 			return perr

@@ -76,6 +76,7 @@ const (
 func Build(s *Store, opts Options) *Configuration {
 	b := newBuilder(s, opts)
 	b.buildGlobal()
+	b.buildHeaders()
 	b.selectIngresses()
 	b.buildDefaultBackend()
 	b.buildTLS()
@@ -108,7 +109,9 @@ type builder struct {
 	// defaultBackend is nil for the built-in 404.
 	defaultBackend *backendState
 	certs          certificates
-	problems       []Problem
+	// up holds the header ConfigMaps and server aliases.
+	up       upstreamState
+	problems []Problem
 }
 
 func newBuilder(s *Store, opts Options) *builder {

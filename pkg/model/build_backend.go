@@ -42,7 +42,9 @@ type backendState struct {
 	// opinions are the Ingresses routing here that set balancing
 	// annotations.
 	opinions []*ingressEntry
-	name     string
+	// upstreamOpinions are those that set service-upstream.
+	upstreamOpinions []*ingressEntry
+	name             string
 }
 
 // use records that e routes to the backend.
@@ -51,6 +53,7 @@ func (be *backendState) use(e *ingressEntry) {
 	if e != nil && e.ann.balancing != nil {
 		be.opinions = append(be.opinions, e)
 	}
+	be.noteServiceUpstream(e)
 }
 
 var errExternalName = errors.New("is of type ExternalName, which is not supported (the balancer needs endpoint addresses)")
@@ -241,6 +244,7 @@ func (b *builder) backend(be *backendState) Backend {
 		Endpoints:   be.endpoints,
 		LoadBalance: LoadBalanceRoundRobin,
 	}
+	b.applyServiceUpstream(be, &out)
 	if len(be.opinions) == 0 {
 		return out
 	}

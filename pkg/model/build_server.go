@@ -111,6 +111,7 @@ func (b *builder) finish() *Configuration {
 		cfg.DefaultBackend = b.defaultBackend.name
 	}
 	cfg.Servers = b.finishServers(cfg.DefaultBackend)
+	b.setServerHeaders(cfg.Servers)
 	cfg.Problems = sortProblems(b.problems)
 	cfg.Checksum = configChecksum(cfg, true)
 	return cfg
@@ -134,7 +135,7 @@ func (b *builder) finishServers(defaultBackend string) []Server {
 		out[i] = b.finishServer(s, defaultBackend, &redirect, locs[len(locs):len(locs):m])
 		locs = locs[:m]
 	}
-	return b.appendWWWRedirects(out, states)
+	return b.appendWWWRedirects(b.appendAliases(out, states, defaultBackend), states)
 }
 
 // appendWWWRedirects adds the servers of from-to-www-redirect: for a host
@@ -153,7 +154,7 @@ func (b *builder) appendWWWRedirects(out []Server, states []*serverState) []Serv
 		if !ok {
 			from = "www." + s.hostname
 		}
-		if b.servers[from] != nil || validHost(from) != nil {
+		if b.servers[from] != nil || b.up.aliases[from] || validHost(from) != nil {
 			continue
 		}
 		out = append(out, Server{Hostname: from, RedirectTo: s.hostname})
@@ -198,6 +199,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		l := &s.locations[i]
 		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
 		loc.Settings = b.settingsOf(l.ingress, &srv, redirect)
+		loc.Settings.ResponseHeaders = b.customHeaders(l.ingress)
 		loc.Canary = l.canary.location()
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""

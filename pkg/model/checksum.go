@@ -248,6 +248,8 @@ func (w *canonicalWriter) server(s *Server) {
 	w.bool(s.SSLRedirect)
 	w.str(s.AppRoot)
 	w.str(s.RedirectTo)
+	w.headers(s.RequestHeaders)
+	w.headers(s.ResponseHeaders)
 	w.uint(uint64(len(s.Locations)))
 	for i := range s.Locations {
 		l := &s.Locations[i]
@@ -290,6 +292,9 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 		w.bool(c.Credentials)
 		w.int(int64(c.MaxAge))
 	}
+	w.str(s.UpstreamVhost)
+	w.str(s.ConnectionHeader)
+	w.headers(s.ResponseHeaders)
 	w.bool(s.Proxy != nil)
 	if p := s.Proxy; p != nil {
 		for _, v := range []string{p.Buffering, p.RequestBuffering, p.HTTPVersion, p.RedirectFrom, p.RedirectTo,

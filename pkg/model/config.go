@@ -55,6 +55,16 @@ type Global struct {
 	// ForceSSLRedirect is the ConfigMap's force-ssl-redirect: the default
 	// of the annotation (routes only, no reload).
 	ForceSSLRedirect bool `json:"forceSSLRedirect,omitempty"`
+	// ProxySetHeaders and AddHeaders are the "namespace/name" of the
+	// ConfigMaps of request headers for every backend and response headers
+	// for every response; AllowedResponseHeaders is
+	// global-allowed-response-headers, lower-cased, sorted, joined by ",";
+	// ServiceUpstream is the default of the service-upstream annotation.
+	// Routes only: they never reload nginx (see annotations_upstream.go).
+	ProxySetHeaders        string `json:"proxySetHeaders,omitempty"`
+	AddHeaders             string `json:"addHeaders,omitempty"`
+	AllowedResponseHeaders string `json:"allowedResponseHeaders,omitempty"`
+	ServiceUpstream        bool   `json:"serviceUpstream,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -80,6 +90,11 @@ type Server struct {
 	// Locations, sorted: Exact before Prefix for the same path, then longer
 	// paths first, then by path.
 	Locations []Location `json:"locations"`
+	// RequestHeaders are set on every request to a backend and
+	// ResponseHeaders on every response (the ConfigMap's proxy-set-headers
+	// and add-headers), sorted by name.
+	RequestHeaders  []Header `json:"requestHeaders,omitempty"`
+	ResponseHeaders []Header `json:"responseHeaders,omitempty"`
 }
 
 // Location is one path of a server.
@@ -145,6 +160,14 @@ type LocationSettings struct {
 	Redirect *Redirect `json:"redirect,omitempty"`
 	// CORS adds the CORS headers and answers preflight requests.
 	CORS *CORS `json:"cors,omitempty"`
+	// UpstreamVhost is the Host header sent to the backend; "" sends the
+	// request's. ConnectionHeader is the Connection header sent ("close" or
+	// "keep-alive"); "" sends nginx.conf's.
+	UpstreamVhost    string `json:"upstreamVhost,omitempty"`
+	ConnectionHeader string `json:"connectionHeader,omitempty"`
+	// ResponseHeaders are custom-headers: set on every response, after
+	// (and over) the Server's ResponseHeaders, sorted by name.
+	ResponseHeaders []Header `json:"responseHeaders,omitempty"`
 	// Proxy holds the proxy behaviour annotations; nil when none is set.
 	Proxy *ProxySettings `json:"proxy,omitempty"`
 }

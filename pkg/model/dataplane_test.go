@@ -134,6 +134,8 @@ func (c *contract) server(s *Server) {
 	if s.AppRoot != "" && validatePath(s.AppRoot) != nil {
 		c.fail("server %s: app root %q", s.Hostname, s.AppRoot)
 	}
+	c.headers("server "+s.Hostname+" request", s.RequestHeaders, true)
+	c.headers("server "+s.Hostname+" response", s.ResponseHeaders, true)
 	if s.RedirectTo != "" {
 		if validHost(s.RedirectTo) != nil || len(s.Locations) > 0 || s.AppRoot != "" {
 			c.fail("server %s: redirect to %q with %d locations", s.Hostname, s.RedirectTo, len(s.Locations))
@@ -245,6 +247,13 @@ func (c *contract) settings(where string, s *LocationSettings) {
 		}
 	}
 	c.cors(where, s.CORS)
+	if _, err := parseUpstreamVhost(s.UpstreamVhost); s.UpstreamVhost != "" && err != nil {
+		c.fail("%s: upstream vhost %q", where, s.UpstreamVhost)
+	}
+	if h := s.ConnectionHeader; h != "" && h != "close" && h != "keep-alive" {
+		c.fail("%s: connection header %q", where, h)
+	}
+	c.headers(where+" response", s.ResponseHeaders, false)
 	c.proxy(where, s.Proxy)
 }
 

@@ -255,6 +255,11 @@ var globalKeys = map[string]setter{
 	"max-worker-connections":  field(func(g *Global) *int { return &g.Nginx.MaxWorkerConnections }, parseWorkerConnections),
 	"worker-shutdown-timeout": field(func(g *Global) *int { return &g.Nginx.WorkerShutdownTimeout }, parseDuration),
 
+	"proxy-set-headers":               field(func(g *Global) *string { return &g.ProxySetHeaders }, parseConfigMapRef),
+	"add-headers":                     field(func(g *Global) *string { return &g.AddHeaders }, parseConfigMapRef),
+	"global-allowed-response-headers": field(func(g *Global) *string { return &g.AllowedResponseHeaders }, parseAllowedHeaders),
+	"service-upstream":                boolField(func(g *Global) *bool { return &g.ServiceUpstream }),
+
 	"hsts":                    boolField(func(g *Global) *bool { return &g.Nginx.HSTS }),
 	"hsts-max-age":            intField(func(g *Global) *int { return &g.Nginx.HSTSMaxAge }, 0, maxGlobalCount),
 	"hsts-include-subdomains": boolField(func(g *Global) *bool { return &g.Nginx.HSTSIncludeSubdomains }),
@@ -398,6 +403,8 @@ func (g Global) rendered() Global {
 	g.SSLRedirect, g.ForceSSLRedirect, g.AllowSnippets = false, false, false
 	// Per-route defaults (Build puts them into the routes).
 	g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout, g.ProxyBodySize = 0, 0, 0, ""
+	// Header ConfigMaps and service-upstream: routes and backends only.
+	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream = "", "", "", false
 	return g
 }
 
@@ -413,6 +420,10 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.bool(g.AllowSnippets)
 	w.int(g.ServerNamesHashMaxKB)
 	w.bool(g.ForceSSLRedirect)
+	w.str(g.ProxySetHeaders)
+	w.str(g.AddHeaders)
+	w.str(g.AllowedResponseHeaders)
+	w.bool(g.ServiceUpstream)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload} {

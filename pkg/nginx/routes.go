@@ -20,6 +20,10 @@ type Host struct {
 	// RedirectTo redirects every request to the same URI on that host
 	// (from-to-www-redirect); such a host has no routes.
 	RedirectTo string `json:"redirectTo,omitempty"`
+	// RequestHeaders are set on every request to a backend and
+	// ResponseHeaders on every response (proxy-set-headers, add-headers).
+	RequestHeaders  map[string]string `json:"requestHeaders,omitempty"`
+	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
 	// TLS is set for a host with a TLS section: its HTTPS answers carry
 	// Strict-Transport-Security (when the ConfigMap's hsts is on).
 	TLS bool `json:"tls,omitempty"`
@@ -59,6 +63,12 @@ type Route struct {
 	CORS         *CORS  `json:"cors,omitempty"`
 	// Canary is the alternative backend chosen per request (lua/canary.lua).
 	Canary *model.Canary `json:"canary,omitempty"`
+	// UpstreamVhost and Connection are the Host and Connection headers
+	// sent to the backend; ResponseHeaders (custom-headers) are set on the
+	// route's responses, over the host's.
+	UpstreamVhost   string            `json:"upstreamVhost,omitempty"`
+	Connection      string            `json:"connection,omitempty"`
+	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
 	// Proxy holds the proxy behaviour settings (lua/proxy.lua).
 	Proxy *model.ProxySettings `json:"proxy,omitempty"`
 }
@@ -82,6 +92,7 @@ func HostOf(s *model.Server) Host {
 	for i := range s.Locations {
 		h.Routes[i] = routeOf(s, &s.Locations[i])
 	}
+	h.RequestHeaders, h.ResponseHeaders = headerMap(s.RequestHeaders), headerMap(s.ResponseHeaders)
 	return h
 }
 
@@ -109,6 +120,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}
+	r.UpstreamVhost, r.Connection, r.ResponseHeaders = st.UpstreamVhost, st.ConnectionHeader, headerMap(st.ResponseHeaders)
 	if r.Protocol == "http" {
 		r.Protocol = ""
 	}
@@ -146,4 +158,16 @@ func hostsOf(servers []model.Server) []Host {
 		out[i] = HostOf(&servers[i])
 	}
 	return out
+}
+
+// headerMap is the wire form of a header list: an object, nil when empty.
+func headerMap(hs []model.Header) map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(hs))
+	for _, h := range hs {
+		m[h.Name] = h.Value
+	}
+	return m
 }

@@ -1,0 +1,539 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The upstream and header annotations and ConfigMap keys, as ingress-nginx
+// v1.15 reads them:
+//
+//   - upstream-vhost: the Host header sent to the backend (a host name,
+//     optionally with a port); Location.Settings.UpstreamVhost.
+//   - connection-proxy-header: the Connection header sent to the backend,
+//     "close" or "keep-alive"; Location.Settings.ConnectionHeader.
+//   - server-alias: comma-separated extra names of the Ingress's hosts,
+//     served by the same routes (see appendAliases).
+//   - service-upstream (and the ConfigMap key of the same name, its
+//     default): the backend's one endpoint is the Service's ClusterIP and
+//     port (see serviceUpstream).
+//   - custom-headers: "namespace/name" of a ConfigMap in the Ingress's
+//     namespace whose data are response headers of the Ingress's routes;
+//     only names listed in the ConfigMap key global-allowed-response-headers
+//     are sent, as in ingress-nginx.
+//   - ConfigMap keys proxy-set-headers and add-headers: "namespace/name" of
+//     ConfigMaps whose data are request headers for every backend and
+//     response headers for every response (Server.RequestHeaders and
+//     Server.ResponseHeaders).
+//
+// Header values never reach nginx.conf: they are route data that
+// lua/router.lua and lua/headers.lua apply.
+
+// Header is one header name and value, validated: the name an RFC 7230
+// token, the value printable ASCII (no CR, LF or other control character).
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Limits of header ConfigMaps.
+const (
+	maxHeaders        = 100
+	maxHeaderValueLen = 4096
+	maxAliases        = 100
+)
+
+// upstreamInput is what the upstream annotations of one Ingress say.
+type upstreamInput struct {
+	// aliases are the valid server-alias names, sorted and unique.
+	aliases []string
+	// serviceUpstream is service-upstream when set.
+	serviceUpstream *bool
+	// customHeaders is the custom-headers reference as written (checked
+	// against the Ingress's namespace by Build).
+	customHeaders string
+}
+
+// proxyOwnHeaders are the request headers nginx.conf sets for every
+// backend: proxy-set-headers cannot replace them (nginx would send its own).
+var proxyOwnHeaders = []string{"connection", "host", "proxy", "upgrade", "x-forwarded-for", "x-forwarded-host",
+	"x-forwarded-port", "x-forwarded-proto", "x-forwarded-scheme", "x-real-ip", "x-request-id"}
+
+// applyUpstream parses the upstream and header annotations; ok is false
+// when name is none of them.
+func (a *ingressAnnotations) applyUpstream(name, v string) (ok bool, err error) {
+	u := &a.upstream
+	switch name {
+	case "upstream-vhost":
+		a.location.UpstreamVhost, err = parseUpstreamVhost(v)
+	case "connection-proxy-header":
+		a.location.ConnectionHeader, err = parseConnectionHeader(v)
+	case "server-alias":
+		var bad []string
+		u.aliases, bad = parseAliases(v)
+		if bad != nil {
+			a.problems = append(a.problems, fmt.Sprintf("annotation %sserver-alias: names %q are not DNS names or one-label wildcards (*.example.com); left out", AnnotationPrefix, bad))
+		}
+	case "service-upstream":
+		u.serviceUpstream, err = parseBoolPtr(v)
+	case "custom-headers":
+		_, err = parseObjectKey(v)
+		if err == nil {
+			u.customHeaders = v
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// parseUpstreamVhost accepts a host name or address, optionally with a
+// port: letters, digits, '-' and '.', then ":" and 1 to 65535.
+func parseUpstreamVhost(v string) (string, error) {
+	host, port, hasPort := strings.Cut(v, ":")
+	if hasPort {
+		if _, err := parseIntRange(port, 1, 65535); err != nil {
+			return "", errors.New("port must be 1 to 65535")
+		}
+	}
+	if host == "" || len(host) > 253 || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") || strings.Contains(host, "..") {
+		return "", errors.New("must be a host name, optionally with :port")
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !isAlnum(c) && c != '-' && c != '.' {
+			return "", errors.New("must be a host name of letters, digits, '-' and '.', optionally with :port")
+		}
+	}
+	return v, nil
+}
+
+// parseConnectionHeader accepts what ingress-nginx accepts: close or
+// keep-alive.
+func parseConnectionHeader(v string) (string, error) {
+	if v == "close" || v == "keep-alive" {
+		return v, nil
+	}
+	return "", errors.New("must be close or keep-alive")
+}
+
+// parseAliases splits server-alias: trimmed, empty entries skipped, sorted
+// and unique, as ingress-nginx. Names that are not hosts of the Ingress v1
+// form (regexes, trailing wildcards) are returned in bad.
+func parseAliases(v string) (aliases, bad []string) {
+	for _, s := range strings.Split(v, ",") {
+		s = strings.ToLower(strings.TrimSpace(s))
+		switch {
+		case s == "":
+		case validHost(s) != nil || len(aliases) >= maxAliases:
+			bad = append(bad, s)
+		default:
+			aliases = append(aliases, s)
+		}
+	}
+	slices.Sort(aliases)
+	return slices.Compact(aliases), bad
+}
+
+// validHeaderName reports whether n is an RFC 7230 token.
+func validHeaderName(n string) bool {
+	if n == "" || len(n) > 256 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; !isAlnum(c) && strings.IndexByte("!#$%&'*+-.^_`|~", c) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkHeaderValue accepts printable ASCII and tabs, not empty (as
+// ingress-nginx), at most maxHeaderValueLen bytes.
+func checkHeaderValue(v string) error {
+	if v == "" {
+		return errors.New("the value is empty")
+	}
+	if len(v) > maxHeaderValueLen {
+		return fmt.Errorf("the value is longer than %d bytes", maxHeaderValueLen)
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return errors.New("the value holds a control or non-ASCII character")
+		}
+	}
+	return nil
+}
+
+// headerRule says which headers a header ConfigMap may hold.
+type headerRule struct {
+	// what names the ConfigMap's use in Problems.
+	what string
+	// noDollar refuses '$': ingress-nginx expands nginx variables in
+	// these values, which ingress-sync does not.
+	noDollar bool
+	// refused returns why a (valid) name may not be set, or "".
+	refused func(name string) string
+}
+
+// headersOf validates the data of a header ConfigMap: each entry is a
+// header, sorted by name; a bad entry is left out and its reason returned.
+// Names that differ only in case keep the first in sorted order.
+func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]Header, []string) {
+	keys := make([]string, 0, len(cm.Data))
+	for k := range cm.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []Header
+	var problems []string
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		v := cm.Data[k]
+		reason := ""
+		switch lower := strings.ToLower(k); {
+		case !validHeaderName(k):
+			reason = "is not a header name (RFC 7230 token)"
+		case seen[lower]:
+			reason = "repeats a header name in another case"
+		case len(out) >= maxHeaders:
+			reason = fmt.Sprintf("is beyond %d headers", maxHeaders)
+		case rule.noDollar && strings.Contains(v, "$"):
+			reason = "holds '$': nginx variables are not expanded by ingress-sync"
+		default:
+			if err := checkHeaderValue(v); err != nil {
+				reason = err.Error()
+			} else if rule.refused != nil {
+				reason = rule.refused(k)
+			}
+		}
+		seen[strings.ToLower(k)] = true
+		if reason != "" {
+			problems = append(problems, fmt.Sprintf("%s: header %s %s; left out", rule.what, quoteValue(k), reason))
+			continue
+		}
+		out = append(out, Header{Name: k, Value: v})
+	}
+	return out, problems
+}
+
+// parseConfigMapRef accepts a "namespace/name" ConfigMap reference.
+func parseConfigMapRef(v string) (string, error) {
+	if _, err := parseObjectKey(v); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+// parseAllowedHeaders parses global-allowed-response-headers: header names
+// separated by commas, returned lower-cased, sorted and joined by ",".
+func parseAllowedHeaders(v string) (string, error) {
+	var names []string
+	for _, n := range strings.Split(v, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !validHeaderName(n) {
+			return "", fmt.Errorf("%q is not a header name", n)
+		}
+		names = append(names, strings.ToLower(n))
+	}
+	if len(names) > maxListItems {
+		return "", fmt.Errorf("more than %d names", maxListItems)
+	}
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), ","), nil
+}
+
+// upstreamState is the part of a Build that the header ConfigMaps and
+// server-alias need.
+type upstreamState struct {
+	// requestHeaders and responseHeaders are the ConfigMap's
+	// proxy-set-headers and add-headers, for every Server.
+	requestHeaders, responseHeaders []Header
+	// custom caches the custom headers of each Ingress.
+	custom map[*ingressEntry][]Header
+	// aliases are the names taken by server-alias.
+	aliases map[string]bool
+}
+
+// buildHeaders resolves the header ConfigMaps the controller ConfigMap
+// names. A missing ConfigMap gives no headers, with a Problem.
+func (b *builder) buildHeaders() {
+	own := func(n string) string {
+		if slices.Contains(proxyOwnHeaders, strings.ToLower(n)) {
+			return "is set by the proxy itself (use upstream-vhost for Host, connection-proxy-header for Connection)"
+		}
+		return ""
+	}
+	b.up.requestHeaders = b.globalHeaders("proxy-set-headers", b.global.ProxySetHeaders, headerRule{noDollar: true, refused: own})
+	b.up.responseHeaders = b.globalHeaders("add-headers", b.global.AddHeaders, headerRule{noDollar: true})
+}
+
+func (b *builder) globalHeaders(key, ref string, rule headerRule) []Header {
+	if ref == "" {
+		return nil
+	}
+	k, _ := parseObjectKey(ref) // validated by the ConfigMap key's parser
+	e := b.s.configMaps[k]
+	if e == nil {
+		b.problem("ConfigMap", k.Namespace, k.Name, "ConfigMap %s named by the controller ConfigMap's %s not found; no headers", ref, key)
+		return nil
+	}
+	rule.what = "ConfigMap " + key
+	hs, problems := headersOf(e.obj, rule)
+	for _, p := range problems {
+		b.problem("ConfigMap", k.Namespace, k.Name, "%s", p)
+	}
+	return hs
+}
+
+// customHeaders returns the response headers of e's custom-headers
+// annotation, resolved once per Build: a ConfigMap of e's namespace, only
+// names that global-allowed-response-headers lists (as ingress-nginx, which
+// denies the others). Values are sent as written ('$' included).
+func (b *builder) customHeaders(e *ingressEntry) []Header {
+	ref := e.ann.upstream.customHeaders
+	if ref == "" {
+		return nil
+	}
+	if hs, ok := b.up.custom[e]; ok {
+		return hs
+	}
+	hs := b.resolveCustomHeaders(e, ref)
+	if b.up.custom == nil {
+		b.up.custom = map[*ingressEntry][]Header{}
+	}
+	b.up.custom[e] = hs
+	return hs
+}
+
+func (b *builder) resolveCustomHeaders(e *ingressEntry, ref string) []Header {
+	const ann = AnnotationPrefix + "custom-headers"
+	k, _ := parseObjectKey(ref)
+	if k.Namespace != e.key.Namespace {
+		b.ingressProblem(e, "annotation %s=%s: the ConfigMap must be in the Ingress's namespace %s; ignored", ann, ref, e.key.Namespace)
+		return nil
+	}
+	cm := b.s.configMaps[k]
+	if cm == nil {
+		b.ingressProblem(e, "annotation %s: ConfigMap %s not found; no custom headers", ann, ref)
+		return nil
+	}
+	allowed := strings.Split(b.global.AllowedResponseHeaders, ",")
+	rule := headerRule{what: "annotation " + ann + " ConfigMap " + ref, refused: func(n string) string {
+		if !slices.Contains(allowed, strings.ToLower(n)) {
+			return "is not listed in the controller ConfigMap's global-allowed-response-headers"
+		}
+		return ""
+	}}
+	hs, problems := headersOf(cm.obj, rule)
+	for _, p := range problems {
+		b.ingressProblem(e, "%s", p)
+	}
+	return hs
+}
+
+// setServerHeaders gives every Server the ConfigMap's request and response
+// headers (shared slices: Servers are not modified after Build).
+func (b *builder) setServerHeaders(servers []Server) {
+	if b.up.requestHeaders == nil && b.up.responseHeaders == nil {
+		return
+	}
+	for i := range servers {
+		servers[i].RequestHeaders, servers[i].ResponseHeaders = b.up.requestHeaders, b.up.responseHeaders
+	}
+}
+
+// appendAliases adds a Server for each server-alias name: a copy of its
+// host's Server under the alias name. As in ingress-nginx, the oldest
+// Ingress with a path on the host that sets server-alias gives the host
+// its aliases (later ones get a Problem), and a name that is the host of a
+// rule, or an alias of an older Ingress, is not an alias. The default
+// server and redirect servers get none. Unlike ingress-nginx, the alias
+// serves only the paths of Ingresses in the aliasing Ingress's namespace
+// (and the default backend for the rest): an Ingress cannot publish
+// another namespace's routes under a name of its choosing.
+func (b *builder) appendAliases(out []Server, states []*serverState, defaultBackend string) []Server {
+	n := len(out)
+	type claim struct {
+		host string
+		e    *ingressEntry
+	}
+	claims := map[string]claim{}
+	for _, s := range states {
+		if s.hostname == DefaultServerName {
+			continue
+		}
+		e := s.aliasIngress(b)
+		if e == nil {
+			continue
+		}
+		for _, alias := range e.ann.upstream.aliases {
+			if alias == s.hostname {
+				continue
+			}
+			if b.servers[alias] != nil {
+				b.ingressProblem(e, "annotation %sserver-alias: %s is a host of a rule; not an alias of %s", AnnotationPrefix, alias, s.hostname)
+				continue
+			}
+			if c, ok := claims[alias]; ok {
+				if compareAge(c.e, e) > 0 {
+					b.ingressProblem(c.e, "annotation %sserver-alias: %s is an alias of %s for Ingress %s, which is older; not an alias of %s", AnnotationPrefix, alias, s.hostname, e.name, c.host)
+					claims[alias] = claim{s.hostname, e}
+				} else {
+					b.ingressProblem(e, "annotation %sserver-alias: %s is an alias of %s for Ingress %s, which is older; not an alias of %s", AnnotationPrefix, alias, c.host, c.e.name, s.hostname)
+				}
+				continue
+			}
+			claims[alias] = claim{s.hostname, e}
+		}
+	}
+	if len(claims) == 0 {
+		return out
+	}
+	byHost := make(map[string]*Server, len(out))
+	for i := range out {
+		byHost[out[i].Hostname] = &out[i]
+	}
+	b.up.aliases = make(map[string]bool, len(claims))
+	for alias, c := range claims {
+		src := *byHost[c.host]
+		src.Hostname = alias
+		src.Locations = aliasLocations(src.Locations, c.e.key.Namespace, defaultBackend)
+		out = append(out, src)
+		b.up.aliases[alias] = true
+	}
+	if len(out) > n {
+		slices.SortFunc(out, func(x, y Server) int { return compareHostnames(x.Hostname, y.Hostname) })
+	}
+	return out
+}
+
+// aliasLocations returns the locations of Ingresses of namespace ns among
+// locs, and a catch-all to the default backend when the host's is not
+// among them.
+func aliasLocations(locs []Location, ns, defaultBackend string) []Location {
+	out := make([]Location, 0, len(locs)+1)
+	regex, root := false, false
+	for _, l := range locs {
+		regex = regex || l.PathType == PathRegex
+		if l.Ingress != "" && !strings.HasPrefix(l.Ingress, ns+"/") {
+			continue
+		}
+		root = root || l.Path == "/" && l.PathType != PathExact
+		out = append(out, l)
+	}
+	if !root {
+		catchAll := Location{Path: "/", PathType: PathPrefix, Backend: defaultBackend}
+		if regex {
+			catchAll.PathType = PathRegex
+		}
+		out = append(out, catchAll)
+		slices.SortStableFunc(out, compareLocations)
+	}
+	return out
+}
+
+// aliasIngress returns the oldest Ingress with a location on s that sets
+// server-alias, reporting the younger ones that set it too.
+func (s *serverState) aliasIngress(b *builder) *ingressEntry {
+	var winner *ingressEntry
+	var others []*ingressEntry
+	for i := range s.locations {
+		e := s.locations[i].ingress
+		if len(e.ann.upstream.aliases) == 0 || e == winner {
+			continue
+		}
+		switch {
+		case winner == nil:
+			winner = e
+		case compareAge(e, winner) < 0:
+			others = append(others, winner)
+			winner = e
+		default:
+			others = append(others, e)
+		}
+	}
+	slices.SortFunc(others, compareAge)
+	for _, e := range slices.Compact(others) {
+		if e != winner {
+			b.ingressProblem(e, "annotation %sserver-alias: host %s has the aliases of Ingress %s, which is older; ignored for this host", AnnotationPrefix, s.hostname, winner.name)
+		}
+	}
+	return winner
+}
+
+// serviceUpstream says whether e routes to the Service's ClusterIP: its
+// service-upstream annotation, else the ConfigMap's service-upstream.
+func (b *builder) serviceUpstream(e *ingressEntry) bool {
+	if v := e.ann.upstream.serviceUpstream; v != nil {
+		return *v
+	}
+	return b.global.ServiceUpstream
+}
+
+// applyServiceUpstream replaces the endpoints of out with the Service's
+// ClusterIP and port when the Ingresses routing to be say so: the oldest of
+// those that set service-upstream decides (the others get a Problem if
+// they differ), else the ConfigMap's default. A Service without a
+// ClusterIP (headless) keeps its endpoints, with a Problem, as
+// ingress-nginx falls back to them.
+func (b *builder) applyServiceUpstream(be *backendState, out *Backend) {
+	on := b.global.ServiceUpstream
+	if len(be.upstreamOpinions) > 0 {
+		slices.SortFunc(be.upstreamOpinions, compareAge)
+		ops := slices.Compact(be.upstreamOpinions)
+		winner := ops[0]
+		on = b.serviceUpstream(winner)
+		for _, e := range ops[1:] {
+			if b.serviceUpstream(e) != on {
+				b.ingressProblem(e, "backend %s: service-upstream differs from Ingress %s, which is older and is used; ignored", be.name, winner.name)
+			}
+		}
+	}
+	if !on {
+		return
+	}
+	svc := b.s.services[objectKey{be.key.namespace, be.key.service}]
+	if svc == nil {
+		return
+	}
+	ip := svc.Spec.ClusterIP
+	if ip == "" || ip == corev1.ClusterIPNone {
+		b.problem("Service", be.key.namespace, be.key.service, "service-upstream: the Service has no ClusterIP (headless); its endpoints are used")
+		return
+	}
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		if p.Name == be.key.port || fmt.Sprint(p.Port) == be.key.port {
+			out.Endpoints = []Endpoint{{Address: ip, Port: p.Port}}
+			be.epSum = sumEndpoints(out.Endpoints)
+			return
+		}
+	}
+}
+
+// noteServiceUpstream records that e, which routes to be, sets
+// service-upstream.
+func (be *backendState) noteServiceUpstream(e *ingressEntry) {
+	if e == nil || e.ann.upstream.serviceUpstream == nil {
+		return
+	}
+	if n := len(be.upstreamOpinions); n == 0 || be.upstreamOpinions[n-1] != e {
+		be.upstreamOpinions = append(be.upstreamOpinions, e)
+	}
+}
+
+// headers writes a header list for the checksum.
+func (w *canonicalWriter) headers(hs []Header) {
+	w.uint(uint64(len(hs)))
+	for _, h := range hs {
+		w.str(h.Name)
+		w.str(h.Value)
+	}
+}

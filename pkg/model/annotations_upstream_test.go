@@ -1,0 +1,410 @@
+package model
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestParseUpstreamAnnotations(t *testing.T) {
+	cases := map[string]struct {
+		ann      map[string]string
+		vhost    string
+		conn     string
+		aliases  []string
+		upstream *bool
+		custom   string
+		problems []string
+	}{
+		"none": {ann: map[string]string{}},
+		"valid values": {
+			ann: map[string]string{"upstream-vhost": "internal.example.com:8080", "connection-proxy-header": "keep-alive",
+				"server-alias": " b.example.com, A.example.com,,*.c.example.com,b.example.com", "service-upstream": "true",
+				"custom-headers": "default/hdrs"},
+			vhost: "internal.example.com:8080", conn: "keep-alive",
+			aliases: []string{"*.c.example.com", "a.example.com", "b.example.com"}, upstream: new(true), custom: "default/hdrs",
+		},
+		"bad values are left out": {
+			ann: map[string]string{"upstream-vhost": "$host", "connection-proxy-header": "upgrade",
+				"service-upstream": "yes", "custom-headers": "hdrs"},
+			problems: []string{`connection-proxy-header="upgrade": must be close or keep-alive`, `custom-headers="hdrs": "hdrs" is not namespace/name`,
+				`service-upstream="yes": must be true or false`, `upstream-vhost="$host": contains '$'`},
+		},
+		"upstream-vhost shapes": {
+			ann:      map[string]string{"upstream-vhost": "a..b"},
+			problems: []string{`upstream-vhost="a..b": must be a host name`},
+		},
+		"upstream-vhost port": {
+			ann:      map[string]string{"upstream-vhost": "a.example.com:0"},
+			problems: []string{`upstream-vhost="a.example.com:0": port must be 1 to 65535`},
+		},
+		"server-alias regex and trailing wildcard names are left out": {
+			ann:      map[string]string{"server-alias": "~^www\\d+\\.example\\.com$,www.example.*,ok.example.com"},
+			aliases:  nil,
+			problems: []string{`server-alias="~^www\\d+\\.example\\.com$,www.example.*,ok.example.com": contains '\\'`},
+		},
+		"server-alias non-host names": {
+			ann:      map[string]string{"server-alias": "www.example.*, ok.example.com"},
+			aliases:  []string{"ok.example.com"},
+			problems: []string{`server-alias: names ["www.example.*"] are not DNS names`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := map[string]string{}
+			for k, v := range tc.ann {
+				in[AnnotationPrefix+k] = v
+			}
+			a := parseAnnotations(in)
+			if a.location.UpstreamVhost != tc.vhost || a.location.ConnectionHeader != tc.conn {
+				t.Errorf("vhost %q connection %q, want %q %q", a.location.UpstreamVhost, a.location.ConnectionHeader, tc.vhost, tc.conn)
+			}
+			u := a.upstream
+			if !slices.Equal(u.aliases, tc.aliases) || !reflect.DeepEqual(u.serviceUpstream, tc.upstream) || u.customHeaders != tc.custom {
+				t.Errorf("upstream %+v, want aliases %q service-upstream %v custom %q", u, tc.aliases, tc.upstream, tc.custom)
+			}
+			checkContains(t, a.problems, tc.problems)
+		})
+	}
+}
+
+// checkContains wants one string per entry, in order, each containing it.
+func checkContains(t *testing.T, got, want []string) {
+	t.Helper()
+	ok := len(got) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = strings.Contains(got[i], want[i])
+	}
+	if !ok {
+		t.Errorf("problems:\n got  %q\n want %q", got, want)
+	}
+}
+
+func TestParseAllowedHeaders(t *testing.T) {
+	for in, want := range map[string]string{"": "", "X-B, x-a,X-B": "x-a,x-b", " Content-Type ": "content-type"} {
+		if got, err := parseAllowedHeaders(in); err != nil || got != want {
+			t.Errorf("parseAllowedHeaders(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := parseAllowedHeaders("X-A, X B"); err == nil {
+		t.Error("a name with a space is accepted")
+	}
+}
+
+func TestHeadersOf(t *testing.T) {
+	cm := configMap("default", "h",
+		"X-Good", "a value; with \"quotes\" and {braces}",
+		"x-good", "case repeat",
+		"Bad Name", "v",
+		"X-Empty", "",
+		"X-CRLF", "a\r\nInjected: 1",
+		"X-Dollar", "$remote_addr",
+		"X-Tab", "a\tb",
+		"X-Utf8", "é")
+	got, problems := headersOf(cm, headerRule{what: "w", noDollar: true})
+	want := []Header{{"X-Good", "a value; with \"quotes\" and {braces}"}, {"X-Tab", "a\tb"}}
+	checkEqual(t, "headers", got, want)
+	checkContains(t, problems, []string{
+		`header "Bad Name" is not a header name`, `header "X-CRLF" the value holds a control`,
+		`header "X-Dollar" holds '$'`, `header "X-Empty" the value is empty`,
+		`header "X-Utf8" the value holds a control or non-ASCII`, `header "x-good" repeats a header name`,
+	})
+}
+
+// controllerCM is the controller ConfigMap of the header tests.
+const controllerCM = "ingress/controller"
+
+func headerOpts(o *Options) { o.ConfigMap = controllerCM }
+
+func TestBuildHeaderConfigMaps(t *testing.T) {
+	route := func(opts ...ingOpt) runtime.Object {
+		return ingress("default", "ing", append(opts, rule("a.example.com", prefix("/", "web", 80)))...)
+	}
+	controller := func(kv ...string) runtime.Object { return configMap("ingress", "controller", kv...) }
+	cases := map[string]struct {
+		objs     []runtime.Object
+		req      []Header
+		resp     []Header
+		custom   []Header
+		problems []string
+	}{
+		"no ConfigMap": {objs: one(route())},
+		"proxy-set-headers and add-headers on every server": {
+			objs: one(route(), controller("proxy-set-headers", "ingress/req", "add-headers", "ingress/resp"),
+				configMap("ingress", "req", "X-Using", "ingress-sync", "Host", "evil", "X-Forwarded-For", "1.2.3.4", "X-Var", "${msec}"),
+				configMap("ingress", "resp", "X-Frame-Options", "DENY", "X-Var", "$host")),
+			req:  []Header{{"X-Using", "ingress-sync"}},
+			resp: []Header{{"X-Frame-Options", "DENY"}},
+			problems: []string{
+				`ConfigMap ingress/req: ConfigMap proxy-set-headers: header "Host" is set by the proxy itself`,
+				`ConfigMap ingress/req: ConfigMap proxy-set-headers: header "X-Forwarded-For" is set by the proxy itself`,
+				`ConfigMap ingress/req: ConfigMap proxy-set-headers: header "X-Var" holds '$'`,
+				`ConfigMap ingress/resp: ConfigMap add-headers: header "X-Var" holds '$'`,
+			},
+		},
+		"missing header ConfigMaps": {
+			objs: one(route(), controller("proxy-set-headers", "ingress/req", "add-headers", "ingress/resp")),
+			problems: []string{`ConfigMap ingress/req: ConfigMap ingress/req named by the controller ConfigMap's proxy-set-headers not found`,
+				`ConfigMap ingress/resp: ConfigMap ingress/resp named by the controller ConfigMap's add-headers not found`},
+		},
+		"custom-headers needs global-allowed-response-headers": {
+			objs: one(route(nginx("custom-headers", "default/hdrs")), controller(),
+				configMap("default", "hdrs", "X-Custom", "42")),
+			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/custom-headers ConfigMap default/hdrs: header "X-Custom" is not listed in the controller ConfigMap's global-allowed-response-headers`},
+		},
+		"custom-headers allowed, '$' as written": {
+			objs: one(route(nginx("custom-headers", "default/hdrs")), controller("global-allowed-response-headers", "x-custom, X-Dollar"),
+				configMap("default", "hdrs", "X-Custom", "42", "X-Dollar", "$remote_addr", "X-Other", "1")),
+			custom:   []Header{{"X-Custom", "42"}, {"X-Dollar", "$remote_addr"}},
+			problems: []string{`header "X-Other" is not listed`},
+		},
+		"custom-headers of another namespace": {
+			objs:     one(route(nginx("custom-headers", "other/hdrs")), controller("global-allowed-response-headers", "X-Custom"), configMap("other", "hdrs", "X-Custom", "42")),
+			problems: []string{`custom-headers=other/hdrs: the ConfigMap must be in the Ingress's namespace default; ignored`},
+		},
+		"custom-headers ConfigMap missing": {
+			objs:     one(route(nginx("custom-headers", "default/hdrs"))),
+			problems: []string{`custom-headers: ConfigMap default/hdrs not found; no custom headers`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := buildWith(t, objs(webService(), tc.objs), headerOpts)
+			checkDataPlane(t, got)
+			for _, s := range got.Servers {
+				checkEqual(t, s.Hostname+" request headers", s.RequestHeaders, tc.req)
+				checkEqual(t, s.Hostname+" response headers", s.ResponseHeaders, tc.resp)
+			}
+			a := got.Servers[1]
+			checkEqual(t, "custom headers", a.Locations[0].Settings.ResponseHeaders, tc.custom)
+			checkProblems(t, got.Problems, tc.problems)
+		})
+	}
+}
+
+func TestBuildUpstreamSettings(t *testing.T) {
+	cfg := buildWith(t, objs(webService(), one(
+		ingress("default", "vhost", created(1), nginx("upstream-vhost", "internal.example.com"), nginx("connection-proxy-header", "close"),
+			rule("a.example.com", prefix("/v", "web", 80))),
+		ingress("default", "plain", created(2), rule("a.example.com", prefix("/p", "web", 80))))), nil)
+	checkDataPlane(t, cfg)
+	a := cfg.Servers[1]
+	for _, l := range a.Locations {
+		if l.Ingress == "" {
+			continue // the catch-all takes the settings of the host's first path
+		}
+		want := LocationSettings{}
+		if l.Ingress == "default/vhost" {
+			want = LocationSettings{UpstreamVhost: "internal.example.com", ConnectionHeader: "close"}
+		}
+		if l.Settings.UpstreamVhost != want.UpstreamVhost || l.Settings.ConnectionHeader != want.ConnectionHeader {
+			t.Errorf("%s: vhost %q connection %q, want %q %q", l.Path, l.Settings.UpstreamVhost, l.Settings.ConnectionHeader, want.UpstreamVhost, want.ConnectionHeader)
+		}
+	}
+}
+
+func hostnames(servers []Server) []string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		out[i] = s.Hostname
+	}
+	return out
+}
+
+func TestBuildServerAlias(t *testing.T) {
+	cases := map[string]struct {
+		objs     []runtime.Object
+		hosts    []string
+		problems []string
+	}{
+		"alias serves the host's routes": {
+			objs:  one(ingress("default", "a", nginx("server-alias", "bar.example.com, *.w.example.com"), rule("foo.example.com", prefix("/", "web", 80)))),
+			hosts: []string{"_", "*.w.example.com", "bar.example.com", "foo.example.com"},
+		},
+		"alias that is another rule's host or the host itself": {
+			objs: one(ingress("default", "a", created(1), nginx("server-alias", "foo.example.com,b.example.com"), rule("foo.example.com", prefix("/a", "web", 80))),
+				ingress("default", "b", created(2), rule("b.example.com", prefix("/b", "web", 80)))),
+			hosts:    []string{"_", "b.example.com", "foo.example.com"},
+			problems: []string{`Ingress default/a: annotation nginx.ingress.kubernetes.io/server-alias: b.example.com is a host of a rule; not an alias of foo.example.com`},
+		},
+		"two Ingresses on one host: the oldest with aliases wins": {
+			objs: one(ingress("default", "old", created(1), rule("foo.example.com", prefix("/a", "web", 80))),
+				ingress("default", "mid", created(2), nginx("server-alias", "x.example.com"), rule("foo.example.com", prefix("/b", "web", 80))),
+				ingress("default", "new", created(3), nginx("server-alias", "y.example.com"), rule("foo.example.com", prefix("/c", "web", 80)))),
+			hosts:    []string{"_", "foo.example.com", "x.example.com"},
+			problems: []string{`Ingress default/new: annotation nginx.ingress.kubernetes.io/server-alias: host foo.example.com has the aliases of Ingress default/mid, which is older; ignored for this host`},
+		},
+		"one alias claimed by two hosts": {
+			objs: one(ingress("default", "young", created(2), nginx("server-alias", "x.example.com"), rule("a.example.com", prefix("/", "web", 80))),
+				ingress("default", "old", created(1), nginx("server-alias", "x.example.com"), rule("b.example.com", prefix("/", "web", 80)))),
+			hosts:    []string{"_", "a.example.com", "b.example.com", "x.example.com"},
+			problems: []string{`Ingress default/young: annotation nginx.ingress.kubernetes.io/server-alias: x.example.com is an alias of b.example.com for Ingress default/old, which is older; not an alias of a.example.com`},
+		},
+		"alias beats a www redirect of the same name": {
+			objs: one(ingress("default", "a", nginx("server-alias", "www.foo.example.com"), nginx("from-to-www-redirect", "true"),
+				rule("foo.example.com", prefix("/", "web", 80)))),
+			hosts: []string{"_", "foo.example.com", "www.foo.example.com"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg := buildWith(t, objs(webService(), tc.objs), nil)
+			checkDataPlane(t, cfg)
+			checkEqual(t, "hosts", hostnames(cfg.Servers), tc.hosts)
+			checkProblems(t, cfg.Problems, tc.problems)
+			for _, s := range cfg.Servers {
+				if s.RedirectTo != "" {
+					t.Errorf("%s redirects to %s: an alias must not be a www redirect", s.Hostname, s.RedirectTo)
+				}
+			}
+		})
+	}
+	// An alias copies its host's locations.
+	cfg := buildWith(t, objs(webService(), one(ingress("default", "a", nginx("server-alias", "bar.example.com"), rule("foo.example.com", prefix("/x", "web", 80))))), nil)
+	foo, bar := cfg.Servers[2], cfg.Servers[1]
+	bar.Hostname = foo.Hostname
+	if !ServerEqual(&foo, &bar) {
+		t.Errorf("alias differs from its host:\n%+v\n%+v", bar, foo)
+	}
+}
+
+func TestBuildServiceUpstream(t *testing.T) {
+	svc := func(clusterIP string) []runtime.Object {
+		s := service("default", "web", svcPort("http", 80))
+		s.Spec.ClusterIP = clusterIP
+		return []runtime.Object{s, slice("default", "web-1", "web", "http", 8080, ready("10.0.0.1"))}
+	}
+	route := func(name string, sec int, opts ...ingOpt) runtime.Object {
+		return ingress("default", name, append(opts, created(sec), rule(name+".example.com", prefix("/", "web", 80)))...)
+	}
+	cases := map[string]struct {
+		objs     []runtime.Object
+		opts     func(*Options)
+		eps      []Endpoint
+		problems []string
+	}{
+		"endpoints by default":                {objs: objs(svc("10.96.0.10"), one(route("a", 1))), eps: []Endpoint{ep("10.0.0.1", 8080)}},
+		"the ClusterIP and port":              {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "true")))), eps: []Endpoint{ep("10.96.0.10", 80)}},
+		"ConfigMap default":                   {objs: objs(svc("10.96.0.10"), one(route("a", 1), configMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []Endpoint{ep("10.96.0.10", 80)}},
+		"annotation false over the ConfigMap": {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "false")), configMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []Endpoint{ep("10.0.0.1", 8080)}},
+		"headless Service keeps its endpoints": {
+			objs: objs(svc(corev1.ClusterIPNone), one(route("a", 1, nginx("service-upstream", "true")))), eps: []Endpoint{ep("10.0.0.1", 8080)},
+			problems: []string{`Service default/web: service-upstream: the Service has no ClusterIP (headless); its endpoints are used`},
+		},
+		"Ingresses disagree: the oldest that sets it decides": {
+			objs:     objs(svc("10.96.0.10"), one(route("a", 1), route("b", 2, nginx("service-upstream", "true")), route("c", 3, nginx("service-upstream", "false")))),
+			eps:      []Endpoint{ep("10.96.0.10", 80)},
+			problems: []string{`Ingress default/c: backend default-web-80: service-upstream differs from Ingress default/b, which is older and is used; ignored`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg := buildWith(t, tc.objs, tc.opts)
+			checkDataPlane(t, cfg)
+			if len(cfg.Backends) != 1 {
+				t.Fatalf("backends %+v", cfg.Backends)
+			}
+			checkEqual(t, "endpoints", cfg.Backends[0].Endpoints, tc.eps)
+			if cfg.Backends[0].Checksum != BackendChecksum(&cfg.Backends[0]) {
+				t.Error("backend checksum does not cover the ClusterIP endpoint")
+			}
+			checkProblems(t, cfg.Problems, tc.problems)
+		})
+	}
+}
+
+// TestHeaderConfigMapsDoNotReload: the header ConfigMaps and
+// service-upstream change routes and backends, never nginx.conf.
+func TestHeaderConfigMapsDoNotReload(t *testing.T) {
+	base := objs(webService(), one(ingress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80)))))
+	before := buildWith(t, base, headerOpts)
+	after := buildWith(t, objs(base, one(configMap("ingress", "controller", "proxy-set-headers", "ingress/req", "add-headers", "ingress/req",
+		"global-allowed-response-headers", "X-A", "service-upstream", "true"),
+		configMap("ingress", "req", "X-A", "1"), configMap("default", "h", "X-A", "2"))), headerOpts)
+	if before.Global.rendered() != after.Global.rendered() {
+		t.Errorf("rendered global settings differ:\n%+v\n%+v", before.Global.rendered(), after.Global.rendered())
+	}
+	if ServerEqual(&before.Servers[1], &after.Servers[1]) {
+		t.Error("servers equal: the headers do not reach the routes")
+	}
+	if after.Servers[1].Locations[0].Settings.ResponseHeaders == nil || after.Servers[1].RequestHeaders == nil {
+		t.Errorf("headers missing: %+v", after.Servers[1])
+	}
+}
+
+// headerTokenRE and headerValueRE are what lua/headers.lua accepts.
+var (
+	headerTokenRE = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,256}$")
+	headerValueRE = regexp.MustCompile(`^[\t\x20-\x7e]+$`)
+)
+
+// headers checks a header list: sorted unique tokens, printable values;
+// global lists (ConfigMap values) never hold '$' nor, for requests, a
+// header nginx.conf sets.
+func (c *contract) headers(where string, hs []Header, global bool) {
+	for i, h := range hs {
+		if !headerTokenRE.MatchString(h.Name) || !headerValueRE.MatchString(h.Value) || len(h.Value) > maxHeaderValueLen || global && strings.Contains(h.Value, "$") ||
+			i > 0 && hs[i-1].Name >= h.Name {
+			c.fail("%s: header %q: %q", where, h.Name, h.Value)
+		}
+		if global && strings.HasSuffix(where, "request") && slices.Contains(proxyOwnHeaders, strings.ToLower(h.Name)) {
+			c.fail("%s: header %q is nginx.conf's", where, h.Name)
+		}
+	}
+}
+
+// The upstream annotations join the hostile Ingresses of hostile_test.go,
+// with values that reach the data plane.
+func init() {
+	hostileAnnotations = append(hostileAnnotations, "upstream-vhost", "connection-proxy-header", "server-alias",
+		"service-upstream", "custom-headers")
+	for k, v := range map[string][]string{
+		"upstream-vhost": {"internal.example.com", "10.0.0.1:8080"}, "connection-proxy-header": {"close", "keep-alive"},
+		"server-alias": {"www.example.com", "c.example.com, *.w.example.com", "a.example.com"}, "service-upstream": {"true"},
+		"custom-headers": {"evil/headers", "team-a/headers"},
+	} {
+		plausibleValues[k] = v
+	}
+}
+
+// TestHostileHeaderConfigMaps: whatever header ConfigMaps hold, only
+// valid headers reach the data plane.
+func TestHostileHeaderConfigMaps(t *testing.T) {
+	data := map[string]string{}
+	for i, v := range hostileValues {
+		data[fmt.Sprintf("X-H%d", i)] = v
+		if validHeaderName(v) || i%3 == 0 {
+			data[v] = "v"
+		}
+	}
+	for _, k := range proxyOwnHeaders {
+		data[k] = "x"
+	}
+	cm := func(ns, name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+	}
+	allowed := strings.Join(slices.Collect(maps.Keys(data)), ",")
+	allowed = strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return -1
+		}
+		return r
+	}, allowed)
+	controller := configMap("ingress", "controller", "proxy-set-headers", "ingress/h", "add-headers", "ingress/h",
+		"global-allowed-response-headers", "X-H1,X-H2,X-H3")
+	cfg := buildWith(t, objs(webService(), one(controller, cm("ingress", "h"), cm("default", "h"),
+		ingress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80))))), headerOpts)
+	checkDataPlane(t, cfg)
+	if len(cfg.Servers[1].ResponseHeaders) == 0 || len(cfg.Servers[1].Locations[0].Settings.ResponseHeaders) == 0 {
+		t.Errorf("no header passed: %+v", cfg.Servers[1])
+	}
+	_ = allowed
+}
