@@ -2,8 +2,9 @@
 -- request, from the backends posted to /configuration/backends.
 --
 -- The backend name comes from $proxy_upstream_name, set by each location.
--- A backend with an affinity cookie uses balancer/sticky, one with
--- upstreamHashBy balancer/chash, loadBalance "ewma" balancer/ewma, anything
+-- A backend with an affinity cookie uses balancer/sticky (affinity wins
+-- over hashing, as in ingress-nginx), one with upstreamHashBy balancer/chash
+-- (with or without subsets), loadBalance "ewma" balancer/ewma, anything
 -- else balancer/round_robin. A request for an unknown backend, or one without
 -- endpoints, goes to the internal no-endpoints server, which answers 503.
 
@@ -61,9 +62,9 @@ local function build(item, old)
   local prev = old and old.kind == kind and old.algo or nil
   local algo
   if kind == "sticky" then
-    algo = sticky.new(endpoints, item.affinity, prev)
+    algo = sticky.new(endpoints, item)
   elseif kind == "chash" then
-    algo = chash.new(endpoints, item.upstreamHashBy)
+    algo = chash.new(endpoints, item)
   elseif kind == "ewma" then
     algo = ewma.new(endpoints, prev)
   else

@@ -11,7 +11,12 @@
 --                   sensitive, unanchored), when there is no headerValue
 --   cookie          cookie name
 --
--- Precedence: header, then cookie, then weight. Without headerValue and
+-- Affinity comes first, as in ingress-nginx: a request whose affinity
+-- cookie was set by the main backend stays there, one whose cookie was set
+-- by the canary's backend (which has the main's affinity unless
+-- affinity-canary-behavior is legacy) goes there.
+--
+-- Then, precedence: header, then cookie, then weight. Without headerValue and
 -- headerPattern, header "always" sends to the canary and "never" to the
 -- main backend; a cookie likewise. Any other value goes on to the next
 -- rule. A headerPattern that fails to match with an error (the match
@@ -26,6 +31,7 @@ local str_find = string.find
 local str_gsub = string.gsub
 local str_lower = string.lower
 local math_floor = math.floor
+local backends = require("balancer").backends
 
 local _M = {}
 
@@ -116,9 +122,21 @@ local function by_header(c)
   return nil
 end
 
+-- affinitized reports whether the request's affinity cookie was set by
+-- the sticky backend named name.
+local function affinitized(name)
+  local e = backends:lookup(name)
+  return e ~= nil and e.kind == "sticky" and e.algo:affinitized()
+end
+
 -- choose returns the backend of this request on route, which has a canary.
 function _M.choose(route)
   local c = route.canary
+  if affinitized(route.backend) then
+    return route.backend
+  elseif affinitized(c.backend) then
+    return c.backend
+  end
   local to_canary
   if c.header_var then
     to_canary = by_header(c)

@@ -104,6 +104,9 @@ local function normalize_endpoints(list)
   return out
 end
 
+local AFFINITY_MODES = { balanced = true, persistent = true }
+local SAME_SITE = { None = true, Lax = true, Strict = true }
+
 local function normalize_affinity(a)
   if a == nil or a == cjson.null then
     return true, nil
@@ -112,16 +115,27 @@ local function normalize_affinity(a)
       or not a.cookieName:find("^[%w!#%%&'*+%-.^_`|~]+$") or #a.cookieName > 128 then
     return false, "affinity needs a valid cookieName"
   end
-  local ok_path, path = opt_string(a.cookiePath, "^/[%w%-%._~/%%!*+,=:@&]*$")
-  if not ok_path then
-    return false, "invalid affinity cookiePath"
+  -- A cookie Path: printable ASCII without ';' (a regex path as written).
+  local ok_path, path = opt_string(a.cookiePath, "^/[!-:<-~]*$")
+  local ok_domain, domain = opt_string(a.cookieDomain, "^%.?[%w%.%-]+$")
+  local ok_same, same_site = opt_string(a.cookieSameSite, "^%a+$")
+  if not (ok_path and ok_domain and ok_same) or (same_site and not SAME_SITE[same_site])
+      or not AFFINITY_MODES[a.mode or "balanced"] then
+    return false, "invalid affinity mode, cookiePath, cookieDomain or cookieSameSite"
   end
-  local age = a.cookieMaxAge
-  if age ~= nil and age ~= cjson.null and not is_int(age, 0, 2 ^ 31) then
-    return false, "invalid affinity cookieMaxAge"
+  local ages = {}
+  for _, k in ipairs({ "cookieMaxAge", "cookieExpires" }) do
+    local v = a[k]
+    if v ~= nil and v ~= cjson.null and not is_int(v, 0, 2 ^ 31) then
+      return false, "invalid affinity " .. k
+    end
+    ages[k] = (v ~= cjson.null and v ~= 0) and v or nil
   end
-  return true, { cookieName = a.cookieName, cookiePath = path,
-                 cookieMaxAge = (age ~= cjson.null and age ~= 0) and age or nil }
+  return true, { cookieName = a.cookieName, mode = a.mode or "balanced", cookiePath = path, cookieDomain = domain,
+                 cookieMaxAge = ages.cookieMaxAge, cookieExpires = ages.cookieExpires,
+                 cookieSecure = a.cookieSecure == true or nil, cookieSameSite = same_site,
+                 conditionalSameSiteNone = a.conditionalSameSiteNone == true or nil,
+                 changeOnFailure = a.changeOnFailure == true or nil }
 end
 
 local function normalize_backend(b)
@@ -133,10 +147,12 @@ local function normalize_backend(b)
     return nil, "backend " .. b.name .. ": " .. err
   end
   local ok_lb, lb = opt_string(b.loadBalance, "^[%w_]+$")
-  local ok_hash, hash_by = opt_string(b.upstreamHashBy, "^[%w%$_{}:/%.%-]+$")
+  local ok_hash, hash_by = opt_string(b.upstreamHashBy, "^[%w%$_{}%-]+$")
+  local subset = b.upstreamHashBySubsetSize
+  local ok_subset = subset == nil or subset == cjson.null or is_int(subset, 0, 1000)
   local ok_aff, affinity = normalize_affinity(b.affinity)
-  if not (ok_lb and ok_hash and ok_aff) then
-    return nil, "backend " .. b.name .. ": invalid loadBalance, upstreamHashBy or affinity"
+  if not (ok_lb and ok_hash and ok_subset and ok_aff) then
+    return nil, "backend " .. b.name .. ": invalid loadBalance, upstreamHashBy, upstreamHashBySubsetSize or affinity"
   end
   return {
     name = b.name,
@@ -146,6 +162,7 @@ local function normalize_backend(b)
     endpoints = #endpoints > 0 and endpoints or nil,
     loadBalance = lb,
     upstreamHashBy = hash_by,
+    upstreamHashBySubsetSize = hash_by and type(subset) == "number" and subset > 0 and subset or nil,
     affinity = affinity,
     checksum = type(b.checksum) == "string" and b.checksum or nil,
   }

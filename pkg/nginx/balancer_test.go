@@ -43,7 +43,7 @@ func TestRoundRobinSpreadsEvenly(t *testing.T) {
 func TestStickyCookieKeepsClientOnOneEndpoint(t *testing.T) {
 	eps := echoes(t, "a", "b", "c")
 	b := backendOf("sticky", eps...)
-	b.Affinity = &model.Affinity{CookieName: "route", CookieMaxAge: 3600}
+	b.Affinity = &model.Affinity{CookieName: "route", Mode: model.AffinityBalanced, CookieMaxAge: 3600}
 	h := startNginx(t, balancerConfig(b), nil)
 
 	first := h.mustGet("http://lb.test/")
@@ -76,8 +76,20 @@ func TestStickyCookieKeepsClientOnOneEndpoint(t *testing.T) {
 			}
 		}
 	}
-	t.Run("unknown cookie value gets a new endpoint and cookie", func(t *testing.T) {
+	t.Run("balanced: any key is hashed onto an endpoint, without a new cookie", func(t *testing.T) {
 		r := h.mustGet("http://lb.test/", "Cookie", "route=0123456789abcdef0123456789abcdef")
+		if r.Status != 200 || r.Header.Get("Set-Cookie") != "" {
+			t.Fatalf("status %d, Set-Cookie %q", r.Status, r.Header.Get("Set-Cookie"))
+		}
+	})
+	t.Run("persistent: an unknown key gets an endpoint and a new cookie", func(t *testing.T) {
+		p := backendOf("persistent", eps...)
+		p.Affinity = &model.Affinity{CookieName: "route", Mode: model.AffinityPersistent}
+		if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{p},
+			ServersUpserted: []model.Server{serverOf("p.test", prefixLoc("/", "persistent"))}}); err != nil {
+			t.Fatal(err)
+		}
+		r := h.mustGet("http://p.test/", "Cookie", "route=0123456789abcdef0123456789abcdef")
 		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Set-Cookie"), "route=") {
 			t.Fatalf("status %d, Set-Cookie %q", r.Status, r.Header.Get("Set-Cookie"))
 		}
