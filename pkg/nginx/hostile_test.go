@@ -63,12 +63,16 @@ func newHostileGen(seed uint64) hostileGen {
 			"proxy-send-timeout", "backend-protocol", "whitelist-source-range", "allowlist-source-range",
 			"force-ssl-redirect", "ssl-redirect", "load-balance", "upstream-hash-by", "affinity", "session-cookie-name",
 			"session-cookie-path", "session-cookie-max-age", "configuration-snippet", "server-snippet", "no-such-annotation",
+			"affinity-mode", "affinity-canary-behavior", "session-cookie-secure", "session-cookie-samesite",
+			"session-cookie-conditional-samesite-none", "session-cookie-domain", "session-cookie-expires",
+			"session-cookie-change-on-failure", "upstream-hash-by-subset", "upstream-hash-by-subset-size",
 		},
 		values: []string{
 			"/$1", "/$", "/$a", "/$10", "/$1/$2$3", "$request_uri", "${x}", "true", "false", "TRUE", "1", "0", "-1",
 			"99999999999", "1025g", "1024g", "1m", "1M", "10.0.0.0/8", "10.0.0.0/8, ::/0", "0.0.0.0/0", "300.1.1.1",
 			"GRPC", "grpcs", "HTTPS", "FTP", "round_robin", "ewma", "cookie", "/x;return 200", "a\nb", "}", "{", "/",
 			"$remote_addr$request_uri", "3600", "3601", strings.Repeat("9", 5000), "/" + strings.Repeat("a", 100_000),
+			"persistent", "balanced", "legacy", "None", "lax", ".foo.bar", "${request_uri}-x", "$cookie_JSESSIONID", "2147483648",
 		},
 		runes: strings.Split("a Z 0 9 / . - _ * ü é 漢 字 🙂 \u200b \u0000 \u007f \ufffd \U0010ffff", " "),
 	}
