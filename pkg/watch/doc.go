@@ -1,7 +1,8 @@
 // Package watch is the watcher of ingress-sync: it keeps informers on every
-// ingress input (Ingress, IngressClass, Service, EndpointSlice, TLS Secret and
-// the ConfigMaps named by flags) and publishes each change as an events.Event
-// to the JetStream stream.
+// ingress input (Ingress, IngressClass, Service, EndpointSlice, TLS Secret, the
+// ConfigMaps named by flags and the ConfigMaps they or Ingresses reference:
+// configmaps.go) and publishes each change as an events.Event to the
+// JetStream stream.
 //
 // Design:
 //
@@ -25,7 +26,7 @@
 //     message, a deleted one, another UID or a changed digest; subjects whose
 //     object is gone get a delete. Nothing unchanged is published again.
 //     Only subjects within the watcher's scope (its namespace, the ConfigMaps
-//     it was given) are considered.
+//     it was given outside it) are considered.
 //   - An object over the server's max_payload is logged with its kind,
 //     namespace, name and size and counted
 //     (ingress_sync_watcher_oversize_objects_total); everything else goes on.

@@ -44,6 +44,9 @@ func (w *Watcher) handler(kind events.Kind) cache.ResourceEventHandlerFuncs {
 			if kind == events.KindIngress {
 				w.secretRefs(old) // a Secret it no longer names may be unreferenced now
 			}
+			if kind == events.KindIngress || kind == events.KindConfigMap {
+				w.configMapRefs(old) // so may a ConfigMap
+			}
 			w.changed(kind, cur, false)
 		},
 		DeleteFunc: func(obj any) {
@@ -78,6 +81,7 @@ func (w *Watcher) changed(kind events.Kind, item any, deleted bool) {
 	if kind == events.KindIngress {
 		t.secretsOf(obj)
 	}
+	t.configMapsOf(obj)
 	if t.status == nil {
 		return
 	}
@@ -93,6 +97,14 @@ func (w *Watcher) changed(kind events.Kind, item any, deleted bool) {
 func (w *Watcher) secretRefs(item any) {
 	if t := w.current.Load(); t != nil {
 		t.secretsOf(item)
+	}
+}
+
+// configMapRefs queues the ConfigMaps an Ingress or a named ConfigMap
+// referenced (see term.configMapsOf).
+func (w *Watcher) configMapRefs(item any) {
+	if t := w.current.Load(); t != nil {
+		t.configMapsOf(item)
 	}
 }
 

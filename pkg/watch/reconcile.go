@@ -116,7 +116,7 @@ func (w *Watcher) inScope(k key) bool {
 	case events.KindIngressClass:
 		return true
 	case events.KindConfigMap:
-		return w.configMaps[k.cacheKey()]
+		return w.configMapScope(k)
 	}
 	return w.cfg.WatchNamespace == "" || k.Namespace == w.cfg.WatchNamespace
 }

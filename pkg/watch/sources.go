@@ -41,9 +41,10 @@ func keyOf(kind events.Kind, obj runtime.Object) (key, error) {
 	return key{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}, nil
 }
 
-// source is the informer cache of one kind; ConfigMaps have one informer per
-// configured name. keep, when set, hides cached objects that must not be
-// published now (Secrets no Ingress references).
+// source is the informer cache of one kind; ConfigMaps have one informer for
+// the watched namespaces and one per configured name outside them. keep,
+// when set, hides cached objects that must not be published now (Secrets no
+// Ingress references, ConfigMaps nothing references: configmaps.go).
 type source struct {
 	kind      events.Kind
 	informers []cache.SharedIndexInformer
@@ -114,7 +115,7 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 	main := s.factory(cfg.Client, cfg.WatchNamespace, "")
 	secrets := s.factory(cfg.Client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String())
 	ingresses := main.Networking().V1().Ingresses().Informer()
-	if err := ingresses.AddIndexers(cache.Indexers{tlsSecretIndex: tlsSecretKeys}); err != nil {
+	if err := ingresses.AddIndexers(cache.Indexers{tlsSecretIndex: tlsSecretKeys, configMapRefIndex: configMapRefKeysOf}); err != nil {
 		return nil, err
 	}
 	s.add(events.KindIngress, ingresses)
@@ -125,14 +126,12 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 	if !cfg.PublishAllTLSSecrets {
 		s.sources[events.KindSecret].keep = s.secretReferenced(cfg.DefaultSSLCertificate)
 	}
-	s.sources[events.KindConfigMap] = &source{kind: events.KindConfigMap}
+	named := make(map[string]bool, len(cfg.ConfigMaps))
 	for _, nn := range cfg.ConfigMaps {
-		ns, name, err := splitNamespacedName(nn)
-		if err != nil {
-			return nil, err
-		}
-		f := s.factory(cfg.Client, ns, fields.OneTermEqualSelector("metadata.name", name).String())
-		s.add(events.KindConfigMap, f.Core().V1().ConfigMaps().Informer())
+		named[nn] = true
+	}
+	if err := s.addConfigMaps(cfg, named); err != nil {
+		return nil, err
 	}
 	if cfg.PublishService != "" {
 		ns, name, err := splitNamespacedName(cfg.PublishService)
