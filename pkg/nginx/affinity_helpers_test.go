@@ -21,9 +21,18 @@ import (
 
 // buildServices builds, with model.Build, the Configuration of ings and a
 // Service per entry of services, with one endpoint per echo server (an
-// EndpointSlice each, as their ports differ). Problems fail the test
-// unless allowed lists them.
+// EndpointSlice each, as their ports differ). Problems fail the test.
 func buildServices(t *testing.T, services map[string][]*echo.Server, ings ...*networkingv1.Ingress) *model.Configuration {
+	t.Helper()
+	cfg := buildServicesWithProblems(t, services, ings...)
+	if len(cfg.Problems) > 0 {
+		t.Fatalf("problems: %+v", cfg.Problems)
+	}
+	return cfg
+}
+
+// buildServicesWithProblems is buildServices, Problems left to the caller.
+func buildServicesWithProblems(t *testing.T, services map[string][]*echo.Server, ings ...*networkingv1.Ingress) *model.Configuration {
 	t.Helper()
 	s := model.NewStore()
 	apply := func(ev events.Event) {
@@ -42,11 +51,7 @@ func buildServices(t *testing.T, services map[string][]*echo.Server, ings ...*ne
 	for _, ing := range ings {
 		apply(upsertEventOf(ing, events.KindIngress, "default", ing.Name))
 	}
-	cfg := hostileBuild(s)
-	if len(cfg.Problems) > 0 {
-		t.Fatalf("problems: %+v", cfg.Problems)
-	}
-	return cfg
+	return hostileBuild(s)
 }
 
 func md5hex(s string) string {

@@ -118,6 +118,28 @@ func TestAffinityCookieAttributes(t *testing.T) {
 	})
 }
 
+// TestAffinityCookiePathWithRegex: with use-regex and no
+// session-cookie-path the cookie's Path is the regex as written (and the
+// Ingress gets ingress-nginx's warning); session-cookie-path replaces it.
+func TestAffinityCookiePathWithRegex(t *testing.T) {
+	services := map[string][]*echo.Server{"rx": echoes(t, "rx"), "rxp": echoes(t, "rxp")}
+	cfg := buildServicesWithProblems(t, services,
+		fixtures.Ingress("default", "rx", ann("affinity", "cookie"), ann("use-regex", "true"),
+			fixtures.Rule("rx.test", implPath("/foo/.*", "rx"))),
+		fixtures.Ingress("default", "rxp", ann("affinity", "cookie"), ann("use-regex", "true"), ann("session-cookie-path", "/foo/bar"),
+			fixtures.Rule("rxp.test", implPath("/foo/.*", "rxp"))))
+	if len(cfg.Problems) != 1 || !strings.Contains(cfg.Problems[0].Reason, "session-cookie-path should be set when use-regex is true") {
+		t.Fatalf("problems %+v, want ingress-nginx's warning for Ingress rx", cfg.Problems)
+	}
+	h := startNginx(t, cfg, nil)
+	for host, want := range map[string]string{"rx.test": "/foo/.*", "rxp.test": "/foo/bar"} {
+		r := h.mustGet("http://" + host + "/foo/bar")
+		if ck := setCookie(t, r, model.DefaultCookieName); r.Status != 200 || ck == nil || ck.Path != want {
+			t.Errorf("%s: status %d, Set-Cookie %q, want Path=%s", host, r.Status, r.Header.Values("Set-Cookie"), want)
+		}
+	}
+}
+
 // cookieOrder is the order of lua-resty-cookie's attributes, which
 // ingress-nginx uses.
 var cookieOrder = regexp.MustCompile(`^[^=;]+=[^;]+(; Expires=[^;]+)?(; Max-Age=\d+)?(; Domain=[^;]+)?; Path=[^;]+(; Secure)?; HttpOnly(; SameSite=(None|Lax|Strict))?$`)
