@@ -257,8 +257,10 @@ type upstreamState struct {
 	requestHeaders, responseHeaders []Header
 	// custom caches the custom headers of each Ingress.
 	custom map[*ingressEntry][]Header
-	// aliases are the names taken by server-alias.
+	// aliases are the names taken by server-alias; aliasOf maps each to
+	// its host and the aliasing Ingress's namespace.
 	aliases map[string]bool
+	aliasOf map[string][2]string
 }
 
 // buildHeaders resolves the header ConfigMaps the controller ConfigMap
@@ -338,15 +340,52 @@ func (b *builder) resolveCustomHeaders(e *ingressEntry, ref string) []Header {
 	return hs
 }
 
-// setServerHeaders gives every Server the ConfigMap's request and response
-// headers (shared slices: Servers are not modified after Build).
-func (b *builder) setServerHeaders(servers []Server) {
+// finishUpstream gives every Server the ConfigMap's request and response
+// headers (shared slices: Servers are not modified after Build), and the
+// aliases their certificates.
+func (b *builder) finishUpstream(cfg *Configuration) {
+	if b.aliasCertificates() {
+		cfg.Certificates = b.certs.finish()
+	}
 	if b.up.requestHeaders == nil && b.up.responseHeaders == nil {
 		return
 	}
-	for i := range servers {
-		servers[i].RequestHeaders, servers[i].ResponseHeaders = b.up.requestHeaders, b.up.responseHeaders
+	for i := range cfg.Servers {
+		cfg.Servers[i].RequestHeaders, cfg.Servers[i].ResponseHeaders = b.up.requestHeaders, b.up.responseHeaders
 	}
+}
+
+// aliasCertificates serves each alias, by SNI, the certificate of its host
+// when that certificate covers the alias name, as ingress-nginx does, and
+// is a Secret of the aliasing Ingress's namespace (the others get the
+// default certificate); an alias that is a TLS host itself keeps its own.
+// It reports whether a certificate got an alias.
+func (b *builder) aliasCertificates() bool {
+	if len(b.up.aliasOf) == 0 {
+		return false
+	}
+	byHost := map[string]*certState{}
+	for _, c := range b.certs.byName {
+		for _, h := range c.hosts {
+			byHost[h] = c
+		}
+	}
+	changed := false
+	for alias, of := range b.up.aliasOf {
+		c := byHost[of[0]]
+		if c == nil || c.entry == nil || b.tls[alias] != nil || !strings.HasPrefix(c.name, of[1]+"/") ||
+			c.entry.leaf.VerifyHostname(strings.Replace(alias, "*", "x", 1)) != nil {
+			continue
+		}
+		c.hosts = append(c.hosts, alias)
+		changed = true
+	}
+	if changed {
+		for _, c := range b.certs.byName {
+			slices.Sort(c.hosts)
+		}
+	}
+	return changed
 }
 
 // appendAliases adds a Server for each server-alias name: a copy of its
@@ -401,7 +440,9 @@ func (b *builder) appendAliases(out []Server, states []*serverState, defaultBack
 		byHost[out[i].Hostname] = &out[i]
 	}
 	b.up.aliases = make(map[string]bool, len(claims))
+	b.up.aliasOf = make(map[string][2]string, len(claims))
 	for alias, c := range claims {
+		b.up.aliasOf[alias] = [2]string{c.host, c.e.key.Namespace}
 		src := *byHost[c.host]
 		src.Hostname = alias
 		src.Locations = aliasLocations(src.Locations, c.e.key.Namespace, defaultBackend)

@@ -408,3 +408,33 @@ func TestHostileHeaderConfigMaps(t *testing.T) {
 	}
 	_ = allowed
 }
+
+// TestBuildAliasCertificates: an alias gets its host's certificate when
+// that covers the alias name; the catch-all of a host takes the custom
+// headers of its first Ingress, as ingress-nginx's root location.
+func TestBuildAliasCertificates(t *testing.T) {
+	cfg := buildWith(t, objs(webService(), one(
+		tlsSecret(t, "default", "tls", "example"),
+		ingress("default", "a", nginx("server-alias", "bar.example.com, other.test, *.w.example.com"), tlsFor("tls", "foo.example.com"),
+			rule("foo.example.com", prefix("/x", "web", 80))))), nil)
+	checkDataPlane(t, cfg)
+	var hosts []string
+	for _, c := range cfg.Certificates {
+		if c.Name == "default/tls" {
+			hosts = c.Hosts
+		}
+	}
+	checkEqual(t, "certificate hosts", hosts, []string{"bar.example.com", "foo.example.com"})
+	for _, s := range cfg.Servers {
+		if s.Hostname != "_" && !s.TLS {
+			t.Errorf("%s: not a TLS server like its host", s.Hostname)
+		}
+	}
+
+	cfg = buildWith(t, objs(webService(), one(
+		configMap("ingress", "controller", "global-allowed-response-headers", "X-A"), configMap("default", "h", "X-A", "1"),
+		ingress("default", "a", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/x", "web", 80))))), headerOpts)
+	for _, l := range cfg.Servers[1].Locations {
+		checkEqual(t, l.Path+" custom headers", l.Settings.ResponseHeaders, []Header{{"X-A", "1"}})
+	}
+}

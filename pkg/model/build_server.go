@@ -111,7 +111,7 @@ func (b *builder) finish() *Configuration {
 		cfg.DefaultBackend = b.defaultBackend.name
 	}
 	cfg.Servers = b.finishServers(cfg.DefaultBackend)
-	b.setServerHeaders(cfg.Servers)
+	b.finishUpstream(cfg)
 	cfg.Problems = sortProblems(b.problems)
 	cfg.Checksum = configChecksum(cfg, true)
 	return cfg
@@ -199,7 +199,6 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		l := &s.locations[i]
 		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
 		loc.Settings = b.settingsOf(l.ingress, &srv, redirect)
-		loc.Settings.ResponseHeaders = b.customHeaders(l.ingress)
 		loc.Canary = l.canary.location()
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
@@ -231,6 +230,7 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 		st.SSLRedirect = &redirect[boolRank(v)]
 	}
 	b.withGlobalDefaults(&st)
+	st.ResponseHeaders = b.customHeaders(e)
 	return st
 }
 

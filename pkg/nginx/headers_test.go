@@ -92,14 +92,14 @@ func TestUpstreamAndHeaders(t *testing.T) {
 	applyWithoutReload(t, h, buildObjects(t, withHeaders...))
 
 	t.Run("upstream-vhost is the Host the backend receives", func(t *testing.T) {
-		r := h.mustGet("http://" + "vhost.test" + "/x")
+		r := h.mustGet("http://vhost.test/x")
 		if r.Status != 200 || r.Reply.Host != "internal.example.com" {
 			t.Fatalf("status %d, backend Host %q; want 200, internal.example.com", r.Status, r.Reply.Host)
 		}
 		if got := r.Reply.Headers.Get("X-Forwarded-Host"); got != "vhost.test" {
 			t.Errorf("X-Forwarded-Host %q, want the request's host", got)
 		}
-		if r := h.mustGet("http://" + "plain.test" + "/"); r.Reply.Host != "plain.test" {
+		if r := h.mustGet("http://plain.test/"); r.Reply.Host != "plain.test" {
 			t.Errorf("without upstream-vhost the backend gets Host %q", r.Reply.Host)
 		}
 	})
@@ -109,7 +109,7 @@ func TestUpstreamAndHeaders(t *testing.T) {
 				t.Errorf("%s: status %d, Connection %q; want %q", host, r.Status, r.Reply.Headers.Get("Connection"), want)
 			}
 		}
-		if r := h.mustGet("http://"+"plain.test"+"/", "Upgrade", "websocket"); r.Reply.Headers.Get("Connection") != "upgrade" {
+		if r := h.mustGet("http://plain.test/", "Upgrade", "websocket"); r.Reply.Headers.Get("Connection") != "upgrade" {
 			t.Errorf("without the annotation an Upgrade request sends Connection %q, want upgrade", r.Reply.Headers.Get("Connection"))
 		}
 	})
@@ -122,11 +122,11 @@ func TestUpstreamAndHeaders(t *testing.T) {
 		}
 	})
 	t.Run("add-headers on every response, custom-headers over them", func(t *testing.T) {
-		r := h.mustGet("http://" + "plain.test" + "/")
+		r := h.mustGet("http://plain.test/")
 		if r.Header.Get("X-Frame-Options") != "DENY" || r.Header.Get("X-Global") != "1" || r.Header.Get("X-Custom") != "" {
 			t.Errorf("plain: response headers %v", r.Header)
 		}
-		r = h.mustGet("http://" + "custom.test" + "/c/x")
+		r = h.mustGet("http://custom.test/c/x")
 		if r.Status != 200 || r.Header.Get("X-Custom") != "42" || r.Header.Get("X-Frame-Options") != "SAMEORIGIN" ||
 			r.Header.Get("X-Global") != "1" || r.Header.Get("X-Literal") != "$remote_addr" {
 			t.Errorf("custom: status %d, response headers %v", r.Status, r.Header)
@@ -134,18 +134,21 @@ func TestUpstreamAndHeaders(t *testing.T) {
 		if vs := r.Header.Values("X-Frame-Options"); len(vs) != 1 {
 			t.Errorf("X-Frame-Options sent %d times: %q", len(vs), vs)
 		}
-		// Responses nginx makes itself get the ConfigMap's headers too.
-		for _, url := range []string{"http://" + "custom.test" + "/none", "http://" + "unknown.test" + "/"} {
-			if r := h.mustGet(url); r.Status != 404 || r.Header.Get("X-Global") != "1" || r.Header.Get("X-Custom") != "" {
-				t.Errorf("GET %s: status %d, headers %v; want 404 with X-Global only", url, r.Status, r.Header)
-			}
+		// Responses nginx makes itself get the ConfigMap's headers too; the
+		// catch-all of a host, those of its first Ingress (ingress-nginx's
+		// root location).
+		if r := h.mustGet("http://unknown.test/"); r.Status != 404 || r.Header.Get("X-Global") != "1" || r.Header.Get("X-Custom") != "" {
+			t.Errorf("unknown host: status %d, headers %v; want 404 with X-Global only", r.Status, r.Header)
+		}
+		if r := h.mustGet("http://custom.test/none"); r.Status != 404 || r.Header.Get("X-Global") != "1" || r.Header.Get("X-Custom") != "42" {
+			t.Errorf("catch-all: status %d, headers %v; want 404 with X-Global and X-Custom", r.Status, r.Header)
 		}
 	})
 
 	// Removing the ConfigMaps' reference removes the headers, again
 	// without a reload.
 	applyWithoutReload(t, h, buildObjects(t, base...))
-	if r := h.mustGet("http://" + "custom.test" + "/c"); r.Header.Get("X-Frame-Options") != "" || r.Reply.Headers.Get("X-Using-Ingress") != "" {
+	if r := h.mustGet("http://custom.test/c"); r.Header.Get("X-Frame-Options") != "" || r.Reply.Headers.Get("X-Using-Ingress") != "" {
 		t.Errorf("headers left after their ConfigMaps went: response %v, backend %v", r.Header, r.Reply.Headers)
 	}
 }
@@ -163,15 +166,15 @@ func TestServiceUpstream(t *testing.T) {
 		fixtures.Ingress("default", "eps", fixtures.Rule("eps.test", fixtures.Prefix("/", "web", port)))}
 	cfg := buildObjects(t, objs[:3]...)
 	h := startNginx(t, cfg, nil)
-	checkServed(t, h, "http://"+"up.test"+"/", 200, "cluster-ip")
+	checkServed(t, h, "http://up.test/", 200, "cluster-ip")
 	// The other Ingress of the same Service port does not set the
 	// annotation: the one that does decides for the backend.
 	applyWithoutReload(t, h, buildObjects(t, objs...))
-	checkServed(t, h, "http://"+"eps.test"+"/", 200, "cluster-ip")
+	checkServed(t, h, "http://eps.test/", 200, "cluster-ip")
 	// Without the annotation the endpoints answer, with no reload.
 	objs[2] = fixtures.Ingress("default", "up", fixtures.Rule("up.test", fixtures.Prefix("/", "web", port)))
 	applyWithoutReload(t, h, buildObjects(t, objs...))
-	checkServed(t, h, "http://"+"up.test"+"/", 200, "endpoints")
+	checkServed(t, h, "http://up.test/", 200, "endpoints")
 }
 
 // TestServerAlias: the alias answers with the host's routes
@@ -187,7 +190,7 @@ func TestServerAlias(t *testing.T) {
 			t.Errorf("%s: %d from %q with Host %q", host, r.Status, r.Reply.Backend, r.Reply.Host)
 		}
 	}
-	for _, url := range []string{"http://" + "baz.test" + "/app", "http://" + "a.b.w.test" + "/app", "http://" + "bar.test" + "/other"} {
+	for _, url := range []string{"http://baz.test/app", "http://a.b.w.test/app", "http://bar.test/other"} {
 		checkServed(t, h, url, 404, "")
 	}
 }
