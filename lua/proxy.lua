@@ -20,6 +20,8 @@ local ngx = ngx
 local ngx_var = ngx.var
 local str_find = string.find
 local math_floor = math.floor
+local tonumber = tonumber
+local tostring = tostring
 
 local _M = {}
 
@@ -35,21 +37,117 @@ local function pair(p, a, b)
 end
 
 -- location_of returns the named location of a protocol ("http", "https",
--- "grpc", "grpcs") and proxy item p (nil: the defaults), or nil for
--- location / itself. buffering is nginx.conf's proxy_buffering ("on",
--- "off").
-function _M.location_of(proto, p, buffering)
+-- "grpc", "grpcs"), proxy item p (nil: the defaults) and compiled error
+-- pages err (nil: none), or nil for location / itself. buffering is
+-- nginx.conf's proxy_buffering ("on", "off"). Every location but location
+-- /, @https, @grpc and @grpcs sends nginx's errors to @custom_error; the
+-- "_i1" ones intercept every error of the backend too
+-- (proxy_intercept_errors), the "_i2" ones only the ConfigMap's
+-- custom-http-errors (err.global: the route's codes are those).
+function _M.location_of(proto, p, buffering, err)
   if proto == "grpc" or proto == "grpcs" then
     return "@" .. proto
   end
   local b = p and p.buffering or buffering
   local rq = p and p.requestBuffering or "on"
   local v = p and p.httpVersion or "1.1"
-  if b == buffering and rq == "on" and v == "1.1" then
+  if not err and b == buffering and rq == "on" and v == "1.1" then
     return proto == "https" and "@https" or nil
   end
   return "@" .. proto .. "_b" .. (b == "on" and "1" or "0") .. "_r" .. (rq == "on" and "1" or "0")
-    .. "_v" .. (v == "1.0" and "10" or "11")
+    .. "_v" .. (v == "1.0" and "10" or "11") .. "_i" .. ((err and err.intercept) and (err.global and "2" or "1") or "0")
+end
+
+-- compile_errors validates a route's errors item (see model.CustomErrors)
+-- for ingress ("namespace/name"); it returns the worker's form: codes (a
+-- set), info (what @custom_error reads from $ingress_errors), backend,
+-- fallback, intercept.
+function _M.compile_errors(e, ingress)
+  if type(e) ~= "table" or type(e.codes or {}) ~= "table" then
+    return nil, "errors must be an object with a codes array"
+  end
+  local codes, list = {}, { "" }
+  for i, c in ipairs(e.codes or {}) do
+    if type(c) ~= "number" or c < 400 or c > 599 or c == 499 or math_floor(c) ~= c then
+      return nil, "errors: codes must be 400 to 599"
+    end
+    codes[c] = true
+    list[i + 1] = c
+  end
+  list[#list + 1] = ""
+  if not (word(e.backend) and word(e.service) and word(e.servicePort) and word(ingress)) or str_find(ingress or "", "|", 1, true)
+      or (e.fallback and not e.backend) then
+    return nil, "errors: invalid backend, service or servicePort"
+  end
+  local ns, name = (ingress or ""):match("^([^/]*)/?(.*)$")
+  return {
+    codes = codes, backend = e.backend, fallback = e.fallback == true, intercept = e.noIntercept ~= true,
+    global = e.global == true,
+    ns = ns, ingress = name, service = e.service or "", port = e.servicePort or "",
+    info = table.concat(list, ",") .. "|" .. (e.backend or "") .. "|" .. ns .. "|" .. name .. "|"
+      .. (e.service or "") .. "|" .. (e.servicePort or ""),
+  }
+end
+
+-- set_error_headers sets the headers ingress-nginx sends to a default
+-- backend that answers for code (X-Request-ID comes with every request).
+local function set_error_headers(code, ns, ingress, service, port, uri)
+  local set = ngx.req.set_header
+  set("X-Code", code)
+  set("X-Format", ngx_var.http_accept)
+  set("X-Original-URI", uri)
+  set("X-Namespace", ns)
+  set("X-Ingress-Name", ingress)
+  set("X-Service-Name", service)
+  set("X-Service-Port", port)
+end
+
+-- fallback sends the request to the default-backend annotation's backend,
+-- as ingress-nginx does while the route's backend has no endpoints.
+function _M.fallback(err)
+  set_error_headers("503", err.ns, err.ingress, err.service, err.port, nil)
+  ngx_var.proxy_upstream_name = err.backend
+end
+
+-- fail answers code for the router (413, 403): through @custom_error when
+-- the route's error pages list it.
+function _M.fail(err, code)
+  if err and err.codes[code] then
+    ngx.req.discard_body()
+    ngx.req.clear_header("Content-Length")
+    ngx.req.clear_header("Transfer-Encoding")
+    ngx_var.ingress_errors = err.info
+    ngx_var.ingress_error_code = code
+    return ngx.exec("@custom_error")
+  end
+  return ngx.exit(code)
+end
+
+-- error_page runs in @custom_error, where error_page sends nginx's errors
+-- of the proxy locations: a code the route lists goes to its error backend
+-- as a request for "/" with the X-* headers; any other code, or a route
+-- without error pages, gets nginx's own answer. The code is the router's
+-- (fail), else the last of $upstream_status: "error_page ... =" leaves
+-- $status empty, so that the error backend's answer sets the status, as
+-- in ingress-nginx.
+function _M.error_page()
+  local code = ngx_var.ingress_error_code
+  if code == "" then
+    code = (ngx_var.upstream_status or ""):match("(%d+)%s*$")
+  end
+  local n = tonumber(code) or 500
+  local codes, backend, ns, ingress, service, port =
+    (ngx_var.ingress_errors or ""):match("^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$")
+  if not codes or not str_find(codes, "," .. n .. ",", 1, true) then
+    return ngx.exit(n)
+  end
+  if backend == "" then
+    return ngx.exit(404) -- ingress-nginx's built-in default backend
+  end
+  set_error_headers(tostring(n), ns, ingress, service, port, ngx_var.request_uri)
+  ngx_var.proxy_upstream_name = backend
+  ngx_var.ingress_timeouts = ""
+  ngx.req.set_uri("/")
 end
 
 -- compile validates a route's proxy item; it returns the worker's form

@@ -29,6 +29,7 @@
 --   canary          alternative backend chosen per request (see canary.lua)
 --   proxy           buffering, HTTP version, tries, Location and Set-Cookie
 --                   rewrites, access log (see proxy.lua)
+--   errors          error pages and default-backend fallback (see proxy.lua)
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -91,13 +92,24 @@ local function compile_proxy(route, r)
     route.px, tries = c, p.nextUpstreamTries
     route.stream_body = p.requestBuffering == "off"
   end
+  if r.errors ~= nil then
+    local e, err = proxy_settings.compile_errors(r.errors, r.ingress)
+    if not e then
+      return nil, err
+    end
+    route.err = e
+  end
   local buffering = configuration.settings().proxy_buffering
   local proto = route.protocol
   if proto == "auto_http" then
-    route.auto = { http = proxy_settings.location_of("http", p, buffering),
-      https = proxy_settings.location_of("https", p, buffering) }
+    route.auto = { http = proxy_settings.location_of("http", p, buffering, route.err),
+      https = proxy_settings.location_of("https", p, buffering, route.err) }
   else
-    route.exec = proxy_settings.location_of(proto, p, buffering)
+    route.exec = proxy_settings.location_of(proto, p, buffering, route.err)
+  end
+  if route.err and route.err.fallback then
+    -- The default backend's own answers pass (without interception).
+    route.fallback_exec = proxy_settings.location_of("http", p, buffering, { intercept = false })
   end
   route.stream_body = route.stream_body or proto == "grpc" or proto == "grpcs"
   if r.connectTimeout or r.sendTimeout or r.readTimeout or tries then
@@ -363,7 +375,7 @@ local function check_body(route, limit)
   if cl then
     local n = tonumber(cl)
     if n and n > limit then
-      return ngx.exit(413)
+      return proxy_settings.fail(route.err, 413)
     end
     return
   end
@@ -373,7 +385,7 @@ local function check_body(route, limit)
   if ngx_var.http_transfer_encoding or ngx.req.http_version() == 2 then
     ngx.req.read_body()
     if body_size() > limit then
-      return ngx.exit(413)
+      return proxy_settings.fail(route.err, 413)
     end
   end
 end
@@ -428,6 +440,12 @@ local function redirect_www(to)
   return ngx.redirect(ngx_var.pass_access_scheme .. "://" .. to .. ":" .. ngx_var.pass_server_port .. uri, 308)
 end
 
+-- has_endpoints reports whether backend name has endpoints in this worker.
+local function has_endpoints(name)
+  local b = balancer_backends:lookup(name)
+  return b ~= nil and b.n > 0
+end
+
 -- proxy hands the request to its backend: location /'s proxy_pass, or one
 -- of the fixed locations for the other protocols.
 local function proxy(route)
@@ -437,6 +455,14 @@ local function proxy(route)
   end
   if route.px then
     proxy_settings.apply(route.px)
+  end
+  local err = route.err
+  if err then
+    ngx_var.ingress_errors = err.info
+    if err.fallback and not has_endpoints(ngx_var.proxy_upstream_name) and has_endpoints(err.backend) then
+      proxy_settings.fallback(err)
+      return ngx.exec(route.fallback_exec)
+    end
   end
   local loc = route.exec
   if route.auto then
@@ -506,7 +532,7 @@ function _M.rewrite()
     return redirect_to_https(route)
   end
   if route.allow and not ipmatch.match(route.allow, ngx_var.remote_addr) then
-    return ngx.exit(403)
+    return proxy_settings.fail(route.err, 403)
   end
   if route.rewrite then
     ngx.req.set_uri(rewrite_uri(route, m))

@@ -55,6 +55,10 @@ type ingressAnnotations struct {
 	// upstream holds server-alias, service-upstream and custom-headers
 	// (see applyUpstream).
 	upstream upstreamInput
+	// errors holds custom-http-errors and disable-proxy-intercept-errors,
+	// errorService the default-backend annotation (see applyErrors).
+	errors       CustomErrors
+	errorService string
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.

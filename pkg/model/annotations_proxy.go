@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // ProxySettings are the proxy annotations of a location that the data plane
@@ -105,7 +109,7 @@ func (a *ingressAnnotations) applyProxy(name, v string) (ok bool, err error) {
 			err = errPerRoute
 		}
 	default:
-		return false, nil
+		return a.applyErrors(name, v)
 	}
 	if err == nil {
 		a.location.Proxy = p
@@ -193,4 +197,173 @@ func (a *ingressAnnotations) finishProxy() {
 	if *p == (ProxySettings{}) {
 		a.location.Proxy = nil
 	}
+}
+
+// CustomErrors are a location's error pages (custom-http-errors, the
+// ConfigMap's custom-http-errors, default-backend,
+// disable-proxy-intercept-errors), as ingress-nginx serves them: a response
+// with one of Codes, from the backend or from nginx, is replaced by
+// Backend's answer to a request for "/" carrying X-Code, X-Format,
+// X-Original-URI, X-Namespace, X-Ingress-Name, X-Service-Name,
+// X-Service-Port and X-Request-ID.
+type CustomErrors struct {
+	// Codes are 400 to 599, sorted; empty with Fallback only.
+	Codes []int `json:"codes,omitempty"`
+	// Backend answers the error pages: the default-backend annotation's
+	// Service, else the Configuration's DefaultBackend; "" answers 404 (the
+	// built-in default backend).
+	Backend string `json:"backend,omitempty"`
+	// Fallback (the default-backend annotation) also sends the requests to
+	// Backend, with X-Code 503, while the location's backend has no
+	// endpoints.
+	Fallback bool `json:"fallback,omitempty"`
+	// NoIntercept is disable-proxy-intercept-errors: the backend's own
+	// error responses pass; only nginx's (502, 504, 413...) are replaced.
+	NoIntercept bool `json:"noIntercept,omitempty"`
+	// Global is set when Codes are the ConfigMap's custom-http-errors:
+	// nginx.conf then holds error_page for exactly these codes, and the
+	// backend's other errors pass (see lua/proxy.lua).
+	Global bool `json:"global,omitempty"`
+	// Service and ServicePort are the location's backend, for
+	// X-Service-Name and X-Service-Port.
+	Service     string `json:"service,omitempty"`
+	ServicePort string `json:"servicePort,omitempty"`
+}
+
+// maxErrorCodes bounds a custom-http-errors list (400 to 599).
+const maxErrorCodes = 200
+
+// parseHTTPErrors parses custom-http-errors: comma-separated status codes
+// 400 to 599 (spaces allowed), returned sorted and unique; "" is none.
+func parseHTTPErrors(v string) ([]int, error) {
+	var codes []int
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := parseIntRange(f, 400, 599)
+		if err != nil || len(f) != 3 || n == 499 {
+			return nil, fmt.Errorf("%s is not a status code from 400 to 599 (but 499, which nginx never sends)", quoteValue(f))
+		}
+		codes = append(codes, n)
+	}
+	if len(codes) > maxErrorCodes {
+		return nil, fmt.Errorf("more than %d codes", maxErrorCodes)
+	}
+	slices.Sort(codes)
+	return slices.Compact(codes), nil
+}
+
+// parseHTTPErrorsList is parseHTTPErrors for the ConfigMap: the codes
+// joined by ",".
+func parseHTTPErrorsList(v string) (string, error) {
+	codes, err := parseHTTPErrors(v)
+	if err != nil {
+		return "", err
+	}
+	return joinCodes(codes), nil
+}
+
+func joinCodes(codes []int) string {
+	s := make([]string, len(codes))
+	for i, c := range codes {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
+}
+
+// applyErrors parses the error page annotations; ok is false when name is
+// none of them.
+func (a *ingressAnnotations) applyErrors(name, v string) (ok bool, err error) {
+	e := a.errors
+	switch name {
+	case "custom-http-errors":
+		if e.Codes, err = parseHTTPErrors(v); err == nil && e.Codes == nil {
+			e.Codes = []int{}
+		}
+	case "disable-proxy-intercept-errors":
+		e.NoIntercept, err = parseBool(v)
+	case "default-backend":
+		if !isDNSLabel(v) {
+			return true, errors.New("must be the name of a Service of the Ingress's namespace")
+		}
+		a.errorService = v
+		return true, nil
+	default:
+		return false, nil
+	}
+	if err == nil {
+		a.errors = e
+	}
+	return true, err
+}
+
+// setErrors sets st.Errors for a location of e routed to be: e's
+// custom-http-errors, else the ConfigMap's; the default-backend
+// annotation's Service (its first port), else the default backend.
+//
+// e is nil for a catch-all without Ingress: the ConfigMap's codes only.
+func (b *builder) setErrors(e *ingressEntry, st *LocationSettings, be *backendState) {
+	var own CustomErrors
+	var fallback *backendState
+	if e != nil {
+		own, fallback = e.ann.errors, b.errorBackendOf(e)
+	}
+	codes := own.Codes
+	if codes == nil && b.global.CustomHTTPErrors != "" {
+		codes, _ = parseHTTPErrors(b.global.CustomHTTPErrors)
+	}
+	if len(codes) == 0 && fallback == nil {
+		return
+	}
+	ce := &CustomErrors{Codes: slices.Clone(codes), NoIntercept: own.NoIntercept}
+	ce.Global = len(codes) > 0 && joinCodes(codes) == b.global.CustomHTTPErrors
+	if len(ce.Codes) == 0 {
+		ce.Codes = nil
+	}
+	switch {
+	case fallback != nil:
+		ce.Backend, ce.Fallback = fallback.name, true
+	case b.defaultBackend != nil:
+		ce.Backend = b.defaultBackend.name
+	}
+	if be != nil {
+		ce.Service, ce.ServicePort = be.key.service, be.key.port
+	}
+	st.Errors = ce
+}
+
+// errorBackendOf resolves e's default-backend annotation, once per Build;
+// nil when unset or unusable (with a Problem).
+// buildPath calls it, so that the backend is used before finishBackends.
+func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
+	name := e.ann.errorService
+	if name == "" {
+		return nil
+	}
+	if be, ok := b.errorBackends[e]; ok {
+		return be
+	}
+	if b.errorBackends == nil {
+		b.errorBackends = map[*ingressEntry]*backendState{}
+	}
+	var be *backendState
+	svc := b.s.services[objectKey{e.key.Namespace, name}]
+	if svc == nil || len(svc.Spec.Ports) == 0 {
+		b.ingressProblem(e, "annotation %sdefault-backend: Service %s not found or without ports; ignored", AnnotationPrefix, name)
+	} else {
+		ref := &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+			Name: name, Port: networkingv1.ServiceBackendPort{Number: svc.Spec.Ports[0].Port},
+		}}
+		var err error
+		if be, err = b.backendFor(e.key.Namespace, ref); err != nil {
+			b.ingressProblem(e, "annotation %sdefault-backend: %v; ignored", AnnotationPrefix, err)
+			be = nil
+		} else {
+			be.use(nil)
+		}
+	}
+	b.errorBackends[e] = be
+	return be
 }

@@ -2,8 +2,11 @@ package model
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestParseProxyAnnotations(t *testing.T) {
@@ -107,5 +110,76 @@ func TestParseTimeoutAsConfigMap(t *testing.T) {
 		if (err == nil) != ok || (len(gerr) == 0) != ok {
 			t.Errorf("%q: annotation error %v, ConfigMap problems %q, want ok=%v", v, err, gerr, ok)
 		}
+	}
+}
+
+// TestBuildErrorPages: custom-http-errors (annotation and ConfigMap),
+// default-backend and disable-proxy-intercept-errors on the locations, as
+// ingress-nginx combines them.
+func TestBuildErrorPages(t *testing.T) {
+	svcs := []runtime.Object{
+		service("default", "web", svcPort("http", 80)), slice("default", "web-1", "web", "http", 80, ready("10.0.0.1")),
+		service("default", "pages", svcPort("http", 8080), svcPort("other", 9090)),
+		slice("default", "pages-1", "pages", "http", 8080, ready("10.0.0.2")),
+	}
+	ing := func(name, host string, opts ...ingOpt) runtime.Object {
+		return ingress("default", name, append(opts, rule(host, prefix("/", "web", 80)))...)
+	}
+	cases := map[string]struct {
+		objs []runtime.Object
+		want map[string]*CustomErrors // host -> the errors of its "/" location
+		prob string
+	}{
+		"annotation codes go to the default backend": {
+			objs: []runtime.Object{ing("a", "a.test", nginx("custom-http-errors", "503, 404"), defaultBackend("pages", 8080))},
+			want: map[string]*CustomErrors{"a.test": {Codes: []int{404, 503}, Backend: "default-pages-8080", Service: "web", ServicePort: "80"}},
+		},
+		"default-backend: its first port, and the fallback": {
+			objs: []runtime.Object{ing("a", "a.test", nginx("default-backend", "pages"), nginx("disable-proxy-intercept-errors", "true"),
+				nginx("custom-http-errors", "404"))},
+			want: map[string]*CustomErrors{"a.test": {Codes: []int{404}, Backend: "default-pages-8080", Fallback: true, NoIntercept: true,
+				Service: "web", ServicePort: "80"}},
+		},
+		"the ConfigMap's codes, unless the annotation says otherwise": {
+			objs: []runtime.Object{configMap("ingress", "cfg", "custom-http-errors", "502,503"), ing("a", "a.test"),
+				ing("b", "b.test", nginx("custom-http-errors", "404"))},
+			want: map[string]*CustomErrors{
+				"a.test": {Codes: []int{502, 503}, Global: true, Service: "web", ServicePort: "80"},
+				"b.test": {Codes: []int{404}, Service: "web", ServicePort: "80"},
+			},
+		},
+		"an unknown default-backend Service is a Problem": {
+			objs: []runtime.Object{ing("a", "a.test", nginx("default-backend", "missing"))},
+			want: map[string]*CustomErrors{"a.test": nil},
+			prob: "Service missing not found",
+		},
+		"499 is refused": {
+			objs: []runtime.Object{ing("a", "a.test", nginx("custom-http-errors", "404,499"))},
+			want: map[string]*CustomErrors{"a.test": nil},
+			prob: "but 499",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			opts := testOptions()
+			opts.ConfigMap = "ingress/cfg"
+			cfg := Build(newTestStore(t, append(slices.Clone(svcs), tc.objs...)...), opts)
+			checkDataPlane(t, cfg)
+			for host, want := range tc.want {
+				var got *CustomErrors
+				for _, s := range cfg.Servers {
+					if s.Hostname == host {
+						got = s.Locations[0].Settings.Errors
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: Errors = %+v, want %+v", host, got, want)
+				}
+			}
+			probs := problemStrings(cfg.Problems)
+			if tc.prob == "" && len(probs) > 0 || tc.prob != "" && !strings.Contains(strings.Join(probs, "\n"), tc.prob) {
+				t.Errorf("problems %q, want %q", probs, tc.prob)
+			}
+		})
 	}
 }

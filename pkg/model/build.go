@@ -112,6 +112,9 @@ type builder struct {
 	// up holds the header ConfigMaps and server aliases.
 	up       upstreamState
 	problems []Problem
+
+	// errorBackends are the default-backend annotations' backends.
+	errorBackends map[*ingressEntry]*backendState
 }
 
 func newBuilder(s *Store, opts Options) *builder {
@@ -280,6 +283,7 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.H
 		return
 	}
 	be.use(e)
+	b.errorBackendOf(e)
 	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e, raw: cmp.Or(p.Path, "/"),
 		impl: p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific})
 }

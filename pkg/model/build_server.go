@@ -199,6 +199,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		l := &s.locations[i]
 		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
 		loc.Settings = b.settingsOf(l.ingress, &srv, redirect)
+		b.setErrors(l.ingress, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
@@ -268,8 +269,10 @@ func (b *builder) catchAll(s *serverState, srv *Server, defaultBackend string, r
 	if len(s.locations) > 0 {
 		l.Settings = b.settingsOf(s.locations[0].ingress, srv, redirect)
 		l.Settings.RewriteTarget, l.Settings.XForwardedPrefix = "", ""
+		b.setErrors(s.locations[0].ingress, &l.Settings, b.defaultBackend)
 	} else {
 		b.withGlobalDefaults(&l.Settings)
+		b.setErrors(nil, &l.Settings, b.defaultBackend)
 	}
 	return l
 }

@@ -304,6 +304,19 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 		w.int(int64(p.NextUpstreamTries))
 		w.bool(p.NoAccessLog)
 	}
+	w.bool(s.Errors != nil)
+	if e := s.Errors; e != nil {
+		w.int(int64(len(e.Codes)))
+		for _, c := range e.Codes {
+			w.int(int64(c))
+		}
+		w.str(e.Backend)
+		w.bool(e.Fallback)
+		w.bool(e.NoIntercept)
+		w.bool(e.Global)
+		w.str(e.Service)
+		w.str(e.ServicePort)
+	}
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

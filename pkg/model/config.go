@@ -65,6 +65,10 @@ type Global struct {
 	AddHeaders             string `json:"addHeaders,omitempty"`
 	AllowedResponseHeaders string `json:"allowedResponseHeaders,omitempty"`
 	ServiceUpstream        bool   `json:"serviceUpstream,omitempty"`
+	// CustomHTTPErrors is the ConfigMap's custom-http-errors: codes 400 to
+	// 599, sorted, joined by ","; the locations take it, and nginx.conf
+	// holds error_page for these codes (a change reloads).
+	CustomHTTPErrors string `json:"customHTTPErrors,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -170,6 +174,8 @@ type LocationSettings struct {
 	ResponseHeaders []Header `json:"responseHeaders,omitempty"`
 	// Proxy holds the proxy behaviour annotations; nil when none is set.
 	Proxy *ProxySettings `json:"proxy,omitempty"`
+	// Errors holds the error pages; nil when none.
+	Errors *CustomErrors `json:"errors,omitempty"`
 }
 
 // Backend is a Service port and its ready endpoints. Everything in a Backend

@@ -255,6 +255,28 @@ func (c *contract) settings(where string, s *LocationSettings) {
 	}
 	c.headers(where+" response", s.ResponseHeaders, false)
 	c.proxy(where, s.Proxy)
+	c.errors(where, s.Errors)
+}
+
+// errors: codes 400 to 599, sorted and unique; a known backend; names.
+func (c *contract) errors(where string, e *CustomErrors) {
+	if e == nil {
+		return
+	}
+	if len(e.Codes) == 0 && !e.Fallback || !slices.IsSorted(e.Codes) || len(slices.Compact(slices.Clone(e.Codes))) != len(e.Codes) {
+		c.fail("%s: error codes %v", where, e.Codes)
+	}
+	for _, code := range e.Codes {
+		if code < 400 || code > 599 {
+			c.fail("%s: error code %d", where, code)
+		}
+	}
+	if e.Backend != "" && !c.backends[e.Backend] || e.Fallback && e.Backend == "" {
+		c.fail("%s: error backend %q", where, e.Backend)
+	}
+	if e.Service != "" && !isDNSLabel(e.Service) || e.ServicePort != "" && !luaNameOK(e.ServicePort) {
+		c.fail("%s: error service %q port %q", where, e.Service, e.ServicePort)
+	}
 }
 
 // proxy: the enums router.lua takes, tries in range, URL characters only.

@@ -37,6 +37,9 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 		}
 	}
 	addService(ing.Spec.DefaultBackend)
+	if s := e.ann.errorService; s != "" {
+		e.services = append(e.services, objectKey{key.Namespace, s})
+	}
 	for i := range ing.Spec.Rules {
 		if http := ing.Spec.Rules[i].HTTP; http != nil {
 			for j := range http.Paths {

@@ -259,6 +259,7 @@ var globalKeys = map[string]setter{
 	"add-headers":                     field(func(g *Global) *string { return &g.AddHeaders }, parseConfigMapRef),
 	"global-allowed-response-headers": field(func(g *Global) *string { return &g.AllowedResponseHeaders }, parseAllowedHeaders),
 	"service-upstream":                boolField(func(g *Global) *bool { return &g.ServiceUpstream }),
+	"custom-http-errors":              field(func(g *Global) *string { return &g.CustomHTTPErrors }, parseHTTPErrorsList),
 
 	"hsts":                    boolField(func(g *Global) *bool { return &g.Nginx.HSTS }),
 	"hsts-max-age":            intField(func(g *Global) *int { return &g.Nginx.HSTSMaxAge }, 0, maxGlobalCount),
@@ -424,6 +425,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.AddHeaders)
 	w.str(g.AllowedResponseHeaders)
 	w.bool(g.ServiceUpstream)
+	w.str(g.CustomHTTPErrors)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload} {

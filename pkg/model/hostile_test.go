@@ -100,7 +100,7 @@ var (
 		"cors-allow-origin", "cors-allow-methods", "cors-allow-headers", "cors-expose-headers", "cors-allow-credentials",
 		"cors-max-age", "proxy-buffering", "proxy-request-buffering", "proxy-http-version", "proxy-next-upstream",
 		"proxy-next-upstream-tries", "proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path",
-		"enable-access-log", "proxy-buffer-size"}
+		"enable-access-log", "proxy-buffer-size", "custom-http-errors", "default-backend", "disable-proxy-intercept-errors"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -122,6 +122,7 @@ var plausibleValues = map[string][]string{
 	"proxy-next-upstream": {"off", "error timeout"}, "proxy-next-upstream-tries": {"0", "1", "5"},
 	"proxy-redirect-from": {"http://a.example.com/", "default"}, "proxy-redirect-to": {"/", "https://b.example.com:8443/x?y=1"},
 	"proxy-cookie-domain": {"a.example.com b.example.com", "off"}, "proxy-cookie-path": {"/one/ /"}, "enable-access-log": {"false"},
+	"custom-http-errors": {"404,503", "500, 502 ,504", ""}, "default-backend": {"web", "api"}, "disable-proxy-intercept-errors": {"true"},
 	"rewrite-target": {"/", "/$1", "/$2/x", "/a$0$9"}, "ssl-redirect": {"true", "false"}, "force-ssl-redirect": {"true"},
 	"whitelist-source-range": {"10.0.0.0/8", "::ffff:1.2.3.4/128", "192.168.1.1, 10.0.0.0/8"},
 	"allowlist-source-range": {"::/0", "0.0.0.0/0,::1"}, "use-regex": {"true"}, "load-balance": {"ewma"},

@@ -97,6 +97,7 @@ const (
 	noteTimeout     = "whole seconds from 1 to 86400, as the ConfigMap's keys; ingress-nginx takes any integer (a value such as 60s falls back to the default in both, here with a Problem)"
 	noteRegex       = "host-wide and ordered as in ingress-nginx; a path that is not valid RE2 syntax with the same meaning in PCRE (lookarounds, backreferences, possessive quantifiers) is left out with a Problem; see docs/migration.md"
 	noteSourceRange = "matched against the connection's address; the client address from forwarded headers or PROXY protocol comes with the access-control issue"
+	noteErrors      = "a list other than the ConfigMap's custom-http-errors makes the route intercept every 4xx and 5xx of its backend (nginx's error_page codes cannot vary per route): a code it does not list gets nginx's own page for that status, where ingress-nginx passes the backend's answer; 499 is refused (nginx never answers it)"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
 	noteModSec      = "ModSecurity is not part of the data plane"
 	noteOtel        = "OpenTelemetry is not part of the data plane"
@@ -211,7 +212,6 @@ func annotationTable() []RegistryEntry {
 		cookie   = "this affinity setting comes with the migration issue"
 		mirror   = "request mirroring comes with the migration issue"
 		header   = "header and upstream settings come with the migration issue"
-		errs     = "custom error pages come with the migration issue"
 	)
 	return []RegistryEntry{
 		// Routing, rewrite and redirects.
@@ -274,9 +274,9 @@ func annotationTable() []RegistryEntry {
 		supported("proxy-cookie-path", "/internal /"),
 		notSupported("http2-push-preload", "true", "HTTP/2 server push was removed from nginx (1.25.1)", 0),
 		// Errors and default backend.
-		notSupported("custom-http-errors", "404,503", errs, m),
-		notSupported("default-backend", "error-pages", errs, m),
-		notSupported("disable-proxy-intercept-errors", "true", errs, m),
+		differs("custom-http-errors", "404,503", noteErrors, m),
+		supported("default-backend", "error-pages"),
+		supported("disable-proxy-intercept-errors", "true"),
 		// Load balancing and affinity.
 		supported("load-balance", "ewma"),
 		supported("upstream-hash-by", "$request_uri"),
@@ -442,7 +442,7 @@ func configKeyTable() []RegistryEntry {
 		supported("worker-processes", "2"),
 		differs("max-worker-connections", "16384", "0 keeps the syncer's --worker-connections (ingress-nginx derives it from max-worker-open-files)", m),
 		differs("worker-shutdown-timeout", "240s", "sets nginx's worker_shutdown_timeout; the syncer's own graceful stop still waits --worker-shutdown-timeout", m),
-		notSupported("custom-http-errors", "404,503", perHost, m),
+		differs("custom-http-errors", "404,503", "the default of the annotation; nginx.conf holds error_page for exactly these codes, so a change reloads; 499 is refused (nginx never answers it)", m),
 		differs("proxy-set-headers", "ingress/custom-headers", "values are sent as written: a value with $ (an nginx variable for ingress-nginx) is left out with a Problem, and so are the headers nginx.conf sets (Host, Connection, Upgrade, X-Real-IP, X-Forwarded-*, X-Request-ID, Proxy)", m),
 		differs("add-headers", "ingress/response-headers", "values are sent as written: a value with $ (an nginx variable for ingress-nginx) is left out with a Problem", m),
 		notSupported("load-balance", "ewma", perHost, m),

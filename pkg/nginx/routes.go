@@ -71,6 +71,8 @@ type Route struct {
 	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
 	// Proxy holds the proxy behaviour settings (lua/proxy.lua).
 	Proxy *model.ProxySettings `json:"proxy,omitempty"`
+	// Errors are the route's error pages (lua/proxy.lua).
+	Errors *model.CustomErrors `json:"errors,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -116,6 +118,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		CORS:                  corsOf(st.CORS),
 		Canary:                l.Canary,
 		Proxy:                 st.Proxy,
+		Errors:                st.Errors,
 	}
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code

@@ -105,7 +105,11 @@ func newView(o *Options, g *model.Global) (*view, error) {
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	v.Listen = listenLines(o, n.UseHTTP2)
-	v.ProxyLocations, v.LuaProxyBuffering = proxyLocations(), luaString(onOff(n.ProxyBuffering))
+	codes, err := errorCodes(g.CustomHTTPErrors)
+	if err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
+	v.ProxyLocations, v.LuaProxyBuffering = proxyLocations(codes), luaString(onOff(n.ProxyBuffering))
 	sum, err := viewChecksum(v)
 	if err != nil {
 		return nil, err
@@ -195,9 +199,11 @@ func listenLines(o *Options, http2 bool) []string {
 	return out
 }
 
-// proxyLocation is one fixed named location of the public server.
+// proxyLocation is one fixed named location of the public server; Lua is
+// the code of its rewrite_by_lua_block.
 type proxyLocation struct {
 	Name       string
+	Lua        string
 	Directives []string
 }
 
@@ -205,33 +211,82 @@ type proxyLocation struct {
 // requests to with ngx.exec (lua/proxy.lua location_of builds the same
 // names). The directives that take no variables but matter per route are
 // its dimensions: protocol (http, https), response buffering, request
-// buffering and HTTP version, 16 locations, plus @https, @grpc and @grpcs
-// with nginx.conf's defaults. An HTTP route at the defaults stays in
-// location /. Buffer sizes are not dimensions: they are the ConfigMap's
-// only (see docs/dataplane.md).
-func proxyLocations() []proxyLocation {
+// buffering, HTTP version and the interception of the backend's errors
+// (none "_i0", all "_i1", or those of the ConfigMap's custom-http-errors,
+// global, "_i2"), 48 locations that all send nginx's errors to
+// @custom_error; plus @https, @grpc and @grpcs with nginx.conf's defaults,
+// and @custom_error. An HTTP route at the defaults stays in location /.
+// Buffer sizes are not dimensions: they are the ConfigMap's only (see
+// docs/dataplane.md).
+func proxyLocations(global string) []proxyLocation {
 	out := []proxyLocation{
 		{Name: "@https", Directives: []string{"proxy_pass https://upstream_balancer"}},
 		{Name: "@grpc", Directives: []string{"grpc_pass grpc://upstream_balancer"}},
 		{Name: "@grpcs", Directives: []string{"grpc_pass grpcs://upstream_balancer"}},
+		{Name: "@custom_error", Lua: `require("proxy").error_page()`, Directives: []string{"proxy_pass http://upstream_balancer"}},
 	}
 	flag := map[bool]string{true: "1", false: "0"}
+	all := "error_page " + errorPageCodes() + " = @custom_error"
+	if global == "" {
+		global = errorPageCodes()
+	}
+	intercepts := []struct {
+		name, directive, pages string
+	}{
+		{"0", "proxy_intercept_errors off", all},
+		{"1", "proxy_intercept_errors on", all},
+		{"2", "proxy_intercept_errors on", "error_page " + global + " = @custom_error"},
+	}
 	for _, scheme := range []string{"http", "https"} {
 		for _, buffering := range []bool{true, false} {
 			for _, request := range []bool{true, false} {
 				for _, version := range []string{"1.0", "1.1"} {
-					out = append(out, proxyLocation{
-						Name: "@" + scheme + "_b" + flag[buffering] + "_r" + flag[request] + "_v" + strings.ReplaceAll(version, ".", ""),
-						Directives: []string{
-							"proxy_buffering " + onOff(buffering),
-							"proxy_request_buffering " + onOff(request),
-							"proxy_http_version " + version,
-							"proxy_pass " + scheme + "://upstream_balancer",
-						},
-					})
+					for _, i := range intercepts {
+						out = append(out, proxyLocation{
+							Name: "@" + scheme + "_b" + flag[buffering] + "_r" + flag[request] + "_v" +
+								strings.ReplaceAll(version, ".", "") + "_i" + i.name,
+							Directives: []string{
+								"proxy_buffering " + onOff(buffering),
+								"proxy_request_buffering " + onOff(request),
+								"proxy_http_version " + version,
+								i.directive,
+								i.pages,
+								"proxy_pass " + scheme + "://upstream_balancer",
+							},
+						})
+					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// errorCodes validates the ConfigMap's custom-http-errors ("404,503") and
+// returns them separated by spaces, for error_page.
+func errorCodes(list string) (string, error) {
+	if list == "" {
+		return "", nil
+	}
+	codes := strings.Split(list, ",")
+	for _, c := range codes {
+		n, err := strconv.Atoi(c)
+		if err != nil || len(c) != 3 || n < 400 || n > 599 || n == 499 {
+			return "", invalid("custom-http-errors", list)
+		}
+	}
+	return strings.Join(codes, " "), nil
+}
+
+// errorPageCodes are the codes custom-http-errors may list, 400 to 599
+// but 499 (the client closed the connection: nothing to answer, and nginx's
+// error_page refuses it).
+func errorPageCodes() string {
+	codes := make([]string, 0, 200)
+	for c := 400; c <= 599; c++ {
+		if c != 499 {
+			codes = append(codes, strconv.Itoa(c))
+		}
+	}
+	return strings.Join(codes, " ")
 }
