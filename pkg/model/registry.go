@@ -248,7 +248,7 @@ func annotationTable() []RegistryEntry {
 		supported("canary-by-cookie", "canary"),
 		// Upstream, headers and proxying.
 		differs("backend-protocol", "AUTO_HTTP", "HTTP, HTTPS, GRPC, GRPCS and AUTO_HTTP; FCGI is not supported: FastCGI needs fastcgi_param lines per Ingress, which nginx.conf cannot hold without a reload", m),
-		differs("upstream-vhost", "internal.example.com", "a host name with an optional port: nginx variables are refused; applied to HTTP and HTTPS backends, not to gRPC ones", m),
+		differs("upstream-vhost", "internal.example.com", "a host name with an optional port: nginx variables are refused", m),
 		differs("server-alias", "www.example.com", "exact names and one-label wildcards (*.example.com, as Ingress hosts match) only: nginx regex names are left out with a Problem; an alias serves the paths of its Ingress's namespace only (and its host's certificate when that covers it, as ingress-nginx); an alias that is another rule's host, or another host's alias for an older Ingress, gets a Problem", m),
 		differs("service-upstream", "true", "when Ingresses disagree on one Service port, the oldest that sets the annotation decides", m),
 		supported("connection-proxy-header", "keep-alive"),

@@ -194,3 +194,53 @@ func TestServerAlias(t *testing.T) {
 		checkServed(t, h, url, 404, "")
 	}
 }
+
+// TestRefusedHeaders: router.lua checks the header and upstream fields
+// again; a host with values Build never emits (a CR LF in a value, a name
+// that is not a token, a vhost with a path) answers 503, the others are
+// served.
+func TestRefusedHeaders(t *testing.T) {
+	app := startEcho(t, "app")
+	good := serverOf("good.test", prefixLoc("/", "app"))
+	good.ResponseHeaders = []model.Header{{Name: "X-Ok", Value: "1"}}
+	bad := func(host string, mutate func(*model.Server)) model.Server {
+		s := serverOf(host, prefixLoc("/", "app"))
+		mutate(&s)
+		return s
+	}
+	cfg := configOf("headers-refused", []model.Server{good,
+		bad("crlf.test", func(s *model.Server) { s.RequestHeaders = []model.Header{{Name: "X-A", Value: "a\r\nInjected: 1"}} }),
+		bad("name.test", func(s *model.Server) { s.ResponseHeaders = []model.Header{{Name: "Bad Name", Value: "1"}} }),
+		bad("route.test", func(s *model.Server) {
+			s.Locations[0].Settings.ResponseHeaders = []model.Header{{Name: "X-B", Value: "\x00"}}
+		}),
+		bad("vhost.test", func(s *model.Server) { s.Locations[0].Settings.UpstreamVhost = "a.test/evil" }),
+		bad("conn.test", func(s *model.Server) { s.Locations[0].Settings.ConnectionHeader = "upgrade" }),
+	}, backendOf("app", app))
+	h := startNginx(t, cfg, nil)
+	h.allowLuaErrors = true
+	if r := h.mustGet("http://good.test/"); r.Status != 200 || r.Header.Get("X-Ok") != "1" {
+		t.Errorf("good.test: %d, headers %v", r.Status, r.Header)
+	}
+	for _, host := range []string{"crlf.test", "name.test", "route.test", "vhost.test", "conn.test"} {
+		if r := h.mustGet("http://" + host + "/"); r.Status != 503 || r.Header.Get("Injected") != "" {
+			t.Errorf("%s: %d, want 503", host, r.Status)
+		}
+	}
+}
+
+// TestUpstreamVhostGRPC: upstream-vhost is the :authority a gRPC backend
+// receives, as ingress-nginx's grpc_set_header Host.
+func TestUpstreamVhostGRPC(t *testing.T) {
+	vhost := settingsLoc("/v.Echo", "grpc", model.LocationSettings{BackendProtocol: "GRPC", UpstreamVhost: "internal.example.com"})
+	plain := settingsLoc("/p.Echo", "grpc", model.LocationSettings{BackendProtocol: "GRPC"})
+	cfg := configOf("grpc-vhost", []model.Server{serverOf("g.test", vhost, plain)}, backendAt("grpc", startH2C(t, grpcReflector("grpc"))))
+	h := startNginx(t, cfg, nil)
+	c := h.h2Client()
+	for path, want := range map[string]string{"/v.Echo/Call": "internal.example.com", "/p.Echo/Call": "g.test"} {
+		status, reply, grpcStatus, err := grpcCall(c, "https://g.test"+path)
+		if err != nil || status != 200 || grpcStatus != "0" || reply.Host != want {
+			t.Errorf("%s: %d %q %v, backend Host %q; want %q", path, status, grpcStatus, err, reply.Host, want)
+		}
+	}
+}
