@@ -100,7 +100,8 @@ var (
 		"cors-allow-origin", "cors-allow-methods", "cors-allow-headers", "cors-expose-headers", "cors-allow-credentials",
 		"cors-max-age", "proxy-buffering", "proxy-request-buffering", "proxy-http-version", "proxy-next-upstream",
 		"proxy-next-upstream-tries", "proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path",
-		"enable-access-log", "proxy-buffer-size", "custom-http-errors", "default-backend", "disable-proxy-intercept-errors"}
+		"enable-access-log", "proxy-buffer-size", "custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
+		"upstream-vhost", "connection-proxy-header", "server-alias", "service-upstream", "custom-headers"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -139,6 +140,9 @@ var plausibleValues = map[string][]string{
 	"cors-allow-origin":  {"*", "https://*.example.org:8443, null", "http://a.example.org,https://b.example.org"},
 	"cors-allow-methods": {"GET, POST"}, "cors-allow-headers": {"X-A,X-B"}, "cors-expose-headers": {"*", "X-C, X-D"},
 	"cors-allow-credentials": {"false"}, "cors-max-age": {"0", "600"},
+	"upstream-vhost": {"internal.example.com", "10.0.0.1:8080"}, "connection-proxy-header": {"close", "keep-alive"},
+	"server-alias": {"www.example.com", "c.example.com, *.w.example.com", "a.example.com"}, "service-upstream": {"true"},
+	"custom-headers": {"evil/headers", "team-a/headers"},
 }
 
 // str is a hostile string: one from a pool (half the time), random ASCII
