@@ -516,7 +516,7 @@ function _M.rewrite()
     headers.mark(route.resp_headers)
   end
   if not route or route.backend == "" then
-    return ngx.exit(404)
+    return proxy_settings.fail(route and route.err, 404) -- the built-in default backend's 404
   end
   local limit = route.body_size or settings.body_size
   if limit and limit > 0 then

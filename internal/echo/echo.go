@@ -23,6 +23,10 @@ type Reply struct {
 	Path    string      `json:"path"`
 	Query   string      `json:"query,omitempty"`
 	Headers http.Header `json:"headers"`
+	// Proto is the request's protocol ("HTTP/1.1"); Chunked says that its
+	// body came with chunked transfer coding.
+	Proto   string `json:"proto,omitempty"`
+	Chunked bool   `json:"chunked,omitempty"`
 }
 
 // Server is one echo backend.
@@ -58,6 +62,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Echo-Backend", s.Name)
 	_ = json.NewEncoder(w).Encode(Reply{
 		Backend: s.Name, Method: r.Method, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Headers: r.Header,
+		Proto: r.Proto, Chunked: len(r.TransferEncoding) > 0 && r.TransferEncoding[0] == "chunked",
 	})
 }
 

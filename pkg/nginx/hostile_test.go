@@ -66,6 +66,9 @@ func newHostileGen(seed uint64) hostileGen {
 			"affinity-mode", "affinity-canary-behavior", "session-cookie-secure", "session-cookie-samesite",
 			"session-cookie-conditional-samesite-none", "session-cookie-domain", "session-cookie-expires",
 			"session-cookie-change-on-failure", "upstream-hash-by-subset", "upstream-hash-by-subset-size",
+			"proxy-buffering", "proxy-request-buffering", "proxy-http-version", "proxy-next-upstream-tries",
+			"proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path", "enable-access-log",
+			"custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
 		},
 		values: []string{
 			"/$1", "/$", "/$a", "/$10", "/$1/$2$3", "$request_uri", "${x}", "true", "false", "TRUE", "1", "0", "-1",
@@ -73,6 +76,7 @@ func newHostileGen(seed uint64) hostileGen {
 			"GRPC", "grpcs", "HTTPS", "FTP", "round_robin", "ewma", "cookie", "/x;return 200", "a\nb", "}", "{", "/",
 			"$remote_addr$request_uri", "3600", "3601", strings.Repeat("9", 5000), "/" + strings.Repeat("a", 100_000),
 			"persistent", "balanced", "legacy", "None", "lax", ".foo.bar", "${request_uri}-x", "$cookie_JSESSIONID", "2147483648",
+			"on", "off", "1.0", "1.1", "404,503", "499", "a.test b.test", "http://a.test/", "web",
 		},
 		runes: strings.Split("a Z 0 9 / . - _ * ü é 漢 字 🙂 \u200b \u0000 \u007f \ufffd \U0010ffff", " "),
 	}

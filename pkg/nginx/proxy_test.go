@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/echo"
+	"github.com/ingress-sync/ingress-sync/internal/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
@@ -197,4 +198,43 @@ func TestProxySettings(t *testing.T) {
 			t.Errorf("Location %q after the change", got)
 		}
 	})
+}
+
+// TestProxyAnnotationsFromIngresses: the proxy and error page annotations
+// of Ingresses, through model.Build, into a real nginx.
+func TestProxyAnnotationsFromIngresses(t *testing.T) {
+	web, pages := startEcho(t, "web"), startEcho(t, "pages")
+	cfg := buildIngresses(t, map[string]int{"web": web.Port(), "pages": pages.Port()},
+		fixtures.Ingress("default", "old", ann("proxy-http-version", "1.0"), ann("proxy-request-buffering", "off"),
+			ann("enable-access-log", "false"), fixtures.Rule("old.test", fixtures.Prefix("/", "web", 80))),
+		fixtures.Ingress("default", "errs", ann("custom-http-errors", "404,503"), ann("default-backend", "pages"),
+			fixtures.Rule("errs.test", fixtures.Prefix("/app", "web", 80))),
+		fixtures.Ingress("default", "plain", fixtures.Rule("plain.test", fixtures.Prefix("/", "web", 80))),
+	)
+	h := startNginx(t, cfg, nil)
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = pw.Write([]byte("part"))
+		_ = pw.Close()
+	}()
+	if _, r := send(t, h, "POST", "http://old.test/x?mark=old", pr); r.Backend != "web" || r.Proto != "HTTP/1.0" {
+		t.Errorf("proxy-http-version 1.0: %q saw %q", r.Backend, r.Proto)
+	}
+	if _, r := send(t, h, "GET", "http://plain.test/x?mark=plain", nil); r.Proto != "HTTP/1.1" || r.Chunked {
+		t.Errorf("plain: backend saw %q, chunked %v", r.Proto, r.Chunked)
+	}
+	// The catch-all of errs.test (the default backend: none) answers 404,
+	// which custom-http-errors sends to the default-backend Service.
+	resp, r := send(t, h, "GET", "http://errs.test/nowhere", nil)
+	if resp.StatusCode != 200 || r.Backend != "pages" || r.Headers.Get("X-Code") != "404" || r.Path != "/" {
+		t.Errorf("unmatched path: %d from %q for %q, X-Code %q", resp.StatusCode, r.Backend, r.Path, r.Headers.Get("X-Code"))
+	}
+	log := filepath.Join(h.opts.Dir, "logs", "access.log")
+	waitFor(t, "the access log line", func() bool {
+		data, _ := os.ReadFile(log)
+		return bytes.Contains(data, []byte("mark=plain"))
+	})
+	if data, _ := os.ReadFile(log); bytes.Contains(data, []byte("mark=old")) {
+		t.Error("enable-access-log false was logged")
+	}
 }
