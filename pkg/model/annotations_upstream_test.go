@@ -320,22 +320,37 @@ func TestBuildServiceUpstream(t *testing.T) {
 	}
 }
 
-// TestHeaderConfigMapsDoNotReload: the header ConfigMaps and
-// service-upstream change routes and backends, never nginx.conf.
-func TestHeaderConfigMapsDoNotReload(t *testing.T) {
-	base := objs(webService(), one(ingress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80)))))
-	before := buildWith(t, base, headerOpts)
-	after := buildWith(t, objs(base, one(configMap("ingress", "controller", "proxy-set-headers", "ingress/req", "add-headers", "ingress/req",
-		"global-allowed-response-headers", "X-A", "service-upstream", "true"),
-		configMap("ingress", "req", "X-A", "1"), configMap("default", "h", "X-A", "2"))), headerOpts)
-	if before.Global.rendered() != after.Global.rendered() {
-		t.Errorf("rendered global settings differ:\n%+v\n%+v", before.Global.rendered(), after.Global.rendered())
+// TestHeaderConfigMapsReload: the header ConfigMaps' contents,
+// proxy-set-headers and service-upstream change routes and backends only;
+// nginx.conf changes (the response header filter) only when add-headers or
+// global-allowed-response-headers turn response headers on or off.
+func TestHeaderConfigMapsReload(t *testing.T) {
+	base := objs(webService(), one(ingress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80))),
+		configMap("ingress", "req", "X-A", "1"), configMap("default", "h", "X-A", "2")))
+	build := func(kv ...string) *Configuration {
+		return buildWith(t, objs(base, one(configMap("ingress", "controller", kv...))), headerOpts)
 	}
-	if ServerEqual(&before.Servers[1], &after.Servers[1]) {
-		t.Error("servers equal: the headers do not reach the routes")
+	cases := map[string]struct {
+		before, after []string
+		reload        bool
+	}{
+		"proxy-set-headers":               {nil, []string{"proxy-set-headers", "ingress/req"}, false},
+		"service-upstream":                {nil, []string{"service-upstream", "true"}, false},
+		"add-headers on":                  {nil, []string{"add-headers", "ingress/req"}, true},
+		"global-allowed-response-headers": {nil, []string{"global-allowed-response-headers", "X-A"}, true},
+		"allow-list to add-headers": {[]string{"global-allowed-response-headers", "X-A"},
+			[]string{"add-headers", "ingress/req", "global-allowed-response-headers", "X-B"}, false},
 	}
-	if after.Servers[1].Locations[0].Settings.ResponseHeaders == nil || after.Servers[1].RequestHeaders == nil {
-		t.Errorf("headers missing: %+v", after.Servers[1])
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			before, after := build(tc.before...), build(tc.after...)
+			if got := before.Global.rendered() != after.Global.rendered(); got != tc.reload {
+				t.Errorf("reload %v, want %v:\n%+v\n%+v", got, tc.reload, before.Global.rendered(), after.Global.rendered())
+			}
+			if ServerEqual(&before.Servers[1], &after.Servers[1]) && name != "service-upstream" {
+				t.Error("servers equal: the headers do not reach the routes")
+			}
+		})
 	}
 }
 

@@ -404,10 +404,23 @@ func (g Global) rendered() Global {
 	g.SSLRedirect, g.ForceSSLRedirect, g.AllowSnippets = false, false, false
 	// Per-route defaults (Build puts them into the routes).
 	g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout, g.ProxyBodySize = 0, 0, 0, ""
-	// Header ConfigMaps and service-upstream: routes and backends only.
+	// Header ConfigMaps and service-upstream: routes and backends only,
+	// but for whether nginx.conf runs the response header filter.
+	filter := g.ResponseHeaders()
 	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream = "", "", "", false
+	if filter {
+		g.AddHeaders = "on"
+	}
 	return g
 }
+
+// ResponseHeaders reports whether any response may get headers from the
+// cluster: add-headers is set, or global-allowed-response-headers lets
+// custom-headers send some. nginx.conf runs lua/headers.lua's response
+// header filter only then, so that otherwise no request pays for it;
+// turning it on or off reloads nginx, nothing else of the header settings
+// does.
+func (g *Global) ResponseHeaders() bool { return g.AddHeaders != "" || g.AllowedResponseHeaders != "" }
 
 // canonical writes every field of g for the checksum.
 func (g *Global) canonical(w *canonicalWriter) {

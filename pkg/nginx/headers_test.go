@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,12 +78,15 @@ func TestUpstreamAndHeaders(t *testing.T) {
 		fixtures.Ingress("default", "custom", fixtures.Rule("custom.test", fixtures.Prefix("/c", "web", 80))),
 		fixtures.Ingress("default", "plain", fixtures.Rule("plain.test", fixtures.Prefix("/", "web", 80))),
 	}
+	// global-allowed-response-headers turns the response header filter on
+	// (a reload); from then on no header setting reloads.
 	base = append(base, echoService("web", web.Port())...)
+	base = append(base, headerConfigMap("ingress", "controller", "global-allowed-response-headers", "X-Custom,X-Frame-Options,X-Literal"))
 	h := startNginx(t, buildObjects(t, base...), nil)
 
 	// The header ConfigMaps and custom-headers arrive later: routes
 	// change, nginx does not reload.
-	withHeaders := append(slices.Clone(base),
+	withHeaders := append(slices.Clone(base[:len(base)-1]),
 		fixtures.Ingress("default", "custom", ann("custom-headers", "default/custom"), fixtures.Rule("custom.test", fixtures.Prefix("/c", "web", 80))),
 		headerConfigMap("ingress", "controller", "proxy-set-headers", "ingress/req", "add-headers", "ingress/resp",
 			"global-allowed-response-headers", "X-Custom,X-Frame-Options,X-Literal"),
@@ -153,6 +157,35 @@ func TestUpstreamAndHeaders(t *testing.T) {
 	}
 }
 
+// TestResponseHeaderFilterOnlyWhenUsed: without add-headers and
+// global-allowed-response-headers, no response can get headers from the
+// cluster and nginx.conf has no header filter, so no request pays for it.
+func TestResponseHeaderFilterOnlyWhenUsed(t *testing.T) {
+	r, err := NewRenderer(goldenOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kv     []string
+		filter bool
+	}{
+		{nil, false},
+		{[]string{"proxy-set-headers", "ingress/req"}, false},
+		{[]string{"add-headers", "ingress/resp"}, true},
+		{[]string{"global-allowed-response-headers", "X-A"}, true},
+	} {
+		objs := []runtime.Object{headerConfigMap("ingress", "controller", tc.kv...),
+			headerConfigMap("ingress", "req", "X-A", "1"), headerConfigMap("ingress", "resp", "X-A", "1")}
+		conf, err := r.Render(buildObjects(t, objs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(conf), "header_filter_by_lua"); got != tc.filter {
+			t.Errorf("ConfigMap %q: header filter %v, want %v", tc.kv, got, tc.filter)
+		}
+	}
+}
+
 // TestServiceUpstream: service-upstream sends to the Service's ClusterIP
 // and port (annotations/serviceupstream.go), not to its endpoints. The
 // ClusterIP is a loopback address with an echo server on the Service port.
@@ -217,6 +250,8 @@ func TestRefusedHeaders(t *testing.T) {
 		bad("vhost.test", func(s *model.Server) { s.Locations[0].Settings.UpstreamVhost = "a.test/evil" }),
 		bad("conn.test", func(s *model.Server) { s.Locations[0].Settings.ConnectionHeader = "upgrade" }),
 	}, backendOf("app", app))
+	cfg.Global.AddHeaders = "ingress/resp" // the response header filter on
+	cfg.Checksum = cfg.ComputeChecksum()
 	h := startNginx(t, cfg, nil)
 	h.allowLuaErrors = true
 	if r := h.mustGet("http://good.test/"); r.Status != 200 || r.Header.Get("X-Ok") != "1" {

@@ -50,6 +50,9 @@ type view struct {
 	LogFormat string
 	// HSTS is the quoted Strict-Transport-Security value; "" sends none.
 	HSTS string
+	// ResponseHeaders runs lua/headers.lua's response header filter
+	// (model.Global.ResponseHeaders).
+	ResponseHeaders bool
 	// Listen holds the listen arguments of the one public server.
 	Listen []string
 
@@ -131,6 +134,7 @@ func viewChecksum(v *view) (string, error) {
 
 func (v *view) setGlobal(g model.Global) error {
 	v.UseForwardedHeaders = g.UseForwardedHeaders
+	v.ResponseHeaders = g.ResponseHeaders()
 	if g.UpstreamKeepalive < 0 || g.UpstreamKeepalive > 100000 {
 		return invalid("upstream keepalive", strconv.Itoa(g.UpstreamKeepalive))
 	}
