@@ -119,15 +119,24 @@ local function compile_proxy(route, r)
   return true
 end
 
--- VHOST is a host name or address with an optional port (upstream-vhost).
-local VHOST = "^[%w][%w.-]*[%w]:?%d*$"
 local CONNECTION = { close = true, ["keep-alive"] = true }
+
+-- is_vhost: a host name or address (letters, digits, inner '-' and '.',
+-- no "..") with an optional ":port" (upstream-vhost), as pkg/model checks it.
+local function is_vhost(v)
+  if type(v) ~= "string" or #v > 260 then
+    return false
+  end
+  local host, port = v:match("^([%w.-]+)(.*)$")
+  return host ~= nil and str_find(host, "^%w") ~= nil and str_find(host, "%w$") ~= nil
+    and not str_find(host, "..", 1, true) and (port == "" or str_find(port, "^:%d+$") ~= nil)
+end
 
 -- compile_upstream sets vhost, connection and the route's own response
 -- headers (resp_own; compile merges them with the host's).
 local function compile_upstream(route, r)
   local v = r.upstreamVhost
-  if v ~= nil and (type(v) ~= "string" or #v > 260 or not str_find(v, VHOST) or str_find(v, "..", 1, true)) then
+  if v ~= nil and not is_vhost(v) then
     return nil, "invalid upstreamVhost"
   end
   if r.connection ~= nil and not CONNECTION[r.connection] then

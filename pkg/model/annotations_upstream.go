@@ -100,7 +100,7 @@ func parseUpstreamVhost(v string) (string, error) {
 			return "", errors.New("port must be 1 to 65535")
 		}
 	}
-	if host == "" || len(host) > 253 || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") || strings.Contains(host, "..") {
+	if host == "" || len(host) > 253 || !isAlnum(host[0]) || !isAlnum(host[len(host)-1]) || strings.Contains(host, "..") {
 		return "", errors.New("must be a host name, optionally with :port")
 	}
 	for i := 0; i < len(host); i++ {

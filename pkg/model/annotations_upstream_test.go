@@ -41,6 +41,11 @@ func TestParseUpstreamAnnotations(t *testing.T) {
 			ann:      map[string]string{"upstream-vhost": "a..b"},
 			problems: []string{`upstream-vhost="a..b": must be a host name`},
 		},
+		"upstream-vhost edges": {
+			ann:      map[string]string{"upstream-vhost": "-a.example.com"},
+			problems: []string{`upstream-vhost="-a.example.com": must be a host name`},
+		},
+		"upstream-vhost of one letter": {ann: map[string]string{"upstream-vhost": "a:1"}, vhost: "a:1"},
 		"upstream-vhost port": {
 			ann:      map[string]string{"upstream-vhost": "a.example.com:0"},
 			problems: []string{`upstream-vhost="a.example.com:0": port must be 1 to 65535`},

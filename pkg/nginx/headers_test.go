@@ -236,6 +236,7 @@ func TestRefusedHeaders(t *testing.T) {
 	app := startEcho(t, "app")
 	good := serverOf("good.test", prefixLoc("/", "app"))
 	good.ResponseHeaders = []model.Header{{Name: "X-Ok", Value: "1"}}
+	good.Locations[0].Settings.UpstreamVhost = "a:8080" // one letter and a port
 	bad := func(host string, mutate func(*model.Server)) model.Server {
 		s := serverOf(host, prefixLoc("/", "app"))
 		mutate(&s)
@@ -249,6 +250,7 @@ func TestRefusedHeaders(t *testing.T) {
 		}),
 		bad("vhost.test", func(s *model.Server) { s.Locations[0].Settings.UpstreamVhost = "a.test/evil" }),
 		bad("conn.test", func(s *model.Server) { s.Locations[0].Settings.ConnectionHeader = "upgrade" }),
+		bad("port.test", func(s *model.Server) { s.Locations[0].Settings.UpstreamVhost = "a.test:" }),
 	}, backendOf("app", app))
 	cfg.Global.AddHeaders = "ingress/resp" // the response header filter on
 	cfg.Checksum = cfg.ComputeChecksum()
@@ -257,7 +259,7 @@ func TestRefusedHeaders(t *testing.T) {
 	if r := h.mustGet("http://good.test/"); r.Status != 200 || r.Header.Get("X-Ok") != "1" {
 		t.Errorf("good.test: %d, headers %v", r.Status, r.Header)
 	}
-	for _, host := range []string{"crlf.test", "name.test", "route.test", "vhost.test", "conn.test"} {
+	for _, host := range []string{"crlf.test", "name.test", "route.test", "vhost.test", "conn.test", "port.test"} {
 		if r := h.mustGet("http://" + host + "/"); r.Status != 503 || r.Header.Get("Injected") != "" {
 			t.Errorf("%s: %d, want 503", host, r.Status)
 		}
