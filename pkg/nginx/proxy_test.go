@@ -238,3 +238,63 @@ func TestProxyAnnotationsFromIngresses(t *testing.T) {
 		t.Error("enable-access-log false was logged")
 	}
 }
+
+// bigBackend answers size bytes and then reports on done whether it could
+// write them all: with ?deadline its writes give up after half a second
+// without progress (nginx reads nothing more: no buffering, and a client
+// that does not read).
+func bigBackend(done chan<- bool, size int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		rc := http.NewResponseController(w)
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for n := 0; n < size; n += len(chunk) {
+			if r.URL.Query().Has("deadline") {
+				_ = rc.SetWriteDeadline(time.Now().Add(500 * time.Millisecond))
+			}
+			if _, err := w.Write(chunk[:min(len(chunk), size-n)]); err != nil {
+				done <- false
+				return
+			}
+		}
+		done <- true
+	})
+}
+
+// TestProxyBuffering: proxy-buffering per route, with the ConfigMap's
+// proxy-buffering on. With buffering nginx takes the whole answer of the
+// backend before the client reads any of it; without, the backend can
+// write no more than the client reads (and the socket buffers hold).
+func TestProxyBuffering(t *testing.T) {
+	done := make(chan bool, 4)
+	const size = 64 << 20
+	port := startHTTPTest(t, bigBackend(done, size), false, false)
+	cfg := configOf("buffering-1", []model.Server{serverOf("buf.test",
+		proxyLoc("/off", "big", &model.ProxySettings{Buffering: "off"}),
+		proxyLoc("/on", "big", nil), // the ConfigMap's: on
+	)}, backendAt("big", port))
+	cfg.Global.Nginx = model.DefaultGlobal().Nginx
+	cfg.Global.Nginx.ProxyBuffering = true
+	h := startNginx(t, cfg, nil)
+	for _, tc := range []struct {
+		url      string
+		complete bool
+	}{
+		{"http://buf.test/on/x", true},
+		{"http://buf.test/off/x?deadline", false},
+	} {
+		resp, err := h.http.Get(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case complete := <-done:
+			if complete != tc.complete {
+				t.Errorf("GET %s: the backend wrote its whole answer: %v, want %v", tc.url, complete, tc.complete)
+			}
+		case <-time.After(testWait):
+			t.Errorf("GET %s: the backend neither finished nor gave up", tc.url)
+		}
+		_ = resp.Body.Close()
+	}
+}
