@@ -281,3 +281,27 @@ func TestUpstreamVhostGRPC(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadersThroughProxyLocations: the request and response headers also
+// apply to routes that router.lua hands to a fixed proxy location
+// (backend-protocol HTTPS, proxy-buffering off), where ngx.ctx is gone.
+func TestHeadersThroughProxyLocations(t *testing.T) {
+	srv := serverOf("p.test",
+		settingsLoc("/secure", "secure", model.LocationSettings{BackendProtocol: "HTTPS",
+			ResponseHeaders: []model.Header{{Name: "X-Route", Value: "secure"}}}),
+		settingsLoc("/unbuffered", "plain", model.LocationSettings{Proxy: &model.ProxySettings{Buffering: "off"}}))
+	srv.RequestHeaders = []model.Header{{Name: "X-Req", Value: "1"}}
+	srv.ResponseHeaders = []model.Header{{Name: "X-Global", Value: "1"}}
+	cfg := configOf("headers-locations", []model.Server{srv},
+		backendAt("secure", startHTTPTest(t, reflector("secure"), true, false)),
+		backendAt("plain", startHTTPTest(t, reflector("plain"), false, false)))
+	cfg.Global.AddHeaders = "ingress/resp"
+	cfg.Checksum = cfg.ComputeChecksum()
+	h := startNginx(t, cfg, nil)
+	for path, route := range map[string]string{"/secure/x": "secure", "/unbuffered/x": ""} {
+		r := h.mustGet("http://p.test" + path)
+		if r.Status != 200 || r.Reply.Headers.Get("X-Req") != "1" || r.Header.Get("X-Global") != "1" || r.Header.Get("X-Route") != route {
+			t.Errorf("%s: %d, backend headers %v, response headers %v", path, r.Status, r.Reply.Headers, r.Header)
+		}
+	}
+}
