@@ -45,8 +45,9 @@ end
 -- (proxy_intercept_errors), the "_i2" ones only the ConfigMap's
 -- custom-http-errors (err.global: the route's codes are those).
 function _M.location_of(proto, p, buffering, err)
+  local i = err and (err.intercept and (err.global and "2" or "1") or "0")
   if proto == "grpc" or proto == "grpcs" then
-    return "@" .. proto
+    return "@" .. proto .. (i and ("_i" .. i) or "")
   end
   local b = p and p.buffering or buffering
   local rq = p and p.requestBuffering or "on"
@@ -55,7 +56,7 @@ function _M.location_of(proto, p, buffering, err)
     return proto == "https" and "@https" or nil
   end
   return "@" .. proto .. "_b" .. (b == "on" and "1" or "0") .. "_r" .. (rq == "on" and "1" or "0")
-    .. "_v" .. (v == "1.0" and "10" or "11") .. "_i" .. ((err and err.intercept) and (err.global and "2" or "1") or "0")
+    .. "_v" .. (v == "1.0" and "10" or "11") .. "_i" .. (i or "0")
 end
 
 -- compile_errors validates a route's errors item (see model.CustomErrors)

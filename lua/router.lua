@@ -455,10 +455,11 @@ local function has_endpoints(name)
   return b ~= nil and b.n > 0
 end
 
--- proxy hands the request to its backend: location /'s proxy_pass, or one
--- of the fixed locations for the other protocols.
+-- proxy hands the request to its backend: location /'s proxy_pass, or the
+-- fixed location of its protocol and proxy settings (see proxy.lua).
 local function proxy(route)
-  ngx_var.proxy_upstream_name = route.canary and canary.choose(route) or route.backend
+  local backend = route.canary and canary.choose(route) or route.backend
+  ngx_var.proxy_upstream_name = backend
   if route.timeouts then
     ngx_var.ingress_timeouts = route.timeouts
   end
@@ -468,7 +469,7 @@ local function proxy(route)
   local err = route.err
   if err then
     ngx_var.ingress_errors = err.info
-    if err.fallback and not has_endpoints(ngx_var.proxy_upstream_name) and has_endpoints(err.backend) then
+    if err.fallback and not has_endpoints(backend) and has_endpoints(err.backend) then
       proxy_settings.fallback(err)
       return ngx.exec(route.fallback_exec)
     end

@@ -144,3 +144,18 @@ func TestCustomErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestCustomErrorsGRPC: nginx's 502 of a gRPC route without endpoints
+// that answer goes to the error backend as well.
+func TestCustomErrorsGRPC(t *testing.T) {
+	pages := startHTTPTest(t, errorPages(), false, false)
+	st := model.LocationSettings{BackendProtocol: "GRPC", Errors: &model.CustomErrors{Codes: []int{502}, Backend: "pages",
+		Service: "grpc", ServicePort: "50051"}}
+	cfg := configOf("errors-grpc", []model.Server{serverOf("g.test", settingsLoc("/", "grpc", st))},
+		backendAt("grpc", deadPort(t)), backendAt("pages", pages))
+	h := startNginx(t, cfg, nil)
+	resp, r := send(t, h, "POST", "http://g.test/svc.Echo/Call", nil, "Content-Type", "application/grpc")
+	if resp.StatusCode != 502 || r.Backend != "errors" || r.Headers.Get("X-Code") != "502" || r.Headers.Get("X-Service-Name") != "grpc" {
+		t.Fatalf("= %d from %q, X-Code %q", resp.StatusCode, r.Backend, r.Headers.Get("X-Code"))
+	}
+}

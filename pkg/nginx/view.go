@@ -218,8 +218,9 @@ type proxyLocation struct {
 // buffering, HTTP version and the interception of the backend's errors
 // (none "_i0", all "_i1", or those of the ConfigMap's custom-http-errors,
 // global, "_i2"), 48 locations that all send nginx's errors to
-// @custom_error; plus @https, @grpc and @grpcs with nginx.conf's defaults,
-// and @custom_error. An HTTP route at the defaults stays in location /.
+// @custom_error, and the 6 of gRPC (protocol and interception only); plus
+// @https, @grpc and @grpcs with nginx.conf's defaults, and @custom_error.
+// An HTTP route at the defaults stays in location /.
 // Buffer sizes are not dimensions: they are the ConfigMap's only (see
 // docs/dataplane.md).
 func proxyLocations(global string) []proxyLocation {
@@ -235,11 +236,18 @@ func proxyLocations(global string) []proxyLocation {
 		global = errorPageCodes()
 	}
 	intercepts := []struct {
-		name, directive, pages string
+		name, on, pages string
 	}{
-		{"0", "proxy_intercept_errors off", all},
-		{"1", "proxy_intercept_errors on", all},
-		{"2", "proxy_intercept_errors on", "error_page " + global + " = @custom_error"},
+		{"0", "off", all},
+		{"1", "on", all},
+		{"2", "on", "error_page " + global + " = @custom_error"},
+	}
+	for _, scheme := range []string{"grpc", "grpcs"} {
+		for _, i := range intercepts {
+			out = append(out, proxyLocation{Name: "@" + scheme + "_i" + i.name, Directives: []string{
+				"grpc_intercept_errors " + i.on, i.pages, "grpc_pass " + scheme + "://upstream_balancer",
+			}})
+		}
 	}
 	for _, scheme := range []string{"http", "https"} {
 		for _, buffering := range []bool{true, false} {
@@ -253,7 +261,7 @@ func proxyLocations(global string) []proxyLocation {
 								"proxy_buffering " + onOff(buffering),
 								"proxy_request_buffering " + onOff(request),
 								"proxy_http_version " + version,
-								i.directive,
+								"proxy_intercept_errors " + i.on,
 								i.pages,
 								"proxy_pass " + scheme + "://upstream_balancer",
 							},
