@@ -59,6 +59,8 @@ type ingressAnnotations struct {
 	// errorService the default-backend annotation (see applyErrors).
 	errors       CustomErrors
 	errorService string
+	// proxyBufferSize is proxy-buffer-size (see checkBufferSize).
+	proxyBufferSize Size
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -100,7 +101,10 @@ func (a *ingressAnnotations) applyProxy(name, v string) (ok bool, err error) {
 		if _, err = parseBool(v); err == nil {
 			err = fmt.Errorf("%w: ingress-sync rewrites paths in Lua, not with nginx's rewrite directive, so nginx's rewrite log has nothing to show; left out", errUnsupported)
 		}
-	case "proxy-buffer-size", "proxy-busy-buffers-size", "proxy-max-temp-file-size", "client-body-buffer-size":
+	case "proxy-buffer-size":
+		a.proxyBufferSize, err = parseSize(v)
+		return true, err
+	case "proxy-busy-buffers-size", "proxy-max-temp-file-size", "client-body-buffer-size":
 		if _, err = parseSize(v); err == nil {
 			err = errPerRoute
 		}
@@ -335,18 +339,21 @@ func (b *builder) setErrors(e *ingressEntry, st *LocationSettings, be *backendSt
 }
 
 // errorBackendOf resolves e's default-backend annotation, once per Build;
-// nil when unset or unusable (with a Problem).
-// buildPath calls it, so that the backend is used before finishBackends.
+// nil when unset or unusable (with a Problem). buildPath calls it, so that
+// the backend is used before finishBackends, and the first call checks
+// proxy-buffer-size (see checkBufferSize).
 func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
-	name := e.ann.errorService
-	if name == "" {
-		return nil
-	}
 	if be, ok := b.errorBackends[e]; ok {
 		return be
 	}
 	if b.errorBackends == nil {
 		b.errorBackends = map[*ingressEntry]*backendState{}
+	}
+	b.checkBufferSize(e)
+	name := e.ann.errorService
+	if name == "" {
+		b.errorBackends[e] = nil
+		return nil
 	}
 	var be *backendState
 	svc := b.s.services[objectKey{e.key.Namespace, name}]
@@ -366,4 +373,19 @@ func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
 	}
 	b.errorBackends[e] = be
 	return be
+}
+
+// checkBufferSize reports e's proxy-buffer-size when it is larger than the
+// ConfigMap's, which every route uses: proxy_buffer_size takes no
+// variables. A size up to the ConfigMap's is served by it.
+func (b *builder) checkBufferSize(e *ingressEntry) {
+	want, ok := e.ann.proxyBufferSize.Bytes()
+	if !ok {
+		return
+	}
+	global := cmp.Or(b.global.Nginx.ProxyBufferSize, DefaultGlobal().Nginx.ProxyBufferSize)
+	if have, _ := global.Bytes(); want > have {
+		b.ingressProblem(e, "annotation %sproxy-buffer-size=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
+			"(an nginx directive that takes no variables); set the ConfigMap key; left out", AnnotationPrefix, e.ann.proxyBufferSize, global)
+	}
 }

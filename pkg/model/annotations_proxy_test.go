@@ -70,9 +70,9 @@ func TestParseProxyAnnotations(t *testing.T) {
 			in: map[string]string{"enable-rewrite-log": "true"}, problems: []string{"enable-rewrite-log=\"true\": not supported: ingress-sync rewrites paths in Lua"},
 		},
 		"sizes cannot vary per route, bad sizes are bad": {
-			in: map[string]string{"proxy-buffer-size": "16k", "proxy-busy-buffers-size": "x", "client-body-buffer-size": "1m",
+			in: map[string]string{"proxy-buffer-size": "16x", "proxy-busy-buffers-size": "x", "client-body-buffer-size": "1m",
 				"proxy-buffers-number": "8", "proxy-max-temp-file-size": "0", "proxy-next-upstream-timeout": "10"},
-			problems: []string{"client-body-buffer-size=\"1m\": not supported per Ingress", "proxy-buffer-size=\"16k\": not supported per Ingress",
+			problems: []string{"client-body-buffer-size=\"1m\": not supported per Ingress", "proxy-buffer-size=\"16x\": must be an nginx size",
 				"proxy-buffers-number=\"8\": not supported per Ingress", "proxy-busy-buffers-size=\"x\": must be an nginx size",
 				"proxy-max-temp-file-size=\"0\": not supported per Ingress", "proxy-next-upstream-timeout=\"10\": not supported per Ingress"},
 		},
@@ -179,6 +179,33 @@ func TestBuildErrorPages(t *testing.T) {
 			probs := problemStrings(cfg.Problems)
 			if tc.prob == "" && len(probs) > 0 || tc.prob != "" && !strings.Contains(strings.Join(probs, "\n"), tc.prob) {
 				t.Errorf("problems %q, want %q", probs, tc.prob)
+			}
+		})
+	}
+}
+
+// TestBuildProxyBufferSize: proxy-buffer-size is served by the ConfigMap's
+// when not larger, and left out with a Problem otherwise.
+func TestBuildProxyBufferSize(t *testing.T) {
+	for name, tc := range map[string]struct {
+		configMap, annotation string
+		problem               bool
+	}{
+		"the default 4k serves 4k":        {"", "4k", false},
+		"the default 4k cannot serve 16k": {"", "16k", true},
+		"a ConfigMap of 32k serves 16k":   {"32k", "16k", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			objs := []runtime.Object{service("default", "web", svcPort("http", 80)),
+				ingress("default", "a", nginx("proxy-buffer-size", tc.annotation), rule("a.test", prefix("/", "web", 80)))}
+			if tc.configMap != "" {
+				objs = append(objs, configMap("ingress", "cfg", "proxy-buffer-size", tc.configMap))
+			}
+			opts := testOptions()
+			opts.ConfigMap = "ingress/cfg"
+			probs := problemStrings(Build(newTestStore(t, objs...), opts).Problems)
+			if got := strings.Contains(strings.Join(probs, "\n"), "larger than the ConfigMap's proxy-buffer-size"); got != tc.problem {
+				t.Errorf("problems %q, want the size problem: %v", probs, tc.problem)
 			}
 		})
 	}

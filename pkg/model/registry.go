@@ -258,7 +258,7 @@ func annotationTable() []RegistryEntry {
 		differs("proxy-send-timeout", "120", noteTimeout, m),
 		supported("proxy-body-size", "8m"),
 		supported("proxy-buffering", "on"),
-		notSupported("proxy-buffer-size", "8k", perRoute, m),
+		differs("proxy-buffer-size", "4k", "one size for every route, the ConfigMap's proxy-buffer-size (default 4k), as proxy_buffer_size takes no variables: an annotation up to it is served by it, a larger one is left out with a Problem", m),
 		notSupported("proxy-buffers-number", "4", perRoute, m),
 		notSupported("proxy-busy-buffers-size", "16k", perRoute, m),
 		notSupported("proxy-max-temp-file-size", "1024m", perRoute, m),
