@@ -76,7 +76,8 @@ function _M.compile_errors(e, ingress)
     list[i + 1] = c
   end
   list[#list + 1] = ""
-  if not (word(e.backend) and word(e.service) and word(e.servicePort) and word(ingress)) or str_find(ingress or "", "|", 1, true)
+  local joined = (e.backend or "") .. (e.service or "") .. (e.servicePort or "") .. (ingress or "")
+  if not (word(e.backend) and word(e.service) and word(e.servicePort) and word(ingress)) or str_find(joined, "|", 1, true)
       or (e.fallback and not e.backend) then
     return nil, "errors: invalid backend, service or servicePort"
   end

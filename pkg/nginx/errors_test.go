@@ -159,3 +159,31 @@ func TestCustomErrorsGRPC(t *testing.T) {
 		t.Fatalf("= %d from %q, X-Code %q", resp.StatusCode, r.Backend, r.Headers.Get("X-Code"))
 	}
 }
+
+// TestRefusedProxyAndErrors: router.lua checks the proxy and errors fields
+// again; a host with values Build never emits answers 503, the others are
+// served.
+func TestRefusedProxyAndErrors(t *testing.T) {
+	app := startEcho(t, "app")
+	bad := func(host string, st model.LocationSettings) model.Server {
+		return serverOf(host, settingsLoc("/", "app", st))
+	}
+	cfg := configOf("proxy-refused", []model.Server{
+		bad("good.test", model.LocationSettings{Proxy: &model.ProxySettings{Buffering: "on"}, Errors: &model.CustomErrors{Codes: []int{404}}}),
+		bad("version.test", model.LocationSettings{Proxy: &model.ProxySettings{HTTPVersion: "2"}}),
+		bad("tries.test", model.LocationSettings{Proxy: &model.ProxySettings{NextUpstreamTries: 101}}),
+		bad("redirect.test", model.LocationSettings{Proxy: &model.ProxySettings{RedirectFrom: "/a"}}),
+		bad("space.test", model.LocationSettings{Proxy: &model.ProxySettings{CookiePathFrom: "/a b", CookiePathTo: "/"}}),
+		bad("code.test", model.LocationSettings{Errors: &model.CustomErrors{Codes: []int{499}}}),
+		bad("pipe.test", model.LocationSettings{Errors: &model.CustomErrors{Codes: []int{404}, Backend: "a|b"}}),
+		bad("fallback.test", model.LocationSettings{Errors: &model.CustomErrors{Fallback: true}}),
+	}, backendOf("app", app))
+	h := startNginx(t, cfg, nil)
+	h.allowLuaErrors = true
+	checkServed(t, h, "http://good.test/", 200, "app")
+	for _, host := range []string{"version", "tries", "redirect", "space", "code", "pipe", "fallback"} {
+		if r := h.mustGet("http://" + host + ".test/"); r.Status != 503 {
+			t.Errorf("%s.test: %d, want 503", host, r.Status)
+		}
+	}
+}
