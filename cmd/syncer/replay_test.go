@@ -47,7 +47,7 @@ func publishStory(t *testing.T) string {
 		{events.OpUpdate, fixtures.EndpointSlice("shop", "web-abc", "web", 8080, "10.0.0.1")},
 		{events.OpCreate, fixtures.Ingress("blog", "site", fixtures.Rule("blog.example.com", fixtures.Prefix("/", "site", 80)))},
 		{events.OpCreate, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "ingress-sync"},
-			Data: map[string]string{"proxy-read-timeout": "120"}}},
+			Data: map[string]string{"worker-processes": "2"}}},
 	})
 }
 

@@ -78,7 +78,7 @@ func TestRoutes(t *testing.T) {
 	}
 	out, _, _ := runCmd(t, "", "routes", "--status-port", port)
 	for _, want := range []string{"Routes of configuration abc123: 2 hosts, 2 routes", "HOST", "SETTINGS",
-		"shop.example.com  prefix  /api  shop-api-80  shop/api  protocol=grpc read-timeout=30s body-size=1048576",
+		"shop.example.com  prefix  /api  shop-api-80  shop/api  protocol=grpc readTimeout=30 bodySize=1048576",
 		"bad.example.com   -       -     -            -         unavailable"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
@@ -182,8 +182,8 @@ func TestRoutesLiveEqualsReplay(t *testing.T) {
 			}
 		}
 	}
-	for _, route := range []string{"shop.example.com    regex", "rewrite=/$1", "protocol=grpc", "allow=10.0.0.0/8,192.168.0.0/16",
-		"body-size=8388608", "*.apps.example.com  prefix", "redirect"} {
+	for _, route := range []string{"shop.example.com    regex", "rewrite=/$1", "protocol=grpc", `allow=["10.0.0.0/8","192.168.0.0/16"]`,
+		"bodySize=8388608", "*.apps.example.com  prefix", "redirect=true"} {
 		if !strings.Contains(want, route) {
 			t.Errorf("the route view lacks %q: the comparison proves less than it should:\n%s", route, want)
 		}

@@ -188,6 +188,6 @@ func scenario(r *recorder) map[string]uint64 {
 	pub("api-up", events.OpUpdate, fixtures.EndpointSlice("shop", "api-xyz", "api", 9090, "10.0.1.2"))
 	pub("blog-delete", events.OpDelete, fixtures.Ingress("blog", "site", fixtures.Rule("blog.example.com", fixtures.Prefix("/", "site", 8080))))
 	pub("global", events.OpCreate, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "ingress-sync"},
-		Data: map[string]string{"proxy-read-timeout": "120"}})
+		Data: map[string]string{"worker-processes": "2"}})
 	return seqs
 }

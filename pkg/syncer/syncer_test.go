@@ -190,7 +190,7 @@ func TestClassifiesAndCoalesces(t *testing.T) {
 		}
 	}
 
-	h.send(events.OpCreate, globalConfigMap(map[string]string{"proxy-read-timeout": "120"}))
+	h.send(events.OpCreate, globalConfigMap(map[string]string{"worker-processes": "2"}))
 	h.settle()
 	h.lastCall("a reload for a global setting", 6, "reload "+h.s.Running().Checksum)
 	if st := h.s.Status(); st.Reloads != 2 || st.DynamicUpdates != 4 {
