@@ -1,6 +1,7 @@
 package model
 
 import (
+	"maps"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -169,5 +170,29 @@ func TestGlobalRouteDefaultsDoNotReload(t *testing.T) {
 		if ch.Reload || len(ch.ServersUpserted) != 2 {
 			t.Errorf("%s=%s: reload %v (%q), %d servers upserted; want no reload, both servers", kv[0], kv[1], ch.Reload, ch.ReloadReasons, len(ch.ServersUpserted))
 		}
+	}
+}
+
+// TestGlobalLoadBalance: the ConfigMap's load-balance is the balancer of
+// backends whose Ingresses set none; an annotation wins; no reload.
+func TestGlobalLoadBalance(t *testing.T) {
+	opts := testOptions()
+	opts.ConfigMap = "ingress/cfg"
+	build := func(kv ...string) *Configuration {
+		return Build(newTestStore(t, append(objs(webService()), configMap("ingress", "cfg", kv...),
+			service("default", "api", svcPort("", 80)),
+			ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80))),
+			ingress("default", "api", nginx("load-balance", "round_robin"), rule("b.example.com", prefix("/", "api", 80))))...), opts)
+	}
+	old, cfg := build(), build("load-balance", "ewma")
+	got := map[string]string{}
+	for _, b := range cfg.Backends {
+		got[b.Name] = b.LoadBalance
+	}
+	if want := map[string]string{web80: LoadBalanceEWMA, "default-api-80": LoadBalanceRoundRobin}; !maps.Equal(got, want) {
+		t.Errorf("balancers %v, want %v", got, want)
+	}
+	if ch := Diff(old, cfg); ch.Reload || len(ch.BackendsUpserted) != 1 {
+		t.Errorf("reload %v, %d backends upserted; want no reload, one backend", ch.Reload, len(ch.BackendsUpserted))
 	}
 }

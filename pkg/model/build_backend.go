@@ -242,7 +242,7 @@ func (b *builder) backend(be *backendState) Backend {
 		Service:     be.key.service,
 		Port:        be.key.port,
 		Endpoints:   be.endpoints,
-		LoadBalance: LoadBalanceRoundRobin,
+		LoadBalance: cmp.Or(b.global.LoadBalance, LoadBalanceRoundRobin),
 	}
 	b.applyServiceUpstream(be, &out)
 	if len(be.opinions) == 0 {

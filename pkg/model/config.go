@@ -69,6 +69,10 @@ type Global struct {
 	// 599, sorted, joined by ","; the locations take it, and nginx.conf
 	// holds error_page for these codes (a change reloads).
 	CustomHTTPErrors string `json:"customHTTPErrors,omitempty"`
+	// LoadBalance is the ConfigMap's load-balance: the balancer of backends
+	// whose Ingresses set no balancing annotation ("" is round_robin;
+	// backends only, no reload).
+	LoadBalance string `json:"loadBalance,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }

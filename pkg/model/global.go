@@ -259,6 +259,7 @@ var globalKeys = map[string]setter{
 	"add-headers":                     field(func(g *Global) *string { return &g.AddHeaders }, parseConfigMapRef),
 	"global-allowed-response-headers": field(func(g *Global) *string { return &g.AllowedResponseHeaders }, parseAllowedHeaders),
 	"service-upstream":                boolField(func(g *Global) *bool { return &g.ServiceUpstream }),
+	"load-balance":                    field(func(g *Global) *string { return &g.LoadBalance }, parseLoadBalance),
 	"custom-http-errors":              field(func(g *Global) *string { return &g.CustomHTTPErrors }, parseHTTPErrorsList),
 
 	"hsts":                    boolField(func(g *Global) *bool { return &g.Nginx.HSTS }),
@@ -407,7 +408,7 @@ func (g Global) rendered() Global {
 	// Header ConfigMaps and service-upstream: routes and backends only,
 	// but for whether nginx.conf runs the response header filter.
 	filter := g.ResponseHeaders()
-	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream = "", "", "", false
+	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream, g.LoadBalance = "", "", "", false, ""
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -439,6 +440,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.AllowedResponseHeaders)
 	w.bool(g.ServiceUpstream)
 	w.str(g.CustomHTTPErrors)
+	w.str(g.LoadBalance)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload} {

@@ -105,6 +105,8 @@ func TestGlobalKeys(t *testing.T) {
 		bad  string // part of the reason
 	}{
 		"use-gzip":                         {in: kv{"use-gzip", "true"}, want: with(func(g *Global) { g.Nginx.UseGzip = true })},
+		"load-balance":                     {in: kv{"load-balance", "ewma"}, want: with(func(g *Global) { g.LoadBalance = LoadBalanceEWMA })},
+		"load-balance chash":               {in: kv{"load-balance", "chash"}, bad: "must be round_robin or ewma"},
 		"use-gzip bad":                     {in: kv{"use-gzip", "yes"}, bad: "must be true or false"},
 		"gzip-level":                       {in: kv{"gzip-level", "9"}, want: with(func(g *Global) { g.Nginx.GzipLevel = 9 })},
 		"gzip-level too high":              {in: kv{"gzip-level", "10"}, bad: "between 1 and 9"},

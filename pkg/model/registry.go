@@ -445,7 +445,7 @@ func configKeyTable() []RegistryEntry {
 		differs("custom-http-errors", "404,503", "the default of the annotation; nginx.conf holds error_page for exactly these codes, so a change reloads; 499 is refused (nginx never answers it)", m),
 		differs("proxy-set-headers", "ingress/custom-headers", "values are sent as written: a value with $ (an nginx variable for ingress-nginx) is left out with a Problem, and so are the headers nginx.conf sets (Host, Connection, Upgrade, X-Real-IP, X-Forwarded-*, X-Request-ID, Proxy)", m),
 		differs("add-headers", "ingress/response-headers", "values are sent as written: a value with $ (an nginx variable for ingress-nginx) is left out with a Problem", m),
-		notSupported("load-balance", "ewma", perHost, m),
+		supported("load-balance", "ewma"),
 		supported("service-upstream", "false"),
 		notSupported("http-redirect-code", "308", perHost, m),
 		notSupported("no-tls-redirect-locations", "/.well-known/acme-challenge", perHost, m),
