@@ -210,7 +210,7 @@ func annotationTable() []RegistryEntry {
 		redir    = "redirects come with the migration issue"
 		perRoute = "an nginx directive that takes no variables: it cannot vary per route, as nginx.conf is the same for every Ingress (see docs/dataplane.md); left out with a Problem"
 		cookie   = "this affinity setting comes with the migration issue"
-		mirror   = "request mirroring comes with the migration issue"
+		mirror   = "not carried by the data plane: nginx's mirror and mirror_request_body take no variables, so each would double the fixed proxy locations, and a mirror URL naming a host needs a DNS resolver in nginx.conf; ingress-sync does not mirror requests"
 		header   = "header and upstream settings come with the migration issue"
 	)
 	return []RegistryEntry{
