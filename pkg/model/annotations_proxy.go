@@ -389,3 +389,77 @@ func (b *builder) checkBufferSize(e *ingressEntry) {
 			"(an nginx directive that takes no variables); set the ConfigMap key; left out", AnnotationPrefix, e.ann.proxyBufferSize, global)
 	}
 }
+
+// proxyField is the setter of a ConfigMap key that is also a proxy
+// annotation: the annotation's parser, into Global.Proxy (see
+// withProxyDefaults); a value equal to ingress-nginx's default is not kept,
+// so that routes at the defaults stay in location /.
+func proxyField(name string) setter {
+	return func(g *Global, v string) error {
+		p := g.Proxy
+		a := ingressAnnotations{location: LocationSettings{Proxy: &p}}
+		if _, err := a.applyProxy(name, v); err != nil {
+			return err
+		}
+		d := defaultProxy
+		clear := func(v *string, def string) {
+			if *v == def {
+				*v = ""
+			}
+		}
+		clear(&p.RequestBuffering, d.RequestBuffering)
+		clear(&p.HTTPVersion, d.HTTPVersion)
+		if p.NextUpstreamTries == d.NextUpstreamTries {
+			p.NextUpstreamTries = 0
+		}
+		for _, off := range []*string{&p.RedirectFrom, &p.RedirectTo} {
+			clear(off, "off")
+		}
+		if p.CookieDomainFrom == "off" {
+			p.CookieDomainFrom, p.CookieDomainTo = "", ""
+		}
+		if p.CookiePathFrom == "off" {
+			p.CookiePathFrom, p.CookiePathTo = "", ""
+		}
+		g.Proxy = p
+		return nil
+	}
+}
+
+// defaultProxy is what ingress-nginx's proxy defaults come to here.
+var defaultProxy = ProxySettings{RequestBuffering: "on", HTTPVersion: "1.1", NextUpstreamTries: 3}
+
+// withProxyDefaults fills the proxy settings st does not set from the
+// ConfigMap's (Global.Proxy). The redirect and the cookie rewrites come as
+// pairs.
+func withProxyDefaults(st *LocationSettings, g *ProxySettings) {
+	if *g == (ProxySettings{}) {
+		return
+	}
+	p := ProxySettings{}
+	if st.Proxy != nil {
+		p = *st.Proxy
+	}
+	fill := func(v *string, def string) {
+		if *v == "" {
+			*v = def
+		}
+	}
+	fill(&p.RequestBuffering, g.RequestBuffering)
+	fill(&p.HTTPVersion, g.HTTPVersion)
+	if p.NextUpstreamTries == 0 {
+		p.NextUpstreamTries = g.NextUpstreamTries
+	}
+	if p.RedirectFrom == "" && p.RedirectTo == "" && g.RedirectFrom != "" && g.RedirectTo != "" {
+		p.RedirectFrom, p.RedirectTo = g.RedirectFrom, g.RedirectTo
+	}
+	if p.CookieDomainFrom == "" {
+		p.CookieDomainFrom, p.CookieDomainTo = g.CookieDomainFrom, g.CookieDomainTo
+	}
+	if p.CookiePathFrom == "" {
+		p.CookiePathFrom, p.CookiePathTo = g.CookiePathFrom, g.CookiePathTo
+	}
+	if p != (ProxySettings{}) {
+		st.Proxy = &p
+	}
+}

@@ -196,3 +196,48 @@ func TestGlobalLoadBalance(t *testing.T) {
 		t.Errorf("reload %v, %d backends upserted; want no reload, one backend", ch.Reload, len(ch.BackendsUpserted))
 	}
 }
+
+// TestGlobalProxyDefaults: the ConfigMap's proxy settings are route
+// defaults; an annotation wins field by field; values equal to
+// ingress-nginx's defaults are not kept; a change reloads nothing.
+func TestGlobalProxyDefaults(t *testing.T) {
+	opts := testOptions()
+	opts.ConfigMap = "ingress/cfg"
+	build := func(kv ...string) *Configuration {
+		return Build(newTestStore(t, append(objs(webService()), configMap("ingress", "cfg", kv...),
+			ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80))),
+			ingress("default", "own", nginx("proxy-http-version", "1.1"), nginx("proxy-next-upstream-tries", "5"),
+				rule("b.example.com", prefix("/", "web", 80))))...), opts)
+	}
+	proxyOf := func(cfg *Configuration, host string) *ProxySettings {
+		for _, s := range cfg.Servers {
+			if s.Hostname == host {
+				return s.Locations[0].Settings.Proxy
+			}
+		}
+		t.Fatalf("no host %s", host)
+		return nil
+	}
+	if p := proxyOf(build("proxy-request-buffering", "on", "proxy-http-version", "1.1", "proxy-next-upstream-tries", "3"), "a.example.com"); p != nil {
+		t.Errorf("ingress-nginx's defaults in the ConfigMap give %+v, want none", *p)
+	}
+	old := build()
+	cfg := build("proxy-request-buffering", "off", "proxy-http-version", "1.0", "proxy-next-upstream", "off",
+		"proxy-cookie-path", "/in /", "proxy-redirect-from", "http://in/", "proxy-redirect-to", "https://out/")
+	want := ProxySettings{RequestBuffering: "off", HTTPVersion: "1.0", NextUpstreamTries: 1, CookiePathFrom: "/in", CookiePathTo: "/",
+		RedirectFrom: "http://in/", RedirectTo: "https://out/"}
+	if p := proxyOf(cfg, "a.example.com"); p == nil || *p != want {
+		t.Errorf("a.example.com: %+v, want %+v", p, want)
+	}
+	own := want
+	own.HTTPVersion, own.NextUpstreamTries = "1.1", 5
+	if p := proxyOf(cfg, "b.example.com"); p == nil || *p != own {
+		t.Errorf("b.example.com: %+v, want %+v (its annotations win)", p, own)
+	}
+	if ch := Diff(old, cfg); ch.Reload || len(ch.ServersUpserted) == 0 {
+		t.Errorf("reload %v (%q), %d servers upserted; want routes only", ch.Reload, ch.ReloadReasons, len(ch.ServersUpserted))
+	}
+	if _, problems := parseGlobal(configMap("ingress", "cfg", "proxy-http-version", "2")); len(problems) != 1 {
+		t.Errorf("proxy-http-version 2: problems %q, want one", problems)
+	}
+}

@@ -237,8 +237,9 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 
 // withGlobalDefaults fills the proxy timeouts and body size st does not set
 // from the ConfigMap, when it differs from ingress-nginx's defaults (which
-// nginx.conf holds): these are per-route defaults, so that changing them
-// pushes routes and never reloads nginx.
+// nginx.conf holds), and the ConfigMap's proxy settings (withProxyDefaults):
+// these are per-route defaults, so that changing them pushes routes and
+// never reloads nginx.
 func (b *builder) withGlobalDefaults(st *LocationSettings) {
 	g, d := &b.global, DefaultGlobal()
 	fill := func(v *int, global, def int) {
@@ -254,6 +255,7 @@ func (b *builder) withGlobalDefaults(st *LocationSettings) {
 	if st.ProxyBodySize == "" && gb != db {
 		st.ProxyBodySize = g.ProxyBodySize
 	}
+	withProxyDefaults(st, &g.Proxy)
 }
 
 // catchAll is the "/" location a host gets when no rule defines one: the

@@ -297,12 +297,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	w.headers(s.ResponseHeaders)
 	w.bool(s.Proxy != nil)
 	if p := s.Proxy; p != nil {
-		for _, v := range []string{p.Buffering, p.RequestBuffering, p.HTTPVersion, p.RedirectFrom, p.RedirectTo,
-			p.CookieDomainFrom, p.CookieDomainTo, p.CookiePathFrom, p.CookiePathTo} {
-			w.str(v)
-		}
-		w.int(int64(p.NextUpstreamTries))
-		w.bool(p.NoAccessLog)
+		w.proxySettings(p)
 	}
 	w.bool(s.Errors != nil)
 	if e := s.Errors; e != nil {
@@ -364,4 +359,13 @@ func (c *Configuration) Equal(o *Configuration) bool {
 		b = o.ComputeChecksum()
 	}
 	return a == b
+}
+
+func (w *canonicalWriter) proxySettings(p *ProxySettings) {
+	for _, v := range []string{p.Buffering, p.RequestBuffering, p.HTTPVersion, p.RedirectFrom, p.RedirectTo,
+		p.CookieDomainFrom, p.CookieDomainTo, p.CookiePathFrom, p.CookiePathTo} {
+		w.str(v)
+	}
+	w.int(int64(p.NextUpstreamTries))
+	w.bool(p.NoAccessLog)
 }

@@ -69,6 +69,12 @@ type Global struct {
 	// 599, sorted, joined by ","; the locations take it, and nginx.conf
 	// holds error_page for these codes (a change reloads).
 	CustomHTTPErrors string `json:"customHTTPErrors,omitempty"`
+	// Proxy holds the ConfigMap's proxy-request-buffering,
+	// proxy-http-version, proxy-next-upstream(-tries), proxy-redirect-from
+	// and -to, proxy-cookie-domain and -path: the defaults of the routes
+	// whose Ingress does not set them (routes only, no reload); a value
+	// equal to ingress-nginx's default is not kept.
+	Proxy ProxySettings `json:"proxy,omitzero"`
 	// LoadBalance is the ConfigMap's load-balance: the balancer of backends
 	// whose Ingresses set no balancing annotation ("" is round_robin;
 	// backends only, no reload).

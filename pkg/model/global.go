@@ -260,6 +260,14 @@ var globalKeys = map[string]setter{
 	"global-allowed-response-headers": field(func(g *Global) *string { return &g.AllowedResponseHeaders }, parseAllowedHeaders),
 	"service-upstream":                boolField(func(g *Global) *bool { return &g.ServiceUpstream }),
 	"load-balance":                    field(func(g *Global) *string { return &g.LoadBalance }, parseLoadBalance),
+	"proxy-request-buffering":         proxyField("proxy-request-buffering"),
+	"proxy-http-version":              proxyField("proxy-http-version"),
+	"proxy-next-upstream":             proxyField("proxy-next-upstream"),
+	"proxy-next-upstream-tries":       proxyField("proxy-next-upstream-tries"),
+	"proxy-redirect-from":             proxyField("proxy-redirect-from"),
+	"proxy-redirect-to":               proxyField("proxy-redirect-to"),
+	"proxy-cookie-domain":             proxyField("proxy-cookie-domain"),
+	"proxy-cookie-path":               proxyField("proxy-cookie-path"),
 	"custom-http-errors":              field(func(g *Global) *string { return &g.CustomHTTPErrors }, parseHTTPErrorsList),
 
 	"hsts":                    boolField(func(g *Global) *bool { return &g.Nginx.HSTS }),
@@ -409,6 +417,7 @@ func (g Global) rendered() Global {
 	// but for whether nginx.conf runs the response header filter.
 	filter := g.ResponseHeaders()
 	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream, g.LoadBalance = "", "", "", false, ""
+	g.Proxy = ProxySettings{}
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -441,6 +450,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.bool(g.ServiceUpstream)
 	w.str(g.CustomHTTPErrors)
 	w.str(g.LoadBalance)
+	w.proxySettings(&g.Proxy)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload} {

@@ -159,13 +159,14 @@ func TestRegistryLookup(t *testing.T) {
 }
 
 // TestRegistryComplete checks the size of the tables (ingress-nginx v1.15
-// reads 138 annotation names and documents 192 ConfigMap keys) and that
+// reads 138 annotation names, documents 192 ConfigMap keys and reads two
+// it does not document, proxy-http-version and proxy-redirect-to) and that
 // each name is listed once, so that an edit cannot drop or repeat one.
 func TestRegistryComplete(t *testing.T) {
 	for what, tc := range map[string]struct {
 		entries []RegistryEntry
 		want    int
-	}{"annotations": {Annotations(), 138}, "ConfigMap keys": {ConfigKeys(), 192}} {
+	}{"annotations": {Annotations(), 138}, "ConfigMap keys": {ConfigKeys(), 194}} {
 		seen := map[string]bool{}
 		for _, e := range tc.entries {
 			if seen[e.Name] {
