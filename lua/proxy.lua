@@ -134,7 +134,7 @@ end
 -- in ingress-nginx.
 function _M.error_page()
   local code = ngx_var.ingress_error_code
-  if code == "" then
+  if code == nil or code == "" then
     code = (ngx_var.upstream_status or ""):match("(%d+)%s*$")
   end
   local n = tonumber(code) or 500
@@ -201,7 +201,7 @@ function _M.apply(c)
     ngx_var.proxy_cookie_path_to = c.path_to
   end
   if c.no_log then
-    ngx_var.ingress_access_log = "0"
+    ngx_var.ingress_no_access_log = "1"
   end
 end
 
