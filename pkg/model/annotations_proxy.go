@@ -343,6 +343,14 @@ func (b *builder) setErrors(e *ingressEntry, st *LocationSettings, be *backendSt
 // the backend is used before finishBackends, and the first call checks
 // proxy-buffer-size (see checkBufferSize).
 func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
+	if e.ann.errorService == "" {
+		// Most Ingresses: nothing to remember (a Problem of
+		// checkBufferSize repeated per location is reported once).
+		if e.ann.proxyBufferSize != "" {
+			b.checkBufferSize(e)
+		}
+		return nil
+	}
 	if be, ok := b.errorBackends[e]; ok {
 		return be
 	}
@@ -351,10 +359,6 @@ func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
 	}
 	b.checkBufferSize(e)
 	name := e.ann.errorService
-	if name == "" {
-		b.errorBackends[e] = nil
-		return nil
-	}
 	var be *backendState
 	svc := b.s.services[objectKey{e.key.Namespace, name}]
 	if svc == nil || len(svc.Spec.Ports) == 0 {

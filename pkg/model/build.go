@@ -115,6 +115,9 @@ type builder struct {
 
 	// errorBackends are the default-backend annotations' backends.
 	errorBackends map[*ingressEntry]*backendState
+	// routeDefaults are the ConfigMap's per-route defaults that differ from
+	// ingress-nginx's (see withGlobalDefaults), set by buildGlobal.
+	routeDefaults routeDefaults
 }
 
 func newBuilder(s *Store, opts Options) *builder {
@@ -152,6 +155,7 @@ func (b *builder) buildGlobal() {
 	}
 	g, problems := b.s.configMaps[key].global()
 	b.global = g
+	b.routeDefaults = routeDefaultsOf(&g)
 	for _, p := range problems {
 		b.problem("ConfigMap", key.Namespace, key.Name, "%s", p)
 	}

@@ -235,27 +235,57 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 	return st
 }
 
-// withGlobalDefaults fills the proxy timeouts and body size st does not set
-// from the ConfigMap, when it differs from ingress-nginx's defaults (which
-// nginx.conf holds), and the ConfigMap's proxy settings (withProxyDefaults):
-// these are per-route defaults, so that changing them pushes routes and
-// never reloads nginx.
+// routeDefaults are the ConfigMap's proxy timeouts and body size where
+// they differ from ingress-nginx's defaults (which nginx.conf holds; 0 and
+// "" where they do not), and its proxy settings.
+type routeDefaults struct {
+	connect, read, send int
+	body                Size
+	proxy               ProxySettings
+	any                 bool
+}
+
+func routeDefaultsOf(g *Global) routeDefaults {
+	d := DefaultGlobal()
+	var r routeDefaults
+	differs := func(v, def int) int {
+		if v != def {
+			return v
+		}
+		return 0
+	}
+	r.connect = differs(g.ProxyConnectTimeout, d.ProxyConnectTimeout)
+	r.read = differs(g.ProxyReadTimeout, d.ProxyReadTimeout)
+	r.send = differs(g.ProxySendTimeout, d.ProxySendTimeout)
+	gb, _ := g.ProxyBodySize.Bytes()
+	if db, _ := d.ProxyBodySize.Bytes(); gb != db {
+		r.body = g.ProxyBodySize
+	}
+	r.proxy = g.Proxy
+	r.any = r != (routeDefaults{})
+	return r
+}
+
+// withGlobalDefaults fills the proxy timeouts, body size and proxy settings
+// st does not set from the ConfigMap (b.routeDefaults): per-route
+// defaults, so that changing them pushes routes and never reloads nginx.
 func (b *builder) withGlobalDefaults(st *LocationSettings) {
-	g, d := &b.global, DefaultGlobal()
-	fill := func(v *int, global, def int) {
-		if *v == 0 && global != def {
-			*v = global
+	r := &b.routeDefaults
+	if !r.any {
+		return
+	}
+	fill := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
 		}
 	}
-	fill(&st.ProxyConnectTimeout, g.ProxyConnectTimeout, d.ProxyConnectTimeout)
-	fill(&st.ProxyReadTimeout, g.ProxyReadTimeout, d.ProxyReadTimeout)
-	fill(&st.ProxySendTimeout, g.ProxySendTimeout, d.ProxySendTimeout)
-	gb, _ := g.ProxyBodySize.Bytes()
-	db, _ := d.ProxyBodySize.Bytes()
-	if st.ProxyBodySize == "" && gb != db {
-		st.ProxyBodySize = g.ProxyBodySize
+	fill(&st.ProxyConnectTimeout, r.connect)
+	fill(&st.ProxyReadTimeout, r.read)
+	fill(&st.ProxySendTimeout, r.send)
+	if st.ProxyBodySize == "" {
+		st.ProxyBodySize = r.body
 	}
-	withProxyDefaults(st, &g.Proxy)
+	withProxyDefaults(st, &r.proxy)
 }
 
 // catchAll is the "/" location a host gets when no rule defines one: the
