@@ -30,6 +30,8 @@
 --   proxy           buffering, HTTP version, tries, Location and Set-Cookie
 --                   rewrites, access log (see proxy.lua)
 --   errors          error pages and default-backend fallback (see proxy.lua)
+--   auth            basic auth: 401 without a user's credentials, 503 when
+--                   unavailable (see auth.lua)
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -52,6 +54,7 @@ local headers = require("headers")
 local canary = require("canary")
 local cors = require("cors")
 local proxy_settings = require("proxy")
+local auth = require("auth")
 local balancer_backends = require("balancer").backends
 
 local ngx = ngx
@@ -212,6 +215,13 @@ local function compile_route(r)
       return nil, "route " .. r.path .. ": allow: " .. err
     end
     route.allow = m
+  end
+  if r.auth ~= nil then
+    local a, err = auth.compile(r.auth)
+    if not a then
+      return nil, "route " .. r.path .. ": " .. err
+    end
+    route.auth = a
   end
   if r.canary ~= nil then
     local c, err = canary.compile(r.canary)
@@ -543,6 +553,12 @@ function _M.rewrite()
   end
   if route.allow and not ipmatch.match(route.allow, ngx_var.remote_addr) then
     return proxy_settings.fail(route.err, 403)
+  end
+  if route.auth then
+    local code = auth.check(route.auth)
+    if code then
+      return proxy_settings.fail(route.err, code)
+    end
   end
   if route.rewrite then
     ngx.req.set_uri(rewrite_uri(route, m))

@@ -119,7 +119,7 @@ func configMapYAML(k, v string) string {
 func TestProblemsNotRepeated(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"a.yaml":  ingressYAML("server-snippet: x") + "---\n" + renamed(ingressYAML("auth-type: basic"), "b"),
+		"a.yaml":  ingressYAML("server-snippet: x") + "---\n" + renamed(ingressYAML("mirror-target: https://m.example.com/"), "b"),
 		"c.yaml":  renamed(ingressYAML(`proxy-body-size: "8 megabytes"`), "c"),
 		"cm.yaml": configMapYAML("http-snippet", "x") + "  no-such-key: \"1\"\n  use-geoip2: \"true\"\n",
 	}

@@ -61,6 +61,8 @@ type ingressAnnotations struct {
 	errorService string
 	// proxyBufferSize is proxy-buffer-size (see checkBufferSize).
 	proxyBufferSize Size
+	// auth holds the basic auth annotations (see applyAuth).
+	auth authInput
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.
@@ -123,6 +125,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	a.finishCanary()
 	a.finishRouting()
 	a.finishProxy()
+	a.finishAuth()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -145,6 +148,9 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		// allow-list of letters, digits and -_${}.
 		var err error
 		b.hashBy, err = parseHashBy(v)
+		return err
+	}
+	if ok, err := a.applyAuth(name, v); ok { // allow-lists, failing closed
 		return err
 	}
 	if err := checkForbidden(v, name == "rewrite-target"); err != nil {

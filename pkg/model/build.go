@@ -109,6 +109,8 @@ type builder struct {
 	// defaultBackend is nil for the built-in 404.
 	defaultBackend *backendState
 	certs          certificates
+	// auth caches each Ingress's BasicAuth (see basicAuth).
+	auth map[*ingressEntry]*BasicAuth
 	// up holds the header ConfigMaps and server aliases.
 	up       upstreamState
 	problems []Problem

@@ -232,6 +232,7 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 	}
 	b.withGlobalDefaults(&st)
 	st.ResponseHeaders = b.customHeaders(e)
+	st.BasicAuth = b.basicAuth(e)
 	return st
 }
 

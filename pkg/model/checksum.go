@@ -312,6 +312,16 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 		w.str(e.Service)
 		w.str(e.ServicePort)
 	}
+	w.bool(s.BasicAuth != nil)
+	if a := s.BasicAuth; a != nil {
+		w.str(a.Realm)
+		w.bool(a.Unavailable)
+		w.uint(uint64(len(a.Users)))
+		for _, u := range a.Users {
+			w.str(u.Name)
+			w.str(u.Hash)
+		}
+	}
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

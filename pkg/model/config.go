@@ -186,6 +186,24 @@ type LocationSettings struct {
 	Proxy *ProxySettings `json:"proxy,omitempty"`
 	// Errors holds the error pages; nil when none.
 	Errors *CustomErrors `json:"errors,omitempty"`
+	// BasicAuth protects the location with HTTP basic auth; nil when off.
+	BasicAuth *BasicAuth `json:"basicAuth,omitempty"`
+}
+
+// BasicAuth is the basic auth of a location (auth-type basic): the realm
+// and the users with their password hashes (validated by ParseHtpasswd),
+// sorted by name. Unavailable makes the location answer 503: its auth
+// annotations could not be applied (fail closed).
+type BasicAuth struct {
+	Realm       string     `json:"realm"`
+	Users       []AuthUser `json:"users,omitempty"`
+	Unavailable bool       `json:"unavailable,omitempty"`
+}
+
+// AuthUser is one user of a BasicAuth and its password hash.
+type AuthUser struct {
+	Name string `json:"name"`
+	Hash string `json:"hash"`
 }
 
 // Backend is a Service port and its ready endpoints. Everything in a Backend

@@ -256,6 +256,23 @@ func (c *contract) settings(where string, s *LocationSettings) {
 	c.headers(where+" response", s.ResponseHeaders, false)
 	c.proxy(where, s.Proxy)
 	c.errors(where, s.Errors)
+	c.basicAuth(where, s.BasicAuth)
+}
+
+// basicAuth: a valid realm; users with valid names and hashes, sorted and
+// unique; none when unavailable.
+func (c *contract) basicAuth(where string, a *BasicAuth) {
+	if a == nil {
+		return
+	}
+	if !validRealm(a.Realm) || a.Unavailable && len(a.Users) > 0 {
+		c.fail("%s: basic auth %+v", where, *a)
+	}
+	for i, u := range a.Users {
+		if _, _, err := authUser(u.Name, u.Hash, map[string]bool{}); err != nil || i > 0 && a.Users[i-1].Name >= u.Name {
+			c.fail("%s: basic auth user %q %q", where, u.Name, u.Hash)
+		}
+	}
 }
 
 // errors: codes 400 to 599, sorted and unique; a known backend; names.

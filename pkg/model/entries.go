@@ -52,6 +52,9 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 			e.secrets = append(e.secrets, objectKey{key.Namespace, t.SecretName})
 		}
 	}
+	if k, ok := e.ann.auth.secretRef(key.Namespace); ok && e.ann.auth.secret != "" {
+		e.secrets = append(e.secrets, k)
+	}
 	e.services = uniqueKeys(e.services)
 	e.secrets = uniqueKeys(e.secrets)
 	return e

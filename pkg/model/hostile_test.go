@@ -101,7 +101,8 @@ var (
 		"cors-max-age", "proxy-buffering", "proxy-request-buffering", "proxy-http-version", "proxy-next-upstream",
 		"proxy-next-upstream-tries", "proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path",
 		"enable-access-log", "proxy-buffer-size", "custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
-		"upstream-vhost", "connection-proxy-header", "server-alias", "service-upstream", "custom-headers"}
+		"upstream-vhost", "connection-proxy-header", "server-alias", "service-upstream", "custom-headers",
+		"auth-type", "auth-secret", "auth-secret-type", "auth-realm"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -143,6 +144,8 @@ var plausibleValues = map[string][]string{
 	"upstream-vhost": {"internal.example.com", "10.0.0.1:8080"}, "connection-proxy-header": {"close", "keep-alive"},
 	"server-alias": {"www.example.com", "c.example.com, *.w.example.com", "a.example.com"}, "service-upstream": {"true"},
 	"custom-headers": {"evil/headers", "team-a/headers"},
+	"auth-type":      {"basic", "digest"}, "auth-secret": {"basic-auth", "team-a/basic-auth", "evil/basic-auth"},
+	"auth-secret-type": {"auth-file", "auth-map"}, "auth-realm": {"", "test auth", "Authentication Required"},
 }
 
 // str is a hostile string: one from a pool (half the time), random ASCII

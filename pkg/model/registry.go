@@ -97,6 +97,8 @@ const (
 	noteTimeout     = "whole seconds from 1 to 86400, as the ConfigMap's keys; ingress-nginx takes any integer (a value such as 60s falls back to the default in both, here with a Problem)"
 	noteRegex       = "host-wide and ordered as in ingress-nginx; a path that is not valid RE2 syntax with the same meaning in PCRE (lookarounds, backreferences, possessive quantifiers) is left out with a Problem; see docs/migration.md"
 	noteSourceRange = "matched against the connection's address; the client address from forwarded headers or PROXY protocol comes with the access-control issue"
+	noteAuthType    = "basic is verified in Lua (apr1, bcrypt, {SHA}, {SSHA}, MD5/SHA-256/SHA-512/DES crypt); digest is not supported (nginx's third-party auth_digest module has no Lua equivalent here): an Ingress asking for it answers 503 (fail closed); auth-secret without auth-type also answers 503, where ingress-nginx serves the route unprotected"
+	noteAuthSecret  = "a missing Secret, a Secret without the key auth, another namespace's Secret, or a line that is not user:hash or has a hash format nginx could not verify makes the Ingress's routes answer 503 (ingress-nginx: 503 for the first three, the line skipped or a 500 for the others); a user with an empty hash can never sign in (401, as ingress-nginx)"
 	noteErrors      = "a list other than the ConfigMap's custom-http-errors makes the route intercept every 4xx and 5xx of its backend (nginx's error_page codes cannot vary per route): a code it does not list gets nginx's own page for that status, where ingress-nginx passes the backend's answer; 499 is refused (nginx never answers it)"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
 	noteModSec      = "ModSecurity is not part of the data plane"
@@ -306,10 +308,10 @@ func annotationTable() []RegistryEntry {
 		notSupported("denylist-source-range", "10.1.0.0/16", "deny lists come with the access-control issue", a),
 		notSupported("satisfy", "any", auth, a),
 		notSupported("enable-global-auth", "false", auth, a),
-		notSupported("auth-type", "basic", auth, a),
-		notSupported("auth-secret", "default/basic-auth", auth, a),
-		notSupported("auth-secret-type", "auth-file", auth, a),
-		notSupported("auth-realm", "Authentication Required", auth, a),
+		differs("auth-type", "basic", noteAuthType, a),
+		differs("auth-secret", "default/basic-auth", noteAuthSecret, a),
+		supported("auth-secret-type", "auth-file"),
+		supported("auth-realm", "Authentication Required"),
 		notSupported("auth-url", "http://auth.default.svc.cluster.local/verify", auth, a),
 		notSupported("auth-method", "GET", auth, a),
 		notSupported("auth-signin", "https://auth.example.com/start", auth, a),

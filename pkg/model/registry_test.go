@@ -31,12 +31,17 @@ var annotationContext = map[string]map[string]string{
 	"auth-":                   {"auth-url": "http://auth.default.svc.cluster.local/verify"},
 }
 
+// basicAuthAnnotation: the basic auth annotations need no auth-url.
+func basicAuthAnnotation(name string) bool {
+	return name == "auth-type" || name == "auth-secret" || name == "auth-secret-type" || name == "auth-realm"
+}
+
 // annotationProblems parses name=value (with its context) and returns
 // the problems, refused snippets included.
 func annotationProblems(name, value string) []string {
 	in := map[string]string{}
 	for p, ctx := range annotationContext {
-		if strings.HasPrefix(name, p) && name != p {
+		if strings.HasPrefix(name, p) && name != p && !(p == "auth-" && basicAuthAnnotation(name)) {
 			for k, v := range ctx {
 				if k != name {
 					in[AnnotationPrefix+k] = v

@@ -73,6 +73,8 @@ type Route struct {
 	Proxy *model.ProxySettings `json:"proxy,omitempty"`
 	// Errors are the route's error pages (lua/proxy.lua).
 	Errors *model.CustomErrors `json:"errors,omitempty"`
+	// Auth is the route's basic auth (lua/auth.lua).
+	Auth *model.BasicAuth `json:"auth,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -119,6 +121,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		Canary:                l.Canary,
 		Proxy:                 st.Proxy,
 		Errors:                st.Errors,
+		Auth:                  st.BasicAuth,
 	}
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code

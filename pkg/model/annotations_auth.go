@@ -1,0 +1,353 @@
+package model
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Basic auth (auth-type, auth-secret, auth-secret-type, auth-realm), as
+// ingress-nginx's auth annotation parser and nginx's auth_basic:
+//
+//   - auth-type basic; digest fails closed (not supported, see registry).
+//   - auth-secret "name" or "namespace/name"; another namespace than the
+//     Ingress's is refused, as ingress-nginx with its default
+//     allow-cross-namespace-resources=false.
+//   - auth-secret-type auth-file (default: the Secret's key "auth" holds an
+//     htpasswd file) or auth-map (each key a user, each value a hash).
+//   - auth-realm letters, digits, space and -._~/ (default ""): the
+//     WWW-Authenticate header is `Basic realm="<realm>"`.
+//
+// Fail closed: auth-type or auth-secret present but not applicable (an
+// invalid value, auth-type without auth-secret or the reverse, a missing
+// Secret, a Secret without the key, an unparsable line) gives the Ingress's
+// locations a BasicAuth with Unavailable set (503) and a Problem; never
+// the unprotected content.
+
+// authInput collects the auth annotations of one Ingress.
+type authInput struct {
+	typ, secret, secretType, realm string
+	// requested is set when auth-type or auth-secret is present; err says
+	// why the annotations cannot be applied.
+	requested bool
+	err       string
+}
+
+// Limits of htpasswd data.
+const (
+	maxAuthUsers   = 10000
+	maxAuthUserLen = 256
+)
+
+// errAuthDigest says why auth-type digest is refused.
+var errAuthDigest = fmt.Errorf("%w: digest authentication (nginx's third-party auth_digest module) is not implemented in the Lua data plane", errUnsupported)
+
+// applyAuth parses one auth annotation; ok is false for other names. A
+// value that cannot be applied is recorded in a.auth.err (fail closed).
+func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
+	in := &a.auth
+	var err error
+	switch name {
+	case "auth-type":
+		in.requested = true
+		switch v {
+		case "basic":
+			in.typ = v
+		case "digest":
+			err = errAuthDigest
+		default:
+			err = errors.New("must be basic or digest")
+		}
+	case "auth-secret":
+		in.requested = true
+		if ns, n, found := strings.Cut(v, "/"); !found && !validSecretName(ns) || found && !(validSecretName(ns) && validSecretName(n)) {
+			err = errors.New(`must be "name" or "namespace/name"`)
+		} else {
+			in.secret = v
+		}
+	case "auth-secret-type":
+		if v != "auth-file" && v != "auth-map" {
+			err = errors.New("must be auth-file or auth-map")
+		} else {
+			in.secretType = v
+		}
+	case "auth-realm":
+		if !validRealm(v) {
+			err = errors.New("may only hold letters, digits, spaces and -._~/")
+		} else {
+			in.realm = v
+		}
+	default:
+		return false, nil
+	}
+	if err != nil && in.err == "" {
+		in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
+	}
+	// The Problem is the Build's (basicAuth): the routes answer 503.
+	return true, nil
+}
+
+// finishAuth checks that the annotations that request auth are complete.
+func (a *ingressAnnotations) finishAuth() {
+	in := &a.auth
+	if !in.requested || in.err != "" {
+		return
+	}
+	switch {
+	case in.typ == "":
+		in.err = "annotation " + AnnotationPrefix + "auth-secret without auth-type"
+	case in.secret == "":
+		in.err = "annotation " + AnnotationPrefix + "auth-type without auth-secret"
+	}
+}
+
+func validSecretName(v string) bool {
+	return v != "" && len(v) <= 253 && dnsSubdomain(v)
+}
+
+func dnsSubdomain(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func validRealm(v string) bool {
+	if len(v) > 256 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" -._~/", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// secretRef is the Secret auth-secret names, in the Ingress's namespace
+// when it names none; ok is false when it names another namespace.
+func (in *authInput) secretRef(namespace string) (objectKey, bool) {
+	ns, name, found := strings.Cut(in.secret, "/")
+	if !found {
+		return objectKey{namespace, in.secret}, true
+	}
+	return objectKey{ns, name}, ns == namespace
+}
+
+// basicAuth returns the BasicAuth of e's locations (nil without auth),
+// resolved once per Build.
+func (b *builder) basicAuth(e *ingressEntry) *BasicAuth {
+	if !e.ann.auth.requested {
+		return nil
+	}
+	if ba, ok := b.auth[e]; ok {
+		return ba
+	}
+	ba, reason := b.resolveAuth(e)
+	if reason != "" {
+		b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
+		ba = &BasicAuth{Realm: e.ann.auth.realm, Unavailable: true}
+	}
+	if b.auth == nil {
+		b.auth = map[*ingressEntry]*BasicAuth{}
+	}
+	b.auth[e] = ba
+	return ba
+}
+
+func (b *builder) resolveAuth(e *ingressEntry) (*BasicAuth, string) {
+	in := &e.ann.auth
+	if in.err != "" {
+		return nil, in.err
+	}
+	k, ok := in.secretRef(e.key.Namespace)
+	if !ok {
+		return nil, fmt.Sprintf("annotation %sauth-secret=%s: the Secret must be in the Ingress's namespace %s", AnnotationPrefix, in.secret, e.key.Namespace)
+	}
+	entry := b.s.secrets[k]
+	if entry == nil {
+		return nil, fmt.Sprintf("annotation %sauth-secret: Secret %s not found", AnnotationPrefix, k)
+	}
+	var users []AuthUser
+	var dropped []string
+	var err error
+	if in.secretType == "auth-map" {
+		users, dropped, err = parseAuthMap(entry.obj.Data)
+	} else if data, has := entry.obj.Data["auth"]; !has {
+		err = errors.New(`has no key "auth"`)
+	} else {
+		users, dropped, err = ParseHtpasswd(data)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("annotation %sauth-secret: Secret %s %v", AnnotationPrefix, k, err)
+	}
+	for _, u := range dropped {
+		b.ingressProblem(e, "annotation %sauth-secret: Secret %s: user %q has an empty password hash and can never sign in", AnnotationPrefix, k, u)
+	}
+	return &BasicAuth{Realm: in.realm, Users: users}, ""
+}
+
+// ParseHtpasswd parses an htpasswd file as nginx's auth_basic_user_file
+// reads it: one "user:hash[:comment]" a line, blank lines and lines
+// starting with '#' skipped, the first line of a user wins. Users with an
+// empty hash can never sign in (nginx answers 401): they are left out and
+// listed in dropped. A line without ':' or a hash of a format we cannot
+// verify is an error (nginx skips the former and answers 500 for the
+// latter: failing the whole file closed is stricter). Users are returned
+// sorted by name.
+func ParseHtpasswd(data []byte) (users []AuthUser, dropped []string, err error) {
+	seen := map[string]bool{}
+	for n, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		user, rest, found := bytes.Cut(line, []byte(":"))
+		if !found {
+			return nil, nil, fmt.Errorf("line %d: not user:hash", n+1)
+		}
+		hash, _, _ := bytes.Cut(rest, []byte(":"))
+		u, d, err := authUser(string(user), string(hash), seen)
+		if err != nil {
+			return nil, nil, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		if d {
+			dropped = append(dropped, string(user))
+		} else if u != nil {
+			users = append(users, *u)
+		}
+	}
+	return sortUsers(users, dropped)
+}
+
+// parseAuthMap parses an auth-map Secret: each key a user, each value a
+// hash (ingress-nginx writes them as "key:value" lines).
+func parseAuthMap(data map[string][]byte) (users []AuthUser, dropped []string, err error) {
+	names := make([]string, 0, len(data))
+	for k := range data {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	seen := map[string]bool{}
+	for _, name := range names {
+		u, d, err := authUser(name, string(bytes.TrimRight(data[name], "\r\n")), seen)
+		if err != nil {
+			return nil, nil, fmt.Errorf("key %q: %w", name, err)
+		}
+		if d {
+			dropped = append(dropped, name)
+		} else if u != nil {
+			users = append(users, *u)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil, errors.New("has no data")
+	}
+	return sortUsers(users, dropped)
+}
+
+func sortUsers(users []AuthUser, dropped []string) ([]AuthUser, []string, error) {
+	if len(users)+len(dropped) > maxAuthUsers {
+		return nil, nil, fmt.Errorf("has more than %d users", maxAuthUsers)
+	}
+	sort.Slice(users, func(i, j int) bool { return users[i].Name < users[j].Name })
+	return users, dropped, nil
+}
+
+// authUser validates one user and hash; a user seen before is skipped
+// (nil, false). dropped is true for an empty hash.
+func authUser(user, hash string, seen map[string]bool) (u *AuthUser, dropped bool, err error) {
+	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, ": ") || !printable(user) {
+		return nil, false, errors.New("invalid user name")
+	}
+	if seen[user] {
+		return nil, false, nil
+	}
+	seen[user] = true
+	if hash == "" {
+		return nil, true, nil
+	}
+	if err := checkHash(hash); err != nil {
+		return nil, false, fmt.Errorf("user %q: %w", user, err)
+	}
+	return &AuthUser{Name: user, Hash: hash}, false, nil
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= 0x20 || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// crypt64 is the alphabet of crypt hashes.
+const crypt64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+func isCrypt64(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(crypt64, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkHash accepts the hash formats lua/auth.lua verifies: $apr1$ and $1$
+// (MD5), $2a$/$2b$/$2y$ (bcrypt), $5$ and $6$ (SHA-crypt), {SHA}, {SSHA}
+// and traditional DES crypt.
+func checkHash(h string) error {
+	switch {
+	case strings.HasPrefix(h, "$apr1$"), strings.HasPrefix(h, "$1$"):
+		salt, sum, ok := strings.Cut(h[strings.IndexByte(h[1:], '$')+2:], "$")
+		if ok && len(salt) >= 1 && len(salt) <= 8 && isCrypt64(salt) && len(sum) == 22 && isCrypt64(sum) {
+			return nil
+		}
+	case strings.HasPrefix(h, "$2a$"), strings.HasPrefix(h, "$2b$"), strings.HasPrefix(h, "$2y$"):
+		if len(h) == 60 && h[6] == '$' && h[4] >= '0' && h[4] <= '3' && h[5] >= '0' && h[5] <= '9' &&
+			(h[4]-'0')*10+h[5]-'0' >= 4 && (h[4]-'0')*10+h[5]-'0' <= 31 && isCrypt64(h[7:]) {
+			return nil
+		}
+	case strings.HasPrefix(h, "$5$"), strings.HasPrefix(h, "$6$"):
+		if shaCrypt(h) {
+			return nil
+		}
+	case strings.HasPrefix(h, "{SHA}"):
+		if b, err := base64.StdEncoding.DecodeString(h[5:]); err == nil && len(b) == 20 {
+			return nil
+		}
+	case strings.HasPrefix(h, "{SSHA}"):
+		if b, err := base64.StdEncoding.DecodeString(h[6:]); err == nil && len(b) > 20 && len(b) <= 20+64 {
+			return nil
+		}
+	case len(h) == 13 && isCrypt64(h):
+		return nil
+	}
+	return errors.New("has a password hash of an unknown or malformed format (apr1, bcrypt, SHA1, MD5, SHA-256/512 or DES crypt)")
+}
+
+// shaCrypt checks $5$[rounds=N$]salt$sum and $6$...
+func shaCrypt(h string) bool {
+	want := 43
+	if h[1] == '6' {
+		want = 86
+	}
+	rest := h[3:]
+	if r, ok := strings.CutPrefix(rest, "rounds="); ok {
+		n, after, found := strings.Cut(r, "$")
+		if !found || !allDigits(n) || len(n) > 9 {
+			return false
+		}
+		rest = after
+	}
+	salt, sum, ok := strings.Cut(rest, "$")
+	return ok && len(salt) <= 16 && isCrypt64(salt) && len(sum) == want && isCrypt64(sum)
+}

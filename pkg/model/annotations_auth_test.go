@@ -1,0 +1,166 @@
+package model
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+const (
+	testApr1   = "$apr1$abcdefgh$h9FWgUz3n9YxylKLlR5SQ/"
+	testBcrypt = "$2y$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a"
+)
+
+func TestCheckHash(t *testing.T) {
+	good := []string{testApr1, "$apr1$a$h9FWgUz3n9YxylKLlR5SQ/", "$1$saltsalt$9xy1btjgzLYfb7hivXtC//", testBcrypt,
+		"$2b$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a", "$2a$31$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a",
+		"$5$saltsalt$0IyaXrmV7.sGNS6tirgqHLqX/G.FBvgkYA.lpPdS5sA", "$5$rounds=5000$saltsalt$0IyaXrmV7.sGNS6tirgqHLqX/G.FBvgkYA.lpPdS5sA",
+		"$6$saltsalt$TVLlQcbpFVof5W3Yz4DTP6gRstiNuHwwTt6GLc1E5n0U0aDehy0S5knV8wiOQSpT0Y77vwPZN.Pq.H91p5hVO1",
+		"abNANd1rDfiNc", "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=", "{SSHA}gVK8WC9YyFT1gMsQHTGCgT3sSv5zYWx0"}
+	bad := []string{"secret", "$apr1$abcdefghi$h9FWgUz3n9YxylKLlR5SQ/", "$apr1$$h9FWgUz3n9YxylKLlR5SQ/", "$apr1$abc$short",
+		"$apr1$abcdefgh", "$2y$03$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a", "$2y$32$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a",
+		"$2y$05$abc", "$2x$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a", "$5$saltsalt$short", "$5$rounds=x$s$0IyaXrmV7.sGNS6tirgqHLqX/G.FBvgkYA.lpPdS5sA",
+		"{SHA}short", "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ", "{SSHA}5en6G6MezRroT3XKqkdPOmY/BfQ=", "{PLAIN}secret", "abNANd1rDfiN!", "$y$j9T$a$b"}
+	for _, h := range good {
+		if err := checkHash(h); err != nil {
+			t.Errorf("checkHash(%q): %v", h, err)
+		}
+	}
+	for _, h := range bad {
+		if checkHash(h) == nil {
+			t.Errorf("checkHash(%q) accepted it", h)
+		}
+	}
+}
+
+func TestParseHtpasswd(t *testing.T) {
+	tests := []struct {
+		name, data string
+		users      []AuthUser
+		dropped    []string
+		err        string
+	}{
+		{"one user", "foo:" + testApr1 + "\n", []AuthUser{{"foo", testApr1}}, nil, ""},
+		{"comments, blank lines, CRLF, sorted", "# admins\n\nzed:" + testBcrypt + "\r\nfoo:" + testApr1, []AuthUser{{"foo", testApr1}, {"zed", testBcrypt}}, nil, ""},
+		{"comment field after the hash", "foo:" + testApr1 + ":Foo Bar", []AuthUser{{"foo", testApr1}}, nil, ""},
+		{"the first line of a user wins", "foo:" + testApr1 + "\nfoo:" + testBcrypt, []AuthUser{{"foo", testApr1}}, nil, ""},
+		{"empty hash: dropped (401, as ingress-nginx)", "foo:\nbar:" + testApr1, []AuthUser{{"bar", testApr1}}, []string{"foo"}, ""},
+		{"empty file", "", nil, nil, ""},
+		{"line without a colon", "foo:" + testApr1 + "\nbar", nil, nil, "line 2: not user:hash"},
+		{"plain text password", "foo:secret", nil, nil, "unknown or malformed format"},
+		{"empty user", ":" + testApr1, nil, nil, "invalid user name"},
+		{"user with a space", "a b:" + testApr1, nil, nil, "invalid user name"},
+		{"user with a control character", "a\x01:" + testApr1, nil, nil, "invalid user name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			users, dropped, err := ParseHtpasswd([]byte(tc.data))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkEqual(t, "users", users, tc.users)
+			checkEqual(t, "dropped", dropped, tc.dropped)
+		})
+	}
+}
+
+func opaqueSecret(ns, name string, kv ...string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		s.Data[kv[i]] = []byte(kv[i+1])
+	}
+	return s
+}
+
+// TestBasicAuthAnnotations: what the auth annotations give the Ingress's
+// locations, and fail closed.
+func TestBasicAuthAnnotations(t *testing.T) {
+	file := opaqueSecret("default", "file", "auth", "foo:"+testApr1+"\n")
+	amap := opaqueSecret("default", "map", "zed", testBcrypt, "foo", testApr1)
+	basic := func(secret string) []ingOpt {
+		return []ingOpt{nginx("auth-type", "basic"), nginx("auth-secret", secret)}
+	}
+	down := func(realm string) *BasicAuth { return &BasicAuth{Realm: realm, Unavailable: true} }
+	tests := []struct {
+		name     string
+		opts     []ingOpt
+		secrets  []runtime.Object
+		want     *BasicAuth
+		problems []string
+	}{
+		{"no auth", nil, nil, nil, nil},
+		{"auth-file, default realm", basic("file"), []runtime.Object{file}, &BasicAuth{Users: []AuthUser{{"foo", testApr1}}}, nil},
+		{"namespace/name and a realm", append(basic("default/file"), nginx("auth-realm", "test auth")), []runtime.Object{file},
+			&BasicAuth{Realm: "test auth", Users: []AuthUser{{"foo", testApr1}}}, nil},
+		{"auth-map", append(basic("map"), nginx("auth-secret-type", "auth-map")), []runtime.Object{amap},
+			&BasicAuth{Users: []AuthUser{{"foo", testApr1}, {"zed", testBcrypt}}}, nil},
+		{"realm without auth: nothing", []ingOpt{nginx("auth-realm", "x")}, nil, nil, nil},
+		{"missing Secret", basic("file"), nil, down(""), []string{"Secret default/file not found; the Ingress's routes answer 503"}},
+		{"Secret without the key", basic("map"), []runtime.Object{amap}, down(""), []string{`has no key "auth"`}},
+		{"auth-map of an empty Secret", append(basic("e"), nginx("auth-secret-type", "auth-map")), []runtime.Object{opaqueSecret("default", "e")},
+			down(""), []string{"has no data"}},
+		{"bad line", basic("bad"), []runtime.Object{opaqueSecret("default", "bad", "auth", "foo:plain")}, down(""), []string{"unknown or malformed"}},
+		{"another namespace", basic("other/file"), []runtime.Object{opaqueSecret("other", "file", "auth", "foo:"+testApr1)}, down(""),
+			[]string{"must be in the Ingress's namespace default"}},
+		{"digest", []ingOpt{nginx("auth-type", "digest"), nginx("auth-secret", "file")}, []runtime.Object{file}, down(""), []string{"digest authentication"}},
+		{"unknown auth-type", []ingOpt{nginx("auth-type", "Basic"), nginx("auth-secret", "file")}, []runtime.Object{file}, down(""), []string{"must be basic or digest"}},
+		{"auth-secret without auth-type", []ingOpt{nginx("auth-secret", "file")}, []runtime.Object{file}, down(""), []string{"auth-secret without auth-type"}},
+		{"auth-type without auth-secret", []ingOpt{nginx("auth-type", "basic")}, nil, down(""), []string{"auth-type without auth-secret"}},
+		{"invalid secret name", basic("a/b/c"), nil, down(""), []string{`must be "name" or "namespace/name"`}},
+		{"invalid realm", append(basic("file"), nginx("auth-realm", `a"b`)), []runtime.Object{file}, down(""), []string{"auth-realm"}},
+		{"invalid auth-secret-type", append(basic("file"), nginx("auth-secret-type", "map")), []runtime.Object{file}, down(""),
+			[]string{"must be auth-file or auth-map"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := append([]ingOpt{rule("a.example.com", prefix("/", "web", 80))}, tc.opts...)
+			objs := append([]runtime.Object{ingress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.secrets...)
+			cfg := Build(newTestStore(t, objs...), testOptions())
+			checkProblems(t, cfg.Problems, tc.problems)
+			i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Hostname == "a.example.com" })
+			if i < 0 {
+				t.Fatal("no server a.example.com")
+			}
+			for _, l := range cfg.Servers[i].Locations {
+				if l.Ingress == "default/web" {
+					checkEqual(t, "BasicAuth", l.Settings.BasicAuth, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// FuzzHtpasswd: an accepted file holds only valid users and hashes, sorted
+// and unique, none of which can break out of the Lua data.
+func FuzzHtpasswd(f *testing.F) {
+	for _, seed := range []string{"foo:" + testApr1, "#c\n\nfoo:" + testBcrypt + ":x\r\nbar:", "a", ":", "foo:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\nfoo:x"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		users, dropped, err := ParseHtpasswd(data)
+		if err != nil {
+			return
+		}
+		for i, u := range users {
+			if checkHash(u.Hash) != nil || !printable(u.Name) || strings.ContainsAny(u.Name+u.Hash, ":\"\\\n\r ") {
+				t.Fatalf("accepted %q:%q", u.Name, u.Hash)
+			}
+			if i > 0 && users[i-1].Name >= u.Name {
+				t.Fatalf("not sorted and unique: %q", users)
+			}
+			if slices.Contains(dropped, u.Name) {
+				t.Fatalf("%q both kept and dropped", u.Name)
+			}
+		}
+	})
+}

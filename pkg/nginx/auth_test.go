@@ -1,0 +1,161 @@
+package nginx
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// authHashes are the hashes of the password "secret" in every format
+// lua/auth.lua verifies (made with openssl passwd and libcrypt).
+var authHashes = map[string]string{
+	"apr1":    "$apr1$abcdefgh$h9FWgUz3n9YxylKLlR5SQ/",
+	"md5":     "$1$saltsalt$9xy1btjgzLYfb7hivXtC//",
+	"sha256":  "$5$saltsalt$0IyaXrmV7.sGNS6tirgqHLqX/G.FBvgkYA.lpPdS5sA",
+	"sha512":  "$6$saltsalt$TVLlQcbpFVof5W3Yz4DTP6gRstiNuHwwTt6GLc1E5n0U0aDehy0S5knV8wiOQSpT0Y77vwPZN.Pq.H91p5hVO1",
+	"bcrypt":  "$2y$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a",
+	"bcryptb": "$2b$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a",
+	"des":     "abNANd1rDfiNc",
+	"sha1":    "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=",
+	"ssha":    "{SSHA}gVK8WC9YyFT1gMsQHTGCgT3sSv5zYWx0",
+}
+
+func authSecret(name string, data map[string]string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{}}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+func htpasswdOf(hashes map[string]string) string {
+	var b strings.Builder
+	b.WriteString("# users\n\n")
+	for user, h := range hashes {
+		b.WriteString(user + ":" + h + "\n")
+	}
+	return b.String()
+}
+
+// buildWithSecrets builds Ingresses and Secrets; the Problems must be those
+// listed (by substring).
+func buildWithSecrets(t testing.TB, backends map[string]int, secrets []*corev1.Secret, problems []string, ings ...*networkingv1.Ingress) *model.Configuration {
+	t.Helper()
+	s := model.NewStore()
+	apply := func(ev events.Event) {
+		if err := s.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, port := range backends {
+		apply(upsertEventOf(fixtures.Service("default", name, 80), events.KindService, "default", name))
+		apply(upsertEventOf(fixtures.EndpointSlice("default", name+"-1", name, int32(port), "127.0.0.1"), events.KindEndpointSlice, "default", name+"-1"))
+	}
+	for _, sec := range secrets {
+		apply(upsertEventOf(sec, events.KindSecret, sec.Namespace, sec.Name))
+	}
+	for _, ing := range ings {
+		apply(upsertEventOf(ing, events.KindIngress, "default", ing.Name))
+	}
+	cfg := hostileBuild(s)
+	if len(cfg.Problems) != len(problems) {
+		t.Fatalf("problems: %+v, want %q", cfg.Problems, problems)
+	}
+	for i, p := range cfg.Problems {
+		if !strings.Contains(p.Reason, problems[i]) {
+			t.Errorf("problem %d %q, want %q", i, p.Reason, problems[i])
+		}
+	}
+	return cfg
+}
+
+func basicHeader(user, pw string) []string {
+	return []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pw))}
+}
+
+// TestBasicAuth: auth-type basic as ingress-nginx's e2e tests
+// (annotations/auth.go) describe it, every hash format, and fail closed.
+func TestBasicAuth(t *testing.T) {
+	web := startEcho(t, "web")
+	secrets := []*corev1.Secret{
+		authSecret("file", map[string]string{"auth": htpasswdOf(authHashes) + "empty:\n"}),
+		authSecret("map", map[string]string{"foo": authHashes["apr1"]}),
+		authSecret("nokey", map[string]string{"other": "x"}),
+		authSecret("badline", map[string]string{"auth": "foo:" + authHashes["apr1"] + "\nnot a line\n"}),
+	}
+	rule := func(host string) fixtures.IngressOption { return fixtures.Rule(host, fixtures.Prefix("/", "web", 80)) }
+	basic := func(secret string) []fixtures.IngressOption {
+		return []fixtures.IngressOption{ann("auth-type", "basic"), ann("auth-secret", secret), ann("auth-realm", "test auth")}
+	}
+	cfg := buildWithSecrets(t, map[string]int{"web": web.Port()}, secrets,
+		[]string{`user "empty" has an empty password hash`, "Secret default/badline line 2: not user:hash",
+			"must be in the Ingress's namespace", "Secret default/missing not found", `Secret default/nokey has no key "auth"`,
+			"auth-type without auth-secret"},
+		fixtures.Ingress("default", "file", append(basic("file"), rule("file.test"))...),
+		fixtures.Ingress("default", "map", append(basic("default/map"), ann("auth-secret-type", "auth-map"), rule("map.test"))...),
+		fixtures.Ingress("default", "norealm", ann("auth-type", "basic"), ann("auth-secret", "map"), ann("auth-secret-type", "auth-map"), rule("norealm.test")),
+		fixtures.Ingress("default", "zmissing", append(basic("missing"), rule("missing.test"))...),
+		fixtures.Ingress("default", "znokey", append(basic("nokey"), rule("nokey.test"))...),
+		fixtures.Ingress("default", "zbadline", append(basic("badline"), rule("badline.test"))...),
+		fixtures.Ingress("default", "ztypeonly", ann("auth-type", "basic"), rule("typeonly.test")),
+		fixtures.Ingress("default", "zcross", append(basic("other/file"), rule("cross.test"))...),
+		fixtures.Ingress("default", "open", fixtures.Rule("file.test", fixtures.Prefix("/open", "web", 80))),
+	)
+	h := startNginx(t, cfg, nil)
+	for format := range authHashes {
+		t.Run("200 with "+format, func(t *testing.T) {
+			if r := h.mustGet("http://file.test/", basicHeader(format, "secret")...); r.Status != 200 || r.Reply.Backend != "web" {
+				t.Fatalf("status %d from %q, want 200 from web", r.Status, r.Reply.Backend)
+			}
+			// Again: the verified header is cached; the answer is the same.
+			if r := h.mustGet("http://file.test/", basicHeader(format, "secret")...); r.Status != 200 {
+				t.Fatalf("second request: status %d", r.Status)
+			}
+			if r := h.mustGet("http://file.test/", basicHeader(format, "wrong")...); r.Status != 401 {
+				t.Fatalf("wrong password: status %d, want 401", r.Status)
+			}
+		})
+	}
+	tests := []struct {
+		name, url string
+		header    []string
+		status    int
+		realm     string
+	}{
+		{"no Authorization header", "http://file.test/", nil, 401, `Basic realm="test auth"`},
+		{"unknown user", "http://file.test/", basicHeader("nobody", "secret"), 401, `Basic realm="test auth"`},
+		{"user with an empty hash", "http://file.test/", basicHeader("empty", ""), 401, `Basic realm="test auth"`},
+		{"not basic", "http://file.test/", []string{"Authorization", "Bearer x"}, 401, `Basic realm="test auth"`},
+		{"auth-map", "http://map.test/", basicHeader("foo", "secret"), 200, ""},
+		{"auth-map wrong password", "http://map.test/", basicHeader("foo", "bar"), 401, `Basic realm="test auth"`},
+		{"default realm", "http://norealm.test/", nil, 401, `Basic realm=""`},
+		{"another Ingress's path on the host is open", "http://file.test/open", nil, 200, ""},
+		{"missing Secret", "http://missing.test/", basicHeader("foo", "secret"), 503, ""},
+		{"Secret without the key", "http://nokey.test/", basicHeader("foo", "secret"), 503, ""},
+		{"unparsable line", "http://badline.test/", basicHeader("foo", "secret"), 503, ""},
+		{"auth-type without auth-secret", "http://typeonly.test/", nil, 503, ""},
+		{"cross-namespace Secret", "http://cross.test/", basicHeader("apr1", "secret"), 503, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.mustGet(tc.url, tc.header...)
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d", r.Status, tc.status)
+			}
+			if got := r.Header.Get("WWW-Authenticate"); got != tc.realm {
+				t.Errorf("WWW-Authenticate %q, want %q", got, tc.realm)
+			}
+			if tc.status != 200 && r.Reply.Backend != "" {
+				t.Errorf("served by %q", r.Reply.Backend)
+			}
+		})
+	}
+}
