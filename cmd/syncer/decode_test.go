@@ -97,3 +97,19 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeAuthSecretRedacted: an auth Secret's htpasswd file and auth-map
+// hashes are redacted as TLS keys are.
+func TestDecodeAuthSecretRedacted(t *testing.T) {
+	const hash = "$apr1$abcdefgh$h9FWgUz3n9YxylKLlR5SQ/"
+	secret := &corev1.Secret{Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"auth": []byte("foo:" + hash + "\n"), "bar": []byte(hash)}}
+	secret.Namespace, secret.Name = "shop", "basic-auth"
+	payload := encode(t, events.Event{Op: events.OpCreate, Kind: events.KindSecret, Namespace: "shop", Name: "basic-auth", Object: secret})
+	out, _, err := runCmd(t, payload, "decode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "apr1") || strings.Contains(out, "h9FWgUz3n9") || !strings.Contains(out, `"auth": "<redacted `) || !strings.Contains(out, `"bar": "<redacted `) {
+		t.Errorf("auth Secret not redacted:\n%s", out)
+	}
+}

@@ -23,7 +23,9 @@ const (
 // Trim returns a copy of obj without what the configuration builder never
 // reads: managedFields and the kubectl last-applied annotation on every
 // object, and for Secrets every data key but tls.crt, tls.key and ca.crt
-// (and stringData, which the API never returns). Everything else, spec,
+// (and stringData, which the API never returns); an Opaque Secret (only
+// published as an Ingress's auth-secret) keeps all its data: auth-file reads
+// the key "auth", auth-map every key. Everything else, spec,
 // status, labels, other annotations, owner references, is kept. obj itself
 // is not modified, so Trim is safe on objects from an informer cache. Trim of
 // nil is nil; objects of other kinds are trimmed of their metadata only.
@@ -68,6 +70,13 @@ func trimSecret(s *corev1.Secret) *corev1.Secret {
 		out.Immutable = &immutable
 	}
 	trimMeta(&out.ObjectMeta)
+	if s.Type == corev1.SecretTypeOpaque {
+		out.Data = make(map[string][]byte, len(s.Data))
+		for k, v := range s.Data {
+			out.Data[k] = bytes.Clone(v)
+		}
+		return out
+	}
 	for _, k := range [...]string{SecretKeyTLSCert, SecretKeyTLSKey, SecretKeyCACert} {
 		v, ok := s.Data[k]
 		if !ok {

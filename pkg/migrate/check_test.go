@@ -59,7 +59,7 @@ func TestCheckStatus(t *testing.T) {
 		"other prefixes are not read":   {files: map[string]string{"a.yaml": ingressYAML("")}},
 		"a documented difference":       {files: map[string]string{"a.yaml": ingressYAML(`rewrite-target: /`)}, failed: true},
 		"a snippet":                     {files: map[string]string{"a.yaml": ingressYAML(`server-snippet: "return 200;"`)}, failed: true},
-		"not supported":                 {files: map[string]string{"a.yaml": ingressYAML("auth-type: basic")}, failed: true},
+		"not supported":                 {files: map[string]string{"a.yaml": ingressYAML("mirror-target: https://m.example.com/")}, failed: true},
 		"unknown":                       {files: map[string]string{"a.yaml": ingressYAML("no-such-annotation: x")}, failed: true},
 		"an invalid value":              {files: map[string]string{"a.yaml": ingressYAML(`proxy-body-size: "8 megabytes"`)}, failed: true},
 		"a ConfigMap key not supported": {files: map[string]string{"a.yaml": ingressYAML(""), "cm.yaml": configMapYAML("use-geoip2", "true")}, failed: true},

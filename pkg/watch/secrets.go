@@ -33,19 +33,24 @@ func tlsSecretKeys(obj any) ([]string, error) {
 	return keys, nil
 }
 
-// secretReferenced returns the keep rule of the Secret source.
-func (s *informerSet) secretReferenced(defaultCert string) func(runtime.Object) bool {
+// secretReferenced returns the keep rule of the Secret source: a TLS
+// Secret named in spec.tls (any with allTLS, and the default certificate),
+// an Opaque one named by auth-secret (auth_secrets.go).
+func (s *informerSet) secretReferenced(defaultCert string, allTLS bool) func(runtime.Object) bool {
 	return func(obj runtime.Object) bool {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return false
 		}
 		k := m.GetNamespace() + "/" + m.GetName()
-		if k == defaultCert {
+		index := tlsSecretIndex
+		if authSecret(obj) {
+			index = authSecretIndex
+		} else if allTLS || k == defaultCert {
 			return true
 		}
 		for _, inf := range s.sources[events.KindIngress].informers {
-			if refs, err := inf.GetIndexer().ByIndex(tlsSecretIndex, k); err == nil && len(refs) > 0 {
+			if refs, err := inf.GetIndexer().ByIndex(index, k); err == nil && len(refs) > 0 {
 				return true
 			}
 		}
@@ -58,7 +63,8 @@ func (s *informerSet) secretReferenced(defaultCert string) func(runtime.Object) 
 // when its last one goes.
 func (t *term) secretsOf(item any) {
 	keys, _ := tlsSecretKeys(item)
-	for _, k := range keys {
+	auth, _ := authSecretKeys(item)
+	for _, k := range append(keys, auth...) {
 		ns, name, err := splitNamespacedName(k)
 		if err == nil {
 			t.notify(key{Kind: events.KindSecret, Namespace: ns, Name: name}, nil)

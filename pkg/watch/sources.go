@@ -92,11 +92,12 @@ func (s *source) hasSynced() bool {
 }
 
 // published reports whether obj may ever be published: every object but a
-// Secret that is not of type kubernetes.io/tls. The informer already selects
-// TLS Secrets by field selector; this guards against anything else.
+// Secret that is not of type kubernetes.io/tls or Opaque (auth-secret). The
+// informers already select those types by field selector; this guards
+// against anything else.
 func published(obj runtime.Object) bool {
 	if s, ok := obj.(*corev1.Secret); ok {
-		return s.Type == corev1.SecretTypeTLS
+		return s.Type == corev1.SecretTypeTLS || authSecret(s)
 	}
 	return true
 }
@@ -115,7 +116,7 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 	main := s.factory(cfg.Client, cfg.WatchNamespace, "")
 	secrets := s.factory(cfg.Client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String())
 	ingresses := main.Networking().V1().Ingresses().Informer()
-	if err := ingresses.AddIndexers(cache.Indexers{tlsSecretIndex: tlsSecretKeys, configMapRefIndex: configMapRefKeysOf}); err != nil {
+	if err := ingresses.AddIndexers(cache.Indexers{tlsSecretIndex: tlsSecretKeys, authSecretIndex: authSecretKeys, configMapRefIndex: configMapRefKeysOf}); err != nil {
 		return nil, err
 	}
 	s.add(events.KindIngress, ingresses)
@@ -123,9 +124,9 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 	s.add(events.KindService, main.Core().V1().Services().Informer())
 	s.add(events.KindEndpointSlice, main.Discovery().V1().EndpointSlices().Informer())
 	s.add(events.KindSecret, secrets.Core().V1().Secrets().Informer())
-	if !cfg.PublishAllTLSSecrets {
-		s.sources[events.KindSecret].keep = s.secretReferenced(cfg.DefaultSSLCertificate)
-	}
+	opaque := s.factory(cfg.Client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeOpaque)).String())
+	s.add(events.KindSecret, opaque.Core().V1().Secrets().Informer())
+	s.sources[events.KindSecret].keep = s.secretReferenced(cfg.DefaultSSLCertificate, cfg.PublishAllTLSSecrets)
 	named := make(map[string]bool, len(cfg.ConfigMaps))
 	for _, nn := range cfg.ConfigMaps {
 		named[nn] = true
