@@ -212,7 +212,7 @@ end
 -- router.lua reads (see its header); others are dropped.
 local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
   "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
-  "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "forwardedPrefix", "preserveTrailingSlash",
+  "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "deny", "sourceRangeInvalid", "forwardedPrefix", "preserveTrailingSlash",
   "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy", "errors", "auth" }
 local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls" }
 
@@ -242,8 +242,10 @@ local function normalize_host(h)
           clean[k] = v
         end
       end
-      if clean.allow ~= nil and (type(clean.allow) ~= "table" or #clean.allow == 0) then
-        return nil, "host " .. h.name .. ": route " .. i .. ": allow must be a non-empty array"
+      for _, k in ipairs({ "allow", "deny" }) do
+        if clean[k] ~= nil and (type(clean[k]) ~= "table" or #clean[k] == 0) then
+          return nil, "host " .. h.name .. ": route " .. i .. ": " .. k .. " must be a non-empty array"
+        end
       end
       routes[i] = clean
     end

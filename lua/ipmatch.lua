@@ -1,15 +1,23 @@
 -- ipmatch.lua: matches client addresses against lists of CIDRs (IPv4 and
--- IPv6), for the allow-lists of routes. A list is parsed once per change and
--- worker; a match costs one inet_pton and a byte comparison per CIDR of the
--- address family.
+-- IPv6), for the allow- and deny-lists of routes. A list is parsed once per
+-- change and worker into the sorted, merged address ranges of each family;
+-- a match costs one inet_pton and a binary search over them: O(log n) in
+-- the number of CIDRs. Addresses and range ends are 4 or 16 byte strings,
+-- which LuaJIT compares as unsigned bytes, in network order.
 
 local ffi = require("ffi")
 local bit = require("bit")
 
 local str_byte = string.byte
+local str_char = string.char
 local str_sub = string.sub
+local str_rep = string.rep
 local band = bit.band
-local lshift = bit.lshift
+local bor = bit.bor
+local bnot = bit.bnot
+local rshift = bit.rshift
+local floor = math.floor
+local sort = table.sort
 
 ffi.cdef [[
 int inet_pton(int af, const char *src, void *dst);
@@ -37,10 +45,14 @@ local function parse(addr)
 end
 _M.parse = parse
 
-local MAPPED = ("\0"):rep(10) .. "\255\255"
+local MAPPED = str_rep("\0", 10) .. "\255\255"
 
--- parse_cidr returns {bytes, full, mask, last} for "a.b.c.d/n" or an address.
-local function parse_cidr(s)
+-- range returns the first and last address of "a.b.c.d/n" (or of a single
+-- address), or nil and an error.
+local function range(s)
+  if type(s) ~= "string" then
+    return nil, "invalid entry"
+  end
   local addr, bits = s:match("^([^/]+)/(%d+)$")
   if not addr then
     addr = s
@@ -50,57 +62,90 @@ local function parse_cidr(s)
     return nil, "invalid address in " .. s
   end
   local n = bits and tonumber(bits) or #b * 8
-  if n > #b * 8 then
+  if (bits and #bits > 3) or n > #b * 8 then
     return nil, "invalid prefix length in " .. s
   end
-  local full = math.floor(n / 8)
+  local full = floor(n / 8)
   local rest = n - full * 8
-  local mask = rest > 0 and band(lshift(0xff, 8 - rest), 0xff) or 0
-  return { len = #b, prefix = str_sub(b, 1, full), full = full, mask = mask,
-           last = rest > 0 and band(str_byte(b, full + 1), mask) or 0 }
+  local head = str_sub(b, 1, full)
+  local len = #b
+  if full == len then
+    return b, b, len
+  end
+  local host = rest > 0 and rshift(0xff, rest) or 0xff
+  local x = str_byte(b, full + 1)
+  local tail = len - full - 1
+  local lo = head .. str_char(band(x, band(0xff, bnot(host)))) .. str_rep("\0", tail)
+  local hi = head .. str_char(bor(x, host)) .. str_rep("\255", tail)
+  return lo, hi, len
+end
+
+-- merged sorts ranges by their first address and merges those that
+-- overlap: the result is disjoint, ascending in both ends.
+local function merged(list)
+  sort(list, function(a, b) return a[1] < b[1] end)
+  local lo, hi, n = {}, {}, 0
+  for i = 1, #list do
+    local r = list[i]
+    if n > 0 and r[1] <= hi[n] then
+      if r[2] > hi[n] then
+        hi[n] = r[2]
+      end
+    else
+      n = n + 1
+      lo[n], hi[n] = r[1], r[2]
+    end
+  end
+  return { lo = lo, hi = hi, n = n }
 end
 
 -- new returns a matcher for a list of CIDRs, or nil and an error: an entry
 -- that does not parse fails the whole list (the caller fails closed).
 function _M.new(cidrs)
   if type(cidrs) ~= "table" or #cidrs == 0 then
-    return nil, "empty allow-list"
+    return nil, "empty list"
   end
-  local m = { [4] = {}, [16] = {} }
+  local lists = { [4] = {}, [16] = {} }
   for i = 1, #cidrs do
-    local c, err = parse_cidr(cidrs[i])
-    if not c then
-      return nil, err
+    local lo, hi, len = range(cidrs[i])
+    if not lo then
+      return nil, hi
     end
-    local list = m[c.len]
-    list[#list + 1] = c
+    local l = lists[len]
+    l[#l + 1] = { lo, hi }
   end
-  return m
+  return { [4] = merged(lists[4]), [16] = merged(lists[16]) }
 end
 
-local function match_list(list, b)
-  for i = 1, #list do
-    local c = list[i]
-    if (c.full == 0 or str_sub(b, 1, c.full) == c.prefix)
-        and (c.mask == 0 or band(str_byte(b, c.full + 1), c.mask) == c.last) then
-      return true
+-- search reports whether b is in one of the ranges of t: the last range
+-- whose first address is <= b must also end at or after b.
+local function search(t, b)
+  local lo, hi = 1, t.n
+  local first = t.lo
+  while lo <= hi do
+    local mid = floor((lo + hi) / 2)
+    if first[mid] <= b then
+      lo = mid + 1
+    else
+      hi = mid - 1
     end
   end
-  return false
+  return hi >= 1 and b <= t.hi[hi]
 end
 
 -- match reports whether addr is in one of the matcher's CIDRs. An address
--- that does not parse never matches.
+-- that does not parse never matches; an IPv4-mapped IPv6 address matches
+-- the IPv4 CIDRs too.
 function _M.match(m, addr)
   local b = parse(addr)
   if not b then
     return false
   end
-  if match_list(m[#b], b) then
+  if search(m[#b], b) then
     return true
   end
   if #b == 16 and str_sub(b, 1, 12) == MAPPED then
-    return match_list(m[4], str_sub(b, 13))
+    return search(m[4], str_sub(b, 13))
   end
   return false
 end

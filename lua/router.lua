@@ -18,8 +18,12 @@
 --   bodySize        bytes; absent: the global proxy-body-size; 0: no limit
 --   rewrite         rewrite target of a regex route (see rewrite_uri)
 --   forwardedPrefix X-Forwarded-Prefix sent with a rewrite
---   allow           CIDRs; other clients get 403. A list that cannot be
---                   parsed answers 503 (fail closed).
+--   allow, deny     CIDRs: clients in deny, or not in allow, get 403 (deny
+--                   first, as ingress-nginx); the client is $remote_addr
+--                   (nginx.conf's realip settings). A list that cannot be
+--                   parsed fails the host (503, fail closed);
+--   sourceRangeInvalid  the route answers 503: pkg/model could not apply
+--                   its allow- or deny-list annotation (fail closed).
 --   preserveTrailingSlash, usePortInRedirects   shape the HTTPS redirect
 --   redirectURL, redirectCode   answer with this redirect (300 to 308)
 --   cors            CORS policy (see cors.lua)
@@ -153,6 +157,43 @@ local function compile_upstream(route, r)
   return true
 end
 
+-- compile_acl sets route.acl = {allow, deny, invalid} when the route has
+-- source ranges (one nil check per request for routes without).
+local function compile_acl(route, r)
+  if r.allow == nil and r.deny == nil and not r.sourceRangeInvalid then
+    return true
+  end
+  local acl = { invalid = r.sourceRangeInvalid == true }
+  for _, k in ipairs({ "allow", "deny" }) do
+    if r[k] ~= nil then
+      local m, err = ipmatch.new(r[k])
+      if not m then
+        return nil, k .. ": " .. err
+      end
+      acl[k] = m
+    end
+  end
+  route.acl = acl
+  return true
+end
+
+-- refuse_source answers 503 for a route whose lists could not be applied,
+-- 403 to a client its deny-list names or its allow-list does not; it
+-- returns whether it answered.
+local function refuse_source(route)
+  local acl = route.acl
+  if acl.invalid then
+    proxy_settings.fail(route.err, 503)
+    return true
+  end
+  local addr = ngx_var.remote_addr
+  if (acl.deny and ipmatch.match(acl.deny, addr)) or (acl.allow and not ipmatch.match(acl.allow, addr)) then
+    proxy_settings.fail(route.err, 403)
+    return true
+  end
+  return false
+end
+
 -- compile_route validates one route and returns the worker's form of it.
 local function compile_route(r)
   if type(r) ~= "table" or type(r.path) ~= "string" or #r.path == 0 or str_byte(r.path, 1) ~= 47 then
@@ -209,12 +250,9 @@ local function compile_route(r)
   if not ok then
     return nil, "route " .. r.path .. ": " .. err
   end
-  if r.allow ~= nil then
-    local m, err = ipmatch.new(r.allow)
-    if not m then
-      return nil, "route " .. r.path .. ": allow: " .. err
-    end
-    route.allow = m
+  local ok, err = compile_acl(route, r)
+  if not ok then
+    return nil, "route " .. r.path .. ": " .. err
   end
   if r.auth ~= nil then
     local a, err = auth.compile(r.auth)
@@ -551,8 +589,8 @@ function _M.rewrite()
   if route.redirect and ngx_var.pass_access_scheme == "http" then
     return redirect_to_https(route)
   end
-  if route.allow and not ipmatch.match(route.allow, ngx_var.remote_addr) then
-    return proxy_settings.fail(route.err, 403)
+  if route.acl and refuse_source(route) then
+    return
   end
   if route.auth then
     local code = auth.check(route.auth)

@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +36,9 @@ type ingressAnnotations struct {
 	forceSSLRedirect bool
 	// useRegex is use-regex=true.
 	useRegex bool
+	// allowlistInvalid: allowlist-source-range did not parse (the routes
+	// answer 503; whitelist-source-range is not read).
+	allowlistInvalid bool
 	// canary holds the canary annotations of a canary Ingress (canary=true);
 	// nil otherwise (see applyCanary and buildCanaries).
 	canary *canaryInput
@@ -87,8 +89,8 @@ type ingressAnnotations struct {
 //   - backend-protocol: HTTP, HTTPS, GRPC, GRPCS or AUTO_HTTP, in any case.
 //   - rewrite-target: an absolute path of allowed path characters, where
 //     '$' may only start a capture reference $0 to $9.
-//   - whitelist-source-range, or its newer name allowlist-source-range
-//     (which wins when both are set): comma-separated CIDRs or addresses.
+//   - whitelist-source-range, allowlist-source-range,
+//     denylist-source-range: see annotations_acl.go (fail closed).
 //   - load-balance (round_robin, ewma), upstream-hash-by(-subset, -size),
 //     affinity and session-cookie-*: backend-level, see
 //     annotations_affinity.go and Build.
@@ -118,7 +120,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 			continue
 		}
 		if err := a.apply(name, annotations[k], &b, &aff); err != nil {
-			a.problems = append(a.problems, fmt.Sprintf("annotation %s=%s: %v; ignored", k, quoteValue(annotations[k]), err))
+			a.problems = append(a.problems, fmt.Sprintf("annotation %s=%s: %v%s", k, quoteValue(annotations[k]), err, problemOutcome(err)))
 		}
 	}
 	b.setAffinity(aff)
@@ -150,6 +152,11 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		b.hashBy, err = parseHashBy(v)
 		return err
 	}
+	if isSourceRange(name) {
+		// Every error fails closed; not checkForbidden: 1000 CIDRs are
+		// longer than maxValueLen, and parseSourceRange is an allow-list.
+		return a.setSourceRange(name, v)
+	}
 	if ok, err := a.applyAuth(name, v); ok { // allow-lists, failing closed
 		return err
 	}
@@ -170,8 +177,6 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		a.location.BackendProtocol, err = parseBackendProtocol(v)
 	case "rewrite-target":
 		a.location.RewriteTarget, err = parseRewriteTarget(v)
-	case "whitelist-source-range", "allowlist-source-range":
-		return a.setSourceRange(name, v)
 	case "ssl-redirect":
 		a.sslRedirect, err = parseBoolPtr(v)
 	case "force-ssl-redirect":
@@ -198,20 +203,6 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		return errUnsupported
 	}
 	return err
-}
-
-// setSourceRange parses an allow-list; allowlist-source-range, the newer
-// name, wins over whitelist-source-range when both are set (sorted order
-// parses allowlist- first).
-func (a *ingressAnnotations) setSourceRange(name, v string) error {
-	r, err := parseSourceRange(v)
-	if err != nil {
-		return err
-	}
-	if name == "allowlist-source-range" || a.location.AllowSourceRange == nil {
-		a.location.AllowSourceRange = r
-	}
-	return nil
 }
 
 // quoteValue quotes an annotation value for a Problem, shortened.
@@ -352,41 +343,6 @@ func parseRewriteTarget(v string) (string, error) {
 		}
 	}
 	return v, nil
-}
-
-// parseSourceRange parses a comma-separated list of CIDRs and addresses
-// into sorted, de-duplicated, masked prefixes ("10.0.0.1" is "10.0.0.1/32").
-func parseSourceRange(v string) ([]string, error) {
-	parts := strings.Split(v, ",")
-	if len(parts) > maxSourceRanges {
-		return nil, fmt.Errorf("more than %d entries", maxSourceRanges)
-	}
-	out := make([]string, 0, len(parts))
-	for _, p := range parts {
-		p = strings.TrimSpace(p)
-		pfx, err := parsePrefix(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, pfx.String())
-	}
-	sort.Strings(out)
-	return compactStrings(out), nil
-}
-
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR", s)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil || a.Zone() != "" {
-		return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR", s)
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // compactStrings removes adjacent duplicates of a sorted slice in place.

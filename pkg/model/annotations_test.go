@@ -79,10 +79,11 @@ func TestParseAnnotations(t *testing.T) {
 			want: ingressAnnotations{location: LocationSettings{
 				AllowSourceRange: []string{"10.0.0.0/8", "192.168.0.1/32", "2001:db8::/32"}}},
 		},
-		"bad source ranges": {
+		"bad source ranges fail closed": {
 			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "10.0.0.0/8,,1.2.3.4",
 				AnnotationPrefix + "allowlist-source-range": "10.0.0.0/33"},
-			problems: []string{`"10.0.0.0/33" is not a CIDR`, `"" is not an IP address or CIDR`},
+			want:     ingressAnnotations{location: LocationSettings{SourceRangeInvalid: true}, allowlistInvalid: true},
+			problems: []string{`"10.0.0.0/33" is not a CIDR`},
 		},
 		"redirects": {
 			in:   map[string]string{AnnotationPrefix + "ssl-redirect": "false", AnnotationPrefix + "force-ssl-redirect": "true"},

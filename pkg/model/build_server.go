@@ -226,6 +226,13 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 	st := e.ann.location
 	if r := st.AllowSourceRange; r != nil {
 		st.AllowSourceRange = slices.Clone(r)
+	} else if b.global.AllowSourceRange != "" && !e.ann.allowlistInvalid {
+		st.AllowSourceRange = strings.Split(b.global.AllowSourceRange, ",")
+	}
+	if r := st.DenySourceRange; r != nil {
+		st.DenySourceRange = slices.Clone(r)
+	} else if b.global.DenySourceRange != "" && !st.SourceRangeInvalid {
+		st.DenySourceRange = strings.Split(b.global.DenySourceRange, ",")
 	}
 	if v, override := locationRedirect(e, srv, b.global.ForceSSLRedirect); override {
 		st.SSLRedirect = &redirect[boolRank(v)]

@@ -270,6 +270,8 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	w.str(s.BackendProtocol)
 	w.str(s.RewriteTarget)
 	w.strs(s.AllowSourceRange)
+	w.strs(s.DenySourceRange)
+	w.bool(s.SourceRangeInvalid)
 	w.bool(s.SSLRedirect != nil)
 	if s.SSLRedirect != nil {
 		w.bool(*s.SSLRedirect)

@@ -79,6 +79,12 @@ type Global struct {
 	// whose Ingresses set no balancing annotation ("" is round_robin;
 	// backends only, no reload).
 	LoadBalance string `json:"loadBalance,omitempty"`
+	// AllowSourceRange is the ConfigMap's whitelist-source-range: canonical
+	// CIDRs joined by commas, the allow-list of routes whose Ingress sets
+	// none (a route default, no reload).
+	AllowSourceRange string `json:"allowSourceRange,omitempty"`
+	// DenySourceRange is its denylist-source-range, the same way.
+	DenySourceRange string `json:"denySourceRange,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -161,6 +167,11 @@ type LocationSettings struct {
 	BackendProtocol     string   `json:"backendProtocol,omitempty"` // HTTP (default), HTTPS, GRPC, GRPCS, AUTO_HTTP
 	RewriteTarget       string   `json:"rewriteTarget,omitempty"`
 	AllowSourceRange    []string `json:"allowSourceRange,omitempty"` // validated CIDRs
+	// DenySourceRange are validated CIDRs whose clients get 403, before
+	// AllowSourceRange is consulted. SourceRangeInvalid: an allow- or
+	// deny-list annotation cannot be applied, the route answers 503.
+	DenySourceRange    []string `json:"denySourceRange,omitempty"`
+	SourceRangeInvalid bool     `json:"sourceRangeInvalid,omitempty"`
 	// SSLRedirect overrides Global.SSLRedirect when non-nil.
 	SSLRedirect *bool `json:"sslRedirect,omitempty"`
 	// PreserveTrailingSlash keeps a trailing slash in HTTPS redirects;

@@ -69,6 +69,17 @@ type NginxSettings struct {
 	HSTSMaxAge            int  `json:"hstsMaxAge"` // seconds
 	HSTSIncludeSubdomains bool `json:"hstsIncludeSubdomains"`
 	HSTSPreload           bool `json:"hstsPreload,omitempty"`
+
+	// The client address (see pkg/nginx's realip settings). ProxyRealIPCIDR
+	// and BlockCIDRs are canonical CIDRs joined by commas; "" trusts no
+	// proxy (unlike ingress-nginx's 0.0.0.0/0) and blocks nothing.
+	// ForwardedForHeader "" is X-Forwarded-For.
+	UseProxyProtocol        bool   `json:"useProxyProtocol,omitempty"`
+	EnableRealIP            bool   `json:"enableRealIP,omitempty"`
+	ComputeFullForwardedFor bool   `json:"computeFullForwardedFor,omitempty"`
+	ForwardedForHeader      string `json:"forwardedForHeader,omitempty"`
+	ProxyRealIPCIDR         string `json:"proxyRealIPCIDR,omitempty"`
+	BlockCIDRs              string `json:"blockCIDRs,omitempty"`
 }
 
 // Defaults of ingress-nginx v1.15 (internal/ingress/controller/config).
@@ -274,6 +285,15 @@ var globalKeys = map[string]setter{
 	"hsts-max-age":            intField(func(g *Global) *int { return &g.Nginx.HSTSMaxAge }, 0, maxGlobalCount),
 	"hsts-include-subdomains": boolField(func(g *Global) *bool { return &g.Nginx.HSTSIncludeSubdomains }),
 	"hsts-preload":            boolField(func(g *Global) *bool { return &g.Nginx.HSTSPreload }),
+
+	"use-proxy-protocol":         boolField(func(g *Global) *bool { return &g.Nginx.UseProxyProtocol }),
+	"enable-real-ip":             boolField(func(g *Global) *bool { return &g.Nginx.EnableRealIP }),
+	"compute-full-forwarded-for": boolField(func(g *Global) *bool { return &g.Nginx.ComputeFullForwardedFor }),
+	"forwarded-for-header":       field(func(g *Global) *string { return &g.Nginx.ForwardedForHeader }, parseHeaderName),
+	"proxy-real-ip-cidr":         field(func(g *Global) *string { return &g.Nginx.ProxyRealIPCIDR }, parseCIDRList),
+	"block-cidrs":                field(func(g *Global) *string { return &g.Nginx.BlockCIDRs }, parseCIDRList),
+	"whitelist-source-range":     field(func(g *Global) *string { return &g.AllowSourceRange }, parseSourceRangeDefault),
+	"denylist-source-range":      field(func(g *Global) *string { return &g.DenySourceRange }, parseSourceRangeDefault),
 }
 
 func parseBool(v string) (bool, error) {
@@ -418,6 +438,7 @@ func (g Global) rendered() Global {
 	filter := g.ResponseHeaders()
 	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream, g.LoadBalance = "", "", "", false, ""
 	g.Proxy = ProxySettings{}
+	g.AllowSourceRange, g.DenySourceRange = "", "" // route defaults
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -451,9 +472,12 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.CustomHTTPErrors)
 	w.str(g.LoadBalance)
 	w.proxySettings(&g.Proxy)
+	w.str(g.AllowSourceRange)
+	w.str(g.DenySourceRange)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
-		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload} {
+		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,
+		n.UseProxyProtocol, n.EnableRealIP, n.ComputeFullForwardedFor} {
 		w.bool(b)
 	}
 	for _, i := range []int{n.GzipLevel, n.GzipMinLength, n.SSLSessionTimeout, n.KeepAlive, n.KeepAliveRequests,
@@ -463,7 +487,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	}
 	for _, s := range []string{n.GzipTypes, n.SSLProtocols, n.SSLCiphers, string(n.SSLSessionCacheSize),
 		string(n.ClientHeaderBufferSize), string(n.LargeClientHeaderBufferSize), string(n.ProxyBufferSize),
-		n.LogFormatUpstream, n.ErrorLogLevel, n.WorkerProcesses} {
+		n.LogFormatUpstream, n.ErrorLogLevel, n.WorkerProcesses, n.ForwardedForHeader, n.ProxyRealIPCIDR, n.BlockCIDRs} {
 		w.str(s)
 	}
 }

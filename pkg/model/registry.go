@@ -96,7 +96,8 @@ const (
 const (
 	noteTimeout     = "whole seconds from 1 to 86400, as the ConfigMap's keys; ingress-nginx takes any integer (a value such as 60s falls back to the default in both, here with a Problem)"
 	noteRegex       = "host-wide and ordered as in ingress-nginx; a path that is not valid RE2 syntax with the same meaning in PCRE (lookarounds, backreferences, possessive quantifiers) is left out with a Problem; see docs/migration.md"
-	noteSourceRange = "matched against the connection's address; the client address from forwarded headers or PROXY protocol comes with the access-control issue"
+	noteSourceRange = "matched against $remote_addr: the client address from X-Forwarded-For only from proxies of proxy-real-ip-cidr (which is empty by default, where ingress-nginx trusts 0.0.0.0/0), or the PROXY protocol's; a list that cannot be applied makes the Ingress's routes answer 503 (fail closed), where ingress-nginx ignores it"
+	noteTrust       = "trust is explicit: the forwarded header sets the client address only from proxies of proxy-real-ip-cidr, which is empty by default (ingress-nginx: 0.0.0.0/0)"
 	noteAuthType    = "basic is verified in Lua (apr1, bcrypt, {SHA}, {SSHA}, MD5/SHA-256/SHA-512/DES crypt); digest is not supported (nginx's third-party auth_digest module has no Lua equivalent here): an Ingress asking for it answers 503 (fail closed); auth-secret without auth-type also answers 503, where ingress-nginx serves the route unprotected"
 	noteAuthSecret  = "a missing Secret, a Secret without the key auth, another namespace's Secret, or a line that is not user:hash or has a hash format nginx could not verify makes the Ingress's routes answer 503 (ingress-nginx: 503 for the first three, the line skipped or a 500 for the others); a user with an empty hash can never sign in (401, as ingress-nginx)"
 	noteErrors      = "a list other than the ConfigMap's custom-http-errors makes the route intercept every 4xx and 5xx of its backend (nginx's error_page codes cannot vary per route): a code it does not list gets nginx's own page for that status, where ingress-nginx passes the backend's answer; 499 is refused (nginx never answers it)"
@@ -305,7 +306,7 @@ func annotationTable() []RegistryEntry {
 		// Access control.
 		differs("whitelist-source-range", "10.0.0.0/8,192.168.0.1", noteSourceRange, a),
 		differs("allowlist-source-range", "10.0.0.0/8,192.168.0.1", noteSourceRange, a),
-		notSupported("denylist-source-range", "10.1.0.0/16", "deny lists come with the access-control issue", a),
+		differs("denylist-source-range", "10.1.0.0/16", noteSourceRange, a),
 		notSupported("satisfy", "any", auth, a),
 		notSupported("enable-global-auth", "false", auth, a),
 		differs("auth-type", "basic", noteAuthType, a),
@@ -388,7 +389,7 @@ func configKeyTable() []RegistryEntry {
 	return []RegistryEntry{
 		// What is applied today.
 		supported("ssl-redirect", "true"),
-		supported("use-forwarded-headers", "true"),
+		differs("use-forwarded-headers", "true", "X-Forwarded-Proto, -Host and -Port are passed on; "+noteTrust, m),
 		differs("allow-snippet-annotations", "false", "accepted, but snippets are never applied: an Ingress carrying one is not served", 0),
 		differs("proxy-connect-timeout", "5", keyTimeout, m),
 		differs("proxy-read-timeout", "60", keyTimeout, m),
@@ -455,16 +456,16 @@ func configKeyTable() []RegistryEntry {
 		notSupported("no-tls-redirect-locations", "/.well-known/acme-challenge", perHost, m),
 		notSupported("relative-redirects", "false", perHost, m),
 		// The access-control issue.
-		notSupported("whitelist-source-range", "10.0.0.0/8", access, a),
-		notSupported("denylist-source-range", "10.1.0.0/16", access, a),
-		notSupported("block-cidrs", "192.0.2.0/24", access, a),
+		differs("whitelist-source-range", "10.0.0.0/8", "the allow-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),
+		differs("denylist-source-range", "10.1.0.0/16", "the deny-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),
+		differs("block-cidrs", "192.0.2.0/24", "deny rules of the public server (a change reloads): checked after the router found the host, so an unknown host still answers 404", a),
 		notSupported("block-user-agents", "~*badbot", access, a),
 		notSupported("block-referers", "~*spam", access, a),
-		notSupported("enable-real-ip", "true", access, a),
-		notSupported("proxy-real-ip-cidr", "10.0.0.0/8", access, a),
-		notSupported("forwarded-for-header", "X-Forwarded-For", access, a),
-		notSupported("compute-full-forwarded-for", "true", access, a),
-		notSupported("use-proxy-protocol", "true", access, a),
+		differs("enable-real-ip", "true", noteTrust, a),
+		differs("proxy-real-ip-cidr", "10.0.0.0/8", "empty by default: no proxy is trusted (ingress-nginx: 0.0.0.0/0); with use-proxy-protocol, empty trusts the PROXY header from any peer", a),
+		differs("forwarded-for-header", "X-Forwarded-For", noteTrust, a),
+		supported("compute-full-forwarded-for", "true"),
+		differs("use-proxy-protocol", "true", "on every public listener (a change reloads); with use-forwarded-headers too, the PROXY header's address is the client's and the forwarded header is not read (ingress-nginx reads it from trusted PROXY addresses)", a),
 		notSupported("forwarded-for-proxy-protocol-header", "X-Forwarded-For-Proxy-Protocol", access, a),
 		notSupported("proxy-protocol-header-timeout", "5s", access, a),
 		notSupported("proxy-add-original-uri-header", "false", access, a),

@@ -377,7 +377,8 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 	}
 	safe := func(l *model.Location) bool {
 		proto := strings.ToUpper(l.Settings.BackendProtocol)
-		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP")
+		// A route whose allow- or deny-list is invalid answers 503 (fail closed).
+		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid
 	}
 	kinds := map[model.PathType]int{}
 	var urls []string

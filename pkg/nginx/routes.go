@@ -51,6 +51,10 @@ type Route struct {
 	BodySize *int64   `json:"bodySize,omitempty"`
 	Rewrite  string   `json:"rewrite,omitempty"`
 	Allow    []string `json:"allow,omitempty"`
+	// Deny are CIDRs whose clients get 403 (before Allow);
+	// SourceRangeInvalid answers 503: the lists could not be applied.
+	Deny               []string `json:"deny,omitempty"`
+	SourceRangeInvalid bool     `json:"sourceRangeInvalid,omitempty"`
 	// PreserveTrailingSlash and UsePortInRedirects shape the HTTPS
 	// redirect's Location.
 	PreserveTrailingSlash bool `json:"preserveTrailingSlash,omitempty"`
@@ -123,6 +127,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		Errors:                st.Errors,
 		Auth:                  st.BasicAuth,
 	}
+	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}

@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,6 +30,28 @@ var (
 )
 
 const maxSeconds = 24 * 3600
+
+// headerNameRe is a request header name for real_ip_header.
+var headerNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// cidrList validates pkg/model's canonical CIDR list (masked prefixes
+// joined by commas, at most 1000) and returns its items; "" is none.
+func cidrList(what, s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	items := strings.Split(s, ",")
+	if len(items) > 1000 {
+		return nil, invalid(what, s)
+	}
+	for _, it := range items {
+		p, err := netip.ParsePrefix(it)
+		if err != nil || p != p.Masked() || p.String() != it {
+			return nil, invalid(what, s)
+		}
+	}
+	return items, nil
+}
 
 func invalid(what, value string) error {
 	return fmt.Errorf("%w: %s %q", ErrInvalidValue, what, value)

@@ -55,6 +55,13 @@ type view struct {
 	ResponseHeaders bool
 	// Listen holds the listen arguments of the one public server.
 	Listen []string
+	// RealIP sets the client address ($remote_addr) from a trusted proxy;
+	// nil leaves it the peer's. ForwardedFor is the client address
+	// compute-full-forwarded-for appends to X-Forwarded-For ("": the
+	// header sent is $remote_addr). BlockCIDRs are denied (block-cidrs).
+	RealIP       *realIP
+	ForwardedFor string
+	BlockCIDRs   []string
 
 	// ProxyLocations are the fixed named locations of lua/proxy.lua;
 	// LuaProxyBuffering is proxy_buffering, "on" or "off", quoted.
@@ -107,7 +114,10 @@ func newView(o *Options, g *model.Global) (*view, error) {
 	if err := v.setNginx(&n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
-	v.Listen = listenLines(o, n.UseHTTP2)
+	v.Listen = listenLines(o, n.UseHTTP2, n.UseProxyProtocol)
+	if err := v.setRealIP(g.UseForwardedHeaders, &n); err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
 	codes, err := errorCodes(g.CustomHTTPErrors)
 	if err != nil {
 		return nil, fmt.Errorf("global: %w", err)
@@ -182,7 +192,7 @@ func timeoutDirectives(prefixes []string, connect, read, send int) ([]string, er
 
 // listenLines returns the listen arguments of the public server, with
 // HTTP/2 on the HTTPS listener when http2 is set.
-func listenLines(o *Options, http2 bool) []string {
+func listenLines(o *Options, http2, proxyProtocol bool) []string {
 	var addrs []string
 	switch {
 	case o.ListenAddress != "":
@@ -196,9 +206,13 @@ func listenLines(o *Options, http2 bool) []string {
 	if http2 {
 		ssl = " ssl http2 default_server"
 	}
+	plain := " default_server"
+	if proxyProtocol {
+		plain, ssl = " proxy_protocol"+plain, " proxy_protocol"+ssl
+	}
 	var out []string
 	for _, a := range addrs {
-		out = append(out, fmt.Sprintf(a, o.HTTPPort)+" default_server", fmt.Sprintf(a, o.HTTPSPort)+ssl)
+		out = append(out, fmt.Sprintf(a, o.HTTPPort)+plain, fmt.Sprintf(a, o.HTTPSPort)+ssl)
 	}
 	return out
 }
@@ -301,4 +315,52 @@ func errorPageCodes() string {
 		}
 	}
 	return strings.Join(codes, " ")
+}
+
+// realIP is the realip module's configuration: the header (or
+// proxy_protocol) that holds the client address, and the proxies trusted
+// to set it.
+type realIP struct {
+	Header string
+	From   []string
+}
+
+// setRealIP sets RealIP, ForwardedFor and BlockCIDRs. Trust is explicit:
+// a forwarded header (use-forwarded-headers or enable-real-ip) sets the
+// client address only when it comes from a proxy of proxy-real-ip-cidr,
+// which is empty unless set (ingress-nginx trusts 0.0.0.0/0). With
+// use-proxy-protocol the PROXY header's address is the client's (from
+// proxy-real-ip-cidr, or from any peer when it is empty: every connection
+// must start with the header), and a forwarded header is not read.
+func (v *view) setRealIP(forwarded bool, n *model.NginxSettings) error {
+	trusted, err := cidrList("proxy real ip cidr", n.ProxyRealIPCIDR)
+	if err != nil {
+		return err
+	}
+	if v.BlockCIDRs, err = cidrList("block cidrs", n.BlockCIDRs); err != nil {
+		return err
+	}
+	header := n.ForwardedForHeader
+	if header == "" {
+		header = "X-Forwarded-For"
+	}
+	if !headerNameRe.MatchString(header) {
+		return invalid("forwarded for header", header)
+	}
+	switch {
+	case n.UseProxyProtocol:
+		if len(trusted) == 0 {
+			trusted = []string{"0.0.0.0/0", "::/0"}
+		}
+		v.RealIP = &realIP{Header: "proxy_protocol", From: trusted}
+	case (forwarded || n.EnableRealIP) && len(trusted) > 0:
+		v.RealIP = &realIP{Header: header, From: trusted}
+	}
+	if forwarded && n.ComputeFullForwardedFor {
+		v.ForwardedFor = "$realip_remote_addr"
+		if n.UseProxyProtocol {
+			v.ForwardedFor = "$proxy_protocol_addr"
+		}
+	}
+	return nil
 }

@@ -1,0 +1,134 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+)
+
+// Source ranges (allow- and deny-lists of client addresses).
+//
+//   - allowlist-source-range, or its older name whitelist-source-range
+//     (the newer name wins when both are set): only these clients are
+//     served, others get 403. Without either, the ConfigMap's
+//     whitelist-source-range is the route's allow-list.
+//   - denylist-source-range: these clients get 403, before the allow-list
+//     is consulted (as ingress-nginx's deny rules come before its allows).
+//
+// The address checked is nginx's $remote_addr: the client's own address
+// unless the ConfigMap trusts proxies (proxy-real-ip-cidr) or enables the
+// PROXY protocol, see pkg/nginx's real-IP settings.
+//
+// Fail closed: a list that cannot be applied (an entry that is not an
+// address or CIDR, too many entries) leaves the route protected by
+// nothing, so its routes answer 503 (SourceRangeInvalid) with a Problem,
+// never the unprotected content.
+
+// errFailClosed marks an annotation error after which the Ingress's routes
+// answer 503 rather than being served without the annotation.
+var errFailClosed = errors.New("the Ingress's routes answer 503 until it is fixed")
+
+// problemOutcome is what a Problem about an annotation error says happens.
+func problemOutcome(err error) string {
+	if errors.Is(err, errFailClosed) {
+		return ""
+	}
+	return "; ignored"
+}
+
+// isSourceRange reports whether name is a source range annotation.
+func isSourceRange(name string) bool {
+	return name == "whitelist-source-range" || name == "allowlist-source-range" || name == "denylist-source-range"
+}
+
+// maxSourceRangeLen bounds a list's length: 1000 IPv6 CIDRs and spaces.
+const maxSourceRangeLen = 64 << 10
+
+// setSourceRange parses an allow- or deny-list. allowlist-source-range, the
+// newer name, wins over whitelist-source-range when both are set (sorted
+// order parses allowlist- first, so a whitelist- value is then not even
+// read).
+func (a *ingressAnnotations) setSourceRange(name, v string) error {
+	if name == "whitelist-source-range" && (a.location.AllowSourceRange != nil || a.allowlistInvalid) {
+		return nil
+	}
+	r, err := parseSourceRange(v)
+	if err != nil {
+		a.location.SourceRangeInvalid = true
+		if name == "allowlist-source-range" {
+			a.allowlistInvalid = true
+		}
+		return fmt.Errorf("%w (%w)", err, errFailClosed)
+	}
+	if name == "denylist-source-range" {
+		a.location.DenySourceRange = r
+	} else {
+		a.location.AllowSourceRange = r
+	}
+	return nil
+}
+
+// parseSourceRange parses a comma-separated list of CIDRs and addresses
+// into sorted, de-duplicated, masked prefixes ("10.0.0.1" is "10.0.0.1/32").
+func parseSourceRange(v string) ([]string, error) {
+	if len(v) > maxSourceRangeLen {
+		return nil, fmt.Errorf("longer than %d characters", maxSourceRangeLen)
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) > maxSourceRanges {
+		return nil, fmt.Errorf("more than %d entries", maxSourceRanges)
+	}
+	out := make([]string, 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		pfx, err := parsePrefix(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pfx.String())
+	}
+	sort.Strings(out)
+	return compactStrings(out), nil
+}
+
+// parseCIDRList parses a ConfigMap list of CIDRs or addresses (commas or
+// spaces between them) into the canonical form of parseSourceRange, joined
+// by commas.
+func parseCIDRList(v string) (string, error) {
+	items, err := splitList(v, true)
+	if err != nil {
+		return "", err
+	}
+	r, err := parseSourceRange(strings.Join(items, ","))
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(r, ","), nil
+}
+
+// parseSourceRangeDefault parses the ConfigMap's whitelist-source-range:
+// up to maxSourceRanges entries, as the annotation.
+func parseSourceRangeDefault(v string) (string, error) {
+	r, err := parseSourceRange(v)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(r, ","), nil
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR", s)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}

@@ -1,0 +1,154 @@
+package model
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// TestParseSourceRangeAnnotations: allow- and deny-lists, which name wins,
+// and fail closed on a list that cannot be applied.
+func TestParseSourceRangeAnnotations(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in                map[string]string
+		allow, deny       []string
+		invalid           bool
+		problem, noProblem string
+	}{
+		"allowlist wins over whitelist": {
+			in:    map[string]string{"allowlist-source-range": "10.0.0.1/8", "whitelist-source-range": "192.0.2.1"},
+			allow: []string{"10.0.0.0/8"},
+		},
+		"whitelist alone": {
+			in:    map[string]string{"whitelist-source-range": "192.0.2.1, 2001:db8::1/32"},
+			allow: []string{"192.0.2.1/32", "2001:db8::/32"},
+		},
+		"deny and allow together": {
+			in:    map[string]string{"denylist-source-range": "10.1.0.0/16", "allowlist-source-range": "10.0.0.0/8"},
+			allow: []string{"10.0.0.0/8"}, deny: []string{"10.1.0.0/16"},
+		},
+		"an invalid deny-list fails closed": {
+			in:      map[string]string{"denylist-source-range": "10.0.0.0/8,nonsense", "allowlist-source-range": "10.0.0.0/8"},
+			allow:   []string{"10.0.0.0/8"},
+			invalid: true, problem: "answer 503",
+		},
+		"an invalid allowlist fails closed, whitelist not read": {
+			in:      map[string]string{"allowlist-source-range": "10.0.0.0/33", "whitelist-source-range": "0.0.0.0/0"},
+			invalid: true, problem: `"10.0.0.0/33" is not a CIDR`,
+		},
+		"an invalid whitelist under a valid allowlist is not read": {
+			in:    map[string]string{"allowlist-source-range": "10.0.0.0/8", "whitelist-source-range": "bad"},
+			allow: []string{"10.0.0.0/8"}, noProblem: "bad",
+		},
+		"too many entries": {
+			in:      map[string]string{"denylist-source-range": strings.Repeat("10.0.0.1,", maxSourceRanges) + "10.0.0.2"},
+			invalid: true, problem: "more than 1000",
+		},
+		"a zone is not an address": {
+			in:      map[string]string{"allowlist-source-range": "fe80::1%eth0"},
+			invalid: true, problem: "not an IP address",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := map[string]string{}
+			for k, v := range tc.in {
+				in[AnnotationPrefix+k] = v
+			}
+			a := parseAnnotations(in)
+			l := a.location
+			if !slices.Equal(l.AllowSourceRange, tc.allow) || !slices.Equal(l.DenySourceRange, tc.deny) || l.SourceRangeInvalid != tc.invalid {
+				t.Errorf("allow %v deny %v invalid %v; want %v %v %v", l.AllowSourceRange, l.DenySourceRange, l.SourceRangeInvalid, tc.allow, tc.deny, tc.invalid)
+			}
+			probs := strings.Join(a.problems, "\n")
+			if tc.problem != "" && !strings.Contains(probs, tc.problem) || tc.problem == "" && tc.noProblem == "" && probs != "" {
+				t.Errorf("problems %q, want %q", probs, tc.problem)
+			}
+			if tc.noProblem != "" && strings.Contains(probs, tc.noProblem) {
+				t.Errorf("problems %q", probs)
+			}
+			if tc.invalid && strings.Contains(probs, "ignored") {
+				t.Errorf("a fail-closed problem says ignored: %q", probs)
+			}
+		})
+	}
+}
+
+// TestBuildSourceRangeDefaults: the ConfigMap's whitelist- and
+// denylist-source-range are the lists of routes whose Ingress sets none;
+// a route whose own list is invalid does not fall back to them; they
+// never reach nginx.conf (Global.rendered).
+func TestBuildSourceRangeDefaults(t *testing.T) {
+	objs := []runtime.Object{
+		service("default", "web", svcPort("http", 80)), slice("default", "web-1", "web", "http", 80, ready("10.0.0.1")),
+		configMap("ingress", "cfg", "whitelist-source-range", "192.0.2.0/24", "denylist-source-range", "192.0.2.7"),
+		ingress("default", "plain", rule("plain.test", prefix("/", "web", 80))),
+		ingress("default", "own", nginx("allowlist-source-range", "10.0.0.0/8"), nginx("denylist-source-range", "10.0.0.1"), rule("own.test", prefix("/", "web", 80))),
+		ingress("default", "bad", nginx("allowlist-source-range", "nonsense"), rule("bad.test", prefix("/", "web", 80))),
+	}
+	cfg := buildWith(t, objs, func(o *Options) { o.ConfigMap = "ingress/cfg" })
+	checkDataPlane(t, cfg)
+	want := map[string]LocationSettings{
+		"plain.test": {AllowSourceRange: []string{"192.0.2.0/24"}, DenySourceRange: []string{"192.0.2.7/32"}},
+		"own.test":   {AllowSourceRange: []string{"10.0.0.0/8"}, DenySourceRange: []string{"10.0.0.1/32"}},
+		"bad.test":   {SourceRangeInvalid: true},
+	}
+	for _, s := range cfg.Servers {
+		w, ok := want[s.Hostname]
+		if !ok {
+			continue
+		}
+		st := s.Locations[0].Settings
+		if !slices.Equal(st.AllowSourceRange, w.AllowSourceRange) || !slices.Equal(st.DenySourceRange, w.DenySourceRange) || st.SourceRangeInvalid != w.SourceRangeInvalid {
+			t.Errorf("%s: allow %v deny %v invalid %v, want %+v", s.Hostname, st.AllowSourceRange, st.DenySourceRange, st.SourceRangeInvalid, w)
+		}
+	}
+	if r := cfg.Global.rendered(); r.AllowSourceRange != "" || r.DenySourceRange != "" {
+		t.Errorf("the route defaults reach nginx.conf: %+v", r)
+	}
+}
+
+// TestParseRealIPKeys: the ConfigMap's client address keys.
+func TestParseRealIPKeys(t *testing.T) {
+	g, probs := parseGlobal(configMap("ns", "c", "proxy-real-ip-cidr", "10.0.0.1/8 192.0.2.1,10.0.0.0/8", "block-cidrs", "2001:db8::/32",
+		"forwarded-for-header", "X-Client", "use-proxy-protocol", "true", "compute-full-forwarded-for", "true", "enable-real-ip", "true"))
+	n := g.Nginx
+	if len(probs) > 0 || n.ProxyRealIPCIDR != "10.0.0.0/8,192.0.2.1/32" || n.BlockCIDRs != "2001:db8::/32" || n.ForwardedForHeader != "X-Client" ||
+		!n.UseProxyProtocol || !n.ComputeFullForwardedFor || !n.EnableRealIP {
+		t.Errorf("got %+v, problems %v", n, probs)
+	}
+	for k, v := range map[string]string{"proxy-real-ip-cidr": "10.0.0.0/8;deny all", "block-cidrs": "", "forwarded-for-header": "X Y",
+		"whitelist-source-range": "1.2.3.4/40"} {
+		g, probs := parseGlobal(configMap("ns", "c", k, v))
+		if len(probs) != 1 || g.Nginx != DefaultGlobal().Nginx || g.AllowSourceRange != "" {
+			t.Errorf("%s=%q: problems %v, settings %+v", k, v, probs, g.Nginx)
+		}
+	}
+}
+
+// FuzzParseSourceRange: whatever the input, a list that parses is
+// canonical: sorted, unique, masked prefixes that parse again to itself.
+func FuzzParseSourceRange(f *testing.F) {
+	for _, s := range []string{"10.0.0.0/8", "1.2.3.4, ::1", "::ffff:1.2.3.4/128", "10.0.0.0/33", "fe80::1%eth0", ",", "2001:db8::/32,10.0.0.1/8"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		r, err := parseSourceRange(v)
+		if err != nil {
+			return
+		}
+		if len(r) == 0 || len(r) > maxSourceRanges || !slices.IsSorted(r) {
+			t.Fatalf("%q: %v", v, r)
+		}
+		again, err := parseSourceRange(strings.Join(r, ","))
+		if err != nil || !slices.Equal(again, r) {
+			t.Fatalf("%q: %v parses to %v, %v", v, r, again, err)
+		}
+		for _, p := range r {
+			if strings.ContainsAny(p, " ;{}$#\"'\\") {
+				t.Fatalf("%q: entry %q", v, p)
+			}
+		}
+	})
+}
