@@ -15,6 +15,7 @@ local round_robin = require("balancer.round_robin")
 local ewma = require("balancer.ewma")
 local chash = require("balancer.chash")
 local sticky = require("balancer.sticky")
+local limit = require("limit")
 
 local ngx = ngx
 local ngx_var = ngx.var
@@ -148,6 +149,9 @@ end
 
 -- log runs in log_by_lua and feeds response times to ewma backends.
 function _M.log()
+  if limit.counting then
+    limit.log()
+  end
   if not ewma_seen then
     return
   end

@@ -36,6 +36,8 @@
 --   errors          error pages and default-backend fallback (see proxy.lua)
 --   auth            basic auth: 401 without a user's credentials, 503 when
 --                   unavailable (see auth.lua)
+--   limit           rate and connection limits (see limit.lua); one that
+--                   does not compile answers 503 (fail closed)
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -59,6 +61,7 @@ local canary = require("canary")
 local cors = require("cors")
 local proxy_settings = require("proxy")
 local auth = require("auth")
+local limits = require("limit")
 local balancer_backends = require("balancer").backends
 
 local ngx = ngx
@@ -68,6 +71,7 @@ local str_find = string.find
 local str_sub = string.sub
 local str_byte = string.byte
 local tonumber = tonumber
+local tostring = tostring
 
 local _M = {}
 
@@ -271,6 +275,14 @@ local function compile_route(r)
   local ok, err = compile_upstream(route, r)
   if not ok then
     return nil, "route " .. r.path .. ": " .. err
+  end
+  if r.limit ~= nil then
+    local l, lerr = limits.compile(r.limit, r.ingress)
+    if not l then
+      ngx.log(ngx.ERR, "route ", r.path, " of ", tostring(r.ingress), " answers 503: ", lerr)
+      l = { invalid = true }
+    end
+    route.limit = l
   end
   return route
 end
@@ -591,6 +603,12 @@ function _M.rewrite()
   end
   if route.acl and refuse_source(route) then
     return
+  end
+  if route.limit then
+    local code = limits.check(route.limit)
+    if code then
+      return proxy_settings.fail(route.err, code)
+    end
   end
   if route.auth then
     local code = auth.check(route.auth)

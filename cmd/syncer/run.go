@@ -110,6 +110,9 @@ func registerDataPlaneFlags(fs *flag.FlagSet, o *nginx.Options) {
 	o.RoutesDictSize, o.BodySizeCeiling = nginx.DefaultRoutesDictSize, nginx.DefaultBodySizeCeiling
 	fs.Var(sizeFlag{&o.RoutesDictSize}, "routes-dict-size",
 		"shared memory for the route tables, an nginx `size` (about 1 KB per Ingress path, see docs/deploy.md)")
+	o.LimitsDictSize = nginx.DefaultLimitsDictSize
+	fs.Var(sizeFlag{&o.LimitsDictSize}, "limits-dict-size",
+		"shared memory for the rate and connection limits, an nginx `size` (about 128 bytes per client address, Ingress and kind of limit)")
 	fs.Var(sizeFlag{&o.BodySizeCeiling}, "body-size-ceiling",
 		"client_max_body_size, an nginx `size` above every route's own proxy-body-size (which the router enforces); 0: no ceiling")
 	fs.IntVar(&o.RegexCacheEntries, "regex-cache-entries", nginx.DefaultRegexCacheEntries,

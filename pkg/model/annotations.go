@@ -65,6 +65,8 @@ type ingressAnnotations struct {
 	proxyBufferSize Size
 	// auth holds the basic auth annotations (see applyAuth).
 	auth authInput
+	// limit holds the rate and connection limits (see applyLimit).
+	limit limitInput
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.
@@ -128,6 +130,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	a.finishRouting()
 	a.finishProxy()
 	a.finishAuth()
+	a.finishLimit()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -144,6 +147,10 @@ var errUnsupported = errors.New("not supported")
 func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityInput) error {
 	if strings.HasPrefix(name, "canary") {
 		return a.applyCanary(name, v)
+	}
+	if isLimitAnnotation(name) {
+		a.applyLimit(name, v)
+		return nil
 	}
 	if name == "upstream-hash-by" {
 		// Not checkForbidden: "${var}" has braces; parseHashBy is an

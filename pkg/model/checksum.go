@@ -324,6 +324,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 			w.str(u.Hash)
 		}
 	}
+	w.rateLimit(s.RateLimit)
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

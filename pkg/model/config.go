@@ -85,6 +85,10 @@ type Global struct {
 	AllowSourceRange string `json:"allowSourceRange,omitempty"`
 	// DenySourceRange is its denylist-source-range, the same way.
 	DenySourceRange string `json:"denySourceRange,omitempty"`
+	// LimitReqStatusCode and LimitConnStatusCode answer requests beyond
+	// a rate or connection limit (0: 503; routes only, no reload).
+	LimitReqStatusCode  int `json:"limitReqStatusCode,omitempty"`
+	LimitConnStatusCode int `json:"limitConnStatusCode,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -197,6 +201,8 @@ type LocationSettings struct {
 	Proxy *ProxySettings `json:"proxy,omitempty"`
 	// Errors holds the error pages; nil when none.
 	Errors *CustomErrors `json:"errors,omitempty"`
+	// RateLimit holds the rate and connection limits; nil when none.
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 	// BasicAuth protects the location with HTTP basic auth; nil when off.
 	BasicAuth *BasicAuth `json:"basicAuth,omitempty"`
 }

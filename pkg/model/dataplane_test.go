@@ -256,6 +256,7 @@ func (c *contract) settings(where string, s *LocationSettings) {
 	c.headers(where+" response", s.ResponseHeaders, false)
 	c.proxy(where, s.Proxy)
 	c.errors(where, s.Errors)
+	c.rateLimit(where, s.RateLimit)
 	c.basicAuth(where, s.BasicAuth)
 }
 

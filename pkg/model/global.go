@@ -280,6 +280,8 @@ var globalKeys = map[string]setter{
 	"proxy-cookie-domain":             proxyField("proxy-cookie-domain"),
 	"proxy-cookie-path":               proxyField("proxy-cookie-path"),
 	"custom-http-errors":              field(func(g *Global) *string { return &g.CustomHTTPErrors }, parseHTTPErrorsList),
+	"limit-req-status-code":           field(func(g *Global) *int { return &g.LimitReqStatusCode }, parseLimitStatus),
+	"limit-conn-status-code":          field(func(g *Global) *int { return &g.LimitConnStatusCode }, parseLimitStatus),
 
 	"hsts":                    boolField(func(g *Global) *bool { return &g.Nginx.HSTS }),
 	"hsts-max-age":            intField(func(g *Global) *int { return &g.Nginx.HSTSMaxAge }, 0, maxGlobalCount),
@@ -471,6 +473,8 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.bool(g.ServiceUpstream)
 	w.str(g.CustomHTTPErrors)
 	w.str(g.LoadBalance)
+	w.int(int64(g.LimitReqStatusCode))
+	w.int(int64(g.LimitConnStatusCode))
 	w.proxySettings(&g.Proxy)
 	w.str(g.AllowSourceRange)
 	w.str(g.DenySourceRange)

@@ -102,7 +102,9 @@ var (
 		"proxy-next-upstream-tries", "proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path",
 		"enable-access-log", "proxy-buffer-size", "custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
 		"upstream-vhost", "connection-proxy-header", "server-alias", "service-upstream", "custom-headers",
-		"auth-type", "auth-secret", "auth-secret-type", "auth-realm"}
+		"auth-type", "auth-secret", "auth-secret-type", "auth-realm",
+		"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
+		"limit-allowlist", "limit-whitelist"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -124,6 +126,9 @@ var plausibleValues = map[string][]string{
 	"proxy-next-upstream": {"off", "error timeout"}, "proxy-next-upstream-tries": {"0", "1", "5"},
 	"proxy-redirect-from": {"http://a.example.com/", "default"}, "proxy-redirect-to": {"/", "https://b.example.com:8443/x?y=1"},
 	"proxy-cookie-domain": {"a.example.com b.example.com", "off"}, "proxy-cookie-path": {"/one/ /"}, "enable-access-log": {"false"},
+	"limit-rps": {"1", "0", "1048576"}, "limit-rpm": {"60"}, "limit-burst-multiplier": {"0", "1", "1000"},
+	"limit-connections": {"1", "0"}, "limit-rate": {"1", "100"}, "limit-rate-after": {"0", "1024"},
+	"limit-allowlist": {"10.0.0.0/8", "::1, 127.0.0.1"}, "limit-whitelist": {"0.0.0.0/0"},
 	"custom-http-errors": {"404,503", "500, 502 ,504", ""}, "default-backend": {"web", "api"}, "disable-proxy-intercept-errors": {"true"},
 	"rewrite-target": {"/", "/$1", "/$2/x", "/a$0$9"}, "ssl-redirect": {"true", "false"}, "force-ssl-redirect": {"true"},
 	"whitelist-source-range": {"10.0.0.0/8", "::ffff:1.2.3.4/128", "192.168.1.1, 10.0.0.0/8"},

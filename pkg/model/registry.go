@@ -110,6 +110,9 @@ const (
 	noteLog         = "access and error logs are configured by the syncer"
 )
 
+// noteLimitReq is the difference of limit-rps and limit-rpm.
+const noteLimitReq = "a leaky bucket as nginx's limit_req (burst = rate times limit-burst-multiplier, nodelay) in one Lua shared dict (--limits-dict-size), per nginx instance, per Ingress and client address; a request must pass both rates; the dict full answers the limit's status code; an invalid value answers 503"
+
 func supported(name, sample string) RegistryEntry {
 	return RegistryEntry{Name: name, Status: StatusSupported, Sample: sample}
 }
@@ -340,14 +343,14 @@ func annotationTable() []RegistryEntry {
 		notSupported("proxy-ssl-protocols", "TLSv1.2 TLSv1.3", upTLS, a),
 		notSupported("proxy-ssl-name", "backend.example.com", upTLS, a),
 		notSupported("proxy-ssl-server-name", "on", upTLS, a),
-		notSupported("limit-rps", "10", limit, a),
-		notSupported("limit-rpm", "300", limit, a),
-		notSupported("limit-connections", "10", limit, a),
-		notSupported("limit-burst-multiplier", "5", limit, a),
-		notSupported("limit-rate", "100", limit, a),
-		notSupported("limit-rate-after", "1024", limit, a),
-		notSupported("limit-allowlist", "10.0.0.0/8", limit, a),
-		notSupported("limit-whitelist", "10.0.0.0/8", limit, a),
+		differs("limit-rps", "10", noteLimitReq, a),
+		differs("limit-rpm", "300", noteLimitReq, a),
+		differs("limit-connections", "10", "requests in progress per Ingress and client address in each nginx instance (nginx's limit_conn counts the same), in a Lua shared dict; an invalid value answers 503", a),
+		supported("limit-burst-multiplier", "5"),
+		differs("limit-rate", "100", "kilobytes per second, set per request through $limit_rate, with proxy-buffering on (as ingress-nginx); an invalid value answers 503 (ingress-nginx falls back to the ConfigMap's)", a),
+		differs("limit-rate-after", "1024", "kilobytes, applied with limit-rate only (as nginx); an invalid value answers 503", a),
+		supported("limit-allowlist", "10.0.0.0/8"),
+		supported("limit-whitelist", "10.0.0.0/8"),
 		// Per-host TLS, modules.
 		notSupported("ssl-ciphers", "HIGH:!aNULL:!MD5", noteOneContext, 0),
 		notSupported("ssl-prefer-server-ciphers", "true", noteOneContext, 0),
@@ -480,8 +483,8 @@ func configKeyTable() []RegistryEntry {
 		notSupported("no-auth-locations", "/.well-known/acme-challenge", auth, a),
 		notSupported("limit-rate", "0", access, a),
 		notSupported("limit-rate-after", "0", access, a),
-		notSupported("limit-conn-status-code", "503", access, a),
-		notSupported("limit-req-status-code", "503", access, a),
+		supported("limit-conn-status-code", "429"),
+		supported("limit-req-status-code", "429"),
 		notSupported("limit-conn-zone-variable", "binary_remote_addr", access, a),
 		notSupported("proxy-ssl-location-only", "false", "upstream TLS settings come with the access-control issue", a),
 		differs("global-allowed-response-headers", "X-User", "names are compared without case; a name that is not a header name refuses the whole value (ingress-nginx skips that name)", m),

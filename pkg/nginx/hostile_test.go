@@ -69,6 +69,8 @@ func newHostileGen(seed uint64) hostileGen {
 			"proxy-buffering", "proxy-request-buffering", "proxy-http-version", "proxy-next-upstream-tries",
 			"proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path", "enable-access-log",
 			"custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
+			"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
+			"limit-allowlist", "limit-whitelist",
 		},
 		values: []string{
 			"/$1", "/$", "/$a", "/$10", "/$1/$2$3", "$request_uri", "${x}", "true", "false", "TRUE", "1", "0", "-1",
@@ -380,6 +382,9 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 		// A route whose allow- or deny-list is invalid answers 503 (fail closed).
 		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid
 	}
+	// Rate and connection limits answer 503 beyond them and when invalid
+	// (fail closed): hosts with them are not sampled.
+	unlimited := func(l *model.Location) bool { return l.Settings.RateLimit == nil }
 	kinds := map[model.PathType]int{}
 	var urls []string
 	hosts, skipped := 0, 0
@@ -387,7 +392,7 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 		if !slices.ContainsFunc(s.Locations, func(l model.Location) bool { return strings.HasPrefix(l.Ingress, "default/hostile-") }) {
 			continue
 		}
-		if !all(s.Locations, safe) {
+		if !all(s.Locations, safe) || !all(s.Locations, unlimited) {
 			skipped++
 			continue
 		}

@@ -26,6 +26,7 @@ const (
 	DefaultBackendsDictSize      = model.Size("64m")
 	DefaultCertificatesDictSize  = model.Size("16m")
 	DefaultRoutesDictSize        = model.Size("64m")
+	DefaultLimitsDictSize        = model.Size("16m")
 	DefaultBodySizeCeiling       = model.Size("0")
 	DefaultRegexCacheEntries     = 8192
 	DefaultMaxTries              = 3
@@ -90,6 +91,12 @@ type Options struct {
 	// RoutesDictSize sizes the shared dict of the route tables (about
 	// 400 bytes per Ingress path; see docs/deploy.md).
 	RoutesDictSize model.Size
+	// LimitsDictSize sizes the shared dict of the rate and connection
+	// limits (lua/limit.lua: about 128 bytes, estimated, per client
+	// address, Ingress and kind of limit); when full, the least recently
+	// used entries are dropped, and a request that still finds no room
+	// answers the limit's status code.
+	LimitsDictSize model.Size
 	// BodySizeCeiling is nginx's client_max_body_size, above every route's
 	// own limit (proxy-body-size), which router.lua enforces: "0" (the
 	// default) leaves it to the routes, a size caps every route at it.
@@ -149,6 +156,7 @@ func (o *Options) applyDefaults() {
 	setDefault(&o.BackendsDictSize, DefaultBackendsDictSize)
 	setDefault(&o.CertificatesDictSize, DefaultCertificatesDictSize)
 	setDefault(&o.RoutesDictSize, DefaultRoutesDictSize)
+	setDefault(&o.LimitsDictSize, DefaultLimitsDictSize)
 	setDefault(&o.BodySizeCeiling, DefaultBodySizeCeiling)
 	setDefault(&o.RegexCacheEntries, DefaultRegexCacheEntries)
 	setDefault(&o.MaxDeltaSize, DefaultMaxDeltaSize)
@@ -223,7 +231,7 @@ func (o *Options) validate() []error {
 		name string
 		v    model.Size
 	}{{"BackendsDictSize", o.BackendsDictSize}, {"CertificatesDictSize", o.CertificatesDictSize},
-		{"RoutesDictSize", o.RoutesDictSize}, {"MaxDeltaSize", o.MaxDeltaSize}} {
+		{"RoutesDictSize", o.RoutesDictSize}, {"LimitsDictSize", o.LimitsDictSize}, {"MaxDeltaSize", o.MaxDeltaSize}} {
 		if _, err := nginxSize(s.v); err != nil || s.v == "0" {
 			add(fmt.Errorf("%s %q is not a positive nginx size", s.name, s.v))
 		}

@@ -79,6 +79,8 @@ type Route struct {
 	Errors *model.CustomErrors `json:"errors,omitempty"`
 	// Auth is the route's basic auth (lua/auth.lua).
 	Auth *model.BasicAuth `json:"auth,omitempty"`
+	// Limit holds the rate and connection limits (lua/limit.lua).
+	Limit *model.RateLimit `json:"limit,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -126,6 +128,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		Proxy:                 st.Proxy,
 		Errors:                st.Errors,
 		Auth:                  st.BasicAuth,
+		Limit:                 st.RateLimit,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	if st.Redirect != nil {

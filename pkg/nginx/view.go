@@ -32,6 +32,7 @@ type view struct {
 	StatusPort                            int
 
 	RoutesDictSize    string
+	LimitsDictSize    string
 	RegexCacheEntries int
 	BodySizeCeiling   string
 	HTTPSPort         int
@@ -102,6 +103,7 @@ func newView(o *Options, g *model.Global) (*view, error) {
 	v.CertificatesDictSize, _ = nginxSize(o.CertificatesDictSize)
 	v.MaxDeltaSize, _ = nginxSize(o.MaxDeltaSize)
 	v.RoutesDictSize, _ = nginxSize(o.RoutesDictSize)
+	v.LimitsDictSize, _ = nginxSize(o.LimitsDictSize)
 	v.BodySizeCeiling, _ = nginxSize(o.BodySizeCeiling)
 	v.LuaNoEndpoints = luaString("unix:" + o.noEndpointsSocket())
 	if err := v.setGlobal(*g); err != nil {

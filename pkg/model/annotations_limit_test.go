@@ -1,0 +1,169 @@
+package model
+
+import (
+	"net/netip"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestParseLimitAnnotations(t *testing.T) {
+	cases := map[string]struct {
+		in      map[string]string
+		want    *RateLimit
+		problem string
+	}{
+		"none":                 {in: map[string]string{"proxy-body-size": "1m"}},
+		"zero limits are none": {in: map[string]string{"limit-rps": "0", "limit-connections": "0"}},
+		"rps with the default multiplier": {
+			in: map[string]string{"limit-rps": "10"}, want: &RateLimit{RPS: 10, BurstMultiplier: 5},
+		},
+		"both rps and rpm, a multiplier": {
+			in:   map[string]string{"limit-rps": "2", "limit-rpm": "30", "limit-burst-multiplier": "1"},
+			want: &RateLimit{RPS: 2, RPM: 30, BurstMultiplier: 1},
+		},
+		"connections alone has no burst": {
+			in: map[string]string{"limit-connections": "3"}, want: &RateLimit{Connections: 3},
+		},
+		"rate and rate-after in kilobytes": {
+			in: map[string]string{"limit-rate": "100", "limit-rate-after": "1024"}, want: &RateLimit{Rate: 102400, RateAfter: 1 << 20},
+		},
+		"rate-after alone is nothing (as nginx)": {in: map[string]string{"limit-rate-after": "10"}},
+		"allowlist, the older name loses": {
+			in:   map[string]string{"limit-rps": "1", "limit-allowlist": "10.0.0.0/8, 192.168.1.1", "limit-whitelist": "172.16.0.0/12"},
+			want: &RateLimit{RPS: 1, BurstMultiplier: 5, Allowlist: []string{"10.0.0.0/8", "192.168.1.1/32"}},
+		},
+		"the older name alone": {
+			in: map[string]string{"limit-connections": "1", "limit-whitelist": "2001:db8::/32"}, want: &RateLimit{Connections: 1, Allowlist: []string{"2001:db8::/32"}},
+		},
+		"a negative rps fails closed": {
+			in: map[string]string{"limit-rps": "-1"}, want: &RateLimit{Invalid: true}, problem: "limit-rps=\"-1\": must be a whole number; the Ingress's routes answer 503",
+		},
+		"a unit fails closed": {
+			in: map[string]string{"limit-rpm": "10r/m", "limit-rps": "5"}, want: &RateLimit{RPS: 5, BurstMultiplier: 5, Invalid: true}, problem: "limit-rpm",
+		},
+		"a bad multiplier fails closed": {
+			in: map[string]string{"limit-rps": "5", "limit-burst-multiplier": "x"}, want: &RateLimit{RPS: 5, Invalid: true}, problem: "limit-burst-multiplier",
+		},
+		"a bad allowlist fails closed": {
+			in: map[string]string{"limit-rps": "5", "limit-allowlist": "10.0.0.0/33"}, want: &RateLimit{RPS: 5, BurstMultiplier: 5, Invalid: true}, problem: "limit-allowlist",
+		},
+		"a hostile value fails closed": {
+			in: map[string]string{"limit-connections": "1;\n}"}, want: &RateLimit{Invalid: true}, problem: "limit-connections",
+		},
+		"too large fails closed": {
+			in: map[string]string{"limit-rate": "99999999999"}, want: &RateLimit{Invalid: true}, problem: "limit-rate",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := map[string]string{}
+			for k, v := range tc.in {
+				in[AnnotationPrefix+k] = v
+			}
+			a := parseAnnotations(in)
+			if got := a.location.RateLimit; !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("RateLimit = %+v, want %+v", got, tc.want)
+			}
+			probs := strings.Join(a.problems, "\n")
+			if tc.problem == "" && probs != "" || !strings.Contains(probs, tc.problem) {
+				t.Errorf("problems %q, want %q", probs, tc.problem)
+			}
+		})
+	}
+}
+
+// TestBuildLimits: every location of the Ingress gets its limits with the
+// ConfigMap's status codes; other Ingresses none.
+func TestBuildLimits(t *testing.T) {
+	svc := service("default", "web", svcPort("http", 80))
+	limited := ingress("default", "a", nginx("limit-rps", "3"), rule("a.test", prefix("/", "web", 80), prefix("/x", "web", 80)))
+	other := ingress("default", "b", rule("b.test", prefix("/", "web", 80)))
+	for name, tc := range map[string]struct {
+		kv         []string
+		req, conn  int
+		problem    string
+		noProblems bool
+	}{
+		"the defaults":                   {noProblems: true},
+		"429 and 503 (kept as default)":  {kv: []string{"limit-req-status-code", "429", "limit-conn-status-code", "503"}, req: 429, noProblems: true},
+		"a code out of range is refused": {kv: []string{"limit-conn-status-code", "200"}, problem: "limit-conn-status-code"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			objs := []runtime.Object{svc, limited, other}
+			if tc.kv != nil {
+				objs = append(objs, configMap("ingress", "cfg", tc.kv...))
+			}
+			opts := testOptions()
+			opts.ConfigMap = "ingress/cfg"
+			cfg := Build(newTestStore(t, objs...), opts)
+			checkDataPlane(t, cfg)
+			for _, s := range cfg.Servers {
+				for _, l := range s.Locations {
+					want := &RateLimit{RPS: 3, BurstMultiplier: 5, ReqStatus: tc.req, ConnStatus: tc.conn}
+					if s.Hostname != "a.test" {
+						want = nil
+					}
+					if !reflect.DeepEqual(l.Settings.RateLimit, want) {
+						t.Errorf("%s%s: RateLimit = %+v, want %+v", s.Hostname, l.Path, l.Settings.RateLimit, want)
+					}
+				}
+			}
+			probs := strings.Join(problemStrings(cfg.Problems), "\n")
+			if tc.noProblems && probs != "" || !strings.Contains(probs, tc.problem) {
+				t.Errorf("problems %q, want %q", probs, tc.problem)
+			}
+		})
+	}
+}
+
+// FuzzLimitValues: the limit parsers accept only what their contract says
+// and never panic; a refused value marks the limit invalid.
+func FuzzLimitValues(f *testing.F) {
+	for _, s := range []string{"0", "10", "-1", "1e3", "99999999999", "10.0.0.0/8", "::1, 10.0.0.1", "", " 5", "5\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, name := range []string{"limit-rps", "limit-rate", "limit-burst-multiplier", "limit-allowlist"} {
+			a := parseAnnotations(map[string]string{AnnotationPrefix + name: v, AnnotationPrefix + "limit-connections": "1"})
+			r := a.location.RateLimit
+			if r == nil {
+				t.Fatalf("%s=%q: no RateLimit with limit-connections", name, v)
+			}
+			var c contract
+			c.rateLimit(name, r)
+			if len(c.violations) > 0 {
+				t.Fatalf("%s=%q: %v", name, v, c.violations)
+			}
+			if r.Invalid != (len(a.problems) > 0) {
+				t.Fatalf("%s=%q: invalid %v, problems %q", name, v, r.Invalid, a.problems)
+			}
+		}
+	})
+}
+
+// rateLimit: what lua/limit.lua accepts.
+func (c *contract) rateLimit(where string, r *RateLimit) {
+	if r == nil {
+		return
+	}
+	counts := []int{r.RPS, r.RPM, r.Connections}
+	if slices.ContainsFunc(counts, func(n int) bool { return n < 0 || n > maxLimitCount }) ||
+		r.BurstMultiplier < 0 || r.BurstMultiplier > maxBurstMultiplier || r.Rate < 0 || r.RateAfter < 0 ||
+		r.Rate > maxLimitRateKB*1024 || r.RateAfter > maxLimitRateKB*1024 {
+		c.fail("%s: rate limit %+v", where, *r)
+	}
+	for _, code := range []int{r.ReqStatus, r.ConnStatus} {
+		if code != 0 && (code < 400 || code > 599) {
+			c.fail("%s: limit status %d", where, code)
+		}
+	}
+	for _, s := range r.Allowlist {
+		if p, err := netip.ParsePrefix(s); err != nil || p.String() != s {
+			c.fail("%s: limit allowlist entry %q", where, s)
+		}
+	}
+}

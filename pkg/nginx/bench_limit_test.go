@@ -1,0 +1,60 @@
+package nginx
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// BenchmarkLimitThroughput compares a route with a rate limit that is
+// never reached (lua/limit.lua takes its bucket on every request) with the
+// same route without it, both proxying to the tiny backend of
+// throughputSnippet, in alternating bounded load runs (16 connections, 5
+// rounds of 10k requests). "rps" has limit-rps only; "rps+connections"
+// also counts the requests in progress (an incr in the rewrite phase and
+// one in the log phase). It reports the median ratio limited/plain.
+func BenchmarkLimitThroughput(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		limit model.RateLimit
+	}{
+		{"rps", model.RateLimit{RPS: 1 << 20, BurstMultiplier: 5}},
+		{"rps+connections", model.RateLimit{RPS: 1 << 20, BurstMultiplier: 5, Connections: 1 << 20}},
+	} {
+		b.Run(c.name, func(b *testing.B) { limitThroughput(b, c.limit) })
+	}
+}
+
+func limitThroughput(b *testing.B, limit model.RateLimit) {
+	ports := freePorts(b, 2)
+	backend := ports[0]
+	be := model.Backend{Name: "svc", Namespace: "default", Service: "svc", Port: "80", LoadBalance: "round_robin",
+		Endpoints: []model.Endpoint{{Address: "127.0.0.1", Port: int32(backend)}}}
+	limited := prefixLoc("/", "svc")
+	limited.Ingress = "default/limited"
+	limited.Settings.RateLimit = &limit
+	cfg := configOf("bench-limit", []model.Server{serverOf("plain.test", prefixLoc("/", "svc")), serverOf("limited.test", limited)}, be)
+	h := startNginx(b, cfg, func(o *Options) {
+		o.DisableAccessLog = true
+		o.testHTTPSnippet = throughputSnippet(backend, ports[1])
+	})
+	const conns, total, rounds = 16, 10000, 5
+	plainHost := func(int) string { return "plain.test" }
+	limitedHost := func(int) string { return "limited.test" }
+	loadRun(b, h.opts.HTTPPort, plainHost, conns, 2000) // warm up both
+	loadRun(b, h.opts.HTTPPort, limitedHost, conns, 2000)
+	var plainRates, limitedRates, ratios []float64
+	for b.Loop() {
+		for range rounds {
+			p := loadRun(b, h.opts.HTTPPort, plainHost, conns, total)
+			l := loadRun(b, h.opts.HTTPPort, limitedHost, conns, total)
+			plainRates, limitedRates, ratios = append(plainRates, p.rate), append(limitedRates, l.rate), append(ratios, l.rate/p.rate)
+		}
+	}
+	b.StopTimer()
+	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	b.ReportMetric(median(limitedRates), "limited-req/s")
+	b.ReportMetric(median(plainRates), "plain-req/s")
+	b.ReportMetric(median(ratios), "limited/plain")
+}
