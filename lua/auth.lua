@@ -2,7 +2,9 @@
 -- auth_basic with auth_basic_user_file. A route's auth is
 --   { realm = "...", users = [{name, hash}] }  or  { unavailable = true }
 -- (the syncer could not apply the Ingress's auth annotations: 503, fail
--- closed). Hashes were validated by pkg/model (ParseHtpasswd); here:
+-- closed); satisfyAny = true (satisfy any) lets a client the route's
+-- allow-list admits (and its deny-list does not name) in without
+-- credentials: router.lua moves the route's compiled lists here. Hashes were validated by pkg/model (ParseHtpasswd); here:
 --   $apr1$        Apache MD5 (its own loop over ngx.md5_bin)
 --   {SHA}         base64 of SHA-1 (ngx.sha1_bin); {SSHA} with a salt
 --   others        libcrypt's crypt_r through the FFI ($2a$/$2b$/$2y$
@@ -14,6 +16,7 @@
 
 local ffi = require("ffi")
 local lrucache = require("resty.lrucache")
+local ipmatch = require("ipmatch")
 
 local ngx = ngx
 local ngx_var = ngx.var
@@ -174,7 +177,7 @@ function _M.compile(a)
   if not libcrypt then
     ngx.log(ngx.WARN, "libcrypt.so.1 not loaded: crypt hashes (bcrypt, $1$, $5$, $6$, DES) never match")
   end
-  return { header = 'Basic realm="' .. a.realm .. '"', users = users }
+  return { header = 'Basic realm="' .. a.realm .. '"', users = users, satisfy_any = a.satisfyAny == true }
 end
 
 -- credentials returns the user and password of a Basic Authorization
@@ -200,6 +203,15 @@ end
 function _M.check(a)
   if a.unavailable then
     return 503
+  end
+  local acl = a.acl
+  if acl and acl.allow then
+    -- satisfy any, as nginx's access rules (deny first): an address the
+    -- allow-list admits needs no credentials; only a list can admit one.
+    local addr = ngx_var.remote_addr
+    if not (acl.deny and ipmatch.match(acl.deny, addr)) and ipmatch.match(acl.allow, addr) then
+      return nil
+    end
   end
   local h = ngx_var.http_authorization
   local user, pw = credentials(h)

@@ -35,7 +35,8 @@
 --                   rewrites, access log (see proxy.lua)
 --   errors          error pages and default-backend fallback (see proxy.lua)
 --   auth            basic auth: 401 without a user's credentials, 503 when
---                   unavailable (see auth.lua)
+--                   unavailable; with satisfyAny the source lists move into
+--                   it (either admits the request; see auth.lua)
 --   limit           rate and connection limits (see limit.lua); one that
 --                   does not compile answers 503 (fail closed)
 --
@@ -262,6 +263,10 @@ local function compile_route(r)
     local a, err = auth.compile(r.auth)
     if not a then
       return nil, "route " .. r.path .. ": " .. err
+    end
+    local acl = route.acl
+    if a.satisfy_any and acl and not acl.invalid then -- satisfy any: auth.check reads the lists
+      a.acl, route.acl = acl, nil
     end
     route.auth = a
   end

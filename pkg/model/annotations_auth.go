@@ -20,6 +20,9 @@ import (
 //     htpasswd file) or auth-map (each key a user, each value a hash).
 //   - auth-realm letters, digits, space and -._~/ (default ""): the
 //     WWW-Authenticate header is `Basic realm="<realm>"`.
+//   - satisfy any or all (default): with any, a client the allow-list
+//     admits needs no credentials (nginx's satisfy any); satisfy affects
+//     only locations with both basic auth and an allow-list.
 //
 // Fail closed: auth-type or auth-secret present but not applicable (an
 // invalid value, auth-type without auth-secret or the reverse, a missing
@@ -30,6 +33,8 @@ import (
 // authInput collects the auth annotations of one Ingress.
 type authInput struct {
 	typ, secret, secretType, realm string
+	// satisfyAny is satisfy=any: the allow-list or the credentials.
+	satisfyAny bool
 	// requested is set when auth-type or auth-secret is present; err says
 	// why the annotations cannot be applied.
 	requested bool
@@ -80,6 +85,14 @@ func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
 		} else {
 			in.realm = v
 		}
+	case "satisfy":
+		switch v {
+		case "any":
+			in.satisfyAny = true
+		case "all":
+		default:
+			err = errors.New("must be any or all")
+		}
 	default:
 		return false, nil
 	}
@@ -93,7 +106,15 @@ func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
 // finishAuth checks that the annotations that request auth are complete.
 func (a *ingressAnnotations) finishAuth() {
 	in := &a.auth
-	if !in.requested || in.err != "" {
+	if !in.requested {
+		if strings.HasPrefix(in.err, "annotation "+AnnotationPrefix+"satisfy=") {
+			// satisfy without auth protects nothing more: a Problem only.
+			a.problems = append(a.problems, in.err+"; ignored")
+			in.err = ""
+		}
+		return
+	}
+	if in.err != "" {
 		return
 	}
 	switch {
@@ -191,7 +212,7 @@ func (b *builder) resolveAuth(e *ingressEntry) (*BasicAuth, string) {
 	for _, u := range dropped {
 		b.ingressProblem(e, "annotation %sauth-secret: Secret %s: user %q has an empty password hash and can never sign in", AnnotationPrefix, k, u)
 	}
-	return &BasicAuth{Realm: in.realm, Users: users}, ""
+	return &BasicAuth{Realm: in.realm, Users: users, SatisfyAny: in.satisfyAny}, ""
 }
 
 // ParseHtpasswd parses an htpasswd file as nginx's auth_basic_user_file

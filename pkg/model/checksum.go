@@ -318,6 +318,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	if a := s.BasicAuth; a != nil {
 		w.str(a.Realm)
 		w.bool(a.Unavailable)
+		w.bool(a.SatisfyAny)
 		w.uint(uint64(len(a.Users)))
 		for _, u := range a.Users {
 			w.str(u.Name)

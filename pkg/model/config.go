@@ -215,6 +215,9 @@ type BasicAuth struct {
 	Realm       string     `json:"realm"`
 	Users       []AuthUser `json:"users,omitempty"`
 	Unavailable bool       `json:"unavailable,omitempty"`
+	// SatisfyAny is satisfy=any: a client the location's allow-list
+	// admits needs no credentials.
+	SatisfyAny bool `json:"satisfyAny,omitempty"`
 }
 
 // AuthUser is one user of a BasicAuth and its password hash.

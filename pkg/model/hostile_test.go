@@ -102,7 +102,7 @@ var (
 		"proxy-next-upstream-tries", "proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path",
 		"enable-access-log", "proxy-buffer-size", "custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
 		"upstream-vhost", "connection-proxy-header", "server-alias", "service-upstream", "custom-headers",
-		"auth-type", "auth-secret", "auth-secret-type", "auth-realm",
+		"auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
 		"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
 		"limit-allowlist", "limit-whitelist"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
@@ -151,6 +151,7 @@ var plausibleValues = map[string][]string{
 	"custom-headers": {"evil/headers", "team-a/headers"},
 	"auth-type":      {"basic", "digest"}, "auth-secret": {"basic-auth", "team-a/basic-auth", "evil/basic-auth"},
 	"auth-secret-type": {"auth-file", "auth-map"}, "auth-realm": {"", "test auth", "Authentication Required"},
+	"satisfy": {"any", "all"},
 }
 
 // str is a hostile string: one from a pool (half the time), random ASCII

@@ -99,6 +99,7 @@ const (
 	noteSourceRange = "matched against $remote_addr: the client address from X-Forwarded-For only from proxies of proxy-real-ip-cidr (which is empty by default, where ingress-nginx trusts 0.0.0.0/0), or the PROXY protocol's; a list that cannot be applied makes the Ingress's routes answer 503 (fail closed), where ingress-nginx ignores it"
 	noteTrust       = "trust is explicit: the forwarded header sets the client address only from proxies of proxy-real-ip-cidr, which is empty by default (ingress-nginx: 0.0.0.0/0)"
 	noteAuthType    = "basic is verified in Lua (apr1, bcrypt, {SHA}, {SSHA}, MD5/SHA-256/SHA-512/DES crypt); digest is not supported (nginx's third-party auth_digest module has no Lua equivalent here): an Ingress asking for it answers 503 (fail closed); auth-secret without auth-type also answers 503, where ingress-nginx serves the route unprotected"
+	noteSatisfy     = "combines basic auth with the allow-list (any: a client the allow-list admits needs no credentials); external auth (auth-url) is not supported yet; an invalid value on an Ingress with basic auth answers 503 (fail closed)"
 	noteAuthSecret  = "a missing Secret, a Secret without the key auth, another namespace's Secret, or a line that is not user:hash or has a hash format nginx could not verify makes the Ingress's routes answer 503 (ingress-nginx: 503 for the first three, the line skipped or a 500 for the others); a user with an empty hash can never sign in (401, as ingress-nginx)"
 	noteErrors      = "a list other than the ConfigMap's custom-http-errors makes the route intercept every 4xx and 5xx of its backend (nginx's error_page codes cannot vary per route): a code it does not list gets nginx's own page for that status, where ingress-nginx passes the backend's answer; 499 is refused (nginx never answers it)"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
@@ -310,7 +311,7 @@ func annotationTable() []RegistryEntry {
 		differs("whitelist-source-range", "10.0.0.0/8,192.168.0.1", noteSourceRange, a),
 		differs("allowlist-source-range", "10.0.0.0/8,192.168.0.1", noteSourceRange, a),
 		differs("denylist-source-range", "10.1.0.0/16", noteSourceRange, a),
-		notSupported("satisfy", "any", auth, a),
+		differs("satisfy", "any", noteSatisfy, a),
 		notSupported("enable-global-auth", "false", auth, a),
 		differs("auth-type", "basic", noteAuthType, a),
 		differs("auth-secret", "default/basic-auth", noteAuthSecret, a),

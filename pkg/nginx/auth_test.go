@@ -159,3 +159,51 @@ func TestBasicAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestSatisfy: satisfy any lets a client the allow-list admits in without
+// credentials and asks the others for them; satisfy all (the default)
+// wants both (annotations/satisfy.go, nginx's satisfy).
+func TestSatisfy(t *testing.T) {
+	web := startEcho(t, "web")
+	secrets := []*corev1.Secret{authSecret("file", map[string]string{"auth": "foo:" + authHashes["apr1"] + "\n"})}
+	ing := func(name, satisfy, allow string) *networkingv1.Ingress {
+		opts := []fixtures.IngressOption{ann("auth-type", "basic"), ann("auth-secret", "file"), ann("allowlist-source-range", allow),
+			fixtures.Rule(name+".test", fixtures.Prefix("/", "web", 80))}
+		if satisfy != "" {
+			opts = append(opts, ann("satisfy", satisfy))
+		}
+		return fixtures.Ingress("default", name, opts...)
+	}
+	cfg := buildWithSecrets(t, map[string]int{"web": web.Port()}, secrets, []string{"is not a CIDR"},
+		ing("any-in", "any", "127.0.0.1/32"), ing("any-out", "any", "10.0.0.0/8"),
+		ing("all-in", "", "127.0.0.1/32"), ing("all-out", "all", "10.0.0.0/8"),
+		fixtures.Ingress("default", "any-denied", ann("auth-type", "basic"), ann("auth-secret", "file"), ann("satisfy", "any"),
+			ann("allowlist-source-range", "127.0.0.0/8"), ann("denylist-source-range", "127.0.0.1"), fixtures.Rule("any-denied.test", fixtures.Prefix("/", "web", 80))),
+		fixtures.Ingress("default", "any-bad", ann("auth-type", "basic"), ann("auth-secret", "file"), ann("satisfy", "any"),
+			ann("allowlist-source-range", "127.0.0.1/33"), fixtures.Rule("any-bad.test", fixtures.Prefix("/", "web", 80))))
+	h := startNginx(t, cfg, nil)
+	good := basicHeader("foo", "secret")
+	tests := []struct {
+		name, host string
+		header     []string
+		status     int
+	}{
+		{"any: allowed address, no credentials", "any-in", nil, 200},
+		{"any: other address, no credentials", "any-out", nil, 401},
+		{"any: other address, wrong password", "any-out", basicHeader("foo", "x"), 401},
+		{"any: other address, credentials", "any-out", good, 200},
+		{"all: allowed address, no credentials", "all-in", nil, 401},
+		{"all: allowed address, credentials", "all-in", good, 200},
+		{"all: other address, credentials", "all-out", good, 403},
+		{"any: denied address, no credentials", "any-denied", nil, 401},
+		{"any: denied address, credentials", "any-denied", good, 200},
+		{"any: an allow-list that cannot be applied", "any-bad", good, 503},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := h.mustGet("http://"+tc.host+".test/", tc.header...); r.Status != tc.status {
+				t.Fatalf("status %d, want %d", r.Status, tc.status)
+			}
+		})
+	}
+}
