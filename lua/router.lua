@@ -45,7 +45,10 @@
 -- on every request to a backend and every response; a route's
 -- responseHeaders win), redirectTo (every request is redirected to that
 -- host: from-to-www) and tls
--- (it has a TLS section: HTTPS answers carry Strict-Transport-Security).
+-- (it has a TLS section: HTTPS answers carry Strict-Transport-Security),
+-- and block = {userAgents, referers} (block-user-agents, block-referers: a
+-- request whose header equals an entry, ignoring case, or matches an entry
+-- "~re" or "~*re" (ignoring case) gets 403 before any route).
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
@@ -68,6 +71,7 @@ local balancer_backends = require("balancer").backends
 local ngx = ngx
 local ngx_var = ngx.var
 local re_match = ngx.re.match
+local re_find = ngx.re.find
 local str_find = string.find
 local str_sub = string.sub
 local str_byte = string.byte
@@ -292,6 +296,81 @@ local function compile_route(r)
   return route
 end
 
+-- compile_block_list returns {exact = {value = true}, re = {{re, flags}}}
+-- for a list of block entries, or nil and an error.
+local function compile_block_list(list)
+  if list == nil then
+    return nil
+  end
+  if type(list) ~= "table" then
+    return nil, "block lists must be arrays"
+  end
+  local out = { exact = {}, re = {} }
+  for i = 1, #list do
+    local e = list[i]
+    if type(e) ~= "string" or e == "" then
+      return nil, "invalid block entry"
+    end
+    local pattern, flags = e:match("^~%*(.+)$"), "joi"
+    if not pattern then
+      pattern, flags = e:match("^~(.+)$"), "jo"
+    end
+    if pattern then
+      local _, err = re_match("", pattern, flags)
+      if err then
+        return nil, "block entry " .. e .. ": " .. err
+      end
+      out.re[#out.re + 1] = { pattern, flags }
+    else
+      out.exact[e:lower()] = true
+    end
+  end
+  return out
+end
+
+-- compile_block returns the host's compiled block lists (nil: none).
+local function compile_block(b)
+  if b == nil then
+    return true, nil
+  end
+  if type(b) ~= "table" then
+    return nil, "block must be an object"
+  end
+  local ua, err = compile_block_list(b.userAgents)
+  local ref, rerr = compile_block_list(b.referers)
+  if err or rerr then
+    return nil, err or rerr
+  end
+  if not ua and not ref then
+    return true, nil
+  end
+  return true, { ua = ua, ref = ref }
+end
+
+local function blocked_value(list, v)
+  if list == nil or v == nil then
+    return false
+  end
+  if type(v) == "table" then
+    v = v[1]
+  end
+  if list.exact[v:lower()] then
+    return true
+  end
+  local re = list.re
+  for i = 1, #re do
+    if re_find(v, re[i][1], re[i][2]) then
+      return true
+    end
+  end
+  return false
+end
+
+-- blocked reports whether the request's User-Agent or Referer is blocked.
+local function blocked(b)
+  return blocked_value(b.ua, ngx_var.http_user_agent) or blocked_value(b.ref, ngx_var.http_referer)
+end
+
 -- compile turns a host item into its lookup tables, or nil and an error.
 function _M.compile(item)
   if type(item) ~= "table" or type(item.name) ~= "string" then
@@ -315,6 +394,11 @@ function _M.compile(item)
     return nil, "host " .. item.name .. ": " .. (err or rerr)
   end
   h.resp_headers = headers.response(resp, nil)
+  local ok, block = compile_block(item.block)
+  if not ok then
+    return nil, "host " .. item.name .. ": " .. block
+  end
+  h.block = block
   for i = 1, #list do
     local route, err = compile_route(list[i])
     if not route then
@@ -572,6 +656,9 @@ function _M.rewrite()
   end
   if h.broken then
     return ngx.exit(503)
+  end
+  if h.block and blocked(h.block) then
+    return ngx.exit(403)
   end
   if h.resp_headers then
     headers.mark(h.resp_headers)

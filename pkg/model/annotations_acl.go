@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"regexp/syntax"
 	"sort"
 	"strings"
 )
@@ -41,6 +42,17 @@ func problemOutcome(err error) string {
 // isSourceRange reports whether name is a source range annotation.
 func isSourceRange(name string) bool {
 	return name == "whitelist-source-range" || name == "allowlist-source-range" || name == "denylist-source-range"
+}
+
+// allowListKey reports whether the ConfigMap key k has a parser that is
+// an allow-list of its own (longer than maxValueLen, '$' and '\' in
+// patterns), never written into nginx.conf as text.
+func allowListKey(k string) bool {
+	switch k {
+	case "whitelist-source-range", "denylist-source-range", "block-user-agents", "block-referers":
+		return true
+	}
+	return false
 }
 
 // maxSourceRangeLen bounds a list's length: 1000 IPv6 CIDRs and spaces.
@@ -131,4 +143,108 @@ func parsePrefix(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR", s)
 	}
 	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// BlockRules are the ConfigMap's block-user-agents and block-referers:
+// a request whose User-Agent or Referer matches one answers 403, before
+// any route. An entry is an exact value (compared ignoring case, as
+// nginx's map) or, after "~" (case-sensitive) or "~*" (ignoring case), a
+// regular expression (checked as regex paths are: RE2 syntax with the same
+// meaning in nginx's PCRE), unanchored.
+type BlockRules struct {
+	UserAgents []string `json:"userAgents,omitempty"`
+	Referers   []string `json:"referers,omitempty"`
+}
+
+// maxBlockEntryLen bounds one entry of a block list.
+const maxBlockEntryLen = 1024
+
+// parseBlockList parses block-user-agents or block-referers: entries
+// separated by commas (as ingress-nginx splits them), spaces around them
+// dropped; exact entries lower case. The canonical form joins them by
+// newlines (which no entry has).
+func parseBlockList(v string) (string, error) {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if len(out) == maxListItems {
+			return "", fmt.Errorf("has more than %d items", maxListItems)
+		}
+		c, err := parseBlockEntry(e)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", quoteValue(e), err)
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return "", errors.New("is empty")
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+func parseBlockEntry(e string) (string, error) {
+	if len(e) > maxBlockEntryLen {
+		return "", fmt.Errorf("longer than %d characters", maxBlockEntryLen)
+	}
+	for i := 0; i < len(e); i++ {
+		if e[i] < ' ' || e[i] > '~' {
+			return "", errors.New("may only contain printable ASCII characters")
+		}
+	}
+	pattern, ok := strings.CutPrefix(e, "~*")
+	if !ok {
+		pattern, ok = strings.CutPrefix(e, "~")
+	}
+	if !ok {
+		return strings.ToLower(e), nil
+	}
+	if err := validateBlockRegex(pattern); err != nil {
+		return "", err
+	}
+	return e, nil
+}
+
+// validateBlockRegex checks a block pattern as validateRegexPath checks a
+// regex path, but for the leading slash.
+func validateBlockRegex(p string) error {
+	if p == "" {
+		return errors.New("has an empty regular expression")
+	}
+	if err := checkRegexText(p); err != nil {
+		return err
+	}
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return fmt.Errorf("is not a valid regular expression: %w", err)
+	}
+	if repeatsEmptyWidth(re) {
+		return errRegexRepeat
+	}
+	if regexSize(re) > maxRegexSize {
+		return errRegexLarge
+	}
+	return nil
+}
+
+// finishBlock gives every Server the ConfigMap's block lists (one shared
+// value: Servers are not modified after Build).
+func (b *builder) finishBlock(cfg *Configuration) {
+	g := &b.global
+	if g.BlockUserAgents == "" && g.BlockReferers == "" {
+		return
+	}
+	r := &BlockRules{UserAgents: splitBlock(g.BlockUserAgents), Referers: splitBlock(g.BlockReferers)}
+	for i := range cfg.Servers {
+		cfg.Servers[i].Block = r
+	}
+}
+
+func splitBlock(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, "\n")
 }

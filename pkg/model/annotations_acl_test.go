@@ -12,9 +12,9 @@ import (
 // and fail closed on a list that cannot be applied.
 func TestParseSourceRangeAnnotations(t *testing.T) {
 	for name, tc := range map[string]struct {
-		in                map[string]string
-		allow, deny       []string
-		invalid           bool
+		in                 map[string]string
+		allow, deny        []string
+		invalid            bool
 		problem, noProblem string
 	}{
 		"allowlist wins over whitelist": {
@@ -151,4 +151,52 @@ func FuzzParseSourceRange(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseBlockLists: block-user-agents and block-referers, exact values
+// (lower case) and patterns; a list with an invalid entry is refused whole.
+func TestParseBlockLists(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in, want, problem string
+	}{
+		"exact and patterns":    {in: "BadBot/1.0, ~*crawler, ~^curl/", want: "badbot/1.0\n~*crawler\n~^curl/"},
+		"empty entries dropped": {in: ",x,,", want: "x"},
+		"a lookaround":          {in: "ok,~(?=x)", problem: "group"},
+		"invalid regex":         {in: "~*(", problem: "not a valid regular expression"},
+		"control character":     {in: "a\tb", problem: "printable"},
+		"empty":                 {in: " , ", problem: "empty"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := parseBlockList(tc.in)
+			if tc.problem != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.problem) {
+					t.Fatalf("got %q, %v; want an error with %q", got, err, tc.problem)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestBuildBlockLists: every Server gets the ConfigMap's block lists; they
+// never reach nginx.conf.
+func TestBuildBlockLists(t *testing.T) {
+	objs := []runtime.Object{
+		service("default", "web", svcPort("http", 80)), slice("default", "web-1", "web", "http", 80, ready("10.0.0.1")),
+		configMap("ingress", "cfg", "block-user-agents", "~*bot", "block-referers", "spam.example"),
+		ingress("default", "a", rule("a.test", prefix("/", "web", 80))),
+	}
+	cfg := buildWith(t, objs, func(o *Options) { o.ConfigMap = "ingress/cfg" })
+	checkDataPlane(t, cfg)
+	for _, s := range cfg.Servers {
+		if s.Block == nil || !slices.Equal(s.Block.UserAgents, []string{"~*bot"}) || !slices.Equal(s.Block.Referers, []string{"spam.example"}) {
+			t.Errorf("%s: Block %+v", s.Hostname, s.Block)
+		}
+	}
+	if r := cfg.Global.rendered(); r.BlockUserAgents != "" || r.BlockReferers != "" {
+		t.Errorf("the block lists reach nginx.conf: %+v", r)
+	}
 }

@@ -250,6 +250,11 @@ func (w *canonicalWriter) server(s *Server) {
 	w.str(s.RedirectTo)
 	w.headers(s.RequestHeaders)
 	w.headers(s.ResponseHeaders)
+	w.bool(s.Block != nil)
+	if s.Block != nil {
+		w.strs(s.Block.UserAgents)
+		w.strs(s.Block.Referers)
+	}
 	w.uint(uint64(len(s.Locations)))
 	for i := range s.Locations {
 		l := &s.Locations[i]

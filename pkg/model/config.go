@@ -89,6 +89,10 @@ type Global struct {
 	// a rate or connection limit (0: 503; routes only, no reload).
 	LimitReqStatusCode  int `json:"limitReqStatusCode,omitempty"`
 	LimitConnStatusCode int `json:"limitConnStatusCode,omitempty"`
+	// BlockUserAgents and BlockReferers are block-user-agents and
+	// block-referers, canonical (see parseBlockList): every Server's Block.
+	BlockUserAgents string `json:"blockUserAgents,omitempty"`
+	BlockReferers   string `json:"blockReferers,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -119,6 +123,9 @@ type Server struct {
 	// and add-headers), sorted by name.
 	RequestHeaders  []Header `json:"requestHeaders,omitempty"`
 	ResponseHeaders []Header `json:"responseHeaders,omitempty"`
+	// Block is the ConfigMap's block-user-agents and block-referers (the
+	// same for every Server); nil when none.
+	Block *BlockRules `json:"block,omitempty"`
 }
 
 // Location is one path of a server.

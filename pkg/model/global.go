@@ -185,7 +185,7 @@ func (g *Global) setChecked(k, v string) error {
 	if !ok {
 		return errUnsupported
 	}
-	if k != "log-format-upstream" {
+	if k != "log-format-upstream" && !allowListKey(k) {
 		if err := checkForbidden(v, false); err != nil {
 			return err
 		}
@@ -296,6 +296,8 @@ var globalKeys = map[string]setter{
 	"block-cidrs":                field(func(g *Global) *string { return &g.Nginx.BlockCIDRs }, parseCIDRList),
 	"whitelist-source-range":     field(func(g *Global) *string { return &g.AllowSourceRange }, parseSourceRangeDefault),
 	"denylist-source-range":      field(func(g *Global) *string { return &g.DenySourceRange }, parseSourceRangeDefault),
+	"block-user-agents":          field(func(g *Global) *string { return &g.BlockUserAgents }, parseBlockList),
+	"block-referers":             field(func(g *Global) *string { return &g.BlockReferers }, parseBlockList),
 }
 
 func parseBool(v string) (bool, error) {
@@ -441,6 +443,7 @@ func (g Global) rendered() Global {
 	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream, g.LoadBalance = "", "", "", false, ""
 	g.Proxy = ProxySettings{}
 	g.AllowSourceRange, g.DenySourceRange = "", "" // route defaults
+	g.BlockUserAgents, g.BlockReferers = "", ""    // in every Server
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -478,6 +481,8 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.proxySettings(&g.Proxy)
 	w.str(g.AllowSourceRange)
 	w.str(g.DenySourceRange)
+	w.str(g.BlockUserAgents)
+	w.str(g.BlockReferers)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,

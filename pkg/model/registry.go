@@ -97,6 +97,7 @@ const (
 	noteTimeout     = "whole seconds from 1 to 86400, as the ConfigMap's keys; ingress-nginx takes any integer (a value such as 60s falls back to the default in both, here with a Problem)"
 	noteRegex       = "host-wide and ordered as in ingress-nginx; a path that is not valid RE2 syntax with the same meaning in PCRE (lookarounds, backreferences, possessive quantifiers) is left out with a Problem; see docs/migration.md"
 	noteSourceRange = "matched against $remote_addr: the client address from X-Forwarded-For only from proxies of proxy-real-ip-cidr (which is empty by default, where ingress-nginx trusts 0.0.0.0/0), or the PROXY protocol's; a list that cannot be applied makes the Ingress's routes answer 503 (fail closed), where ingress-nginx ignores it"
+	noteBlock       = "checked in Lua before any route (403), pushed to the routes (no reload); a pattern must be RE2 syntax with the same meaning in PCRE, as regex paths; entries are split at commas, as ingress-nginx does"
 	noteTrust       = "trust is explicit: the forwarded header sets the client address only from proxies of proxy-real-ip-cidr, which is empty by default (ingress-nginx: 0.0.0.0/0)"
 	noteAuthType    = "basic is verified in Lua (apr1, bcrypt, {SHA}, {SSHA}, MD5/SHA-256/SHA-512/DES crypt); digest is not supported (nginx's third-party auth_digest module has no Lua equivalent here): an Ingress asking for it answers 503 (fail closed); auth-secret without auth-type also answers 503, where ingress-nginx serves the route unprotected"
 	noteSatisfy     = "combines basic auth with the allow-list (any: a client the allow-list admits needs no credentials); external auth (auth-url) is not supported yet; an invalid value on an Ingress with basic auth answers 503 (fail closed)"
@@ -463,8 +464,8 @@ func configKeyTable() []RegistryEntry {
 		differs("whitelist-source-range", "10.0.0.0/8", "the allow-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),
 		differs("denylist-source-range", "10.1.0.0/16", "the deny-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),
 		differs("block-cidrs", "192.0.2.0/24", "deny rules of the public server (a change reloads): checked after the router found the host, so an unknown host still answers 404", a),
-		notSupported("block-user-agents", "~*badbot", access, a),
-		notSupported("block-referers", "~*spam", access, a),
+		differs("block-user-agents", "~*badbot", noteBlock, a),
+		differs("block-referers", "~*spam", noteBlock, a),
 		differs("enable-real-ip", "true", noteTrust, a),
 		differs("proxy-real-ip-cidr", "10.0.0.0/8", "empty by default: no proxy is trusted (ingress-nginx: 0.0.0.0/0); with use-proxy-protocol, empty trusts the PROXY header from any peer", a),
 		differs("forwarded-for-header", "X-Forwarded-For", noteTrust, a),

@@ -271,3 +271,33 @@ func proxyProtocolGet(t *testing.T, port int, src, host string) (int, string) {
 	}
 	return resp.StatusCode, reply.Headers.Get("X-Forwarded-For")
 }
+
+// TestBlockUserAgentsAndReferers: the ConfigMap's block-user-agents and
+// block-referers as ingress-nginx's map semantics (exact values ignoring
+// case, "~" and "~*" patterns): 403 before any route, pushed without a
+// reload.
+func TestBlockUserAgentsAndReferers(t *testing.T) {
+	web := startEcho(t, "web")
+	ings := append(echoService("web", web.Port()), aclIngress("plain"))
+	h := startNginx(t, buildACL(t, ings...), nil)
+	cfg := buildACL(t, append(ings[:len(ings):len(ings)], headerConfigMap("ingress", "controller",
+		"block-user-agents", "BadBot/1.0, ~*crawler, ~^curl/", "block-referers", `~*\.spam\.example$, http://exact.example/`))...)
+	if p := problemsOf(cfg); len(p) > 0 {
+		t.Fatalf("problems: %v", p)
+	}
+	applyWithoutReload(t, h, cfg)
+	ua := func(v string) []string { return []string{"User-Agent", v} }
+	ref := func(v string) []string { return []string{"Referer", v} }
+	checkACL(t, h, []aclCase{
+		{host: "plain", header: ua("badbot/1.0"), status: 403},
+		{host: "plain", header: ua("BadBot/1.0 extra"), status: 200},
+		{host: "plain", header: ua("Super CRAWLER 2"), status: 403},
+		{host: "plain", header: ua("curl/8.0"), status: 403},
+		{host: "plain", header: ua("my curl/8.0"), status: 200},
+		{host: "plain", header: ua("Mozilla/5.0"), status: 200},
+		{host: "plain", header: ref("https://www.spam.example"), status: 403},
+		{host: "plain", header: ref("http://exact.example/"), status: 403},
+		{host: "plain", header: ref("http://exact.example/x"), status: 200},
+		{host: "unknown", header: ua("curl/8.0"), status: 403}, // the default server's
+	})
+}

@@ -27,6 +27,8 @@ type Host struct {
 	// TLS is set for a host with a TLS section: its HTTPS answers carry
 	// Strict-Transport-Security (when the ConfigMap's hsts is on).
 	TLS bool `json:"tls,omitempty"`
+	// Block holds block-user-agents and block-referers (403).
+	Block *model.BlockRules `json:"block,omitempty"`
 }
 
 // Route is one Location of a Server, with its settings resolved against
@@ -103,6 +105,7 @@ func HostOf(s *model.Server) Host {
 		h.Routes[i] = routeOf(s, &s.Locations[i])
 	}
 	h.RequestHeaders, h.ResponseHeaders = headerMap(s.RequestHeaders), headerMap(s.ResponseHeaders)
+	h.Block = s.Block
 	return h
 }
 
