@@ -207,3 +207,27 @@ func TestSatisfy(t *testing.T) {
 		})
 	}
 }
+
+// TestBasicAuthThatDoesNotCompile: auth Lua refuses (Build never emits
+// one: a realm with a quote, a user without a hash) fails its host closed
+// (503); the other hosts are served.
+func TestBasicAuthThatDoesNotCompile(t *testing.T) {
+	app := startEcho(t, "app")
+	bad := func(a *model.BasicAuth) model.Location {
+		l := prefixLoc("/", "app")
+		l.Settings.BasicAuth = a
+		return l
+	}
+	cfg := configOf("auth-bad-1", []model.Server{
+		serverOf("good.test", prefixLoc("/", "app")),
+		serverOf("realm.test", bad(&model.BasicAuth{Realm: `a"b`})),
+		serverOf("user.test", bad(&model.BasicAuth{Users: []model.AuthUser{{Name: "foo"}}})),
+	}, backendOf("app", app))
+	h := startNginx(t, cfg, nil)
+	h.allowLuaErrors = true
+	for url, status := range map[string]int{"http://good.test/": 200, "http://realm.test/": 503, "http://user.test/": 503} {
+		if r := h.mustGet(url, basicHeader("foo", "secret")...); r.Status != status {
+			t.Errorf("GET %s = %d, want %d", url, r.Status, status)
+		}
+	}
+}

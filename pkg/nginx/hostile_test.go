@@ -70,7 +70,7 @@ func newHostileGen(seed uint64) hostileGen {
 			"proxy-redirect-from", "proxy-redirect-to", "proxy-cookie-domain", "proxy-cookie-path", "enable-access-log",
 			"custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
 			"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
-			"limit-allowlist", "limit-whitelist",
+			"limit-allowlist", "limit-whitelist", "auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
 		},
 		values: []string{
 			"/$1", "/$", "/$a", "/$10", "/$1/$2$3", "$request_uri", "${x}", "true", "false", "TRUE", "1", "0", "-1",
@@ -380,7 +380,8 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 	safe := func(l *model.Location) bool {
 		proto := strings.ToUpper(l.Settings.BackendProtocol)
 		// A route whose allow- or deny-list is invalid answers 503 (fail closed).
-		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid
+		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid &&
+			(l.Settings.BasicAuth == nil || !l.Settings.BasicAuth.Unavailable) // auth that cannot be applied: 503
 	}
 	// Rate and connection limits answer 503 beyond them and when invalid
 	// (fail closed): hosts with them are not sampled.
