@@ -7,7 +7,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
-	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
@@ -15,25 +14,7 @@ import (
 // a Service with one endpoint per echo backend (named as the backend).
 func buildIngresses(t *testing.T, backends map[string]int, ings ...*networkingv1.Ingress) *model.Configuration {
 	t.Helper()
-	s := model.NewStore()
-	apply := func(ev events.Event) {
-		if err := s.Apply(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, port := range backends {
-		apply(upsertEventOf(fixtures.Service("default", name, 80), events.KindService, "default", name))
-		es := fixtures.EndpointSlice("default", name+"-1", name, int32(port), "127.0.0.1")
-		apply(upsertEventOf(es, events.KindEndpointSlice, "default", name+"-1"))
-	}
-	for _, ing := range ings {
-		apply(upsertEventOf(ing, events.KindIngress, "default", ing.Name))
-	}
-	cfg := hostileBuild(s)
-	if len(cfg.Problems) > 0 {
-		t.Fatalf("problems: %+v", cfg.Problems)
-	}
-	return cfg
+	return buildWithSecrets(t, backends, nil, nil, ings...) // no Problem
 }
 
 // ann is an ingress-nginx annotation.
