@@ -85,17 +85,21 @@ local function apr1(pw, salt)
     n = rshift(n, 1)
   end
   final = md5_bin(table.concat(ctx))
+  -- Round i hashes (odd i) pw [salt] [pw] final, or (even i) final [salt]
+  -- [pw] pw, salt when i % 3 ~= 0 and pw when i % 7 ~= 0: one concat a
+  -- round from the four precomputed middles.
+  local mid = { [0] = "", salt, pw, salt .. pw } -- index: (i%3~=0) + 2*(i%7~=0)
+  local odd, even = {}, {}
+  for k = 0, 3 do
+    odd[k], even[k] = pw .. mid[k], mid[k] .. pw
+  end
   for i = 0, 999 do
-    local c = {}
-    c[1] = band(i, 1) == 1 and pw or final
-    if i % 3 ~= 0 then
-      c[#c + 1] = salt
+    local k = (i % 3 ~= 0 and 1 or 0) + (i % 7 ~= 0 and 2 or 0)
+    if band(i, 1) == 1 then
+      final = md5_bin(odd[k] .. final)
+    else
+      final = md5_bin(final .. even[k])
     end
-    if i % 7 ~= 0 then
-      c[#c + 1] = pw
-    end
-    c[#c + 1] = band(i, 1) == 1 and final or pw
-    final = md5_bin(table.concat(c))
   end
   local f = { str_byte(final, 1, 16) }
   local out = { magic, salt, "$" }
