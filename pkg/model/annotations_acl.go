@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"regexp/syntax"
 	"sort"
 	"strings"
 )
@@ -208,25 +207,12 @@ func parseBlockEntry(e string) (string, error) {
 }
 
 // validateBlockRegex checks a block pattern as validateRegexPath checks a
-// regex path, but for the leading slash.
+// regex path, but for the leading slash (spaces are allowed).
 func validateBlockRegex(p string) error {
 	if p == "" {
 		return errors.New("has an empty regular expression")
 	}
-	if err := checkRegexText(p); err != nil {
-		return err
-	}
-	re, err := syntax.Parse(p, syntax.Perl)
-	if err != nil {
-		return fmt.Errorf("is not a valid regular expression: %w", err)
-	}
-	if repeatsEmptyWidth(re) {
-		return errRegexRepeat
-	}
-	if regexSize(re) > maxRegexSize {
-		return errRegexLarge
-	}
-	return nil
+	return validatePattern(p)
 }
 
 // finishBlock gives every Server the ConfigMap's block lists (one shared

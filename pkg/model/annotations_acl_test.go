@@ -200,3 +200,28 @@ func TestBuildBlockLists(t *testing.T) {
 		t.Errorf("the block lists reach nginx.conf: %+v", r)
 	}
 }
+
+// FuzzParseBlockList: a block list that parses is printable ASCII, its
+// entries exact (lower case) or valid patterns, and parses again to itself.
+func FuzzParseBlockList(f *testing.F) {
+	for _, s := range []string{"BadBot, ~*crawler", "~^curl/", "~(?=x)", "a\nb", "~*", ",,", "~\\p{L}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		c, err := parseBlockList(v)
+		if err != nil {
+			return
+		}
+		for _, e := range strings.Split(c, "\n") {
+			if e == "" || strings.ContainsFunc(e, func(r rune) bool { return r < ' ' || r > '~' }) {
+				t.Fatalf("%q: entry %q", v, e)
+			}
+			if !strings.HasPrefix(e, "~") && e != strings.ToLower(e) {
+				t.Fatalf("%q: exact entry %q not lower case", v, e)
+			}
+		}
+		if again, err := parseBlockList(strings.ReplaceAll(c, "\n", ",")); err != nil || again != c {
+			t.Fatalf("%q: %q parses to %q, %v", v, c, again, err)
+		}
+	})
+}

@@ -238,6 +238,7 @@ func (c *contract) settings(where string, s *LocationSettings) {
 		c.fail("%s: rewrite target %q", where, t)
 	}
 	c.allowList(where, s.AllowSourceRange)
+	c.allowList(where, s.DenySourceRange)
 	if p := s.XForwardedPrefix; p != "" && (s.RewriteTarget == "" || strings.ContainsFunc(p, func(r rune) bool { return r > 0x7f || !pathChar(byte(r)) })) {
 		c.fail("%s: forwarded prefix %q without rewrite or with other characters", where, p)
 	}

@@ -90,7 +90,7 @@ var (
 		`\`, "ü", "\u2028", "\x00", "{", "/a b", "route=1", "/p?q", strings.Repeat("9", 20), strings.Repeat("a", 5000),
 		strings.Repeat("10.0.0.1,", 1001)}
 	hostileAnnotations = []string{"proxy-connect-timeout", "proxy-read-timeout", "proxy-send-timeout", "proxy-body-size",
-		"backend-protocol", "rewrite-target", "whitelist-source-range", "allowlist-source-range", "ssl-redirect",
+		"backend-protocol", "rewrite-target", "whitelist-source-range", "allowlist-source-range", "denylist-source-range", "ssl-redirect",
 		"force-ssl-redirect", "use-regex", "load-balance", "upstream-hash-by", "affinity", "session-cookie-name",
 		"session-cookie-path", "session-cookie-max-age", "affinity-mode", "affinity-canary-behavior", "session-cookie-secure",
 		"session-cookie-samesite", "session-cookie-conditional-samesite-none", "session-cookie-domain", "session-cookie-expires",
@@ -132,6 +132,7 @@ var plausibleValues = map[string][]string{
 	"custom-http-errors": {"404,503", "500, 502 ,504", ""}, "default-backend": {"web", "api"}, "disable-proxy-intercept-errors": {"true"},
 	"rewrite-target": {"/", "/$1", "/$2/x", "/a$0$9"}, "ssl-redirect": {"true", "false"}, "force-ssl-redirect": {"true"},
 	"whitelist-source-range": {"10.0.0.0/8", "::ffff:1.2.3.4/128", "192.168.1.1, 10.0.0.0/8"},
+	"denylist-source-range":  {"10.1.0.0/16", "::1, 127.0.0.1"},
 	"allowlist-source-range": {"::/0", "0.0.0.0/0,::1"}, "use-regex": {"true"}, "load-balance": {"ewma"},
 	"upstream-hash-by": {"$request_uri", "$host$uri"}, "affinity": {"cookie"}, "session-cookie-name": {"route"},
 	"session-cookie-path": {"/app"}, "session-cookie-max-age": {"3600"},

@@ -156,6 +156,12 @@ func validateRegexPath(p string) error {
 			return errRegexChars
 		}
 	}
+	return validatePattern(p)
+}
+
+// validatePattern checks that p is RE2 syntax inside the part nginx's PCRE
+// accepts with the same meaning (see validateRegexPath).
+func validatePattern(p string) error {
 	if err := checkRegexText(p); err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func newHostileGen(seed uint64) hostileGen {
 		},
 		keys: []string{
 			"rewrite-target", "use-regex", "proxy-body-size", "proxy-read-timeout", "proxy-connect-timeout",
-			"proxy-send-timeout", "backend-protocol", "whitelist-source-range", "allowlist-source-range",
+			"proxy-send-timeout", "backend-protocol", "whitelist-source-range", "allowlist-source-range", "denylist-source-range",
 			"force-ssl-redirect", "ssl-redirect", "load-balance", "upstream-hash-by", "affinity", "session-cookie-name",
 			"session-cookie-path", "session-cookie-max-age", "configuration-snippet", "server-snippet", "no-such-annotation",
 			"affinity-mode", "affinity-canary-behavior", "session-cookie-secure", "session-cookie-samesite",
