@@ -46,9 +46,10 @@
 -- responseHeaders win), redirectTo (every request is redirected to that
 -- host: from-to-www) and tls
 -- (it has a TLS section: HTTPS answers carry Strict-Transport-Security),
--- and block = {userAgents, referers} (block-user-agents, block-referers: a
--- request whose header equals an entry, ignoring case, or matches an entry
--- "~re" or "~*re" (ignoring case) gets 403 before any route).
+-- and block = {cidrs, userAgents, referers} (block-cidrs,
+-- block-user-agents, block-referers: a request from $remote_addr in cidrs,
+-- or whose header equals an entry, ignoring case, or matches an entry
+-- "~re" or "~*re" (ignoring case), gets 403 before any route).
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
@@ -341,10 +342,18 @@ local function compile_block(b)
   if err or rerr then
     return nil, err or rerr
   end
-  if not ua and not ref then
+  local cidrs
+  if b.cidrs ~= nil then
+    local cerr
+    cidrs, cerr = ipmatch.new(b.cidrs)
+    if not cidrs then
+      return nil, "block cidrs: " .. cerr
+    end
+  end
+  if not ua and not ref and not cidrs then
     return true, nil
   end
-  return true, { ua = ua, ref = ref }
+  return true, { ua = ua, ref = ref, cidrs = cidrs }
 end
 
 local function blocked_value(list, v)
@@ -366,9 +375,11 @@ local function blocked_value(list, v)
   return false
 end
 
--- blocked reports whether the request's User-Agent or Referer is blocked.
+-- blocked reports whether the request's client, User-Agent or Referer is
+-- blocked.
 local function blocked(b)
-  return blocked_value(b.ua, ngx_var.http_user_agent) or blocked_value(b.ref, ngx_var.http_referer)
+  return (b.cidrs ~= nil and ipmatch.match(b.cidrs, ngx_var.remote_addr))
+    or blocked_value(b.ua, ngx_var.http_user_agent) or blocked_value(b.ref, ngx_var.http_referer)
 end
 
 -- compile turns a host item into its lookup tables, or nil and an error.

@@ -114,7 +114,7 @@ func TestParseRealIPKeys(t *testing.T) {
 	g, probs := parseGlobal(configMap("ns", "c", "proxy-real-ip-cidr", "10.0.0.1/8 192.0.2.1,10.0.0.0/8", "block-cidrs", "2001:db8::/32",
 		"forwarded-for-header", "X-Client", "use-proxy-protocol", "true", "compute-full-forwarded-for", "true", "enable-real-ip", "true"))
 	n := g.Nginx
-	if len(probs) > 0 || n.ProxyRealIPCIDR != "10.0.0.0/8,192.0.2.1/32" || n.BlockCIDRs != "2001:db8::/32" || n.ForwardedForHeader != "X-Client" ||
+	if len(probs) > 0 || n.ProxyRealIPCIDR != "10.0.0.0/8,192.0.2.1/32" || g.BlockCIDRs != "2001:db8::/32" || n.ForwardedForHeader != "X-Client" ||
 		!n.UseProxyProtocol || !n.ComputeFullForwardedFor || !n.EnableRealIP {
 		t.Errorf("got %+v, problems %v", n, probs)
 	}
@@ -186,17 +186,18 @@ func TestParseBlockLists(t *testing.T) {
 func TestBuildBlockLists(t *testing.T) {
 	objs := []runtime.Object{
 		service("default", "web", svcPort("http", 80)), slice("default", "web-1", "web", "http", 80, ready("10.0.0.1")),
-		configMap("ingress", "cfg", "block-user-agents", "~*bot", "block-referers", "spam.example"),
+		configMap("ingress", "cfg", "block-user-agents", "~*bot", "block-referers", "spam.example", "block-cidrs", "192.0.2.1"),
 		ingress("default", "a", rule("a.test", prefix("/", "web", 80))),
 	}
 	cfg := buildWith(t, objs, func(o *Options) { o.ConfigMap = "ingress/cfg" })
 	checkDataPlane(t, cfg)
 	for _, s := range cfg.Servers {
-		if s.Block == nil || !slices.Equal(s.Block.UserAgents, []string{"~*bot"}) || !slices.Equal(s.Block.Referers, []string{"spam.example"}) {
+		if s.Block == nil || !slices.Equal(s.Block.UserAgents, []string{"~*bot"}) || !slices.Equal(s.Block.Referers, []string{"spam.example"}) ||
+			!slices.Equal(s.Block.CIDRs, []string{"192.0.2.1/32"}) {
 			t.Errorf("%s: Block %+v", s.Hostname, s.Block)
 		}
 	}
-	if r := cfg.Global.rendered(); r.BlockUserAgents != "" || r.BlockReferers != "" {
+	if r := cfg.Global.rendered(); r.BlockUserAgents != "" || r.BlockReferers != "" || r.BlockCIDRs != "" {
 		t.Errorf("the block lists reach nginx.conf: %+v", r)
 	}
 }

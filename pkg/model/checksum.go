@@ -252,6 +252,7 @@ func (w *canonicalWriter) server(s *Server) {
 	w.headers(s.ResponseHeaders)
 	w.bool(s.Block != nil)
 	if s.Block != nil {
+		w.strs(s.Block.CIDRs)
 		w.strs(s.Block.UserAgents)
 		w.strs(s.Block.Referers)
 	}

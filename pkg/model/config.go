@@ -93,6 +93,8 @@ type Global struct {
 	// block-referers, canonical (see parseBlockList): every Server's Block.
 	BlockUserAgents string `json:"blockUserAgents,omitempty"`
 	BlockReferers   string `json:"blockReferers,omitempty"`
+	// BlockCIDRs is block-cidrs: canonical CIDRs joined by commas.
+	BlockCIDRs string `json:"blockCIDRs,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }

@@ -71,15 +71,14 @@ type NginxSettings struct {
 	HSTSPreload           bool `json:"hstsPreload,omitempty"`
 
 	// The client address (see pkg/nginx's realip settings). ProxyRealIPCIDR
-	// and BlockCIDRs are canonical CIDRs joined by commas; "" trusts no
-	// proxy (unlike ingress-nginx's 0.0.0.0/0) and blocks nothing.
+	// is canonical CIDRs joined by commas; "" trusts no proxy (unlike
+	// ingress-nginx's 0.0.0.0/0).
 	// ForwardedForHeader "" is X-Forwarded-For.
 	UseProxyProtocol        bool   `json:"useProxyProtocol,omitempty"`
 	EnableRealIP            bool   `json:"enableRealIP,omitempty"`
 	ComputeFullForwardedFor bool   `json:"computeFullForwardedFor,omitempty"`
 	ForwardedForHeader      string `json:"forwardedForHeader,omitempty"`
 	ProxyRealIPCIDR         string `json:"proxyRealIPCIDR,omitempty"`
-	BlockCIDRs              string `json:"blockCIDRs,omitempty"`
 }
 
 // Defaults of ingress-nginx v1.15 (internal/ingress/controller/config).
@@ -293,7 +292,7 @@ var globalKeys = map[string]setter{
 	"compute-full-forwarded-for": boolField(func(g *Global) *bool { return &g.Nginx.ComputeFullForwardedFor }),
 	"forwarded-for-header":       field(func(g *Global) *string { return &g.Nginx.ForwardedForHeader }, parseHeaderName),
 	"proxy-real-ip-cidr":         field(func(g *Global) *string { return &g.Nginx.ProxyRealIPCIDR }, parseCIDRList),
-	"block-cidrs":                field(func(g *Global) *string { return &g.Nginx.BlockCIDRs }, parseCIDRList),
+	"block-cidrs":                field(func(g *Global) *string { return &g.BlockCIDRs }, parseCIDRList),
 	"whitelist-source-range":     field(func(g *Global) *string { return &g.AllowSourceRange }, parseSourceRangeDefault),
 	"denylist-source-range":      field(func(g *Global) *string { return &g.DenySourceRange }, parseSourceRangeDefault),
 	"block-user-agents":          field(func(g *Global) *string { return &g.BlockUserAgents }, parseBlockList),
@@ -442,8 +441,8 @@ func (g Global) rendered() Global {
 	filter := g.ResponseHeaders()
 	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream, g.LoadBalance = "", "", "", false, ""
 	g.Proxy = ProxySettings{}
-	g.AllowSourceRange, g.DenySourceRange = "", "" // route defaults
-	g.BlockUserAgents, g.BlockReferers = "", ""    // in every Server
+	g.AllowSourceRange, g.DenySourceRange = "", ""                // route defaults
+	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -483,6 +482,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.DenySourceRange)
 	w.str(g.BlockUserAgents)
 	w.str(g.BlockReferers)
+	w.str(g.BlockCIDRs)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,
@@ -496,7 +496,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	}
 	for _, s := range []string{n.GzipTypes, n.SSLProtocols, n.SSLCiphers, string(n.SSLSessionCacheSize),
 		string(n.ClientHeaderBufferSize), string(n.LargeClientHeaderBufferSize), string(n.ProxyBufferSize),
-		n.LogFormatUpstream, n.ErrorLogLevel, n.WorkerProcesses, n.ForwardedForHeader, n.ProxyRealIPCIDR, n.BlockCIDRs} {
+		n.LogFormatUpstream, n.ErrorLogLevel, n.WorkerProcesses, n.ForwardedForHeader, n.ProxyRealIPCIDR} {
 		w.str(s)
 	}
 }

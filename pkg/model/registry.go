@@ -463,7 +463,7 @@ func configKeyTable() []RegistryEntry {
 		// The access-control issue.
 		differs("whitelist-source-range", "10.0.0.0/8", "the allow-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),
 		differs("denylist-source-range", "10.1.0.0/16", "the deny-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),
-		differs("block-cidrs", "192.0.2.0/24", "deny rules of the public server (a change reloads): checked after the router found the host, so an unknown host still answers 404", a),
+		differs("block-cidrs", "192.0.2.0/24", "checked in Lua before any route (403), pushed to the routes (no reload); the client address is $remote_addr, as for the source ranges", a),
 		differs("block-user-agents", "~*badbot", noteBlock, a),
 		differs("block-referers", "~*spam", noteBlock, a),
 		differs("enable-real-ip", "true", noteTrust, a),

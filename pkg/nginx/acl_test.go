@@ -198,9 +198,14 @@ func TestRealClientAddress(t *testing.T) {
 			{host: "client", header: xff("10.1.2.3"), status: 403},
 		})
 	})
-	reload(t, h, with("block-cidrs", "192.0.2.0/24, 127.0.0.1"))
-	t.Run("block-cidrs", func(t *testing.T) {
-		checkACL(t, h, []aclCase{{host: "plain", status: 403}})
+	t.Run("block-cidrs, without a reload", func(t *testing.T) {
+		applyWithoutReload(t, h, with("enable-real-ip", "true", "forwarded-for-header", "X-Client", "proxy-real-ip-cidr", "127.0.0.0/8",
+			"block-cidrs", "192.0.2.0/24, 10.1.2.3"))
+		checkACL(t, h, []aclCase{
+			{host: "plain", header: []string{"X-Client", "10.1.2.3"}, status: 403},
+			{host: "unknown", header: []string{"X-Client", "10.1.2.3"}, status: 403},
+			{host: "plain", status: 200},
+		})
 	})
 }
 

@@ -59,10 +59,9 @@ type view struct {
 	// RealIP sets the client address ($remote_addr) from a trusted proxy;
 	// nil leaves it the peer's. ForwardedFor is the client address
 	// compute-full-forwarded-for appends to X-Forwarded-For ("": the
-	// header sent is $remote_addr). BlockCIDRs are denied (block-cidrs).
+	// header sent is $remote_addr).
 	RealIP       *realIP
 	ForwardedFor string
-	BlockCIDRs   []string
 
 	// ProxyLocations are the fixed named locations of lua/proxy.lua;
 	// LuaProxyBuffering is proxy_buffering, "on" or "off", quoted.
@@ -327,7 +326,7 @@ type realIP struct {
 	From   []string
 }
 
-// setRealIP sets RealIP, ForwardedFor and BlockCIDRs. Trust is explicit:
+// setRealIP sets RealIP and ForwardedFor. Trust is explicit:
 // a forwarded header (use-forwarded-headers or enable-real-ip) sets the
 // client address only when it comes from a proxy of proxy-real-ip-cidr,
 // which is empty unless set (ingress-nginx trusts 0.0.0.0/0). With
@@ -337,9 +336,6 @@ type realIP struct {
 func (v *view) setRealIP(forwarded bool, n *model.NginxSettings) error {
 	trusted, err := cidrList("proxy real ip cidr", n.ProxyRealIPCIDR)
 	if err != nil {
-		return err
-	}
-	if v.BlockCIDRs, err = cidrList("block cidrs", n.BlockCIDRs); err != nil {
 		return err
 	}
 	header := n.ForwardedForHeader
