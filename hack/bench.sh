@@ -31,7 +31,8 @@ benchtime_for() {
 	pkg/nginx/BenchmarkDynamicUpdate) echo "-benchtime 500x" ;;
 	pkg/nginx/BenchmarkAddHost) echo "-benchtime 200x" ;;
 	pkg/nginx/BenchmarkReload) echo "-benchtime 20x" ;;
-	pkg/nginx/BenchmarkRouterThroughput | pkg/nginx/BenchmarkLuaMemory) echo "-benchtime 1x" ;;
+	pkg/nginx/BenchmarkRouterThroughput | pkg/nginx/BenchmarkLuaMemory | pkg/nginx/BenchmarkBasicAuthThroughput | \
+		pkg/nginx/BenchmarkAllowListThroughput | pkg/nginx/BenchmarkAllowListLookup | pkg/nginx/BenchmarkLimitThroughput) echo "-benchtime 1x" ;;
 	pkg/replay/BenchmarkReplay100k) echo "-benchtime 1x" ;;
 	*) echo "-benchtime 1s" ;;
 	esac
@@ -124,6 +125,21 @@ nginx_targets() {
 		printf "| router + balancer against a static upstream, %s: throughput ratio | >= 0.90 | %.3f (latency p50 %s ms, p99 %s ms; static p50 %s ms, p99 %s ms) | %s |\n",
 			name, r, metric("lua-p50-ms"), metric("lua-p99-ms"), metric("static-p50-ms"), metric("static-p99-ms"), yes(r >= 0.9)
 	}
+	/^BenchmarkBasicAuthThroughput\// {
+		name = $1; sub(/^BenchmarkBasicAuthThroughput\//, "", name); sub(/-[0-9]+$/, "", name)
+		printf "| basic auth (%s) against the same route without it: throughput ratio | measured | %.3f (%s req/s) | yes |\n", name, metric("auth/plain"), metric("auth-req/s")
+	}
+	/^BenchmarkAllowListThroughput-/ {
+		printf "| allow-list of 1,000 CIDRs against the same route without it: throughput ratio | measured | %.3f (%s req/s) | yes |\n", metric("acl/plain"), metric("acl1000-req/s")
+	}
+	/^BenchmarkAllowListLookup\// {
+		name = $1; sub(/^BenchmarkAllowListLookup\//, "", name); sub(/-[0-9]+$/, "", name)
+		printf "| allow-list lookup, %s: not linear in the CIDRs | below a linear scan | %s ns (linear scan %s ns) | %s |\n", name, metric("lookup-ns"), metric("linear-ns"), yes(name == "cidrs=10" || metric("lookup-ns") < metric("linear-ns"))
+	}
+	/^BenchmarkLimitThroughput\// {
+		name = $1; sub(/^BenchmarkLimitThroughput\//, "", name); sub(/-[0-9]+$/, "", name)
+		printf "| rate limit (%s, never reached) against the same route without it: throughput ratio | measured | %.3f | yes |\n", name, metric("limited/plain")
+	}
 	/^BenchmarkAddHost-/ {
 		n = metric("reloads/op") + metric("worker-restarts")
 		printf "| one host added when 10k exist (Apply): reloads | <= 0 | %s (add → served p50 %s ms, p99 %s ms) | %s |\n",
@@ -184,7 +200,7 @@ write_report() {
 		echo '```'
 		echo "make bench                                   # everything below, writes BENCHMARKS.md"
 		echo "go test -run '^\$' -bench . -benchmem ./pkg/events ./pkg/model"
-		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x, RouterThroughput and LuaMemory: 1x"
+		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x; RouterThroughput, LuaMemory, BasicAuthThroughput, AllowListThroughput, AllowListLookup, LimitThroughput: 1x"
 		echo "go test -run '^\$' -bench Replay100k -benchtime 1x ./pkg/replay"
 		echo "go build -o bin/ ./cmd/... && sudo bin/churn scenario                # or --scenarios $(bin/churn scenario --help 2>&1 | sed -n 's/.*default all: \([^)]*\)).*/\1/p')"
 		echo '```'
