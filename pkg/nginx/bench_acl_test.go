@@ -41,24 +41,11 @@ func BenchmarkAllowListThroughput(b *testing.B) {
 		o.DisableAccessLog = true
 		o.testHTTPSnippet = throughputSnippet(backend, static)
 	})
-	const conns, total, rounds = 16, 5000, 6
-	plainHost := func(int) string { return "plain.bench" }
-	aclHost := func(int) string { return "acl.bench" }
-	loadRun(b, h.opts.HTTPPort, plainHost, conns, 2000) // warm up both
-	loadRun(b, h.opts.HTTPPort, aclHost, conns, 2000)
-	var plainRates, aclRates, ratios []float64
-	for b.Loop() {
-		for range rounds {
-			p := loadRun(b, h.opts.HTTPPort, plainHost, conns, total)
-			a := loadRun(b, h.opts.HTTPPort, aclHost, conns, total)
-			plainRates, aclRates, ratios = append(plainRates, p.rate), append(aclRates, a.rate), append(ratios, a.rate/p.rate)
-		}
-	}
-	b.StopTimer()
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
-	b.ReportMetric(median(plainRates), "plain-req/s")
-	b.ReportMetric(median(aclRates), "acl1000-req/s")
-	b.ReportMetric(median(ratios), "acl/plain")
+	plain, aclRate, ratio := abRates(b, h.opts.HTTPPort, func(int) string { return "plain.bench" }, func(int) string { return "acl.bench" },
+		16, 5000, 6, 2000)
+	b.ReportMetric(plain, "plain-req/s")
+	b.ReportMetric(aclRate, "acl1000-req/s")
+	b.ReportMetric(ratio, "acl/plain")
 }
 
 // lookupSnippet serves GET /lookup?n=N on port: it builds an ipmatch

@@ -3,7 +3,6 @@ package nginx
 import (
 	"encoding/base64"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,20 +64,9 @@ func basicAuthThroughput(b *testing.B, format string, cached bool, total int) {
 	host := func(zone string) func(int) string {
 		return func(i int) string { return "u" + strconv.Itoa(i%users) + "." + zone + ".test" }
 	}
-	loadRun(b, front, host("plain"), conns, 1000)
-	loadRun(b, front, host("auth"), conns, max(1000, users))
-	var ratios, authRates []float64
-	for b.Loop() {
-		for range rounds {
-			p := loadRun(b, front, host("plain"), conns, total)
-			a := loadRun(b, front, host("auth"), conns, total)
-			ratios, authRates = append(ratios, a.rate/p.rate), append(authRates, a.rate)
-		}
-	}
-	b.StopTimer()
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
-	b.ReportMetric(median(authRates), "auth-req/s")
-	b.ReportMetric(median(ratios), "auth/plain")
+	_, authRate, ratio := abRates(b, front, host("plain"), host("auth"), conns, total, rounds, max(1000, users))
+	b.ReportMetric(authRate, "auth-req/s")
+	b.ReportMetric(ratio, "auth/plain")
 }
 
 // authFrontSnippet is a proxy on port front to router.lua on port lua that

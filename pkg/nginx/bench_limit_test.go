@@ -1,7 +1,6 @@
 package nginx
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
@@ -39,22 +38,9 @@ func limitThroughput(b *testing.B, limit model.RateLimit) {
 		o.DisableAccessLog = true
 		o.testHTTPSnippet = throughputSnippet(backend, ports[1])
 	})
-	const conns, total, rounds = 16, 10000, 5
-	plainHost := func(int) string { return "plain.test" }
-	limitedHost := func(int) string { return "limited.test" }
-	loadRun(b, h.opts.HTTPPort, plainHost, conns, 2000) // warm up both
-	loadRun(b, h.opts.HTTPPort, limitedHost, conns, 2000)
-	var plainRates, limitedRates, ratios []float64
-	for b.Loop() {
-		for range rounds {
-			p := loadRun(b, h.opts.HTTPPort, plainHost, conns, total)
-			l := loadRun(b, h.opts.HTTPPort, limitedHost, conns, total)
-			plainRates, limitedRates, ratios = append(plainRates, p.rate), append(limitedRates, l.rate), append(ratios, l.rate/p.rate)
-		}
-	}
-	b.StopTimer()
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
-	b.ReportMetric(median(limitedRates), "limited-req/s")
-	b.ReportMetric(median(plainRates), "plain-req/s")
-	b.ReportMetric(median(ratios), "limited/plain")
+	plain, limitedRate, ratio := abRates(b, h.opts.HTTPPort, func(int) string { return "plain.test" }, func(int) string { return "limited.test" },
+		16, 10000, 5, 2000)
+	b.ReportMetric(limitedRate, "limited-req/s")
+	b.ReportMetric(plain, "plain-req/s")
+	b.ReportMetric(ratio, "limited/plain")
 }

@@ -289,6 +289,27 @@ func loadRequest(c *http.Client, url, host string) error {
 	return nil
 }
 
+// abRates runs alternating bounded loads (conns connections, rounds of
+// total requests each, after a warm-up of warm requests each) against two
+// kinds of host on port, a plain one and one with a feature, and returns
+// the medians of their rates and of the ratios feature/plain of
+// back-to-back runs (which cancels slow drift of the machine's load).
+func abRates(b *testing.B, port int, plain, feature func(int) string, conns, total, rounds, warm int) (plainRate, featureRate, ratio float64) {
+	loadRun(b, port, plain, conns, warm)
+	loadRun(b, port, feature, conns, warm)
+	var plainRates, featureRates, ratios []float64
+	for b.Loop() {
+		for range rounds {
+			p := loadRun(b, port, plain, conns, total)
+			f := loadRun(b, port, feature, conns, total)
+			plainRates, featureRates, ratios = append(plainRates, p.rate), append(featureRates, f.rate), append(ratios, f.rate/p.rate)
+		}
+	}
+	b.StopTimer()
+	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	return median(plainRates), median(featureRates), median(ratios)
+}
+
 // throughputSnippet is a tiny backend on port backend and a static
 // upstream to it (keepalive as the Lua path's) served on port static.
 func throughputSnippet(backend, static int) string {
