@@ -572,14 +572,21 @@ local function redirect_host()
   return (host:gsub(":%d+$", ""))
 end
 
+-- request_uri_for_redirect is $request_uri without its trailing slash, as
+-- ingress-nginx's redirects send it (unless keep_slash).
+local function request_uri_for_redirect(keep_slash)
+  local uri = ngx_var.request_uri
+  if not keep_slash and str_byte(uri, -1) == 47 then
+    uri = str_sub(uri, 1, -2)
+  end
+  return uri
+end
+
 -- redirect_to_https sends ingress-nginx's HTTPS redirect (308): no port
 -- unless usePortInRedirects, and the request URI's trailing slash dropped
 -- unless preserveTrailingSlash.
 local function redirect_to_https(route)
-  local uri = ngx_var.request_uri
-  if not route.preserve_slash and str_byte(uri, -1) == 47 then
-    uri = str_sub(uri, 1, -2)
-  end
+  local uri = request_uri_for_redirect(route.preserve_slash)
   local authority = redirect_host()
   if route.port_in_redirect then
     authority = authority .. ":" .. settings.https_port
@@ -602,10 +609,7 @@ end
 -- (without a trailing slash) on host to, with the scheme and port the
 -- request came with.
 local function redirect_www(to)
-  local uri = ngx_var.request_uri
-  if str_byte(uri, -1) == 47 then
-    uri = str_sub(uri, 1, -2)
-  end
+  local uri = request_uri_for_redirect(false)
   return ngx.redirect(ngx_var.pass_access_scheme .. "://" .. to .. ":" .. ngx_var.pass_server_port .. uri, 308)
 end
 

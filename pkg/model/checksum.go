@@ -342,8 +342,8 @@ var encoderPool = sync.Pool{New: func() any {
 
 // ServerEqual reports whether a and b are equal in every field, locations
 // compared in order (Build sorts them): their canonical encodings, the
-// ones ServerChecksum hashes, so that a field is compared wherever it is
-// hashed.
+// ones the Configuration checksum hashes, so that a field is compared
+// wherever it is hashed.
 func ServerEqual(a, b *Server) bool {
 	if a.Hostname != b.Hostname || len(a.Locations) != len(b.Locations) {
 		return false
@@ -355,14 +355,6 @@ func ServerEqual(a, b *Server) bool {
 	x.server(a)
 	y.server(b)
 	return bytes.Equal(x.buf, y.buf)
-}
-
-// ServerChecksum is the canonical checksum of one Server.
-func ServerChecksum(s *Server) string {
-	w := newCanonicalWriter(smallWriter)
-	w.reset()
-	w.server(s)
-	return w.sum()
 }
 
 // Equal reports whether c and o serve the same thing: equal checksums
