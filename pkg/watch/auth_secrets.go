@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,40 +10,58 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-// The rule of TLS Secrets (secrets.go), extended to basic auth: an Opaque
-// Secret is published only while an Ingress of its namespace names it in
-// its auth-secret annotation ("name" or "namespace/name"; the model refuses
-// other namespaces). One more informer watches the Opaque Secrets of the
+// The rule of TLS Secrets (secrets.go), extended to the annotations that
+// name a Secret: auth-secret (basic auth), auth-tls-secret (the CA of
+// client certificates) and proxy-ssl-secret (backend TLS). A Secret is
+// published only while an Ingress of its namespace names it in one of them
+// ("name" or "namespace/name"; the model refuses other namespaces). One more informer watches the Opaque Secrets of the
 // watched namespaces (type=Opaque: service account tokens, Helm releases
 // and the other Secret types are never read); the keep rule hides those no
 // Ingress names, whatever --publish-all-tls-secrets says.
 
-// authSecretIndex indexes Ingresses by the "namespace/name" of the Secret
-// their auth-secret annotation names.
+// authSecretIndex indexes Ingresses by the "namespace/name" of the Secrets
+// their secretAnnotations name.
 const authSecretIndex = "authSecret"
 
-const authSecretAnnotation = model.AnnotationPrefix + "auth-secret"
+// secretAnnotations are the annotations whose value names a Secret.
+var secretAnnotations = [...]string{
+	model.AnnotationPrefix + "auth-secret",
+	model.AnnotationPrefix + "auth-tls-secret",
+	model.AnnotationPrefix + "proxy-ssl-secret",
+}
 
 func authSecretKeys(obj any) ([]string, error) {
 	ing, ok := obj.(*networkingv1.Ingress)
 	if !ok {
 		return nil, nil
 	}
-	ref := ing.Annotations[authSecretAnnotation]
-	if ref == "" {
-		return nil, nil
+	var keys []string
+	for _, a := range secretAnnotations {
+		if k := secretKeyOf(ing.Namespace, ing.Annotations[a]); k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
 	}
-	ns, name, found := strings.Cut(ref, "/")
-	if !found {
-		return []string{ing.Namespace + "/" + ref}, nil
-	}
-	if ns == ing.Namespace && name != "" {
-		return []string{ref}, nil
-	}
-	return nil, nil
+	return keys, nil
 }
 
-// authSecret reports whether obj is a Secret of the type auth-secret reads.
+// secretKeyOf is the "namespace/name" a reference of an Ingress in ns
+// names; "" for none, or another namespace's.
+func secretKeyOf(ns, ref string) string {
+	if ref == "" {
+		return ""
+	}
+	refNS, name, found := strings.Cut(ref, "/")
+	switch {
+	case !found:
+		return ns + "/" + ref
+	case refNS == ns && name != "":
+		return ref
+	}
+	return ""
+}
+
+// authSecret reports whether obj is an Opaque Secret (the type an
+// annotation names, when it is not a kubernetes.io/tls one).
 func authSecret(obj any) bool {
 	s, ok := obj.(*corev1.Secret)
 	return ok && s.Type == corev1.SecretTypeOpaque

@@ -50,3 +50,46 @@ func TestOnlyReferencedAuthSecretsArePublished(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsNamedByTLSAnnotationsArePublished: auth-tls-secret (a client
+// CA, usually an Opaque Secret) and proxy-ssl-secret (backend TLS, often a
+// kubernetes.io/tls one) publish the Secret they name while an Ingress
+// names it, even with --publish-all-tls-secrets=false; another TLS Secret
+// stays unpublished.
+func TestSecretsNamedByTLSAnnotationsArePublished(t *testing.T) {
+	e := newEnv(t)
+	ctx, c, ns := t.Context(), e.client, e.ns
+	cfg := e.config("watcher-a")
+	cfg.PublishAllTLSSecrets = false
+	e.create(t, opaqueSecret(ns, "client-ca"))
+	e.create(t, tlsSecret(ns, "backend-tls"))
+	e.create(t, tlsSecret(ns, "lonely"))
+	start(t, cfg)
+
+	ing := ingress(ns, "web", "other", "svc")
+	ing.Annotations = map[string]string{
+		model.AnnotationPrefix + "auth-tls-secret":  ns + "/client-ca",
+		model.AnnotationPrefix + "proxy-ssl-secret": "backend-tls",
+	}
+	e.create(t, ing)
+	e.waitMessage(t, e.subject(events.KindSecret, "client-ca"), events.OpCreate)
+	e.waitMessage(t, e.subject(events.KindSecret, "backend-tls"), events.OpCreate)
+
+	cur, err := c.NetworkingV1().Ingresses(ns).Get(ctx, "web", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(cur.Annotations, model.AnnotationPrefix+"proxy-ssl-secret")
+	if _, err := c.NetworkingV1().Ingresses(ns).Update(ctx, cur, updateOpts); err != nil {
+		t.Fatal(err)
+	}
+	e.waitMessage(t, e.subject(events.KindSecret, "backend-tls"), events.OpDelete)
+	for _, m := range on(e.messages(t), e.subject(events.KindSecret, "client-ca")) {
+		if m.Event.Op == events.OpDelete {
+			t.Fatalf("the Secret auth-tls-secret still names was deleted: %v", m)
+		}
+	}
+	if msgs := on(e.messages(t), e.subject(events.KindSecret, "lonely")); len(msgs) > 0 {
+		t.Fatalf("a Secret no Ingress names was published: %v", msgs)
+	}
+}

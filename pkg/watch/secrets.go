@@ -35,7 +35,8 @@ func tlsSecretKeys(obj any) ([]string, error) {
 
 // secretReferenced returns the keep rule of the Secret source: a TLS
 // Secret named in spec.tls (any with allTLS, and the default certificate),
-// an Opaque one named by auth-secret (auth_secrets.go).
+// a Secret of either type named by auth-secret, auth-tls-secret or
+// proxy-ssl-secret (auth_secrets.go).
 func (s *informerSet) secretReferenced(defaultCert string, allTLS bool) func(runtime.Object) bool {
 	return func(obj runtime.Object) bool {
 		m, err := meta.Accessor(obj)
@@ -43,15 +44,18 @@ func (s *informerSet) secretReferenced(defaultCert string, allTLS bool) func(run
 			return false
 		}
 		k := m.GetNamespace() + "/" + m.GetName()
-		index := tlsSecretIndex
-		if authSecret(obj) {
-			index = authSecretIndex
-		} else if allTLS || k == defaultCert {
-			return true
+		indexes := []string{authSecretIndex} // an Opaque Secret: only annotations name it
+		if !authSecret(obj) {
+			if allTLS || k == defaultCert {
+				return true
+			}
+			indexes = append(indexes, tlsSecretIndex)
 		}
 		for _, inf := range s.sources[events.KindIngress].informers {
-			if refs, err := inf.GetIndexer().ByIndex(index, k); err == nil && len(refs) > 0 {
-				return true
+			for _, index := range indexes {
+				if refs, err := inf.GetIndexer().ByIndex(index, k); err == nil && len(refs) > 0 {
+					return true
+				}
 			}
 		}
 		return false
