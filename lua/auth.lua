@@ -1,6 +1,7 @@
 -- auth.lua: HTTP basic auth of a route (auth-type basic), as nginx's
--- auth_basic with auth_basic_user_file. A route's auth is
---   { realm = "...", users = [{name, hash}] }  or  { unavailable = true }
+-- auth_basic with auth_basic_user_file, and digest (digest = true; see
+-- digest.lua). A route's auth is
+--   { realm = "...", users = [{name, hash}], digest = bool }  or  { unavailable = true }
 -- (the syncer could not apply the Ingress's auth annotations: 503, fail
 -- closed); satisfyAny = true (satisfy any) lets a client the route's
 -- allow-list admits (and its deny-list does not name) in without
@@ -17,6 +18,7 @@
 local ffi = require("ffi")
 local lrucache = require("resty.lrucache")
 local ipmatch = require("ipmatch")
+local digest = require("digest")
 
 local ngx = ngx
 local ngx_var = ngx.var
@@ -178,6 +180,14 @@ function _M.compile(a)
       end
     end
   end
+  if a.digest == true then
+    for _, h in pairs(users) do
+      if not str_find(h, "^%x+$") or #h ~= 32 then
+        return nil, "auth: invalid digest hash"
+      end
+    end
+    return { digest = true, realm = a.realm, users = users, satisfy_any = a.satisfyAny == true }
+  end
   if not libcrypt then
     ngx.log(ngx.WARN, "libcrypt.so.1 not loaded: crypt hashes (bcrypt, $1$, $5$, $6$, DES) never match")
   end
@@ -216,6 +226,9 @@ function _M.check(a)
     if not (acl.deny and ipmatch.match(acl.deny, addr)) and ipmatch.match(acl.allow, addr) then
       return nil
     end
+  end
+  if a.digest then
+    return digest.check(a)
   end
   local h = ngx_var.http_authorization
   local user, pw = credentials(h)

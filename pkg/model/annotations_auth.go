@@ -12,7 +12,10 @@ import (
 // Basic auth (auth-type, auth-secret, auth-secret-type, auth-realm), as
 // ingress-nginx's auth annotation parser and nginx's auth_basic:
 //
-//   - auth-type basic; digest fails closed (not supported, see registry).
+//   - auth-type basic, or digest (RFC 2617 with qop=auth and MD5, as the
+//     auth_digest module ingress-nginx builds in): the Secret holds
+//     htdigest lines "user:realm:md5(user:realm:password)"; only the users
+//     of auth-realm's realm can sign in.
 //   - auth-secret "name" or "namespace/name"; another namespace than the
 //     Ingress's is refused, as ingress-nginx with its default
 //     allow-cross-namespace-resources=false.
@@ -47,9 +50,6 @@ const (
 	maxAuthUserLen = 256
 )
 
-// errAuthDigest says why auth-type digest is refused.
-var errAuthDigest = fmt.Errorf("%w: digest authentication (nginx's third-party auth_digest module) is not implemented in the Lua data plane", errUnsupported)
-
 // applyAuth parses one auth annotation; ok is false for other names. A
 // value that cannot be applied is recorded in a.auth.err (fail closed).
 func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
@@ -59,10 +59,8 @@ func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
 	case "auth-type":
 		in.requested = true
 		switch v {
-		case "basic":
+		case "basic", "digest":
 			in.typ = v
-		case "digest":
-			err = errAuthDigest
 		default:
 			err = errors.New("must be basic or digest")
 		}
@@ -196,23 +194,33 @@ func (b *builder) resolveAuth(e *ingressEntry) (*BasicAuth, string) {
 	if entry == nil {
 		return nil, fmt.Sprintf("annotation %sauth-secret: Secret %s not found", AnnotationPrefix, k)
 	}
-	var users []AuthUser
-	var dropped []string
-	var err error
-	if in.secretType == "auth-map" {
-		users, dropped, err = parseAuthMap(entry.obj.Data)
-	} else if data, has := entry.obj.Data["auth"]; !has {
-		err = errors.New(`has no key "auth"`)
-	} else {
-		users, dropped, err = ParseHtpasswd(data)
-	}
+	users, dropped, err := in.users(entry.obj.Data)
 	if err != nil {
 		return nil, fmt.Sprintf("annotation %sauth-secret: Secret %s %v", AnnotationPrefix, k, err)
 	}
 	for _, u := range dropped {
 		b.ingressProblem(e, "annotation %sauth-secret: Secret %s: user %q has an empty password hash and can never sign in", AnnotationPrefix, k, u)
 	}
-	return &BasicAuth{Realm: in.realm, Users: users, SatisfyAny: in.satisfyAny}, ""
+	return &BasicAuth{Realm: in.realm, Users: users, SatisfyAny: in.satisfyAny, Digest: in.typ == "digest"}, ""
+}
+
+// users parses the users of the auth Secret's data, by auth-type and
+// auth-secret-type.
+func (in *authInput) users(data map[string][]byte) ([]AuthUser, []string, error) {
+	if in.secretType == "auth-map" {
+		if in.typ == "digest" {
+			return parseDigestMap(data, in.realm)
+		}
+		return parseAuthMap(data)
+	}
+	file, has := data["auth"]
+	if !has {
+		return nil, nil, errors.New(`has no key "auth"`)
+	}
+	if in.typ == "digest" {
+		return ParseHtdigest(file, in.realm)
+	}
+	return ParseHtpasswd(file)
 }
 
 // ParseHtpasswd parses an htpasswd file as nginx's auth_basic_user_file

@@ -13,6 +13,8 @@ import (
 const (
 	testApr1   = "$apr1$abcdefgh$h9FWgUz3n9YxylKLlR5SQ/"
 	testBcrypt = "$2y$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a"
+	// testHA1 is htdigest's hash of user foo, realm test, password secret.
+	testHA1 = "70506fe3c4365999a9ba569c322b1aa0"
 )
 
 func TestCheckHash(t *testing.T) {
@@ -91,6 +93,11 @@ func TestBasicAuthAnnotations(t *testing.T) {
 		return []ingOpt{nginx("auth-type", "basic"), nginx("auth-secret", secret)}
 	}
 	down := func(realm string) *BasicAuth { return &BasicAuth{Realm: realm, Unavailable: true} }
+	digest := func(secret string) []ingOpt {
+		return []ingOpt{nginx("auth-type", "digest"), nginx("auth-secret", secret)}
+	}
+	htdigest := opaqueSecret("default", "htdigest", "auth", "foo:test:"+strings.ToUpper(testHA1)+"\nbar:other:"+testHA1+"\n")
+	dmap := opaqueSecret("default", "dmap", "foo", "test:"+testHA1, "bar", "other:"+testHA1)
 	tests := []struct {
 		name     string
 		opts     []ingOpt
@@ -117,7 +124,12 @@ func TestBasicAuthAnnotations(t *testing.T) {
 		{"bad line", basic("bad"), []runtime.Object{opaqueSecret("default", "bad", "auth", "foo:plain")}, down(""), []string{"unknown or malformed"}},
 		{"another namespace", basic("other/file"), []runtime.Object{opaqueSecret("other", "file", "auth", "foo:"+testApr1)}, down(""),
 			[]string{"must be in the Ingress's namespace default"}},
-		{"digest", []ingOpt{nginx("auth-type", "digest"), nginx("auth-secret", "file")}, []runtime.Object{file}, down(""), []string{"digest authentication"}},
+		{"digest: the users of the realm", append(digest("htdigest"), nginx("auth-realm", "test")), []runtime.Object{htdigest},
+			&BasicAuth{Realm: "test", Users: []AuthUser{{"foo", testHA1}}, Digest: true}, nil},
+		{"digest auth-map", append(digest("dmap"), nginx("auth-realm", "test"), nginx("auth-secret-type", "auth-map")), []runtime.Object{dmap},
+			&BasicAuth{Realm: "test", Users: []AuthUser{{"foo", testHA1}}, Digest: true}, nil},
+		{"digest of an htpasswd file", digest("file"), []runtime.Object{file}, down(""), []string{"line 1: not user:realm:hash"}},
+		{"digest with a bad hash", digest("bad"), []runtime.Object{opaqueSecret("default", "bad", "auth", "foo::xyz")}, down(""), []string{"32 hex digits"}},
 		{"unknown auth-type", []ingOpt{nginx("auth-type", "Basic"), nginx("auth-secret", "file")}, []runtime.Object{file}, down(""), []string{"must be basic or digest"}},
 		{"auth-secret without auth-type", []ingOpt{nginx("auth-secret", "file")}, []runtime.Object{file}, down(""), []string{"auth-secret without auth-type"}},
 		{"auth-type without auth-secret", []ingOpt{nginx("auth-type", "basic")}, nil, down(""), []string{"auth-type without auth-secret"}},

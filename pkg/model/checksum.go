@@ -325,6 +325,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 		w.str(a.Realm)
 		w.bool(a.Unavailable)
 		w.bool(a.SatisfyAny)
+		w.bool(a.Digest)
 		w.uint(uint64(len(a.Users)))
 		for _, u := range a.Users {
 			w.str(u.Name)

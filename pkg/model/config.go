@@ -212,14 +212,16 @@ type LocationSettings struct {
 	Errors *CustomErrors `json:"errors,omitempty"`
 	// RateLimit holds the rate and connection limits; nil when none.
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
-	// BasicAuth protects the location with HTTP basic auth; nil when off.
+	// BasicAuth protects the location with HTTP basic or digest auth; nil
+	// when off.
 	BasicAuth *BasicAuth `json:"basicAuth,omitempty"`
 }
 
-// BasicAuth is the basic auth of a location (auth-type basic): the realm
-// and the users with their password hashes (validated by ParseHtpasswd),
-// sorted by name. Unavailable makes the location answer 503: its auth
-// annotations could not be applied (fail closed).
+// BasicAuth is the HTTP auth of a location (auth-type basic or digest):
+// the realm and the users with their password hashes (validated by
+// ParseHtpasswd or ParseHtdigest), sorted by name. Unavailable makes the
+// location answer 503: its auth annotations could not be applied (fail
+// closed).
 type BasicAuth struct {
 	Realm       string     `json:"realm"`
 	Users       []AuthUser `json:"users,omitempty"`
@@ -227,6 +229,10 @@ type BasicAuth struct {
 	// SatisfyAny is satisfy=any: a client the location's allow-list
 	// admits needs no credentials.
 	SatisfyAny bool `json:"satisfyAny,omitempty"`
+	// Digest is auth-type digest: each user's Hash is the hex MD5 of
+	// "user:realm:password" (htdigest's HA1) and the credentials come as
+	// an RFC 2617 Digest Authorization header.
+	Digest bool `json:"digest,omitempty"`
 }
 
 // AuthUser is one user of a BasicAuth and its password hash.
