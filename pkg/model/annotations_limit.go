@@ -55,6 +55,9 @@ type limitInput struct {
 	burstSet   bool
 	allowNewer bool // limit-allowlist was read: it wins over limit-whitelist
 	any        bool
+	// rateSet and rateAfterSet: limit-rate and limit-rate-after are
+	// present, so the ConfigMap's do not apply (even when they are 0).
+	rateSet, rateAfterSet bool
 }
 
 // isLimitAnnotation reports whether name is one of the limit annotations.
@@ -95,8 +98,10 @@ func (l *limitInput) set(name, v string) error {
 		l.burstSet = true
 	case "limit-rate":
 		r.Rate, err = parseLimitKB(v)
+		l.rateSet = true
 	case "limit-rate-after":
 		r.RateAfter, err = parseLimitKB(v)
+		l.rateAfterSet = true
 	case "limit-allowlist", "limit-whitelist":
 		var cidrs []string
 		cidrs, err = parseLimitAllowlist(v)
@@ -149,13 +154,28 @@ func (a *ingressAnnotations) finishLimit() {
 	a.location.RateLimit = &r
 }
 
-// withLimitCodes returns r with the ConfigMap's status codes (a copy: the
-// Ingress's settings are shared by its locations and Builds).
-func (r *RateLimit) withLimitCodes(g *Global) *RateLimit {
-	if r == nil || (r.ReqStatus == g.LimitReqStatusCode && r.ConnStatus == g.LimitConnStatusCode) {
+// withGlobal returns r with the ConfigMap's status codes, and its
+// limit-rate and limit-rate-after where l's annotations set none (as
+// ingress-nginx's defaults of those annotations). It returns a copy: the
+// Ingress's settings are shared by its locations and Builds.
+func (r *RateLimit) withGlobal(l *limitInput, g *Global) *RateLimit {
+	rate, after := !l.rateSet && g.LimitRate > 0, !l.rateAfterSet && g.LimitRateAfter > 0
+	if r == nil && !rate {
+		return nil
+	}
+	if r != nil && !rate && !after && r.ReqStatus == g.LimitReqStatusCode && r.ConnStatus == g.LimitConnStatusCode {
 		return r
 	}
-	c := *r
+	var c RateLimit
+	if r != nil {
+		c = *r
+	}
+	if rate {
+		c.Rate = g.LimitRate
+	}
+	if after {
+		c.RateAfter = g.LimitRateAfter
+	}
 	c.ReqStatus, c.ConnStatus = g.LimitReqStatusCode, g.LimitConnStatusCode
 	return &c
 }

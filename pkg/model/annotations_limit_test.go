@@ -120,6 +120,52 @@ func TestBuildLimits(t *testing.T) {
 	}
 }
 
+// TestConfigMapLimitRate: the ConfigMap's limit-rate and limit-rate-after
+// (kilobytes) are the defaults of the routes whose Ingress has no such
+// annotation, as ingress-nginx's; an annotation, even 0, wins.
+func TestConfigMapLimitRate(t *testing.T) {
+	svc := service("default", "web", svcPort("http", 80))
+	for name, tc := range map[string]struct {
+		kv   []string
+		ann  []string
+		want *RateLimit
+	}{
+		"none":                         {want: nil},
+		"limit-rate":                   {kv: []string{"limit-rate", "100"}, want: &RateLimit{Rate: 100 << 10}},
+		"limit-rate and after":         {kv: []string{"limit-rate", "100", "limit-rate-after", "10"}, want: &RateLimit{Rate: 100 << 10, RateAfter: 10 << 10}},
+		"after alone limits nothing":   {kv: []string{"limit-rate-after", "10"}, want: nil},
+		"the annotation wins":          {kv: []string{"limit-rate", "100", "limit-rate-after", "10"}, ann: []string{"limit-rate", "5"}, want: &RateLimit{Rate: 5 << 10, RateAfter: 10 << 10}},
+		"an annotation 0 turns it off": {kv: []string{"limit-rate", "100"}, ann: []string{"limit-rate", "0"}, want: nil},
+		"with a request limit": {kv: []string{"limit-rate", "1", "limit-req-status-code", "429"}, ann: []string{"limit-rps", "3"},
+			want: &RateLimit{RPS: 3, BurstMultiplier: 5, Rate: 1 << 10, ReqStatus: 429}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := []ingOpt{rule("a.test", prefix("/", "web", 80))}
+			for i := 0; i+1 < len(tc.ann); i += 2 {
+				opts = append(opts, nginx(tc.ann[i], tc.ann[i+1]))
+			}
+			objs := []runtime.Object{svc, ingress("default", "a", opts...)}
+			if tc.kv != nil {
+				objs = append(objs, configMap("ingress", "cfg", tc.kv...))
+			}
+			o := testOptions()
+			o.ConfigMap = "ingress/cfg"
+			cfg := Build(newTestStore(t, objs...), o)
+			checkDataPlane(t, cfg)
+			if len(cfg.Problems) > 0 {
+				t.Errorf("problems %q", problemStrings(cfg.Problems))
+			}
+			for _, s := range cfg.Servers {
+				for _, l := range s.Locations {
+					if s.Hostname == "a.test" && !reflect.DeepEqual(l.Settings.RateLimit, tc.want) {
+						t.Errorf("%s: RateLimit = %+v, want %+v", l.Path, l.Settings.RateLimit, tc.want)
+					}
+				}
+			}
+		})
+	}
+}
+
 // FuzzLimitValues: the limit parsers accept only what their contract says
 // and never panic; a refused value marks the limit invalid.
 func FuzzLimitValues(f *testing.F) {

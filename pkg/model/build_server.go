@@ -239,7 +239,7 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 		st.SSLRedirect = &redirect[boolRank(v)]
 	}
 	b.withGlobalDefaults(&st)
-	st.RateLimit = st.RateLimit.withLimitCodes(&b.global)
+	st.RateLimit = st.RateLimit.withGlobal(&e.ann.limit, &b.global)
 	st.ResponseHeaders = b.customHeaders(e)
 	st.BasicAuth = b.basicAuth(e)
 	return st

@@ -89,6 +89,11 @@ type Global struct {
 	// a rate or connection limit (0: 503; routes only, no reload).
 	LimitReqStatusCode  int `json:"limitReqStatusCode,omitempty"`
 	LimitConnStatusCode int `json:"limitConnStatusCode,omitempty"`
+	// LimitRate and LimitRateAfter are limit-rate and limit-rate-after in
+	// bytes (the keys are in kilobytes, as the annotations): the defaults
+	// of the routes whose Ingress sets none (no reload).
+	LimitRate      int64 `json:"limitRate,omitempty"`
+	LimitRateAfter int64 `json:"limitRateAfter,omitempty"`
 	// BlockUserAgents and BlockReferers are block-user-agents and
 	// block-referers, canonical (see parseBlockList): every Server's Block.
 	BlockUserAgents string `json:"blockUserAgents,omitempty"`

@@ -281,6 +281,8 @@ var globalKeys = map[string]setter{
 	"custom-http-errors":              field(func(g *Global) *string { return &g.CustomHTTPErrors }, parseHTTPErrorsList),
 	"limit-req-status-code":           field(func(g *Global) *int { return &g.LimitReqStatusCode }, parseLimitStatus),
 	"limit-conn-status-code":          field(func(g *Global) *int { return &g.LimitConnStatusCode }, parseLimitStatus),
+	"limit-rate":                      field(func(g *Global) *int64 { return &g.LimitRate }, parseLimitKB),
+	"limit-rate-after":                field(func(g *Global) *int64 { return &g.LimitRateAfter }, parseLimitKB),
 
 	"hsts":                    boolField(func(g *Global) *bool { return &g.Nginx.HSTS }),
 	"hsts-max-age":            intField(func(g *Global) *int { return &g.Nginx.HSTSMaxAge }, 0, maxGlobalCount),
@@ -441,7 +443,8 @@ func (g Global) rendered() Global {
 	filter := g.ResponseHeaders()
 	g.ProxySetHeaders, g.AddHeaders, g.AllowedResponseHeaders, g.ServiceUpstream, g.LoadBalance = "", "", "", false, ""
 	g.Proxy = ProxySettings{}
-	g.AllowSourceRange, g.DenySourceRange = "", ""                // route defaults
+	g.AllowSourceRange, g.DenySourceRange = "", "" // route defaults
+	g.LimitReqStatusCode, g.LimitConnStatusCode, g.LimitRate, g.LimitRateAfter = 0, 0, 0, 0
 	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
 	if filter {
 		g.AddHeaders = "on"
@@ -477,6 +480,8 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.LoadBalance)
 	w.int(int64(g.LimitReqStatusCode))
 	w.int(int64(g.LimitConnStatusCode))
+	w.int(g.LimitRate)
+	w.int(g.LimitRateAfter)
 	w.proxySettings(&g.Proxy)
 	w.str(g.AllowSourceRange)
 	w.str(g.DenySourceRange)

@@ -105,6 +105,9 @@ func TestGlobalKeys(t *testing.T) {
 		bad  string // part of the reason
 	}{
 		"use-gzip":                         {in: kv{"use-gzip", "true"}, want: with(func(g *Global) { g.Nginx.UseGzip = true })},
+		"limit-rate in kilobytes":          {in: kv{"limit-rate", "100"}, want: with(func(g *Global) { g.LimitRate = 100 << 10 })},
+		"limit-rate-after":                 {in: kv{"limit-rate-after", "0"}, want: d},
+		"limit-rate negative":              {in: kv{"limit-rate", "-1"}, bad: "whole number"},
 		"load-balance":                     {in: kv{"load-balance", "ewma"}, want: with(func(g *Global) { g.LoadBalance = LoadBalanceEWMA })},
 		"load-balance chash":               {in: kv{"load-balance", "chash"}, bad: "must be round_robin or ewma"},
 		"use-gzip bad":                     {in: kv{"use-gzip", "yes"}, bad: "must be true or false"},
@@ -285,6 +288,8 @@ func TestGlobalReloads(t *testing.T) {
 		// holds ingress-nginx's, Build puts others into the routes.
 		"proxy timeout":      {[]string{"proxy-read-timeout", "10"}, false},
 		"body size":          {[]string{"proxy-body-size", "2m"}, false},
+		"limit rate":         {[]string{"limit-rate", "100", "limit-rate-after", "10"}, false},
+		"limit status codes": {[]string{"limit-req-status-code", "429", "limit-conn-status-code", "429"}, false},
 		"ssl-redirect":       {[]string{"ssl-redirect", "false"}, false},
 		"force-ssl-redirect": {[]string{"force-ssl-redirect", "true"}, false},
 		"snippets":           {[]string{"allow-snippet-annotations", "true"}, false},
