@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ingress-sync/ingress-sync/internal/echo"
+	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+)
+
+func opaqueSecret(ns, name, key, value string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{key: []byte(value)}}
+}
+
+func basicAuth(user, pw string) []string {
+	return []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pw))}
+}
+
+// TestAccessControl applies ingress-nginx's access-control annotations on
+// the whole system: an auth Secret that does not exist yet fails closed
+// (503) and, once created, reaches the syncers through the stream; its
+// rotation is served; digest auth challenges; allow-lists see the
+// client's address. None of it reloads nginx.
+func TestAccessControl(t *testing.T) {
+	ns := setup(t)
+	service(t, ns, "admin")
+	converged(t)
+	before := snapshot(t)
+	a := func(k, v string) fixtures.IngressOption {
+		return fixtures.Annotation("nginx.ingress.kubernetes.io/"+k, v)
+	}
+	applyIngress(t, ours(ns, "basic", a("auth-type", "basic"), a("auth-secret", "admin-auth"), a("auth-realm", "ops"),
+		fixtures.Rule("basic.example.com", fixtures.Prefix("/", "admin", 80))))
+	applyIngress(t, ours(ns, "digest", a("auth-type", "digest"), a("auth-secret", "digest-auth"), a("auth-realm", "ops area"),
+		fixtures.Rule("digest.example.com", fixtures.Prefix("/", "admin", 80))))
+	applyIngress(t, ours(ns, "inside", a("allowlist-source-range", "127.0.0.0/8"),
+		fixtures.Rule("inside.example.com", fixtures.Prefix("/", "admin", 80))))
+	applyIngress(t, ours(ns, "outside", a("whitelist-source-range", "10.0.0.0/8"),
+		fixtures.Rule("outside.example.com", fixtures.Prefix("/", "admin", 80))))
+	answers(t, []answer{
+		{url: "http://basic.example.com/", header: basicAuth("ops", "secret"), status: 503}, // the Secret does not exist: fail closed
+		{url: "http://digest.example.com/", status: 503},
+		{url: "http://inside.example.com/", status: 200, backend: "admin"},
+		{url: "http://outside.example.com/", status: 403},
+	})
+
+	applySecret(t, opaqueSecret(ns, "admin-auth", "auth", "ops:$apr1$abcdefgh$h9FWgUz3n9YxylKLlR5SQ/\n"))
+	applySecret(t, opaqueSecret(ns, "digest-auth", "auth", "ops:ops area:717005488239c3a84e2d62043498b8d7\n"))
+	answers(t, []answer{
+		{url: "http://basic.example.com/", status: 401, headers: map[string]string{"WWW-Authenticate": `Basic realm="ops"`}},
+		{url: "http://basic.example.com/", header: basicAuth("ops", "wrong"), status: 401},
+		{url: "http://basic.example.com/", header: basicAuth("ops", "secret"), status: 200, backend: "admin"},
+		{url: "http://digest.example.com/", header: basicAuth("ops", "secret"), status: 401},
+	})
+	digestChallenged(t, "http://digest.example.com/", "ops area")
+
+	// The password changes: the rotated Secret is served.
+	applySecret(t, opaqueSecret(ns, "admin-auth", "auth", "ops:$apr1$abcdefgh$qu5VzClf84k9CB4OSHKlO0\n"))
+	answers(t, []answer{
+		{url: "http://basic.example.com/", header: basicAuth("ops", "secret"), status: 401},
+		{url: "http://basic.example.com/", header: basicAuth("ops", "rotated"), status: 200, backend: "admin"},
+	})
+	converged(t)
+	before.unchanged(t, "access-control Ingresses and their Secrets")
+}
+
+// digestChallenged signs in to url through every syncer as an RFC 2617
+// client would: the challenge's nonce, then the response for user ops,
+// password secret.
+func digestChallenged(t *testing.T, url, realm string) {
+	t.Helper()
+	const uri = "/"
+	for i := range w.Syncers {
+		c := w.Syncers[i].Client(nil)
+		eventually(t, waitTimeout, url, func() error {
+			r, err := echo.Get(t.Context(), c, url)
+			if err != nil {
+				return err
+			}
+			m := regexp.MustCompile(`nonce="([0-9a-f]+)"`).FindStringSubmatch(r.Header.Get("WWW-Authenticate"))
+			if r.Status != 401 || m == nil || !strings.Contains(r.Header.Get("WWW-Authenticate"), `realm="`+realm+`"`) {
+				return fmt.Errorf("syncer-%d: %d with %q, want a Digest challenge", i, r.Status, r.Header.Get("WWW-Authenticate"))
+			}
+			ha1 := md5hex("ops:" + realm + ":secret")
+			resp := md5hex(ha1 + ":" + m[1] + ":00000001:c0ffee:auth:" + md5hex("GET:"+uri))
+			h := fmt.Sprintf(`Digest username="ops", realm="%s", nonce="%s", uri="%s", qop=auth, nc=00000001, cnonce="c0ffee", response="%s"`,
+				realm, m[1], uri, resp)
+			r, err = echo.Get(t.Context(), c, url, "Authorization", h)
+			if err != nil {
+				return err
+			}
+			if r.Status != 200 || r.Reply.Backend != "admin" {
+				return fmt.Errorf("syncer-%d: %d from %q with the digest response, want 200 from admin", i, r.Status, r.Reply.Backend)
+			}
+			return nil
+		})
+	}
+}
+
+func md5hex(s string) string {
+	sum := md5.Sum([]byte(s)) //nolint:gosec // RFC 2617's hash
+	return hex.EncodeToString(sum[:])
+}
