@@ -95,6 +95,8 @@ type Global struct {
 	BlockReferers   string `json:"blockReferers,omitempty"`
 	// BlockCIDRs is block-cidrs: canonical CIDRs joined by commas.
 	BlockCIDRs string `json:"blockCIDRs,omitempty"`
+	// Auth holds the global-auth-* keys (route defaults, no reload).
+	Auth GlobalAuth `json:"auth,omitzero"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -214,6 +216,9 @@ type LocationSettings struct {
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 	// BasicAuth protects the location with HTTP basic auth; nil when off.
 	BasicAuth *BasicAuth `json:"basicAuth,omitempty"`
+	// ExternalAuth protects the location with an auth request (auth-url,
+	// global-auth-url); nil when off.
+	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
 }
 
 // BasicAuth is the basic auth of a location (auth-type basic): the realm

@@ -33,6 +33,9 @@ type view struct {
 
 	RoutesDictSize    string
 	LimitsDictSize    string
+	// AuthCacheDictSize, AuthTimeout, AuthConnectTimeout and Resolver:
+	// the external auth location (extauth.go).
+	AuthCacheDictSize, AuthTimeout, AuthConnectTimeout, Resolver string
 	RegexCacheEntries int
 	BodySizeCeiling   string
 	HTTPSPort         int
@@ -103,6 +106,7 @@ func newView(o *Options, g *model.Global) (*view, error) {
 	v.MaxDeltaSize, _ = nginxSize(o.MaxDeltaSize)
 	v.RoutesDictSize, _ = nginxSize(o.RoutesDictSize)
 	v.LimitsDictSize, _ = nginxSize(o.LimitsDictSize)
+	v.setExtAuth(o)
 	v.BodySizeCeiling, _ = nginxSize(o.BodySizeCeiling)
 	v.LuaNoEndpoints = luaString("unix:" + o.noEndpointsSocket())
 	if err := v.setGlobal(*g); err != nil {
