@@ -20,7 +20,7 @@ func registerAuthFlags(fs *flag.FlagSet, o *nginx.Options) {
 	fs.DurationVar(&o.AuthTimeout, "auth-timeout", nginx.DefaultAuthTimeout,
 		"bound of each external auth request (auth-url): send and read; connect at most 5s of it")
 	o.Resolvers = nginx.DefaultResolvers(resolvConf)
-	fs.Func("resolver", "nameservers (IP addresses, separated by commas) that resolve the host names of auth URLs; default: those of "+resolvConf,
+	fs.Func("resolver", "nameservers (IP addresses with optional ports, separated by commas) that resolve the host names of auth URLs; default: those of "+resolvConf,
 		func(v string) error {
 			o.Resolvers = nil
 			for _, r := range strings.Split(v, ",") {

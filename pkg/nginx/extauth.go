@@ -63,11 +63,26 @@ func (o *Options) validateExtAuth() []error {
 		errs = append(errs, fmt.Errorf("at most 16 Resolvers"))
 	}
 	for _, r := range o.Resolvers {
-		if a, err := netip.ParseAddr(r); err != nil || a.Zone() != "" {
-			errs = append(errs, fmt.Errorf("Resolver %q is not an IP address", r))
+		if _, err := resolverAddr(r); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errs
+}
+
+// resolverAddr returns a resolver ("address" or "address:port", IPv6 in
+// brackets with a port) as nginx's resolver directive takes it.
+func resolverAddr(r string) (string, error) {
+	if a, err := netip.ParseAddr(r); err == nil && a.Zone() == "" {
+		if a.Is6() && !a.Is4In6() {
+			return "[" + a.String() + "]", nil
+		}
+		return a.Unmap().String(), nil
+	}
+	if ap, err := netip.ParseAddrPort(r); err == nil && ap.Addr().Zone() == "" && ap.Port() != 0 {
+		return ap.String(), nil
+	}
+	return "", fmt.Errorf("Resolver %q is not an IP address with an optional port", r)
 }
 
 // setExtAuth sets the view's external auth settings from validated options.
@@ -77,11 +92,8 @@ func (v *view) setExtAuth(o *Options) {
 	v.AuthConnectTimeout = nginxMillis(min(o.AuthTimeout, maxAuthConnectTimeout))
 	var rs []string
 	for _, r := range o.Resolvers {
-		a := netip.MustParseAddr(r)
-		if a.Is6() && !a.Is4In6() {
-			rs = append(rs, "["+a.String()+"]")
-		} else {
-			rs = append(rs, a.Unmap().String())
+		if a, err := resolverAddr(r); err == nil { // validated
+			rs = append(rs, a)
 		}
 	}
 	v.Resolver = strings.Join(rs, " ")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -343,5 +345,127 @@ func TestGlobalExternalAuth(t *testing.T) {
 	}
 	if n := len(as.requests("/deny")); n != 1 {
 		t.Errorf("global auth requests: %d, want 1 (plain only)", n)
+	}
+}
+
+// startDNS answers A queries for name with 127.0.0.1 (NXDOMAIN for the
+// others) on a UDP port of 127.0.0.1: the resolver of auth URLs.
+func startDNS(t *testing.T, name string) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, addr, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if reply := dnsReply(buf[:n], name); reply != nil {
+				_, _ = pc.WriteTo(reply, addr)
+			}
+		}
+	}()
+	return pc.LocalAddr().String()
+}
+
+// dnsReply builds the answer to one DNS query (RFC 1035, 4.1).
+func dnsReply(q []byte, name string) []byte {
+	if len(q) < 12 {
+		return nil
+	}
+	var labels []string
+	i := 12
+	for i < len(q) && q[i] != 0 {
+		l := int(q[i])
+		if i+1+l > len(q) {
+			return nil
+		}
+		labels = append(labels, string(q[i+1:i+1+l]))
+		i += 1 + l
+	}
+	end := i + 5 // the zero label, QTYPE, QCLASS
+	if end > len(q) {
+		return nil
+	}
+	qtype := int(q[i+1])<<8 | int(q[i+2])
+	r := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0}, q[12:end]...)
+	if !strings.EqualFold(strings.Join(labels, "."), name) {
+		r[3] = 0x83 // NXDOMAIN
+		return r
+	}
+	if qtype == 1 {
+		r[7] = 1
+		r = append(r, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4, 127, 0, 0, 1)
+	}
+	return r
+}
+
+// TestExternalAuthResolverAndTLS: a host name in auth-url is resolved by
+// the resolver of the options; an https auth-url works; without a
+// resolver a host name answers 500 (never the content).
+func TestExternalAuthResolverAndTLS(t *testing.T) {
+	web := startEcho(t, "web")
+	as := startAuthService(t)
+	tlsAuth := httptest.NewTLSServer(http.HandlerFunc(as.serve))
+	t.Cleanup(tlsAuth.Close)
+	dns := startDNS(t, "auth.test.internal")
+	objs := append(echoService("web", web.Port()),
+		authIngress("named", "auth-url", fmt.Sprintf("http://auth.test.internal:%d/ok?named=1", as.port), "auth-response-headers", "X-User"),
+		authIngress("unknown", "auth-url", fmt.Sprintf("http://nowhere.test.internal:%d/ok", as.port)),
+		authIngress("tls", "auth-url", tlsAuth.URL+"/forbid"),
+	)
+	cfg := buildACL(t, objs...)
+	h := startNginx(t, cfg, func(o *Options) { withAuthTimeout(o); o.Resolvers = []string{dns} })
+	for host, want := range map[string]int{"named": 200, "unknown": 500, "tls": 403} {
+		r := h.mustGet("http://" + host + ".auth.test/")
+		if r.Status != want {
+			t.Errorf("%s: status %d, want %d", host, r.Status, want)
+		}
+		if host == "named" && strings.Join(r.Reply.Headers["X-User"], ",") != "alice" {
+			t.Errorf("named: upstream X-User %q", r.Reply.Headers["X-User"])
+		}
+	}
+	if rs := as.requests("/ok"); len(rs) != 1 || rs[0].Host != "auth.test.internal" {
+		t.Errorf("auth requests by name: %d, want 1 with Host auth.test.internal", len(rs))
+	}
+}
+
+func TestExternalAuthOptions(t *testing.T) {
+	dir := t.TempDir()
+	conf := dir + "/resolv.conf"
+	if err := os.WriteFile(conf, []byte("search default.svc.cluster.local\nnameserver 10.96.0.10\nnameserver fe80::1%eth0\nnameserver fd00::a\nnameserver x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := DefaultResolvers(conf); strings.Join(got, " ") != "10.96.0.10 fd00::a" {
+		t.Errorf("DefaultResolvers = %q", got)
+	}
+	if got := DefaultResolvers(dir + "/missing"); got != nil {
+		t.Errorf("DefaultResolvers of a missing file = %q", got)
+	}
+	for _, tc := range []struct {
+		resolvers []string
+		timeout   time.Duration
+		ok        bool
+	}{
+		{[]string{"10.96.0.10", "fd00::a", "127.0.0.1:5353", "[::1]:53"}, time.Second, true},
+		{[]string{"dns.example.com"}, 0, false},
+		{[]string{"10.0.0.1:0"}, 0, false},
+		{nil, 2 * time.Hour, false},
+	} {
+		o := testOptions(t)
+		o.Resolvers, o.AuthTimeout = tc.resolvers, tc.timeout
+		_, err := o.Complete()
+		if (err == nil) != tc.ok {
+			t.Errorf("resolvers %q timeout %s: err %v", tc.resolvers, tc.timeout, err)
+		}
+	}
+	v := &view{}
+	v.setExtAuth(&Options{Resolvers: []string{"10.96.0.10", "fd00::a", "127.0.0.1:5353"}, AuthTimeout: 1500 * time.Millisecond, AuthCacheDictSize: "1m"})
+	if v.Resolver != "10.96.0.10 [fd00::a] 127.0.0.1:5353" || v.AuthTimeout != "1500ms" || v.AuthConnectTimeout != "1500ms" {
+		t.Errorf("view %q %q %q", v.Resolver, v.AuthTimeout, v.AuthConnectTimeout)
 	}
 }
