@@ -727,10 +727,7 @@ func (w *canonicalWriter) externalAuth(a *ExternalAuth) {
 	for _, s := range []string{a.URL, a.Host, a.Method, a.Signin, a.RequestRedirect, a.CacheKey} {
 		w.str(s)
 	}
-	w.uint(uint64(len(a.ResponseHeaders)))
-	for _, h := range a.ResponseHeaders {
-		w.str(h)
-	}
+	w.strs(a.ResponseHeaders)
 	w.uint(uint64(len(a.CacheDurations)))
 	for _, d := range a.CacheDurations {
 		w.int(d.Millis)

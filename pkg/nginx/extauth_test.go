@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -43,6 +44,11 @@ func startAuthService(t *testing.T) *authService {
 }
 
 func (a *authService) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/echo-body" { // as a backend: the request body back
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		_, _ = w.Write(b)
+		return
+	}
 	r.Body.Close()
 	a.mu.Lock()
 	a.got[r.URL.Path] = append(a.got[r.URL.Path], r)
@@ -143,6 +149,9 @@ func TestExternalAuth(t *testing.T) {
 		authIngress("bad-configmap", "auth-url", as.url("/ok"), "auth-proxy-set-headers", "missing"),
 		authIngress("open"),
 		headerConfigMap("default", "auth-headers", "X-Auth-Extra", "yes"),
+		fixtures.Service("default", "authback", 80), fixtures.EndpointSlice("default", "authback-1", "authback", int32(as.port), "127.0.0.1"),
+		fixtures.Ingress("default", "post", ann("auth-url", as.url("/ok?post=1")), fixtures.Rule("post.auth.test", fixtures.Prefix("/", "authback", 80))),
+		fixtures.Ingress("default", "post-open", fixtures.Rule("post-open.auth.test", fixtures.Prefix("/", "authback", 80))),
 	)
 	cfg := buildACL(t, objs...)
 	if got := problemsOf(cfg); len(got) != 5 || !strings.Contains(strings.Join(got, " "), "503") {
@@ -301,6 +310,32 @@ func TestExternalAuth(t *testing.T) {
 		}
 		if n := count("/forbid", "c=1"); n != 2 {
 			t.Errorf("cached 403 under two keys: %d auth requests, want 2", n)
+		}
+	})
+
+	t.Run("the request body reaches the backend, not the auth service", func(t *testing.T) {
+		for _, size := range []int{5, 256 << 10} {
+			for _, host := range []string{"post-open", "post"} {
+				body := strings.Repeat("b", size)
+				req, err := http.NewRequest(http.MethodPost, "http://"+host+".auth.test/echo-body", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := h.http.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || string(got) != body {
+					t.Fatalf("%s: POST of %d bytes: status %d, %d bytes back", host, size, resp.StatusCode, len(got))
+				}
+			}
+		}
+		for _, r := range as.requests("/ok") {
+			if r.URL.RawQuery == "post=1" && (r.Method != "GET" || r.ContentLength > 0 || r.Header.Get("X-Original-Method") != "POST") {
+				t.Errorf("auth request %s length %d original method %q", r.Method, r.ContentLength, r.Header.Get("X-Original-Method"))
+			}
 		}
 	})
 
