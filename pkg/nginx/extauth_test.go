@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
@@ -502,5 +504,42 @@ func TestExternalAuthOptions(t *testing.T) {
 	v.setExtAuth(&Options{Resolvers: []string{"10.96.0.10", "fd00::a", "127.0.0.1:5353"}, AuthTimeout: 1500 * time.Millisecond, AuthCacheDictSize: "1m"})
 	if v.Resolver != "10.96.0.10 [fd00::a] 127.0.0.1:5353" || v.AuthTimeout != "1500ms" || v.AuthConnectTimeout != "1500ms" {
 		t.Errorf("view %q %q %q", v.Resolver, v.AuthTimeout, v.AuthConnectTimeout)
+	}
+}
+
+// TestExternalAuthWithBasicAuth: an Ingress with both basic and external
+// auth needs both (nginx's satisfy all); with satisfy any, a client its
+// allow-list admits needs neither.
+func TestExternalAuthWithBasicAuth(t *testing.T) {
+	web := startEcho(t, "web")
+	as := startAuthService(t)
+	secrets := []*corev1.Secret{authSecret("file", map[string]string{"auth": "foo:" + authHashes["apr1"] + "\n"})}
+	both := func(name, authPath string, extra ...fixtures.IngressOption) *networkingv1.Ingress {
+		opts := append([]fixtures.IngressOption{ann("auth-type", "basic"), ann("auth-secret", "file"), ann("auth-url", as.url(authPath)),
+			fixtures.Rule(name+".test", fixtures.Prefix("/", "web", 80))}, extra...)
+		return fixtures.Ingress("default", name, opts...)
+	}
+	cfg := buildWithSecrets(t, map[string]int{"web": web.Port()}, secrets, nil,
+		both("both-ok", "/ok"), both("both-deny", "/forbid"),
+		both("any-in", "/forbid", ann("satisfy", "any"), ann("allowlist-source-range", "127.0.0.1")),
+		both("any-out", "/ok", ann("satisfy", "any"), ann("allowlist-source-range", "10.0.0.0/8")))
+	h := startNginx(t, cfg, withAuthTimeout)
+	good := basicHeader("foo", "secret")
+	tests := []struct {
+		host   string
+		header []string
+		status int
+	}{
+		{"both-ok", good, 200},
+		{"both-ok", nil, 401},
+		{"both-deny", good, 403},
+		{"any-in", nil, 200},
+		{"any-out", nil, 401},
+		{"any-out", good, 200},
+	}
+	for _, tc := range tests {
+		if r := h.mustGet("http://"+tc.host+".test/", tc.header...); r.Status != tc.status {
+			t.Errorf("%s with %v: status %d, want %d", tc.host, tc.header, r.Status, tc.status)
+		}
 	}
 }

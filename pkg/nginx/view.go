@@ -33,14 +33,15 @@ type view struct {
 
 	RoutesDictSize    string
 	LimitsDictSize    string
-	// AuthCacheDictSize, AuthTimeout, AuthConnectTimeout and Resolver:
-	// the external auth location (extauth.go).
-	AuthCacheDictSize, AuthTimeout, AuthConnectTimeout, Resolver string
 	RegexCacheEntries int
 	BodySizeCeiling   string
 	HTTPSPort         int
 	// BodySize is the global proxy-body-size in bytes, for router.lua.
 	BodySize int64
+
+	// AuthCacheDictSize, AuthTimeout, AuthConnectTimeout and Resolver:
+	// the external auth location (extauth.go).
+	AuthCacheDictSize, AuthTimeout, AuthConnectTimeout, Resolver string
 
 	UseForwardedHeaders bool
 	UpstreamKeepalive   int
