@@ -62,6 +62,9 @@ func (a *authService) serve(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("cookie") != "" {
 			w.Header().Set("Set-Cookie", "session=abc; Path=/")
 		}
+		if r.URL.Query().Get("nostore") != "" {
+			w.Header().Set("Cache-Control", "no-store")
+		}
 		w.WriteHeader(200)
 	case "/deny", "/oauth2/auth":
 		w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
@@ -139,6 +142,8 @@ func TestExternalAuth(t *testing.T) {
 		authIngress("slow", "auth-url", as.url("/slow")),
 		authIngress("method", "auth-url", as.url("/ok?m=1"), "auth-method", "POST", "auth-request-redirect", "https://back.example.com/x"),
 		authIngress("cache", "auth-url", as.url("/ok?c=1"), "auth-cache-key", "$remote_addr", "auth-cache-duration", "200 1m"),
+		authIngress("cache-cookie", "auth-url", as.url("/ok?cookie=1&c=2"), "auth-cache-key", "$host", "auth-cache-duration", "200 1m"),
+		authIngress("cache-nostore", "auth-url", as.url("/ok?nostore=1&c=3"), "auth-cache-key", "$host", "auth-cache-duration", "200 1m"),
 		authIngress("cache-deny", "auth-url", as.url("/forbid?c=1"), "auth-cache-key", "$http_x_key", "auth-cache-duration", "403 1m"),
 		authIngress("headers", "auth-url", as.url("/ok?hs=1"), "auth-proxy-set-headers", "auth-headers"),
 		authIngress("any-in", "auth-url", as.url("/deny?any=in"), "satisfy", "any", "allowlist-source-range", "127.0.0.1/32"),
@@ -312,6 +317,16 @@ func TestExternalAuth(t *testing.T) {
 		}
 		if n := count("/forbid", "c=1"); n != 2 {
 			t.Errorf("cached 403 under two keys: %d auth requests, want 2", n)
+		}
+		for _, host := range []string{"cache-cookie", "cache-nostore"} {
+			for i := 0; i < 2; i++ {
+				if status, _, _ := get(host, "/"); status != 200 {
+					t.Fatalf("%s: status %d", host, status)
+				}
+			}
+		}
+		if n, m := count("/ok", "cookie=1&c=2"), count("/ok", "nostore=1&c=3"); n != 2 || m != 2 {
+			t.Errorf("answers with Set-Cookie or Cache-Control: no-store: %d and %d auth requests, want 2 each (not cached)", n, m)
 		}
 	})
 
