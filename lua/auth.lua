@@ -218,14 +218,8 @@ function _M.check(a)
   if a.unavailable then
     return 503
   end
-  local acl = a.acl
-  if acl and acl.allow then
-    -- satisfy any, as nginx's access rules (deny first): an address the
-    -- allow-list admits needs no credentials; only a list can admit one.
-    local addr = ngx_var.remote_addr
-    if not (acl.deny and ipmatch.match(acl.deny, addr)) and ipmatch.match(acl.allow, addr) then
-      return nil
-    end
+  if a.acl and ipmatch.admits(a.acl, ngx_var.remote_addr) then
+    return nil -- satisfy any: the allow-list admits the client
   end
   if a.digest then
     return digest.check(a)

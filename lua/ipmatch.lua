@@ -150,4 +150,14 @@ function _M.match(m, addr)
   return false
 end
 
+-- admits reports whether a route's compiled lists {allow, deny} let addr
+-- in without more (satisfy any, as nginx's access rules: deny first; only
+-- an allow-list can admit).
+function _M.admits(acl, addr)
+  if not (acl and acl.allow) then
+    return false
+  end
+  return not (acl.deny and _M.match(acl.deny, addr)) and _M.match(acl.allow, addr)
+end
+
 return _M

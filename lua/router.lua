@@ -39,6 +39,9 @@
 --                   it (either admits the request; see auth.lua)
 --   limit           rate and connection limits (see limit.lua); one that
 --                   does not compile answers 503 (fail closed)
+--   extAuth         external auth (auth-url): the auth request's answer
+--                   (see extauth.lua); with satisfyAny the source lists
+--                   move into it as into auth
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -66,6 +69,7 @@ local canary = require("canary")
 local cors = require("cors")
 local proxy_settings = require("proxy")
 local auth = require("auth")
+local extauth = require("extauth")
 local limits = require("limit")
 local balancer_backends = require("balancer").backends
 
@@ -275,6 +279,17 @@ local function compile_route(r)
     end
     route.auth = a
   end
+  if r.extAuth ~= nil then
+    local ea, err = extauth.compile(r.extAuth, r)
+    if not ea then
+      return nil, "route " .. r.path .. ": " .. err
+    end
+    local acl = route.acl or (route.auth and route.auth.acl)
+    if ea.satisfy_any and acl and not acl.invalid then -- satisfy any: extauth.check reads the lists
+      ea.acl, route.acl = acl, nil
+    end
+    route.extauth = ea
+  end
   if r.canary ~= nil then
     local c, err = canary.compile(r.canary)
     if not c then
@@ -416,6 +431,9 @@ function _M.compile(item)
       return nil, "host " .. item.name .. ": " .. err
     end
     route.req_headers, route.resp_headers = req, headers.response(resp, route.resp_own)
+    if route.extauth then -- the auth cache is per host too
+      route.extauth.prefix = item.name .. "\0" .. (route.extauth.prefix or "")
+    end
     if route.type == "regex" then
       h.regex[#h.regex + 1] = route
     else
@@ -719,6 +737,12 @@ function _M.rewrite()
   end
   if route.auth then
     local code = auth.check(route.auth)
+    if code then
+      return proxy_settings.fail(route.err, code)
+    end
+  end
+  if route.extauth then
+    local code = extauth.check(route.extauth)
     if code then
       return proxy_settings.fail(route.err, code)
     end

@@ -117,6 +117,7 @@ func registerDataPlaneFlags(fs *flag.FlagSet, o *nginx.Options) {
 		"client_max_body_size, an nginx `size` above every route's own proxy-body-size (which the router enforces); 0: no ceiling")
 	fs.IntVar(&o.RegexCacheEntries, "regex-cache-entries", nginx.DefaultRegexCacheEntries,
 		"compiled regex paths kept per nginx worker (lua_regex_cache_max_entries); more still work, compiled per request")
+	registerAuthFlags(fs, o)
 }
 
 // sizeFlag is a model.Size flag: digits with an optional k, m or g unit.

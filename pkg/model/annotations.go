@@ -67,6 +67,8 @@ type ingressAnnotations struct {
 	auth authInput
 	// limit holds the rate and connection limits (see applyLimit).
 	limit limitInput
+	// extAuth holds the external auth annotations (see applyExtAuth).
+	extAuth extAuthInput
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.
@@ -131,6 +133,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	a.finishProxy()
 	a.finishAuth()
 	a.finishLimit()
+	a.finishExtAuth()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -165,6 +168,9 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		return a.setSourceRange(name, v)
 	}
 	if ok, err := a.applyAuth(name, v); ok { // allow-lists, failing closed
+		return err
+	}
+	if ok, err := a.applyExtAuth(name, v); ok { // allow-lists, failing closed
 		return err
 	}
 	if err := checkForbidden(v, name == "rewrite-target"); err != nil {

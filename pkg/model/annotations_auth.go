@@ -105,7 +105,7 @@ func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
 func (a *ingressAnnotations) finishAuth() {
 	in := &a.auth
 	if !in.requested {
-		if strings.HasPrefix(in.err, "annotation "+AnnotationPrefix+"satisfy=") {
+		if !a.extAuth.requested && strings.HasPrefix(in.err, "annotation "+AnnotationPrefix+"satisfy=") {
 			// satisfy without auth protects nothing more: a Problem only.
 			a.problems = append(a.problems, in.err+"; ignored")
 			in.err = ""

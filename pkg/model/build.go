@@ -111,6 +111,10 @@ type builder struct {
 	certs          certificates
 	// auth caches each Ingress's BasicAuth (see basicAuth).
 	auth map[*ingressEntry]*BasicAuth
+	// extAuth caches each Ingress's ExternalAuth; globalAuth is the
+	// ConfigMap's (see externalAuth).
+	extAuth    map[*ingressEntry]*ExternalAuth
+	globalAuth *ExternalAuth
 	// up holds the header ConfigMaps and server aliases.
 	up       upstreamState
 	problems []Problem
@@ -158,6 +162,7 @@ func (b *builder) buildGlobal() {
 	g, problems := b.s.configMaps[key].global()
 	b.global = g
 	b.routeDefaults = routeDefaultsOf(&g)
+	b.globalAuth = g.Auth.externalAuth()
 	for _, p := range problems {
 		b.problem("ConfigMap", key.Namespace, key.Name, "%s", p)
 	}

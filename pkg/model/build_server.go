@@ -200,6 +200,9 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		l := &s.locations[i]
 		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
 		loc.Settings = b.settingsOf(l.ingress, &srv, redirect)
+		if loc.Settings.ExternalAuth != nil && b.global.Auth.noExternalAuth(l.path) {
+			loc.Settings.ExternalAuth = nil
+		}
 		b.setErrors(l.ingress, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
 		if !l.rewrites() {
@@ -242,6 +245,7 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 	st.RateLimit = st.RateLimit.withGlobal(&e.ann.limit, &b.global)
 	st.ResponseHeaders = b.customHeaders(e)
 	st.BasicAuth = b.basicAuth(e)
+	st.ExternalAuth = b.externalAuth(e)
 	return st
 }
 

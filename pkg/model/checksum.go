@@ -333,6 +333,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 		}
 	}
 	w.rateLimit(s.RateLimit)
+	w.externalAuth(s.ExternalAuth)
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

@@ -100,6 +100,8 @@ type Global struct {
 	BlockReferers   string `json:"blockReferers,omitempty"`
 	// BlockCIDRs is block-cidrs: canonical CIDRs joined by commas.
 	BlockCIDRs string `json:"blockCIDRs,omitempty"`
+	// Auth holds the global-auth-* keys (route defaults, no reload).
+	Auth GlobalAuth `json:"auth,omitzero"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -220,6 +222,9 @@ type LocationSettings struct {
 	// BasicAuth protects the location with HTTP basic or digest auth; nil
 	// when off.
 	BasicAuth *BasicAuth `json:"basicAuth,omitempty"`
+	// ExternalAuth protects the location with an auth request (auth-url,
+	// global-auth-url); nil when off.
+	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
 }
 
 // BasicAuth is the HTTP auth of a location (auth-type basic or digest):

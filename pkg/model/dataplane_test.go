@@ -259,6 +259,7 @@ func (c *contract) settings(where string, s *LocationSettings) {
 	c.errors(where, s.Errors)
 	c.rateLimit(where, s.RateLimit)
 	c.basicAuth(where, s.BasicAuth)
+	c.externalAuth(where, s.ExternalAuth)
 }
 
 // basicAuth: a valid realm; users with valid names and hashes, sorted and

@@ -180,6 +180,9 @@ func validGlobalValue(k, v string) bool {
 
 // setChecked sets one ConfigMap key in g; g is unchanged on error.
 func (g *Global) setChecked(k, v string) error {
+	if ok, err := g.setGlobalAuth(k, v); ok { // allow-lists
+		return err
+	}
 	set, ok := globalKeys[k]
 	if !ok {
 		return errUnsupported
@@ -446,6 +449,7 @@ func (g Global) rendered() Global {
 	g.AllowSourceRange, g.DenySourceRange = "", "" // route defaults
 	g.LimitReqStatusCode, g.LimitConnStatusCode, g.LimitRate, g.LimitRateAfter = 0, 0, 0, 0
 	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
+	g.Auth = GlobalAuth{}                                         // route defaults
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -488,6 +492,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.BlockUserAgents)
 	w.str(g.BlockReferers)
 	w.str(g.BlockCIDRs)
+	g.Auth.canonical(w)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,

@@ -103,6 +103,8 @@ var (
 		"enable-access-log", "proxy-buffer-size", "custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
 		"upstream-vhost", "connection-proxy-header", "server-alias", "service-upstream", "custom-headers",
 		"auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
+		"auth-url", "auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers", "auth-request-redirect",
+		"auth-cache-key", "auth-cache-duration", "auth-always-set-cookie", "auth-proxy-set-headers", "enable-global-auth",
 		"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
 		"limit-allowlist", "limit-whitelist"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
@@ -152,7 +154,13 @@ var plausibleValues = map[string][]string{
 	"custom-headers": {"evil/headers", "team-a/headers"},
 	"auth-type":      {"basic", "digest"}, "auth-secret": {"basic-auth", "team-a/basic-auth", "evil/basic-auth"},
 	"auth-secret-type": {"auth-file", "auth-map"}, "auth-realm": {"", "test auth", "Authentication Required"},
-	"satisfy": {"any", "all"},
+	"satisfy":     {"any", "all"},
+	"auth-url":    {"http://auth.default.svc/verify?rd=$escaped_request_uri", "https://10.0.0.1:8443/oauth2/auth", "http://[::1]/${host}"},
+	"auth-method": {"GET", "POST", "CONNECT"}, "auth-signin": {"https://$host/oauth2/start?rd=$escaped_request_uri", "/login"},
+	"auth-signin-redirect-param": {"rd", "back"}, "auth-response-headers": {"X-User, X-Email", ""},
+	"auth-request-redirect": {"https://a.example.com/x"}, "auth-cache-key": {"$remote_user$http_authorization", "$cookie_s"},
+	"auth-cache-duration": {"200 202 401 5m", "500ms, 403 1y"}, "auth-always-set-cookie": {"true"},
+	"auth-proxy-set-headers": {"headers", "team-a/headers"}, "enable-global-auth": {"false"},
 }
 
 // str is a hostile string: one from a pool (half the time), random ASCII

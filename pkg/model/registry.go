@@ -100,7 +100,7 @@ const (
 	noteBlock       = "checked in Lua before any route (403), pushed to the routes (no reload); a pattern must be RE2 syntax with the same meaning in PCRE, as regex paths; entries are split at commas, as ingress-nginx does"
 	noteTrust       = "trust is explicit: the forwarded header sets the client address only from proxies of proxy-real-ip-cidr, which is empty by default (ingress-nginx: 0.0.0.0/0)"
 	noteAuthType    = "basic is verified in Lua (apr1, bcrypt, {SHA}, {SSHA}, MD5/SHA-256/SHA-512/DES crypt); digest in Lua too, as the auth_digest module ingress-nginx builds in with its defaults (RFC 2617, MD5, qop=auth; htdigest lines user:realm:HA1, only auth-realm's users; a nonce is first used within 60 s, then serves 10 s and 20 requests, a repeated nc is refused, then stale=true), without the module's lockout after 5 failed tries (use limit-rps); with auth-secret-type auth-map a digest value is realm:HA1; auth-secret without auth-type answers 503, where ingress-nginx serves the route unprotected"
-	noteSatisfy     = "combines basic auth with the allow-list (any: a client the allow-list admits needs no credentials); external auth (auth-url) is not supported yet; an invalid value on an Ingress with basic auth answers 503 (fail closed)"
+	noteSatisfy     = "combines basic and external auth with the allow-list (any: a client the allow-list admits needs no credentials nor auth request; with both basic and external auth, a client it does not admit needs both); an invalid value on an Ingress with basic auth answers 503 (fail closed)"
 	noteAuthSecret  = "a missing Secret, a Secret without the key auth, another namespace's Secret, or a line that is not user:hash or has a hash format nginx could not verify makes the Ingress's routes answer 503 (ingress-nginx: 503 for the first three, the line skipped or a 500 for the others); a user with an empty hash can never sign in (401, as ingress-nginx)"
 	noteErrors      = "a list other than the ConfigMap's custom-http-errors makes the route intercept every 4xx and 5xx of its backend (nginx's error_page codes cannot vary per route): a code it does not list gets nginx's own page for that status, where ingress-nginx passes the backend's answer; 499 is refused (nginx never answers it)"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
@@ -113,6 +113,14 @@ const (
 )
 
 // noteLimitReq is the difference of limit-rps and limit-rpm.
+// Notes of the external auth annotations and keys.
+const (
+	noteAuthURL       = "sent by Lua (one fixed location, no body, the request's headers and ingress-nginx's X-Original-*, X-Auth-Request-Redirect; X-Forwarded-Host and -Port set, not passed); 2xx passes, 401 and 403 are answered, anything else, the auth service down or slower than --auth-timeout included, is 500; variables in the path and query only, from a fixed list ($host, $request_uri, $escaped_request_uri, $http_*, $cookie_*, ...); host names resolved with --resolver (default: /etc/resolv.conf); timeouts are --auth-timeout's, not the route's; an invalid value answers 503"
+	noteAuthCache     = "a Lua shared dict (--auth-cache-dict-size) keyed by host, path and the expanded key; a code's time as in proxy_cache_valid (no codes: 200, 301, 302); an answer with Set-Cookie or Cache-Control no-store, no-cache or private is not cached, Cache-Control max-age and Expires are not read; the key holds the variables auth-url lists; an invalid value answers 503"
+	noteAuthKeepalive = "validated, no effect: each auth request opens its own connection (proxy_pass to a URL held in a variable has no keepalive pool)"
+	noteGlobalAuth    = "as the annotation of the same name (the route defaults of Ingresses without auth-url and without enable-global-auth: \"false\"; no reload); an invalid value keeps the previous value, else none"
+)
+
 const noteLimitReq = "a leaky bucket as nginx's limit_req (burst = rate times limit-burst-multiplier, nodelay) in one Lua shared dict (--limits-dict-size), per nginx instance, per Ingress and client address; a request must pass both rates; the dict full answers the limit's status code; an invalid value answers 503"
 
 func supported(name, sample string) RegistryEntry {
@@ -313,25 +321,25 @@ func annotationTable() []RegistryEntry {
 		differs("allowlist-source-range", "10.0.0.0/8,192.168.0.1", noteSourceRange, a),
 		differs("denylist-source-range", "10.1.0.0/16", noteSourceRange, a),
 		differs("satisfy", "any", noteSatisfy, a),
-		notSupported("enable-global-auth", "false", auth, a),
+		supported("enable-global-auth", "false"),
 		differs("auth-type", "basic", noteAuthType, a),
 		differs("auth-secret", "default/basic-auth", noteAuthSecret, a),
 		supported("auth-secret-type", "auth-file"),
 		supported("auth-realm", "Authentication Required"),
-		notSupported("auth-url", "http://auth.default.svc.cluster.local/verify", auth, a),
-		notSupported("auth-method", "GET", auth, a),
-		notSupported("auth-signin", "https://auth.example.com/start", auth, a),
-		notSupported("auth-signin-redirect-param", "rd", auth, a),
-		notSupported("auth-response-headers", "X-User, X-Email", auth, a),
-		notSupported("auth-proxy-set-headers", "default/auth-headers", auth, a),
-		notSupported("auth-request-redirect", "/login", auth, a),
-		notSupported("auth-cache-key", "session", auth, a),
-		notSupported("auth-cache-duration", "200 202 401 5m", auth, a),
-		notSupported("auth-always-set-cookie", "true", auth, a),
-		notSupported("auth-keepalive", "10", auth, a),
-		notSupported("auth-keepalive-requests", "100", auth, a),
-		notSupported("auth-keepalive-share-vars", "true", auth, a),
-		notSupported("auth-keepalive-timeout", "60", auth, a),
+		differs("auth-url", "http://auth.default.svc.cluster.local/verify", noteAuthURL, a),
+		differs("auth-method", "GET", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE; CONNECT answers 503 (a Lua subrequest cannot send it)", a),
+		differs("auth-signin", "https://auth.example.com/start", "an http(s) URL or an absolute path, with the variables auth-url lists anywhere; the redirect parameter is added as ingress-nginx does; an invalid value answers 503 (ingress-nginx ignores it and answers 401)", a),
+		supported("auth-signin-redirect-param", "rd"),
+		supported("auth-response-headers", "X-User, X-Email"),
+		differs("auth-proxy-set-headers", "default/auth-headers", "values are sent as written: a value with $ (an nginx variable for ingress-nginx) makes the routes answer 503, as a missing ConfigMap or an invalid header name does", a),
+		supported("auth-request-redirect", "/login"),
+		differs("auth-cache-key", "session", noteAuthCache, a),
+		differs("auth-cache-duration", "200 202 401 5m", noteAuthCache, a),
+		supported("auth-always-set-cookie", "true"),
+		differs("auth-keepalive", "10", noteAuthKeepalive, a),
+		differs("auth-keepalive-requests", "100", noteAuthKeepalive, a),
+		differs("auth-keepalive-share-vars", "true", "validated, no effect: the auth request never shares the request's variables", a),
+		differs("auth-keepalive-timeout", "60", noteAuthKeepalive, a),
 		notSupported("auth-tls-secret", "default/ca", authTLS, a),
 		notSupported("auth-tls-verify-client", "on", authTLS, a),
 		notSupported("auth-tls-verify-depth", "1", authTLS, a),
@@ -474,15 +482,16 @@ func configKeyTable() []RegistryEntry {
 		notSupported("forwarded-for-proxy-protocol-header", "X-Forwarded-For-Proxy-Protocol", "with use-proxy-protocol the PROXY header's address is the client's; a forwarded header behind it is not read", a),
 		notSupported("proxy-protocol-header-timeout", "5s", "nginx reads the PROXY header of the HTTP listeners within client-header-timeout; the setting is ingress-nginx's SSL passthrough proxy's, and that comes with the streams issue", s),
 		notSupported("proxy-add-original-uri-header", "false", access, a),
-		notSupported("global-auth-url", "http://auth.ingress.svc.cluster.local/verify", auth, a),
-		notSupported("global-auth-method", "GET", auth, a),
-		notSupported("global-auth-signin", "https://auth.example.com/start", auth, a),
-		notSupported("global-auth-signin-redirect-param", "rd", auth, a),
-		notSupported("global-auth-response-headers", "X-User", auth, a),
-		notSupported("global-auth-request-redirect", "/login", auth, a),
-		notSupported("global-auth-cache-key", "session", auth, a),
-		notSupported("global-auth-cache-duration", "200 202 401 5m", auth, a),
-		notSupported("no-auth-locations", "/.well-known/acme-challenge", auth, a),
+		differs("global-auth-url", "http://auth.ingress.svc.cluster.local/verify", noteGlobalAuth, a),
+		differs("global-auth-method", "GET", noteGlobalAuth, a),
+		differs("global-auth-signin", "https://auth.example.com/start", noteGlobalAuth, a),
+		supported("global-auth-signin-redirect-param", "rd"),
+		differs("global-auth-response-headers", "X-User", noteGlobalAuth, a),
+		supported("global-auth-request-redirect", "/login"),
+		differs("global-auth-cache-key", "session", noteAuthCache, a),
+		differs("global-auth-cache-duration", "200 202 401 5m", noteAuthCache, a),
+		supported("global-auth-always-set-cookie", "true"),
+		supported("no-auth-locations", "/.well-known/acme-challenge"),
 		differs("limit-rate", "100", "kilobytes per second (ingress-nginx's docs say bytes; its template writes kilobytes, as here): the default of the routes whose Ingress has no limit-rate annotation, a route setting (no reload)", a),
 		differs("limit-rate-after", "1024", "kilobytes, the default of the routes whose Ingress has no limit-rate-after annotation; it acts only where a limit-rate applies (as nginx)", a),
 		supported("limit-conn-status-code", "429"),

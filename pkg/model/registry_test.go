@@ -145,7 +145,7 @@ func TestRegistryLookup(t *testing.T) {
 		"listed snippet":                         {AnnotationStatus, "configuration-snippet", StatusRefused},
 		"any other snippet is refused":           {AnnotationStatus, "location-snippet", StatusRefused},
 		"annotation ingress-nginx does not read": {AnnotationStatus, "no-such-thing", StatusUnknown},
-		"not supported annotation":               {AnnotationStatus, "auth-url", StatusNotSupported},
+		"not supported annotation":               {AnnotationStatus, "mirror-target", StatusNotSupported},
 		"config key":                             {ConfigKeyStatus, "proxy-body-size", StatusSupported},
 		"config snippet":                         {ConfigKeyStatus, "http-snippet", StatusRefused},
 		"unknown config key":                     {ConfigKeyStatus, "no-such-key", StatusUnknown},
@@ -164,14 +164,15 @@ func TestRegistryLookup(t *testing.T) {
 }
 
 // TestRegistryComplete checks the size of the tables (ingress-nginx v1.15
-// reads 138 annotation names, documents 192 ConfigMap keys and reads two
-// it does not document, proxy-http-version and proxy-redirect-to) and that
+// reads 138 annotation names, documents 192 ConfigMap keys and reads three
+// it does not document, proxy-http-version, proxy-redirect-to and
+// global-auth-always-set-cookie) and that
 // each name is listed once, so that an edit cannot drop or repeat one.
 func TestRegistryComplete(t *testing.T) {
 	for what, tc := range map[string]struct {
 		entries []RegistryEntry
 		want    int
-	}{"annotations": {Annotations(), 138}, "ConfigMap keys": {ConfigKeys(), 194}} {
+	}{"annotations": {Annotations(), 138}, "ConfigMap keys": {ConfigKeys(), 195}} {
 		seen := map[string]bool{}
 		for _, e := range tc.entries {
 			if seen[e.Name] {

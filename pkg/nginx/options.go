@@ -97,6 +97,13 @@ type Options struct {
 	// used entries are dropped, and a request that still finds no room
 	// answers the limit's status code.
 	LimitsDictSize model.Size
+	// AuthCacheDictSize sizes the shared dict of the external auth cache
+	// (auth-cache-key); AuthTimeout bounds each auth request (connect: at
+	// most 5s of it); Resolvers resolve the host names of auth URLs (none:
+	// only addresses work). See extauth.go.
+	AuthCacheDictSize model.Size
+	AuthTimeout       time.Duration
+	Resolvers         []string
 	// BodySizeCeiling is nginx's client_max_body_size, above every route's
 	// own limit (proxy-body-size), which router.lua enforces: "0" (the
 	// default) leaves it to the routes, a size caps every route at it.
@@ -157,6 +164,7 @@ func (o *Options) applyDefaults() {
 	setDefault(&o.CertificatesDictSize, DefaultCertificatesDictSize)
 	setDefault(&o.RoutesDictSize, DefaultRoutesDictSize)
 	setDefault(&o.LimitsDictSize, DefaultLimitsDictSize)
+	o.extAuthDefaults()
 	setDefault(&o.BodySizeCeiling, DefaultBodySizeCeiling)
 	setDefault(&o.RegexCacheEntries, DefaultRegexCacheEntries)
 	setDefault(&o.MaxDeltaSize, DefaultMaxDeltaSize)
@@ -240,6 +248,7 @@ func (o *Options) validate() []error {
 		add(fmt.Errorf("BodySizeCeiling %q is not an nginx size", o.BodySizeCeiling))
 	}
 	add(checkRange("RegexCacheEntries", o.RegexCacheEntries, 16, 1<<20))
+	errs = append(errs, o.validateExtAuth()...)
 	return errs
 }
 

@@ -83,6 +83,8 @@ type Route struct {
 	Auth *model.BasicAuth `json:"auth,omitempty"`
 	// Limit holds the rate and connection limits (lua/limit.lua).
 	Limit *model.RateLimit `json:"limit,omitempty"`
+	// ExtAuth is the route's external auth (lua/extauth.lua).
+	ExtAuth *model.ExternalAuth `json:"extAuth,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -134,6 +136,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		Limit:                 st.RateLimit,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
+	r.ExtAuth = st.ExternalAuth
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}

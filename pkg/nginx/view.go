@@ -39,6 +39,10 @@ type view struct {
 	// BodySize is the global proxy-body-size in bytes, for router.lua.
 	BodySize int64
 
+	// AuthCacheDictSize, AuthTimeout, AuthConnectTimeout and Resolver:
+	// the external auth location (extauth.go).
+	AuthCacheDictSize, AuthTimeout, AuthConnectTimeout, Resolver string
+
 	UseForwardedHeaders bool
 	UpstreamKeepalive   int
 	GlobalDirectives    []string
@@ -103,6 +107,7 @@ func newView(o *Options, g *model.Global) (*view, error) {
 	v.MaxDeltaSize, _ = nginxSize(o.MaxDeltaSize)
 	v.RoutesDictSize, _ = nginxSize(o.RoutesDictSize)
 	v.LimitsDictSize, _ = nginxSize(o.LimitsDictSize)
+	v.setExtAuth(o)
 	v.BodySizeCeiling, _ = nginxSize(o.BodySizeCeiling)
 	v.LuaNoEndpoints = luaString("unix:" + o.noEndpointsSocket())
 	if err := v.setGlobal(*g); err != nil {

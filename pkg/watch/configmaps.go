@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,8 @@ import (
 // as ingress-nginx reads them by name:
 //
 //   - an Ingress's custom-headers annotation ("namespace/name" of a
-//     ConfigMap in the Ingress's own namespace: the model refuses others);
+//     ConfigMap in the Ingress's own namespace: the model refuses others),
+//     or its auth-proxy-set-headers ("name" or "namespace/name", the same);
 //   - the proxy-set-headers or add-headers key of a ConfigMap named by
 //     flags (the controller ConfigMap).
 //
@@ -44,11 +46,37 @@ func configMapRefKeysOf(obj any) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
+	var refs []string
 	ref := ing.Annotations[customHeadersAnnotation]
 	if ns, _, found := strings.Cut(ref, "/"); found && ns == ing.Namespace {
-		return []string{ref}, nil
+		refs = append(refs, ref)
 	}
-	return nil, nil
+	if ref := authProxySetHeadersRef(ing); ref != "" && !slices.Contains(refs, ref) {
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+// authProxySetHeadersAnnotation names a ConfigMap of headers for the
+// external auth request: "name" or "namespace/name", in the Ingress's
+// namespace (the model refuses others).
+const authProxySetHeadersAnnotation = model.AnnotationPrefix + "auth-proxy-set-headers"
+
+// authProxySetHeadersRef returns the "namespace/name" the Ingress's
+// auth-proxy-set-headers names in its own namespace, or "".
+func authProxySetHeadersRef(ing *networkingv1.Ingress) string {
+	ref := ing.Annotations[authProxySetHeadersAnnotation]
+	if ref == "" {
+		return ""
+	}
+	ns, name, found := strings.Cut(ref, "/")
+	if !found {
+		return ing.Namespace + "/" + ref
+	}
+	if ns != ing.Namespace || name == "" {
+		return ""
+	}
+	return ref
 }
 
 // inWatched reports whether namespace ns is watched.

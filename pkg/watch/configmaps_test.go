@@ -77,3 +77,36 @@ func TestOnlyReferencedConfigMapsArePublished(t *testing.T) {
 	}
 
 }
+
+// TestAuthProxySetHeadersConfigMapIsPublished: an Ingress's
+// auth-proxy-set-headers ("name" in its namespace) publishes that
+// ConfigMap while it names it; one of another namespace is not published.
+func TestAuthProxySetHeadersConfigMapIsPublished(t *testing.T) {
+	e := newEnv(t)
+	ctx, c, ns := t.Context(), e.client, e.ns
+	e.create(t, configMap(ns, "auth-headers", map[string]string{"X-Auth-Extra": "1"}))
+	e.create(t, configMap(ns, "lonely", map[string]string{"X-A": "1"}))
+	start(t, e.config("watcher-a"))
+
+	ing := ingress(ns, "web", "other", "svc")
+	ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-proxy-set-headers": "auth-headers"}
+	e.create(t, ing)
+	other := ingress(ns, "other", "other", "svc")
+	other.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-proxy-set-headers": "kube-system/lonely"}
+	e.create(t, other)
+	e.waitMessage(t, e.subject(events.KindConfigMap, "auth-headers"), events.OpCreate)
+	e.waitMessage(t, e.subject(events.KindIngress, "other"), events.OpCreate)
+
+	cur, err := c.NetworkingV1().Ingresses(ns).Get(ctx, "web", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Annotations = nil
+	if _, err := c.NetworkingV1().Ingresses(ns).Update(ctx, cur, updateOpts); err != nil {
+		t.Fatal(err)
+	}
+	e.waitMessage(t, e.subject(events.KindConfigMap, "auth-headers"), events.OpDelete)
+	if msgs := on(e.messages(t), e.subject(events.KindConfigMap, "lonely")); len(msgs) > 0 {
+		t.Fatalf("a ConfigMap of another namespace's reference was published: %v", msgs)
+	}
+}

@@ -1,0 +1,743 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// External auth (auth-url and the annotations that go with it, the
+// ConfigMap's global-auth-* keys, enable-global-auth), as ingress-nginx's
+// authreq parser and its auth_request locations. lua/extauth.lua sends the
+// auth request (ngx.location.capture of one fixed location) and answers:
+// 2xx lets the request through with auth-response-headers copied to it,
+// 401 and 403 are answered (401 with auth-signin: 302 to it), anything
+// else, the auth service down or too slow included, is 500.
+//
+//   - auth-url: http:// or https://, a host name or address and an
+//     optional port (no variable there: the auth request never goes to a
+//     host the client chooses), then a path and query that may hold the
+//     variables authVariable lists ($request_uri, $host, ...).
+//   - auth-signin: an http(s) URL or an absolute path, variables anywhere;
+//     the redirect parameter (auth-signin-redirect-param, default rd) is
+//     added as ingress-nginx's buildAuthSignURL does, unless present.
+//   - auth-method: GET HEAD POST PUT PATCH DELETE OPTIONS TRACE.
+//   - auth-response-headers: header names ([A-Za-z0-9_-]) separated by
+//     commas; auth-request-redirect: X-Auth-Request-Redirect (literal).
+//   - auth-cache-key: a template of variables; auth-cache-duration: a list
+//     separated by commas of "[code ...] time" (default "200 202 401 5m").
+//   - auth-proxy-set-headers: a ConfigMap ("name" or "namespace/name", the
+//     Ingress's namespace) of headers for the auth request (literal values).
+//   - auth-always-set-cookie: the auth response's Set-Cookie on every answer.
+//   - auth-keepalive, -requests, -timeout, -share-vars: validated, no effect.
+//   - enable-global-auth: false opts the Ingress out of global-auth-url.
+//
+// Fail closed: auth-url present but not applicable (an invalid value of any
+// of the annotations above but the keepalive ones, a missing or invalid
+// auth-proxy-set-headers ConfigMap) gives the Ingress's locations an
+// ExternalAuth with Unavailable set (503) and a Problem.
+
+// ExternalAuth is the external auth of a location. URL, Signin and CacheKey
+// are templates: literal text and the variables authVariable accepts, which
+// lua/extauth.lua expands per request.
+type ExternalAuth struct {
+	URL string `json:"url"`
+	// Host is the auth URL's host name, the auth request's Host header.
+	Host   string `json:"host,omitempty"`
+	Method string `json:"method,omitempty"`
+	// Signin is where a 401 redirects (302), redirect parameter included.
+	Signin          string   `json:"signin,omitempty"`
+	ResponseHeaders []string `json:"responseHeaders,omitempty"`
+	RequestRedirect string   `json:"requestRedirect,omitempty"`
+	CacheKey        string   `json:"cacheKey,omitempty"`
+	// CacheDurations say how long an answer is cached, by status code.
+	CacheDurations  []AuthCacheDuration `json:"cacheDurations,omitempty"`
+	ProxySetHeaders []Header            `json:"proxySetHeaders,omitempty"`
+	AlwaysSetCookie bool                `json:"alwaysSetCookie,omitempty"`
+	// SatisfyAny is satisfy=any: a client the allow-list admits needs no
+	// auth request.
+	SatisfyAny bool `json:"satisfyAny,omitempty"`
+	// Unavailable answers 503: the annotations could not be applied.
+	Unavailable bool `json:"unavailable,omitempty"`
+}
+
+// AuthCacheDuration caches the answers with one of Codes (none: 200, 301
+// and 302, as nginx's proxy_cache_valid) for Millis milliseconds.
+type AuthCacheDuration struct {
+	Codes  []int `json:"codes,omitempty"`
+	Millis int64 `json:"ms"`
+}
+
+// GlobalAuth holds the ConfigMap's global-auth-* keys, validated (see
+// globalAuthKeys): the external auth of every location whose Ingress has
+// no auth-url and does not set enable-global-auth to false (routes only,
+// no reload).
+type GlobalAuth struct {
+	URL                 string `json:"url,omitempty"`
+	Method              string `json:"method,omitempty"`
+	Signin              string `json:"signin,omitempty"`
+	SigninRedirectParam string `json:"signinRedirectParam,omitempty"`
+	ResponseHeaders     string `json:"responseHeaders,omitempty"`
+	RequestRedirect     string `json:"requestRedirect,omitempty"`
+	CacheKey            string `json:"cacheKey,omitempty"`
+	CacheDuration       string `json:"cacheDuration,omitempty"`
+	AlwaysSetCookie     string `json:"alwaysSetCookie,omitempty"`
+	// NoAuthLocations is no-auth-locations when set (NoAuthLocationsSet):
+	// paths separated by commas; the locations whose path starts with one
+	// get no external auth (default /.well-known/acme-challenge).
+	NoAuthLocations    string `json:"noAuthLocations,omitempty"`
+	NoAuthLocationsSet bool   `json:"noAuthLocationsSet,omitempty"`
+}
+
+const defaultNoAuthLocations = "/.well-known/acme-challenge"
+
+// parseNoAuthLocations accepts absolute paths separated by commas.
+func parseNoAuthLocations(v string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !strings.HasPrefix(p, "/") {
+			return nil, errPathRelative
+		}
+		for i := 0; i < len(p); i++ {
+			if !pathChar(p[i]) {
+				return nil, errPathChars
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// noExternalAuth reports whether the location path gets no external auth
+// (no-auth-locations, as ingress-nginx: the path starts with an entry).
+func (ga *GlobalAuth) noExternalAuth(path string) bool {
+	v := defaultNoAuthLocations
+	if ga.NoAuthLocationsSet {
+		v = ga.NoAuthLocations
+	}
+	list, _ := parseNoAuthLocations(v)
+	for _, p := range list {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Limits of external auth values.
+const (
+	maxAuthURLLen       = 2048
+	maxAuthHeaders      = 64
+	maxAuthCacheMillis  = 366 * 24 * 3600 * 1000
+	defaultAuthDuration = "200 202 401 5m"
+	defaultAuthRdParam  = "rd"
+)
+
+// extAuthInput collects the external auth annotations of one Ingress.
+type extAuthInput struct {
+	url, host, method, signin, signinParam, requestRedirect, cacheKey, proxySetHeaders string
+	responseHeaders                                                                    []string
+	durations                                                                          []AuthCacheDuration
+	alwaysSetCookie                                                                    bool
+	// requested is set by auth-url; others lists the other annotations
+	// present; err says why they cannot be applied.
+	requested bool
+	others    []string
+	err       string
+	// globalOff is enable-global-auth=false.
+	globalOff bool
+}
+
+// isExtAuthAnnotation reports whether name is read by applyExtAuth.
+func isExtAuthAnnotation(name string) bool {
+	switch name {
+	case "auth-url", "auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers",
+		"auth-request-redirect", "auth-cache-key", "auth-cache-duration", "auth-always-set-cookie",
+		"auth-proxy-set-headers", "auth-keepalive", "auth-keepalive-requests", "auth-keepalive-timeout",
+		"auth-keepalive-share-vars", "enable-global-auth":
+		return true
+	}
+	return false
+}
+
+// applyExtAuth parses one external auth annotation; ok is false for other
+// names. Values that fail closed are recorded in a.extAuth.err; the
+// returned error is a Problem only (keepalive values, enable-global-auth).
+func (a *ingressAnnotations) applyExtAuth(name, v string) (bool, error) {
+	if !isExtAuthAnnotation(name) {
+		return false, nil
+	}
+	in := &a.extAuth
+	switch name {
+	case "auth-keepalive", "auth-keepalive-requests", "auth-keepalive-timeout":
+		_, err := parseIntRange(v, 0, maxGlobalCount)
+		return true, err
+	case "auth-keepalive-share-vars":
+		_, err := parseBool(v)
+		return true, err
+	case "enable-global-auth":
+		on, err := parseBool(v)
+		in.globalOff = err == nil && !on
+		return true, err
+	case "auth-url":
+		in.requested = true
+	default:
+		in.others = append(in.others, name)
+	}
+	if err := in.set(name, v); err != nil && in.err == "" {
+		in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
+	}
+	return true, nil
+}
+
+// set parses the value of one auth-* name into in.
+func (in *extAuthInput) set(name, v string) error {
+	var err error
+	switch name {
+	case "auth-url":
+		in.host, err = parseAuthURL(v)
+		in.url = v
+	case "auth-method":
+		in.method, err = parseAuthMethod(v)
+	case "auth-signin":
+		err = parseAuthSignin(v)
+		in.signin = v
+	case "auth-signin-redirect-param":
+		in.signinParam, err = parseQueryName(v)
+	case "auth-response-headers":
+		in.responseHeaders, err = parseAuthHeaderList(v)
+	case "auth-request-redirect":
+		in.requestRedirect, err = parseRequestRedirect(v)
+	case "auth-cache-key":
+		err = parseAuthTemplate(v, cacheKeyChar)
+		in.cacheKey = v
+	case "auth-cache-duration":
+		in.durations, err = ParseAuthCacheDurations(v)
+	case "auth-always-set-cookie":
+		in.alwaysSetCookie, err = parseBool(v)
+	case "auth-proxy-set-headers":
+		in.proxySetHeaders, err = parseAuthConfigMapRef(v)
+	}
+	return err
+}
+
+// finishExtAuth reports the auth-* annotations that do nothing without
+// auth-url.
+func (a *ingressAnnotations) finishExtAuth() {
+	in := &a.extAuth
+	if in.requested || len(in.others) == 0 {
+		return
+	}
+	a.problems = append(a.problems, fmt.Sprintf("annotations %s%s without %sauth-url: ignored", AnnotationPrefix,
+		strings.Join(in.others, ", "+AnnotationPrefix), AnnotationPrefix))
+	in.err = ""
+}
+
+// authVariables are the nginx variables auth-url, auth-signin and
+// auth-cache-key may hold (lua/extauth.lua has the same list); http_*,
+// cookie_* and arg_* are accepted too.
+var authVariables = map[string]bool{
+	"host": true, "http_host": true, "best_http_host": true, "request_uri": true, "escaped_request_uri": true,
+	"uri": true, "args": true, "is_args": true, "query_string": true, "scheme": true, "pass_access_scheme": true,
+	"server_port": true, "pass_server_port": true, "request_method": true, "remote_addr": true, "remote_user": true,
+	"server_name": true, "request_id": true,
+}
+
+// authVariable reports whether $name may appear in an auth template.
+func authVariable(name string) bool {
+	if authVariables[name] {
+		return true
+	}
+	for _, p := range []string{"http_", "cookie_", "arg_"} {
+		if rest, ok := strings.CutPrefix(name, p); ok && rest != "" {
+			for i := 0; i < len(rest); i++ {
+				if c := rest[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || p != "http_" && (c >= 'A' && c <= 'Z' || c == '-')) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// urlChar: the characters of auth URLs besides variables (ingress-nginx's
+// URL validator, '%' and '+' added, ' ' removed).
+func urlChar(c byte) bool {
+	return isAlnum(c) || strings.IndexByte("-._~/:,?&=%+", c) >= 0
+}
+
+// cacheKeyChar: ingress-nginx's NGINXVariable validator (letters, digits,
+// '-', '_'), with ':' '/' '.' and ',' for readable keys.
+func cacheKeyChar(c byte) bool { return isAlnum(c) || strings.IndexByte("-_:/.,", c) >= 0 }
+
+// parseAuthTemplate checks a template: characters that literal accepts
+// and variables $name or ${name} that authVariable accepts.
+func parseAuthTemplate(v string, literal func(byte) bool) error {
+	if v == "" || len(v) > maxAuthURLLen {
+		return fmt.Errorf("must be 1 to %d characters", maxAuthURLLen)
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '$' {
+			if !literal(c) {
+				return fmt.Errorf("contains %q", c)
+			}
+			continue
+		}
+		name, n := templateVar(v[i+1:])
+		if name == "" {
+			return errors.New("'$' must start a variable $name or ${name}")
+		}
+		if !authVariable(name) {
+			return fmt.Errorf("variable $%s is not one ingress-sync expands (host, request_uri, escaped_request_uri, ...)", name)
+		}
+		i += n
+	}
+	return nil
+}
+
+// templateVar returns the variable name at the start of s (after '$') and
+// the bytes it takes, "" when there is none.
+func templateVar(s string) (string, int) {
+	if strings.HasPrefix(s, "{") {
+		end := strings.IndexByte(s, '}')
+		if end < 2 || !varName(s[1:end]) {
+			return "", 0
+		}
+		return s[1:end], end + 1
+	}
+	n := 0
+	for n < len(s) && (isAlnum(s[n]) || s[n] == '_') {
+		n++
+	}
+	return s[:n], n
+}
+
+func varName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) && s[i] != '_' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// ParseAuthURL checks an auth-url and returns its host name (without
+// port), the Host header of the auth request.
+func parseAuthURL(v string) (string, error) {
+	rest, ok := strings.CutPrefix(v, "http://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(v, "https://"); !ok {
+			return "", errors.New("must be an http:// or https:// URL")
+		}
+	}
+	end := strings.IndexAny(rest, "/?")
+	if end < 0 {
+		end = len(rest)
+	}
+	host, err := parseAuthority(rest[:end])
+	if err != nil {
+		return "", err
+	}
+	if end < len(rest) {
+		if err := parseAuthTemplate(rest[end:], urlChar); err != nil {
+			return "", err
+		}
+	}
+	return host, nil
+}
+
+// parseAuthority checks host[:port] (a DNS name, IPv4 or [IPv6]).
+func parseAuthority(a string) (string, error) {
+	host, port := a, ""
+	if strings.HasPrefix(a, "[") {
+		end := strings.IndexByte(a, ']')
+		if end < 0 || !isIPv6Literal(a[1:end]) {
+			return "", errors.New("has an invalid IPv6 address")
+		}
+		host, port = a[:end+1], a[end+1:]
+	} else if i := strings.LastIndexByte(a, ':'); i >= 0 {
+		host, port = a[:i], a[i:]
+	}
+	if port != "" {
+		p, err := parseIntRange(strings.TrimPrefix(port, ":"), 1, 65535)
+		if err != nil || !strings.HasPrefix(port, ":") {
+			return "", errors.New("has an invalid port")
+		}
+		_ = p
+	}
+	if !strings.HasPrefix(host, "[") && (host == "" || len(host) > 253 || !validHostLabels(host)) {
+		return "", errors.New("must have a host name or address (no variables, no user info)")
+	}
+	return host, nil
+}
+
+func isIPv6Literal(s string) bool {
+	if s == "" || len(s) > 45 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':' || c == '.') {
+			return false
+		}
+	}
+	return strings.Contains(s, ":")
+}
+
+// validHostLabels: labels of letters, digits and inner '-', separated by
+// single dots.
+func validHostLabels(h string) bool {
+	for _, l := range strings.Split(h, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			if !isAlnum(l[i]) && l[i] != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// parseAuthSignin checks auth-signin: an http(s) URL, an absolute path, or
+// a template starting with a variable ($scheme://$host/...).
+func parseAuthSignin(v string) error {
+	if !(strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://") || strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") || strings.HasPrefix(v, "$")) {
+		return errors.New("must be an http:// or https:// URL or an absolute path")
+	}
+	return parseAuthTemplate(v, urlChar)
+}
+
+var authMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"}
+
+func parseAuthMethod(v string) (string, error) {
+	for _, m := range authMethods {
+		if v == m {
+			return v, nil
+		}
+	}
+	if v == "CONNECT" {
+		return "", fmt.Errorf("%w: CONNECT auth requests (Lua subrequests cannot send them)", errUnsupported)
+	}
+	return "", errors.New("must be one of " + strings.Join(authMethods, ", "))
+}
+
+// parseQueryName accepts a query parameter name: letters, digits, -._~.
+func parseQueryName(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || len(v) > 64 {
+		return "", errors.New("must be 1 to 64 characters")
+	}
+	for i := 0; i < len(v); i++ {
+		if !isAlnum(v[i]) && strings.IndexByte("-._~", v[i]) < 0 {
+			return "", errors.New("may only hold letters, digits and -._~")
+		}
+	}
+	return v, nil
+}
+
+// parseAuthHeaderList parses header names separated by commas, as
+// ingress-nginx's auth-response-headers ([A-Za-z0-9_-] each, empty items
+// skipped); nil for an empty list.
+func parseAuthHeaderList(v string) ([]string, error) {
+	var out []string
+	for _, h := range strings.Split(v, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		for i := 0; i < len(h); i++ {
+			if !isAlnum(h[i]) && h[i] != '-' && h[i] != '_' {
+				return nil, fmt.Errorf("header %q may only hold letters, digits, '-' and '_'", h)
+			}
+		}
+		if len(h) > 256 || len(out) >= maxAuthHeaders {
+			return nil, fmt.Errorf("at most %d headers of 256 characters", maxAuthHeaders)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// parseRequestRedirect accepts ingress-nginx's URL characters (no
+// variables): the literal X-Auth-Request-Redirect.
+func parseRequestRedirect(v string) (string, error) {
+	if v == "" || len(v) > maxAuthURLLen {
+		return "", fmt.Errorf("must be 1 to %d characters", maxAuthURLLen)
+	}
+	for i := 0; i < len(v); i++ {
+		if !urlChar(v[i]) {
+			return "", fmt.Errorf("contains %q", v[i])
+		}
+	}
+	return v, nil
+}
+
+// parseAuthConfigMapRef accepts "name" or "namespace/name".
+func parseAuthConfigMapRef(v string) (string, error) {
+	ns, name, found := strings.Cut(v, "/")
+	if !found {
+		name, ns = ns, ""
+	}
+	if found && !isDNSLabel(ns) || !isDNSSubdomain(name) {
+		return "", errors.New(`must be "name" or "namespace/name" of a ConfigMap`)
+	}
+	return v, nil
+}
+
+// authTimeUnits are nginx's time units in milliseconds.
+var authTimeUnits = map[string]int64{"ms": 1, "s": 1000, "m": 60000, "h": 3600000, "d": 86400000,
+	"w": 7 * 86400000, "M": 30 * 86400000, "y": 365 * 86400000}
+
+// ParseAuthCacheDurations parses auth-cache-duration: items separated by
+// commas, each status codes (100 to 599) and then one nginx time ("200
+// 202 10m", "5m", "500ms"), at most a year; empty is the default "200 202
+// 401 5m".
+func ParseAuthCacheDurations(v string) ([]AuthCacheDuration, error) {
+	var out []AuthCacheDuration
+	for _, item := range strings.Split(v, ",") {
+		f := strings.Fields(item)
+		if len(f) == 0 {
+			continue
+		}
+		if len(out) >= maxAuthHeaders || len(f) > 32 {
+			return nil, errors.New("too many items")
+		}
+		d := AuthCacheDuration{}
+		for _, code := range f[:len(f)-1] {
+			c, err := parseIntRange(code, 100, 599)
+			if err != nil || len(code) != 3 {
+				return nil, fmt.Errorf("%q: status codes (100 to 599) come before one time", item)
+			}
+			d.Codes = append(d.Codes, c)
+		}
+		ms, err := parseAuthTime(f[len(f)-1])
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", item, err)
+		}
+		d.Millis = ms
+		out = append(out, d)
+	}
+	if out == nil {
+		return ParseAuthCacheDurations(defaultAuthDuration)
+	}
+	return out, nil
+}
+
+func parseAuthTime(t string) (int64, error) {
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	unit, ok := authTimeUnits[t[i:]]
+	if i == 0 || i > 9 || !ok {
+		return 0, errors.New("must end with an nginx time such as 500ms, 30s, 5m, 1h, 1d")
+	}
+	n, _ := strconv.ParseInt(t[:i], 10, 64)
+	if ms := n * unit; ms > 0 && ms <= maxAuthCacheMillis {
+		return ms, nil
+	}
+	return 0, errors.New("the time must be above 0 and at most 366 days")
+}
+
+// externalAuth returns the ExternalAuth of e's locations (nil without),
+// resolved once per Build: its own auth-url, else the ConfigMap's
+// global-auth-url unless enable-global-auth is false.
+func (b *builder) externalAuth(e *ingressEntry) *ExternalAuth {
+	in := &e.ann.extAuth
+	if !in.requested {
+		if b.globalAuth == nil || in.globalOff {
+			return nil
+		}
+		if e.ann.auth.satisfyAny {
+			ea := *b.globalAuth
+			ea.SatisfyAny = true
+			return &ea
+		}
+		return b.globalAuth
+	}
+	if ea, ok := b.extAuth[e]; ok {
+		return ea
+	}
+	ea, reason := b.resolveExtAuth(e)
+	if reason != "" {
+		b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
+		ea = &ExternalAuth{Unavailable: true}
+	}
+	if b.extAuth == nil {
+		b.extAuth = map[*ingressEntry]*ExternalAuth{}
+	}
+	b.extAuth[e] = ea
+	return ea
+}
+
+func (b *builder) resolveExtAuth(e *ingressEntry) (*ExternalAuth, string) {
+	in := &e.ann.extAuth
+	if in.err != "" {
+		return nil, in.err
+	}
+	ea := in.externalAuth()
+	ea.SatisfyAny = e.ann.auth.satisfyAny
+	if in.proxySetHeaders == "" {
+		return ea, ""
+	}
+	const ann = AnnotationPrefix + "auth-proxy-set-headers"
+	ref := in.proxySetHeaders
+	if !strings.Contains(ref, "/") {
+		ref = e.key.Namespace + "/" + ref
+	}
+	k, _ := parseObjectKey(ref)
+	if k.Namespace != e.key.Namespace {
+		return nil, fmt.Sprintf("annotation %s=%s: the ConfigMap must be in the Ingress's namespace %s", ann, in.proxySetHeaders, e.key.Namespace)
+	}
+	cm := b.s.configMaps[k]
+	if cm == nil {
+		return nil, fmt.Sprintf("annotation %s: ConfigMap %s not found", ann, ref)
+	}
+	hs, problems := headersOf(cm.obj, headerRule{what: "annotation " + ann + " ConfigMap " + ref, noDollar: true})
+	if len(problems) > 0 {
+		return nil, problems[0]
+	}
+	ea.ProxySetHeaders = hs
+	return ea, ""
+}
+
+// externalAuth makes the ExternalAuth of valid values.
+func (in *extAuthInput) externalAuth() *ExternalAuth {
+	ea := &ExternalAuth{URL: in.url, Host: in.host, Method: in.method, ResponseHeaders: in.responseHeaders,
+		RequestRedirect: in.requestRedirect, CacheKey: in.cacheKey, AlwaysSetCookie: in.alwaysSetCookie}
+	if in.signin != "" {
+		ea.Signin = signinWithRedirect(in.signin, in.signinParam)
+	}
+	if in.cacheKey != "" {
+		ea.CacheDurations = in.durations
+		if ea.CacheDurations == nil {
+			ea.CacheDurations, _ = ParseAuthCacheDurations("")
+		}
+	}
+	return ea
+}
+
+// signinWithRedirect adds param (default rd) with the original URL to the
+// signin URL unless its query has it, as ingress-nginx's buildAuthSignURL.
+func signinWithRedirect(signin, param string) string {
+	if param == "" {
+		param = defaultAuthRdParam
+	}
+	const original = "$pass_access_scheme://$http_host$escaped_request_uri"
+	_, query, found := strings.Cut(signin, "?")
+	if !found || query == "" {
+		return strings.TrimSuffix(signin, "?") + "?" + param + "=" + original
+	}
+	for _, kv := range strings.Split(query, "&") {
+		if k, v, _ := strings.Cut(kv, "="); k == param && v != "" {
+			return signin
+		}
+	}
+	return signin + "&" + param + "=" + original
+}
+
+// globalAuthKeys are the ConfigMap's global-auth-* keys: each validated as
+// its annotation (see extAuthInput.set), kept as written.
+var globalAuthKeys = map[string]struct {
+	annotation string
+	field      func(*GlobalAuth) *string
+}{
+	"global-auth-url":                   {"auth-url", func(g *GlobalAuth) *string { return &g.URL }},
+	"global-auth-method":                {"auth-method", func(g *GlobalAuth) *string { return &g.Method }},
+	"global-auth-signin":                {"auth-signin", func(g *GlobalAuth) *string { return &g.Signin }},
+	"global-auth-signin-redirect-param": {"auth-signin-redirect-param", func(g *GlobalAuth) *string { return &g.SigninRedirectParam }},
+	"global-auth-response-headers":      {"auth-response-headers", func(g *GlobalAuth) *string { return &g.ResponseHeaders }},
+	"global-auth-request-redirect":      {"auth-request-redirect", func(g *GlobalAuth) *string { return &g.RequestRedirect }},
+	"global-auth-cache-key":             {"auth-cache-key", func(g *GlobalAuth) *string { return &g.CacheKey }},
+	"global-auth-cache-duration":        {"auth-cache-duration", func(g *GlobalAuth) *string { return &g.CacheDuration }},
+	"global-auth-always-set-cookie":     {"auth-always-set-cookie", func(g *GlobalAuth) *string { return &g.AlwaysSetCookie }},
+}
+
+// setGlobalAuth sets a global-auth-* key; ok is false for other keys.
+func (g *Global) setGlobalAuth(k, v string) (bool, error) {
+	if len(v) > maxValueLen && (k == "no-auth-locations" || globalAuthKeys[k].field != nil) {
+		return true, fmt.Errorf("longer than %d characters", maxValueLen)
+	}
+	if k == "no-auth-locations" {
+		_, err := parseNoAuthLocations(v)
+		if err == nil {
+			g.Auth.NoAuthLocations, g.Auth.NoAuthLocationsSet = v, true
+		}
+		return true, err
+	}
+	f, ok := globalAuthKeys[k]
+	if !ok {
+		return false, nil
+	}
+	if v != "" || k == "global-auth-url" {
+		var in extAuthInput
+		if err := in.set(f.annotation, v); err != nil {
+			return true, err
+		}
+	}
+	*f.field(&g.Auth) = v
+	return true, nil
+}
+
+// externalAuth returns the ExternalAuth of the global-auth-* keys, nil
+// without global-auth-url.
+func (ga *GlobalAuth) externalAuth() *ExternalAuth {
+	if ga.URL == "" {
+		return nil
+	}
+	var in extAuthInput
+	for k, f := range globalAuthKeys {
+		if v := *f.field(ga); v != "" {
+			if err := in.set(f.annotation, v); err != nil {
+				panic("model: global-auth key " + k + " was validated: " + err.Error())
+			}
+		}
+	}
+	return in.externalAuth()
+}
+
+// canonical writes ga; nothing when empty (see externalAuth).
+func (ga *GlobalAuth) canonical(w *canonicalWriter) {
+	if *ga == (GlobalAuth{}) {
+		return
+	}
+	w.bool(true)
+	for _, s := range []string{ga.URL, ga.Method, ga.Signin, ga.SigninRedirectParam, ga.ResponseHeaders,
+		ga.RequestRedirect, ga.CacheKey, ga.CacheDuration, ga.AlwaysSetCookie, ga.NoAuthLocations} {
+		w.str(s)
+	}
+	w.bool(ga.NoAuthLocationsSet)
+}
+
+// externalAuth writes a; nothing when nil, so that the checksums of
+// Configurations without external auth stay as they were.
+func (w *canonicalWriter) externalAuth(a *ExternalAuth) {
+	if a == nil {
+		return
+	}
+	w.bool(true)
+	for _, s := range []string{a.URL, a.Host, a.Method, a.Signin, a.RequestRedirect, a.CacheKey} {
+		w.str(s)
+	}
+	w.strs(a.ResponseHeaders)
+	w.uint(uint64(len(a.CacheDurations)))
+	for _, d := range a.CacheDurations {
+		w.int(d.Millis)
+		w.uint(uint64(len(d.Codes)))
+		for _, c := range d.Codes {
+			w.int(int64(c))
+		}
+	}
+	w.headers(a.ProxySetHeaders)
+	w.bool(a.AlwaysSetCookie)
+	w.bool(a.SatisfyAny)
+	w.bool(a.Unavailable)
+}

@@ -1,0 +1,284 @@
+package model
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestParseAuthURL(t *testing.T) {
+	good := map[string]string{
+		"http://auth.default.svc.cluster.local/verify":        "auth.default.svc.cluster.local",
+		"https://10.0.0.1:8443/oauth2/auth":                   "10.0.0.1",
+		"http://[::1]:80/x?rd=$escaped_request_uri&h=${host}": "[::1]",
+		"http://auth": "auth",
+		"http://auth:4180?u=$request_uri,$http_x_user,$cookie_SESS": "auth",
+	}
+	for v, host := range good {
+		if got, err := parseAuthURL(v); err != nil || got != host {
+			t.Errorf("parseAuthURL(%q) = %q, %v; want %q", v, got, err, host)
+		}
+	}
+	bad := []string{"", "ftp://auth/x", "auth/x", "HTTP//auth", "http://$host/x", "http://user@auth/x", "http://auth:0/",
+		"http://auth:99999/", "http://auth/x y", "http://auth/$document_root", "http://auth/$", "http://auth/${}", "http://auth/\"x",
+		"http://auth/x;rm", "http://-auth/", "http://a..b/", "http://[zz]/", "http://auth/${host", "http://auth/a{b}"}
+	for _, v := range bad {
+		if _, err := parseAuthURL(v); err == nil {
+			t.Errorf("parseAuthURL(%q) accepted it", v)
+		}
+	}
+}
+
+func TestParseAuthCacheDurations(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []AuthCacheDuration
+		err  bool
+	}{
+		{"", []AuthCacheDuration{{Codes: []int{200, 202, 401}, Millis: 300000}}, false},
+		{"200 202 10m", []AuthCacheDuration{{Codes: []int{200, 202}, Millis: 600000}}, false},
+		{"5m", []AuthCacheDuration{{Millis: 300000}}, false},
+		{"200 500ms, 401 1h", []AuthCacheDuration{{Codes: []int{200}, Millis: 500}, {Codes: []int{401}, Millis: 3600000}}, false},
+		{"200 1y", []AuthCacheDuration{{Codes: []int{200}, Millis: 365 * 86400000}}, false},
+		{"200", nil, true},
+		{"200 forever", nil, true},
+		{"5m 200", nil, true},
+		{"99 5m", nil, true},
+		{"600 5m", nil, true},
+		{"200 0s", nil, true},
+		{"200 2y", nil, true},
+		{"200 1234567890s", nil, true},
+	}
+	for _, tc := range tests {
+		got, err := ParseAuthCacheDurations(tc.in)
+		if (err != nil) != tc.err {
+			t.Errorf("ParseAuthCacheDurations(%q): err %v", tc.in, err)
+			continue
+		}
+		if !tc.err {
+			checkEqual(t, tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestSigninWithRedirect(t *testing.T) {
+	const rd = "$pass_access_scheme://$http_host$escaped_request_uri"
+	tests := []struct{ signin, param, want string }{
+		{"https://auth.example.com/start", "", "https://auth.example.com/start?rd=" + rd},
+		{"https://auth.example.com/start?", "", "https://auth.example.com/start?rd=" + rd},
+		{"https://auth.example.com/start?x=1", "back", "https://auth.example.com/start?x=1&back=" + rd},
+		{"https://$host/oauth2/start?rd=$escaped_request_uri", "", "https://$host/oauth2/start?rd=$escaped_request_uri"},
+		{"https://a/start?rd=", "", "https://a/start?rd=&rd=" + rd},
+	}
+	for _, tc := range tests {
+		if got := signinWithRedirect(tc.signin, tc.param); got != tc.want {
+			t.Errorf("signinWithRedirect(%q, %q) = %q, want %q", tc.signin, tc.param, got, tc.want)
+		}
+	}
+}
+
+func configMapOf(ns, name string, kv ...string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		cm.Data[kv[i]] = kv[i+1]
+	}
+	return cm
+}
+
+// TestExternalAuthAnnotations: what the external auth annotations and the
+// ConfigMap's global-auth-* keys give the Ingress's locations, and fail
+// closed.
+func TestExternalAuthAnnotations(t *testing.T) {
+	const url = "http://auth.default.svc/verify"
+	down := &ExternalAuth{Unavailable: true}
+	withURL := func(kv ...string) []ingOpt {
+		opts := []ingOpt{nginx("auth-url", url)}
+		for i := 0; i+1 < len(kv); i += 2 {
+			opts = append(opts, nginx(kv[i], kv[i+1]))
+		}
+		return opts
+	}
+	ctrl := func(kv ...string) runtime.Object { return configMapOf("ingress", "controller", kv...) }
+	global := &ExternalAuth{URL: "http://global/auth", Host: "global", Signin: "https://login/start?rd=$pass_access_scheme://$http_host$escaped_request_uri"}
+	tests := []struct {
+		name     string
+		opts     []ingOpt
+		objs     []runtime.Object
+		want     *ExternalAuth
+		problems []string
+	}{
+		{"none", nil, nil, nil, nil},
+		{"auth-url", withURL(), nil, &ExternalAuth{URL: url, Host: "auth.default.svc"}, nil},
+		{"everything", withURL("auth-method", "POST", "auth-signin", "https://$host/oauth2/start?rd=$escaped_request_uri",
+			"auth-response-headers", "X-User, ,X-Email", "auth-request-redirect", "https://a/b", "auth-cache-key", "$remote_user$http_authorization",
+			"auth-always-set-cookie", "true", "auth-keepalive", "10", "auth-keepalive-share-vars", "true", "satisfy", "any",
+			"auth-proxy-set-headers", "hdrs"), []runtime.Object{configMapOf("default", "hdrs", "X-B", "2", "X-A", "1")},
+			&ExternalAuth{URL: url, Host: "auth.default.svc", Method: "POST", Signin: "https://$host/oauth2/start?rd=$escaped_request_uri",
+				ResponseHeaders: []string{"X-User", "X-Email"}, RequestRedirect: "https://a/b", CacheKey: "$remote_user$http_authorization",
+				CacheDurations: []AuthCacheDuration{{Codes: []int{200, 202, 401}, Millis: 300000}}, AlwaysSetCookie: true, SatisfyAny: true,
+				ProxySetHeaders: []Header{{"X-A", "1"}, {"X-B", "2"}}}, nil},
+		{"invalid keepalive: a Problem only", withURL("auth-keepalive", "-1"), nil, &ExternalAuth{URL: url, Host: "auth.default.svc"},
+			[]string{"auth-keepalive"}},
+		{"auth-signin without auth-url: ignored", []ingOpt{nginx("auth-signin", "https://x/")}, nil, nil, []string{"without " + AnnotationPrefix + "auth-url: ignored"}},
+		{"bad auth-url", []ingOpt{nginx("auth-url", "ftp://x/")}, nil, down, []string{"must be an http:// or https:// URL; the Ingress's routes answer 503"}},
+		{"bad method", withURL("auth-method", "get"), nil, down, []string{"must be one of"}},
+		{"CONNECT", withURL("auth-method", "CONNECT"), nil, down, []string{"not supported"}},
+		{"bad signin", withURL("auth-signin", "javascript:x"), nil, down, []string{"auth-signin"}},
+		{"bad response headers", withURL("auth-response-headers", "X-A:b"), nil, down, []string{"auth-response-headers"}},
+		{"bad cache key", withURL("auth-cache-key", "$document_root"), nil, down, []string{"auth-cache-key"}},
+		{"bad duration", withURL("auth-cache-key", "$host", "auth-cache-duration", "200"), nil, down, []string{"auth-cache-duration"}},
+		{"bad always-set-cookie", withURL("auth-always-set-cookie", "yes"), nil, down, []string{"auth-always-set-cookie"}},
+		{"missing ConfigMap", withURL("auth-proxy-set-headers", "nope"), nil, down, []string{"ConfigMap default/nope not found"}},
+		{"another namespace's ConfigMap", withURL("auth-proxy-set-headers", "other/hdrs"), []runtime.Object{configMapOf("other", "hdrs", "X-A", "1")},
+			down, []string{"must be in the Ingress's namespace"}},
+		{"a ConfigMap value with $", withURL("auth-proxy-set-headers", "hdrs"), []runtime.Object{configMapOf("default", "hdrs", "X-A", "$host")},
+			down, []string{"holds '$'"}},
+		{"global auth", nil, []runtime.Object{ctrl("global-auth-url", "http://global/auth", "global-auth-signin", "https://login/start")}, global, nil},
+		{"global auth, opted out", []ingOpt{nginx("enable-global-auth", "false")},
+			[]runtime.Object{ctrl("global-auth-url", "http://global/auth")}, nil, nil},
+		{"global auth, own auth-url wins", withURL(), []runtime.Object{ctrl("global-auth-url", "http://global/auth")},
+			&ExternalAuth{URL: url, Host: "auth.default.svc"}, nil},
+		{"invalid global-auth-url: none", nil, []runtime.Object{ctrl("global-auth-url", "ftp://global/auth")}, nil, []string{"global-auth-url"}},
+		{"no-auth-locations", nil, []runtime.Object{ctrl("global-auth-url", "http://global/auth", "no-auth-locations", "/a, /")}, nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := append([]ingOpt{rule("a.example.com", prefix("/", "web", 80))}, tc.opts...)
+			objs := append([]runtime.Object{ingress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.objs...)
+			o := testOptions()
+			o.ConfigMap = "ingress/controller"
+			cfg := Build(newTestStore(t, objs...), o)
+			checkProblems(t, cfg.Problems, tc.problems)
+			i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Hostname == "a.example.com" })
+			if i < 0 {
+				t.Fatal("no server a.example.com")
+			}
+			for _, l := range cfg.Servers[i].Locations {
+				if l.Ingress == "default/web" {
+					checkEqual(t, "ExternalAuth", l.Settings.ExternalAuth, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// FuzzAuthURL: an accepted auth-url is http(s) with a host free of
+// variables, and holds no character that could leave an nginx variable or
+// a Lua string; every '$' starts a listed variable.
+func FuzzAuthURL(f *testing.F) {
+	for _, seed := range []string{"http://a/b?rd=$escaped_request_uri", "https://[::1]:1/${host}", "http://$host/", "http://a/$x", "http://a/;", "http://a:1/ b"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		host, err := parseAuthURL(v)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") || strings.ContainsAny(host, "$@/?") || host == "" {
+			t.Fatalf("accepted %q (host %q)", v, host)
+		}
+		checkTemplate(t, v)
+	})
+}
+
+// FuzzAuthTemplates: signin and cache key templates hold only listed
+// variables and safe characters.
+func FuzzAuthTemplates(f *testing.F) {
+	for _, seed := range []string{"https://$host/oauth2/start?rd=$escaped_request_uri", "$remote_user$http_authorization", "/x${cookie_a}", "$", "${"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if parseAuthSignin(v) == nil {
+			checkTemplate(t, v)
+		}
+		if parseAuthTemplate(v, cacheKeyChar) == nil {
+			checkTemplate(t, v)
+		}
+	})
+}
+
+func checkTemplate(t *testing.T, v string) {
+	t.Helper()
+	if strings.ContainsAny(v, " \t\r\n\"'`\\;#<>") || len(v) > maxAuthURLLen {
+		t.Fatalf("accepted %q", v)
+	}
+	for i := strings.IndexByte(v, '$'); i >= 0; {
+		name, n := templateVar(v[i+1:])
+		if !authVariable(name) {
+			t.Fatalf("accepted %q with variable %q", v, name)
+		}
+		next := strings.IndexByte(v[i+1+n:], '$')
+		if next < 0 {
+			break
+		}
+		i += 1 + n + next
+	}
+}
+
+// FuzzAuthLists: accepted header lists and cache durations are what Lua
+// compiles (names of [A-Za-z0-9_-], codes 100 to 599, times in bounds).
+func FuzzAuthLists(f *testing.F) {
+	for _, seed := range []string{"X-User, X-Email", "200 202 401 5m", "5m, 401 1h", "a;b", "200 9999999999y"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if hs, err := parseAuthHeaderList(v); err == nil {
+			for _, h := range hs {
+				if h == "" || strings.Trim(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+					t.Fatalf("accepted header %q of %q", h, v)
+				}
+			}
+		}
+		if ds, err := ParseAuthCacheDurations(v); err == nil {
+			for _, d := range ds {
+				if d.Millis <= 0 || d.Millis > maxAuthCacheMillis {
+					t.Fatalf("accepted time %d of %q", d.Millis, v)
+				}
+				for _, c := range d.Codes {
+					if c < 100 || c > 599 {
+						t.Fatalf("accepted code %d of %q", c, v)
+					}
+				}
+			}
+		}
+	})
+}
+
+// externalAuth: an http(s) URL, templates of listed variables, valid
+// header names and cache durations; nothing else when unavailable.
+func (c *contract) externalAuth(where string, a *ExternalAuth) {
+	if a == nil {
+		return
+	}
+	if a.Unavailable {
+		if a.URL != "" || a.Signin != "" || a.ProxySetHeaders != nil {
+			c.fail("%s: unavailable external auth %+v", where, *a)
+		}
+		return
+	}
+	host, err := parseAuthURL(a.URL)
+	if err != nil || host != a.Host || a.Method != "" && !slices.Contains(authMethods, a.Method) {
+		c.fail("%s: external auth URL %q host %q method %q", where, a.URL, a.Host, a.Method)
+	}
+	if a.Signin != "" && parseAuthSignin(a.Signin) != nil || a.CacheKey != "" && parseAuthTemplate(a.CacheKey, cacheKeyChar) != nil {
+		c.fail("%s: external auth signin %q cache key %q", where, a.Signin, a.CacheKey)
+	}
+	if hs, err := parseAuthHeaderList(strings.Join(a.ResponseHeaders, ",")); err != nil || len(hs) != len(a.ResponseHeaders) {
+		c.fail("%s: external auth response headers %q", where, a.ResponseHeaders)
+	}
+	if a.RequestRedirect != "" {
+		if _, err := parseRequestRedirect(a.RequestRedirect); err != nil {
+			c.fail("%s: external auth request redirect %q", where, a.RequestRedirect)
+		}
+	}
+	for _, d := range a.CacheDurations {
+		if d.Millis <= 0 || d.Millis > maxAuthCacheMillis {
+			c.fail("%s: external auth cache duration %+v", where, d)
+		}
+	}
+	c.headers(where+" auth proxy-set-headers", a.ProxySetHeaders, true)
+}
