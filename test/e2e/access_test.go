@@ -5,15 +5,19 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	"github.com/ingress-sync/ingress-sync/internal/netns"
 )
 
 func opaqueSecret(ns, name, key, value string) *corev1.Secret {
@@ -109,4 +113,65 @@ func digestChallenged(t *testing.T, url, realm string) {
 func md5hex(s string) string {
 	sum := md5.Sum([]byte(s)) //nolint:gosec // RFC 2617's hash
 	return hex.EncodeToString(sum[:])
+}
+
+// startAuthService starts an oauth2-proxy-like auth service on a fresh
+// test-range address: 202 with X-Auth-Request-User for the cookie
+// _oauth2_proxy=ok, 401 otherwise. It returns its /oauth2/auth URL.
+func startAuthService(t *testing.T) string {
+	t.Helper()
+	addr := net.JoinHostPort(netns.Addr(int(nextAddr.Add(1))), fmt.Sprint(backendPort))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("_oauth2_proxy"); err != nil || c.Value != "ok" || r.URL.Path != "/oauth2/auth" {
+			rw.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		rw.Header().Set("X-Auth-Request-User", "jane")
+		rw.WriteHeader(http.StatusAccepted)
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + addr + "/oauth2/auth"
+}
+
+// TestOAuth2ProxyPattern: the documented oauth2-proxy Ingress (auth-url
+// plus auth-signin with $escaped_request_uri) on the whole system: a
+// client without the session is sent to sign in with its URL in rd, one
+// with it reaches the backend with the user the auth service named.
+func TestOAuth2ProxyPattern(t *testing.T) {
+	ns := setup(t)
+	service(t, ns, "dashboard")
+	converged(t)
+	before := snapshot(t)
+	authURL := startAuthService(t)
+	a := func(k, v string) fixtures.IngressOption {
+		return fixtures.Annotation("nginx.ingress.kubernetes.io/"+k, v)
+	}
+	applyIngress(t, ours(ns, "dashboard", a("auth-url", authURL),
+		a("auth-signin", "https://auth.example.com/oauth2/start?rd=$escaped_request_uri"),
+		a("auth-response-headers", "X-Auth-Request-User"),
+		fixtures.Rule("dash.example.com", fixtures.Prefix("/", "dashboard", 80))))
+	answers(t, []answer{
+		{url: "http://dash.example.com/graphs?id=7", status: 302,
+			headers: map[string]string{"Location": "https://auth.example.com/oauth2/start?rd=%2Fgraphs%3Fid%3D7"}},
+	})
+	for i := range w.Syncers {
+		eventually(t, waitTimeout, "signed in", func() error {
+			r, err := echo.Get(t.Context(), w.Syncers[i].Client(nil), "http://dash.example.com/graphs", "Cookie", "_oauth2_proxy=ok")
+			if err != nil {
+				return err
+			}
+			if r.Status != 200 || r.Reply.Backend != "dashboard" || r.Reply.Headers.Get("X-Auth-Request-User") != "jane" {
+				return fmt.Errorf("syncer-%d: %d from %q, user %q; want 200 from dashboard for jane",
+					i, r.Status, r.Reply.Backend, r.Reply.Headers.Get("X-Auth-Request-User"))
+			}
+			return nil
+		})
+	}
+	converged(t)
+	before.unchanged(t, "an oauth2-proxy Ingress")
 }
