@@ -19,6 +19,7 @@ local ffi = require("ffi")
 local lrucache = require("resty.lrucache")
 local ipmatch = require("ipmatch")
 local digest = require("digest")
+local equal = require("secure").equal
 
 local ngx = ngx
 local ngx_var = ngx.var
@@ -29,7 +30,7 @@ local encode_base64 = ngx.encode_base64
 local str_byte = string.byte
 local str_sub = string.sub
 local str_find = string.find
-local band, bor, bxor, rshift, lshift = bit.band, bit.bor, bit.bxor, bit.rshift, bit.lshift
+local band, bor, rshift, lshift = bit.band, bit.bor, bit.rshift, bit.lshift
 
 local _M = {}
 
@@ -48,18 +49,6 @@ do
 end
 local CRYPT_DATA_SIZE = 32768 -- libxcrypt's struct crypt_data
 local crypt_data
-
--- equal compares two strings in time that depends only on their lengths.
-local function equal(a, b)
-  if #a ~= #b then
-    return false
-  end
-  local d = 0
-  for i = 1, #a do
-    d = bor(d, bxor(str_byte(a, i), str_byte(b, i)))
-  end
-  return d == 0
-end
 
 local ITOA64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 

@@ -22,7 +22,8 @@ local str_byte = string.byte
 local str_find = string.find
 local str_format = string.format
 local str_sub = string.sub
-local bor, bxor = bit.bor, bit.bxor
+
+local equal = require("secure").equal
 
 local _M = {}
 
@@ -77,18 +78,6 @@ local function new_nonce()
   end
   local prefix = str_format("%08x%08x", ngx.time(), math.random(0, 0x7fffffff))
   return prefix .. sign(prefix)
-end
-
--- equal compares two strings in time that depends only on their lengths.
-local function equal(a, b)
-  if #a ~= #b then
-    return false
-  end
-  local d = 0
-  for i = 1, #a do
-    d = bor(d, bxor(str_byte(a, i), str_byte(b, i)))
-  end
-  return d == 0
 end
 
 -- params parses the parameters of a Digest Authorization header (name=token
