@@ -28,6 +28,10 @@ type Configuration struct {
 	Backends []Backend `json:"backends"`
 	// Certificates, sorted by Name.
 	Certificates []Certificate `json:"certificates"`
+	// UpstreamTLS are the backend TLS profiles the locations use (see
+	// annotations_proxyssl.go), sorted by Name: nginx.conf holds them, a
+	// new one reloads.
+	UpstreamTLS []UpstreamTLS `json:"upstreamTLS,omitempty"`
 	// DefaultCertificate is the Name of the certificate served for unknown
 	// SNI names: --default-ssl-certificate, or the generated self-signed one.
 	DefaultCertificate string `json:"defaultCertificate"`
@@ -95,6 +99,9 @@ type Global struct {
 	BlockReferers   string `json:"blockReferers,omitempty"`
 	// BlockCIDRs is block-cidrs: canonical CIDRs joined by commas.
 	BlockCIDRs string `json:"blockCIDRs,omitempty"`
+	// ProxySSLLocationOnly is proxy-ssl-location-only: a location takes
+	// only its own Ingress's backend TLS, not its host's (routes only).
+	ProxySSLLocationOnly bool `json:"proxySSLLocationOnly,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -214,6 +221,8 @@ type LocationSettings struct {
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 	// BasicAuth protects the location with HTTP basic auth; nil when off.
 	BasicAuth *BasicAuth `json:"basicAuth,omitempty"`
+	// ProxySSL is the backend TLS profile of the location; nil when none.
+	ProxySSL *ProxySSL `json:"proxySSL,omitempty"`
 }
 
 // BasicAuth is the basic auth of a location (auth-type basic): the realm

@@ -259,6 +259,7 @@ func (c *contract) settings(where string, s *LocationSettings) {
 	c.errors(where, s.Errors)
 	c.rateLimit(where, s.RateLimit)
 	c.basicAuth(where, s.BasicAuth)
+	c.proxySSL(where, s.ProxySSL)
 }
 
 // basicAuth: a valid realm; users with valid names and hashes, sorted and

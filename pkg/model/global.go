@@ -269,6 +269,7 @@ var globalKeys = map[string]setter{
 	"add-headers":                     field(func(g *Global) *string { return &g.AddHeaders }, parseConfigMapRef),
 	"global-allowed-response-headers": field(func(g *Global) *string { return &g.AllowedResponseHeaders }, parseAllowedHeaders),
 	"service-upstream":                boolField(func(g *Global) *bool { return &g.ServiceUpstream }),
+	"proxy-ssl-location-only":         boolField(func(g *Global) *bool { return &g.ProxySSLLocationOnly }),
 	"load-balance":                    field(func(g *Global) *string { return &g.LoadBalance }, parseLoadBalance),
 	"proxy-request-buffering":         proxyField("proxy-request-buffering"),
 	"proxy-http-version":              proxyField("proxy-http-version"),
@@ -443,6 +444,7 @@ func (g Global) rendered() Global {
 	g.Proxy = ProxySettings{}
 	g.AllowSourceRange, g.DenySourceRange = "", ""                // route defaults
 	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
+	g.ProxySSLLocationOnly = false                                // routes only
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -483,6 +485,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.BlockUserAgents)
 	w.str(g.BlockReferers)
 	w.str(g.BlockCIDRs)
+	w.bool(g.ProxySSLLocationOnly)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,

@@ -83,6 +83,9 @@ type Route struct {
 	Auth *model.BasicAuth `json:"auth,omitempty"`
 	// Limit holds the rate and connection limits (lua/limit.lua).
 	Limit *model.RateLimit `json:"limit,omitempty"`
+	// UpstreamTLS is the backend TLS profile and proxy-ssl-name (the
+	// profile's fixed locations, see proxyssl.go); unavailable answers 503.
+	UpstreamTLS *model.ProxySSL `json:"upstreamTLS,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -132,6 +135,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		Errors:                st.Errors,
 		Auth:                  st.BasicAuth,
 		Limit:                 st.RateLimit,
+		UpstreamTLS:           st.ProxySSL,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	if st.Redirect != nil {

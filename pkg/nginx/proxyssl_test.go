@@ -1,0 +1,291 @@
+package nginx
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/ingress-sync/ingress-sync/internal/certs"
+	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// Headers a TLS backend adds to its reply.
+const (
+	seenSNI    = "X-Seen-Sni"
+	seenClient = "X-Seen-Client"
+)
+
+// testPKI is a CA, a server certificate for backend.test signed by it, a
+// client certificate signed by it, and another CA.
+type testPKI struct {
+	ca, other, server, client *certs.Pair
+}
+
+func newTestPKI(t testing.TB) *testPKI {
+	t.Helper()
+	gen := func(o certs.Options) *certs.Pair {
+		p, err := certs.Generate(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ca := gen(certs.Options{CommonName: "test CA", IsCA: true})
+	return &testPKI{
+		ca:     ca,
+		other:  gen(certs.Options{CommonName: "other CA", IsCA: true}),
+		server: gen(certs.Options{Hosts: []string{"backend.test"}, Parent: ca.Cert, ParentKey: ca.Key}),
+		client: gen(certs.Options{CommonName: "ingress client", Parent: ca.Cert, ParentKey: ca.Key}),
+	}
+}
+
+// startTLSBackend starts an HTTPS backend on 127.0.0.1 with the server
+// certificate; it answers a reflector reply with the SNI name it got and
+// the common name of the client certificate (verified against the CA),
+// which it requires with requireClient. maxVersion 0 is TLS 1.3, and
+// minVersion 0 TLS 1.2.
+func startTLSBackend(t testing.TB, name string, pki *testPKI, requireClient bool, minVersion uint16) int {
+	t.Helper()
+	pair, err := tls.X509KeyPair(pki.server.CertPEM, pki.server.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(pki.ca.Cert)
+	cfg := &tls.Config{
+		Certificates: []tls.Certificate{pair},
+		MinVersion:   max(minVersion, tls.VersionTLS12),
+		ClientAuth:   tls.RequestClientCert,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				if requireClient {
+					return errors.New("client certificate required")
+				}
+				return nil
+			}
+			c, err := x509.ParseCertificate(raw[0])
+			if err != nil {
+				return err
+			}
+			_, err = c.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+			return err
+		},
+	}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reply := reflectorReply(name, w, r)
+		reply.Headers.Set(seenSNI, r.TLS.ServerName)
+		if len(r.TLS.PeerCertificates) > 0 {
+			reply.Headers.Set(seenClient, r.TLS.PeerCertificates[0].Subject.CommonName)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(reply)
+	})}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("TLS backend %s: %v", name, err)
+		}
+	})
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// pkiSecret is a Secret holding what keys name: "ca" (ca.crt of the test
+// CA), "other" (ca.crt of the other CA), "client" (tls.crt and tls.key).
+func (p *testPKI) secret(name string, keys ...string) *corev1.Secret {
+	data := map[string]string{}
+	for _, k := range keys {
+		switch k {
+		case "ca":
+			data["ca.crt"] = string(p.ca.CertPEM)
+		case "other":
+			data["ca.crt"] = string(p.other.CertPEM)
+		case "client":
+			data["tls.crt"], data["tls.key"] = string(p.client.CertPEM), string(p.client.KeyPEM)
+		}
+	}
+	return authSecret(name, data)
+}
+
+// httpsIngress routes host to svc over HTTPS with the proxy-ssl-*
+// annotations kv (name, value pairs).
+func httpsIngress(name, host, svc string, kv ...string) *networkingv1.Ingress {
+	opts := []fixtures.IngressOption{ann("backend-protocol", "HTTPS"), fixtures.Rule(host, fixtures.Prefix("/", svc, 80))}
+	for i := 0; i+1 < len(kv); i += 2 {
+		opts = append(opts, ann("proxy-ssl-"+kv[i], kv[i+1]))
+	}
+	return fixtures.Ingress("default", name, opts...)
+}
+
+// TestProxySSL: backend TLS as ingress-nginx's e2e tests
+// (annotations/proxyssl.go) and nginx's proxy_ssl_* describe it, against
+// in-process HTTPS backends, and fail closed.
+func TestProxySSL(t *testing.T) {
+	pki := newTestPKI(t)
+	web := startTLSBackend(t, "web", pki, false, 0)
+	mtls := startTLSBackend(t, "mtls", pki, true, 0)
+	tls13 := startTLSBackend(t, "tls13", pki, false, tls.VersionTLS13)
+	verify := []string{"verify", "on", "name", "backend.test", "server-name", "on"}
+	cfg := buildWithSecrets(t, map[string]int{"web": web, "mtls": mtls, "tls13": tls13},
+		[]*corev1.Secret{pki.secret("ca", "ca"), pki.secret("other", "other"), pki.secret("client", "ca", "client"), pki.secret("certonly", "client")},
+		[]string{"proxy-ssl-protocols", "Secret default/missing not found", "Secret default/certonly has no ca.crt"},
+		httpsIngress("good", "good.test", "web", append([]string{"secret", "default/ca"}, verify...)...),
+		httpsIngress("nosni", "nosni.test", "web", "secret", "ca", "verify", "on", "name", "backend.test"),
+		httpsIngress("noname", "noname.test", "web", "secret", "ca", "verify", "on"),
+		httpsIngress("wrongca", "wrongca.test", "web", append([]string{"secret", "other"}, verify...)...),
+		httpsIngress("client", "client.test", "mtls", append([]string{"secret", "client"}, verify...)...),
+		httpsIngress("noclient", "noclient.test", "mtls", append([]string{"secret", "ca"}, verify...)...),
+		httpsIngress("certonly", "certonly.test", "mtls", "secret", "certonly"),
+		httpsIngress("tls12", "tls12.test", "tls13", append([]string{"secret", "ca", "protocols", "TLSv1.2"}, verify...)...),
+		httpsIngress("tls13", "tls13.test", "tls13", append([]string{"secret", "ca", "protocols", "TLSv1.3", "ciphers", "HIGH:!aNULL"}, verify...)...),
+		httpsIngress("plain", "plain.test", "web"),
+		httpsIngress("zmissing", "missing.test", "web", append([]string{"secret", "missing"}, verify...)...),
+		httpsIngress("znoca", "noca.test", "mtls", append([]string{"secret", "certonly"}, verify...)...),
+		httpsIngress("zbadproto", "badproto.test", "web", append([]string{"secret", "ca", "protocols", "TLSv1.1"}, verify...)...),
+	)
+	h := startNginx(t, cfg, nil)
+	h.allowLuaErrors = true // the fail-closed routes log why they answer 503
+	tests := []struct {
+		name, host      string
+		status          int
+		sni, clientName string
+	}{
+		{"verified, with SNI", "good.test", 200, "backend.test", ""},
+		{"verified, without SNI", "nosni.test", 200, "", ""},
+		{"default name upstream_balancer is not the certificate's: 502", "noname.test", 502, "", ""},
+		{"another CA: 502", "wrongca.test", 502, "", ""},
+		{"client certificate presented", "client.test", 200, "backend.test", "ingress client"},
+		{"no client certificate: the backend refuses, 502", "noclient.test", 502, "", ""},
+		{"client certificate without verification", "certonly.test", 200, "", "ingress client"},
+		{"TLSv1.2 only to a TLSv1.3 backend: 502", "tls12.test", 502, "", ""},
+		{"TLSv1.3", "tls13.test", 200, "backend.test", ""},
+		{"no proxy-ssl: unverified, as before", "plain.test", 200, "", ""},
+		{"missing Secret: 503", "missing.test", 503, "", ""},
+		{"verify on without ca.crt: 503", "noca.test", 503, "", ""},
+		{"invalid protocols: 503", "badproto.test", 503, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.mustGet("http://" + tc.host + "/")
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d", r.Status, tc.status)
+			}
+			if tc.status != 200 {
+				return
+			}
+			if got := r.Reply.Headers.Get(seenSNI); got != tc.sni {
+				t.Errorf("backend saw SNI %q, want %q", got, tc.sni)
+			}
+			if got := r.Reply.Headers.Get(seenClient); got != tc.clientName {
+				t.Errorf("backend saw client %q, want %q", got, tc.clientName)
+			}
+		})
+	}
+	if n := len(cfg.UpstreamTLS); n != 6 {
+		t.Errorf("%d profiles, want 6", n)
+	}
+}
+
+// TestProxySSLProfileReload: the first route of a new profile reloads
+// nginx once (tested and confirmed); another Ingress with the same
+// profile, a route moving to another existing profile, or a profile no
+// route uses any more does not reload.
+func TestProxySSLProfileReload(t *testing.T) {
+	pki := newTestPKI(t)
+	web := startTLSBackend(t, "web", pki, false, 0)
+	backends := map[string]int{"web": web}
+	secrets := []*corev1.Secret{pki.secret("ca", "ca"), pki.secret("ca-copy", "ca")}
+	verify := func(sni string) []string {
+		return []string{"secret", "ca", "verify", "on", "name", "backend.test", "server-name", sni}
+	}
+	a := httpsIngress("a", "a.test", "web", verify("on")...)
+	h := startNginx(t, buildWithSecrets(t, backends, secrets, nil, a), nil)
+	checkSNI := func(host, sni string) {
+		t.Helper()
+		r := h.mustGet("http://" + host + "/")
+		if r.Status != 200 || r.Reply.Headers.Get(seenSNI) != sni {
+			t.Fatalf("%s: status %d, SNI %q; want 200, %q", host, r.Status, r.Reply.Headers.Get(seenSNI), sni)
+		}
+	}
+	checkSNI("a.test", "backend.test")
+	ctx := context.Background()
+	apply := func(ings ...*networkingv1.Ingress) {
+		t.Helper()
+		if err := h.reload(ctx, buildWithSecrets(t, backends, secrets, nil, ings...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	workers := workerPIDs(t, h.proc.Pid())
+	// The same profile (a copy of the Secret) for another Ingress: no reload.
+	b := httpsIngress("b", "b.test", "web", append(verify("on"), "secret", "ca-copy")...)
+	apply(a, b)
+	checkNotReloaded(t, h, workers)
+	checkSNI("b.test", "backend.test")
+
+	// A new profile (server name off): one reload, confirmed.
+	c := httpsIngress("c", "c.test", "web", verify("off")...)
+	apply(a, b, c)
+	if h.app.LastReload().Skipped {
+		t.Fatal("a new profile did not reload")
+	}
+	if h.mustVersion().Checksum != h.app.conf {
+		t.Fatalf("workers serve %q, want %q", h.mustVersion().Checksum, h.app.conf)
+	}
+	checkSNI("c.test", "")
+	checkSNI("a.test", "backend.test")
+
+	// b moves to c's profile, then c goes away: no reload.
+	workers = workerPIDs(t, h.proc.Pid())
+	b = httpsIngress("b", "b.test", "web", verify("off")...)
+	apply(a, b, c)
+	checkNotReloaded(t, h, workers)
+	checkSNI("b.test", "")
+	apply(a)
+	checkNotReloaded(t, h, workers)
+	checkSNI("a.test", "backend.test")
+	if r := h.mustGet("http://b.test/"); r.Status != 404 {
+		t.Fatalf("removed Ingress: status %d", r.Status)
+	}
+}
+
+// TestProxySSLRefusedProfile: a profile nginx -t refuses (a cipher list
+// that matches no cipher) is left out of nginx.conf: its routes answer
+// 503, the other changes of the same Apply are served.
+func TestProxySSLRefusedProfile(t *testing.T) {
+	pki := newTestPKI(t)
+	web := startTLSBackend(t, "web", pki, false, 0)
+	backends := map[string]int{"web": web}
+	secrets := []*corev1.Secret{pki.secret("ca", "ca")}
+	good := httpsIngress("good", "good.test", "web", "secret", "ca", "verify", "on", "name", "backend.test")
+	h := startNginx(t, buildWithSecrets(t, backends, secrets, nil, good), nil)
+	h.allowLuaErrors = true
+	bad := httpsIngress("bad", "bad.test", "web", "secret", "ca", "ciphers", "HIGH:!HIGH")
+	other := httpsIngress("other", "other.test", "web")
+	cfg := buildWithSecrets(t, backends, secrets, nil, good, bad, other)
+	if err := h.reload(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	checkServed(t, h, "http://bad.test/", 503, "")
+	checkServed(t, h, "http://other.test/", 200, "web")
+	checkServed(t, h, "http://good.test/", 200, "web")
+	if !slices.ContainsFunc(cfg.UpstreamTLS, func(p model.UpstreamTLS) bool { return p.Ciphers == "HIGH:!HIGH" }) {
+		t.Fatal("the refused profile is not in the Configuration")
+	}
+}
