@@ -133,7 +133,7 @@ var plausibleValues = map[string][]string{
 	"limit-allowlist": {"10.0.0.0/8", "::1, 127.0.0.1"}, "limit-whitelist": {"0.0.0.0/0"},
 	"proxy-ssl-secret": {"web-tls", "default/web-tls"}, "proxy-ssl-verify": {"on", "off"}, "proxy-ssl-verify-depth": {"0", "3"},
 	"proxy-ssl-name": {"a.example.com"}, "proxy-ssl-server-name": {"on"}, "proxy-ssl-protocols": {"TLSv1.3", "TLSv1.2 TLSv1.3"},
-	"proxy-ssl-ciphers": {"HIGH:!aNULL", "ECDHE+AESGCM"},
+	"proxy-ssl-ciphers":  {"HIGH:!aNULL", "ECDHE+AESGCM"},
 	"custom-http-errors": {"404,503", "500, 502 ,504", ""}, "default-backend": {"web", "api"}, "disable-proxy-intercept-errors": {"true"},
 	"rewrite-target": {"/", "/$1", "/$2/x", "/a$0$9"}, "ssl-redirect": {"true", "false"}, "force-ssl-redirect": {"true"},
 	"whitelist-source-range": {"10.0.0.0/8", "::ffff:1.2.3.4/128", "192.168.1.1, 10.0.0.0/8"},

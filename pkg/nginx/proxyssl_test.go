@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -50,26 +49,38 @@ func newTestPKI(t testing.TB) *testPKI {
 	}
 }
 
-// startTLSBackend starts an HTTPS backend on 127.0.0.1 with the server
-// certificate; it answers a reflector reply with the SNI name it got and
+// tlsBackend is an HTTPS backend on 127.0.0.1 with the server
+// certificate (with chain, leaf and intermediate): it answers a reflector
+// reply (a gRPC one with grpc, over HTTP/2) with the SNI name it got and
 // the common name of the client certificate (verified against the CA),
-// which it requires with requireClient. maxVersion 0 is TLS 1.3, and
-// minVersion 0 TLS 1.2.
-func startTLSBackend(t testing.TB, name string, pki *testPKI, requireClient bool, minVersion uint16) int {
+// which it requires with requireClient; minVersion 0 is TLS 1.2.
+type tlsBackend struct {
+	name          string
+	requireClient bool
+	minVersion    uint16
+	grpc          bool
+	chain         []*certs.Pair
+}
+
+func (b tlsBackend) start(t testing.TB, pki *testPKI) int {
 	t.Helper()
-	pair, err := tls.X509KeyPair(pki.server.CertPEM, pki.server.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
+	chain := b.chain
+	if chain == nil {
+		chain = []*certs.Pair{pki.server}
+	}
+	pair := tls.Certificate{PrivateKey: chain[0].Key, Leaf: chain[0].Cert}
+	for _, c := range chain {
+		pair.Certificate = append(pair.Certificate, c.Cert.Raw)
 	}
 	roots := x509.NewCertPool()
 	roots.AddCert(pki.ca.Cert)
 	cfg := &tls.Config{
 		Certificates: []tls.Certificate{pair},
-		MinVersion:   max(minVersion, tls.VersionTLS12),
+		MinVersion:   max(b.minVersion, tls.VersionTLS12),
 		ClientAuth:   tls.RequestClientCert,
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
 			if len(raw) == 0 {
-				if requireClient {
+				if b.requireClient {
 					return errors.New("client certificate required")
 				}
 				return nil
@@ -82,28 +93,21 @@ func startTLSBackend(t testing.TB, name string, pki *testPKI, requireClient bool
 			return err
 		},
 	}
-	l, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
+	inner := reflector(b.name)
+	if b.grpc {
+		inner = grpcReflector(b.name)
 	}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reply := reflectorReply(name, w, r)
-		reply.Headers.Set(seenSNI, r.TLS.ServerName)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set(seenSNI, r.TLS.ServerName)
 		if len(r.TLS.PeerCertificates) > 0 {
-			reply.Headers.Set(seenClient, r.TLS.PeerCertificates[0].Subject.CommonName)
+			r.Header.Set(seenClient, r.TLS.PeerCertificates[0].Subject.CommonName)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(reply)
-	})}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		_ = srv.Close()
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("TLS backend %s: %v", name, err)
-		}
-	})
-	return l.Addr().(*net.TCPAddr).Port
+		inner.ServeHTTP(w, r)
+	}))
+	srv.TLS, srv.EnableHTTP2 = cfg, b.grpc
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().(*net.TCPAddr).Port
 }
 
 // pkiSecret is a Secret holding what keys name: "ca" (ca.crt of the test
@@ -138,9 +142,9 @@ func httpsIngress(name, host, svc string, kv ...string) *networkingv1.Ingress {
 // in-process HTTPS backends, and fail closed.
 func TestProxySSL(t *testing.T) {
 	pki := newTestPKI(t)
-	web := startTLSBackend(t, "web", pki, false, 0)
-	mtls := startTLSBackend(t, "mtls", pki, true, 0)
-	tls13 := startTLSBackend(t, "tls13", pki, false, tls.VersionTLS13)
+	web := tlsBackend{name: "web"}.start(t, pki)
+	mtls := tlsBackend{name: "mtls", requireClient: true}.start(t, pki)
+	tls13 := tlsBackend{name: "tls13", minVersion: tls.VersionTLS13}.start(t, pki)
 	verify := []string{"verify", "on", "name", "backend.test", "server-name", "on"}
 	cfg := buildWithSecrets(t, map[string]int{"web": web, "mtls": mtls, "tls13": tls13},
 		[]*corev1.Secret{pki.secret("ca", "ca"), pki.secret("other", "other"), pki.secret("client", "ca", "client"), pki.secret("certonly", "client")},
@@ -208,7 +212,7 @@ func TestProxySSL(t *testing.T) {
 // route uses any more does not reload.
 func TestProxySSLProfileReload(t *testing.T) {
 	pki := newTestPKI(t)
-	web := startTLSBackend(t, "web", pki, false, 0)
+	web := tlsBackend{name: "web"}.start(t, pki)
 	backends := map[string]int{"web": web}
 	secrets := []*corev1.Secret{pki.secret("ca", "ca"), pki.secret("ca-copy", "ca")}
 	verify := func(sni string) []string {
@@ -270,7 +274,7 @@ func TestProxySSLProfileReload(t *testing.T) {
 // 503, the other changes of the same Apply are served.
 func TestProxySSLRefusedProfile(t *testing.T) {
 	pki := newTestPKI(t)
-	web := startTLSBackend(t, "web", pki, false, 0)
+	web := tlsBackend{name: "web"}.start(t, pki)
 	backends := map[string]int{"web": web}
 	secrets := []*corev1.Secret{pki.secret("ca", "ca")}
 	good := httpsIngress("good", "good.test", "web", "secret", "ca", "verify", "on", "name", "backend.test")
@@ -287,5 +291,82 @@ func TestProxySSLRefusedProfile(t *testing.T) {
 	checkServed(t, h, "http://good.test/", 200, "web")
 	if !slices.ContainsFunc(cfg.UpstreamTLS, func(p model.UpstreamTLS) bool { return p.Ciphers == "HIGH:!HIGH" }) {
 		t.Fatal("the refused profile is not in the Configuration")
+	}
+}
+
+// TestProxySSLVariants: a profile applies in every proxy location variant
+// (buffering, error interception), to GRPCS and AUTO_HTTP backends, to the
+// verify depth (OpenSSL's: the intermediates a chain may have) of a chain
+// with two intermediates, and to the routes of the
+// host's other Ingresses (server level, as ingress-nginx without
+// proxy-ssl-location-only).
+func TestProxySSLVariants(t *testing.T) {
+	pki := newTestPKI(t)
+	inter, err := certs.Generate(certs.Options{CommonName: "intermediate", IsCA: true, Parent: pki.ca.Cert, ParentKey: pki.ca.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter2, err := certs.Generate(certs.Options{CommonName: "intermediate 2", IsCA: true, Parent: inter.Cert, ParentKey: inter.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := certs.Generate(certs.Options{Hosts: []string{"backend.test"}, Parent: inter2.Cert, ParentKey: inter2.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends := map[string]int{
+		"web":     tlsBackend{name: "web"}.start(t, pki),
+		"grpcs":   tlsBackend{name: "grpcs", grpc: true}.start(t, pki),
+		"chained": tlsBackend{name: "chained", chain: []*certs.Pair{leaf, inter2, inter}}.start(t, pki),
+	}
+	verify := func(secret string, kv ...string) []string {
+		return append([]string{"secret", secret, "verify", "on", "name", "backend.test", "server-name", "on"}, kv...)
+	}
+	extra := func(ing *networkingv1.Ingress, kv ...string) *networkingv1.Ingress {
+		for i := 0; i+1 < len(kv); i += 2 {
+			ing.Annotations[model.AnnotationPrefix+kv[i]] = kv[i+1]
+		}
+		return ing
+	}
+	cfg := buildWithSecrets(t, backends, []*corev1.Secret{pki.secret("ca", "ca"), pki.secret("other", "other")}, nil,
+		extra(httpsIngress("unbuffered", "unbuffered.test", "web", verify("ca")...), "proxy-buffering", "off", "proxy-http-version", "1.0"),
+		extra(httpsIngress("unbuffered-other", "unbuffered-other.test", "web", verify("other")...), "proxy-buffering", "off"),
+		extra(httpsIngress("errors", "errors.test", "web", verify("ca")...), "custom-http-errors", "404"),
+		extra(httpsIngress("grpcs", "grpcs.test", "grpcs", verify("ca")...), "backend-protocol", "GRPCS"),
+		extra(httpsIngress("grpcs-other", "grpcs-other.test", "grpcs", verify("other")...), "backend-protocol", "GRPCS"),
+		extra(httpsIngress("auto", "auto.test", "web", verify("other")...), "backend-protocol", "AUTO_HTTP"),
+		extra(httpsIngress("auto-ok", "auto-ok.test", "web", verify("ca")...), "backend-protocol", "AUTO_HTTP"),
+		httpsIngress("depth1", "depth1.test", "chained", verify("ca")...),
+		httpsIngress("depth2", "depth2.test", "chained", verify("ca", "verify-depth", "2")...),
+		httpsIngress("host", "host.test", "web", verify("other")...),
+		fixtures.Ingress("default", "zchild", ann("backend-protocol", "HTTPS"), fixtures.Rule("host.test", fixtures.Prefix("/child", "web", 80))),
+	)
+	h := startNginx(t, cfg, nil)
+	for _, tc := range []struct {
+		url    string
+		status int
+	}{
+		{"http://unbuffered.test/", 200},
+		{"http://unbuffered-other.test/", 502},
+		{"http://errors.test/", 200},
+		{"https://auto.test/", 502}, // the https side has the (wrong) CA
+		{"https://auto-ok.test/", 200},
+		{"http://depth1.test/", 502},
+		{"http://depth2.test/", 200},
+		{"http://host.test/child", 502}, // the host's profile, with the other CA
+	} {
+		if r := h.mustGet(tc.url); r.Status != tc.status {
+			t.Errorf("GET %s = %d, want %d", tc.url, r.Status, tc.status)
+		} else if r.Status == 200 && r.Reply.Headers.Get(seenSNI) != "backend.test" {
+			t.Errorf("GET %s: backend saw SNI %q", tc.url, r.Reply.Headers.Get(seenSNI))
+		}
+	}
+	c := h.h2Client()
+	status, reply, grpcStatus, err := grpcCall(c, "https://grpcs.test/grpcs.Echo/Say")
+	if err != nil || status != 200 || grpcStatus != "0" || reply.Headers.Get(seenSNI) != "backend.test" {
+		t.Errorf("GRPCS: %d, grpc-status %q, SNI %q, %v", status, grpcStatus, reply.Headers.Get(seenSNI), err)
+	}
+	if status, _, _, _ := grpcCall(c, "https://grpcs-other.test/grpcs.Echo/Say"); status != 502 {
+		t.Errorf("GRPCS with another CA: status %d, want 502", status)
 	}
 }
