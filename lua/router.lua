@@ -114,8 +114,10 @@ local function compile_tls(route, t)
   end
   local profiles = configuration.settings().tls_profiles or {}
   if t.unavailable == true or (TLS_PROTOCOLS[route.protocol] and not profiles[t.profile]) then
-    ngx.log(ngx.ERR, "route ", route.path, " of ", tostring(route.ingress), " answers 503: its backend TLS ",
-      t.unavailable and "could not be applied" or ("profile " .. tostring(t.profile) .. " is not in nginx.conf"))
+    if t.unavailable ~= true then -- the syncer logs why (unavailable: a Problem on the Ingress)
+      ngx.log(ngx.WARN, "route ", route.path, " of ", tostring(route.ingress), " answers 503: its backend TLS profile ",
+        tostring(t.profile), " is not in nginx.conf")
+    end
     route.tls = { fail = true }
     return nil
   end

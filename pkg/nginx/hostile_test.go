@@ -71,6 +71,7 @@ func newHostileGen(seed uint64) hostileGen {
 			"custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
 			"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
 			"limit-allowlist", "limit-whitelist", "auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
+			"proxy-ssl-secret", "proxy-ssl-verify", "proxy-ssl-name", "proxy-ssl-protocols", "proxy-ssl-ciphers",
 		},
 		values: []string{
 			"/$1", "/$", "/$a", "/$10", "/$1/$2$3", "$request_uri", "${x}", "true", "false", "TRUE", "1", "0", "-1",
@@ -79,6 +80,7 @@ func newHostileGen(seed uint64) hostileGen {
 			"$remote_addr$request_uri", "3600", "3601", strings.Repeat("9", 5000), "/" + strings.Repeat("a", 100_000),
 			"persistent", "balanced", "legacy", "None", "lax", ".foo.bar", "${request_uri}-x", "$cookie_JSESSIONID", "2147483648",
 			"on", "off", "1.0", "1.1", "404,503", "499", "a.test b.test", "http://a.test/", "web",
+			"TLSv1.3", "HIGH:!aNULL", "HIGH:!HIGH",
 		},
 		runes: strings.Split("a Z 0 9 / . - _ * ü é 漢 字 🙂 \u200b \u0000 \u007f \ufffd \U0010ffff", " "),
 	}
@@ -381,7 +383,8 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 		proto := strings.ToUpper(l.Settings.BackendProtocol)
 		// A route whose allow- or deny-list is invalid answers 503 (fail closed).
 		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid &&
-			(l.Settings.BasicAuth == nil || !l.Settings.BasicAuth.Unavailable) // auth that cannot be applied: 503
+			(l.Settings.BasicAuth == nil || !l.Settings.BasicAuth.Unavailable) && // auth that cannot be applied: 503
+			(l.Settings.ProxySSL == nil || !l.Settings.ProxySSL.Unavailable) // backend TLS that cannot be applied: 503
 	}
 	// Rate and connection limits answer 503 beyond them and when invalid
 	// (fail closed): hosts with them are not sampled.

@@ -164,7 +164,7 @@ func TestProxySSL(t *testing.T) {
 		httpsIngress("zbadproto", "badproto.test", "web", append([]string{"secret", "ca", "protocols", "TLSv1.1"}, verify...)...),
 	)
 	h := startNginx(t, cfg, nil)
-	h.allowLuaErrors = true // the fail-closed routes log why they answer 503
+	h.allowLuaErrors = true // nginx logs the refused handshakes to "upstream_balancer"
 	tests := []struct {
 		name, host      string
 		status          int
@@ -279,7 +279,6 @@ func TestProxySSLRefusedProfile(t *testing.T) {
 	secrets := []*corev1.Secret{pki.secret("ca", "ca")}
 	good := httpsIngress("good", "good.test", "web", "secret", "ca", "verify", "on", "name", "backend.test")
 	h := startNginx(t, buildWithSecrets(t, backends, secrets, nil, good), nil)
-	h.allowLuaErrors = true
 	bad := httpsIngress("bad", "bad.test", "web", "secret", "ca", "ciphers", "HIGH:!HIGH")
 	other := httpsIngress("other", "other.test", "web")
 	cfg := buildWithSecrets(t, backends, secrets, nil, good, bad, other)
