@@ -38,7 +38,10 @@ import (
 // writes, named by content), is a profile (Configuration.UpstreamTLS) with
 // fixed locations in nginx.conf; a new profile reloads nginx, a route
 // moving between existing profiles does not. proxy_ssl_name takes a
-// variable and is the route's (ProxySSL.Name).
+// variable and is the route's (ProxySSL.Name); with proxy-ssl-verify or
+// proxy-ssl-server-name on, the name is part of the profile too
+// (UpstreamTLS.PeerName), so that each name has its own kept-alive
+// connections.
 //
 // Fail closed: an invalid value, proxy-ssl-verify on without a Secret, a
 // missing Secret, one without ca.crt when verify is on, an unparsable
@@ -78,6 +81,13 @@ type UpstreamTLS struct {
 	// Ciphers is a validated OpenSSL cipher list.
 	Ciphers    string `json:"ciphers"`
 	ServerName bool   `json:"serverName,omitempty"`
+	// PeerName is, with Verify or ServerName, the proxy-ssl-name of the
+	// profile's routes ("": the default): each name verified or sent as SNI
+	// is a profile of its own, so that a kept-alive connection opened (and
+	// verified) for one name, to a backend that may route by SNI, is never
+	// reused for another. nginx.conf does not hold it: the route's name
+	// reaches proxy_ssl_name through a variable.
+	PeerName string `json:"peerName,omitempty"`
 }
 
 // ProxySSL is a location's backend TLS: its profile and proxy-ssl-name.
@@ -310,7 +320,7 @@ func parseClientPair(certPEM, keyPEM []byte) (cert, key []byte, err error) {
 // profileName names an UpstreamTLS by the hash of its content.
 func (p *UpstreamTLS) profileName() string {
 	h := sha256.New()
-	for _, b := range [][]byte{p.CA, p.Cert, p.Key, []byte(p.Protocols), []byte(p.Ciphers)} {
+	for _, b := range [][]byte{p.CA, p.Cert, p.Key, []byte(p.Protocols), []byte(p.Ciphers), []byte(p.PeerName)} {
 		fmt.Fprintf(h, "%d:", len(b))
 		h.Write(b)
 	}
@@ -406,6 +416,9 @@ func (b *builder) upstreamTLSProfile(e *ingressEntry) (*UpstreamTLS, string) {
 		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s has neither ca.crt nor tls.crt and tls.key", AnnotationPrefix, k)
 	}
 	p.Verify = in.verify
+	if p.Verify || p.ServerName {
+		p.PeerName = in.name
+	}
 	p.Name = p.profileName()
 	return p, ""
 }

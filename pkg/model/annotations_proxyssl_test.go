@@ -16,12 +16,14 @@ func TestParseProxySSLValues(t *testing.T) {
 	}{
 		{"protocols sorted and unique", "TLSv1.3 TLSv1.2  TLSv1.3", "TLSv1.2 TLSv1.3", "", ParseProxySSLProtocols},
 		{"protocols one", "TLSv1.3", "TLSv1.3", "", ParseProxySSLProtocols},
+		{"protocols of ingress-nginx's e2e test", "TLSv1.2 TLSv1.3", "TLSv1.2 TLSv1.3", "", ParseProxySSLProtocols},
 		{"protocols old version", "TLSv1.1 TLSv1.2", "", "TLSv1.2 and/or TLSv1.3", ParseProxySSLProtocols},
 		{"protocols empty", " ", "", "must name", ParseProxySSLProtocols},
 		{"protocols injection", "TLSv1.2;", "", "TLSv1.2 and/or", ParseProxySSLProtocols},
 		{"ciphers keywords", "HIGH:!aNULL:!MD5", "HIGH:!aNULL:!MD5", "", ParseProxySSLCiphers},
 		{"ciphers names and +", "ECDHE-RSA-AES128-GCM-SHA256:ECDHE+AESGCM:+AES256:@STRENGTH:@SECLEVEL=2", "ECDHE-RSA-AES128-GCM-SHA256:ECDHE+AESGCM:+AES256:@STRENGTH:@SECLEVEL=2", "", ParseProxySSLCiphers},
 		{"ciphers removing RC4", "DEFAULT:!RC4:-3DES", "DEFAULT:!RC4:-3DES", "", ParseProxySSLCiphers},
+		{"ciphers of ingress-nginx's e2e test", "HIGH:!AES", "HIGH:!AES", "", ParseProxySSLCiphers},
 		{"ciphers adding RC4 only", "RC4", "", "not an OpenSSL cipher", ParseProxySSLCiphers},
 		{"ciphers removing only", "!aNULL:-MD5", "", "adds no cipher", ParseProxySSLCiphers},
 		{"ciphers unknown", "HIGH:FOO", "", `"FOO" is not`, ParseProxySSLCiphers},
@@ -100,7 +102,7 @@ func TestProxySSLAnnotations(t *testing.T) {
 			nginx("proxy-ssl-name", "b.example.com"), nginx("proxy-ssl-server-name", "on"),
 			nginx("proxy-ssl-protocols", "TLSv1.3"), nginx("proxy-ssl-ciphers", "HIGH:!aNULL")}, []runtime.Object{full},
 			&ProxySSL{Name: "b.example.com"},
-			&UpstreamTLS{Verify: true, VerifyDepth: 2, Protocols: "TLSv1.3", Ciphers: "HIGH:!aNULL", ServerName: true}, nil},
+			&UpstreamTLS{Verify: true, VerifyDepth: 2, Protocols: "TLSv1.3", Ciphers: "HIGH:!aNULL", ServerName: true, PeerName: "b.example.com"}, nil},
 		{"client certificate only", []ingOpt{secret("c")}, []runtime.Object{proxySSLSecret(t, "c", "tls.crt", "tls.key")},
 			&ProxySSL{}, &UpstreamTLS{VerifyDepth: 1, Protocols: "TLSv1.2", Ciphers: "DEFAULT"}, nil},
 		{"verify without a Secret", []ingOpt{nginx("proxy-ssl-verify", "on")}, nil, down, nil,
@@ -261,14 +263,20 @@ func FuzzCAPEM(f *testing.F) {
 }
 
 // proxySSL: what lua/router.lua takes as upstreamTLS: a profile of the
-// Configuration and a DNS name, or unavailable alone.
+// Configuration and a DNS name (its PeerName when the profile verifies or
+// sends one), or unavailable alone.
 func (c *contract) proxySSL(where string, p *ProxySSL) {
 	if p == nil {
 		return
 	}
-	known := slices.ContainsFunc(c.cfg.UpstreamTLS, func(u UpstreamTLS) bool { return u.Name == p.Profile })
+	i := slices.IndexFunc(c.cfg.UpstreamTLS, func(u UpstreamTLS) bool { return u.Name == p.Profile })
 	_, nameErr := ParseProxySSLName(p.Name)
-	if p.Unavailable && (p.Profile != "" || p.Name != "") || !p.Unavailable && (!known || p.Name != "" && nameErr != nil) {
+	u := UpstreamTLS{}
+	if i >= 0 {
+		u = c.cfg.UpstreamTLS[i]
+	}
+	sni := (u.Verify || u.ServerName) && u.PeerName != p.Name
+	if p.Unavailable && (p.Profile != "" || p.Name != "") || !p.Unavailable && (i < 0 || sni || p.Name != "" && nameErr != nil) {
 		c.fail("%s: proxy SSL %+v", where, *p)
 	}
 }

@@ -26,7 +26,9 @@ import (
 // syncer's: the profile name (a hash), the CA and client certificate files
 // it writes under Dir/certs (named by the profile), the TLS versions and
 // the cipher list (validated constants). proxy_ssl_name is the route's,
-// through $ingress_proxy_ssl_name (lua/router.lua).
+// through $ingress_proxy_ssl_name (lua/router.lua); with verify or SNI on,
+// each name is a profile of its own (model.UpstreamTLS.PeerName): a pooled
+// connection is only reused for the name it was opened (and verified) with.
 
 // profileNameRe is the form of model.UpstreamTLS.Name.
 var profileNameRe = regexp.MustCompile(`^t[0-9a-f]{16}$`)
@@ -111,6 +113,9 @@ func profileDirectives(o *Options, p *model.UpstreamTLS) ([]string, error) {
 		return nil, invalid("backend TLS verify depth", strconv.Itoa(p.VerifyDepth))
 	case p.Verify && len(p.CA) == 0, len(p.Cert) == 0 != (len(p.Key) == 0):
 		return nil, invalid("backend TLS profile", p.Name)
+	}
+	if _, err := model.ParseProxySSLName(p.PeerName); p.PeerName != "" && err != nil {
+		return nil, invalid("backend TLS peer name", p.PeerName) // not rendered: the profile's identity only
 	}
 	out := []string{
 		"protocols " + protocols,

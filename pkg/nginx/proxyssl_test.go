@@ -159,11 +159,15 @@ func TestProxySSL(t *testing.T) {
 		httpsIngress("tls12", "tls12.test", "tls13", append([]string{"secret", "ca", "protocols", "TLSv1.2"}, verify...)...),
 		httpsIngress("tls13", "tls13.test", "tls13", append([]string{"secret", "ca", "protocols", "TLSv1.3", "ciphers", "HIGH:!aNULL"}, verify...)...),
 		httpsIngress("plain", "plain.test", "web"),
+		httpsIngress("one", "one.test", "web", "secret", "ca", "server-name", "on", "name", "one.test"),
+		httpsIngress("two", "two.test", "web", "secret", "ca", "server-name", "on", "name", "two.test"),
 		httpsIngress("zmissing", "missing.test", "web", append([]string{"secret", "missing"}, verify...)...),
 		httpsIngress("znoca", "noca.test", "mtls", append([]string{"secret", "certonly"}, verify...)...),
 		httpsIngress("zbadproto", "badproto.test", "web", append([]string{"secret", "ca", "protocols", "TLSv1.1"}, verify...)...),
 	)
-	h := startNginx(t, cfg, nil)
+	// One worker: every request may reuse the kept-alive connections of
+	// the one before.
+	h := startNginx(t, cfg, func(o *Options) { o.WorkerProcesses = 1 })
 	h.allowLuaErrors = true // nginx logs the refused handshakes to "upstream_balancer"
 	tests := []struct {
 		name, host      string
@@ -201,8 +205,20 @@ func TestProxySSL(t *testing.T) {
 			}
 		})
 	}
-	if n := len(cfg.UpstreamTLS); n != 6 {
-		t.Errorf("%d profiles, want 6", n)
+	// Each name verified or sent as SNI is a profile of its own: a
+	// kept-alive connection opened (and verified) for one name is never
+	// reused for another.
+	for i := range 8 {
+		want := []struct {
+			host, sni string
+			status    int
+		}{{"one.test", "one.test", 200}, {"two.test", "two.test", 200}, {"nosni.test", "", 200}, {"noname.test", "", 502}}[i%4]
+		if r := h.mustGet("http://" + want.host + "/"); r.Status != want.status || want.status == 200 && r.Reply.Headers.Get(seenSNI) != want.sni {
+			t.Fatalf("%s: status %d, SNI %q", want.host, r.Status, r.Reply.Headers.Get(seenSNI))
+		}
+	}
+	if n := len(cfg.UpstreamTLS); n != 9 {
+		t.Errorf("%d profiles, want 9", n)
 	}
 }
 
