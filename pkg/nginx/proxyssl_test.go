@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"os"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -220,6 +221,17 @@ func TestProxySSL(t *testing.T) {
 	if n := len(cfg.UpstreamTLS); n != 9 {
 		t.Errorf("%d profiles, want 9", n)
 	}
+	for _, p := range cfg.UpstreamTLS {
+		for kind, data := range map[string][]byte{"ca": p.CA, "cert": p.Cert, "key": p.Key} {
+			st, err := os.Stat(h.opts.profileFile(p.Name, kind))
+			switch {
+			case len(data) == 0 && err == nil:
+				t.Errorf("profile %s has a %s file", p.Name, kind)
+			case len(data) > 0 && (err != nil || kind == "key" && st.Mode().Perm() != 0o600):
+				t.Errorf("profile %s %s file: %v, %v", p.Name, kind, st, err)
+			}
+		}
+	}
 }
 
 // TestProxySSLProfileReload: the first route of a new profile reloads
@@ -287,7 +299,7 @@ func TestProxySSLProfileReload(t *testing.T) {
 
 // TestProxySSLRefusedProfile: a profile nginx -t refuses (a cipher list
 // that matches no cipher) is left out of nginx.conf: its routes answer
-// 503, the other changes of the same Apply are served.
+// 503, the other changes of the same Apply are served; at start too.
 func TestProxySSLRefusedProfile(t *testing.T) {
 	pki := newTestPKI(t)
 	web := tlsBackend{name: "web"}.start(t, pki)
@@ -307,6 +319,10 @@ func TestProxySSLRefusedProfile(t *testing.T) {
 	if !slices.ContainsFunc(cfg.UpstreamTLS, func(p model.UpstreamTLS) bool { return p.Ciphers == "HIGH:!HIGH" }) {
 		t.Fatal("the refused profile is not in the Configuration")
 	}
+	h.stop()
+	h = startNginx(t, cfg, nil)
+	checkServed(t, h, "http://bad.test/", 503, "")
+	checkServed(t, h, "http://good.test/", 200, "web")
 }
 
 // TestProxySSLVariants: a profile applies in every proxy location variant
