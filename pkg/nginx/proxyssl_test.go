@@ -6,9 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
-	"os"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"testing"
 
