@@ -51,8 +51,9 @@ import (
 //
 // Without proxy-ssl-location-only (ingress-nginx's default), the locations
 // of a host whose Ingress sets no proxy-ssl-secret take the profile of the
-// oldest Ingress of that host with one whose Secret has a ca.crt, as
-// ingress-nginx's server-level proxy_ssl_* directives.
+// oldest Ingress of that host and namespace with one whose Secret has a
+// ca.crt, as ingress-nginx's server-level proxy_ssl_* directives (which
+// also apply across namespaces and to the host's default backend).
 
 // DefaultMaxUpstreamTLSProfiles bounds Configuration.UpstreamTLS when
 // Options.MaxUpstreamTLSProfiles is 0.
@@ -440,7 +441,8 @@ func (b *builder) finishUpstreamTLS(cfg *Configuration) {
 		host := b.hostUpstreamTLS(st, byName, srv)
 		for j := range srv.Locations {
 			l := &srv.Locations[j]
-			p := host
+			ns, _, _ := strings.Cut(l.Ingress, "/")
+			p := host[ns]
 			if e := byName[l.Ingress]; e != nil {
 				p = st.byIngress[e]
 			}
@@ -458,24 +460,34 @@ func (b *builder) finishUpstreamTLS(cfg *Configuration) {
 	slices.SortFunc(cfg.UpstreamTLS, func(x, y UpstreamTLS) int { return strings.Compare(x.Name, y.Name) })
 }
 
-// hostUpstreamTLS returns the profile srv's other locations take (nil with
-// proxy-ssl-location-only): the oldest of its Ingresses whose profile has
-// a CA.
-func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*ingressEntry, srv *Server) *ProxySSL {
+// hostUpstreamTLS returns, by namespace, the profile srv's other
+// locations of that namespace take (none with proxy-ssl-location-only):
+// the oldest of its Ingresses of the namespace whose profile has a CA. Not
+// across namespaces (ingress-nginx: any Ingress of the host, and its
+// default backend): one namespace's client certificate never
+// authenticates another's routes.
+func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*ingressEntry, srv *Server) map[string]*ProxySSL {
 	if b.global.ProxySSLLocationOnly {
 		return nil
 	}
-	var oldest *ingressEntry
+	var oldest map[string]*ingressEntry
 	for j := range srv.Locations {
 		e := byName[srv.Locations[j].Ingress]
-		if e != nil && st.hasCA[e] && (oldest == nil || compareAge(e, oldest) < 0) {
-			oldest = e
+		if e == nil || !st.hasCA[e] {
+			continue
+		}
+		if o := oldest[e.key.Namespace]; o == nil || compareAge(e, o) < 0 {
+			if oldest == nil {
+				oldest = map[string]*ingressEntry{}
+			}
+			oldest[e.key.Namespace] = e
 		}
 	}
-	if oldest == nil {
-		return nil
+	out := make(map[string]*ProxySSL, len(oldest))
+	for ns, e := range oldest {
+		out[ns] = st.byIngress[e]
 	}
-	return st.byIngress[oldest]
+	return out
 }
 
 // proxySSL writes a location's ProxySSL for the checksum.

@@ -188,6 +188,8 @@ func TestProxySSLProfiles(t *testing.T) {
 		ing("c", "a.example.com", "/c", 3),             // takes a's profile (server level)
 		ing("d", "c.example.com", "/d", 4, sec("ca"), nginx("proxy-ssl-verify", "on")),
 		ing("e", "c.example.com", "/e", 5, sec("cert")),
+		ingress("other", "f", created(6), rule("a.example.com", prefix("/f", "web", 80))),
+		service("other", "web", svcPort("http", 80)),
 	}
 	opts := testOptions()
 	opts.MaxUpstreamTLSProfiles = 2
@@ -200,7 +202,8 @@ func TestProxySSLProfiles(t *testing.T) {
 	checkEqual(t, "a", pa, &ProxySSL{Profile: pa.Profile, Name: "a.example.com"})
 	checkEqual(t, "b", locationOf(t, cfg, "b.example.com", "default/b").Settings.ProxySSL, &ProxySSL{Profile: pa.Profile})
 	checkEqual(t, "c inherits a", locationOf(t, cfg, "a.example.com", "default/c").Settings.ProxySSL, pa)
-	checkEqual(t, "catch-all inherits a", locationOf(t, cfg, "a.example.com", "").Settings.ProxySSL, pa)
+	checkEqual(t, "the catch-all does not inherit", locationOf(t, cfg, "a.example.com", "").Settings.ProxySSL, (*ProxySSL)(nil))
+	checkEqual(t, "another namespace does not inherit", locationOf(t, cfg, "a.example.com", "other/f").Settings.ProxySSL, (*ProxySSL)(nil))
 	pd := locationOf(t, cfg, "c.example.com", "default/d").Settings.ProxySSL
 	if pd.Profile == pa.Profile || pd.Profile == "" {
 		t.Fatalf("d's profile %q, a's %q", pd.Profile, pa.Profile)

@@ -487,7 +487,7 @@ func configKeyTable() []RegistryEntry {
 		supported("limit-conn-status-code", "429"),
 		supported("limit-req-status-code", "429"),
 		notSupported("limit-conn-zone-variable", "binary_remote_addr", access, a),
-		differs("proxy-ssl-location-only", "false", "false (the default): a host's routes whose Ingress sets no proxy-ssl-secret take the backend TLS of the oldest Ingress of the host whose Secret has a ca.crt, as ingress-nginx's server-level proxy_ssl_* directives; routes only, no reload", a),
+		differs("proxy-ssl-location-only", "false", "false (the default): a host's routes whose Ingress sets no proxy-ssl-secret take the backend TLS of the host's oldest Ingress of their namespace whose Secret has a ca.crt, as ingress-nginx's server-level proxy_ssl_* directives, but never across namespaces nor for the default backend (ingress-nginx: every location of the host, so one namespace's client certificate may serve another's routes); routes only, no reload", a),
 		differs("global-allowed-response-headers", "X-User", "names are compared without case; a name that is not a header name refuses the whole value (ingress-nginx skips that name)", m),
 		// The streams issue.
 		notSupported("proxy-stream-timeout", "600s", stream, s),

@@ -167,7 +167,6 @@ func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.C
 		return ch, err
 	}
 	if reload {
-		a.profiles = profileSet(next.UpstreamTLS)
 		a.removeStaleProfiles(next.UpstreamTLS)
 	}
 	a.running = next
@@ -183,7 +182,7 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 		if err := a.swapAndConfirm(ctx, conf, old, sum); err != nil {
 			return err
 		}
-		a.conf = sum
+		a.conf, a.profiles = sum, profileSet(next.UpstreamTLS)
 	}
 	var extra *delta
 	if a.dirty {
