@@ -109,7 +109,8 @@ local function compile_tls(route, t)
     return nil
   end
   if type(t) ~= "table" or not (t.name == nil or (type(t.name) == "string" and #t.name <= 253
-      and t.name:find("^[a-z0-9][a-z0-9.-]*$"))) or not (t.profile == nil or type(t.profile) == "string") then
+      and t.name:find("^[a-z0-9][a-z0-9.-]*$"))) or not (t.profile == nil or type(t.profile) == "string")
+      or not (t.unavailable == nil or type(t.unavailable) == "boolean") then
     return nil, "invalid upstreamTLS"
   end
   local profiles = configuration.settings().tls_profiles or {}
@@ -662,7 +663,7 @@ local function proxy(route)
   local tls = route.tls
   if tls then
     if tls.fail then
-      return ngx.exit(503)
+      return proxy_settings.fail(route.err, 503)
     end
     ngx_var.ingress_proxy_ssl_name = tls.name
   end

@@ -401,3 +401,32 @@ func TestProxySSLVariants(t *testing.T) {
 		t.Errorf("GRPCS with another CA: status %d, want 502", status)
 	}
 }
+
+// TestProxySSLRouteChecks: router.lua checks a route's upstreamTLS again
+// (values Build never emits): a profile nginx.conf does not hold answers
+// 503 for a TLS backend (an HTTP one does not use it); a malformed item
+// fails its host alone.
+func TestProxySSLRouteChecks(t *testing.T) {
+	app := startEcho(t, "app")
+	tlsLoc := func(path string, st model.LocationSettings) model.Location {
+		return settingsLoc(path, "app", st)
+	}
+	unknown := &model.ProxySSL{Profile: "t0123456789abcdef"}
+	cfg := configOf("tls-checks-1", []model.Server{
+		serverOf("good.test", prefixLoc("/", "app")),
+		serverOf("unknown.test", tlsLoc("/", model.LocationSettings{BackendProtocol: "HTTPS", ProxySSL: unknown})),
+		serverOf("plain.test", tlsLoc("/", model.LocationSettings{ProxySSL: unknown})),
+		serverOf("badname.test", tlsLoc("/", model.LocationSettings{ProxySSL: &model.ProxySSL{Name: "a;b"}})),
+		serverOf("down.test", tlsLoc("/", model.LocationSettings{ProxySSL: &model.ProxySSL{Unavailable: true}})),
+	}, backendOf("app", app))
+	h := startNginx(t, cfg, nil)
+	h.allowLuaErrors = true // the refused host is logged
+	for url, status := range map[string]int{
+		"http://good.test/": 200, "http://unknown.test/": 503, "http://plain.test/": 200,
+		"http://badname.test/": 503, "http://down.test/": 503,
+	} {
+		if r := h.mustGet(url); r.Status != status {
+			t.Errorf("GET %s = %d, want %d", url, r.Status, status)
+		}
+	}
+}
