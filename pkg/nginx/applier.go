@@ -118,6 +118,7 @@ func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) err
 	}
 	a.running, a.conf, a.dirty = cfg, sum, true
 	a.profiles = profileSet(cfg.UpstreamTLS)
+	a.removeStaleProfiles(cfg.UpstreamTLS) // of an earlier run
 	return nil
 }
 
