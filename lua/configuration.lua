@@ -214,7 +214,7 @@ local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
   "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
   "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "deny", "sourceRangeInvalid", "forwardedPrefix", "preserveTrailingSlash",
   "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy", "errors", "auth", "limit",
-  "extAuth" }
+  "extAuth", "upstreamTLS" }
 local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls", "block" }
 
 -- normalize_host keeps the known fields of a host and its routes, and

@@ -44,19 +44,28 @@ end
 -- "_i1" ones intercept every error of the backend too
 -- (proxy_intercept_errors), the "_i2" ones only the ConfigMap's
 -- custom-http-errors (err.global: the route's codes are those).
-function _M.location_of(proto, p, buffering, err)
+--
+-- tls is a backend TLS profile's name (nil: none): an https or grpcs
+-- route goes to the profile's copy of its location, "<name>_<tls>"
+-- (pkg/nginx/proxyssl.go), which exists for every variant but @https and
+-- @grpcs themselves.
+function _M.location_of(proto, p, buffering, err, tls)
   local i = err and (err.intercept and (err.global and "2" or "1") or "0")
   if proto == "grpc" or proto == "grpcs" then
+    if tls and proto == "grpcs" then
+      return "@grpcs_i" .. (i or "0") .. "_" .. tls
+    end
     return "@" .. proto .. (i and ("_i" .. i) or "")
   end
   local b = p and p.buffering or buffering
   local rq = p and p.requestBuffering or "on"
   local v = p and p.httpVersion or "1.1"
-  if not err and b == buffering and rq == "on" and v == "1.1" then
+  tls = proto == "https" and tls or nil
+  if not err and not tls and b == buffering and rq == "on" and v == "1.1" then
     return proto == "https" and "@https" or nil
   end
   return "@" .. proto .. "_b" .. (b == "on" and "1" or "0") .. "_r" .. (rq == "on" and "1" or "0")
-    .. "_v" .. (v == "1.0" and "10" or "11") .. "_i" .. (i or "0")
+    .. "_v" .. (v == "1.0" and "10" or "11") .. "_i" .. (i or "0") .. (tls and ("_" .. tls) or "")
 end
 
 -- compile_errors validates a route's errors item (see model.CustomErrors)

@@ -42,6 +42,10 @@
 --   extAuth         external auth (auth-url): the auth request's answer
 --                   (see extauth.lua); with satisfyAny the source lists
 --                   move into it as into auth
+--   upstreamTLS     {profile, name}: an https or grpcs backend is proxied
+--                   by the profile's fixed locations (nginx.conf's
+--                   tls_profiles), proxy-ssl-name name; unavailable, or a
+--                   profile this nginx.conf does not hold, answers 503
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -98,6 +102,36 @@ local function is_timeout(v)
   return v == nil or (type(v) == "number" and v > 0 and v <= 86400)
 end
 
+local TLS_PROTOCOLS = { https = true, grpcs = true, auto_http = true }
+
+-- compile_tls validates a route's upstreamTLS item t and returns the
+-- profile name its TLS backend uses; route.tls = {fail} (503) when t is
+-- unavailable or names a profile nginx.conf does not hold, {name} for a
+-- proxy-ssl-name.
+local function compile_tls(route, t)
+  if t == nil then
+    return nil
+  end
+  if type(t) ~= "table" or not (t.name == nil or (type(t.name) == "string" and #t.name <= 253
+      and t.name:find("^[a-z0-9][a-z0-9.-]*$"))) or not (t.profile == nil or type(t.profile) == "string")
+      or not (t.unavailable == nil or type(t.unavailable) == "boolean") then
+    return nil, "invalid upstreamTLS"
+  end
+  local profiles = configuration.settings().tls_profiles or {}
+  if t.unavailable == true or (TLS_PROTOCOLS[route.protocol] and not profiles[t.profile]) then
+    if t.unavailable ~= true then -- the syncer logs why (unavailable: a Problem on the Ingress)
+      ngx.log(ngx.WARN, "route ", route.path, " of ", tostring(route.ingress), " answers 503: its backend TLS profile ",
+        tostring(t.profile), " is not in nginx.conf")
+    end
+    route.tls = { fail = true }
+    return nil
+  end
+  if t.name then
+    route.tls = { name = t.name }
+  end
+  return t.profile
+end
+
 -- compile_proxy sets the proxy fields of route from r: exec, the named
 -- location (nil: location / itself), or auto, one per scheme (auto_http);
 -- timeouts, "connect,send,read[,tries]" for balancer.lua; px, for
@@ -122,11 +156,15 @@ local function compile_proxy(route, r)
   end
   local buffering = configuration.settings().proxy_buffering
   local proto = route.protocol
+  local tls, terr = compile_tls(route, r.upstreamTLS)
+  if terr then
+    return nil, terr
+  end
   if proto == "auto_http" then
     route.auto = { http = proxy_settings.location_of("http", p, buffering, route.err),
-      https = proxy_settings.location_of("https", p, buffering, route.err) }
+      https = proxy_settings.location_of("https", p, buffering, route.err, tls) }
   else
-    route.exec = proxy_settings.location_of(proto, p, buffering, route.err)
+    route.exec = proxy_settings.location_of(proto, p, buffering, route.err, tls)
   end
   if route.err and route.err.fallback then
     -- The default backend's own answers pass (without interception).
@@ -640,6 +678,13 @@ end
 -- proxy hands the request to its backend: location /'s proxy_pass, or the
 -- fixed location of its protocol and proxy settings (see proxy.lua).
 local function proxy(route)
+  local tls = route.tls
+  if tls then
+    if tls.fail then
+      return proxy_settings.fail(route.err, 503)
+    end
+    ngx_var.ingress_proxy_ssl_name = tls.name
+  end
   local backend = route.canary and canary.choose(route) or route.backend
   ngx_var.proxy_upstream_name = backend
   if route.timeouts then

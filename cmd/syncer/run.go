@@ -60,6 +60,7 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.opts.DefaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret for unknown SNI names (default: self-signed)")
 	fs.StringVar(&f.opts.ConfigMap, "configmap", "", "namespace/name of the controller ConfigMap")
 	fs.BoolVar(&f.opts.AllowSnippets, "allow-snippet-annotations", false, "accepted for ingress-nginx compatibility; changes nothing: an Ingress with a *-snippet annotation is never served")
+	fs.IntVar(&f.opts.MaxUpstreamTLSProfiles, "max-upstream-tls-profiles", model.DefaultMaxUpstreamTLSProfiles, "most distinct backend TLS profiles (proxy-ssl-*), 1 to 256: each is 27 nginx locations and a new one reloads nginx; the routes of Ingresses beyond it answer 503")
 }
 
 type runFlags struct {

@@ -69,6 +69,8 @@ type ingressAnnotations struct {
 	limit limitInput
 	// extAuth holds the external auth annotations (see applyExtAuth).
 	extAuth extAuthInput
+	// proxySSL holds the backend TLS annotations (see applyProxySSL).
+	proxySSL proxySSLInput
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.
@@ -134,6 +136,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	a.finishAuth()
 	a.finishLimit()
 	a.finishExtAuth()
+	a.finishProxySSL()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -172,6 +175,9 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 	}
 	if ok, err := a.applyExtAuth(name, v); ok { // allow-lists, failing closed
 		return err
+	}
+	if a.applyProxySSL(name, v) { // allow-lists, failing closed
+		return nil
 	}
 	if err := checkForbidden(v, name == "rewrite-target"); err != nil {
 		return err

@@ -113,6 +113,7 @@ func (b *builder) finish() *Configuration {
 	cfg.Servers = b.finishServers(cfg.DefaultBackend)
 	b.finishUpstream(cfg)
 	b.finishBlock(cfg)
+	b.finishUpstreamTLS(cfg)
 	cfg.Problems = sortProblems(b.problems)
 	cfg.Checksum = configChecksum(cfg, true)
 	return cfg

@@ -237,6 +237,7 @@ func configChecksum(c *Configuration, trustParts bool) string {
 	}
 	w.str(c.DefaultCertificate)
 	w.str(c.DefaultBackend)
+	w.upstreamTLS(c.UpstreamTLS)
 	return w.sum()
 }
 
@@ -334,6 +335,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	}
 	w.rateLimit(s.RateLimit)
 	w.externalAuth(s.ExternalAuth)
+	w.proxySSL(s.ProxySSL)
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

@@ -28,6 +28,10 @@ type Configuration struct {
 	Backends []Backend `json:"backends"`
 	// Certificates, sorted by Name.
 	Certificates []Certificate `json:"certificates"`
+	// UpstreamTLS are the backend TLS profiles the locations use (see
+	// annotations_proxyssl.go), sorted by Name: nginx.conf holds them, a
+	// new one reloads.
+	UpstreamTLS []UpstreamTLS `json:"upstreamTLS,omitempty"`
 	// DefaultCertificate is the Name of the certificate served for unknown
 	// SNI names: --default-ssl-certificate, or the generated self-signed one.
 	DefaultCertificate string `json:"defaultCertificate"`
@@ -102,6 +106,9 @@ type Global struct {
 	BlockCIDRs string `json:"blockCIDRs,omitempty"`
 	// Auth holds the global-auth-* keys (route defaults, no reload).
 	Auth GlobalAuth `json:"auth,omitzero"`
+	// ProxySSLLocationOnly is proxy-ssl-location-only: a location takes
+	// only its own Ingress's backend TLS, not its host's (routes only).
+	ProxySSLLocationOnly bool `json:"proxySSLLocationOnly,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -225,6 +232,8 @@ type LocationSettings struct {
 	// ExternalAuth protects the location with an auth request (auth-url,
 	// global-auth-url); nil when off.
 	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
+	// ProxySSL is the backend TLS profile of the location; nil when none.
+	ProxySSL *ProxySSL `json:"proxySSL,omitempty"`
 }
 
 // BasicAuth is the HTTP auth of a location (auth-type basic or digest):

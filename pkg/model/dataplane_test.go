@@ -260,6 +260,7 @@ func (c *contract) settings(where string, s *LocationSettings) {
 	c.rateLimit(where, s.RateLimit)
 	c.basicAuth(where, s.BasicAuth)
 	c.externalAuth(where, s.ExternalAuth)
+	c.proxySSL(where, s.ProxySSL)
 }
 
 // basicAuth: a valid realm; users with valid names and hashes, sorted and

@@ -47,6 +47,9 @@ func Diff(old, new *Configuration) Change {
 	if old.Global.rendered() != new.Global.rendered() {
 		r.add("global settings changed")
 	}
+	if !upstreamTLSEqual(old.UpstreamTLS, new.UpstreamTLS) {
+		r.add("backend TLS profiles changed")
+	}
 	ch.Reload, ch.ReloadReasons = r.result()
 	ch.ServersUpserted, ch.ServersRemoved = diffServers(sortedServers(old.Servers), sortedServers(new.Servers))
 	ch.BackendsUpserted, ch.BackendsRemoved = diffBackends(old.Backends, new.Backends)

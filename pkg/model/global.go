@@ -272,6 +272,7 @@ var globalKeys = map[string]setter{
 	"add-headers":                     field(func(g *Global) *string { return &g.AddHeaders }, parseConfigMapRef),
 	"global-allowed-response-headers": field(func(g *Global) *string { return &g.AllowedResponseHeaders }, parseAllowedHeaders),
 	"service-upstream":                boolField(func(g *Global) *bool { return &g.ServiceUpstream }),
+	"proxy-ssl-location-only":         boolField(func(g *Global) *bool { return &g.ProxySSLLocationOnly }),
 	"load-balance":                    field(func(g *Global) *string { return &g.LoadBalance }, parseLoadBalance),
 	"proxy-request-buffering":         proxyField("proxy-request-buffering"),
 	"proxy-http-version":              proxyField("proxy-http-version"),
@@ -450,6 +451,7 @@ func (g Global) rendered() Global {
 	g.LimitReqStatusCode, g.LimitConnStatusCode, g.LimitRate, g.LimitRateAfter = 0, 0, 0, 0
 	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
 	g.Auth = GlobalAuth{}                                         // route defaults
+	g.ProxySSLLocationOnly = false                                // routes only
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -493,6 +495,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.BlockReferers)
 	w.str(g.BlockCIDRs)
 	g.Auth.canonical(w)
+	w.bool(g.ProxySSLLocationOnly)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,

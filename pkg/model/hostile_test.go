@@ -106,7 +106,9 @@ var (
 		"auth-url", "auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers", "auth-request-redirect",
 		"auth-cache-key", "auth-cache-duration", "auth-always-set-cookie", "auth-proxy-set-headers", "enable-global-auth",
 		"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
-		"limit-allowlist", "limit-whitelist"}
+		"limit-allowlist", "limit-whitelist",
+		"proxy-ssl-secret", "proxy-ssl-verify", "proxy-ssl-verify-depth", "proxy-ssl-name", "proxy-ssl-server-name",
+		"proxy-ssl-protocols", "proxy-ssl-ciphers"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -131,6 +133,9 @@ var plausibleValues = map[string][]string{
 	"limit-rps": {"1", "0", "1048576"}, "limit-rpm": {"60"}, "limit-burst-multiplier": {"0", "1", "1000"},
 	"limit-connections": {"1", "0"}, "limit-rate": {"1", "100"}, "limit-rate-after": {"0", "1024"},
 	"limit-allowlist": {"10.0.0.0/8", "::1, 127.0.0.1"}, "limit-whitelist": {"0.0.0.0/0"},
+	"proxy-ssl-secret": {"web-tls", "default/web-tls"}, "proxy-ssl-verify": {"on", "off"}, "proxy-ssl-verify-depth": {"0", "3"},
+	"proxy-ssl-name": {"a.example.com"}, "proxy-ssl-server-name": {"on"}, "proxy-ssl-protocols": {"TLSv1.3", "TLSv1.2 TLSv1.3"},
+	"proxy-ssl-ciphers":  {"HIGH:!aNULL", "ECDHE+AESGCM"},
 	"custom-http-errors": {"404,503", "500, 502 ,504", ""}, "default-backend": {"web", "api"}, "disable-proxy-intercept-errors": {"true"},
 	"rewrite-target": {"/", "/$1", "/$2/x", "/a$0$9"}, "ssl-redirect": {"true", "false"}, "force-ssl-redirect": {"true"},
 	"whitelist-source-range": {"10.0.0.0/8", "::ffff:1.2.3.4/128", "192.168.1.1, 10.0.0.0/8"},

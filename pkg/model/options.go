@@ -43,6 +43,10 @@ type Options struct {
 	// so that its deployments start; it changes nothing: an Ingress with a
 	// snippet is never served (see snippet.go).
 	AllowSnippets bool
+	// MaxUpstreamTLSProfiles bounds the distinct backend TLS profiles
+	// (Configuration.UpstreamTLS; 0: DefaultMaxUpstreamTLSProfiles); the
+	// routes of an Ingress beyond it answer 503.
+	MaxUpstreamTLSProfiles int
 }
 
 // Validate reports every malformed option, each wrapping ErrInvalidOption.
@@ -67,6 +71,9 @@ func (o Options) Validate() error {
 		if _, err := parseObjectKey(kv.value); err != nil {
 			errs = append(errs, fmt.Errorf("%w: %s: %w", ErrInvalidOption, kv.flag, err))
 		}
+	}
+	if o.MaxUpstreamTLSProfiles < 0 || o.MaxUpstreamTLSProfiles > MaxUpstreamTLSProfilesLimit {
+		errs = append(errs, fmt.Errorf("%w: max upstream TLS profiles %d is not 1 to %d", ErrInvalidOption, o.MaxUpstreamTLSProfiles, MaxUpstreamTLSProfilesLimit))
 	}
 	if c := o.FallbackCertificate; c != nil && (len(c.Cert) == 0 || len(c.Key) == 0) {
 		errs = append(errs, fmt.Errorf("%w: fallback certificate has no certificate or key", ErrInvalidOption))

@@ -220,7 +220,6 @@ func annotationTable() []RegistryEntry {
 		auth     = "external and basic authentication come with the access-control issue"
 		authTLS  = "client certificate verification comes with the access-control issue; " + noteOneContext
 		limit    = "rate and connection limits come with the access-control issue"
-		upTLS    = "upstream TLS settings come with the access-control issue"
 		cors     = "CORS comes with the migration issue"
 		canary   = "applies only to main Ingresses of its own namespace, on the same host and path (ingress-nginx: any namespace, and every path routed to the main's backend)"
 		redir    = "redirects come with the migration issue"
@@ -346,13 +345,13 @@ func annotationTable() []RegistryEntry {
 		notSupported("auth-tls-error-page", "https://www.example.com/error-cert.html", authTLS, a),
 		notSupported("auth-tls-pass-certificate-to-upstream", "true", authTLS, a),
 		notSupported("auth-tls-match-cn", "CN=client", authTLS, a),
-		notSupported("proxy-ssl-secret", "default/backend-ca", upTLS, a),
-		notSupported("proxy-ssl-verify", "on", upTLS, a),
-		notSupported("proxy-ssl-verify-depth", "1", upTLS, a),
-		notSupported("proxy-ssl-ciphers", "HIGH:!aNULL:!MD5", upTLS, a),
-		notSupported("proxy-ssl-protocols", "TLSv1.2 TLSv1.3", upTLS, a),
-		notSupported("proxy-ssl-name", "backend.example.com", upTLS, a),
-		notSupported("proxy-ssl-server-name", "on", upTLS, a),
+		differs("proxy-ssl-secret", "default/backend-ca", "ca.crt verifies the backend, tls.crt/tls.key are presented to it (a Secret with either is enough, and \"name\" means the Ingress's namespace); HTTPS and GRPCS backends (ingress-nginx: HTTPS only). Each distinct profile (CA, client certificate, verify, depth, protocols, ciphers, server name, and the name when verified or sent) is a set of fixed nginx locations: the first route of a new profile reloads nginx once, at most --max-upstream-tls-profiles (16) profiles, beyond them and for a missing or invalid Secret the Ingress's routes answer 503", a),
+		differs("proxy-ssl-verify", "on", "on without a Secret or without ca.crt, or a value other than on/off, answers 503 (ingress-nginx: off, unverified)", a),
+		differs("proxy-ssl-verify-depth", "1", "1 to 100 (0 is 1); another value answers 503 (ingress-nginx: 1)", a),
+		differs("proxy-ssl-ciphers", "HIGH:!aNULL:!MD5", "only OpenSSL 3.0's TLS 1.2 cipher names and keywords (a fixed table), with at least one element adding ciphers; another value answers 503 (ingress-nginx: DEFAULT); applied without ca.crt too", a),
+		differs("proxy-ssl-protocols", "TLSv1.2 TLSv1.3", "TLSv1.2 and/or TLSv1.3; another value answers 503 (ingress-nginx: TLSv1.2)", a),
+		differs("proxy-ssl-name", "backend.example.com", "a DNS name, through a variable; with proxy-ssl-verify or proxy-ssl-server-name on, each name is part of the backend TLS profile (a new name reloads nginx once), so that a kept-alive connection opened and verified for one name is never reused for another (ingress-nginx shares one pool: a connection may be reused under another name or SNI)", a),
+		supported("proxy-ssl-server-name", "on"),
 		differs("limit-rps", "10", noteLimitReq, a),
 		differs("limit-rpm", "300", noteLimitReq, a),
 		differs("limit-connections", "10", "requests in progress per Ingress and client address in each nginx instance (nginx's limit_conn counts the same), in a Lua shared dict; an invalid value answers 503", a),
@@ -497,7 +496,7 @@ func configKeyTable() []RegistryEntry {
 		supported("limit-conn-status-code", "429"),
 		supported("limit-req-status-code", "429"),
 		notSupported("limit-conn-zone-variable", "binary_remote_addr", access, a),
-		notSupported("proxy-ssl-location-only", "false", "upstream TLS settings come with the access-control issue", a),
+		differs("proxy-ssl-location-only", "false", "false (the default): a host's routes whose Ingress sets no proxy-ssl-secret take the backend TLS of the host's oldest Ingress of their namespace whose Secret has a ca.crt, as ingress-nginx's server-level proxy_ssl_* directives, but never across namespaces nor for the default backend (ingress-nginx: every location of the host, so one namespace's client certificate may serve another's routes); routes only, no reload", a),
 		differs("global-allowed-response-headers", "X-User", "names are compared without case; a name that is not a header name refuses the whole value (ingress-nginx skips that name)", m),
 		// The streams issue.
 		notSupported("proxy-stream-timeout", "600s", stream, s),

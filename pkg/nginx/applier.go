@@ -53,6 +53,9 @@ type Applier struct {
 	// restart): the next push sends everything.
 	dirty bool
 	stats ReloadStats
+	// profiles are the backend TLS profiles of the running nginx.conf
+	// (and those nginx refused): see proxyssl.go.
+	profiles map[string]bool
 }
 
 // NewApplier validates opts, prepares opts.Dir (see Prepare) and returns an
@@ -107,13 +110,15 @@ func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) err
 	if err != nil {
 		return err
 	}
-	if err := a.test(ctx, conf); err != nil {
+	if conf, sum, err = a.testConf(ctx, cfg, conf, sum); err != nil {
 		return err
 	}
 	if err := writeFileAtomic(a.opts.confPath(), conf, 0o644); err != nil {
 		return err
 	}
 	a.running, a.conf, a.dirty = cfg, sum, true
+	a.profiles = profileSet(cfg.UpstreamTLS)
+	a.removeStaleProfiles(cfg.UpstreamTLS) // of an earlier run
 	return nil
 }
 
@@ -121,7 +126,7 @@ func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) err
 // it took.
 func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
 	start := time.Now()
-	conf, sum, err := a.renderer.render(&cfg.Global)
+	conf, sum, err := a.renderer.render(&cfg.Global, cfg.UpstreamTLS...)
 	a.stats = ReloadStats{Render: time.Since(start)}
 	return conf, sum, err
 }
@@ -155,12 +160,15 @@ func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.C
 	if !reload {
 		ch.ReloadReasons = nil
 		a.stats = ReloadStats{Skipped: true}
-	} else if err := a.test(ctx, conf); err != nil {
+	} else if conf, sum, err = a.testConf(ctx, next, conf, sum); err != nil {
 		return ch, err
 	}
 	if err := a.pushChange(ctx, next, &ch, reload, conf, sum); err != nil {
 		a.dirty = true
 		return ch, err
+	}
+	if reload {
+		a.removeStaleProfiles(next.UpstreamTLS)
 	}
 	a.running = next
 	return ch, nil
@@ -175,7 +183,7 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 		if err := a.swapAndConfirm(ctx, conf, old, sum); err != nil {
 			return err
 		}
-		a.conf = sum
+		a.conf, a.profiles = sum, profileSet(next.UpstreamTLS)
 	}
 	var extra *delta
 	if a.dirty {
@@ -194,10 +202,12 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 
 // renderIfChanged returns nginx.conf for next and its checksum when it
 // differs from the running file, and nil otherwise. nginx.conf depends on
-// the options and next.Global only, so equal global settings skip the
-// rendering: an endpoint change does no template work.
+// the options, next.Global and its backend TLS profiles only, so equal
+// global settings and no new profile skip the rendering: an endpoint
+// change does no template work, and a profile no route uses any more stays
+// until the next reload.
 func (a *Applier) renderIfChanged(next *model.Configuration) ([]byte, string, error) {
-	if a.running != nil && next.Global == a.running.Global && a.conf != "" {
+	if a.running != nil && next.Global == a.running.Global && a.hasProfiles(next.UpstreamTLS) && a.conf != "" {
 		return nil, "", nil
 	}
 	conf, sum, err := a.render(next)

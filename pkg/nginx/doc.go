@@ -9,8 +9,10 @@
 // of the cluster is written into nginx.conf. The package has four parts:
 //
 //   - Renderer renders nginx.conf from Options and model.Global alone, with
-//     an embedded text/template; Servers, Backends and Certificates never
-//     reach it. Each global value goes through a validator (validate.go); one
+//     an embedded text/template, plus the fixed locations of the backend TLS
+//     profiles (model.Configuration.UpstreamTLS, proxyssl.go: no value of
+//     the cluster but files the Applier writes, named by hash); Servers,
+//     Backends and Certificates never reach it. Each global value goes through a validator (validate.go); one
 //     that fails is an error wrapping ErrInvalidValue and nothing is
 //     rendered. The file's checksum ("conf-<hex>", a hash of the template
 //     input) is rendered into init_by_lua, so GET /configuration/version

@@ -72,6 +72,7 @@ func newHostileGen(seed uint64) hostileGen {
 			"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
 			"limit-allowlist", "limit-whitelist", "auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
 			"auth-url", "auth-signin", "auth-cache-key", "auth-response-headers", "auth-cache-duration", "auth-method",
+			"proxy-ssl-secret", "proxy-ssl-verify", "proxy-ssl-name", "proxy-ssl-protocols", "proxy-ssl-ciphers",
 		},
 		values: []string{
 			"/$1", "/$", "/$a", "/$10", "/$1/$2$3", "$request_uri", "${x}", "true", "false", "TRUE", "1", "0", "-1",
@@ -81,6 +82,7 @@ func newHostileGen(seed uint64) hostileGen {
 			"persistent", "balanced", "legacy", "None", "lax", ".foo.bar", "${request_uri}-x", "$cookie_JSESSIONID", "2147483648",
 			"on", "off", "1.0", "1.1", "404,503", "499", "a.test b.test", "http://a.test/", "web",
 			"http://127.0.0.1:1/auth?u=$escaped_request_uri", "https://$host/start?rd=$request_uri", "X-User,X-Email", "200 1m",
+			"TLSv1.3", "HIGH:!aNULL", "HIGH:!HIGH",
 		},
 		runes: strings.Split("a Z 0 9 / . - _ * ü é 漢 字 🙂 \u200b \u0000 \u007f \ufffd \U0010ffff", " "),
 	}
@@ -384,7 +386,8 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 		// A route whose allow- or deny-list is invalid answers 503 (fail closed).
 		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid &&
 			(l.Settings.BasicAuth == nil || !l.Settings.BasicAuth.Unavailable) && // auth that cannot be applied: 503
-			l.Settings.ExternalAuth == nil // external auth: 503 when unavailable, else the auth service's answer
+			l.Settings.ExternalAuth == nil && // external auth: 503 when unavailable, else the auth service's answer
+			(l.Settings.ProxySSL == nil || !l.Settings.ProxySSL.Unavailable) // backend TLS that cannot be applied: 503
 	}
 	// Rate and connection limits answer 503 beyond them and when invalid
 	// (fail closed): hosts with them are not sampled.

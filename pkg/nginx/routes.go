@@ -85,6 +85,9 @@ type Route struct {
 	Limit *model.RateLimit `json:"limit,omitempty"`
 	// ExtAuth is the route's external auth (lua/extauth.lua).
 	ExtAuth *model.ExternalAuth `json:"extAuth,omitempty"`
+	// UpstreamTLS is the backend TLS profile and proxy-ssl-name (the
+	// profile's fixed locations, see proxyssl.go); unavailable answers 503.
+	UpstreamTLS *model.ProxySSL `json:"upstreamTLS,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -134,6 +137,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		Errors:                st.Errors,
 		Auth:                  st.BasicAuth,
 		Limit:                 st.RateLimit,
+		UpstreamTLS:           st.ProxySSL,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth

@@ -71,6 +71,10 @@ type view struct {
 	// LuaProxyBuffering is proxy_buffering, "on" or "off", quoted.
 	ProxyLocations    []proxyLocation
 	LuaProxyBuffering string
+	// TLSUpstreams are the upstream blocks of the backend TLS profiles and
+	// LuaTLSProfiles their names as a Lua set (see proxyssl.go).
+	TLSUpstreams   []string
+	LuaTLSProfiles string
 
 	TestHTTPSnippet string
 	TestInitLua     string
@@ -78,7 +82,7 @@ type view struct {
 
 // newView validates g against o and builds the template input. Nothing of
 // an Ingress reaches it: only the global settings and the options.
-func newView(o *Options, g *model.Global) (*view, error) {
+func newView(o *Options, g *model.Global, tls []model.UpstreamTLS) (*view, error) {
 	v := &view{
 		MaxTries:              o.MaxTries,
 		ModulesDir:            o.ModulesDir,
@@ -129,6 +133,9 @@ func newView(o *Options, g *model.Global) (*view, error) {
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	v.ProxyLocations, v.LuaProxyBuffering = proxyLocations(codes), luaString(onOff(n.ProxyBuffering))
+	if err := v.setUpstreamTLS(o, tls); err != nil {
+		return nil, fmt.Errorf("backend TLS: %w", err)
+	}
 	sum, err := viewChecksum(v)
 	if err != nil {
 		return nil, err

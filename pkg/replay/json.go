@@ -18,7 +18,8 @@ type snapshotJSON struct {
 
 // WriteJSON writes the snapshot as one indented JSON document. Certificates
 // keep their name, hosts and checksum; their PEM certificate and key are
-// left out (null). nginxConf, when not empty, is added as "nginxConf".
+// left out (null), as are the client certificates and keys of the backend
+// TLS profiles. nginxConf, when not empty, is added as "nginxConf".
 func (s *Snapshot) WriteJSON(w io.Writer, nginxConf []byte) error {
 	return writeJSON(w, snapshotJSON{Snapshot: s, Point: s.Point, Configuration: withoutKeys(s.Configuration), NginxConf: string(nginxConf)})
 }
@@ -43,6 +44,13 @@ func withoutKeys(c *model.Configuration) *model.Configuration {
 	for i, cert := range c.Certificates {
 		cert.Cert, cert.Key = nil, nil
 		out.Certificates[i] = cert
+	}
+	if c.UpstreamTLS != nil {
+		out.UpstreamTLS = make([]model.UpstreamTLS, len(c.UpstreamTLS))
+		for i, p := range c.UpstreamTLS {
+			p.Cert, p.Key = nil, nil // the CA is public
+			out.UpstreamTLS[i] = p
+		}
 	}
 	return &out
 }

@@ -1,0 +1,516 @@
+package model
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Backend TLS (proxy-ssl-secret, proxy-ssl-verify, proxy-ssl-verify-depth,
+// proxy-ssl-name, proxy-ssl-server-name, proxy-ssl-protocols,
+// proxy-ssl-ciphers; the ConfigMap's proxy-ssl-location-only), as
+// ingress-nginx's proxyssl annotation parser and nginx's proxy_ssl_*:
+//
+//   - proxy-ssl-secret "namespace/name" (or "name"), in the Ingress's
+//     namespace: ca.crt verifies the backend's certificate, tls.crt and
+//     tls.key (both or neither) are the client certificate presented to it.
+//   - proxy-ssl-verify on or off (default off); proxy-ssl-verify-depth 1 to
+//     100 (default 1; 0 is 1, as ingress-nginx); proxy-ssl-server-name on or
+//     off (default off): SNI.
+//   - proxy-ssl-name a DNS name: the name verified and sent as SNI
+//     (default "upstream_balancer", nginx's $proxy_host in ingress-nginx).
+//   - proxy-ssl-protocols TLSv1.2 and/or TLSv1.3 (default TLSv1.2), the
+//     versions ingress-nginx v1.15 accepts.
+//   - proxy-ssl-ciphers an OpenSSL cipher list made only of the names and
+//     keywords of opensslCiphers, separated by ':' and prefixed by '!', '-'
+//     or '+', joined by '+' (default DEFAULT).
+//
+// nginx's proxy_ssl_trusted_certificate, _verify, _verify_depth,
+// _protocols, _ciphers and _server_name take no variables: each distinct
+// set of them, with the CA and client certificate (files the syncer
+// writes, named by content), is a profile (Configuration.UpstreamTLS) with
+// fixed locations in nginx.conf; a new profile reloads nginx, a route
+// moving between existing profiles does not. proxy_ssl_name takes a
+// variable and is the route's (ProxySSL.Name); with proxy-ssl-verify or
+// proxy-ssl-server-name on, the name is part of the profile too
+// (UpstreamTLS.PeerName), so that each name has its own kept-alive
+// connections.
+//
+// Fail closed: an invalid value, proxy-ssl-verify on without a Secret, a
+// missing Secret, one without ca.crt when verify is on, an unparsable
+// certificate or key, or more profiles than Options.MaxUpstreamTLSProfiles
+// give the Ingress's locations a ProxySSL with Unavailable set (503) and a
+// Problem; never a connection without the verification asked for.
+//
+// Without proxy-ssl-location-only (ingress-nginx's default), the locations
+// of a host whose Ingress sets no proxy-ssl-secret take the profile of the
+// oldest Ingress of that host and namespace with one whose Secret has a
+// ca.crt, as ingress-nginx's server-level proxy_ssl_* directives (which
+// also apply across namespaces and to the host's default backend).
+
+// DefaultMaxUpstreamTLSProfiles bounds Configuration.UpstreamTLS when
+// Options.MaxUpstreamTLSProfiles is 0.
+const DefaultMaxUpstreamTLSProfiles = 16
+
+// MaxUpstreamTLSProfilesLimit is the largest Options.MaxUpstreamTLSProfiles
+// (pkg/nginx renders at most as many).
+const MaxUpstreamTLSProfilesLimit = 256
+
+// UpstreamTLS is a backend TLS profile: what nginx's proxy_ssl_* and
+// grpc_ssl_* directives that take no variables say, plus the CA and client
+// certificate files. Name is "t" and 16 hex digits of its content's hash.
+type UpstreamTLS struct {
+	Name string `json:"name"`
+	// CA is the PEM of the trusted certificates (re-encoded); nil: none.
+	CA []byte `json:"ca,omitempty"`
+	// Cert and Key are the PEM client certificate chain and key
+	// (re-encoded); nil: none.
+	Cert []byte `json:"cert,omitempty"`
+	Key  []byte `json:"key,omitempty"`
+	// Verify is proxy-ssl-verify on (only with a CA).
+	Verify      bool `json:"verify,omitempty"`
+	VerifyDepth int  `json:"verifyDepth"`
+	// Protocols are "TLSv1.2", "TLSv1.3" or both, sorted, by spaces.
+	Protocols string `json:"protocols"`
+	// Ciphers is a validated OpenSSL cipher list.
+	Ciphers    string `json:"ciphers"`
+	ServerName bool   `json:"serverName,omitempty"`
+	// PeerName is, with Verify or ServerName, the proxy-ssl-name of the
+	// profile's routes ("": the default): each name verified or sent as SNI
+	// is a profile of its own, so that a kept-alive connection opened (and
+	// verified) for one name, to a backend that may route by SNI, is never
+	// reused for another. nginx.conf does not hold it: the route's name
+	// reaches proxy_ssl_name through a variable.
+	PeerName string `json:"peerName,omitempty"`
+}
+
+// ProxySSL is a location's backend TLS: its profile and proxy-ssl-name.
+// Unavailable makes the location answer 503 (fail closed).
+type ProxySSL struct {
+	Profile     string `json:"profile,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Unavailable bool   `json:"unavailable,omitempty"`
+}
+
+// proxySSLInput collects the proxy-ssl-* annotations of one Ingress.
+type proxySSLInput struct {
+	secret, name, protocols, ciphers string
+	verify, serverName               bool
+	depth                            int
+	// requested: proxy-ssl-secret is set, proxy-ssl-verify is on or a
+	// value is invalid; err says why they cannot be applied.
+	requested bool
+	err       string
+	// others lists the annotations other than the Secret that were set.
+	others []string
+}
+
+const (
+	defaultProxySSLProtocols = "TLSv1.2"
+	defaultProxySSLCiphers   = "DEFAULT"
+	defaultProxySSLName      = "upstream_balancer"
+	maxProxySSLVerifyDepth   = 100
+)
+
+// applyProxySSL parses one proxy-ssl-* annotation; ok is false for others.
+func (a *ingressAnnotations) applyProxySSL(name, v string) bool {
+	in := &a.proxySSL
+	var err error
+	switch name {
+	case "proxy-ssl-secret":
+		in.requested = true
+		if !validSecretRef(v) {
+			err = errors.New(`must be "namespace/name" or "name"`)
+		} else {
+			in.secret = v
+		}
+	case "proxy-ssl-verify":
+		in.verify, err = parseOnOff(v)
+		in.requested = in.requested || in.verify
+	case "proxy-ssl-server-name":
+		in.serverName, err = parseOnOff(v)
+	case "proxy-ssl-verify-depth":
+		in.depth, err = ParseProxySSLVerifyDepth(v)
+	case "proxy-ssl-name":
+		in.name, err = ParseProxySSLName(v)
+	case "proxy-ssl-protocols":
+		in.protocols, err = ParseProxySSLProtocols(v)
+	case "proxy-ssl-ciphers":
+		in.ciphers, err = ParseProxySSLCiphers(v)
+	default:
+		return false
+	}
+	if name != "proxy-ssl-secret" {
+		in.others = append(in.others, name)
+	}
+	if err != nil {
+		in.requested = true
+		if in.err == "" {
+			in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
+		}
+	}
+	return true
+}
+
+// validSecretRef reports whether v is "name" or "namespace/name" of a
+// Secret.
+func validSecretRef(v string) bool {
+	ns, n, found := strings.Cut(v, "/")
+	return validSecretName(ns) && (!found || validSecretName(n))
+}
+
+// finishProxySSL checks what the proxy-ssl-* annotations ask as a whole.
+func (a *ingressAnnotations) finishProxySSL() {
+	in := &a.proxySSL
+	switch {
+	case in.err != "":
+	case in.verify && in.secret == "":
+		in.err = "annotation " + AnnotationPrefix + "proxy-ssl-verify=on without proxy-ssl-secret (no CA to verify with)"
+	case in.secret == "" && len(in.others) > 0:
+		a.problems = append(a.problems, fmt.Sprintf("annotations %s%s need %sproxy-ssl-secret; ignored", AnnotationPrefix,
+			strings.Join(in.others, ", "+AnnotationPrefix), AnnotationPrefix))
+	}
+}
+
+// ParseProxySSLVerifyDepth parses proxy-ssl-verify-depth: 0 to 100, 0
+// meaning the default 1.
+func ParseProxySSLVerifyDepth(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxProxySSLVerifyDepth || !allDigits(v) {
+		return 0, fmt.Errorf("must be a number from 1 to %d", maxProxySSLVerifyDepth)
+	}
+	return max(n, 1), nil
+}
+
+// ParseProxySSLName parses proxy-ssl-name: a DNS name (letters, digits,
+// '-' and '.', labels of 1 to 63 characters), lower-cased.
+func ParseProxySSLName(v string) (string, error) {
+	l := strings.ToLower(v)
+	if len(l) == 0 || len(l) > 253 || !dnsSubdomain(l) {
+		return "", errors.New("must be a DNS name")
+	}
+	for _, label := range strings.Split(l, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return "", errors.New("must be a DNS name")
+		}
+	}
+	return l, nil
+}
+
+// ParseProxySSLProtocols parses proxy-ssl-protocols: TLSv1.2 and/or
+// TLSv1.3 separated by spaces; it returns them sorted, once each.
+func ParseProxySSLProtocols(v string) (string, error) {
+	var out []string
+	for _, p := range strings.Fields(v) {
+		if p != "TLSv1.2" && p != "TLSv1.3" {
+			return "", errors.New("must be TLSv1.2 and/or TLSv1.3 (the versions ingress-nginx v1.15 accepts; it ignores other values, using TLSv1.2)")
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return "", errors.New("must name TLSv1.2 and/or TLSv1.3")
+	}
+	slices.Sort(out)
+	return strings.Join(out, " "), nil
+}
+
+// Limits of a cipher list.
+const (
+	maxCipherListLen  = 1024
+	maxCipherElements = 64
+)
+
+// ParseProxySSLCiphers validates an OpenSSL cipher list: elements separated
+// by ':', each an optional '!', '-' or '+' and then names of
+// opensslCiphers joined by '+' (an element that removes ciphers may also
+// use cipherRemovalNames), or @STRENGTH, or @SECLEVEL=0 to 5; at least one
+// element adds ciphers (nginx -t refuses a list that matches none). The
+// list is returned as given: it is made of known constants and separators
+// only.
+func ParseProxySSLCiphers(v string) (string, error) {
+	if v == "" || len(v) > maxCipherListLen {
+		return "", errors.New("must be a non-empty OpenSSL cipher list")
+	}
+	elems := strings.Split(v, ":")
+	if len(elems) > maxCipherElements {
+		return "", fmt.Errorf("must have at most %d elements", maxCipherElements)
+	}
+	adds := false
+	for _, e := range elems {
+		if e == "@STRENGTH" || len(e) == len("@SECLEVEL=0") && strings.HasPrefix(e, "@SECLEVEL=") && e[10] >= '0' && e[10] <= '5' {
+			continue
+		}
+		adds = adds || addsKnownCiphers(e)
+		removes := e != "" && (e[0] == '!' || e[0] == '-')
+		if e != "" && strings.IndexByte("!-+", e[0]) >= 0 {
+			e = e[1:]
+		}
+		for _, part := range strings.Split(e, "+") {
+			if !opensslCiphers[part] && !(removes && cipherRemovalNames[part]) {
+				return "", fmt.Errorf("%q is not an OpenSSL cipher name or keyword", part)
+			}
+		}
+	}
+	if !adds {
+		return "", errors.New("adds no cipher (such as HIGH or ECDHE-RSA-AES128-GCM-SHA256)")
+	}
+	return v, nil
+}
+
+// cipherRemovalNames are OpenSSL keywords that match no TLS 1.2 cipher of
+// Debian's OpenSSL 3.0 (see opensslCiphers) but that cipher lists commonly
+// remove ("!RC4", "!3DES").
+var cipherRemovalNames = toSet("LOW", "MEDIUM", "EXP", "EXPORT", "3DES", "DES", "RC4", "RC2", "IDEA", "SEED",
+	"aGOST", "aGOST01", "kGOST", "GOST94", "GOST89MAC", "kDHr", "kDHd", "kDH", "aDH", "ARIAGCM")
+
+// ParseCAPEM returns the certificates of a ca.crt, re-encoded as PEM
+// (other blocks and text dropped); at least one must parse, none may fail.
+func ParseCAPEM(data []byte) ([]byte, error) {
+	var out []byte
+	for len(data) > 0 {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+			return nil, fmt.Errorf("a certificate does not parse: %w", err)
+		}
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.Bytes})...)
+	}
+	if out == nil {
+		return nil, errors.New("holds no PEM certificate")
+	}
+	return out, nil
+}
+
+// parseClientPair checks tls.crt and tls.key as a key pair and returns
+// them re-encoded (the chain's certificates, the key's one block).
+func parseClientPair(certPEM, keyPEM []byte) (cert, key []byte, err error) {
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		return nil, nil, err
+	}
+	cert, err = ParseCAPEM(certPEM)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rest := keyPEM; len(rest) > 0; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type == "PRIVATE KEY" || strings.HasSuffix(b.Type, " PRIVATE KEY") {
+			return cert, pem.EncodeToMemory(&pem.Block{Type: b.Type, Bytes: b.Bytes}), nil
+		}
+	}
+	return nil, nil, errors.New("tls.key holds no private key")
+}
+
+// profileName names an UpstreamTLS by the hash of its content.
+func (p *UpstreamTLS) profileName() string {
+	h := sha256.New()
+	for _, b := range [][]byte{p.CA, p.Cert, p.Key, []byte(p.Protocols), []byte(p.Ciphers), []byte(p.PeerName)} {
+		fmt.Fprintf(h, "%d:", len(b))
+		h.Write(b)
+	}
+	fmt.Fprintf(h, "%t:%d:%t", p.Verify, p.VerifyDepth, p.ServerName)
+	return "t" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// upstreamTLSState is the backend TLS of one Build.
+type upstreamTLSState struct {
+	byIngress map[*ingressEntry]*ProxySSL
+	// hasCA: the Ingress's profile has a CA (it may be a host's default).
+	hasCA    map[*ingressEntry]bool
+	profiles map[string]*UpstreamTLS
+}
+
+// resolveUpstreamTLS resolves the proxy-ssl-* annotations of every served
+// Ingress, oldest first, so that the oldest keep their profiles when there
+// are more than the bound.
+func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
+	st := &upstreamTLSState{}
+	limit := b.opts.MaxUpstreamTLSProfiles
+	if limit <= 0 {
+		limit = DefaultMaxUpstreamTLSProfiles
+	}
+	for _, e := range b.ingresses {
+		if !e.ann.proxySSL.requested {
+			continue
+		}
+		if st.byIngress == nil {
+			st.byIngress, st.hasCA, st.profiles = map[*ingressEntry]*ProxySSL{}, map[*ingressEntry]bool{}, map[string]*UpstreamTLS{}
+		}
+		p, reason := b.upstreamTLSProfile(e)
+		if p != nil && st.profiles[p.Name] == nil && len(st.profiles) >= limit {
+			p, reason = nil, fmt.Sprintf("more than %d distinct backend TLS profiles (the syncer's --max-upstream-tls-profiles)", limit)
+		}
+		if p == nil {
+			b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
+			st.byIngress[e] = &ProxySSL{Unavailable: true}
+			continue
+		}
+		if st.profiles[p.Name] == nil {
+			st.profiles[p.Name] = p
+		}
+		st.byIngress[e] = &ProxySSL{Profile: p.Name, Name: e.ann.proxySSL.name}
+		st.hasCA[e] = p.CA != nil
+	}
+	return st
+}
+
+// upstreamTLSProfile builds e's profile, or says why it cannot.
+func (b *builder) upstreamTLSProfile(e *ingressEntry) (*UpstreamTLS, string) {
+	in := &e.ann.proxySSL
+	if in.err != "" {
+		return nil, in.err
+	}
+	ref := authInput{secret: in.secret}
+	k, ok := ref.secretRef(e.key.Namespace)
+	if !ok {
+		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret=%s: the Secret must be in the Ingress's namespace %s", AnnotationPrefix, in.secret, e.key.Namespace)
+	}
+	entry := b.s.secrets[k]
+	if entry == nil {
+		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s not found", AnnotationPrefix, k)
+	}
+	p := &UpstreamTLS{VerifyDepth: max(in.depth, 1), Protocols: in.protocols, Ciphers: in.ciphers, ServerName: in.serverName}
+	if p.Protocols == "" {
+		p.Protocols = defaultProxySSLProtocols
+	}
+	if p.Ciphers == "" {
+		p.Ciphers = defaultProxySSLCiphers
+	}
+	data := entry.obj.Data
+	var err error
+	if ca, has := data["ca.crt"]; has {
+		if p.CA, err = ParseCAPEM(ca); err != nil {
+			return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s: ca.crt %v", AnnotationPrefix, k, err)
+		}
+	}
+	crt, hasCrt := data["tls.crt"]
+	key, hasKey := data["tls.key"]
+	switch {
+	case hasCrt != hasKey:
+		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s has only one of tls.crt and tls.key", AnnotationPrefix, k)
+	case hasCrt:
+		if p.Cert, p.Key, err = parseClientPair(crt, key); err != nil {
+			return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s: tls.crt and tls.key: %v", AnnotationPrefix, k, err)
+		}
+	}
+	switch {
+	case in.verify && p.CA == nil:
+		return nil, fmt.Sprintf("annotation %sproxy-ssl-verify=on: Secret %s has no ca.crt", AnnotationPrefix, k)
+	case p.CA == nil && p.Cert == nil:
+		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s has neither ca.crt nor tls.crt and tls.key", AnnotationPrefix, k)
+	}
+	p.Verify = in.verify
+	if p.Verify || p.ServerName {
+		p.PeerName = in.name
+	}
+	p.Name = p.profileName()
+	return p, ""
+}
+
+// finishUpstreamTLS sets the ProxySSL of every location and
+// cfg.UpstreamTLS, sorted by Name.
+func (b *builder) finishUpstreamTLS(cfg *Configuration) {
+	st := b.resolveUpstreamTLS()
+	if st.byIngress == nil {
+		return
+	}
+	byName := make(map[string]*ingressEntry, len(st.byIngress))
+	for e := range st.byIngress {
+		byName[e.name] = e
+	}
+	used := map[string]bool{}
+	for i := range cfg.Servers {
+		srv := &cfg.Servers[i]
+		host := b.hostUpstreamTLS(st, byName, srv)
+		for j := range srv.Locations {
+			l := &srv.Locations[j]
+			ns, _, _ := strings.Cut(l.Ingress, "/")
+			p := host[ns]
+			if e := byName[l.Ingress]; e != nil {
+				p = st.byIngress[e]
+			}
+			if p != nil {
+				l.Settings.ProxySSL = p
+				used[p.Profile] = true
+			}
+		}
+	}
+	for name, p := range st.profiles {
+		if used[name] {
+			cfg.UpstreamTLS = append(cfg.UpstreamTLS, *p)
+		}
+	}
+	slices.SortFunc(cfg.UpstreamTLS, func(x, y UpstreamTLS) int { return strings.Compare(x.Name, y.Name) })
+}
+
+// hostUpstreamTLS returns, by namespace, the profile srv's other
+// locations of that namespace take (none with proxy-ssl-location-only):
+// the oldest of its Ingresses of the namespace whose profile has a CA. Not
+// across namespaces (ingress-nginx: any Ingress of the host, and its
+// default backend): one namespace's client certificate never
+// authenticates another's routes.
+func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*ingressEntry, srv *Server) map[string]*ProxySSL {
+	if b.global.ProxySSLLocationOnly {
+		return nil
+	}
+	var oldest map[string]*ingressEntry
+	for j := range srv.Locations {
+		e := byName[srv.Locations[j].Ingress]
+		if e == nil || !st.hasCA[e] {
+			continue
+		}
+		if o := oldest[e.key.Namespace]; o == nil || compareAge(e, o) < 0 {
+			if oldest == nil {
+				oldest = map[string]*ingressEntry{}
+			}
+			oldest[e.key.Namespace] = e
+		}
+	}
+	out := make(map[string]*ProxySSL, len(oldest))
+	for ns, e := range oldest {
+		out[ns] = st.byIngress[e]
+	}
+	return out
+}
+
+// proxySSL writes a location's ProxySSL for the checksum.
+func (w *canonicalWriter) proxySSL(p *ProxySSL) {
+	w.bool(p != nil)
+	if p != nil {
+		w.str(p.Profile)
+		w.str(p.Name)
+		w.bool(p.Unavailable)
+	}
+}
+
+// upstreamTLS writes the profiles for the checksum (their Names are hashes
+// of their content).
+func (w *canonicalWriter) upstreamTLS(list []UpstreamTLS) {
+	w.uint(uint64(len(list)))
+	for i := range list {
+		w.str(list[i].Name)
+	}
+}
+
+// upstreamTLSEqual reports whether two sorted profile lists are the same
+// (by Name, a hash of the content).
+func upstreamTLSEqual(a, b []UpstreamTLS) bool {
+	return slices.EqualFunc(a, b, func(x, y UpstreamTLS) bool { return x.Name == y.Name })
+}
