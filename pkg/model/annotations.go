@@ -67,6 +67,8 @@ type ingressAnnotations struct {
 	auth authInput
 	// limit holds the rate and connection limits (see applyLimit).
 	limit limitInput
+	// clientAuth holds the auth-tls annotations (see applyClientAuth).
+	clientAuth clientAuthInput
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.
@@ -131,6 +133,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	a.finishProxy()
 	a.finishAuth()
 	a.finishLimit()
+	a.finishClientAuth()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -166,6 +169,9 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 	}
 	if ok, err := a.applyAuth(name, v); ok { // allow-lists, failing closed
 		return err
+	}
+	if a.applyClientAuth(name, v) { // allow-lists, failing closed
+		return nil
 	}
 	if err := checkForbidden(v, name == "rewrite-target"); err != nil {
 		return err

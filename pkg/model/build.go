@@ -111,6 +111,8 @@ type builder struct {
 	certs          certificates
 	// auth caches each Ingress's BasicAuth (see basicAuth).
 	auth map[*ingressEntry]*BasicAuth
+	// clientAuths caches each Ingress's ClientAuth (see clientAuth).
+	clientAuths map[*ingressEntry]*ClientAuth
 	// up holds the header ConfigMaps and server aliases.
 	up       upstreamState
 	problems []Problem

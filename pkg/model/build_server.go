@@ -216,6 +216,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	}
 	slices.SortStableFunc(srv.Locations, compareLocations)
 	srv.AppRoot = s.appRoot(srv.Locations)
+	srv.ClientAuth = b.clientAuthOf(s)
 	return srv
 }
 
@@ -242,6 +243,7 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 	st.RateLimit = st.RateLimit.withLimitCodes(&b.global)
 	st.ResponseHeaders = b.customHeaders(e)
 	st.BasicAuth = b.basicAuth(e)
+	st.ClientAuthUnavailable = b.clientAuthClosed(e)
 	return st
 }
 

@@ -128,6 +128,9 @@ type Server struct {
 	// Block is the ConfigMap's block-user-agents and block-referers (the
 	// same for every Server); nil when none.
 	Block *BlockRules `json:"block,omitempty"`
+	// ClientAuth is the host's client certificate verification (auth-tls-*);
+	// nil when none.
+	ClientAuth *ClientAuth `json:"clientAuth,omitempty"`
 }
 
 // Location is one path of a server.
@@ -214,6 +217,9 @@ type LocationSettings struct {
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 	// BasicAuth protects the location with HTTP basic auth; nil when off.
 	BasicAuth *BasicAuth `json:"basicAuth,omitempty"`
+	// ClientAuthUnavailable: the Ingress's auth-tls annotations cannot be
+	// applied, the route answers 503 (see Server.ClientAuth).
+	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
 }
 
 // BasicAuth is the basic auth of a location (auth-type basic): the realm

@@ -68,6 +68,8 @@ func evilObjects(t testing.TB) []runtime.Object {
 		service("team-a", "web", svcPort("", 80)), slice("team-a", "web-1", "web", "", 80, ready("10.8.0.1")),
 		long, mismatched, tlsSecret(t, evilNS, "other", "other"),
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: evilNS, Name: "opaque"}, Type: corev1.SecretTypeOpaque},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: evilNS, Name: "client-ca"}, Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{"ca.crt": testdata(t, "example.crt")}},
 	}
 }
 
@@ -104,7 +106,8 @@ var (
 		"upstream-vhost", "connection-proxy-header", "server-alias", "service-upstream", "custom-headers",
 		"auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
 		"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
-		"limit-allowlist", "limit-whitelist"}
+		"limit-allowlist", "limit-whitelist", "auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth",
+		"auth-tls-error-page", "auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -153,6 +156,10 @@ var plausibleValues = map[string][]string{
 	"auth-type":      {"basic", "digest"}, "auth-secret": {"basic-auth", "team-a/basic-auth", "evil/basic-auth"},
 	"auth-secret-type": {"auth-file", "auth-map"}, "auth-realm": {"", "test auth", "Authentication Required"},
 	"satisfy": {"any", "all"},
+	// Client certificates.
+	"auth-tls-secret": {"client-ca", "evil/client-ca", "team-a/client-ca", "opaque"}, "auth-tls-verify-client": {"on", "off", "optional", "optional_no_ca"},
+	"auth-tls-verify-depth": {"0", "2"}, "auth-tls-error-page": {"/error", "https://errors.example.com/cert", "ok.com/error"},
+	"auth-tls-pass-certificate-to-upstream": {"true"}, "auth-tls-match-cn": {"CN=client", "CN=(a|b)"},
 }
 
 // str is a hostile string: one from a pool (half the time), random ASCII

@@ -112,6 +112,15 @@ const (
 	noteLog         = "access and error logs are configured by the syncer"
 )
 
+// Differences of the auth-tls annotations (client certificates).
+const (
+	noteAuthTLSSecret    = "per host as ingress-nginx (the oldest Ingress of the host whose auth-tls annotations can be applied decides; every path of the host is verified, whichever Ingress defined it), in Lua during the handshake of the host's SNI name (ngx.ssl.verify_client) in the one SSL context, without a reload; a request whose Host is not the host its connection's SNI name was verified for answers 421 (nginx: 421 between servers that differ in ssl_verify_client; here also between hosts with the same CA), a TLS session is resumed only for the host it was made for, and an open connection whose host's CA changed answers 421; plain HTTP requests are refused as requests without a certificate (ingress-nginx serves them unverified); fail closed: a missing Secret, another namespace's, one without ca.crt (ingress-nginx then silently disables the verification), unparsable certificates, a ca.crl not signed by ca.crt, or any invalid auth-tls value makes the Ingress's routes answer 503 (ingress-nginx: 403 for the whole host, or the Ingress rejected); ca.crl is applied to the client's own certificate only, by serial number, and its validity dates are not checked (nginx checks every certificate of the chain and fails them all once the CRL expired)"
+	noteAuthTLSValue     = "an invalid value makes the Ingress's routes answer 503 with a Problem (ingress-nginx falls back to on and 1)"
+	noteAuthTLSMatchCN   = "a regular expression with the same meaning in RE2 and nginx's PCRE, matched against the subject DN as ingress-nginx (403); an invalid one makes the Ingress's routes answer 503 with a Problem (ingress-nginx rejects the Ingress)"
+	noteAuthTLSErrorPage = "a URL or host and path: a 302 to it, as nginx's error_page; a path: served from the host's routes as nginx's error_page internal redirect (GET, no query string), over TLS only (plain HTTP answers 400); a named location (@name) makes the Ingress's routes answer 503: nginx.conf has no location of an Ingress"
+	noteAuthTLSPassCert  = "with false, a client's own ssl-client-cert request header is removed (ingress-nginx passes it to the backend)"
+)
+
 // noteLimitReq is the difference of limit-rps and limit-rpm.
 const noteLimitReq = "a leaky bucket as nginx's limit_req (burst = rate times limit-burst-multiplier, nodelay) in one Lua shared dict (--limits-dict-size), per nginx instance, per Ingress and client address; a request must pass both rates; the dict full answers the limit's status code; an invalid value answers 503"
 
@@ -210,7 +219,6 @@ func annotationTable() []RegistryEntry {
 	const (
 		m, a, s  = issueMigration, issueAccessControl, issueStreams
 		auth     = "external and basic authentication come with the access-control issue"
-		authTLS  = "client certificate verification comes with the access-control issue; " + noteOneContext
 		limit    = "rate and connection limits come with the access-control issue"
 		upTLS    = "upstream TLS settings come with the access-control issue"
 		cors     = "CORS comes with the migration issue"
@@ -332,12 +340,12 @@ func annotationTable() []RegistryEntry {
 		notSupported("auth-keepalive-requests", "100", auth, a),
 		notSupported("auth-keepalive-share-vars", "true", auth, a),
 		notSupported("auth-keepalive-timeout", "60", auth, a),
-		notSupported("auth-tls-secret", "default/ca", authTLS, a),
-		notSupported("auth-tls-verify-client", "on", authTLS, a),
-		notSupported("auth-tls-verify-depth", "1", authTLS, a),
-		notSupported("auth-tls-error-page", "https://www.example.com/error-cert.html", authTLS, a),
-		notSupported("auth-tls-pass-certificate-to-upstream", "true", authTLS, a),
-		notSupported("auth-tls-match-cn", "CN=client", authTLS, a),
+		differs("auth-tls-secret", "default/ca", noteAuthTLSSecret, a),
+		differs("auth-tls-verify-client", "on", noteAuthTLSValue, a),
+		differs("auth-tls-verify-depth", "1", noteAuthTLSValue, a),
+		differs("auth-tls-error-page", "https://www.example.com/error-cert.html", noteAuthTLSErrorPage, a),
+		differs("auth-tls-pass-certificate-to-upstream", "true", noteAuthTLSPassCert, a),
+		differs("auth-tls-match-cn", "CN=client", noteAuthTLSMatchCN, a),
 		notSupported("proxy-ssl-secret", "default/backend-ca", upTLS, a),
 		notSupported("proxy-ssl-verify", "on", upTLS, a),
 		notSupported("proxy-ssl-verify-depth", "1", upTLS, a),

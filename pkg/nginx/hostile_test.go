@@ -71,6 +71,7 @@ func newHostileGen(seed uint64) hostileGen {
 			"custom-http-errors", "default-backend", "disable-proxy-intercept-errors",
 			"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
 			"limit-allowlist", "limit-whitelist", "auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
+			"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page", "auth-tls-match-cn",
 		},
 		values: []string{
 			"/$1", "/$", "/$a", "/$10", "/$1/$2$3", "$request_uri", "${x}", "true", "false", "TRUE", "1", "0", "-1",
@@ -381,7 +382,8 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 		proto := strings.ToUpper(l.Settings.BackendProtocol)
 		// A route whose allow- or deny-list is invalid answers 503 (fail closed).
 		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid &&
-			(l.Settings.BasicAuth == nil || !l.Settings.BasicAuth.Unavailable) // auth that cannot be applied: 503
+			(l.Settings.BasicAuth == nil || !l.Settings.BasicAuth.Unavailable) && // auth that cannot be applied: 503
+			!l.Settings.ClientAuthUnavailable
 	}
 	// Rate and connection limits answer 503 beyond them and when invalid
 	// (fail closed): hosts with them are not sampled.

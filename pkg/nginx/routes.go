@@ -29,6 +29,9 @@ type Host struct {
 	TLS bool `json:"tls,omitempty"`
 	// Block holds block-user-agents and block-referers (403).
 	Block *model.BlockRules `json:"block,omitempty"`
+	// ClientAuth is the host's client certificate verification
+	// (lua/clientauth.lua).
+	ClientAuth *model.ClientAuth `json:"clientAuth,omitempty"`
 }
 
 // Route is one Location of a Server, with its settings resolved against
@@ -83,6 +86,9 @@ type Route struct {
 	Auth *model.BasicAuth `json:"auth,omitempty"`
 	// Limit holds the rate and connection limits (lua/limit.lua).
 	Limit *model.RateLimit `json:"limit,omitempty"`
+	// ClientAuthUnavailable answers 503: the Ingress's auth-tls
+	// annotations cannot be applied.
+	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -106,6 +112,7 @@ func HostOf(s *model.Server) Host {
 	}
 	h.RequestHeaders, h.ResponseHeaders = headerMap(s.RequestHeaders), headerMap(s.ResponseHeaders)
 	h.Block = s.Block
+	h.ClientAuth = s.ClientAuth
 	return h
 }
 
@@ -134,6 +141,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 		Limit:                 st.RateLimit,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
+	r.ClientAuthUnavailable = st.ClientAuthUnavailable
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}
