@@ -145,8 +145,8 @@ type mtlsClient struct {
 	cert       *mtlsCert
 	cache      tls.ClientSessionCache
 	maxVersion uint16
-	// keep reuses one connection for every request.
-	keep bool
+	// keep reuses one connection for every request; h2 asks for HTTP/2.
+	keep, h2 bool
 	tr   *http.Transport
 }
 
@@ -155,6 +155,9 @@ func (c *mtlsClient) transport() *http.Transport {
 		return c.tr
 	}
 	cfg := &tls.Config{ServerName: c.sni, InsecureSkipVerify: true, ClientSessionCache: c.cache, MaxVersion: c.maxVersion} //nolint:gosec // the server's certificate is not what these tests check
+	if c.h2 {
+		cfg.NextProtos = []string{"h2"}
+	}
 	if c.cert != nil {
 		// Sent whatever CAs the server names (Go's client would otherwise
 		// keep a certificate of another CA to itself).
@@ -176,6 +179,7 @@ func (c *mtlsClient) transport() *http.Transport {
 			return conn, nil
 		},
 		DisableKeepAlives: !c.keep,
+		ForceAttemptHTTP2: c.h2,
 	}
 	if c.keep {
 		c.tr = tr

@@ -370,3 +370,49 @@ func TestClientCertificatesWithoutReload(t *testing.T) {
 	}
 	checkNotReloaded(t, h, workers)
 }
+
+// TestClientCertificatesHTTP2: over HTTP/2 the verification and the
+// headers are the same, and a request for another host on the connection
+// (connection coalescing) answers 421, which makes clients open a
+// connection of its own.
+func TestClientCertificatesHTTP2(t *testing.T) {
+	web := startEcho(t, "web")
+	w := newMTLSWorld(t)
+	cfg := buildWithSecrets(t, map[string]int{"web": web.Port()}, []*corev1.Secret{caSecret("ca", w.ca.pem, nil)}, nil,
+		mtlsIngress("on", "on.test", "auth-tls-secret", "ca"),
+		mtlsIngress("same", "same.test", "auth-tls-secret", "ca"),
+	)
+	h := startNginx(t, cfg, nil)
+	c := &mtlsClient{h: h, sni: "on.test", cert: w.alice, keep: true, h2: true}
+	r := c.get(t, "on.test", "/")
+	if r.TLS == nil || r.TLS.NegotiatedProtocol != "h2" {
+		t.Fatalf("not HTTP/2: %+v", r.TLS)
+	}
+	if r.Status != 200 || r.Reply.Headers.Get("Ssl-Client-Verify") != "SUCCESS" {
+		t.Fatalf("status %d, ssl-client-verify %q", r.Status, r.Reply.Headers.Get("Ssl-Client-Verify"))
+	}
+	if r := c.get(t, "same.test", "/"); r.Status != 421 {
+		t.Fatalf("another host on the connection: status %d, want 421", r.Status)
+	}
+	if r := (&mtlsClient{h: h, sni: "on.test", h2: true}).get(t, "on.test", "/"); r.Status != 400 {
+		t.Fatalf("no certificate: status %d, want 400", r.Status)
+	}
+}
+
+// TestClientCertificatesRefusedHost: a host whose clientAuth Lua cannot
+// take (Build never emits one: a CA that is no PEM certificate) is refused
+// by the configuration endpoint and answers 503, over TLS too; other
+// hosts are served.
+func TestClientCertificatesRefusedHost(t *testing.T) {
+	app := startEcho(t, "app")
+	bad := serverOf("bad.test", prefixLoc("/", "app"))
+	bad.ClientAuth = &model.ClientAuth{Ingress: "default/bad", CA: "not a certificate", Verify: "on", Depth: 1}
+	cfg := configOf("refuse-ca", []model.Server{serverOf("good.test", prefixLoc("/", "app")), bad}, backendOf("app", app))
+	h := startNginx(t, cfg, nil)
+	h.allowLuaErrors = true
+	for url, want := range map[string]int{"http://good.test/": 200, "http://bad.test/": 503, "https://bad.test/": 503, "https://good.test/": 200} {
+		if r := h.mustGet(url); r.Status != want {
+			t.Errorf("GET %s = %d, want %d", url, r.Status, want)
+		}
+	}
+}
