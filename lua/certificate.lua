@@ -92,7 +92,10 @@ end
 local function client_host(sni)
   local router = require("router")
   router.hosts:check()
-  return router.find_host(sni and sni:lower())
+  if sni then
+    sni = sni:lower():gsub("%.$", "") -- as nginx's server name: no trailing dot
+  end
+  return router.find_host(sni)
 end
 
 -- client_hello runs in ssl_client_hello_by_lua, before OpenSSL decides

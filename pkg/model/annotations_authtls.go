@@ -88,9 +88,9 @@ const (
 
 // Limits of a CA Secret.
 const (
-	maxClientCABytes = 256 << 10
+	maxClientCABytes = 64 << 10
 	maxClientCAs     = 100
-	maxRevoked       = 100000
+	maxRevoked       = 10000
 	maxVerifyDepth   = 100
 	maxErrorPageLen  = 2048
 	maxMatchCNLen    = 1024
