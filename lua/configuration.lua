@@ -213,9 +213,11 @@ end
 local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
   "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
   "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "deny", "sourceRangeInvalid", "forwardedPrefix", "preserveTrailingSlash",
-  "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy", "errors", "auth", "limit",
-  "clientAuthUnavailable" }
-local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls", "block", "clientAuth" }
+  "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy", "errors", "auth", "limit" }
+local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls", "block" }
+-- Client certificates (clientauth.lua).
+ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
+HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that router.lua cannot compile.

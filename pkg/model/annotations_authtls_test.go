@@ -311,3 +311,18 @@ func findServer(cfg *Configuration, host string) *Server {
 	}
 	return &cfg.Servers[i]
 }
+
+// The hostile Ingresses (hostile_test.go) carry the auth-tls annotations
+// too; the evil tenant has a CA Secret "client-ca".
+func init() {
+	hostileAnnotations = append(hostileAnnotations, "auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth",
+		"auth-tls-error-page", "auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn")
+	for k, v := range map[string][]string{
+		"auth-tls-secret":        {"client-ca", "evil/client-ca", "team-a/client-ca", "opaque"},
+		"auth-tls-verify-client": {"on", "off", "optional", "optional_no_ca"}, "auth-tls-verify-depth": {"0", "2"},
+		"auth-tls-error-page":                   {"/error", "https://errors.example.com/cert", "ok.com/error"},
+		"auth-tls-pass-certificate-to-upstream": {"true"}, "auth-tls-match-cn": {"CN=client", "CN=(a|b)"},
+	} {
+		plausibleValues[k] = v
+	}
+}

@@ -106,8 +106,7 @@ var (
 		"upstream-vhost", "connection-proxy-header", "server-alias", "service-upstream", "custom-headers",
 		"auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
 		"limit-rps", "limit-rpm", "limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after",
-		"limit-allowlist", "limit-whitelist", "auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth",
-		"auth-tls-error-page", "auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn"}
+		"limit-allowlist", "limit-whitelist"}
 	// sharedHosts are the good tenant's; hostileHosts never are.
 	sharedHosts  = []string{"a.example.com", "b.example.com", "", "*.example.com"}
 	hostileHosts = []string{"c.example.com", "*.c.example.com", "*.*.example.com", "*", "*.", "A.example.com", "a..b",
@@ -156,10 +155,6 @@ var plausibleValues = map[string][]string{
 	"auth-type":      {"basic", "digest"}, "auth-secret": {"basic-auth", "team-a/basic-auth", "evil/basic-auth"},
 	"auth-secret-type": {"auth-file", "auth-map"}, "auth-realm": {"", "test auth", "Authentication Required"},
 	"satisfy": {"any", "all"},
-	// Client certificates.
-	"auth-tls-secret": {"client-ca", "evil/client-ca", "team-a/client-ca", "opaque"}, "auth-tls-verify-client": {"on", "off", "optional", "optional_no_ca"},
-	"auth-tls-verify-depth": {"0", "2"}, "auth-tls-error-page": {"/error", "https://errors.example.com/cert", "ok.com/error"},
-	"auth-tls-pass-certificate-to-upstream": {"true"}, "auth-tls-match-cn": {"CN=client", "CN=(a|b)"},
 }
 
 // str is a hostile string: one from a pool (half the time), random ASCII

@@ -219,6 +219,7 @@ func annotationTable() []RegistryEntry {
 	const (
 		m, a, s  = issueMigration, issueAccessControl, issueStreams
 		auth     = "external and basic authentication come with the access-control issue"
+		authTLS  = "client certificate verification comes with the access-control issue; " + noteOneContext
 		limit    = "rate and connection limits come with the access-control issue"
 		upTLS    = "upstream TLS settings come with the access-control issue"
 		cors     = "CORS comes with the migration issue"

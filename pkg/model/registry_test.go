@@ -31,11 +31,12 @@ var annotationContext = map[string]map[string]string{
 	"auth-":                   {"auth-url": "http://auth.default.svc.cluster.local/verify"},
 }
 
-// basicAuthAnnotation: the basic auth annotations (and the auth-tls ones)
-// need no auth-url.
+// basicAuthAnnotation: the basic auth annotations need no auth-url.
 func basicAuthAnnotation(name string) bool {
-	return name == "auth-type" || name == "auth-secret" || name == "auth-secret-type" || name == "auth-realm" ||
-		strings.HasPrefix(name, "auth-tls-")
+	if strings.HasPrefix(name, "auth-tls-") { // nor do the client certificate ones
+		return true
+	}
+	return name == "auth-type" || name == "auth-secret" || name == "auth-secret-type" || name == "auth-realm"
 }
 
 // annotationProblems parses name=value (with its context) and returns

@@ -382,9 +382,11 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 		proto := strings.ToUpper(l.Settings.BackendProtocol)
 		// A route whose allow- or deny-list is invalid answers 503 (fail closed).
 		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid &&
-			(l.Settings.BasicAuth == nil || !l.Settings.BasicAuth.Unavailable) && // auth that cannot be applied: 503
-			!l.Settings.ClientAuthUnavailable
+			(l.Settings.BasicAuth == nil || !l.Settings.BasicAuth.Unavailable) // auth that cannot be applied: 503
 	}
+	// auth-tls annotations that cannot be applied answer 503 too.
+	withoutClientAuth := safe
+	safe = func(l *model.Location) bool { return withoutClientAuth(l) && !l.Settings.ClientAuthUnavailable }
 	// Rate and connection limits answer 503 beyond them and when invalid
 	// (fail closed): hosts with them are not sampled.
 	unlimited := func(l *model.Location) bool { return l.Settings.RateLimit == nil }
