@@ -98,17 +98,30 @@ local function client_host(sni)
   return router.find_host(sni)
 end
 
+-- sni_host is client_host, or nil after logging an error: the session is
+-- then not bound (nor a client certificate asked for), which fails a host
+-- that verifies clients closed (clientauth.lua answers 421 or 400) and
+-- leaves the other hosts served.
+local function sni_host(sni)
+  local ok, h = pcall(client_host, sni)
+  if not ok then
+    ngx_log(ERR, "cannot look up the host of SNI name ", tostring(sni), ": ", h)
+    return nil
+  end
+  return h
+end
+
 -- client_hello runs in ssl_client_hello_by_lua, before OpenSSL decides
 -- whether to resume a session.
 function _M.client_hello()
-  clientauth.bind(client_host(clienthello.get_client_hello_server_name()))
+  clientauth.bind(sni_host(clienthello.get_client_hello_server_name()))
 end
 
 -- call runs in ssl_certificate_by_lua.
 function _M.call()
   certs:sync()
   local sni = ssl.server_name()
-  clientauth.verify(client_host(sni))
+  clientauth.verify(sni_host(sni))
   local entry = lookup(sni)
   if not entry then
     return -- nginx's placeholder certificate
