@@ -3,10 +3,12 @@ package nginx
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
+	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
@@ -414,5 +416,37 @@ func TestClientCertificatesRefusedHost(t *testing.T) {
 		if r := h.mustGet(url); r.Status != want {
 			t.Errorf("GET %s = %d, want %d", url, r.Status, want)
 		}
+	}
+}
+
+// TestClientCertificatesWithTLSSecret: one kubernetes.io/tls Secret with
+// tls.crt, tls.key and ca.crt serves the host's certificate and verifies
+// its clients (a common ingress-nginx setup); plain HTTP is redirected to
+// HTTPS first (ssl-redirect of a TLS host).
+func TestClientCertificatesWithTLSSecret(t *testing.T) {
+	web := startEcho(t, "web")
+	w := newMTLSWorld(t)
+	serverCA := newTestCA(t)
+	pair, err := certs.Generate(certs.Options{Hosts: []string{"both.test"}, Validity: 24 * time.Hour, Parent: serverCA.ca.Cert, ParentKey: serverCA.ca.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := fixtures.TLSSecret("default", "both", pair)
+	secret.Data["ca.crt"] = w.ca.pem
+	ing := mtlsIngress("both", "both.test", "auth-tls-secret", "both")
+	fixtures.TLS("both", "both.test")(ing)
+	cfg := buildWithSecrets(t, map[string]int{"web": web.Port()}, []*corev1.Secret{secret}, nil, ing)
+	h := startNginx(t, cfg, nil)
+	if serial, err := h.served(serverCA, "both.test", "both.test"); err != nil || serial != pair.Cert.SerialNumber.String() {
+		t.Fatalf("served certificate %s, %v; want the host's", serial, err)
+	}
+	if r := (&mtlsClient{h: h, sni: "both.test", cert: w.alice}).get(t, "both.test", "/"); r.Status != 200 || r.Reply.Headers.Get("Ssl-Client-Verify") != "SUCCESS" {
+		t.Fatalf("valid certificate: status %d", r.Status)
+	}
+	if r := (&mtlsClient{h: h, sni: "both.test"}).get(t, "both.test", "/"); r.Status != 400 {
+		t.Fatalf("no certificate: status %d, want 400", r.Status)
+	}
+	if r := h.mustGet("http://both.test/x"); r.Status != 308 {
+		t.Fatalf("plain HTTP: status %d, want the HTTPS redirect (308)", r.Status)
 	}
 }
