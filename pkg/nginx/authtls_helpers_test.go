@@ -147,7 +147,7 @@ type mtlsClient struct {
 	maxVersion uint16
 	// keep reuses one connection for every request; h2 asks for HTTP/2.
 	keep, h2 bool
-	tr   *http.Transport
+	tr       *http.Transport
 }
 
 func (c *mtlsClient) transport() *http.Transport {
