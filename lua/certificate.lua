@@ -5,8 +5,16 @@
 -- the default certificate (named by the last delta that set
 -- "defaultCertificate"), else nginx's placeholder from nginx.conf.
 -- PEM is parsed once per change and worker, on first use.
+--
+-- Client certificates (auth-tls-*): the host entry of the SNI name in
+-- router.lua's table (exact, wildcard, "_", as the router looks up the
+-- Host header) says whether to verify them: clientauth.lua binds the
+-- session to its settings in ssl_client_hello_by_lua (client_hello) and
+-- asks for the certificate in ssl_certificate_by_lua (call).
 
 local ssl = require("ngx.ssl")
+local clienthello = require("ngx.ssl.clienthello")
+local clientauth = require("clientauth")
 local configuration = require("configuration")
 local store = require("store")
 
@@ -80,10 +88,41 @@ local function parsed(entry)
   return entry.pcert, entry.pkey
 end
 
+-- client_host returns the router's host entry for the SNI name sni.
+local function client_host(sni)
+  local router = require("router")
+  router.hosts:check()
+  if sni then
+    sni = sni:lower():gsub("%.$", "") -- as nginx's server name: no trailing dot
+  end
+  return router.find_host(sni)
+end
+
+-- sni_host is client_host, or nil after logging an error: the session is
+-- then not bound (nor a client certificate asked for), which fails a host
+-- that verifies clients closed (clientauth.lua answers 421 or 400) and
+-- leaves the other hosts served.
+local function sni_host(sni)
+  local ok, h = pcall(client_host, sni)
+  if not ok then
+    ngx_log(ERR, "cannot look up the host of SNI name ", tostring(sni), ": ", h)
+    return nil
+  end
+  return h
+end
+
+-- client_hello runs in ssl_client_hello_by_lua, before OpenSSL decides
+-- whether to resume a session.
+function _M.client_hello()
+  clientauth.bind(sni_host(clienthello.get_client_hello_server_name()))
+end
+
 -- call runs in ssl_certificate_by_lua.
 function _M.call()
   certs:sync()
-  local entry = lookup(ssl.server_name())
+  local sni = ssl.server_name()
+  clientauth.verify(sni_host(sni))
+  local entry = lookup(sni)
   if not entry then
     return -- nginx's placeholder certificate
   end

@@ -216,6 +216,9 @@ local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
   "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy", "errors", "auth", "limit",
   "extAuth", "upstreamTLS" }
 local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls", "block" }
+-- Client certificates (clientauth.lua).
+ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
+HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that router.lua cannot compile.

@@ -46,6 +46,8 @@
 --                   by the profile's fixed locations (nginx.conf's
 --                   tls_profiles), proxy-ssl-name name; unavailable, or a
 --                   profile this nginx.conf does not hold, answers 503
+--   clientAuthUnavailable  the route answers 503: its Ingress's auth-tls
+--                   annotations could not be applied (fail closed)
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -56,7 +58,9 @@
 -- and block = {cidrs, userAgents, referers} (block-cidrs,
 -- block-user-agents, block-referers: a request from $remote_addr in cidrs,
 -- or whose header equals an entry, ignoring case, or matches an entry
--- "~re" or "~*re" (ignoring case), gets 403 before any route).
+-- "~re" or "~*re" (ignoring case), gets 403 before any route), and
+-- clientAuth (auth-tls-*: client certificates, see clientauth.lua; checked
+-- first on TLS requests, after the HTTPS redirect on plain HTTP ones).
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
@@ -75,6 +79,7 @@ local proxy_settings = require("proxy")
 local auth = require("auth")
 local extauth = require("extauth")
 local limits = require("limit")
+local clientauth = require("clientauth")
 local balancer_backends = require("balancer").backends
 
 local ngx = ngx
@@ -284,6 +289,7 @@ local function compile_route(r)
     preserve_slash = r.preserveTrailingSlash == true, port_in_redirect = r.usePortInRedirects == true,
     redirect_url = r.redirectURL, redirect_code = r.redirectCode,
   }
+  route.client_closed = r.clientAuthUnavailable == true or nil
   if r.cors ~= nil then
     local c, err = cors.compile(r.cors)
     if not c then
@@ -463,6 +469,11 @@ function _M.compile(item)
     return nil, "host " .. item.name .. ": " .. block
   end
   h.block = block
+  local client, cerr = clientauth.compile(item.clientAuth, item.name)
+  if cerr then
+    return nil, "host " .. item.name .. ": " .. cerr
+  end
+  h.client = client
   for i = 1, #list do
     local route, err = compile_route(list[i])
     if not route then
@@ -735,6 +746,11 @@ function _M.rewrite()
   if h.broken then
     return ngx.exit(503)
   end
+  local client = h.client
+  if client and ngx_var.https == "on" then
+    clientauth.check(client, true)
+    client = nil
+  end
   if h.block and blocked(h.block) then
     return ngx.exit(403)
   end
@@ -758,6 +774,9 @@ function _M.rewrite()
   if not route or route.backend == "" then
     return proxy_settings.fail(route and route.err, 404) -- the built-in default backend's 404
   end
+  if route.client_closed then
+    return ngx.exit(503)
+  end
   local limit = route.body_size or settings.body_size
   if limit and limit > 0 then
     check_body(route, limit)
@@ -770,6 +789,9 @@ function _M.rewrite()
   end
   if route.redirect and ngx_var.pass_access_scheme == "http" then
     return redirect_to_https(route)
+  end
+  if client then
+    clientauth.check(client, false)
   end
   if route.acl and refuse_source(route) then
     return

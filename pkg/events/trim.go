@@ -13,19 +13,21 @@ import (
 // applied object in; Trim drops it.
 const LastAppliedAnnotation = corev1.LastAppliedConfigAnnotation
 
-// Secret data keys that Trim keeps: the certificate, key and CA bundle.
+// Secret data keys that Trim keeps: the certificate, key, CA bundle and
+// the CA's revocation list (auth-tls-secret).
 const (
 	SecretKeyTLSCert = corev1.TLSCertKey       // "tls.crt"
 	SecretKeyTLSKey  = corev1.TLSPrivateKeyKey // "tls.key"
 	SecretKeyCACert  = "ca.crt"
+	SecretKeyCACRL   = "ca.crl"
 )
 
 // Trim returns a copy of obj without what the configuration builder never
 // reads: managedFields and the kubectl last-applied annotation on every
-// object, and for Secrets every data key but tls.crt, tls.key and ca.crt
-// (and stringData, which the API never returns); an Opaque Secret (only
-// published as an Ingress's auth-secret) keeps all its data: auth-file reads
-// the key "auth", auth-map every key. Everything else, spec,
+// object, and for Secrets every data key but tls.crt, tls.key, ca.crt and
+// ca.crl (and stringData, which the API never returns); an Opaque Secret
+// (only published when an Ingress's annotation names it) keeps all its
+// data: auth-file reads the key "auth", auth-map every key. Everything else, spec,
 // status, labels, other annotations, owner references, is kept. obj itself
 // is not modified, so Trim is safe on objects from an informer cache. Trim of
 // nil is nil; objects of other kinds are trimmed of their metadata only.
@@ -77,7 +79,7 @@ func trimSecret(s *corev1.Secret) *corev1.Secret {
 		}
 		return out
 	}
-	for _, k := range [...]string{SecretKeyTLSCert, SecretKeyTLSKey, SecretKeyCACert} {
+	for _, k := range [...]string{SecretKeyTLSCert, SecretKeyTLSKey, SecretKeyCACert, SecretKeyCACRL} {
 		v, ok := s.Data[k]
 		if !ok {
 			continue

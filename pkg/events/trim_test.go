@@ -96,3 +96,14 @@ func TestTrimEdgeCases(t *testing.T) {
 		t.Errorf("secret without kept keys has data %v", got.Data)
 	}
 }
+
+// TestTrimSecretKeepsTheCRL: a kubernetes.io/tls Secret that auth-tls-secret
+// names keeps its ca.crl, the CA's revoked serials.
+func TestTrimSecretKeepsTheCRL(t *testing.T) {
+	s := fixtureSecret()
+	s.Data[events.SecretKeyCACRL] = []byte("-----BEGIN X509 CRL-----\nMIIB...\n-----END X509 CRL-----\n")
+	got := events.Trim(s).(*corev1.Secret)
+	if string(got.Data[events.SecretKeyCACRL]) != string(s.Data[events.SecretKeyCACRL]) {
+		t.Errorf("ca.crl = %q, want it kept", got.Data[events.SecretKeyCACRL])
+	}
+}

@@ -71,6 +71,8 @@ type ingressAnnotations struct {
 	extAuth extAuthInput
 	// proxySSL holds the backend TLS annotations (see applyProxySSL).
 	proxySSL proxySSLInput
+	// clientAuth holds the auth-tls annotations (see applyClientAuth).
+	clientAuth clientAuthInput
 	// snippets lists the *-snippet annotations present, sorted.
 	snippets []string
 	// problems are the reasons of rejected annotations, sorted.
@@ -137,6 +139,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	a.finishLimit()
 	a.finishExtAuth()
 	a.finishProxySSL()
+	a.finishClientAuth()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = LoadBalanceRoundRobin
@@ -177,6 +180,9 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		return err
 	}
 	if a.applyProxySSL(name, v) { // allow-lists, failing closed
+		return nil
+	}
+	if a.applyClientAuth(name, v) { // allow-lists, failing closed
 		return nil
 	}
 	if err := checkForbidden(v, name == "rewrite-target"); err != nil {

@@ -66,7 +66,7 @@ func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
 		}
 	case "auth-secret":
 		in.requested = true
-		if ns, n, found := strings.Cut(v, "/"); !found && !validSecretName(ns) || found && !(validSecretName(ns) && validSecretName(n)) {
+		if !validSecretRef(v) {
 			err = errors.New(`must be "name" or "namespace/name"`)
 		} else {
 			in.secret = v
@@ -123,6 +123,14 @@ func (a *ingressAnnotations) finishAuth() {
 	}
 }
 
+// validSecretRef reports whether v is "name" or "namespace/name" of a
+// Secret (the annotations that name one: auth-secret, auth-tls-secret,
+// proxy-ssl-secret).
+func validSecretRef(v string) bool {
+	ns, n, found := strings.Cut(v, "/")
+	return validSecretName(ns) && (!found || validSecretName(n))
+}
+
 func validSecretName(v string) bool {
 	return v != "" && len(v) <= 253 && dnsSubdomain(v)
 }
@@ -150,14 +158,31 @@ func validRealm(v string) bool {
 	return true
 }
 
-// secretRef is the Secret auth-secret names, in the Ingress's namespace
-// when it names none; ok is false when it names another namespace.
-func (in *authInput) secretRef(namespace string) (objectKey, bool) {
-	ns, name, found := strings.Cut(in.secret, "/")
+// secretRef is the Secret an annotation's ref ("name" or
+// "namespace/name") names, in the Ingress's namespace when it names none;
+// ok is false when it names another namespace, or ref is "".
+func secretRef(namespace, ref string) (objectKey, bool) {
+	ns, name, found := strings.Cut(ref, "/")
 	if !found {
-		return objectKey{namespace, in.secret}, true
+		return objectKey{namespace, ref}, ref != ""
 	}
 	return objectKey{ns, name}, ns == namespace
+}
+
+// annotationSecret returns the Secret that e's annotation (auth-secret,
+// auth-tls-secret, proxy-ssl-secret) names with ref, or why it cannot:
+// another namespace's (as ingress-nginx's allow-cross-namespace-resources
+// default), or a Secret the store does not hold.
+func (b *builder) annotationSecret(e *ingressEntry, annotation, ref string) (*secretEntry, objectKey, string) {
+	k, ok := secretRef(e.key.Namespace, ref)
+	if !ok {
+		return nil, k, fmt.Sprintf("annotation %s%s=%s: the Secret must be in the Ingress's namespace %s", AnnotationPrefix, annotation, ref, e.key.Namespace)
+	}
+	entry := b.s.secrets[k]
+	if entry == nil {
+		return nil, k, fmt.Sprintf("annotation %s%s: Secret %s not found", AnnotationPrefix, annotation, k)
+	}
+	return entry, k, ""
 }
 
 // basicAuth returns the BasicAuth of e's locations (nil without auth),
@@ -186,13 +211,9 @@ func (b *builder) resolveAuth(e *ingressEntry) (*BasicAuth, string) {
 	if in.err != "" {
 		return nil, in.err
 	}
-	k, ok := in.secretRef(e.key.Namespace)
-	if !ok {
-		return nil, fmt.Sprintf("annotation %sauth-secret=%s: the Secret must be in the Ingress's namespace %s", AnnotationPrefix, in.secret, e.key.Namespace)
-	}
-	entry := b.s.secrets[k]
-	if entry == nil {
-		return nil, fmt.Sprintf("annotation %sauth-secret: Secret %s not found", AnnotationPrefix, k)
+	entry, k, reason := b.annotationSecret(e, "auth-secret", in.secret)
+	if reason != "" {
+		return nil, reason
 	}
 	users, dropped, err := in.users(entry.obj.Data)
 	if err != nil {

@@ -159,13 +159,6 @@ func (a *ingressAnnotations) applyProxySSL(name, v string) bool {
 	return true
 }
 
-// validSecretRef reports whether v is "name" or "namespace/name" of a
-// Secret.
-func validSecretRef(v string) bool {
-	ns, n, found := strings.Cut(v, "/")
-	return validSecretName(ns) && (!found || validSecretName(n))
-}
-
 // finishProxySSL checks what the proxy-ssl-* annotations ask as a whole.
 func (a *ingressAnnotations) finishProxySSL() {
 	in := &a.proxySSL
@@ -377,14 +370,9 @@ func (b *builder) upstreamTLSProfile(e *ingressEntry) (*UpstreamTLS, string) {
 	if in.err != "" {
 		return nil, in.err
 	}
-	ref := authInput{secret: in.secret}
-	k, ok := ref.secretRef(e.key.Namespace)
-	if !ok {
-		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret=%s: the Secret must be in the Ingress's namespace %s", AnnotationPrefix, in.secret, e.key.Namespace)
-	}
-	entry := b.s.secrets[k]
-	if entry == nil {
-		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s not found", AnnotationPrefix, k)
+	entry, k, reason := b.annotationSecret(e, "proxy-ssl-secret", in.secret)
+	if reason != "" {
+		return nil, reason
 	}
 	p := &UpstreamTLS{VerifyDepth: max(in.depth, 1), Protocols: in.protocols, Ciphers: in.ciphers, ServerName: in.serverName}
 	if p.Protocols == "" {

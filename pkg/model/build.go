@@ -115,6 +115,8 @@ type builder struct {
 	// ConfigMap's (see externalAuth).
 	extAuth    map[*ingressEntry]*ExternalAuth
 	globalAuth *ExternalAuth
+	// clientAuths caches each Ingress's ClientAuth (see clientAuth).
+	clientAuths map[*ingressEntry]*ClientAuth
 	// up holds the header ConfigMaps and server aliases.
 	up       upstreamState
 	problems []Problem

@@ -220,6 +220,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	}
 	slices.SortStableFunc(srv.Locations, compareLocations)
 	srv.AppRoot = s.appRoot(srv.Locations)
+	srv.ClientAuth = b.clientAuthOf(s)
 	return srv
 }
 
@@ -247,6 +248,7 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 	st.ResponseHeaders = b.customHeaders(e)
 	st.BasicAuth = b.basicAuth(e)
 	st.ExternalAuth = b.externalAuth(e)
+	st.ClientAuthUnavailable = b.clientAuthClosed(e)
 	return st
 }
 

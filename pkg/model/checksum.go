@@ -257,6 +257,7 @@ func (w *canonicalWriter) server(s *Server) {
 		w.strs(s.Block.UserAgents)
 		w.strs(s.Block.Referers)
 	}
+	w.clientAuth(s.ClientAuth)
 	w.uint(uint64(len(s.Locations)))
 	for i := range s.Locations {
 		l := &s.Locations[i]
@@ -336,6 +337,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	w.rateLimit(s.RateLimit)
 	w.externalAuth(s.ExternalAuth)
 	w.proxySSL(s.ProxySSL)
+	w.clientAuthClosed(s.ClientAuthUnavailable)
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

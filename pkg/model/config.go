@@ -142,6 +142,9 @@ type Server struct {
 	// Block is the ConfigMap's block-user-agents and block-referers (the
 	// same for every Server); nil when none.
 	Block *BlockRules `json:"block,omitempty"`
+	// ClientAuth is the host's client certificate verification (auth-tls-*);
+	// nil when none.
+	ClientAuth *ClientAuth `json:"clientAuth,omitempty"`
 }
 
 // Location is one path of a server.
@@ -234,6 +237,9 @@ type LocationSettings struct {
 	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
 	// ProxySSL is the backend TLS profile of the location; nil when none.
 	ProxySSL *ProxySSL `json:"proxySSL,omitempty"`
+	// ClientAuthUnavailable: the Ingress's auth-tls annotations cannot be
+	// applied, the route answers 503 (see Server.ClientAuth).
+	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
 }
 
 // BasicAuth is the HTTP auth of a location (auth-type basic or digest):

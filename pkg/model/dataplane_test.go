@@ -136,6 +136,7 @@ func (c *contract) server(s *Server) {
 	}
 	c.headers("server "+s.Hostname+" request", s.RequestHeaders, true)
 	c.headers("server "+s.Hostname+" response", s.ResponseHeaders, true)
+	c.clientAuth(s.Hostname, s.ClientAuth)
 	if s.RedirectTo != "" {
 		if validHost(s.RedirectTo) != nil || len(s.Locations) > 0 || s.AppRoot != "" {
 			c.fail("server %s: redirect to %q with %d locations", s.Hostname, s.RedirectTo, len(s.Locations))

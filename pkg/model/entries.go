@@ -52,8 +52,10 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 			e.secrets = append(e.secrets, objectKey{key.Namespace, t.SecretName})
 		}
 	}
-	if k, ok := e.ann.auth.secretRef(key.Namespace); ok && e.ann.auth.secret != "" {
-		e.secrets = append(e.secrets, k)
+	for _, ref := range []string{e.ann.auth.secret, e.ann.clientAuth.secret, e.ann.proxySSL.secret} {
+		if k, ok := secretRef(key.Namespace, ref); ok {
+			e.secrets = append(e.secrets, k)
+		}
 	}
 	e.services = uniqueKeys(e.services)
 	e.secrets = uniqueKeys(e.secrets)

@@ -68,6 +68,8 @@ func evilObjects(t testing.TB) []runtime.Object {
 		service("team-a", "web", svcPort("", 80)), slice("team-a", "web-1", "web", "", 80, ready("10.8.0.1")),
 		long, mismatched, tlsSecret(t, evilNS, "other", "other"),
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: evilNS, Name: "opaque"}, Type: corev1.SecretTypeOpaque},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: evilNS, Name: "client-ca"}, Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{"ca.crt": testdata(t, "example.crt")}},
 	}
 }
 

@@ -112,6 +112,15 @@ const (
 	noteLog         = "access and error logs are configured by the syncer"
 )
 
+// Differences of the auth-tls annotations (client certificates).
+const (
+	noteAuthTLSSecret    = "per host as ingress-nginx (the oldest Ingress of the host whose auth-tls annotations can be applied decides; every path of the host is verified, whichever Ingress defined it), in Lua during the handshake of the host's SNI name (ngx.ssl.verify_client) in the one SSL context, without a reload; a request whose Host is not the host its connection's SNI name was verified for answers 421 (nginx: 421 between servers that differ in ssl_verify_client; here also between hosts with the same CA), a TLS session is resumed only for the host it was made for, and an open connection whose host's CA changed answers 421; plain HTTP requests are refused as requests without a certificate (ingress-nginx serves them unverified); fail closed: a missing Secret, another namespace's, one without ca.crt (ingress-nginx then silently disables the verification), unparsable certificates, a ca.crl not signed by ca.crt, or any invalid auth-tls value makes the Ingress's routes answer 503 (ingress-nginx: 403 for the whole host, or the Ingress rejected); ca.crl is applied to the client's own certificate only, by serial number, and its validity dates are not checked (nginx checks every certificate of the chain and fails them all once the CRL expired)"
+	noteAuthTLSValue     = "an invalid value makes the Ingress's routes answer 503 with a Problem (ingress-nginx falls back to on and 1)"
+	noteAuthTLSMatchCN   = "a regular expression with the same meaning in RE2 and nginx's PCRE, matched against the subject DN as ingress-nginx (403); an invalid one makes the Ingress's routes answer 503 with a Problem (ingress-nginx rejects the Ingress)"
+	noteAuthTLSErrorPage = "a URL or host and path: a 302 to it, as nginx's error_page; a path: served from the host's routes as nginx's error_page internal redirect (GET, no query string), over TLS only (plain HTTP answers 400); a named location (@name) makes the Ingress's routes answer 503: nginx.conf has no location of an Ingress"
+	noteAuthTLSPassCert  = "with false, a client's own ssl-client-cert request header is removed (ingress-nginx passes it to the backend)"
+)
+
 // noteLimitReq is the difference of limit-rps and limit-rpm.
 // Notes of the external auth annotations and keys.
 const (
@@ -217,16 +226,10 @@ func indexEntries(entries []RegistryEntry) map[string]RegistryEntry {
 func annotationTable() []RegistryEntry {
 	const (
 		m, a, s  = issueMigration, issueAccessControl, issueStreams
-		auth     = "external and basic authentication come with the access-control issue"
-		authTLS  = "client certificate verification comes with the access-control issue; " + noteOneContext
-		limit    = "rate and connection limits come with the access-control issue"
-		cors     = "CORS comes with the migration issue"
 		canary   = "applies only to main Ingresses of its own namespace, on the same host and path (ingress-nginx: any namespace, and every path routed to the main's backend)"
 		redir    = "redirects come with the migration issue"
 		perRoute = "an nginx directive that takes no variables: it cannot vary per route, as nginx.conf is the same for every Ingress (see docs/dataplane.md); left out with a Problem"
-		cookie   = "this affinity setting comes with the migration issue"
 		mirror   = "not carried by the data plane: nginx's mirror and mirror_request_body take no variables, so each would double the fixed proxy locations, and a mirror URL naming a host needs a DNS resolver in nginx.conf; ingress-sync does not mirror requests"
-		header   = "header and upstream settings come with the migration issue"
 	)
 	return []RegistryEntry{
 		// Routing, rewrite and redirects.
@@ -339,12 +342,12 @@ func annotationTable() []RegistryEntry {
 		differs("auth-keepalive-requests", "100", noteAuthKeepalive, a),
 		differs("auth-keepalive-share-vars", "true", "validated, no effect: the auth request never shares the request's variables", a),
 		differs("auth-keepalive-timeout", "60", noteAuthKeepalive, a),
-		notSupported("auth-tls-secret", "default/ca", authTLS, a),
-		notSupported("auth-tls-verify-client", "on", authTLS, a),
-		notSupported("auth-tls-verify-depth", "1", authTLS, a),
-		notSupported("auth-tls-error-page", "https://www.example.com/error-cert.html", authTLS, a),
-		notSupported("auth-tls-pass-certificate-to-upstream", "true", authTLS, a),
-		notSupported("auth-tls-match-cn", "CN=client", authTLS, a),
+		differs("auth-tls-secret", "default/ca", noteAuthTLSSecret, a),
+		differs("auth-tls-verify-client", "on", noteAuthTLSValue, a),
+		differs("auth-tls-verify-depth", "1", noteAuthTLSValue, a),
+		differs("auth-tls-error-page", "https://www.example.com/error-cert.html", noteAuthTLSErrorPage, a),
+		differs("auth-tls-pass-certificate-to-upstream", "true", noteAuthTLSPassCert, a),
+		differs("auth-tls-match-cn", "CN=client", noteAuthTLSMatchCN, a),
 		differs("proxy-ssl-secret", "default/backend-ca", "ca.crt verifies the backend, tls.crt/tls.key are presented to it (a Secret with either is enough, and \"name\" means the Ingress's namespace); HTTPS and GRPCS backends (ingress-nginx: HTTPS only). Each distinct profile (CA, client certificate, verify, depth, protocols, ciphers, server name, and the name when verified or sent) is a set of fixed nginx locations: the first route of a new profile reloads nginx once, at most --max-upstream-tls-profiles (16) profiles, beyond them and for a missing or invalid Secret the Ingress's routes answer 503", a),
 		differs("proxy-ssl-verify", "on", "on without a Secret or without ca.crt, or a value other than on/off, answers 503 (ingress-nginx: off, unverified)", a),
 		differs("proxy-ssl-verify-depth", "1", "1 to 100 (0 is 1); another value answers 503 (ingress-nginx: 1)", a),
@@ -387,7 +390,6 @@ func configKeyTable() []RegistryEntry {
 		later    = "comes with the migration issue"
 		access   = "comes with the access-control issue"
 		stream   = "TCP and UDP services come with the streams issue"
-		auth     = "global external authentication comes with the access-control issue"
 		notNeed  = "nginx's hash tables are sized by the syncer; the routes live in Lua"
 		tracing  = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
 		geoip    = "GeoIP is not part of the data plane"

@@ -33,6 +33,9 @@ var annotationContext = map[string]map[string]string{
 
 // basicAuthAnnotation: the basic auth annotations need no auth-url.
 func basicAuthAnnotation(name string) bool {
+	if strings.HasPrefix(name, "auth-tls-") { // nor do the client certificate ones
+		return true
+	}
 	return name == "auth-type" || name == "auth-secret" || name == "auth-secret-type" || name == "auth-realm"
 }
 

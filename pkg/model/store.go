@@ -361,8 +361,9 @@ func (s *Store) IngressesForService(namespace, name string) []*networkingv1.Ingr
 	return s.indexed(s.ingressesByService[objectKey{namespace, name}])
 }
 
-// IngressesForSecret returns the Ingresses whose spec.tls references the
-// Secret, sorted by namespace/name.
+// IngressesForSecret returns the Ingresses whose spec.tls or annotations
+// (auth-secret, auth-tls-secret, proxy-ssl-secret) reference the Secret,
+// sorted by namespace/name.
 func (s *Store) IngressesForSecret(namespace, name string) []*networkingv1.Ingress {
 	return s.indexed(s.ingressesBySecret[objectKey{namespace, name}])
 }

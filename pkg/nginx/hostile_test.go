@@ -73,6 +73,7 @@ func newHostileGen(seed uint64) hostileGen {
 			"limit-allowlist", "limit-whitelist", "auth-type", "auth-secret", "auth-secret-type", "auth-realm", "satisfy",
 			"auth-url", "auth-signin", "auth-cache-key", "auth-response-headers", "auth-cache-duration", "auth-method",
 			"proxy-ssl-secret", "proxy-ssl-verify", "proxy-ssl-name", "proxy-ssl-protocols", "proxy-ssl-ciphers",
+			"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page", "auth-tls-match-cn",
 		},
 		values: []string{
 			"/$1", "/$", "/$a", "/$10", "/$1/$2$3", "$request_uri", "${x}", "true", "false", "TRUE", "1", "0", "-1",
@@ -389,6 +390,9 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 			l.Settings.ExternalAuth == nil && // external auth: 503 when unavailable, else the auth service's answer
 			(l.Settings.ProxySSL == nil || !l.Settings.ProxySSL.Unavailable) // backend TLS that cannot be applied: 503
 	}
+	// auth-tls annotations that cannot be applied answer 503 too.
+	withoutClientAuth := safe
+	safe = func(l *model.Location) bool { return withoutClientAuth(l) && !l.Settings.ClientAuthUnavailable }
 	// Rate and connection limits answer 503 beyond them and when invalid
 	// (fail closed): hosts with them are not sampled.
 	unlimited := func(l *model.Location) bool { return l.Settings.RateLimit == nil }

@@ -29,6 +29,9 @@ type Host struct {
 	TLS bool `json:"tls,omitempty"`
 	// Block holds block-user-agents and block-referers (403).
 	Block *model.BlockRules `json:"block,omitempty"`
+	// ClientAuth is the host's client certificate verification
+	// (lua/clientauth.lua).
+	ClientAuth *model.ClientAuth `json:"clientAuth,omitempty"`
 }
 
 // Route is one Location of a Server, with its settings resolved against
@@ -88,6 +91,9 @@ type Route struct {
 	// UpstreamTLS is the backend TLS profile and proxy-ssl-name (the
 	// profile's fixed locations, see proxyssl.go); unavailable answers 503.
 	UpstreamTLS *model.ProxySSL `json:"upstreamTLS,omitempty"`
+	// ClientAuthUnavailable answers 503: the Ingress's auth-tls
+	// annotations cannot be applied.
+	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -111,6 +117,7 @@ func HostOf(s *model.Server) Host {
 	}
 	h.RequestHeaders, h.ResponseHeaders = headerMap(s.RequestHeaders), headerMap(s.ResponseHeaders)
 	h.Block = s.Block
+	h.ClientAuth = s.ClientAuth
 	return h
 }
 
@@ -141,6 +148,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth
+	r.ClientAuthUnavailable = st.ClientAuthUnavailable
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}

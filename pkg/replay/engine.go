@@ -125,7 +125,10 @@ func (e *engine) canChange(ev events.Event) bool {
 	key := ev.Namespace + "/" + ev.Name
 	switch ev.Kind {
 	case events.KindConfigMap:
-		return key == e.opts.ConfigMap
+		// The controller's, or one an Ingress or the controller's names
+		// (custom-headers, auth-proxy-set-headers, proxy-set-headers): the
+		// watcher publishes no other.
+		return true
 	case events.KindSecret:
 		return key == e.opts.DefaultSSLCertificate || len(e.store.IngressesForSecret(ev.Namespace, ev.Name)) > 0
 	case events.KindService:

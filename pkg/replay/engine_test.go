@@ -69,10 +69,14 @@ func (u *universe) object() runtime.Object {
 		if u.rnd.IntN(4) == 0 {
 			s.Type = corev1.SecretTypeOpaque
 		}
+		if u.rnd.IntN(2) == 0 { // an htpasswd for auth-secret (SHA1 of "a" or "b")
+			s.Data["auth"] = []byte("foo:" + u.pick([]string{"{SHA}hvfkN/qlp/zhXR3cuerq6jd2Z7g=", "{SHA}6dcd4ce23d88e2ee9568ba546c007c63d9131c1b"}) + "\n")
+		}
 		return s
 	case n < 18:
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: u.pick([]string{"ingress-sync", "other"})},
-			Data: map[string]string{"ssl-redirect": u.pick([]string{"true", "false"}), "proxy-read-timeout": u.pick([]string{"30", "60"})}}
+			Data: map[string]string{"ssl-redirect": u.pick([]string{"true", "false"}), "proxy-read-timeout": u.pick([]string{"30", "60"}),
+				"X-Test": u.pick([]string{"a", "b"})}} // a header of custom-headers and auth-proxy-set-headers
 		return cm
 	}
 	return fixtures.IngressClass(u.pick([]string{"nginx", "other"}), u.pick([]string{testController, "example.com/other"}), u.rnd.IntN(3) == 0)
@@ -128,6 +132,24 @@ func (u *universe) ingress(ns string) runtime.Object {
 	}
 	if u.rnd.IntN(3) == 0 {
 		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"load-balance", u.pick([]string{"ewma", "round_robin"})))
+	}
+	// The annotations that name a Secret or a ConfigMap.
+	if u.rnd.IntN(4) == 0 {
+		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"auth-type", "basic"),
+			fixtures.Annotation(model.AnnotationPrefix+"auth-secret", u.pick([]string{"tls0", "tls1"})))
+	}
+	if u.rnd.IntN(4) == 0 {
+		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"auth-tls-secret", u.pick([]string{"tls0", "tls1"})))
+	}
+	if u.rnd.IntN(4) == 0 {
+		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"proxy-ssl-secret", u.pick([]string{"tls0", "tls1"})))
+	}
+	if u.rnd.IntN(4) == 0 {
+		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"custom-headers", "other"))
+	}
+	if u.rnd.IntN(4) == 0 {
+		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"auth-url", "http://127.0.0.1:1/auth"),
+			fixtures.Annotation(model.AnnotationPrefix+"auth-proxy-set-headers", "other"))
 	}
 	return fixtures.Ingress(ns, fmt.Sprintf("ing%d", u.rnd.IntN(3)), opts...)
 }

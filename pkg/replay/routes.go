@@ -91,6 +91,9 @@ func (v *RouteView) WriteText(w io.Writer) error {
 		if h.AppRoot != "" {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tappRoot=%s\n", h.Name, h.AppRoot)
 		}
+		if c := h.ClientAuth; c != nil {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\t%s\n", h.Name, c.Ingress, clientAuthSettings(c))
+		}
 		for i := range h.Routes {
 			r := &h.Routes[i]
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, r.Type, r.Path, orDefault(r.Backend, "404"),

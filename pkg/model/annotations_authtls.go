@@ -1,0 +1,326 @@
+package model
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Client certificate authentication (auth-tls-secret, auth-tls-verify-client,
+// auth-tls-verify-depth, auth-tls-error-page,
+// auth-tls-pass-certificate-to-upstream, auth-tls-match-cn), as
+// ingress-nginx's authtls parser and its server-level ssl_verify_client:
+//
+//   - it is per host (Server): the oldest Ingress of the host whose
+//     annotations can be applied gives the host its ClientAuth; it covers
+//     every path of the host, whichever Ingress defined it, as nginx
+//     verifies per server. Other Ingresses' auth-tls annotations on that
+//     host are ignored with a Problem when they differ.
+//   - auth-tls-secret "name" or "namespace/name" (the Ingress's namespace
+//     only): the Secret's ca.crt (PEM certificates) are the trusted CAs;
+//     its ca.crl, when present, lists revoked certificates.
+//   - auth-tls-verify-client on (default), off, optional, optional_no_ca;
+//     auth-tls-verify-depth 0 to 100 (0 and the default are 1).
+//   - auth-tls-error-page an http(s) URL, a host and path, or a path (see
+//     parseErrorPage); auth-tls-pass-certificate-to-upstream true or false;
+//     auth-tls-match-cn "CN=" followed by a regular expression, matched
+//     against the whole subject DN as nginx's $ssl_client_s_dn !~ test.
+//
+// Fail closed: an auth-tls-secret that cannot be applied (an invalid
+// value of any auth-tls annotation, another namespace, a missing Secret, a
+// Secret without ca.crt or with unparsable data) makes its Ingress's routes
+// answer 503 (LocationSettings.ClientAuthUnavailable) with a Problem:
+// never its content without the verification; the host's other Ingresses
+// are not affected (ingress-nginx closes the whole host with a 403).
+// auth-tls-* without auth-tls-secret request nothing: a Problem only, as
+// ingress-nginx ignores them.
+
+// clientAuthInput collects the auth-tls annotations of one Ingress.
+type clientAuthInput struct {
+	secret, verify, errorPage, matchCN string
+	depth                              int
+	passCert                           bool
+	// requested is set by auth-tls-secret; others names the other auth-tls
+	// annotations present; err says why they cannot be applied.
+	requested bool
+	others    []string
+	err       string
+}
+
+// ClientAuth is the client certificate verification of a Server: lua/
+// certificate.lua asks for and verifies a client certificate during the
+// handshake of its SNI name, and lua/clientauth.lua enforces the outcome
+// per request and passes it upstream.
+type ClientAuth struct {
+	// Ingress is the "namespace/name" that set it, Secret the CA Secret.
+	Ingress string `json:"ingress"`
+	Secret  string `json:"secret,omitempty"`
+	// CA holds the trusted certificates, PEM (validated by ParseClientCA).
+	CA string `json:"ca,omitempty"`
+	// Revoked are the serial numbers (upper-case hex, as nginx's
+	// $ssl_client_serial) that the Secret's ca.crl revokes, sorted.
+	Revoked []string `json:"revoked,omitempty"`
+	// Verify is on, off, optional or optional_no_ca; Depth 1 to 100.
+	Verify string `json:"verify,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	// ErrorPage answers a failed verification instead of 400: a path is
+	// served from the host's routes (nginx's error_page = internal
+	// redirect), anything else is a 302 to it.
+	ErrorPage string `json:"errorPage,omitempty"`
+	// PassCertificate sends the PEM certificate, URL-escaped, as
+	// ssl-client-cert.
+	PassCertificate bool `json:"passCertificate,omitempty"`
+	// MatchCN is a regular expression the subject DN must match (403).
+	MatchCN string `json:"matchCN,omitempty"`
+}
+
+// Verify modes of auth-tls-verify-client.
+const (
+	VerifyOn           = "on"
+	VerifyOff          = "off"
+	VerifyOptional     = "optional"
+	VerifyOptionalNoCA = "optional_no_ca"
+)
+
+// Limits of a CA Secret.
+const (
+	maxClientCABytes = 64 << 10
+	maxClientCAs     = 100
+	maxRevoked       = 10000
+	maxVerifyDepth   = 100
+	maxErrorPageLen  = 2048
+	maxMatchCNLen    = 1024
+)
+
+// applyClientAuth parses one auth-tls annotation; ok is false for other
+// names. A value that cannot be applied is recorded in a.clientAuth.err.
+func (a *ingressAnnotations) applyClientAuth(name, v string) bool {
+	if !strings.HasPrefix(name, "auth-tls-") {
+		return false
+	}
+	in := &a.clientAuth
+	var err error
+	switch name {
+	case "auth-tls-secret":
+		in.requested = true
+		if !validSecretRef(v) {
+			err = errors.New(`must be "name" or "namespace/name"`)
+		}
+		in.secret = v
+	case "auth-tls-verify-client":
+		in.verify, err = ParseVerifyClient(v)
+	case "auth-tls-verify-depth":
+		in.depth, err = parseIntRange(v, 0, maxVerifyDepth)
+	case "auth-tls-error-page":
+		in.errorPage, err = ParseErrorPage(v)
+	case "auth-tls-pass-certificate-to-upstream":
+		in.passCert, err = parseBool(v)
+	case "auth-tls-match-cn":
+		in.matchCN, err = ParseMatchCN(v)
+	default:
+		err = errUnsupported
+	}
+	if name != "auth-tls-secret" {
+		in.others = append(in.others, name)
+	}
+	if err != nil && in.err == "" {
+		in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
+	}
+	return true
+}
+
+// finishClientAuth reports auth-tls annotations that request nothing.
+func (a *ingressAnnotations) finishClientAuth() {
+	in := &a.clientAuth
+	if in.requested || len(in.others) == 0 {
+		return
+	}
+	reason := "annotations " + AnnotationPrefix + strings.Join(in.others, ", "+AnnotationPrefix) + " without " + AnnotationPrefix + "auth-tls-secret"
+	if in.err != "" {
+		reason = in.err + "; " + reason
+	}
+	a.problems = append(a.problems, reason+"; ignored")
+	in.err = ""
+}
+
+// ParseVerifyClient accepts on, off, optional and optional_no_ca.
+func ParseVerifyClient(v string) (string, error) {
+	switch v {
+	case VerifyOn, VerifyOff, VerifyOptional, VerifyOptionalNoCA:
+		return v, nil
+	}
+	return "", errors.New("must be on, off, optional or optional_no_ca")
+}
+
+// ParseErrorPage accepts what ingress-nginx's auth-tls-error-page accepts
+// but for named locations (nginx.conf has none to name): an optional
+// http:// or https://, an optional host of letters, digits, '-' and '.'
+// with an optional port, then path segments of letters, digits and -_.
+// with an optional trailing '/'. The empty value is none.
+func ParseErrorPage(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	if strings.HasPrefix(v, "@") {
+		return "", fmt.Errorf("%w: a named location (nginx.conf has no location of an Ingress)", errUnsupported)
+	}
+	bad := errors.New("must be an http(s) URL, a host and path, or a path of letters, digits and -_./")
+	if len(v) > maxErrorPageLen {
+		return "", bad
+	}
+	rest := v
+	scheme := false
+	for _, s := range []string{"http://", "https://"} {
+		if r, ok := strings.CutPrefix(rest, s); ok {
+			rest, scheme = r, true
+		}
+	}
+	host, path := rest, ""
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		host, path = rest[:i], rest[i:]
+	}
+	if scheme && host == "" || !errorPageHost(host) || !errorPagePath(path) || host == "" && path == "" {
+		return "", bad
+	}
+	return v, nil
+}
+
+func errorPageHost(h string) bool {
+	name, port, hasPort := strings.Cut(h, ":")
+	if hasPort && (name == "" || !allDigits(port) || len(port) > 5) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func errorPagePath(p string) bool {
+	if p == "" || p == "/" {
+		return true
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(p[1:], "/"), "/") {
+		if seg == "" {
+			return false
+		}
+		for i := 0; i < len(seg); i++ {
+			c := seg[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ParseMatchCN accepts "CN=" followed by a regular expression, the whole
+// value printable ASCII and a pattern valid in RE2 and nginx's PCRE with the same
+// meaning (validatePattern).
+func ParseMatchCN(v string) (string, error) {
+	if !strings.HasPrefix(v, "CN=") {
+		return "", errors.New(`must start with "CN="`)
+	}
+	if len(v) > maxMatchCNLen {
+		return "", fmt.Errorf("longer than %d characters", maxMatchCNLen)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < ' ' || v[i] > '~' {
+			return "", errors.New("may only hold printable ASCII characters")
+		}
+	}
+	if err := validatePattern(v); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+// ParseClientCA parses a ca.crt: PEM blocks, each a CERTIFICATE that
+// crypto/x509 parses (other block types and text between blocks are
+// ignored, as OpenSSL reads them); at least one, at most maxClientCAs. It
+// returns the certificates re-encoded as PEM.
+func ParseClientCA(data []byte) (string, []*x509.Certificate, error) {
+	if len(data) > maxClientCABytes {
+		return "", nil, fmt.Errorf("ca.crt is larger than %d bytes", maxClientCABytes)
+	}
+	var out bytes.Buffer
+	var cas []*x509.Certificate
+	for rest := data; ; {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return "", nil, fmt.Errorf("ca.crt certificate %d: %w", len(cas)+1, err)
+		}
+		if len(cas) == maxClientCAs {
+			return "", nil, fmt.Errorf("ca.crt has more than %d certificates", maxClientCAs)
+		}
+		cas = append(cas, c)
+		_ = pem.Encode(&out, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+	}
+	if len(cas) == 0 {
+		return "", nil, errors.New("ca.crt has no PEM certificate")
+	}
+	return out.String(), cas, nil
+}
+
+// ParseClientCRL parses a ca.crl: PEM "X509 CRL" blocks, each signed by
+// one of cas. It returns the revoked serial numbers in upper-case hex, two
+// digits a byte (nginx's $ssl_client_serial), sorted and unique.
+func ParseClientCRL(data []byte, cas []*x509.Certificate) ([]string, error) {
+	if len(data) > maxClientCABytes*4 {
+		return nil, fmt.Errorf("ca.crl is larger than %d bytes", maxClientCABytes*4)
+	}
+	var serials []string
+	n := 0
+	for rest := data; ; {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "X509 CRL" {
+			continue
+		}
+		n++
+		crl, err := x509.ParseRevocationList(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("ca.crl list %d: %w", n, err)
+		}
+		if !slices.ContainsFunc(cas, func(ca *x509.Certificate) bool { return crl.CheckSignatureFrom(ca) == nil }) {
+			return nil, fmt.Errorf("ca.crl list %d is not signed by a certificate of ca.crt", n)
+		}
+		for _, e := range crl.RevokedCertificateEntries {
+			if e.SerialNumber == nil || e.SerialNumber.Sign() < 0 || len(serials) == maxRevoked {
+				return nil, fmt.Errorf("ca.crl list %d: a negative serial number or more than %d", n, maxRevoked)
+			}
+			serials = append(serials, serialHex(e.SerialNumber.Bytes()))
+		}
+	}
+	if n == 0 {
+		return nil, errors.New("ca.crl has no PEM X509 CRL")
+	}
+	slices.Sort(serials)
+	return slices.Compact(serials), nil
+}
+
+// serialHex writes a serial number as nginx's $ssl_client_serial does.
+func serialHex(b []byte) string {
+	if len(b) == 0 {
+		return "00"
+	}
+	return fmt.Sprintf("%X", b)
+}

@@ -1,0 +1,83 @@
+package model
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// FuzzClientCA: ParseClientCA and ParseClientCRL never panic; what
+// ParseClientCA accepts is PEM certificates only, that parse again to the
+// same certificates.
+func FuzzClientCA(f *testing.F) {
+	ca := newTestIssuer(f, "fuzz")
+	f.Add([]byte(ca.pem))
+	f.Add([]byte(ca.pem + ca.pem))
+	f.Add([]byte("-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n"))
+	f.Add([]byte("-----BEGIN X509 CRL-----\n-----END X509 CRL-----\n" + ca.pem))
+	f.Add([]byte(ca.crl(f, 1, 2)))
+	_, cas, _ := ParseClientCA([]byte(ca.pem))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if serials, err := ParseClientCRL(data, cas); err == nil {
+			for _, s := range serials {
+				if !regexp.MustCompile(`^(?:[0-9A-F]{2})+$`).MatchString(s) {
+					t.Fatalf("serial %q", s)
+				}
+			}
+		}
+		out, certs, err := ParseClientCA(data)
+		if err != nil {
+			return
+		}
+		if len(certs) == 0 || len(certs) > maxClientCAs || strings.ContainsFunc(out, func(r rune) bool { return r != '\n' && (r < ' ' || r > '~') }) {
+			t.Fatalf("%d certificates, output %q", len(certs), out)
+		}
+		rest := []byte(out)
+		for i := 0; ; i++ {
+			var blk *pem.Block
+			blk, rest = pem.Decode(rest)
+			if blk == nil {
+				if i != len(certs) || len(rest) != 0 {
+					t.Fatalf("%d blocks for %d certificates, rest %q", i, len(certs), rest)
+				}
+				break
+			}
+			c, err := x509.ParseCertificate(blk.Bytes)
+			if blk.Type != "CERTIFICATE" || err != nil || !c.Equal(certs[i]) {
+				t.Fatalf("block %d: %s, %v", i, blk.Type, err)
+			}
+		}
+	})
+}
+
+// FuzzClientAuthValues: the auth-tls value parsers accept only what the
+// data plane takes: no control characters, quotes, spaces or '$' in an
+// error page; a match-cn that compiles; the four verify modes.
+func FuzzClientAuthValues(f *testing.F) {
+	for _, seed := range []string{"on", "optional_no_ca", "/error", "http://a.b:80/c/", "@x", "CN=(a|b)", "CN=(", "CN=a\nb", "/$uri", `CN=\p{L}`, "https://", "a b"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if got, err := ParseVerifyClient(v); err == nil && got != VerifyOn && got != VerifyOff && got != VerifyOptional && got != VerifyOptionalNoCA {
+			t.Fatalf("verify %q", got)
+		}
+		if got, err := ParseErrorPage(v); err == nil && (got != v || strings.ContainsAny(got, " \t\r\n\"'`\\;{}$?#@%") || strings.Contains(got, "//") && !strings.Contains(got, "://")) {
+			t.Fatalf("error page %q accepted", v)
+		}
+		if got, err := ParseMatchCN(v); err == nil {
+			if !strings.HasPrefix(got, "CN=") || strings.ContainsFunc(got, func(r rune) bool { return r < ' ' || r > '~' }) {
+				t.Fatalf("match-cn %q accepted", v)
+			}
+			if _, err := regexp.Compile(got); err != nil {
+				t.Fatalf("match-cn %q does not compile: %v", v, err)
+			}
+		}
+		a := parseAnnotations(map[string]string{AnnotationPrefix + "auth-tls-secret": v, AnnotationPrefix + "auth-tls-error-page": v,
+			AnnotationPrefix + "auth-tls-verify-depth": v, AnnotationPrefix + "auth-tls-match-cn": v})
+		if in := a.clientAuth; in.err == "" && (!validSecretRef(in.secret) || in.depth < 0 || in.depth > maxVerifyDepth) {
+			t.Fatalf("accepted %q: %+v", v, in)
+		}
+	})
+}
