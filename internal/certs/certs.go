@@ -27,6 +27,9 @@ type Options struct {
 	Validity  time.Duration
 	// IsCA makes a certificate that can sign others.
 	IsCA bool
+	// Client makes a client certificate (extended key usage clientAuth)
+	// instead of a server one.
+	Client bool
 	// Parent and ParentKey sign the certificate; nil means self-signed.
 	Parent    *x509.Certificate
 	ParentKey *ecdsa.PrivateKey
@@ -95,7 +98,13 @@ func template(o Options, serial *big.Int) *x509.Certificate {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
+	if o.Client {
+		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	}
 	if o.IsCA {
+		// No extended key usage: a CA signs server and client certificates
+		// (OpenSSL checks a CA's usages against a client's purpose too).
+		t.ExtKeyUsage = nil
 		t.IsCA, t.BasicConstraintsValid = true, true
 		t.KeyUsage |= x509.KeyUsageCertSign
 	}

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"crypto/md5"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
 	"github.com/ingress-sync/ingress-sync/internal/netns"
@@ -174,4 +177,66 @@ func TestOAuth2ProxyPattern(t *testing.T) {
 	}
 	converged(t)
 	before.unchanged(t, "an oauth2-proxy Ingress")
+}
+
+// TestClientCertificates: an Ingress with auth-tls-secret on the whole
+// system: fail closed (503) until its CA Secret exists, then a client
+// without a certificate gets 400, one with a certificate of the CA reaches
+// the backend with ingress-nginx's ssl-client-* headers; no reload.
+func TestClientCertificates(t *testing.T) {
+	ns := setup(t)
+	service(t, ns, "partner")
+	h := "mtls-" + ns + ".example.com"
+	serving, err := certs.Generate(certs.Options{CommonName: "e2e CA", IsCA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCA, err := certs.Generate(certs.Options{CommonName: "partners CA", IsCA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := certs.Generate(certs.Options{CommonName: "acme", Client: true, Parent: clientCA.Cert, ParentKey: clientCA.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(serving.Cert)
+	applySecret(t, fixtures.TLSSecret(ns, "tls", leaf(t, serving, h)))
+	converged(t)
+	before := snapshot(t)
+	a := func(k, v string) fixtures.IngressOption {
+		return fixtures.Annotation("nginx.ingress.kubernetes.io/"+k, v)
+	}
+	applyIngress(t, ours(ns, "mtls", fixtures.TLS("tls", h), a("auth-tls-secret", ns+"/partners-ca"),
+		a("auth-tls-verify-client", "on"), fixtures.Rule(h, fixtures.Prefix("/", "partner", 80))))
+	withCert := func(i int) *http.Client {
+		c := w.Syncers[i].Client(roots)
+		c.Transport.(*http.Transport).TLSClientConfig.Certificates = []tls.Certificate{{Certificate: [][]byte{client.Cert.Raw}, PrivateKey: client.Key}}
+		return c
+	}
+	get := func(i int, c *http.Client, want int) error {
+		r, err := echo.Get(t.Context(), c, "https://"+h+"/orders")
+		if err != nil {
+			return err
+		}
+		if r.Status != want {
+			return fmt.Errorf("syncer-%d: status %d, want %d", i, r.Status, want)
+		}
+		if want == 200 && (r.Reply.Backend != "partner" || r.Reply.Headers.Get("ssl-client-verify") != "SUCCESS" ||
+			!strings.Contains(r.Reply.Headers.Get("ssl-client-subject-dn"), "CN=acme")) {
+			return fmt.Errorf("syncer-%d: from %q with ssl-client-verify %q, subject %q", i, r.Reply.Backend,
+				r.Reply.Headers.Get("ssl-client-verify"), r.Reply.Headers.Get("ssl-client-subject-dn"))
+		}
+		return nil
+	}
+	for i := range w.Syncers {
+		eventually(t, waitTimeout, "fail closed", func() error { return get(i, withCert(i), 503) })
+	}
+	applySecret(t, opaqueSecret(ns, "partners-ca", "ca.crt", string(clientCA.CertPEM)))
+	for i := range w.Syncers {
+		eventually(t, waitTimeout, "verified", func() error { return get(i, withCert(i), 200) })
+		eventually(t, waitTimeout, "no certificate", func() error { return get(i, w.Syncers[i].Client(roots), 400) })
+	}
+	converged(t)
+	before.unchanged(t, "an Ingress with client certificates and its CA")
 }
