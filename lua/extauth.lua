@@ -331,7 +331,7 @@ local function request(c)
     ingress_auth_original_url = ngx_var.scheme .. "://" .. (ngx_var.http_host or ngx_var.host) .. uri,
     ingress_auth_original_method = ngx.req.get_method(),
     ingress_auth_redirect = c.redirect or uri,
-    ingress_auth_request_id = ngx_var.request_id,
+    ingress_auth_request_id = ngx_var.req_id,
   }
   if c.method_set then
     vars.ingress_auth_original_uri, vars.ingress_auth_scheme = uri, ngx_var.pass_access_scheme

@@ -61,7 +61,7 @@ type upstreamInput struct {
 // proxyOwnHeaders are the request headers nginx.conf sets for every
 // backend: proxy-set-headers cannot replace them (nginx would send its own).
 var proxyOwnHeaders = []string{"connection", "host", "proxy", "upgrade", "x-forwarded-for", "x-forwarded-host",
-	"x-forwarded-port", "x-forwarded-proto", "x-forwarded-scheme", "x-real-ip", "x-request-id"}
+	"x-forwarded-port", "x-forwarded-proto", "x-forwarded-scheme", "x-original-forwarded-for", "x-real-ip", "x-request-id", "x-scheme"}
 
 // applyUpstream parses the upstream and header annotations; ok is false
 // when name is none of them.

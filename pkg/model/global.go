@@ -56,6 +56,11 @@ type NginxSettings struct {
 	LogFormatUpstream   string `json:"logFormatUpstream,omitempty"`
 	LogFormatEscapeJSON bool   `json:"logFormatEscapeJSON,omitempty"`
 	ServerTokens        bool   `json:"serverTokens,omitempty"`
+	// GenerateRequestID: X-Request-ID sent upstream is the client's, or a
+	// new one when it sends none (generate-request-id, default true; false:
+	// only the client's). ProxyAddOriginalURIHeader sends X-Original-URI.
+	GenerateRequestID         bool `json:"generateRequestID"`
+	ProxyAddOriginalURIHeader bool `json:"proxyAddOriginalURIHeader,omitempty"`
 	// ErrorLogLevel, WorkerProcesses ("auto" or a number),
 	// MaxWorkerConnections and WorkerShutdownTimeout (seconds) override
 	// the syncer's flags when set; zero values leave them.
@@ -110,7 +115,7 @@ func DefaultGlobal() Global {
 			ClientHeaderTimeout: 60, ClientBodyTimeout: 60, ClientHeaderBufferSize: "1k",
 			LargeClientHeaderBuffers: 4, LargeClientHeaderBufferSize: "8k",
 			ProxyBufferSize: "4k", UseHTTP2: true, HTTP2MaxConcurrentStreams: 128,
-			HSTS: true, HSTSMaxAge: 31536000, HSTSIncludeSubdomains: true,
+			HSTS: true, HSTSMaxAge: 31536000, HSTSIncludeSubdomains: true, GenerateRequestID: true,
 		},
 	}
 }
@@ -263,10 +268,12 @@ var globalKeys = map[string]setter{
 	"log-format-escape-json": boolField(func(g *Global) *bool { return &g.Nginx.LogFormatEscapeJSON }),
 	"error-log-level":        field(func(g *Global) *string { return &g.Nginx.ErrorLogLevel }, parseLogLevel),
 
-	"server-tokens":           boolField(func(g *Global) *bool { return &g.Nginx.ServerTokens }),
-	"worker-processes":        field(func(g *Global) *string { return &g.Nginx.WorkerProcesses }, parseWorkerProcesses),
-	"max-worker-connections":  field(func(g *Global) *int { return &g.Nginx.MaxWorkerConnections }, parseWorkerConnections),
-	"worker-shutdown-timeout": field(func(g *Global) *int { return &g.Nginx.WorkerShutdownTimeout }, parseDuration),
+	"server-tokens":                 boolField(func(g *Global) *bool { return &g.Nginx.ServerTokens }),
+	"generate-request-id":           boolField(func(g *Global) *bool { return &g.Nginx.GenerateRequestID }),
+	"proxy-add-original-uri-header": boolField(func(g *Global) *bool { return &g.Nginx.ProxyAddOriginalURIHeader }),
+	"worker-processes":              field(func(g *Global) *string { return &g.Nginx.WorkerProcesses }, parseWorkerProcesses),
+	"max-worker-connections":        field(func(g *Global) *int { return &g.Nginx.MaxWorkerConnections }, parseWorkerConnections),
+	"worker-shutdown-timeout":       field(func(g *Global) *int { return &g.Nginx.WorkerShutdownTimeout }, parseDuration),
 
 	"proxy-set-headers":               field(func(g *Global) *string { return &g.ProxySetHeaders }, parseConfigMapRef),
 	"add-headers":                     field(func(g *Global) *string { return &g.AddHeaders }, parseConfigMapRef),
@@ -499,7 +506,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,
-		n.UseProxyProtocol, n.EnableRealIP, n.ComputeFullForwardedFor} {
+		n.UseProxyProtocol, n.EnableRealIP, n.ComputeFullForwardedFor, n.GenerateRequestID, n.ProxyAddOriginalURIHeader} {
 		w.bool(b)
 	}
 	for _, i := range []int{n.GzipLevel, n.GzipMinLength, n.SSLSessionTimeout, n.KeepAlive, n.KeepAliveRequests,

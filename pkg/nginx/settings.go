@@ -31,6 +31,7 @@ func (v *view) setNginx(n *model.NginxSettings) error {
 	d.add("proxy_buffers 4 %s", size)
 	d.add("http2_max_concurrent_streams %s", d.count("http2 max concurrent streams", n.HTTP2MaxConcurrentStreams, 1))
 	d.add("server_tokens %s", onOff(n.ServerTokens))
+	v.GenerateRequestID, v.OriginalURIHeader = n.GenerateRequestID, n.ProxyAddOriginalURIHeader
 	if n.HSTS {
 		v.HSTS = d.hsts(n)
 	}

@@ -309,3 +309,42 @@ func TestSettingsCipherNamesKnownToOpenSSL(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsRequestHeaders: the headers every request to a backend gets,
+// as ingress-nginx's: X-Request-ID (the client's, else a new one unless
+// generate-request-id is false), X-Scheme, X-Original-Forwarded-For (what
+// the client sent) and, with proxy-add-original-uri-header, X-Original-URI.
+func TestSettingsRequestHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		generate    bool
+		originalURI bool
+	}{
+		{"defaults", true, false},
+		{"generate-request-id false, proxy-add-original-uri-header true", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startNginx(t, settingsConfig(t, func(n *model.NginxSettings) {
+				n.GenerateRequestID, n.ProxyAddOriginalURIHeader = tc.generate, tc.originalURI
+			}), nil)
+			r := h.mustGet("http://a.test/p?q=1", "X-Request-ID", "from-client", "X-Forwarded-For", "192.0.2.7")
+			seen := r.Reply.Headers
+			if got := seen.Get("X-Request-ID"); got != "from-client" {
+				t.Errorf("X-Request-ID %q, want the client's", got)
+			}
+			if got := seen.Get("X-Scheme"); got != "http" {
+				t.Errorf("X-Scheme %q, want http", got)
+			}
+			if got := seen.Get("X-Original-Forwarded-For"); got != "192.0.2.7" {
+				t.Errorf("X-Original-Forwarded-For %q, want the client's X-Forwarded-For", got)
+			}
+			if got, want := seen.Get("X-Original-URI"), map[bool]string{true: "/p?q=1"}[tc.originalURI]; got != want {
+				t.Errorf("X-Original-URI %q, want %q", got, want)
+			}
+			id := h.mustGet("http://a.test/").Reply.Headers.Get("X-Request-ID")
+			if tc.generate != (len(id) == 32) {
+				t.Errorf("without the client's: X-Request-ID %q, want a new one: %v", id, tc.generate)
+			}
+		})
+	}
+}

@@ -163,4 +163,4 @@ func logFormat(s string, escapeJSON bool) (string, error) {
 // defaultLogFormat is the access log format when the ConfigMap sets none.
 const defaultLogFormat = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" ` +
 	`"$http_user_agent" $request_length $request_time [$proxy_upstream_name] $upstream_addr ` +
-	`$upstream_response_length $upstream_response_time $upstream_status $request_id`
+	`$upstream_response_length $upstream_response_time $upstream_status $req_id`

@@ -66,6 +66,12 @@ type view struct {
 	// header sent is $remote_addr).
 	RealIP       *realIP
 	ForwardedFor string
+	// OriginalForwardedFor is the variable of the forwarded-for header the
+	// client sent (X-Original-Forwarded-For upstream, as ingress-nginx).
+	OriginalForwardedFor string
+	// GenerateRequestID and OriginalURIHeader: generate-request-id and
+	// proxy-add-original-uri-header.
+	GenerateRequestID, OriginalURIHeader bool
 
 	// ProxyLocations are the fixed named locations of lua/proxy.lua;
 	// LuaProxyBuffering is proxy_buffering, "on" or "off", quoted.
@@ -357,6 +363,7 @@ func (v *view) setRealIP(forwarded bool, n *model.NginxSettings) error {
 	if !headerNameRe.MatchString(header) {
 		return invalid("forwarded for header", header)
 	}
+	v.OriginalForwardedFor = "$http_" + strings.ReplaceAll(strings.ToLower(header), "-", "_")
 	switch {
 	case n.UseProxyProtocol:
 		if len(trusted) == 0 {
