@@ -658,7 +658,7 @@ local function redirect_to_https(route)
   if route.port_in_redirect then
     authority = authority .. ":" .. settings.https_port
   end
-  return ngx.redirect("https://" .. authority .. uri, 308)
+  return ngx.redirect("https://" .. authority .. uri, settings.redirect_code or 308)
 end
 
 -- send_redirect answers with the route's permanent or temporal redirect.
@@ -677,7 +677,7 @@ end
 -- request came with.
 local function redirect_www(to)
   local uri = request_uri_for_redirect(false)
-  return ngx.redirect(ngx_var.pass_access_scheme .. "://" .. to .. ":" .. ngx_var.pass_server_port .. uri, 308)
+  return ngx.redirect(ngx_var.pass_access_scheme .. "://" .. to .. ":" .. ngx_var.pass_server_port .. uri, settings.redirect_code or 308)
 end
 
 -- has_endpoints reports whether backend name has endpoints in this worker.

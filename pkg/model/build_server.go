@@ -204,6 +204,9 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		if loc.Settings.ExternalAuth != nil && b.global.Auth.noExternalAuth(l.path) {
 			loc.Settings.ExternalAuth = nil
 		}
+		if pathInList(l.path, b.global.NoTLSRedirectLocations) && srv.RedirectsToHTTPS(&loc) {
+			loc.Settings.SSLRedirect = &redirect[0] // no-tls-redirect-locations
+		}
 		b.setErrors(l.ingress, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
 		if !l.rewrites() {

@@ -98,6 +98,10 @@ type Global struct {
 	// of the routes whose Ingress sets none (no reload).
 	LimitRate      int64 `json:"limitRate,omitempty"`
 	LimitRateAfter int64 `json:"limitRateAfter,omitempty"`
+	// NoTLSRedirectLocations is no-tls-redirect-locations, canonical
+	// (paths joined by commas): the locations whose path starts with one
+	// are never redirected to HTTPS (route values, no reload).
+	NoTLSRedirectLocations string `json:"noTLSRedirectLocations,omitempty"`
 	// BlockUserAgents and BlockReferers are block-user-agents and
 	// block-referers, canonical (see parseBlockList): every Server's Block.
 	BlockUserAgents string `json:"blockUserAgents,omitempty"`

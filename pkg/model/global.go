@@ -61,6 +61,9 @@ type NginxSettings struct {
 	// only the client's). ProxyAddOriginalURIHeader sends X-Original-URI.
 	GenerateRequestID         bool `json:"generateRequestID"`
 	ProxyAddOriginalURIHeader bool `json:"proxyAddOriginalURIHeader,omitempty"`
+	// HTTPRedirectCode answers the HTTPS and from-to-www redirects
+	// (http-redirect-code: 301, 302, 307 or 308).
+	HTTPRedirectCode int `json:"httpRedirectCode"`
 	// ErrorLogLevel, WorkerProcesses ("auto" or a number),
 	// MaxWorkerConnections and WorkerShutdownTimeout (seconds) override
 	// the syncer's flags when set; zero values leave them.
@@ -116,7 +119,9 @@ func DefaultGlobal() Global {
 			LargeClientHeaderBuffers: 4, LargeClientHeaderBufferSize: "8k",
 			ProxyBufferSize: "4k", UseHTTP2: true, HTTP2MaxConcurrentStreams: 128,
 			HSTS: true, HSTSMaxAge: 31536000, HSTSIncludeSubdomains: true, GenerateRequestID: true,
+			HTTPRedirectCode: 308,
 		},
+		NoTLSRedirectLocations: defaultNoTLSRedirectLocations,
 	}
 }
 
@@ -270,6 +275,8 @@ var globalKeys = map[string]setter{
 
 	"server-tokens":                 boolField(func(g *Global) *bool { return &g.Nginx.ServerTokens }),
 	"generate-request-id":           boolField(func(g *Global) *bool { return &g.Nginx.GenerateRequestID }),
+	"http-redirect-code":            field(func(g *Global) *int { return &g.Nginx.HTTPRedirectCode }, parseRedirectCode),
+	"no-tls-redirect-locations":     field(func(g *Global) *string { return &g.NoTLSRedirectLocations }, parseLocationList),
 	"proxy-add-original-uri-header": boolField(func(g *Global) *bool { return &g.Nginx.ProxyAddOriginalURIHeader }),
 	"worker-processes":              field(func(g *Global) *string { return &g.Nginx.WorkerProcesses }, parseWorkerProcesses),
 	"max-worker-connections":        field(func(g *Global) *int { return &g.Nginx.MaxWorkerConnections }, parseWorkerConnections),
@@ -456,6 +463,7 @@ func (g Global) rendered() Global {
 	g.Proxy = ProxySettings{}
 	g.AllowSourceRange, g.DenySourceRange = "", "" // route defaults
 	g.LimitReqStatusCode, g.LimitConnStatusCode, g.LimitRate, g.LimitRateAfter = 0, 0, 0, 0
+	g.NoTLSRedirectLocations = ""                                 // route values
 	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
 	g.Auth = GlobalAuth{}                                         // route defaults
 	g.ProxySSLLocationOnly = false                                // routes only
@@ -495,6 +503,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.int(int64(g.LimitConnStatusCode))
 	w.int(g.LimitRate)
 	w.int(g.LimitRateAfter)
+	w.str(g.NoTLSRedirectLocations)
 	w.proxySettings(&g.Proxy)
 	w.str(g.AllowSourceRange)
 	w.str(g.DenySourceRange)
@@ -509,7 +518,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 		n.UseProxyProtocol, n.EnableRealIP, n.ComputeFullForwardedFor, n.GenerateRequestID, n.ProxyAddOriginalURIHeader} {
 		w.bool(b)
 	}
-	for _, i := range []int{n.GzipLevel, n.GzipMinLength, n.SSLSessionTimeout, n.KeepAlive, n.KeepAliveRequests,
+	for _, i := range []int{n.HTTPRedirectCode, n.GzipLevel, n.GzipMinLength, n.SSLSessionTimeout, n.KeepAlive, n.KeepAliveRequests,
 		n.UpstreamKeepaliveTimeout, n.UpstreamKeepaliveRequests, n.ClientHeaderTimeout, n.ClientBodyTimeout,
 		n.LargeClientHeaderBuffers, n.HTTP2MaxConcurrentStreams, n.MaxWorkerConnections, n.WorkerShutdownTimeout, n.HSTSMaxAge} {
 		w.int(int64(i))

@@ -466,8 +466,8 @@ func configKeyTable() []RegistryEntry {
 		differs("add-headers", "ingress/response-headers", "values are sent as written: a value with $ (an nginx variable for ingress-nginx) is left out with a Problem", m),
 		supported("load-balance", "ewma"),
 		supported("service-upstream", "false"),
-		notSupported("http-redirect-code", "308", perHost, m),
-		notSupported("no-tls-redirect-locations", "/.well-known/acme-challenge", perHost, m),
+		supported("http-redirect-code", "301"),
+		supported("no-tls-redirect-locations", "/.well-known/acme-challenge"),
 		notSupported("relative-redirects", "false", perHost, m),
 		// The access-control issue.
 		differs("whitelist-source-range", "10.0.0.0/8", "the allow-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),

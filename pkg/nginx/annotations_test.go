@@ -182,3 +182,31 @@ func TestCORSAnnotations(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectCodeAndACME: http-redirect-code answers the HTTPS and
+// from-to-www redirects; the paths of no-tls-redirect-locations (default
+// /.well-known/acme-challenge, for HTTP-01 challenges) are served over HTTP
+// even with force-ssl-redirect.
+func TestRedirectCodeAndACME(t *testing.T) {
+	web := startEcho(t, "web")
+	cfg := buildIngresses(t, map[string]int{"web": web.Port()},
+		fixtures.Ingress("default", "app", ann("force-ssl-redirect", "true"), fixtures.Rule("app.test", fixtures.Prefix("/", "web", 80))),
+		fixtures.Ingress("default", "solver", ann("force-ssl-redirect", "true"),
+			fixtures.Rule("app.test", fixtures.Prefix("/.well-known/acme-challenge/token1", "web", 80))),
+		fixtures.Ingress("default", "www", ann("from-to-www-redirect", "true"), fixtures.Rule("www.site.test", fixtures.Prefix("/", "web", 80))),
+	)
+	cfg.Global.Nginx.HTTPRedirectCode = 301
+	h := startNginx(t, cfg, nil)
+	for _, tc := range []struct {
+		url    string
+		status int
+	}{
+		{"http://app.test/x", 301},
+		{"http://site.test/x", 301},
+		{"http://app.test/.well-known/acme-challenge/token1", 200},
+	} {
+		if r := h.mustGet(tc.url); r.Status != tc.status {
+			t.Errorf("GET %s = %d (Location %q), want %d", tc.url, r.Status, r.Header.Get("Location"), tc.status)
+		}
+	}
+}

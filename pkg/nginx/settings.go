@@ -32,6 +32,13 @@ func (v *view) setNginx(n *model.NginxSettings) error {
 	d.add("http2_max_concurrent_streams %s", d.count("http2 max concurrent streams", n.HTTP2MaxConcurrentStreams, 1))
 	d.add("server_tokens %s", onOff(n.ServerTokens))
 	v.GenerateRequestID, v.OriginalURIHeader = n.GenerateRequestID, n.ProxyAddOriginalURIHeader
+	switch v.HTTPRedirectCode = n.HTTPRedirectCode; v.HTTPRedirectCode {
+	case 0:
+		v.HTTPRedirectCode = 308
+	case 301, 302, 307, 308:
+	default:
+		d.fail(invalid("http redirect code", strconv.Itoa(n.HTTPRedirectCode)))
+	}
 	if n.HSTS {
 		v.HSTS = d.hsts(n)
 	}

@@ -72,6 +72,8 @@ type view struct {
 	// GenerateRequestID and OriginalURIHeader: generate-request-id and
 	// proxy-add-original-uri-header.
 	GenerateRequestID, OriginalURIHeader bool
+	// HTTPRedirectCode is http-redirect-code (lua/router.lua's settings).
+	HTTPRedirectCode int
 
 	// ProxyLocations are the fixed named locations of lua/proxy.lua;
 	// LuaProxyBuffering is proxy_buffering, "on" or "off", quoted.
