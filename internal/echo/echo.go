@@ -60,6 +60,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Echo-Backend", s.Name)
+	w.Header().Set("Server", "echo") // nginx replaces it unless allow-backend-server-header
 	_ = json.NewEncoder(w).Encode(Reply{
 		Backend: s.Name, Method: r.Method, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Headers: r.Header,
 		Proto: r.Proto, Chunked: len(r.TransferEncoding) > 0 && r.TransferEncoding[0] == "chunked",

@@ -47,6 +47,26 @@ type NginxSettings struct {
 
 	ProxyBuffering  bool `json:"proxyBuffering,omitempty"`
 	ProxyBufferSize Size `json:"proxyBufferSize"`
+	// ProxyBuffersNumber buffers of ProxyBufferSize (proxy-buffers-number,
+	// default 4); ProxyBusyBuffersSize, ClientBodyBufferSize: "" is nginx's
+	// default. ProxyNextUpstreamTimeout in seconds, 0 none;
+	// GRPCBufferSizeKB 0 is nginx's default.
+	ProxyBuffersNumber       int  `json:"proxyBuffersNumber"`
+	ProxyBusyBuffersSize     Size `json:"proxyBusyBuffersSize,omitempty"`
+	ClientBodyBufferSize     Size `json:"clientBodyBufferSize,omitempty"`
+	ProxyNextUpstreamTimeout int  `json:"proxyNextUpstreamTimeout,omitempty"`
+	GRPCBufferSizeKB         int  `json:"grpcBufferSizeKB,omitempty"`
+	// UpstreamKeepaliveTime: seconds a kept-alive upstream connection
+	// serves requests (upstream-keepalive-time, default 1h).
+	UpstreamKeepaliveTime int `json:"upstreamKeepaliveTime"`
+	// AllowBackendServerHeader passes the backend's Server header;
+	// HideHeaders (header names of letters, digits, '-' and '_', lower
+	// case, joined by commas) are removed from backend responses.
+	AllowBackendServerHeader bool   `json:"allowBackendServerHeader,omitempty"`
+	HideHeaders              string `json:"hideHeaders,omitempty"`
+	// RelativeRedirects: Location headers nginx sends keep a relative URL
+	// (absolute_redirect off).
+	RelativeRedirects bool `json:"relativeRedirects,omitempty"`
 
 	UseHTTP2                  bool `json:"useHTTP2"`
 	HTTP2MaxConcurrentStreams int  `json:"http2MaxConcurrentStreams"`
@@ -119,7 +139,7 @@ func DefaultGlobal() Global {
 			LargeClientHeaderBuffers: 4, LargeClientHeaderBufferSize: "8k",
 			ProxyBufferSize: "4k", UseHTTP2: true, HTTP2MaxConcurrentStreams: 128,
 			HSTS: true, HSTSMaxAge: 31536000, HSTSIncludeSubdomains: true, GenerateRequestID: true,
-			HTTPRedirectCode: 308,
+			HTTPRedirectCode: 308, ProxyBuffersNumber: 4, UpstreamKeepaliveTime: 3600,
 		},
 		NoTLSRedirectLocations: defaultNoTLSRedirectLocations,
 	}
@@ -263,8 +283,17 @@ var globalKeys = map[string]setter{
 	"client-header-buffer-size":   sizeField(func(g *Global) *Size { return &g.Nginx.ClientHeaderBufferSize }, 1),
 	"large-client-header-buffers": setLargeClientHeaderBuffers,
 
-	"proxy-buffering":   field(func(g *Global) *bool { return &g.Nginx.ProxyBuffering }, parseOnOff),
-	"proxy-buffer-size": sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBufferSize }, 1),
+	"proxy-buffering":             field(func(g *Global) *bool { return &g.Nginx.ProxyBuffering }, parseOnOff),
+	"proxy-buffer-size":           sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBufferSize }, 1),
+	"proxy-buffers-number":        intField(func(g *Global) *int { return &g.Nginx.ProxyBuffersNumber }, 2, 1024),
+	"proxy-busy-buffers-size":     sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBusyBuffersSize }, 1),
+	"client-body-buffer-size":     sizeField(func(g *Global) *Size { return &g.Nginx.ClientBodyBufferSize }, 1),
+	"proxy-next-upstream-timeout": intField(func(g *Global) *int { return &g.Nginx.ProxyNextUpstreamTimeout }, 0, maxGlobalSeconds),
+	"grpc-buffer-size-kb":         intField(func(g *Global) *int { return &g.Nginx.GRPCBufferSizeKB }, 0, 1<<20),
+	"upstream-keepalive-time":     field(func(g *Global) *int { return &g.Nginx.UpstreamKeepaliveTime }, parseDuration),
+	"allow-backend-server-header": boolField(func(g *Global) *bool { return &g.Nginx.AllowBackendServerHeader }),
+	"hide-headers":                field(func(g *Global) *string { return &g.Nginx.HideHeaders }, parseHideHeaders),
+	"relative-redirects":          boolField(func(g *Global) *bool { return &g.Nginx.RelativeRedirects }),
 
 	"use-http2":                    boolField(func(g *Global) *bool { return &g.Nginx.UseHTTP2 }),
 	"http2-max-concurrent-streams": intField(func(g *Global) *int { return &g.Nginx.HTTP2MaxConcurrentStreams }, 1, maxGlobalCount),
@@ -515,15 +544,16 @@ func (g *Global) canonical(w *canonicalWriter) {
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,
-		n.UseProxyProtocol, n.EnableRealIP, n.ComputeFullForwardedFor, n.GenerateRequestID, n.ProxyAddOriginalURIHeader} {
+		n.UseProxyProtocol, n.EnableRealIP, n.ComputeFullForwardedFor, n.GenerateRequestID, n.ProxyAddOriginalURIHeader,
+		n.AllowBackendServerHeader, n.RelativeRedirects} {
 		w.bool(b)
 	}
-	for _, i := range []int{n.HTTPRedirectCode, n.GzipLevel, n.GzipMinLength, n.SSLSessionTimeout, n.KeepAlive, n.KeepAliveRequests,
+	for _, i := range []int{n.HTTPRedirectCode, n.ProxyBuffersNumber, n.ProxyNextUpstreamTimeout, n.GRPCBufferSizeKB, n.UpstreamKeepaliveTime, n.GzipLevel, n.GzipMinLength, n.SSLSessionTimeout, n.KeepAlive, n.KeepAliveRequests,
 		n.UpstreamKeepaliveTimeout, n.UpstreamKeepaliveRequests, n.ClientHeaderTimeout, n.ClientBodyTimeout,
 		n.LargeClientHeaderBuffers, n.HTTP2MaxConcurrentStreams, n.MaxWorkerConnections, n.WorkerShutdownTimeout, n.HSTSMaxAge} {
 		w.int(int64(i))
 	}
-	for _, s := range []string{n.GzipTypes, n.SSLProtocols, n.SSLCiphers, string(n.SSLSessionCacheSize),
+	for _, s := range []string{string(n.ProxyBusyBuffersSize), string(n.ClientBodyBufferSize), n.HideHeaders, n.GzipTypes, n.SSLProtocols, n.SSLCiphers, string(n.SSLSessionCacheSize),
 		string(n.ClientHeaderBufferSize), string(n.LargeClientHeaderBufferSize), string(n.ProxyBufferSize),
 		n.LogFormatUpstream, n.ErrorLogLevel, n.WorkerProcesses, n.ForwardedForHeader, n.ProxyRealIPCIDR} {
 		w.str(s)

@@ -105,6 +105,11 @@ func TestGlobalKeys(t *testing.T) {
 		bad  string // part of the reason
 	}{
 		"use-gzip":                           {in: kv{"use-gzip", "true"}, want: with(func(g *Global) { g.Nginx.UseGzip = true })},
+		"hide-headers canonical":             {in: kv{"hide-headers", "X-Powered-By, x-debug,X-Powered-By"}, want: with(func(g *Global) { g.Nginx.HideHeaders = "x-debug,x-powered-by" })},
+		"hide-headers token beyond nginx":    {in: kv{"hide-headers", "X-A|B"}, bad: "letters, digits"},
+		"upstream-keepalive-time":            {in: kv{"upstream-keepalive-time", "30m"}, want: with(func(g *Global) { g.Nginx.UpstreamKeepaliveTime = 1800 })},
+		"proxy-buffers-number":               {in: kv{"proxy-buffers-number", "8"}, want: with(func(g *Global) { g.Nginx.ProxyBuffersNumber = 8 })},
+		"proxy-buffers-number one":           {in: kv{"proxy-buffers-number", "1"}, bad: "between 2 and 1024"},
 		"http-redirect-code":                 {in: kv{"http-redirect-code", "301"}, want: with(func(g *Global) { g.Nginx.HTTPRedirectCode = 301 })},
 		"http-redirect-code 303":             {in: kv{"http-redirect-code", "303"}, bad: "must be 301, 302, 307 or 308"},
 		"no-tls-redirect-locations":          {in: kv{"no-tls-redirect-locations", " /a, /b/c ,"}, want: with(func(g *Global) { g.NoTLSRedirectLocations = "/a,/b/c" })},
@@ -296,6 +301,7 @@ func TestGlobalReloads(t *testing.T) {
 		"limit rate":         {[]string{"limit-rate", "100", "limit-rate-after", "10"}, false},
 		"no-tls-redirect":    {[]string{"no-tls-redirect-locations", "/x"}, false},
 		"redirect code":      {[]string{"http-redirect-code", "301"}, true},
+		"hide headers":       {[]string{"hide-headers", "x-debug"}, true},
 		"limit status codes": {[]string{"limit-req-status-code", "429", "limit-conn-status-code", "429"}, false},
 		"ssl-redirect":       {[]string{"ssl-redirect", "false"}, false},
 		"force-ssl-redirect": {[]string{"force-ssl-redirect", "true"}, false},

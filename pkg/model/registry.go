@@ -103,6 +103,7 @@ const (
 	noteSatisfy     = "combines basic and external auth with the allow-list (any: a client the allow-list admits needs no credentials nor auth request; with both basic and external auth, a client it does not admit needs both); an invalid value on an Ingress with basic auth answers 503 (fail closed)"
 	noteAuthSecret  = "a missing Secret, a Secret without the key auth, another namespace's Secret, or a line that is not user:hash or has a hash format nginx could not verify makes the Ingress's routes answer 503 (ingress-nginx: 503 for the first three, the line skipped or a 500 for the others); a user with an empty hash can never sign in (401, as ingress-nginx)"
 	noteErrors      = "a list other than the ConfigMap's custom-http-errors makes the route intercept every 4xx and 5xx of its backend (nginx's error_page codes cannot vary per route): a code it does not list gets nginx's own page for that status, where ingress-nginx passes the backend's answer; 499 is refused (nginx never answers it)"
+	noteHTTPLevel   = "one nginx.conf setting for every route (a change reloads): the directive takes no variables, so the annotation of the same name cannot change it per route"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
 	noteModSec      = "ModSecurity is not part of the data plane"
 	noteOtel        = "OpenTelemetry is not part of the data plane"
@@ -239,7 +240,7 @@ func annotationTable() []RegistryEntry {
 		supported("x-forwarded-prefix", "/api"),
 		supported("preserve-trailing-slash", "true"),
 		supported("use-port-in-redirects", "true"),
-		notSupported("relative-redirects", "true", redir, m),
+		notSupported("relative-redirects", "true", "absolute_redirect takes no variables, so it cannot vary per route: the ConfigMap key relative-redirects sets it for every route", m),
 		supported("permanent-redirect", "https://www.example.com/"),
 		supported("permanent-redirect-code", "308"),
 		supported("temporal-redirect", "https://www.example.com/"),
@@ -432,19 +433,19 @@ func configKeyTable() []RegistryEntry {
 		supported("keep-alive-requests", "1000"),
 		supported("upstream-keepalive-timeout", "60"),
 		supported("upstream-keepalive-requests", "10000"),
-		notSupported("upstream-keepalive-time", "1h", nginxDir, m),
+		supported("upstream-keepalive-time", "30m"),
 		supported("client-header-timeout", "60"),
 		supported("client-body-timeout", "60"),
 		supported("client-header-buffer-size", "1k"),
 		supported("large-client-header-buffers", "4 8k"),
-		notSupported("client-body-buffer-size", "8k", perHost, m),
+		differs("client-body-buffer-size", "8k", noteHTTPLevel, m),
 		supported("proxy-buffering", "off"),
-		differs("proxy-buffer-size", "4k", "also sets proxy_buffers to 4 buffers of this size (proxy-buffers-number is not read yet)", m),
-		notSupported("proxy-buffers-number", "4", perHost, m),
-		notSupported("proxy-busy-buffers-size", "8k", perHost, m),
+		differs("proxy-buffer-size", "4k", "also the size of the proxy-buffers-number buffers (proxy_buffers), as one setting of nginx.conf (a change reloads)", m),
+		differs("proxy-buffers-number", "8", noteHTTPLevel, m),
+		differs("proxy-busy-buffers-size", "8k", noteHTTPLevel+"; a size below proxy-buffer-size or above all buffers but one is refused with a Problem (nginx would refuse the configuration)", m),
 		supported("proxy-request-buffering", "on"),
 		supported("proxy-next-upstream", "error timeout"),
-		notSupported("proxy-next-upstream-timeout", "0", perHost, m),
+		differs("proxy-next-upstream-timeout", "10", noteHTTPLevel+"; for gRPC backends too", m),
 		supported("proxy-next-upstream-tries", "3"),
 		supported("proxy-redirect-from", "off"),
 		supported("proxy-cookie-domain", "off"),
@@ -468,7 +469,7 @@ func configKeyTable() []RegistryEntry {
 		supported("service-upstream", "false"),
 		supported("http-redirect-code", "301"),
 		supported("no-tls-redirect-locations", "/.well-known/acme-challenge"),
-		notSupported("relative-redirects", "false", perHost, m),
+		supported("relative-redirects", "true"),
 		// The access-control issue.
 		differs("whitelist-source-range", "10.0.0.0/8", "the allow-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),
 		differs("denylist-source-range", "10.1.0.0/16", "the deny-list of routes whose Ingress sets none, pushed to the routes (no reload); "+noteSourceRange, a),
@@ -520,8 +521,8 @@ func configKeyTable() []RegistryEntry {
 		notSupported("annotations-risk-level", "Critical", risk, 0),
 		notSupported("annotation-value-word-blocklist", "load_module,lua_package", risk, 0),
 		notSupported("strict-validate-path-type", "true", "paths are always validated by their type (see docs/dataplane.md)", 0),
-		notSupported("allow-backend-server-header", "true", "response headers "+later, m),
-		notSupported("hide-headers", "X-Powered-By", "response headers "+later, m),
+		supported("allow-backend-server-header", "true"),
+		differs("hide-headers", "X-Powered-By", "header names of letters, digits, - and _ only (nginx.conf holds them); another makes the key refused with a Problem", m),
 		notSupported("allow-cross-namespace-resources", "true", "references stay in the Ingress's namespace", 0),
 		notSupported("access-log-path", "/var/log/nginx/access.log", noteLog, 0),
 		notSupported("access-log-params", "buffer=16k", noteLog, 0),
@@ -559,7 +560,7 @@ func configKeyTable() []RegistryEntry {
 		notSupported("http2-max-field-size", "4k", "removed from nginx (1.19.7): large-client-header-buffers replaces it", 0),
 		notSupported("http2-max-header-size", "16k", "removed from nginx (1.19.7): large-client-header-buffers replaces it", 0),
 		notSupported("http2-max-requests", "1000", "removed from nginx (1.19.7): keep-alive-requests replaces it", 0),
-		notSupported("grpc-buffer-size-kb", "0", "gRPC buffering "+later, m),
+		supported("grpc-buffer-size-kb", "8"),
 		notSupported("server-name-hash-bucket-size", "64", notNeed, 0),
 		notSupported("server-name-hash-max-size", "1024", notNeed, 0),
 		notSupported("map-hash-bucket-size", "64", notNeed, 0),

@@ -26,9 +26,8 @@ func (v *view) setNginx(n *model.NginxSettings) error {
 	d.client(n)
 	d.ssl(n)
 	d.add("proxy_buffering %s", onOff(n.ProxyBuffering))
-	size := d.size("proxy buffer size", n.ProxyBufferSize)
-	d.add("proxy_buffer_size %s", size)
-	d.add("proxy_buffers 4 %s", size)
+	d.buffers(n)
+	d.proxy(n)
 	d.add("http2_max_concurrent_streams %s", d.count("http2 max concurrent streams", n.HTTP2MaxConcurrentStreams, 1))
 	d.add("server_tokens %s", onOff(n.ServerTokens))
 	v.GenerateRequestID, v.OriginalURIHeader = n.GenerateRequestID, n.ProxyAddOriginalURIHeader
@@ -46,6 +45,9 @@ func (v *view) setNginx(n *model.NginxSettings) error {
 	var u directives
 	u.add("keepalive_timeout %s", u.seconds("upstream keepalive timeout", n.UpstreamKeepaliveTimeout, 1))
 	u.add("keepalive_requests %s", u.count("upstream keepalive requests", n.UpstreamKeepaliveRequests, 1))
+	if n.UpstreamKeepaliveTime != 0 {
+		u.add("keepalive_time %s", u.seconds("upstream keepalive time", n.UpstreamKeepaliveTime, 1))
+	}
 	v.UpstreamDirectives = u.list
 	format, err := logFormat(n.LogFormatUpstream, n.LogFormatEscapeJSON)
 	if err != nil {
@@ -145,6 +147,57 @@ func (d *directives) gzip(n *model.NginxSettings) {
 	d.add("gzip_types %s", types)
 	d.add("gzip_proxied any")
 	d.add("gzip_vary on")
+}
+
+// buffers renders the proxy and client body buffers. nginx refuses a
+// proxy_busy_buffers_size below one buffer or not below all buffers but
+// one: say so here, with the values.
+func (d *directives) buffers(n *model.NginxSettings) {
+	size := d.size("proxy buffer size", n.ProxyBufferSize)
+	number := n.ProxyBuffersNumber
+	if number == 0 {
+		number = 4
+	}
+	d.add("proxy_buffer_size %s", size)
+	d.add("proxy_buffers %s %s", d.count("proxy buffers number", number, 2), size)
+	if b := n.ProxyBusyBuffersSize; b != "" {
+		busy, _ := b.Bytes()
+		one, _ := n.ProxyBufferSize.Bytes()
+		if busy < one || busy > int64(number-1)*one {
+			d.fail(fmt.Errorf("proxy-busy-buffers-size %s must be at least proxy-buffer-size (%s) and at most proxy-buffers-number-1 buffers", b, n.ProxyBufferSize))
+		}
+		d.add("proxy_busy_buffers_size %s", d.size("proxy busy buffers size", b))
+	}
+	if b := n.ClientBodyBufferSize; b != "" {
+		d.add("client_body_buffer_size %s", d.size("client body buffer size", b))
+	}
+	if n.GRPCBufferSizeKB != 0 {
+		d.add("grpc_buffer_size %sk", d.count("grpc buffer size", n.GRPCBufferSizeKB, 1))
+	}
+}
+
+// proxy renders the ConfigMap's proxy directives of every backend.
+func (d *directives) proxy(n *model.NginxSettings) {
+	if n.ProxyNextUpstreamTimeout != 0 {
+		t := d.seconds("proxy next upstream timeout", n.ProxyNextUpstreamTimeout, 1)
+		d.add("proxy_next_upstream_timeout %s", t)
+		d.add("grpc_next_upstream_timeout %s", t)
+	}
+	if n.AllowBackendServerHeader {
+		d.add("proxy_pass_header Server")
+	}
+	if n.HideHeaders != "" {
+		for _, h := range strings.Split(n.HideHeaders, ",") {
+			if !headerNameRe.MatchString(h) {
+				d.fail(invalid("hide headers", n.HideHeaders))
+				break
+			}
+			d.add("proxy_hide_header %s", h)
+		}
+	}
+	if n.RelativeRedirects {
+		d.add("absolute_redirect off")
+	}
 }
 
 func (d *directives) client(n *model.NginxSettings) {

@@ -272,6 +272,10 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 		"log-format-escape-json": "true", "error-log-level": "warn", "server-tokens": "true", "worker-processes": "2",
 		"max-worker-connections": "1024", "worker-shutdown-timeout": "10s", "hsts-max-age": "100",
 		"hsts-include-subdomains": "false", "hsts-preload": "true", "force-ssl-redirect": "false",
+		"proxy-buffers-number": "8", "proxy-busy-buffers-size": "16k", "client-body-buffer-size": "16k",
+		"proxy-next-upstream-timeout": "5", "grpc-buffer-size-kb": "8", "upstream-keepalive-time": "30m",
+		"allow-backend-server-header": "true", "hide-headers": "X-Powered-By, x-debug", "relative-redirects": "true",
+		"http-redirect-code": "301", "generate-request-id": "false", "proxy-add-original-uri-header": "true",
 	}
 	s := model.NewStore()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "cfg"}, Data: data}
@@ -344,6 +348,26 @@ func TestSettingsRequestHeaders(t *testing.T) {
 			id := h.mustGet("http://a.test/").Reply.Headers.Get("X-Request-ID")
 			if tc.generate != (len(id) == 32) {
 				t.Errorf("without the client's: X-Request-ID %q, want a new one: %v", id, tc.generate)
+			}
+		})
+	}
+}
+
+// TestSettingsResponseHeaders: hide-headers removes backend response
+// headers; allow-backend-server-header passes the backend's Server header
+// instead of nginx's.
+func TestSettingsResponseHeaders(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run("allow-backend-server-header="+strconv.FormatBool(allow), func(t *testing.T) {
+			h := startNginx(t, settingsConfig(t, func(n *model.NginxSettings) {
+				n.AllowBackendServerHeader, n.HideHeaders = allow, "x-echo-backend"
+			}), nil)
+			got, _ := rawGet(t, h, "http://a.test/")
+			if v := got.Get("X-Echo-Backend"); v != "" {
+				t.Errorf("X-Echo-Backend %q, want it hidden", v)
+			}
+			if server := got.Get("Server"); (server == "echo") != allow || !allow && !strings.HasPrefix(server, "nginx") {
+				t.Errorf("Server %q with allow-backend-server-header=%v", server, allow)
 			}
 		})
 	}

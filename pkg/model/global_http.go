@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// The ConfigMap's redirect settings: http-redirect-code (nginx.conf: the
-// Lua router's init settings) and no-tls-redirect-locations (route values).
+// Parsers of the ConfigMap's HTTP settings: http-redirect-code (the Lua
+// router's init settings in nginx.conf), no-tls-redirect-locations (route
+// values) and hide-headers (nginx.conf).
 
 // defaultNoTLSRedirectLocations is ingress-nginx's no-tls-redirect-locations:
 // ACME HTTP-01 challenges are answered over HTTP.
@@ -40,4 +41,17 @@ func pathInList(path, list string) bool {
 		}
 	}
 	return false
+}
+
+// parseHideHeaders parses hide-headers: header names of letters, digits,
+// '-' and '_' (what nginx.conf's proxy_hide_header may hold), separated by
+// commas, into lower case, sorted, joined by commas.
+func parseHideHeaders(v string) (string, error) {
+	canon, err := parseAllowedHeaders(v)
+	for _, n := range strings.Split(canon, ",") {
+		if err == nil && strings.Trim(n, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" || len(n) > 64 {
+			err = errors.New("header names may only hold letters, digits, '-' and '_' (at most 64)")
+		}
+	}
+	return canon, err
 }
