@@ -22,6 +22,9 @@ type NginxSettings struct {
 	GzipMinLength int  `json:"gzipMinLength"`
 	// GzipTypes: lower-case MIME types separated by one space, or "*".
 	GzipTypes string `json:"gzipTypes"`
+	// GzipDisable: "msie6" or a regular expression on User-Agent (see
+	// parseGzipDisable) whose requests get no gzip.
+	GzipDisable string `json:"gzipDisable,omitempty"`
 
 	// SSLProtocols: TLSv1 to TLSv1.3, ascending, separated by one space.
 	SSLProtocols string `json:"sslProtocols"`
@@ -265,6 +268,7 @@ var globalKeys = map[string]setter{
 	"gzip-level":      intField(func(g *Global) *int { return &g.Nginx.GzipLevel }, 1, 9),
 	"gzip-min-length": intField(func(g *Global) *int { return &g.Nginx.GzipMinLength }, 0, maxGlobalCount),
 	"gzip-types":      field(func(g *Global) *string { return &g.Nginx.GzipTypes }, parseGzipTypes),
+	"gzip-disable":    field(func(g *Global) *string { return &g.Nginx.GzipDisable }, parseGzipDisable),
 
 	"ssl-protocols":          field(func(g *Global) *string { return &g.Nginx.SSLProtocols }, parseSSLProtocols),
 	"ssl-ciphers":            field(func(g *Global) *string { return &g.Nginx.SSLCiphers }, parseSSLCiphers),
@@ -553,7 +557,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 		n.LargeClientHeaderBuffers, n.HTTP2MaxConcurrentStreams, n.MaxWorkerConnections, n.WorkerShutdownTimeout, n.HSTSMaxAge} {
 		w.int(int64(i))
 	}
-	for _, s := range []string{string(n.ProxyBusyBuffersSize), string(n.ClientBodyBufferSize), n.HideHeaders, n.GzipTypes, n.SSLProtocols, n.SSLCiphers, string(n.SSLSessionCacheSize),
+	for _, s := range []string{n.GzipDisable, string(n.ProxyBusyBuffersSize), string(n.ClientBodyBufferSize), n.HideHeaders, n.GzipTypes, n.SSLProtocols, n.SSLCiphers, string(n.SSLSessionCacheSize),
 		string(n.ClientHeaderBufferSize), string(n.LargeClientHeaderBufferSize), string(n.ProxyBufferSize),
 		n.LogFormatUpstream, n.ErrorLogLevel, n.WorkerProcesses, n.ForwardedForHeader, n.ProxyRealIPCIDR} {
 		w.str(s)

@@ -2,12 +2,14 @@ package model
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 )
 
 // Parsers of the ConfigMap's HTTP settings: http-redirect-code (the Lua
 // router's init settings in nginx.conf), no-tls-redirect-locations (route
-// values) and hide-headers (nginx.conf).
+// values), hide-headers and gzip-disable (nginx.conf).
 
 // defaultNoTLSRedirectLocations is ingress-nginx's no-tls-redirect-locations:
 // ACME HTTP-01 challenges are answered over HTTP.
@@ -54,4 +56,26 @@ func parseHideHeaders(v string) (string, error) {
 		}
 	}
 	return canon, err
+}
+
+// gzipDisableChars are the characters gzip-disable may hold: enough for
+// User-Agent patterns (a literal dot is [.]), never a quote, backslash,
+// ';', '{', '}' or '$' that could end the quoted nginx.conf value or name
+// a variable.
+const gzipDisableChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .*+?()[]|^/_-:"
+
+// parseGzipDisable accepts "msie6" (nginx's own test) or a regular
+// expression of gzipDisableChars that compiles (nginx gives it to PCRE, a
+// superset of RE2 for these), at most 256 characters.
+func parseGzipDisable(v string) (string, error) {
+	if v == "" || v == "msie6" {
+		return v, nil
+	}
+	if len(v) > 256 || strings.Trim(v, gzipDisableChars) != "" {
+		return "", errors.New("must be msie6 or a regular expression of letters, digits, spaces and .*+?()[]|^/_-: (at most 256)")
+	}
+	if _, err := regexp.Compile(v); err != nil {
+		return "", fmt.Errorf("not a regular expression: %w", err)
+	}
+	return v, nil
 }

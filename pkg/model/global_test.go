@@ -105,6 +105,10 @@ func TestGlobalKeys(t *testing.T) {
 		bad  string // part of the reason
 	}{
 		"use-gzip":                           {in: kv{"use-gzip", "true"}, want: with(func(g *Global) { g.Nginx.UseGzip = true })},
+		"gzip-disable msie6":                 {in: kv{"gzip-disable", "msie6"}, want: with(func(g *Global) { g.Nginx.GzipDisable = "msie6" })},
+		"gzip-disable regex":                 {in: kv{"gzip-disable", `MSIE [1-6][.]`}, want: with(func(g *Global) { g.Nginx.GzipDisable = `MSIE [1-6][.]` })},
+		"gzip-disable comma":                 {in: kv{"gzip-disable", "a,b"}, bad: "must be msie6"},
+		"gzip-disable not a regex":           {in: kv{"gzip-disable", "(a"}, bad: "not a regular expression"},
 		"hide-headers canonical":             {in: kv{"hide-headers", "X-Powered-By, x-debug,X-Powered-By"}, want: with(func(g *Global) { g.Nginx.HideHeaders = "x-debug,x-powered-by" })},
 		"hide-headers token beyond nginx":    {in: kv{"hide-headers", "X-A|B"}, bad: "letters, digits"},
 		"upstream-keepalive-time":            {in: kv{"upstream-keepalive-time", "30m"}, want: with(func(g *Global) { g.Nginx.UpstreamKeepaliveTime = 1800 })},

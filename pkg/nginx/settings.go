@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,10 @@ const (
 	maxSettingSeconds = 7 * 24 * 3600
 	maxSettingCount   = 1 << 30
 )
+
+// gzipDisableRe is what a gzip_disable value may hold (pkg/model checks
+// it is a regular expression).
+var gzipDisableRe = regexp.MustCompile(`^[A-Za-z0-9 .*+?()\[\]|^/_:-]{1,256}$`)
 
 // setNginx validates the ConfigMap's nginx directives (model.NginxSettings)
 // and renders them. The worker settings override the options when set.
@@ -142,6 +147,12 @@ func (d *directives) gzip(n *model.NginxSettings) {
 	}
 	d.add("gzip on")
 	d.add("gzip_comp_level %d", n.GzipLevel)
+	if v := n.GzipDisable; v != "" {
+		if !gzipDisableRe.MatchString(v) {
+			d.fail(invalid("gzip disable", v))
+		}
+		d.add(`gzip_disable "%s"`, v)
+	}
 	d.add("gzip_http_version 1.1")
 	d.add("gzip_min_length %s", d.count("gzip min length", n.GzipMinLength, 0))
 	d.add("gzip_types %s", types)

@@ -260,7 +260,7 @@ func TestSettingsReloadMatchesRender(t *testing.T) {
 // every ConfigMap key set away from its default, through model.Build.
 func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 	data := map[string]string{
-		"use-gzip": "true", "gzip-level": "6", "gzip-types": "text/css, application/json", "gzip-min-length": "10",
+		"use-gzip": "true", "gzip-disable": `MSIE [1-6][.]`, "gzip-level": "6", "gzip-types": "text/css, application/json", "gzip-min-length": "10",
 		"ssl-protocols": "TLSv1.2", "ssl-ciphers": "ECDHE+AESGCM:!aNULL", "ssl-session-cache": "true",
 		"ssl-session-cache-size": "1m", "ssl-session-timeout": "1h", "ssl-session-tickets": "true",
 		"keep-alive": "30", "keep-alive-requests": "50", "upstream-keepalive-connections": "8",
