@@ -228,7 +228,6 @@ func annotationTable() []RegistryEntry {
 	const (
 		m, a, s  = issueMigration, issueAccessControl, issueStreams
 		canary   = "applies only to main Ingresses of its own namespace, on the same host and path (ingress-nginx: any namespace, and every path routed to the main's backend)"
-		redir    = "redirects come with the migration issue"
 		perRoute = "an nginx directive that takes no variables: it cannot vary per route, as nginx.conf is the same for every Ingress (see docs/dataplane.md); left out with a Problem"
 		mirror   = "not carried by the data plane: nginx's mirror and mirror_request_body take no variables, so each would double the fixed proxy locations, and a mirror URL naming a host needs a DNS resolver in nginx.conf; ingress-sync does not mirror requests"
 	)
@@ -396,7 +395,6 @@ func configKeyTable() []RegistryEntry {
 		geoip    = "GeoIP is not part of the data plane"
 		brotli   = "the brotli module is not part of the data plane"
 		risk     = "fixed: snippets are always refused, every other value goes through its own typed validator"
-		perHost  = "per-route default " + later
 		nginxDir = "an nginx.conf directive " + later
 		// keyTimeout: the ConfigMap's proxy timeouts (annotations: noteTimeout).
 		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer"
