@@ -84,7 +84,7 @@ type GlobalAuth struct {
 	CacheDuration       string `json:"cacheDuration,omitempty"`
 	AlwaysSetCookie     string `json:"alwaysSetCookie,omitempty"`
 	// NoAuthLocations is no-auth-locations when set (NoAuthLocationsSet):
-	// paths separated by commas; the locations whose path starts with one
+	// paths joined by commas (canonical, see parseLocationList); the locations whose path starts with one
 	// get no external auth (default /.well-known/acme-challenge).
 	NoAuthLocations    string `json:"noAuthLocations,omitempty"`
 	NoAuthLocationsSet bool   `json:"noAuthLocationsSet,omitempty"`
@@ -116,17 +116,10 @@ func parseNoAuthLocations(v string) ([]string, error) {
 // noExternalAuth reports whether the location path gets no external auth
 // (no-auth-locations, as ingress-nginx: the path starts with an entry).
 func (ga *GlobalAuth) noExternalAuth(path string) bool {
-	v := defaultNoAuthLocations
 	if ga.NoAuthLocationsSet {
-		v = ga.NoAuthLocations
+		return pathInList(path, ga.NoAuthLocations)
 	}
-	list, _ := parseNoAuthLocations(v)
-	for _, p := range list {
-		if strings.HasPrefix(path, p) {
-			return true
-		}
-	}
-	return false
+	return pathInList(path, defaultNoAuthLocations)
 }
 
 // Limits of external auth values.
@@ -667,9 +660,9 @@ func (g *Global) setGlobalAuth(k, v string) (bool, error) {
 		return true, fmt.Errorf("longer than %d characters", maxValueLen)
 	}
 	if k == "no-auth-locations" {
-		_, err := parseNoAuthLocations(v)
+		canon, err := parseLocationList(v)
 		if err == nil {
-			g.Auth.NoAuthLocations, g.Auth.NoAuthLocationsSet = v, true
+			g.Auth.NoAuthLocations, g.Auth.NoAuthLocationsSet = canon, true
 		}
 		return true, err
 	}
