@@ -26,7 +26,8 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 		return err
 	}
 	defer nc.Close()
-	s, err := syncer.New(ngx, syncer.Options{
+	registerTrafficMetrics(reg, f, ngx)
+	s, err := syncer.New(syncer.NewControllerMetrics(ngx, reg, controllerLabels(f)), syncer.Options{
 		Model: f.model.opts, Pod: f.pod, Holdoff: f.holdoff, MaxHoldoff: f.maxHoldoff,
 		Report: statusReporter(nc, f.nats.prefix, f.pod), Logger: log, Registerer: reg,
 	})

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ingress-sync/ingress-sync/pkg/nginx"
+	"github.com/ingress-sync/ingress-sync/pkg/syncer"
+)
+
+// registerMetricsFlags registers ingress-nginx's traffic metrics flags
+// (--enable-metrics, --metrics-per-host, the bucket lists) and the cap and
+// dict size of ingress-sync's collection (lua/metrics.lua).
+func registerMetricsFlags(fs *flag.FlagSet, m *nginx.MetricsOptions) {
+	m.DictSize, m.MaxSeries = nginx.DefaultMetricsDictSize, nginx.DefaultMetricsMaxSeries
+	m.TimeBuckets, m.LengthBuckets, m.SizeBuckets = nginx.DefaultTimeBuckets, nginx.DefaultLengthBuckets, nginx.DefaultSizeBuckets
+	fs.BoolFunc("enable-metrics", "collect per-request traffic metrics (nginx_ingress_controller_requests and histograms); default true", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		m.Disabled = !on
+		return err
+	})
+	fs.BoolFunc("metrics-per-host", "export the traffic metrics with a host label (the Ingress rule's host); default true", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		m.WithoutHost = !on
+		return err
+	})
+	fs.IntVar(&m.MaxSeries, "metrics-max-series", m.MaxSeries,
+		"most distinct traffic label sets (Ingress path, host, method, status...); samples of new ones beyond it are dropped and counted in ingress_sync_traffic_metrics_dropped_total")
+	fs.Var(sizeFlag{&m.DictSize}, "metrics-dict-size", "shared memory for the traffic metrics, an nginx `size` (about 2 KB per label set)")
+	fs.Var(bucketsFlag{&m.TimeBuckets}, "time-buckets", "upper bounds of the duration histograms, seconds, comma-separated")
+	fs.Var(bucketsFlag{&m.LengthBuckets}, "length-buckets", "upper bounds of the request and response size histograms, bytes, comma-separated")
+	fs.Var(bucketsFlag{&m.SizeBuckets}, "size-buckets", "upper bounds of the bytes_sent histogram, bytes, comma-separated")
+}
+
+// bucketsFlag is a comma-separated list of increasing numbers.
+type bucketsFlag struct{ p *[]float64 }
+
+func (b bucketsFlag) String() string {
+	if b.p == nil {
+		return ""
+	}
+	s := make([]string, len(*b.p))
+	for i, v := range *b.p {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (b bucketsFlag) Set(v string) error {
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || math.IsInf(n, 0) || math.IsNaN(n) || (len(out) > 0 && n <= out[len(out)-1]) {
+			return fmt.Errorf("%q is not a list of increasing numbers", v)
+		}
+		out = append(out, n)
+	}
+	*b.p = out
+	return nil
+}
+
+// controllerLabels are ingress-nginx's controller_* labels of this syncer.
+func controllerLabels(f *runFlags) syncer.ControllerLabels {
+	return syncer.ControllerLabels{Namespace: os.Getenv("POD_NAMESPACE"), Class: f.model.opts.ControllerClass, Pod: f.pod}
+}
+
+// registerTrafficMetrics registers the collector that reads nginx's
+// traffic counters and connection gauges on every scrape.
+func registerTrafficMetrics(reg prometheus.Registerer, f *runFlags, ngx *syncer.Nginx) {
+	l := controllerLabels(f)
+	reg.MustRegister(nginx.NewTrafficCollector(nginx.TrafficCollectorOptions{
+		Client: ngx.Client(), Metrics: f.nginx.Metrics, Running: ngx.Running, Logger: f.nginx.Logger,
+		ConstLabels: prometheus.Labels{"controller_namespace": l.Namespace, "controller_class": l.Class, "controller_pod": l.Pod},
+	}))
+}
