@@ -16,8 +16,11 @@
 -- router sets $ingress_metrics to the route's key; log adds the method and
 -- status through a per-worker cache, so a request builds no string once its
 -- label set was seen. The first request of a new label set gives it an id
--- in the dict; its samples are then one incr per counter and histogram
--- bucket and one per histogram sum, under short keys:
+-- in the dict (the cap is checked there). A request then only adds to
+-- Lua numbers of its worker; every second (FLUSH, the batching interval of
+-- ingress-nginx's monitor.lua) and when the worker exits, each worker adds
+-- what it counted to the dict: one incr per counter, histogram bucket and
+-- histogram sum of the label sets it saw, under short keys:
 --
 --   "#n"           ids given (label sets)
 --   "#d"           samples dropped by max_series
@@ -41,10 +44,14 @@ local configuration = require("configuration")
 
 local ngx = ngx
 local ngx_var = ngx.var
+local ngx_now = ngx.now
+local start_time = ngx.req.start_time
+local get_method = ngx.req.get_method
 local tonumber = tonumber
 local tostring = tostring
 local type = type
 local concat = table.concat
+local pairs = pairs
 
 local SEP = "\31"
 local DICT = "ingress_metrics"
@@ -129,6 +136,15 @@ local function new_series(full)
   return dict:get("m" .. full) -- another worker gave it an id first
 end
 
+-- HISTS are the histogram letters; a series entry has one table per
+-- letter: c (counts per bucket index of this worker since its last
+-- flush), keys (the dict keys of the buckets, built on first use), sum.
+local HISTS = { "d", "u", "c", "h", "q", "p", "b" }
+
+-- dirty lists the series entries with counts not yet flushed.
+local dirty, ndirty = {}, 0
+local dropped = 0
+
 -- series returns this worker's entry of the label set, nil when dropped.
 local function series(key, method, status)
   local by_method = cache[key]
@@ -145,17 +161,32 @@ local function series(key, method, status)
   if s then
     return s
   end
-  local id = new_series(key .. SEP .. method .. SEP .. status)
+  local id = new_series(key .. SEP .. method .. SEP .. tostring(status))
   if not id then
     return nil
   end
   id = tostring(id)
-  s = { r = "r" .. id }
-  for _, h in ipairs({ "d", "u", "c", "h", "q", "p", "b" }) do
-    s[h] = { prefix = h .. id .. ":", sum = h .. id .. ":s" }
+  s = { r = "r" .. id, n = 0 }
+  for i = 1, #HISTS do
+    local h = HISTS[i]
+    s[h] = { prefix = h .. id .. ":", sum_key = h .. id .. ":s", c = {}, keys = {}, sum = 0 }
   end
   by_status[status] = s
   return s
+end
+
+-- bucket counts value v in histogram t with bounds b, and adds it to the
+-- sum unless nosum.
+local function bucket(t, b, v, nosum)
+  local i, n = 1, #b
+  while i <= n and v > b[i] do
+    i = i + 1
+  end
+  local c = t.c
+  c[i] = (c[i] or 0) + 1
+  if not nosum then
+    t.sum = t.sum + v
+  end
 end
 
 local function incr(k, v)
@@ -165,41 +196,72 @@ local function incr(k, v)
   end
 end
 
--- bucket counts value v in histogram keys t with bounds b (and its sum,
--- unless nosum).
-local function bucket(t, b, v, nosum)
-  local i, n = 1, #b
-  while i <= n and v > b[i] do
-    i = i + 1
+-- flush_hist adds histogram t's counts to the dict and clears them.
+local function flush_hist(t)
+  local c, keys = t.c, t.keys
+  for i, n in pairs(c) do
+    local k = keys[i]
+    if not k then
+      k = t.prefix .. i
+      keys[i] = k
+    end
+    incr(k, n)
+    c[i] = nil
   end
-  local k = t[i]
-  if not k then
-    k = t.prefix .. i
-    t[i] = k
-  end
-  incr(k, 1)
-  if not nosum then
-    incr(t.sum, v)
+  if t.sum ~= 0 then
+    incr(t.sum_key, t.sum)
+    t.sum = 0
   end
 end
 
--- log counts the request of a route (router.lua set $ingress_metrics).
+-- flush adds this worker's counts to the dict: every FLUSH seconds, and
+-- when the worker exits (premature).
+local function flush()
+  for i = 1, ndirty do
+    local s = dirty[i]
+    incr(s.r, s.n)
+    s.n = 0
+    for j = 1, #HISTS do
+      flush_hist(s[HISTS[j]])
+    end
+    s.dirty = nil
+    dirty[i] = nil
+  end
+  ndirty = 0
+  if dropped > 0 then
+    dict:incr("#d", dropped, 0)
+    dropped = 0
+  end
+end
+_M.flush = flush
+
+local FLUSH = 1 -- second, as ingress-nginx's monitor.lua batches
+local started = false
+
+-- log counts the request of a route (router.lua set $ingress_metrics) in
+-- this worker; flush adds the counts to the dict.
 function _M.log()
   local key = ngx_var.ingress_metrics
   if not key or key == "" then
     return
   end
-  local s = series(key, ngx_var.request_method, ngx_var.status)
+  if not started then
+    started = ngx.timer.every(FLUSH, flush) ~= nil
+  end
+  local s = series(key, get_method(), ngx.status)
   if not s then
-    dict:incr("#d", 1, 0)
+    dropped = dropped + 1
     return
   end
-  incr(s.r, 1)
-  local v = tonumber(ngx_var.request_time)
-  if v then
-    bucket(s.d, time_b, v)
+  if not s.dirty then
+    s.dirty = true
+    ndirty = ndirty + 1
+    dirty[ndirty] = s
   end
-  v = tonumber(ngx_var.request_length)
+  s.n = s.n + 1
+  -- $request_time without formatting it: the same cached clock.
+  bucket(s.d, time_b, ngx_now() - start_time())
+  local v = tonumber(ngx_var.request_length)
   if v then
     bucket(s.q, length_b, v)
   end

@@ -32,7 +32,7 @@ func registerMetricsFlags(fs *flag.FlagSet, m *nginx.MetricsOptions) {
 	})
 	fs.IntVar(&m.MaxSeries, "metrics-max-series", m.MaxSeries,
 		"most distinct traffic label sets (Ingress path, host, method, status...); samples of new ones beyond it are dropped and counted in ingress_sync_traffic_metrics_dropped_total")
-	fs.Var(sizeFlag{&m.DictSize}, "metrics-dict-size", "shared memory for the traffic metrics, an nginx `size` (about 2 KB per label set)")
+	fs.Var(sizeFlag{&m.DictSize}, "metrics-dict-size", "shared memory for the traffic metrics, an nginx `size` (about 3 KB, estimated, per label set)")
 	fs.Var(bucketsFlag{&m.TimeBuckets}, "time-buckets", "upper bounds of the duration histograms, seconds, comma-separated")
 	fs.Var(bucketsFlag{&m.LengthBuckets}, "length-buckets", "upper bounds of the request and response size histograms, bytes, comma-separated")
 	fs.Var(bucketsFlag{&m.SizeBuckets}, "size-buckets", "upper bounds of the bytes_sent histogram, bytes, comma-separated")

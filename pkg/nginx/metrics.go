@@ -48,7 +48,7 @@ type MetricsOptions struct {
 	// MaxSeries caps the distinct label sets; samples of new ones beyond
 	// it are dropped and counted.
 	MaxSeries int
-	// DictSize sizes the shared dict (about 2 KB per label set).
+	// DictSize sizes the shared dict (about 3 KB, estimated, per label set).
 	DictSize model.Size
 	// TimeBuckets, LengthBuckets and SizeBuckets are the histograms'
 	// upper bounds, increasing.
