@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
@@ -53,34 +52,27 @@ func samples(t *testing.T, reg prometheus.Gatherer, name string) []sample {
 		if mf.GetName() != name {
 			continue
 		}
-		for _, m := range mf.GetMetric() {
-			out = append(out, sample{labels: labelString(m), value: valueOf(m)})
+		for _, m := range mf.GetMetric() { // (client_model is not a direct dependency: no type names)
+			var l []string
+			for _, p := range m.GetLabel() {
+				if !strings.HasPrefix(p.GetName(), "controller_") {
+					l = append(l, p.GetName()+"="+p.GetValue())
+				}
+			}
+			v := -1.0
+			switch {
+			case m.GetCounter() != nil:
+				v = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				v = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				v = float64(m.GetHistogram().GetSampleCount())
+			}
+			out = append(out, sample{labels: strings.Join(l, ","), value: v})
 		}
 	}
 	slices.SortFunc(out, func(a, b sample) int { return strings.Compare(a.labels, b.labels) })
 	return out
-}
-
-func labelString(m *dto.Metric) string {
-	var l []string
-	for _, p := range m.GetLabel() {
-		if !strings.HasPrefix(p.GetName(), "controller_") {
-			l = append(l, p.GetName()+"="+p.GetValue())
-		}
-	}
-	return strings.Join(l, ",")
-}
-
-func valueOf(m *dto.Metric) float64 {
-	switch {
-	case m.GetCounter() != nil:
-		return m.GetCounter().GetValue()
-	case m.GetGauge() != nil:
-		return m.GetGauge().GetValue()
-	case m.GetHistogram() != nil:
-		return float64(m.GetHistogram().GetSampleCount())
-	}
-	return -1
 }
 
 // sendRequests sends n GETs of each url and checks their status.
