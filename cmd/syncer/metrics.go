@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 )
@@ -70,12 +71,32 @@ func controllerLabels(f *runFlags) syncer.ControllerLabels {
 	return syncer.ControllerLabels{Namespace: os.Getenv("POD_NAMESPACE"), Class: f.model.opts.ControllerClass, Pod: f.pod}
 }
 
-// registerTrafficMetrics registers the collector that reads nginx's
-// traffic counters and connection gauges on every scrape.
-func registerTrafficMetrics(reg prometheus.Registerer, f *runFlags, ngx *syncer.Nginx) {
+// dataPlane is what the metrics read of the syncer's nginx
+// (*syncer.Nginx): its applies, its status server and its running
+// Configuration.
+type dataPlane interface {
+	syncer.Applier
+	Client() *nginx.Client
+	Running() *model.Configuration
+}
+
+// registerMetrics registers what /metrics serves beside the syncer's own
+// ingress_sync_syncer_* metrics (syncer.New registers those): the traffic
+// collector reading nginx on every scrape, the NATS connection gauge, and
+// ingress-nginx's controller metrics of the applies, kept by the Applier
+// it returns for syncer.New.
+func registerMetrics(reg prometheus.Registerer, f *runFlags, ngx dataPlane, natsConnected func() bool) syncer.Applier {
 	l := controllerLabels(f)
 	reg.MustRegister(nginx.NewTrafficCollector(nginx.TrafficCollectorOptions{
 		Client: ngx.Client(), Metrics: f.nginx.Metrics, Running: ngx.Running, Logger: f.nginx.Logger,
 		ConstLabels: prometheus.Labels{"controller_namespace": l.Namespace, "controller_class": l.Class, "controller_pod": l.Pod},
 	}))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingress_sync_syncer_nats_connected",
+		Help: "1 while the syncer's NATS connection is up, else 0."}, func() float64 {
+		if natsConnected() {
+			return 1
+		}
+		return 0
+	}))
+	return syncer.NewControllerMetrics(ngx, reg, l)
 }
