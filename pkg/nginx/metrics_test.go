@@ -227,3 +227,31 @@ func TestTrafficMetricsDisabled(t *testing.T) {
 	}
 	checkStub(t, reg)
 }
+
+// TestTrafficMetricsCanary: requests the canary serves carry its backend
+// in the canary label, under the main route's Ingress, path and Service,
+// as ingress-nginx's $proxy_alternative_upstream_name.
+func TestTrafficMetricsCanary(t *testing.T) {
+	mainBackend, canaryBackend := backendOf("main", startEcho(t, "main")), backendOf("canary", startEcho(t, "canary"))
+	cfg := configOf("metrics-canary", []model.Server{serverOf("c.test", canaryLoc("/", model.Canary{Header: "X-Canary"}))},
+		mainBackend, canaryBackend)
+	h := startNginx(t, cfg, nil)
+	reg := gatherer(t, h)
+	for i := range 5 {
+		var header []string
+		if i < 2 {
+			header = []string{"X-Canary", "always"}
+		}
+		if r := h.mustGet("http://c.test/", header...); r.Status != 200 {
+			t.Fatalf("status %d", r.Status)
+		}
+	}
+	waitRequests(t, reg, 5)
+	want := []sample{
+		{"canary=,host=c.test,ingress=test,method=GET,namespace=default,path=/,service=main,status=200", 3},
+		{"canary=canary,host=c.test,ingress=test,method=GET,namespace=default,path=/,service=main,status=200", 2},
+	}
+	if got := samples(t, reg, "nginx_ingress_controller_requests"); !slices.Equal(got, want) {
+		t.Errorf("requests:\n got %v\nwant %v", got, want)
+	}
+}
