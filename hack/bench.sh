@@ -32,7 +32,8 @@ benchtime_for() {
 	pkg/nginx/BenchmarkAddHost) echo "-benchtime 200x" ;;
 	pkg/nginx/BenchmarkReload) echo "-benchtime 20x" ;;
 	pkg/nginx/BenchmarkRouterThroughput | pkg/nginx/BenchmarkLuaMemory | pkg/nginx/BenchmarkBasicAuthThroughput | \
-		pkg/nginx/BenchmarkAllowListThroughput | pkg/nginx/BenchmarkAllowListLookup | pkg/nginx/BenchmarkLimitThroughput) echo "-benchtime 1x" ;;
+		pkg/nginx/BenchmarkAllowListThroughput | pkg/nginx/BenchmarkAllowListLookup | pkg/nginx/BenchmarkLimitThroughput | \
+		pkg/nginx/BenchmarkMetricsThroughput) echo "-benchtime 1x" ;;
 	pkg/replay/BenchmarkReplay100k) echo "-benchtime 1x" ;;
 	*) echo "-benchtime 1s" ;;
 	esac
@@ -139,6 +140,11 @@ nginx_targets() {
 	/^BenchmarkLimitThroughput\// {
 		name = $1; sub(/^BenchmarkLimitThroughput\//, "", name); sub(/-[0-9]+$/, "", name)
 		printf "| rate limit (%s, never reached) against the same route without it: throughput ratio | measured | %.3f | yes |\n", name, metric("limited/plain")
+	}
+	/^BenchmarkMetricsThroughput-/ {
+		r = metric("metrics/plain")
+		printf "| traffic metrics on against off (lua/metrics.lua, 10 hosts): throughput ratio | >= 0.95 | %.3f (%s req/s; nginx CPU %s µs/req, off %s µs/req) | %s |\n",
+			r, metric("metrics-req/s"), metric("metrics-cpu-us/req"), metric("plain-cpu-us/req"), yes(r >= 0.95)
 	}
 	/^BenchmarkAddHost-/ {
 		n = metric("reloads/op") + metric("worker-restarts")

@@ -81,6 +81,7 @@ local extauth = require("extauth")
 local limits = require("limit")
 local clientauth = require("clientauth")
 local balancer_backends = require("balancer").backends
+local metrics = require("metrics")
 
 local ngx = ngx
 local ngx_var = ngx.var
@@ -480,6 +481,7 @@ function _M.compile(item)
       return nil, "host " .. item.name .. ": " .. err
     end
     route.req_headers, route.resp_headers = req, headers.response(resp, route.resp_own)
+    route.mkey, route.mkey_canary = metrics.route_keys(item.name, list[i]) -- nil: metrics off
     if route.extauth then -- the auth cache is per host too
       route.extauth.prefix = item.name .. "\0" .. (route.extauth.prefix or "")
     end
@@ -698,6 +700,9 @@ local function proxy(route)
   end
   local backend = route.canary and canary.choose(route) or route.backend
   ngx_var.proxy_upstream_name = backend
+  if route.mkey_canary and backend ~= route.backend then
+    ngx_var.ingress_metrics = route.mkey_canary
+  end
   if route.timeouts then
     ngx_var.ingress_timeouts = route.timeouts
   end
@@ -768,6 +773,9 @@ function _M.rewrite()
     return ngx.redirect(ngx_var.scheme .. "://" .. (ngx_var.http_host or ngx_var.host) .. h.app_root, 302)
   end
   local route, m = match(h, uri)
+  if route and route.mkey then
+    ngx_var.ingress_metrics = route.mkey -- lua/metrics.lua counts it in the log phase
+  end
   if route and route.resp_headers then
     headers.mark(route.resp_headers)
   end

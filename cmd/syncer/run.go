@@ -119,6 +119,7 @@ func registerDataPlaneFlags(fs *flag.FlagSet, o *nginx.Options) {
 	fs.IntVar(&o.RegexCacheEntries, "regex-cache-entries", nginx.DefaultRegexCacheEntries,
 		"compiled regex paths kept per nginx worker (lua_regex_cache_max_entries); more still work, compiled per request")
 	registerAuthFlags(fs, o)
+	registerMetricsFlags(fs, &o.Metrics)
 }
 
 // sizeFlag is a model.Size flag: digits with an optional k, m or g unit.

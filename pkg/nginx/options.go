@@ -104,6 +104,8 @@ type Options struct {
 	AuthCacheDictSize model.Size
 	AuthTimeout       time.Duration
 	Resolvers         []string
+	// Metrics: the traffic metrics of lua/metrics.lua (see metrics.go).
+	Metrics MetricsOptions
 	// BodySizeCeiling is nginx's client_max_body_size, above every route's
 	// own limit (proxy-body-size), which router.lua enforces: "0" (the
 	// default) leaves it to the routes, a size caps every route at it.
@@ -165,6 +167,7 @@ func (o *Options) applyDefaults() {
 	setDefault(&o.RoutesDictSize, DefaultRoutesDictSize)
 	setDefault(&o.LimitsDictSize, DefaultLimitsDictSize)
 	o.extAuthDefaults()
+	o.Metrics.defaults()
 	setDefault(&o.BodySizeCeiling, DefaultBodySizeCeiling)
 	setDefault(&o.RegexCacheEntries, DefaultRegexCacheEntries)
 	setDefault(&o.MaxDeltaSize, DefaultMaxDeltaSize)
@@ -249,6 +252,7 @@ func (o *Options) validate() []error {
 	}
 	add(checkRange("RegexCacheEntries", o.RegexCacheEntries, 16, 1<<20))
 	errs = append(errs, o.validateExtAuth()...)
+	errs = append(errs, o.Metrics.validate()...)
 	return errs
 }
 

@@ -42,6 +42,9 @@ type view struct {
 	// AuthCacheDictSize, AuthTimeout, AuthConnectTimeout and Resolver:
 	// the external auth location (extauth.go).
 	AuthCacheDictSize, AuthTimeout, AuthConnectTimeout, Resolver string
+	// Metrics, MetricsDictSize and LuaMetrics: lua/metrics.lua (metrics.go).
+	Metrics                     bool
+	MetricsDictSize, LuaMetrics string
 
 	UseForwardedHeaders bool
 	UpstreamKeepalive   int
@@ -120,6 +123,7 @@ func newView(o *Options, g *model.Global, tls []model.UpstreamTLS) (*view, error
 	v.RoutesDictSize, _ = nginxSize(o.RoutesDictSize)
 	v.LimitsDictSize, _ = nginxSize(o.LimitsDictSize)
 	v.setExtAuth(o)
+	v.setMetrics(&o.Metrics)
 	v.BodySizeCeiling, _ = nginxSize(o.BodySizeCeiling)
 	v.LuaNoEndpoints = luaString("unix:" + o.noEndpointsSocket())
 	if err := v.setGlobal(*g); err != nil {

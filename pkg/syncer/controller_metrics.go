@@ -1,0 +1,144 @@
+package syncer
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// ControllerLabels are ingress-nginx's controller_namespace,
+// controller_class and controller_pod labels.
+type ControllerLabels struct {
+	Namespace, Class, Pod string
+}
+
+func (l ControllerLabels) prometheus() prometheus.Labels {
+	return prometheus.Labels{"controller_namespace": l.Namespace, "controller_class": l.Class, "controller_pod": l.Pod}
+}
+
+// ControllerMetrics is an Applier that passes every Apply to the next one
+// and keeps ingress-nginx's controller metrics of them: reloads
+// (nginx_ingress_controller_success and _errors, and the last reload's
+// outcome and time), the running configuration's hash, and the expiry of
+// the served certificates. An Apply counts as a reload when it changed
+// nginx.conf, or was the first (which starts nginx).
+type ControllerMetrics struct {
+	next Applier
+
+	hash, lastOK, lastOKTime prometheus.Gauge
+	success, errors          prometheus.Counter
+	sslExpire                *prometheus.GaugeVec
+	class                    string
+
+	mu      sync.Mutex
+	applied bool
+	certs   string // the certificate checksums sslExpire shows
+}
+
+// NewControllerMetrics wraps next, registering the metrics on reg.
+func NewControllerMetrics(next Applier, reg prometheus.Registerer, l ControllerLabels) *ControllerMetrics {
+	const ns = "nginx_ingress_controller"
+	cl := l.prometheus()
+	m := &ControllerMetrics{next: next, class: l.Class,
+		hash: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_hash", ConstLabels: cl,
+			Help: "Running configuration hash actually running"}),
+		lastOK: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful", ConstLabels: cl,
+			Help: "Whether the last configuration reload attempt was successful"}),
+		lastOKTime: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful_timestamp_seconds",
+			ConstLabels: cl, Help: "Timestamp of the last successful configuration reload."}),
+		success: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "success", ConstLabels: cl,
+			Help: "Cumulative number of Ingress controller reload operations"}),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "errors", ConstLabels: cl,
+			Help: "Cumulative number of Ingress controller errors during reload operations"}),
+		sslExpire: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "ssl_expire_time_seconds",
+			Help: "Number of seconds since 1970 to the SSL Certificate expire."},
+			[]string{"namespace", "class", "host", "secret_name", "identifier"}),
+	}
+	reg.MustRegister(m.hash, m.lastOK, m.lastOKTime, m.success, m.errors, m.sslExpire)
+	return m
+}
+
+// Apply implements Applier.
+func (m *ControllerMetrics) Apply(ctx context.Context, next *model.Configuration) (model.Change, error) {
+	ch, err := m.next.Apply(ctx, next)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	reload := ch.Reload || !m.applied
+	switch {
+	case err != nil && reload:
+		m.errors.Inc()
+		m.lastOK.Set(0)
+	case err == nil:
+		if reload {
+			m.success.Inc()
+			m.lastOK.Set(1)
+			m.lastOKTime.Set(float64(time.Now().Unix()))
+		}
+		m.applied = true
+		m.hash.Set(configHash(next.Checksum))
+		m.setCertificates(next.Certificates)
+	}
+	return ch, err
+}
+
+// configHash is the checksum as a number (ingress-nginx's is a hash too).
+func configHash(checksum string) float64 {
+	h := fnv.New64a()
+	h.Write([]byte(checksum))
+	return float64(h.Sum64() >> 11) // 53 bits: exact as a float64
+}
+
+// setCertificates shows the expiry of every host of certs, when their
+// checksums changed.
+func (m *ControllerMetrics) setCertificates(certs []model.Certificate) {
+	var sums strings.Builder
+	for i := range certs {
+		sums.WriteString(certs[i].Name + "=" + certs[i].Checksum + ";")
+	}
+	if sums.String() == m.certs {
+		return
+	}
+	m.certs = sums.String()
+	m.sslExpire.Reset()
+	for i := range certs {
+		c := &certs[i]
+		leaf := firstCertificate(c.Cert)
+		if leaf == nil {
+			continue
+		}
+		ns, name, _ := strings.Cut(c.Name, "/")
+		for _, host := range c.Hosts {
+			m.sslExpire.WithLabelValues(ns, m.class, host, name, leaf.SerialNumber.String()).Set(float64(leaf.NotAfter.Unix()))
+		}
+	}
+}
+
+// firstCertificate parses the first certificate of a PEM chain.
+func firstCertificate(chain []byte) *x509.Certificate {
+	for {
+		var b *pem.Block
+		b, chain = pem.Decode(chain)
+		if b == nil {
+			return nil
+		}
+		if b.Type == "CERTIFICATE" {
+			c, err := x509.ParseCertificate(b.Bytes)
+			if err != nil {
+				return nil
+			}
+			return c
+		}
+	}
+}
+
+// Running returns the Configuration nginx serves (nil before the first):
+// the traffic metrics read its backends' Service names.
+func (n *Nginx) Running() *model.Configuration { return n.applier.Running() }
