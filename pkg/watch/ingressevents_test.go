@@ -74,6 +74,65 @@ func TestIngressEventsFromSyncerReports(t *testing.T) {
 	describeForDocs(t, e, "web")
 }
 
+// TestIngressEventsForEveryKindOfProblem: each kind of Problem a real
+// syncer finds gives a Warning with its reason on the Ingress it concerns.
+func TestIngressEventsForEveryKindOfProblem(t *testing.T) {
+	e := newEnv(t)
+	ns, class := e.ns, "ours-"+e.ns
+	createClass(t, e, class, e.controller())
+	start(t, e.config("watcher-a"))
+	runSyncer(t, e, "syncer-a")
+	e.create(t, service(ns, "web"))
+	withAnnotation := func(name, key, value string) *networkingv1.Ingress {
+		ing := ingress(ns, name, class, "web")
+		ing.Annotations = map[string]string{model.AnnotationPrefix + key: value}
+		return ing
+	}
+	withTLS := func(name, secret string) *networkingv1.Ingress {
+		ing := ingress(ns, name, class, "web")
+		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{name + ".example.com"}, SecretName: secret}}
+		return ing
+	}
+	e.create(t, tlsSecret(ns, "garbage"))
+	// Same host and path: a-old is older, or first by name within the second.
+	conflict := ingress(ns, "b-young", class, "web")
+	conflict.Spec.Rules[0].Host = "a-old.example.com"
+	cases := []struct {
+		ing  *networkingv1.Ingress
+		want []string
+	}{
+		{withAnnotation("rejected", "proxy-read-timeout", "soon"), []string{"proxy-read-timeout", `"soon"`}},
+		{withAnnotation("unsupported", "made-up", "x"), []string{"made-up", "not supported"}},
+		{ingress(ns, "no-service", class, "missing"), []string{"missing", "not found"}},
+		{withTLS("missing-tls", "nope"), []string{"secret " + ns + "/nope not found"}},
+		{withTLS("bad-tls", "garbage"), []string{"secret " + ns + "/garbage", "the default certificate is used"}},
+		{ingress(ns, "a-old", class, "web"), nil},
+		{conflict, []string{"conflicts with Ingress " + ns + "/a-old, which is older"}},
+		{withAnnotation("acl", "whitelist-source-range", "not-an-address"), []string{"whitelist-source-range", "503"}},
+	}
+	for _, c := range cases {
+		e.create(t, c.ing)
+	}
+	for _, c := range cases {
+		if c.want == nil {
+			continue
+		}
+		evs := waitEvents(t, e, c.ing.Name, func(evs []corev1.Event) bool { return len(ofReason(evs, watch.ReasonProblem)) > 0 })
+		found := false
+		for _, ev := range ofReason(evs, watch.ReasonProblem) {
+			match := ev.Type == corev1.EventTypeWarning
+			for _, w := range c.want {
+				match = match && strings.Contains(ev.Message, w)
+			}
+			found = found || match
+		}
+		if !found {
+			t.Errorf("Ingress %s: no Warning with %q: %s", c.ing.Name, c.want, describeEvents(evs))
+		}
+	}
+	describeForDocs(t, e, "b-young")
+}
+
 // TestIngressEventsOncePerProblem: 100 reports (builds) carrying the same
 // Problem give one Event, not 100. A Problem of another Ingress, reported
 // after them, is the barrier showing that all 100 were handled: Events are
