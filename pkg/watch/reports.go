@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -70,7 +71,7 @@ func (r *reporter) published(ev events.Event) {
 func (r *reporter) Start(ctx context.Context) error {
 	b := kuberecord.NewBroadcaster(kuberecord.WithContext(ctx))
 	defer b.Shutdown()
-	b.StartRecordingToSink(&eventSink{client: r.w.cfg.Client, m: r.w.metrics})
+	b.StartRecordingToSink(&eventSink{client: r.w.cfg.Client, m: r.w.metrics, log: r.w.log})
 	rec := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: EventComponent, Host: r.w.cfg.WatcherID})
 	stop, err := r.consumeRetrying(ctx)
 	if err != nil {
@@ -181,6 +182,7 @@ func (r *reporter) post(rec kuberecord.EventRecorder) {
 type eventSink struct {
 	client kubernetes.Interface
 	m      *metrics
+	log    *slog.Logger
 }
 
 func (s *eventSink) Create(ev *corev1.Event) (*corev1.Event, error) {
@@ -209,6 +211,8 @@ func (s *eventSink) count(ev *corev1.Event, call string, err error) {
 	result := "ok"
 	if err != nil {
 		result = "error"
+		s.log.Warn("kubernetes event write failed", "call", call, "namespace", ev.Namespace,
+			"object", ev.InvolvedObject.Name, "reason", ev.Reason, "err", err)
 	}
 	s.m.kubeEvents.WithLabelValues(ev.Type, call, result).Inc()
 }
