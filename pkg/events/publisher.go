@@ -212,7 +212,8 @@ func (p *Publisher) attempt(it *pubItem) error {
 		return err
 	}
 	select {
-	case <-paf.Ok():
+	case ack := <-paf.Ok():
+		it.ev.Sequence = ack.Sequence // the observer's; a duplicate's is the original's
 		return nil
 	case err := <-paf.Err():
 		return err

@@ -94,7 +94,9 @@ func WithMaxPayload(n int) PublisherOption {
 // WithObserver sets a function called once per event passed to Publish,
 // when it is finally acked (err nil) or finally fails, with the time since
 // Publish was called. It is called from the publisher's goroutines before
-// Flush counts the event as done; it must not block, nor call Publish.
+// Flush counts the event as done; it must not block, nor call Publish. An
+// acked event carries its stream sequence in ev.Sequence (that of the
+// original message when the stream dropped it as a duplicate).
 func WithObserver(f func(ev Event, latency time.Duration, err error)) PublisherOption {
 	return func(c *publisherConfig) error {
 		if f == nil {

@@ -21,7 +21,28 @@ type SyncerStatus struct {
 	DynamicUpdates uint64    `json:"dynamicUpdates"`
 	Problems       int       `json:"problems"`
 	Time           time.Time `json:"time"`
+	// ProblemList holds the Problems of the applied configuration, at most
+	// MaxReportedProblems of them (Problems counts them all). Reports of
+	// syncers older than this field have none; the watcher then knows only
+	// the count.
+	ProblemList []ReportedProblem `json:"problemList,omitempty"`
 }
+
+// ReportedProblem is one Problem of a build (pkg/model's Problem) as a
+// syncer reports it: the object left out, or partly ignored, and why.
+type ReportedProblem struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Reason    string `json:"reason"`
+}
+
+// MaxReportedProblems bounds ProblemList, and MaxProblemReason each
+// Reason in it (in bytes), so that a report stays far below max_payload.
+const (
+	MaxReportedProblems = 500
+	MaxProblemReason    = 1024
+)
 
 // StatusSubject is the subject a syncer pod reports on:
 // <prefix>-status.syncer.<pod>, with '.' in the pod name mapped to '_'.

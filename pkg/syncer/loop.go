@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
@@ -91,7 +92,12 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	running := s.Running()
 	if running != nil && running.Equal(cfg) {
 		s.m.skippedEqual.Inc()
-		s.applied(running, seq, lags)
+		s.logProblems(running, cfg)
+		// Problems are not compared: a fixed annotation that was ignored
+		// builds an equal configuration, and must leave the report.
+		kept := *running
+		kept.Problems = cfg.Problems
+		s.applied(&kept, seq, lags)
 		return nil
 	}
 	actx, cancel := context.WithTimeout(ctx, s.opts.ApplyTimeout)
@@ -142,6 +148,20 @@ func (s *Syncer) applied(cfg *model.Configuration, seq uint64, lags []time.Time)
 	s.state.Ready, s.state.CaughtUp = true, true
 	s.state.Checksum, s.state.Sequence, s.state.LastError = cfg.Checksum, seq, ""
 	s.state.Problems = len(cfg.Problems)
+	s.state.ProblemList = reportedProblems(cfg.Problems)
+}
+
+// reportedProblems is the bounded list of problems a status report carries.
+func reportedProblems(ps []model.Problem) []events.ReportedProblem {
+	out := make([]events.ReportedProblem, 0, min(len(ps), events.MaxReportedProblems))
+	for _, p := range ps[:min(len(ps), events.MaxReportedProblems)] {
+		reason := p.Reason
+		if len(reason) > events.MaxProblemReason {
+			reason = strings.ToValidUTF8(reason[:events.MaxProblemReason], "")
+		}
+		out = append(out, events.ReportedProblem{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name, Reason: reason})
+	}
+	return out
 }
 
 // failed records a failed apply; the lag samples wait for the retry.

@@ -86,6 +86,10 @@ type Config struct {
 	PublishAttempts   int
 	PublishAckTimeout time.Duration
 
+	// ReportStaleAfter is how long a syncer's last status report counts
+	// for the Ingress Events (default DefaultReportStaleAfter).
+	ReportStaleAfter time.Duration
+
 	Logger   *slog.Logger         // default slog.Default()
 	Registry *prometheus.Registry // default httpserver.NewRegistry()
 }
@@ -118,6 +122,7 @@ func (c Config) withDefaults() Config {
 		c.PublishAttempts = events.DefaultRetryAttempts
 	}
 	defDur(&c.PublishAckTimeout, events.DefaultAckTimeout)
+	defDur(&c.ReportStaleAfter, DefaultReportStaleAfter)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -150,6 +155,9 @@ func (c Config) validateBasics() error {
 	}
 	if c.WatcherID == "" {
 		errs = append(errs, errors.New("empty watcher id"))
+	}
+	if c.ReportStaleAfter < 0 {
+		errs = append(errs, fmt.Errorf("report stale-after %s must be >= 0", c.ReportStaleAfter))
 	}
 	if c.Workers < 1 || c.PublishAttempts < 1 || c.PublishAckTimeout < 0 {
 		errs = append(errs, fmt.Errorf("workers %d and publish attempts %d must be >= 1, ack timeout %s >= 0",

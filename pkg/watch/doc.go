@@ -27,6 +27,14 @@
 //     object is gone get a delete. Nothing unchanged is published again.
 //     Only subjects within the watcher's scope (its namespace, the ConfigMaps
 //     it was given outside it) are considered.
+//   - While leading it reads the syncers' status reports (the status stream:
+//     the last report of every syncer, then live ones) and posts Kubernetes
+//     Events on the Ingresses it serves (reports.go): a Warning per Problem
+//     when it first appears in any current report, and a Normal "Sync" once
+//     every current syncer has applied a change it published (by stream
+//     sequence). The ledger (ledger.go) makes each one once per change, not
+//     once per syncer and build; client-go's recorder aggregates repeats and
+//     limits the rate per Ingress.
 //   - An object over the server's max_payload is logged with its kind,
 //     namespace, name and size and counted
 //     (ingress_sync_watcher_oversize_objects_total); everything else goes on.

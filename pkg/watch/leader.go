@@ -67,6 +67,7 @@ func (w *Watcher) lead(ctx context.Context) {
 	if w.statusEnabled() {
 		t.status = newStatusWriter(w)
 	}
+	t.events = newReporter(w)
 	w.reconciled.Store(false)
 	w.current.Store(t)
 	defer w.current.CompareAndSwap(t, nil)
@@ -87,8 +88,14 @@ func (w *Watcher) lead(ctx context.Context) {
 	} else {
 		close(done)
 	}
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		_ = t.events.Start(ctx)
+	}()
 	t.run(ctx)
 	<-done
+	<-reported
 }
 
 // reconcileRetrying reconciles, retrying with backoff while the stream cannot

@@ -13,6 +13,8 @@ type metrics struct {
 	oversize   *prometheus.CounterVec // kind
 	leader     prometheus.Gauge
 	reconciled *prometheus.CounterVec // result
+	reports    *prometheus.CounterVec // result
+	kubeEvents *prometheus.CounterVec // type, call, result
 }
 
 // newMetrics registers the metrics on reg.
@@ -39,8 +41,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "reconciled_objects_total", Help: "Objects examined by the start-up reconcile, by result (unchanged, changed, gone)."},
 			[]string{"result"}),
+		reports: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "syncer_reports_total", Help: "Syncer status reports read by the leader, by result (ok, malformed)."},
+			[]string{"result"}),
+		kubeEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "kube_events_total", Help: "Writes of Kubernetes Events on Ingresses that reached the API, by type (Normal, Warning), call (create, patch: a repeat) and result."},
+			[]string{"type", "call", "result"}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.oversize, m.leader, m.reconciled} {
+	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

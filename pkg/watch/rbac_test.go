@@ -3,6 +3,7 @@ package watch_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,7 +20,8 @@ import (
 
 // TestDeployRBACIsEnough runs the watcher as a service account holding only
 // the rules of deploy/base/watcher/rbac.yaml: it elects itself, publishes
-// (TLS Secrets and a named ConfigMap, by field selector) and writes status.
+// (TLS Secrets and a named ConfigMap, by field selector), writes status and
+// creates and patches Events.
 func TestDeployRBACIsEnough(t *testing.T) {
 	e := newEnv(t)
 	ctx, ns := t.Context(), e.ns
@@ -33,7 +35,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	cfg.LeaderElect, cfg.ElectionNamespace = true, ns // election id: the default, named in the Role
 	cfg.PublishStatusAddress = []string{"198.18.0.10"}
 	cfg.IngressClass = "nginx-" + ns
-	start(t, cfg)
+	w := start(t, cfg)
 
 	e.create(t, tlsSecret(ns, "tls"))
 	e.create(t, configMap(ns, "ingress-sync", map[string]string{"k": "v"}))
@@ -42,6 +44,23 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	e.waitMessage(t, e.subject(events.KindConfigMap, "ingress-sync"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate)
 	waitStatus(t, e, "web", []string{"198.18.0.10"})
+	postsEvents(t, e, w, "web")
+}
+
+// postsEvents checks that w can create and patch Events: 12 Problems of one
+// Ingress make client-go fold the last ones into a repeat, a patch.
+func postsEvents(t *testing.T, e *env, w *runningWatcher, name string) {
+	t.Helper()
+	seq := e.lastSeq(t)
+	for i := range 12 {
+		publishReport(t, e, reportOf(fmt.Sprintf("syncer-%d", i), seq, problem(e.ns, name, fmt.Sprintf("problem %d", i))))
+	}
+	eventually(t, "Events created and patched", func() bool {
+		return w.metric(t, "ingress_sync_watcher_kube_events_total", "call", "patch", "result", "ok") >= 1
+	})
+	if n := w.metric(t, "ingress_sync_watcher_kube_events_total", "result", "error"); n != 0 {
+		t.Errorf("%v Event writes refused", n)
+	}
 }
 
 // bindDeployRBAC creates the ClusterRole, Role and bindings of the watcher's

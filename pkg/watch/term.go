@@ -33,6 +33,7 @@ type term struct {
 	pub    publisher
 	queue  workqueue.TypedRateLimitingInterface[key]
 	status *statusWriter // nil when no status is published
+	events *reporter     // Ingress Events from the syncers' reports
 
 	mu       sync.Mutex
 	records  map[key]record
@@ -235,6 +236,9 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		t.w.metrics.latency.WithLabelValues(kind).Observe(latency.Seconds())
 		if ev.Op == events.OpDelete {
 			t.dropDeleted(k, ev)
+		}
+		if t.events != nil {
+			t.events.published(ev)
 		}
 		return
 	}

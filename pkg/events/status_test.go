@@ -1,0 +1,63 @@
+package events_test
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// TestStatusDecodesOldReports: a report of a syncer from before
+// problemList still decodes, with the count only; a new one round-trips.
+func TestStatusDecodesOldReports(t *testing.T) {
+	old := `{"pod":"syncer-0","ready":true,"caughtUp":true,"checksum":"abc","sequence":17,"reloads":1,"dynamicUpdates":4,"problems":2,"time":"2026-12-01T10:00:00Z"}`
+	st, err := events.DecodeStatus([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Pod != "syncer-0" || st.Sequence != 17 || st.Problems != 2 || st.ProblemList != nil {
+		t.Fatalf("old report decoded as %+v", st)
+	}
+	st.ProblemList = []events.ReportedProblem{{Kind: "Ingress", Namespace: "shop", Name: "web", Reason: "x"}, {Kind: "ConfigMap", Namespace: "kube-system", Name: "ingress-sync", Reason: "y"}}
+	data, err := events.EncodeStatus(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := events.DecodeStatus(data)
+	if err != nil || !reflect.DeepEqual(back, st) {
+		t.Fatalf("round trip: %+v, %v; want %+v", back, err, st)
+	}
+}
+
+// TestPublisherObserverGetsTheSequence: an acked event carries its stream
+// sequence, and a duplicate the sequence of the original.
+func TestPublisherObserverGetsTheSequence(t *testing.T) {
+	ctx := testContext(t)
+	_, js, _ := setupStream(t)
+	var mu sync.Mutex
+	var seqs []uint64
+	p := newPublisher(t, js, events.WithObserver(func(ev events.Event, _ time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			seqs = append(seqs, ev.Sequence)
+		}
+	}))
+	for _, ev := range []events.Event{configMapEvent("a", 1), configMapEvent("b", 1), configMapEvent("a", 1)} {
+		if err := p.Publish(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Flush(context.WithoutCancel(ctx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seqs, []uint64{1, 2, 1}) {
+		t.Fatalf("acked sequences %v, want [1 2 1]", seqs)
+	}
+}

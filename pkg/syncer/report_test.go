@@ -1,0 +1,61 @@
+package syncer
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// TestReportListsProblems: the status report lists the Problems of the
+// applied configuration, and a fix that builds an equal configuration (a
+// rejected annotation is ignored, so removing it changes nothing else)
+// still takes the Problem out of the report.
+func TestReportListsProblems(t *testing.T) {
+	h := start(t, Options{})
+	baseObjects(h)
+	h.s.CaughtUp(context.Background())
+	h.settle()
+	if st := h.s.Status(); st.Problems != 0 || len(st.ProblemList) != 0 {
+		t.Fatalf("problems before the bad annotation: %+v", st)
+	}
+	bad := fixtures.Ingress("default", "web", fixtures.Rule("a.example.com", fixtures.Prefix("/", "web", 80)))
+	bad.Annotations = map[string]string{model.AnnotationPrefix + "proxy-read-timeout": "soon"}
+	h.send(events.OpUpdate, bad)
+	h.settle()
+	st := h.s.Status()
+	if st.Problems != 1 || len(st.ProblemList) != 1 {
+		t.Fatalf("want one listed problem, status %+v", st)
+	}
+	if p := st.ProblemList[0]; p.Kind != "Ingress" || p.Namespace != "default" || p.Name != "web" || !strings.Contains(p.Reason, "proxy-read-timeout") {
+		t.Fatalf("problem %+v does not name the Ingress and the annotation", p)
+	}
+	before := len(calls(h.rec))
+	h.send(events.OpUpdate, fixtures.Ingress("default", "web", fixtures.Rule("a.example.com", fixtures.Prefix("/", "web", 80))))
+	h.settle()
+	if st := h.s.Status(); st.Problems != 0 || len(st.ProblemList) != 0 {
+		t.Fatalf("the fixed annotation is still reported: %+v", st)
+	}
+	if n := len(calls(h.rec)); n != before {
+		t.Fatalf("the fix was applied (%d calls, had %d): want an equal configuration, skipped", n, before)
+	}
+}
+
+func TestReportedProblemsAreBounded(t *testing.T) {
+	ps := make([]model.Problem, events.MaxReportedProblems+10)
+	for i := range ps {
+		ps[i] = model.Problem{Kind: "Ingress", Namespace: "ns", Name: "x", Reason: strings.Repeat("é", events.MaxProblemReason)}
+	}
+	out := reportedProblems(ps)
+	if len(out) != events.MaxReportedProblems {
+		t.Fatalf("%d problems listed, want %d", len(out), events.MaxReportedProblems)
+	}
+	for _, p := range out {
+		if len(p.Reason) > events.MaxProblemReason || !strings.HasPrefix(p.Reason, "éé") || strings.ContainsRune(p.Reason, '\uFFFD') {
+			t.Fatalf("reason of %d bytes not cut at a character boundary within %d", len(p.Reason), events.MaxProblemReason)
+		}
+	}
+}

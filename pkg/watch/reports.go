@@ -1,0 +1,218 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	kuberecord "k8s.io/client-go/tools/record"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// EventComponent is the source component of the Events the watcher posts
+// (kubectl describe shows it under From).
+const EventComponent = "ingress-sync"
+
+// Defaults of the report reading.
+const (
+	// DefaultReportStaleAfter is how long a syncer's last report counts: a
+	// syncer reports at least every 30s, so one silent for longer than this
+	// is gone (or cut off) and no longer delays the Sync events.
+	DefaultReportStaleAfter = 2 * time.Minute
+	// decideEvery is how often the ledger is consulted without new reports
+	// (for stale syncers, and changes acked after the reports that cover
+	// them).
+	decideEvery = time.Second
+)
+
+// reporter turns the syncers' status reports (the status stream) into
+// Kubernetes Events on the Ingresses, during one leader term. The ledger
+// decides what to post; client-go's event recorder posts it, aggregating
+// repeats and limiting each Ingress to a burst of 25 Events, then one per
+// five minutes (its defaults).
+type reporter struct {
+	w *Watcher
+
+	mu sync.Mutex
+	l  *ledger
+}
+
+func newReporter(w *Watcher) *reporter {
+	return &reporter{w: w, l: newLedger(w.cfg.ReportStaleAfter)}
+}
+
+// published takes the publisher's acknowledgement of an Ingress event.
+func (r *reporter) published(ev events.Event) {
+	if ev.Kind != events.KindIngress {
+		return
+	}
+	k := objectKey{ev.Namespace, ev.Name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ev.Op == events.OpDelete {
+		r.l.deleted(k)
+		return
+	}
+	r.l.changedAt(k, ev.Sequence)
+}
+
+// Start reads the reports and posts Events until ctx ends.
+func (r *reporter) Start(ctx context.Context) error {
+	b := kuberecord.NewBroadcaster(kuberecord.WithContext(ctx))
+	defer b.Shutdown()
+	b.StartRecordingToSink(&eventSink{client: r.w.cfg.Client, m: r.w.metrics, log: r.w.log})
+	rec := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: EventComponent, Host: r.w.cfg.WatcherID})
+	stop, err := r.consumeRetrying(ctx)
+	if err != nil {
+		return nil // ctx ended
+	}
+	defer stop()
+	tick := time.NewTicker(decideEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			r.post(rec)
+		}
+	}
+}
+
+// consumeRetrying starts reading the status stream, retrying with backoff
+// while it cannot; it fails only when ctx ends.
+func (r *reporter) consumeRetrying(ctx context.Context) (func(), error) {
+	for attempt := 1; ; attempt++ {
+		stop, err := r.consume(ctx)
+		if err == nil {
+			return stop, nil
+		}
+		wait := backoff(attempt, ensureBase, ensureMax)
+		r.w.log.Warn("reading syncer reports failed, retrying", "attempt", attempt, "retryIn", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// consume reads the last report of every syncer, then every new one,
+// through an ordered consumer (which recreates itself after an outage).
+func (r *reporter) consume(ctx context.Context) (func(), error) {
+	cctx, cancel := context.WithTimeout(ctx, natsTimeout)
+	defer cancel()
+	name := events.StatusStreamName(r.w.cfg.Stream)
+	oc, err := r.w.nats.js.OrderedConsumer(cctx, name, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{events.StatusFilter(r.w.cfg.SubjectPrefix)},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consumer on %s: %w", name, err)
+	}
+	cc, err := oc.Consume(r.take, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		r.w.log.Debug("reading syncer reports", "err", err)
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("consume %s: %w", name, err)
+	}
+	return func() {
+		cc.Stop()
+		// Best effort: an ordered consumer also expires on its own.
+		if info := oc.CachedInfo(); info != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), natsTimeout)
+			defer cancel()
+			_ = r.w.nats.js.DeleteConsumer(dctx, name, info.Name)
+		}
+	}, nil
+}
+
+// take hands one report to the ledger; an undecodable one is logged and
+// counted.
+func (r *reporter) take(msg jetstream.Msg) {
+	st, err := events.DecodeStatus(msg.Data())
+	if err != nil {
+		r.w.metrics.reports.WithLabelValues("malformed").Inc()
+		r.w.log.Warn("syncer report skipped", "subject", msg.Subject(), "err", err)
+		return
+	}
+	at := time.Now()
+	if md, err := msg.Metadata(); err == nil {
+		at = md.Timestamp
+	}
+	r.w.metrics.reports.WithLabelValues("ok").Inc()
+	r.mu.Lock()
+	r.l.report(st, at)
+	r.mu.Unlock()
+}
+
+// post records what the ledger decides, on the Ingresses we still serve.
+func (r *reporter) post(rec kuberecord.EventRecorder) {
+	r.mu.Lock()
+	due := r.l.due(time.Now())
+	r.mu.Unlock()
+	for _, n := range due {
+		obj, ok := r.w.informers.sources[events.KindIngress].get(key{Kind: events.KindIngress, Namespace: n.Ingress.Namespace, Name: n.Ingress.Name})
+		ing, _ := obj.(*networkingv1.Ingress)
+		if !ok || ing == nil || !r.w.serves(ing) {
+			continue
+		}
+		kind := corev1.EventTypeNormal
+		if n.Warning {
+			kind = corev1.EventTypeWarning
+		}
+		rec.Event(ing, kind, n.Reason, n.Message)
+		r.w.log.Debug("ingress event", "namespace", ing.Namespace, "name", ing.Name, "type", kind, "reason", n.Reason, "message", n.Message)
+	}
+}
+
+// eventSink writes Events with a timeout on each call (client-go's own sink
+// has none) and counts what reaches the API.
+type eventSink struct {
+	client kubernetes.Interface
+	m      *metrics
+	log    *slog.Logger
+}
+
+func (s *eventSink) Create(ev *corev1.Event) (*corev1.Event, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), natsTimeout)
+	defer cancel()
+	out, err := s.client.CoreV1().Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+	s.count(ev, "create", err)
+	return out, err
+}
+
+// Update is never called by the recorder (it creates or patches); it is
+// refused rather than needing the update verb.
+func (s *eventSink) Update(*corev1.Event) (*corev1.Event, error) {
+	return nil, errors.New("watch: events are never updated")
+}
+
+func (s *eventSink) Patch(ev *corev1.Event, data []byte) (*corev1.Event, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), natsTimeout)
+	defer cancel()
+	out, err := s.client.CoreV1().Events(ev.Namespace).Patch(ctx, ev.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
+	s.count(ev, "patch", err)
+	return out, err
+}
+
+func (s *eventSink) count(ev *corev1.Event, call string, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+		s.log.Warn("kubernetes event write failed", "call", call, "namespace", ev.Namespace,
+			"object", ev.InvolvedObject.Name, "reason", ev.Reason, "err", err)
+	}
+	s.m.kubeEvents.WithLabelValues(ev.Type, call, result).Inc()
+}
