@@ -27,6 +27,7 @@ import (
 // Options are the demo's flags.
 type Options struct {
 	HTTP, HTTPS, NATS, API string // host loopback addresses to forward
+	Metrics                string // host loopback address forwarded to the syncer's /metrics
 	Dir                    string // state and logs
 	BinDir                 string // watcher and syncer binaries
 	Examples               string // manifests applied at start
@@ -37,6 +38,7 @@ func (o *Options) register(fs *flag.FlagSet, root string) {
 	fs.StringVar(&o.HTTPS, "https", "127.0.0.1:8443", "host address forwarded to nginx HTTPS")
 	fs.StringVar(&o.NATS, "nats", "127.0.0.1:4222", "host address forwarded to nats-server")
 	fs.StringVar(&o.API, "api", "127.0.0.1:6443", "host address forwarded to kube-apiserver")
+	fs.StringVar(&o.Metrics, "metrics", "127.0.0.1:10254", "host address forwarded to the syncer's metrics endpoint")
 	fs.StringVar(&o.Dir, "dir", filepath.Join(root, ".cache", "demo"), "state and logs")
 	fs.StringVar(&o.BinDir, "bin", filepath.Join(root, "bin"), "folder holding the watcher and syncer binaries")
 	fs.StringVar(&o.Examples, "examples", filepath.Join(root, "deploy", "examples"), "manifests to apply")
@@ -64,10 +66,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 // outside opens the host listeners and runs the demo again in a new
-// network namespace, handing the listeners over as fds 3 to 6.
+// network namespace, handing the listeners over as fds 3 to 7.
 func outside(o Options, stderr io.Writer) int {
 	var files []*os.File
-	for _, addr := range []string{o.HTTP, o.HTTPS, o.NATS, o.API} {
+	for _, addr := range []string{o.HTTP, o.HTTPS, o.NATS, o.API, o.Metrics} {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			fmt.Fprintf(stderr, "demo: %v (is another demo running? change it with the flags)\n", err)
@@ -104,7 +106,7 @@ func run(ctx context.Context, o Options, log *slog.Logger, stdout io.Writer) err
 	if err := netns.Setup(); err != nil {
 		return err
 	}
-	listeners, err := inherited(4)
+	listeners, err := inherited(5)
 	if err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func run(ctx context.Context, o Options, log *slog.Logger, stdout io.Writer) err
 	defer backends.close()
 	s := w.Syncers[0]
 	apiPort := w.CP.URL[len("https://127.0.0.1:"):]
-	targets := []string{port(s.HTTPPort), port(s.HTTPSPort), w.NATSURL[len("nats://"):], "127.0.0.1:" + apiPort}
+	targets := []string{port(s.HTTPPort), port(s.HTTPSPort), w.NATSURL[len("nats://"):], "127.0.0.1:" + apiPort, port(s.MetricsPort)}
 	for i, l := range listeners {
 		go forward(ctx, log, l, targets[i])
 	}

@@ -44,7 +44,11 @@ The event log (natscli from .cache/bin, built by make):
 Logs, and the Kubernetes API for client-go tools:
   ls %[6]s/*.log   # watcher, syncer and control-plane logs
   export KUBECONFIG=%[6]s/host.kubeconfig
+  kubectl -n demo describe ingress   # (kubectl, if installed) Problems and Sync as Events
+
+Traffic metrics under ingress-nginx's names, and the syncer's own:
+  curl -s http://%[7]s/metrics | grep -E '^nginx_ingress_controller_requests|^ingress_sync_'
 
 Ctrl-C stops everything.
-`, took.Round(time.Second), o.HTTP, httpsPort, o.NATS, bin, o.Dir)
+`, took.Round(time.Second), o.HTTP, httpsPort, o.NATS, bin, o.Dir, o.Metrics)
 }
