@@ -310,9 +310,9 @@ func checkUser(user, group string) error {
 // confPath is the nginx.conf that nginx runs.
 func (o *Options) confPath() string { return filepath.Join(o.Dir, "nginx.conf") }
 
-func (o *Options) pidPath() string      { return filepath.Join(o.Dir, "nginx.pid") }
-func (o *Options) certPath() string     { return filepath.Join(o.Dir, "certs", "placeholder.crt") }
-func (o *Options) keyPath() string      { return filepath.Join(o.Dir, "certs", "placeholder.key") }
+func (o *Options) pidPath() string  { return filepath.Join(o.Dir, "nginx.pid") }
+func (o *Options) certPath() string { return filepath.Join(o.Dir, "certs", "placeholder.crt") }
+func (o *Options) keyPath() string  { return filepath.Join(o.Dir, "certs", "placeholder.key") }
 func (o *Options) noEndpointsSocket() string {
 	return filepath.Join(o.Dir, "run", "no-endpoints.sock")
 }
