@@ -50,7 +50,7 @@ func NewCertificates(certs nginx.Certificates, routes nginx.Routes) []Certificat
 	}
 	out := make([]Certificate, 0, len(certs.Certificates))
 	for _, c := range certs.Certificates {
-		v := Certificate{Name: c.Name, Hosts: c.Hosts, Default: c.Name == certs.DefaultCertificate, Ingresses: []string{}}
+		v := Certificate{Name: c.Name, Hosts: append([]string{}, c.Hosts...), Default: c.Name == certs.DefaultCertificate, Ingresses: []string{}}
 		for _, h := range c.Hosts {
 			for _, ing := range ingresses[h] {
 				if !slices.Contains(v.Ingresses, ing) {

@@ -22,14 +22,17 @@ type Fleet struct {
 	// LastSequence is the last sequence of the event stream: a syncer that
 	// has applied it has no lag.
 	LastSequence uint64 `json:"lastSequence"`
-	// Majority is the checksum most fresh syncers report, and Agree how
-	// many of them do; "" when no fresh syncer reports one.
+	// Majority is the checksum more fresh syncers report than any other,
+	// and Agree how many of them do; "" when no fresh syncer reports one,
+	// or two checksums have the most (then every fresh syncer disagrees).
 	Majority   string        `json:"majority"`
 	Agree      int           `json:"agree"`
 	Fresh      int           `json:"fresh"`
-	StaleAfter time.Duration `json:"staleAfter"`
-	Time       time.Time     `json:"time"`
-	Syncers    []Syncer      `json:"syncers"`
+	StaleAfter time.Duration `json:"-"`
+	// StaleAfterSeconds is StaleAfter, for JSON.
+	StaleAfterSeconds float64   `json:"staleAfterSeconds"`
+	Time              time.Time `json:"time"`
+	Syncers           []Syncer  `json:"syncers"`
 }
 
 // Syncer is one syncer's last report and what it means.
@@ -38,8 +41,9 @@ type Syncer struct {
 	// Lag is how many stream sequences the syncer has not applied yet.
 	Lag uint64 `json:"lag"`
 	// Age is how long ago it reported; Stale when longer than StaleAfter.
-	Age   time.Duration `json:"age"`
-	Stale bool          `json:"stale"`
+	Age        time.Duration `json:"-"`
+	AgeSeconds float64       `json:"ageSeconds"`
+	Stale      bool          `json:"stale"`
 	// Disagrees: a fresh report of a checksum that is not the majority's.
 	Disagrees bool `json:"disagrees"`
 }
@@ -47,10 +51,11 @@ type Syncer struct {
 // NewFleet explains reports against the event stream's last sequence at
 // now. Stale reports take no part in the majority.
 func NewFleet(stream string, reports []events.SyncerStatus, lastSeq uint64, now time.Time, staleAfter time.Duration) Fleet {
-	f := Fleet{Stream: stream, LastSequence: lastSeq, StaleAfter: staleAfter, Time: now}
+	f := Fleet{Stream: stream, LastSequence: lastSeq, StaleAfter: staleAfter, StaleAfterSeconds: staleAfter.Seconds(), Time: now}
 	votes := map[string]int{}
 	for _, st := range reports {
 		s := Syncer{SyncerStatus: st, Age: now.Sub(st.Time)}
+		s.AgeSeconds = s.Age.Round(time.Millisecond).Seconds()
 		s.Stale = s.Age > staleAfter
 		if lastSeq > st.Sequence {
 			s.Lag = lastSeq - st.Sequence
@@ -61,10 +66,17 @@ func NewFleet(stream string, reports []events.SyncerStatus, lastSeq uint64, now 
 		}
 		f.Syncers = append(f.Syncers, s)
 	}
-	for sum, n := range votes { // ties go to the smaller checksum: stable output
-		if n > f.Agree || n == f.Agree && sum < f.Majority {
-			f.Majority, f.Agree = sum, n
+	tie := false
+	for sum, n := range votes {
+		switch {
+		case n > f.Agree:
+			f.Majority, f.Agree, tie = sum, n, false
+		case n == f.Agree:
+			tie = true
 		}
+	}
+	if tie { // no checksum has more syncers than every other: no majority
+		f.Majority = ""
 	}
 	for i := range f.Syncers {
 		s := &f.Syncers[i]
@@ -76,10 +88,14 @@ func NewFleet(stream string, reports []events.SyncerStatus, lastSeq uint64, now 
 
 // WriteTable prints the fleet: a summary line, then one row per syncer.
 func (f *Fleet) WriteTable(w io.Writer) error {
-	if f.Majority == "" {
+	switch {
+	case f.Fresh == 0:
 		fmt.Fprintf(w, "Stream %s at seq %d: %d syncers, none fresh (reports older than %s are stale)\n",
 			f.Stream, f.LastSequence, len(f.Syncers), f.StaleAfter)
-	} else {
+	case f.Majority == "":
+		fmt.Fprintf(w, "Stream %s at seq %d: %d syncers, %d fresh, no checksum has a majority (reports older than %s are stale)\n",
+			f.Stream, f.LastSequence, len(f.Syncers), f.Fresh, f.StaleAfter)
+	default:
 		fmt.Fprintf(w, "Stream %s at seq %d: %d syncers, %d of %d fresh on checksum %s (reports older than %s are stale)\n",
 			f.Stream, f.LastSequence, len(f.Syncers), f.Agree, f.Fresh, f.Majority, f.StaleAfter)
 	}

@@ -58,12 +58,17 @@ func TestFleet(t *testing.T) {
 	}
 }
 
-// TestFleetTie: equal votes go to the smaller checksum, so the output is
-// stable.
+// TestFleetTie: when two checksums have the most syncers there is no
+// majority, and every fresh syncer disagrees.
 func TestFleetTie(t *testing.T) {
-	r := []events.SyncerStatus{{Pod: "b", Checksum: "bbb", Time: now}, {Pod: "a", Checksum: "aaa", Time: now}}
-	if f := NewFleet("S", r, 0, now, time.Minute); f.Majority != "aaa" || f.Agree != 1 {
-		t.Errorf("tie: majority %q", f.Majority)
+	r := []events.SyncerStatus{{Pod: "b", Checksum: "bbb", Time: now}, {Pod: "a", Checksum: "aaa", Time: now}, {Pod: "c", Checksum: "aaa", Time: now.Add(-time.Hour)}}
+	f := NewFleet("S", r, 0, now, time.Minute)
+	if f.Majority != "" || !f.Syncers[0].Disagrees || !f.Syncers[1].Disagrees || f.Syncers[2].Disagrees {
+		t.Errorf("tie: majority %q, %+v", f.Majority, f.Syncers)
+	}
+	var b bytes.Buffer
+	if err := f.WriteTable(&b); err != nil || !strings.Contains(b.String(), "3 syncers, 2 fresh, no checksum has a majority") {
+		t.Errorf("tie: %v\n%s", err, &b)
 	}
 }
 
