@@ -109,7 +109,7 @@ const (
 	noteOneContext  = "all hosts share one SSL context: per-host TLS settings need their own context"
 	noteFCGI        = "FastCGI backends are not supported: the balancer proxies HTTP and gRPC only"
 	noteNginxOwn    = "the syncer owns this part of nginx.conf"
-	noteLog         = "access and error logs are configured by the syncer"
+	noteLog         = "the access log goes to stdout, or where access-log-path says, or nowhere (disable-access-log); the error log goes to stderr, at error-log-level"
 	// noteAccessLogPath: the access log destinations (global_logs.go).
 	noteAccessLogPath = "the access log goes to nginx's stdout by default, which the syncer passes on as its own stdout (ingress-nginx's default /var/log/nginx/access.log, a symlink to stdout in its image, means the same); another value must be /dev/stderr or an absolute file path of plain names (letters, digits, . _ - and /, outside /dev, /proc and /sys); syslog: is refused; the error log always goes to stderr"
 )
