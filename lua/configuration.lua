@@ -9,7 +9,8 @@
 --   POST /configuration/backends  {"version", "upserted": [Backend], "removed": [name]}
 --   GET  /configuration/certs     {"version", "generation", "defaultCertificate",
 --                                  "certificates": [{"name", "hosts", "checksum"}]}
---                                 (never the keys)
+--                                 (never the keys); ?pem=1 adds "cert", the PEM chain
+--   GET  /configuration/general   the settings nginx.conf passed to init
 --   POST /configuration/certs     {"version", "upserted": [Certificate], "removed": [name],
 --                                  "defaultCertificate": name (optional)}
 --   GET  /configuration/routes    {"version", "generation", "checksum", "hosts": [Host]}
@@ -373,7 +374,9 @@ local function get_certificates()
   for i = 1, #items do
     local c = cjson.decode(items[i])
     if c then
-      out[#out + 1] = cjson.encode({ name = c.name, hosts = c.hosts, checksum = c.checksum })
+      -- ?pem=1 adds the certificate chain (syncer certs); never the key.
+      local pem = ngx.var.arg_pem == "1" and c.cert or nil
+      out[#out + 1] = cjson.encode({ name = c.name, hosts = c.hosts, checksum = c.checksum, cert = pem })
     end
   end
   return respond(200, '{"version":' .. version .. ',"generation":' .. gen ..
@@ -400,8 +403,14 @@ local function get_version()
   })
 end
 
+-- get_general answers the settings nginx.conf gave init (syncer general).
+local function get_general()
+  return respond(200, settings)
+end
+
 local routes = {
   ["GET /configuration/version"] = get_version,
+  ["GET /configuration/general"] = get_general,
   ["GET /configuration/backends"] = get_backends,
   ["POST /configuration/backends"] = function() return post_delta(BACKENDS, normalize_backend) end,
   ["GET /configuration/certs"] = get_certificates,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +36,7 @@ func parseLuaFlags(name, usage string, outputs []string, args []string, stderr i
 	fs.IntVar(&f.port, "status-port", nginx.DefaultStatusPort, "status and Lua configuration port of nginx, on 127.0.0.1")
 	fs.StringVar(&f.output, "output", outputs[0], fmt.Sprintf("%s or %s", outputs[0], outputs[1]))
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "bound of the request")
+	asJSON := fs.Bool("json", false, "same as --output json")
 	if extra != nil {
 		extra(fs)
 	}
@@ -44,6 +44,9 @@ func parseLuaFlags(name, usage string, outputs []string, args []string, stderr i
 		return nil, nil
 	} else if err != nil {
 		return nil, err
+	}
+	if *asJSON {
+		f.output = "json"
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -72,7 +75,7 @@ func (f *luaFlags) readError(what string, err error) error {
 // backendsCommand prints what the Lua balancer of the nginx on this host
 // holds, read from its configuration endpoint on 127.0.0.1.
 func backendsCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	f, err := parseLuaFlags("backends", "usage: syncer backends [--status-port 10246] [--output table|json]\n\nShows the backends the running nginx's Lua balancer holds.",
+	f, err := parseLuaFlags("backends", "usage: syncer backends [--status-port 10246] [--output table|json | --json]\n\nShows the backends the running nginx's Lua balancer holds.",
 		[]string{"table", "json"}, args, stderr, nil)
 	if f == nil || err != nil {
 		return err
@@ -84,9 +87,7 @@ func backendsCommand(ctx context.Context, args []string, _ io.Reader, stdout, st
 		return f.readError("backends", err)
 	}
 	if f.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(b)
+		return encodeJSON(stdout, b)
 	}
 	fmt.Fprintf(stdout, "%d backends (version %d, generation %d)\n", len(b.Backends), b.Version, b.Generation)
 	return replay.WriteBackendsTable(stdout, b.Backends)

@@ -6,6 +6,10 @@
 //	syncer decode          turn one stream payload on stdin into JSON
 //	syncer backends ...    show what the running nginx's Lua balancer holds
 //	syncer routes ...      show the route table the running nginx's router holds
+//	syncer conf ...        print the nginx.conf the running nginx serves
+//	syncer certs ...       show the certificates the running nginx serves (never keys)
+//	syncer general ...     show the running nginx's state and Lua settings
+//	syncer fleet ...       show every syncer's last report from the status stream
 //	syncer migrate-check   check ingress-nginx Ingresses and ConfigMap (docs/migration.md)
 package main
 
@@ -30,6 +34,10 @@ func commands() []command {
 		{"decode", "turn one stream payload on stdin into JSON", decodeCommand},
 		{"backends", "show what the running nginx's Lua balancer holds", backendsCommand},
 		{"routes", "show the route table the running nginx's router holds", routesCommand},
+		{"conf", "print the nginx.conf the running nginx serves", confCommand},
+		{"certs", "show the certificates the running nginx serves (never keys)", certsCommand},
+		{"general", "show the running nginx's state and the settings of its Lua side", generalCommand},
+		{"fleet", "show every syncer's last report from the status stream", fleetCommand},
 		{"migrate-check", "check ingress-nginx Ingresses and ConfigMap against what ingress-sync does", migrateCommand},
 	}
 }

@@ -23,10 +23,8 @@ way, so the two outputs can be diffed.`
 // host holds, read from its configuration endpoint on 127.0.0.1.
 func routesCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	var host string
-	var asJSON bool
 	f, err := parseLuaFlags("routes", routesUsage, []string{"text", "json"}, args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&host, "host", "", `only this host: a name, "*.example.com" or "_" (the default server)`)
-		fs.BoolVar(&asJSON, "json", false, "same as --output json")
 	})
 	if f == nil || err != nil {
 		return err
@@ -41,7 +39,7 @@ func routesCommand(ctx context.Context, args []string, _ io.Reader, stdout, stde
 	case err != nil:
 		return f.readError("routes", err)
 	}
-	return writeRoutes(stdout, &view, asJSON || f.output == "json")
+	return writeRoutes(stdout, &view, f.output == "json")
 }
 
 // liveRoutes reads the route table, or the routes of host when it is not "".

@@ -194,6 +194,20 @@ func TestRoutesLiveEqualsReplay(t *testing.T) {
 // ports until the test ends, and returns nginx's status port.
 func startSyncer(t *testing.T, flags []string) string {
 	t.Helper()
+	return runSyncer(t, flags).status
+}
+
+// liveSyncer is a `syncer run` of a test: its nginx dir and ports, and the
+// files its stdout and stderr go to.
+type liveSyncer struct {
+	dir, http, https, status, metrics string
+	stdout, stderr                    string
+}
+
+// runSyncer runs `syncer run --pod-name routes-test` with flags, as
+// startSyncer.
+func runSyncer(t *testing.T, flags []string) *liveSyncer {
+	t.Helper()
 	dir, err := os.MkdirTemp("/tmp", "syncer-routes-")
 	if err != nil {
 		t.Fatal(err)
@@ -215,14 +229,19 @@ func startSyncer(t *testing.T, flags []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stdout, err := os.Create(filepath.Join(dir, "stdout.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- dispatch(ctx, args, strings.NewReader(""), logs, logs) }()
+	go func() { done <- dispatch(ctx, args, strings.NewReader(""), stdout, logs) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case err := <-done:
 			logs.Close()
+			stdout.Close()
 			if err != nil {
 				out, _ := os.ReadFile(logs.Name())
 				t.Errorf("syncer run: %v\n%s", err, out)
@@ -231,7 +250,7 @@ func startSyncer(t *testing.T, flags []string) string {
 			t.Errorf("syncer run did not stop within %s", cmdTestTimeout)
 		}
 	})
-	return p(2)
+	return &liveSyncer{dir: dir, http: p(0), https: p(1), status: p(2), metrics: p(3), stdout: stdout.Name(), stderr: logs.Name()}
 }
 
 // waitForRoutes waits (bounded) until `syncer routes` says nginx holds the

@@ -156,7 +156,7 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
-func runCommand(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
+func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	f, err := parseRunFlags(args, stderr)
 	if err != nil {
 		return err
@@ -166,6 +166,7 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 		return err
 	}
 	f.nginx.Logger = log
+	f.nginx.Stdout = stdout // the access log, unless the ConfigMap names a file
 	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
 	if err != nil {
 		return err

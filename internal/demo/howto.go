@@ -40,6 +40,7 @@ The event log (natscli from .cache/bin, built by make):
   .cache/bin/nats --server nats://%[4]s stream view INGRESS
   .cache/bin/nats --server nats://%[4]s stream view INGRESS --translate '%[5]s/syncer decode'
   %[5]s/syncer replay --nats-url nats://%[4]s --at $(date -u +%%Y-%%m-%%dT%%H:%%M:%%SZ)
+  %[5]s/syncer fleet --nats-url nats://%[4]s     # every syncer's checksum, lag, last error
 
 Logs, and the Kubernetes API for client-go tools:
   ls %[6]s/*.log   # watcher, syncer and control-plane logs

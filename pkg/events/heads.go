@@ -57,6 +57,15 @@ func LastPerSubject(ctx context.Context, js jetstream.JetStream, stream, prefix 
 
 // readHeads reads messages into heads until caught up.
 func readHeads(ctx context.Context, r *reader, prefix string, cu *catchUp, heads map[string]Head) error {
+	return readCaughtUp(ctx, r, cu, func(msg jetstream.Msg, seq uint64) {
+		head := headOf(prefix, msg.Subject(), msg.Headers(), seq)
+		heads[head.Subject] = head
+	})
+}
+
+// readCaughtUp passes every message of r, with its stream sequence, to
+// handle until r has caught up.
+func readCaughtUp(ctx context.Context, r *reader, cu *catchUp, handle func(msg jetstream.Msg, seq uint64)) error {
 	var last uint64
 	for !cu.done {
 		msg, err := r.next(ctx, true)
@@ -71,8 +80,7 @@ func readHeads(ctx context.Context, r *reader, prefix string, cu *catchUp, heads
 		if err != nil {
 			return err
 		}
-		head := headOf(prefix, msg.Subject(), msg.Headers(), md.Sequence.Stream)
-		heads[head.Subject] = head
+		handle(msg, md.Sequence.Stream)
 		last = md.Sequence.Stream
 		cu.observe(last, md.NumPending)
 	}

@@ -79,6 +79,13 @@ type NginxSettings struct {
 	LogFormatUpstream   string `json:"logFormatUpstream,omitempty"`
 	LogFormatEscapeJSON bool   `json:"logFormatEscapeJSON,omitempty"`
 	ServerTokens        bool   `json:"serverTokens,omitempty"`
+
+	// DisableAccessLog turns the access log off (disable-access-log);
+	// AccessLogPath is where it goes (access-log-path, see
+	// parseAccessLogPath): "" is nginx's stdout, which the syncer passes on.
+	DisableAccessLog bool   `json:"disableAccessLog,omitempty"`
+	AccessLogPath    string `json:"accessLogPath,omitempty"`
+
 	// GenerateRequestID: X-Request-ID sent upstream is the client's, or a
 	// new one when it sends none (generate-request-id, default true; false:
 	// only the client's). ProxyAddOriginalURIHeader sends X-Original-URI.
@@ -305,6 +312,8 @@ var globalKeys = map[string]setter{
 	"log-format-upstream":    field(func(g *Global) *string { return &g.Nginx.LogFormatUpstream }, parseLogFormat),
 	"log-format-escape-json": boolField(func(g *Global) *bool { return &g.Nginx.LogFormatEscapeJSON }),
 	"error-log-level":        field(func(g *Global) *string { return &g.Nginx.ErrorLogLevel }, parseLogLevel),
+	"disable-access-log":     boolField(func(g *Global) *bool { return &g.Nginx.DisableAccessLog }),
+	"access-log-path":        field(func(g *Global) *string { return &g.Nginx.AccessLogPath }, parseAccessLogPath),
 
 	"server-tokens":                 boolField(func(g *Global) *bool { return &g.Nginx.ServerTokens }),
 	"generate-request-id":           boolField(func(g *Global) *bool { return &g.Nginx.GenerateRequestID }),
@@ -561,5 +570,12 @@ func (g *Global) canonical(w *canonicalWriter) {
 		string(n.ClientHeaderBufferSize), string(n.LargeClientHeaderBufferSize), string(n.ProxyBufferSize),
 		n.LogFormatUpstream, n.ErrorLogLevel, n.WorkerProcesses, n.ForwardedForHeader, n.ProxyRealIPCIDR} {
 		w.str(s)
+	}
+	// Only when set, so that the checksums of configurations without them
+	// stay as they were.
+	if n.DisableAccessLog || n.AccessLogPath != "" {
+		w.str("access-log")
+		w.bool(n.DisableAccessLog)
+		w.str(n.AccessLogPath)
 	}
 }

@@ -110,7 +110,9 @@ const (
 	noteOneContext  = "all hosts share one SSL context: per-host TLS settings need their own context"
 	noteFCGI        = "FastCGI backends are not supported: the balancer proxies HTTP and gRPC only"
 	noteNginxOwn    = "the syncer owns this part of nginx.conf"
-	noteLog         = "access and error logs are configured by the syncer"
+	noteLog         = "the access log goes to stdout, or where access-log-path says, or nowhere (disable-access-log); the error log goes to stderr, at error-log-level"
+	// noteAccessLogPath: the access log destinations (global_logs.go).
+	noteAccessLogPath = "the access log goes to nginx's stdout by default, which the syncer passes on as its own stdout (ingress-nginx's default /var/log/nginx/access.log, a symlink to stdout in its image, means the same); another value must be /dev/stderr or an absolute file path of plain names (letters, digits, . _ - and /, outside /dev, /proc and /sys); syslog: is refused; the error log always goes to stderr"
 )
 
 // Differences of the auth-tls annotations (client certificates).
@@ -522,11 +524,11 @@ func configKeyTable() []RegistryEntry {
 		supported("allow-backend-server-header", "true"),
 		differs("hide-headers", "X-Powered-By", "header names of letters, digits, - and _ only (nginx.conf holds them); another makes the key refused with a Problem", m),
 		notSupported("allow-cross-namespace-resources", "true", "references stay in the Ingress's namespace", 0),
-		notSupported("access-log-path", "/var/log/nginx/access.log", noteLog, 0),
+		differs("access-log-path", "/var/log/nginx/access.log", noteAccessLogPath, 0),
 		notSupported("access-log-params", "buffer=16k", noteLog, 0),
 		notSupported("http-access-log-path", "/var/log/nginx/http.log", noteLog, 0),
 		notSupported("error-log-path", "/var/log/nginx/error.log", noteLog, 0),
-		notSupported("disable-access-log", "true", noteLog, 0),
+		supported("disable-access-log", "true"),
 		notSupported("enable-access-log-for-default-backend", "true", noteLog, 0),
 		notSupported("skip-access-log-urls", "/healthz", noteLog, 0),
 		notSupported("enable-syslog", "true", noteLog, 0),

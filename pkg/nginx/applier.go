@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -270,7 +269,7 @@ func (a *Applier) swapAndConfirm(ctx context.Context, conf, old []byte, sum stri
 	if err := writeFileAtomic(a.opts.confPath(), conf, 0o644); err != nil {
 		return err
 	}
-	logOffset := fileSize(a.opts.errorLogPath())
+	logMark := errorMark(a.proc)
 	start := time.Now()
 	err := ErrNotRunning
 	var oldWorkers []int
@@ -286,7 +285,7 @@ func (a *Applier) swapAndConfirm(ctx context.Context, conf, old []byte, sum stri
 		a.log.Info("nginx reloaded", "checksum", sum, "confirm", a.stats.Confirm)
 		return nil
 	}
-	if msg := errorLogSince(a.opts.errorLogPath(), logOffset); msg != "" {
+	if msg := errorsSince(a.proc, logMark); msg != "" {
 		err = fmt.Errorf("%w; nginx error log: %s", err, msg)
 	}
 	if old != nil {
@@ -342,39 +341,4 @@ func poll(ctx context.Context, done func() bool) bool {
 		wait = min(2*wait, 20*time.Millisecond)
 	}
 	return true
-}
-
-func fileSize(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
-// errorLogSince returns the error-level lines written to the error log after
-// offset (at most 5, from the last 64 KiB).
-func errorLogSince(path string, offset int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if size := fileSize(path); size-offset > 64<<10 {
-		offset = size - 64<<10
-	}
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return ""
-	}
-	data, _ := io.ReadAll(io.LimitReader(f, 64<<10))
-	var lines []string
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.Contains(l, "[emerg]") || strings.Contains(l, "[alert]") || strings.Contains(l, "[crit]") || strings.Contains(l, "[error]") {
-			lines = append(lines, strings.TrimSpace(l))
-		}
-	}
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
-	return strings.Join(lines, " | ")
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,6 +150,22 @@ func TestCertificatesWithoutReload(t *testing.T) {
 		}
 		if !slices.Equal(names, []string{"default/default", "default/secure"}) || got.DefaultCertificate != "default/default" {
 			t.Fatalf("certificates = %+v", got)
+		}
+	})
+
+	t.Run("GET certs?pem=1 adds the chains, never keys", func(t *testing.T) {
+		plain, err := h.lua.GetCertificates(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		chains, err := h.lua.GetCertificateChains(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range chains.Certificates {
+			if plain.Certificates[i].Cert != "" || !strings.HasPrefix(c.Cert, "-----BEGIN CERTIFICATE-----") || strings.Contains(c.Cert, "PRIVATE KEY") {
+				t.Errorf("%s: chain %.40q (without pem=1: %.40q)", c.Name, c.Cert, plain.Certificates[i].Cert)
+			}
 		}
 	})
 

@@ -91,6 +91,8 @@ type CertificateInfo struct {
 	Name     string   `json:"name"`
 	Hosts    []string `json:"hosts,omitempty"`
 	Checksum string   `json:"checksum,omitempty"`
+	// Cert is the PEM chain, from GetCertificateChains only.
+	Cert string `json:"cert,omitempty"`
 }
 
 // Certificates is GET /configuration/certs.

@@ -356,7 +356,7 @@ func TestExternalAuth(t *testing.T) {
 		}
 	})
 
-	if errs := luaErrors(h.opts.Dir + "/logs/error.log"); len(errs) > 0 {
+	if errs := luaErrors(h.opts.errorLogPath()); len(errs) > 0 {
 		t.Errorf("Lua errors: %q", errs)
 	}
 }

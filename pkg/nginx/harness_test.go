@@ -79,6 +79,7 @@ func testOptions(t testing.TB) Options {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logFile.Close() })
+	access := testAccessLog(t, dir)
 	return Options{
 		Dir:                   dir,
 		ListenAddress:         "127.0.0.1",
@@ -92,8 +93,29 @@ func testOptions(t testing.TB) Options {
 		StartTimeout:          10 * time.Second,
 		RequestTimeout:        5 * time.Second,
 		Logger:                slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Stdout:                access,
 	}
 }
+
+// testAccessLog is the file nginx's stdout goes to in tests (the access
+// log, by default): Dir/logs/access.log.
+func testAccessLog(t testing.TB, dir string) *os.File {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "logs", "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// errorLogPath is where nginx's error log ends up in tests: Process logs
+// each line of it ("nginx error log") through the test Logger, into
+// test.log.
+func (o *Options) errorLogPath() string { return filepath.Join(o.Dir, "test.log") }
 
 type harness struct {
 	t testing.TB
@@ -180,7 +202,7 @@ func (h *harness) stop() {
 // logs returns the tail of the test log and of nginx's error log.
 func (h *harness) logs() string {
 	var b strings.Builder
-	for _, f := range []string{filepath.Join(h.opts.Dir, "test.log"), h.opts.errorLogPath()} {
+	for _, f := range []string{h.opts.errorLogPath(), filepath.Join(h.opts.Dir, "logs", "access.log")} {
 		data, _ := os.ReadFile(f)
 		if len(data) > 6000 {
 			data = data[len(data)-6000:]
@@ -195,6 +217,9 @@ func luaErrors(path string) []string {
 	data, _ := os.ReadFile(path)
 	var out []string
 	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.Contains(l, `msg="nginx error log"`) {
+			continue
+		}
 		bad := strings.Contains(l, "[alert]") || strings.Contains(l, "[emerg]") || strings.Contains(l, "[crit]") ||
 			(strings.Contains(l, "[error]") && (strings.Contains(l, "lua") || strings.Contains(l, "balancer")))
 		if bad && len(out) < 10 {

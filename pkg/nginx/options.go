@@ -3,6 +3,7 @@ package nginx
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"os/exec"
@@ -79,9 +80,11 @@ type Options struct {
 	// nginx's built-in default (nobody/nogroup on Debian).
 	User  string
 	Group string
-	// ErrorLogLevel is the level of Dir/logs/error.log.
+	// ErrorLogLevel is the level of nginx's error log, which goes to its
+	// stderr: Process logs each line through Logger.
 	ErrorLogLevel string
-	// DisableAccessLog turns off Dir/logs/access.log.
+	// DisableAccessLog turns the access log off, whatever the ConfigMap's
+	// disable-access-log and access-log-path say.
 	DisableAccessLog bool
 
 	// BackendsDictSize and CertificatesDictSize size the Lua shared dicts
@@ -131,6 +134,10 @@ type Options struct {
 
 	// Logger receives the package's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Stdout receives nginx's stdout, where the access log goes unless the
+	// ConfigMap's access-log-path names a file; nil means os.Stdout. An
+	// *os.File is handed to nginx as it is (no copy through this process).
+	Stdout io.Writer
 
 	// Test hooks, settable only from this package's tests: raw text added at
 	// the end of the http block and of init_by_lua_block.
@@ -307,10 +314,9 @@ func checkUser(user, group string) error {
 // confPath is the nginx.conf that nginx runs.
 func (o *Options) confPath() string { return filepath.Join(o.Dir, "nginx.conf") }
 
-func (o *Options) pidPath() string      { return filepath.Join(o.Dir, "nginx.pid") }
-func (o *Options) errorLogPath() string { return filepath.Join(o.Dir, "logs", "error.log") }
-func (o *Options) certPath() string     { return filepath.Join(o.Dir, "certs", "placeholder.crt") }
-func (o *Options) keyPath() string      { return filepath.Join(o.Dir, "certs", "placeholder.key") }
+func (o *Options) pidPath() string  { return filepath.Join(o.Dir, "nginx.pid") }
+func (o *Options) certPath() string { return filepath.Join(o.Dir, "certs", "placeholder.crt") }
+func (o *Options) keyPath() string  { return filepath.Join(o.Dir, "certs", "placeholder.key") }
 func (o *Options) noEndpointsSocket() string {
 	return filepath.Join(o.Dir, "run", "no-endpoints.sock")
 }

@@ -1,7 +1,6 @@
 package nginx
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -37,6 +36,7 @@ type Process struct {
 	opts   Options
 	log    *slog.Logger
 	client *Client
+	errors errorLog // nginx's recent error-level lines
 
 	mu      sync.Mutex
 	hooks   []StartHook
@@ -175,13 +175,18 @@ func exitError(err error) error {
 }
 
 // spawn starts the nginx master in its own process group, so that workers
-// left behind by a killed master can be killed with it, and forwards its
-// stderr (startup errors; later logs go to Dir/logs/error.log) to the logger.
+// left behind by a killed master can be killed with it, forwards its stderr
+// (the error log) to the logger and its stdout (the access log) to
+// Options.Stdout.
 func (p *Process) spawn() (*exec.Cmd, error) {
 	// A master that was killed leaves its unix socket behind and a new one
 	// could not bind it; the previous process group is gone by now.
 	if err := os.Remove(p.opts.noEndpointsSocket()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale socket: %w", err)
+	}
+	out, copyOut, err := p.stdout()
+	if err != nil {
+		return nil, fmt.Errorf("start nginx: %w", err)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -189,29 +194,25 @@ func (p *Process) spawn() (*exec.Cmd, error) {
 	}
 	cmd := exec.Command(p.opts.NginxBinary, "-p", p.opts.Dir, "-c", p.opts.confPath(), "-e", "stderr")
 	cmd.Dir = p.opts.Dir
-	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.Stdout, cmd.Stderr = out, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	err = cmd.Start()
 	pw.Close()
+	if copyOut != nil {
+		out.Close() // nginx holds its own copy
+		go copyOut()
+	}
 	if err != nil {
 		pr.Close()
 		return nil, fmt.Errorf("start nginx: %w", err)
 	}
-	go p.forward(pr, cmd.Process.Pid)
+	go p.forwardErrorLog(pr, cmd.Process.Pid)
 	p.mu.Lock()
 	p.cmd = cmd
 	p.starts++
 	p.mu.Unlock()
 	p.log.Info("nginx started", "pid", cmd.Process.Pid, "conf", p.opts.confPath())
 	return cmd, nil
-}
-
-func (p *Process) forward(r *os.File, pid int) {
-	defer r.Close()
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		p.log.Warn("nginx output", "pid", pid, "line", sc.Text())
-	}
 }
 
 // afterStart waits for the status server, then runs the hooks until they

@@ -324,7 +324,7 @@ func TestRenderSettings(t *testing.T) {
 	conf := string(out)
 	for _, want := range []string{"\n    keepalive_timeout 10s;", "\n    keepalive_requests 20;", "\n        keepalive_timeout 30s;",
 		"\n        keepalive_requests 40;", "worker_processes 3;", "worker_connections 2048;", "worker_shutdown_timeout 60s;",
-		"logs/error.log warn;", "log_format upstreaminfo escape=json '"} {
+		"error_log stderr warn;", "log_format upstreaminfo escape=json '"} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("nginx.conf lacks %q", want)
 		}

@@ -59,6 +59,9 @@ func (v *view) setNginx(n *model.NginxSettings) error {
 		return err
 	}
 	v.LogFormat = format
+	if err := v.setAccessLog(n); err != nil {
+		return err
+	}
 	if d.err != nil {
 		return d.err
 	}

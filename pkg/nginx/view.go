@@ -56,6 +56,8 @@ type view struct {
 	UpstreamDirectives []string
 	// LogFormat is the escaped, quoted log_format of upstreaminfo.
 	LogFormat string
+	// AccessLogPath is where the access log goes (logs.go).
+	AccessLogPath string
 	// HSTS is the quoted Strict-Transport-Security value; "" sends none.
 	HSTS string
 	// ResponseHeaders runs lua/headers.lua's response header filter
