@@ -78,7 +78,9 @@ type NginxSettings struct {
 	// parseLogFormat); "" is ingress-sync's built-in format.
 	LogFormatUpstream   string `json:"logFormatUpstream,omitempty"`
 	LogFormatEscapeJSON bool   `json:"logFormatEscapeJSON,omitempty"`
-	ServerTokens        bool   `json:"serverTokens,omitempty"`
+	// LogFormatEscapeNone writes variables unescaped (over escape-json).
+	LogFormatEscapeNone bool `json:"logFormatEscapeNone,omitempty"`
+	ServerTokens        bool `json:"serverTokens,omitempty"`
 
 	// DisableAccessLog turns the access log off (disable-access-log);
 	// AccessLogPath is where it goes (access-log-path, see
@@ -311,6 +313,7 @@ var globalKeys = map[string]setter{
 
 	"log-format-upstream":    field(func(g *Global) *string { return &g.Nginx.LogFormatUpstream }, parseLogFormat),
 	"log-format-escape-json": boolField(func(g *Global) *bool { return &g.Nginx.LogFormatEscapeJSON }),
+	"log-format-escape-none": boolField(func(g *Global) *bool { return &g.Nginx.LogFormatEscapeNone }),
 	"error-log-level":        field(func(g *Global) *string { return &g.Nginx.ErrorLogLevel }, parseLogLevel),
 	"disable-access-log":     boolField(func(g *Global) *bool { return &g.Nginx.DisableAccessLog }),
 	"access-log-path":        field(func(g *Global) *string { return &g.Nginx.AccessLogPath }, parseAccessLogPath),
@@ -556,7 +559,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.bool(g.ProxySSLLocationOnly)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
-		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,
+		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.LogFormatEscapeNone, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,
 		n.UseProxyProtocol, n.EnableRealIP, n.ComputeFullForwardedFor, n.GenerateRequestID, n.ProxyAddOriginalURIHeader,
 		n.AllowBackendServerHeader, n.RelativeRedirects} {
 		w.bool(b)

@@ -388,16 +388,14 @@ func annotationTable() []RegistryEntry {
 // configKeyTable lists every key of ingress-nginx v1.15's configmap.md.
 func configKeyTable() []RegistryEntry {
 	const (
-		m, a, s  = issueMigration, issueAccessControl, issueStreams
-		later    = "comes with the migration issue"
-		access   = "comes with the access-control issue"
-		stream   = "TCP and UDP services come with the streams issue"
-		notNeed  = "nginx's hash tables are sized by the syncer; the routes live in Lua"
-		tracing  = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
-		geoip    = "GeoIP is not part of the data plane"
-		brotli   = "the brotli module is not part of the data plane"
-		risk     = "fixed: snippets are always refused, every other value goes through its own typed validator"
-		nginxDir = "an nginx.conf directive " + later
+		m, a, s = issueMigration, issueAccessControl, issueStreams
+		access  = "comes with the access-control issue"
+		stream  = "TCP and UDP services come with the streams issue"
+		notNeed = "nginx's hash tables are sized by the syncer; the routes live in Lua"
+		tracing = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
+		geoip   = "GeoIP is not part of the data plane"
+		brotli  = "the brotli module is not part of the data plane"
+		risk    = "fixed: snippets are always refused, every other value goes through its own typed validator"
 		// keyTimeout: the ConfigMap's proxy timeouts (annotations: noteTimeout).
 		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer"
 	)
@@ -456,7 +454,7 @@ func configKeyTable() []RegistryEntry {
 		supported("http2-max-concurrent-streams", "128"),
 		differs("log-format-upstream", "$remote_addr - $request $status", "nginx variables from an allow-list only: ingress-nginx's own ($namespace, $ingress_name, $service_name, $service_port, $location_path, $proxy_alternative_upstream_name) are refused, and so are ' \\ ` and a literal $", m),
 		supported("log-format-escape-json", "true"),
-		notSupported("log-format-escape-none", "false", nginxDir, m),
+		supported("log-format-escape-none", "true"),
 		supported("error-log-level", "notice"),
 		differs("server-tokens", "false", "false sends Server: nginx without the version; ingress-nginx removes the header", m),
 		supported("worker-processes", "2"),

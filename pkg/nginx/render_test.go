@@ -353,3 +353,30 @@ func TestRouteDefaultsAreNotRendered(t *testing.T) {
 		t.Fatalf("Render with other route defaults = %v, same output %v; want the defaults' nginx.conf", err, bytes.Equal(out, plain))
 	}
 }
+
+// TestRenderLogEscape: log-format-escape-none wins over escape-json, as in
+// ingress-nginx's template.
+func TestRenderLogEscape(t *testing.T) {
+	r, err := NewRenderer(goldenOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		json, none bool
+		want       string
+	}{
+		{false, false, "log_format upstreaminfo '"},
+		{true, false, "log_format upstreaminfo escape=json '"},
+		{true, true, "log_format upstreaminfo escape=none '"},
+		{false, true, "log_format upstreaminfo escape=none '"},
+	} {
+		g := nginxGlobal(func(n *model.NginxSettings) { n.LogFormatEscapeJSON, n.LogFormatEscapeNone = tc.json, tc.none })
+		out, err := r.Render(&model.Configuration{Global: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), tc.want) {
+			t.Errorf("json=%v none=%v: nginx.conf lacks %q", tc.json, tc.none, tc.want)
+		}
+	}
+}

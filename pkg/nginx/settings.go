@@ -54,7 +54,14 @@ func (v *view) setNginx(n *model.NginxSettings) error {
 		u.add("keepalive_time %s", u.seconds("upstream keepalive time", n.UpstreamKeepaliveTime, 1))
 	}
 	v.UpstreamDirectives = u.list
-	format, err := logFormat(n.LogFormatUpstream, n.LogFormatEscapeJSON)
+	escape := ""
+	switch {
+	case n.LogFormatEscapeNone: // wins, as ingress-nginx's template
+		escape = "none"
+	case n.LogFormatEscapeJSON:
+		escape = "json"
+	}
+	format, err := logFormat(n.LogFormatUpstream, escape)
 	if err != nil {
 		return err
 	}

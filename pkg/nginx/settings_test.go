@@ -269,7 +269,7 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 		"proxy-buffering": "on", "proxy-buffer-size": "8k", "proxy-connect-timeout": "3", "proxy-read-timeout": "7200",
 		"proxy-send-timeout": "7200", "proxy-body-size": "10m", "use-http2": "false", "http2-max-concurrent-streams": "64",
 		"log-format-upstream":    `{"status": $status, "backend": "$proxy_upstream_name", "id": "$req_id"}`,
-		"log-format-escape-json": "true", "error-log-level": "warn", "server-tokens": "true", "worker-processes": "2",
+		"log-format-escape-json": "true", "log-format-escape-none": "true", "error-log-level": "warn", "server-tokens": "true", "worker-processes": "2",
 		"max-worker-connections": "1024", "worker-shutdown-timeout": "10s", "hsts-max-age": "100",
 		"hsts-include-subdomains": "false", "hsts-preload": "true", "force-ssl-redirect": "false",
 		"proxy-buffers-number": "8", "proxy-busy-buffers-size": "16k", "client-body-buffer-size": "16k",

@@ -134,14 +134,19 @@ func cipherList(s string) (string, error) { return list("ssl ciphers", s, ":", c
 // logFormat renders a log_format string: "" is the built-in format.
 // It accepts printable ASCII where every $ starts a lower-case variable
 // name, and escapes ' and \ for the single-quoted nginx string (pkg/model
-// refuses both, and checks the names against an allow-list).
-func logFormat(s string, escapeJSON bool) (string, error) {
+// refuses both, and checks the names against an allow-list), with escape
+// "json" or "none" (log-format-escape-json, -none) as nginx's escape=.
+func logFormat(s string, escape string) (string, error) {
 	if s == "" {
 		s = defaultLogFormat
 	}
 	var b strings.Builder
-	if escapeJSON {
-		b.WriteString("escape=json ")
+	switch escape {
+	case "json", "none":
+		b.WriteString("escape=" + escape + " ")
+	case "":
+	default:
+		return "", invalid("log format escape", escape)
 	}
 	b.WriteByte('\'')
 	for i := 0; i < len(s); i++ {

@@ -61,7 +61,7 @@ func TestValidators(t *testing.T) {
 
 func sizeOf(s string) (string, error) { return nginxSize(model.Size(s)) }
 
-func logFormatOf(s string) (string, error) { return logFormat(s, false) }
+func logFormatOf(s string) (string, error) { return logFormat(s, "") }
 
 func TestSeconds(t *testing.T) {
 	for _, n := range []int{0, -1, maxSeconds + 1} {
