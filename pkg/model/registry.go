@@ -389,7 +389,6 @@ func annotationTable() []RegistryEntry {
 func configKeyTable() []RegistryEntry {
 	const (
 		m, a, s = issueMigration, issueAccessControl, issueStreams
-		access  = "comes with the access-control issue"
 		stream  = "TCP and UDP services come with the streams issue"
 		notNeed = "nginx's hash tables are sized by the syncer; the routes live in Lua"
 		tracing = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
