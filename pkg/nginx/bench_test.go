@@ -334,7 +334,8 @@ func throughputSnippet(backend, static int) string {
 // alternating bounded load runs (16 connections, 10 rounds of 10k requests
 // each; Lua requests go to every host of the table in turn). It reports the
 // medians, the median ratio, the latency percentiles over all requests and
-// the nginx CPU time per request of each path.
+// the nginx CPU time per request of each path. Traffic metrics are off:
+// they are the log phase's, with their own ratio (BenchmarkMetricsThroughput).
 func BenchmarkRouterThroughput(b *testing.B) {
 	for _, c := range []struct{ hosts, requested int }{{10, 10}, {10000, 10}, {10000, 10000}} {
 		b.Run(fmt.Sprintf("hosts=%d/requested=%d", c.hosts, c.requested), func(b *testing.B) { routerThroughput(b, c.hosts, c.requested) })
@@ -347,6 +348,7 @@ func routerThroughput(b *testing.B, hosts, requested int) {
 	cfg := hostTable(hosts, model.Endpoint{Address: "127.0.0.1", Port: int32(backend)})
 	h := startNginx(b, cfg, func(o *Options) {
 		o.DisableAccessLog = true
+		o.Metrics.Disabled = true
 		o.testHTTPSnippet = throughputSnippet(backend, static)
 	})
 	const conns, total, rounds = 16, 10000, 10
