@@ -742,14 +742,14 @@ local function check()
   end
 end
 
-function _M.rewrite()
-  check()
-  local h = find_host(ngx_var.host)
-  if not h then
-    return ngx.exit(404)
-  end
+-- enter_host applies what the host decides for every request: a broken
+-- host, client certificates over TLS, the block lists, response headers,
+-- HSTS, from-to-www and app-root. It returns true when it answered the
+-- request, and the client certificate check left for the route (plain
+-- HTTP, after its HTTPS redirect).
+local function enter_host(h, uri)
   if h.broken then
-    return ngx.exit(503)
+    return true, ngx.exit(503)
   end
   local client = h.client
   if client and ngx_var.https == "on" then
@@ -757,7 +757,7 @@ function _M.rewrite()
     client = nil
   end
   if h.block and blocked(h.block) then
-    return ngx.exit(403)
+    return true, ngx.exit(403)
   end
   if h.resp_headers then
     headers.mark(h.resp_headers)
@@ -766,11 +766,65 @@ function _M.rewrite()
     ngx_var.ingress_tls_host = "1" -- for Strict-Transport-Security
   end
   if h.redirect_to then
-    return redirect_www(h.redirect_to)
+    return true, redirect_www(h.redirect_to)
+  end
+  if h.app_root and uri == "/" then
+    return true, ngx.redirect(ngx_var.scheme .. "://" .. (ngx_var.http_host or ngx_var.host) .. h.app_root, 302)
+  end
+  return false, client
+end
+
+-- check_access runs the route's source lists, limits and auth (in
+-- ingress-nginx's order); it returns true when it answered the request.
+local function check_access(route)
+  if route.acl and refuse_source(route) then
+    return true
+  end
+  local code
+  if route.limit then
+    code = limits.check(route.limit)
+  end
+  if not code and route.auth then
+    code = auth.check(route.auth)
+  end
+  if not code and route.extauth then
+    code = extauth.check(route.extauth)
+  end
+  if code then
+    return true, proxy_settings.fail(route.err, code)
+  end
+  return false
+end
+
+-- to_upstream applies the route's rewrite and what it sends upstream.
+local function to_upstream(route, m)
+  if route.rewrite then
+    ngx.req.set_uri(rewrite_uri(route, m))
+    if route.forwarded_prefix then
+      ngx.req.set_header("X-Forwarded-Prefix", route.forwarded_prefix)
+    end
+  end
+  if route.req_headers then
+    headers.apply_request(route.req_headers)
+  end
+  if route.vhost then
+    ngx_var.ingress_upstream_vhost = route.vhost
+  end
+  if route.connection then
+    ngx_var.ingress_connection = route.connection
+  end
+end
+
+function _M.rewrite()
+  check()
+  local h = find_host(ngx_var.host)
+  if not h then
+    return ngx.exit(404)
   end
   local uri = ngx_var.uri
-  if h.app_root and uri == "/" then
-    return ngx.redirect(ngx_var.scheme .. "://" .. (ngx_var.http_host or ngx_var.host) .. h.app_root, 302)
+  local answered, client = enter_host(h, uri)
+  if answered then
+    return
   end
   local route, m = match(h, uri)
   if route and route.mkey then
@@ -801,42 +855,10 @@ function _M.rewrite()
   if client then
     clientauth.check(client, false)
   end
-  if route.acl and refuse_source(route) then
+  if check_access(route) then
     return
   end
-  if route.limit then
-    local code = limits.check(route.limit)
-    if code then
-      return proxy_settings.fail(route.err, code)
-    end
-  end
-  if route.auth then
-    local code = auth.check(route.auth)
-    if code then
-      return proxy_settings.fail(route.err, code)
-    end
-  end
-  if route.extauth then
-    local code = extauth.check(route.extauth)
-    if code then
-      return proxy_settings.fail(route.err, code)
-    end
-  end
-  if route.rewrite then
-    ngx.req.set_uri(rewrite_uri(route, m))
-    if route.forwarded_prefix then
-      ngx.req.set_header("X-Forwarded-Prefix", route.forwarded_prefix)
-    end
-  end
-  if route.req_headers then
-    headers.apply_request(route.req_headers)
-  end
-  if route.vhost then
-    ngx_var.ingress_upstream_vhost = route.vhost
-  end
-  if route.connection then
-    ngx_var.ingress_connection = route.connection
-  end
+  to_upstream(route, m)
   return proxy(route)
 end
 
