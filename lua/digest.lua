@@ -12,7 +12,8 @@
 -- kept for a nonce until it is first used. As the module's defaults, a
 -- nonce must be first used within TIMEOUT seconds, then serves EXPIRES
 -- seconds and at most REPLAYS requests, each with a new nc (a repeated nc
--- is a replay: 401).
+-- is a replay: 401). MAXTRIES failed sign-ins from one client address
+-- refuse it (401) for EVASION seconds.
 
 local ngx = ngx
 local ngx_var = ngx.var
@@ -30,6 +31,8 @@ local _M = {}
 local TIMEOUT = 60 -- auth_digest_timeout: from the challenge to the first use
 local EXPIRES = 10 -- auth_digest_expires: from the first use
 local REPLAYS = 20 -- auth_digest_replays: requests a nonce serves
+local MAXTRIES = 5 -- auth_digest_maxtries: failed sign-ins of a client address...
+local EVASION = 300 -- auth_digest_evasion_time: ...before it is refused this long
 local DICT = "ingress_limits"
 local KEY = "digest:key"
 
@@ -189,9 +192,17 @@ function _M.check(a)
     ngx.log(ngx.ERR, "digest auth: no nonce key (cannot read /dev/urandom)")
     return 503
   end
-  local state = verify(a, params(ngx_var.http_authorization))
+  local p = params(ngx_var.http_authorization)
+  local fails = "digest:f:" .. ngx_var.remote_addr
+  local tries = dict:get(fails) or 0
+  local state = tries < MAXTRIES and verify(a, p) or "bad"
   if state == "ok" then
     return nil
+  end
+  if p and state == "bad" and tries < MAXTRIES then
+    -- A failed sign-in (credentials that do not verify); MAXTRIES of them
+    -- refuse the address for EVASION seconds, as the module's evasion.
+    dict:incr(fails, 1, 0, EVASION)
   end
   local challenge = 'Digest algorithm="MD5", qop="auth", realm="' .. a.realm .. '", nonce="' .. new_nonce() .. '"'
   if state == "stale" then

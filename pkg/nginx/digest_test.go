@@ -74,17 +74,41 @@ func TestDigestAuth(t *testing.T) {
 	if r := h.mustGet("http://digest.test/a?b=c", ok...); r.Status != 200 || r.Reply.Backend != "web" {
 		t.Fatalf("credentials: status %d from %q, want 200 from web", r.Status, r.Reply.Backend)
 	}
+	t.Run("a nonce serves 20 requests, then is stale", func(t *testing.T) {
+		var stale map[string]string
+		for nc := 100; nc < 130 && stale == nil; nc++ {
+			r := h.mustGet("http://digest.test/", digestHeader("foo", "test auth", "secret", "GET", "/", nonce, nc)...)
+			if r.Status == 401 {
+				stale = digestChallenge(t, r.Header.Get("WWW-Authenticate"))
+			} else if r.Status != 200 {
+				t.Fatalf("nc %d: status %d", nc, r.Status)
+			}
+		}
+		if stale == nil || stale["stale"] != "true" || stale["nonce"] == nonce {
+			t.Fatalf("after 30 uses: challenge %v, want a new nonce with stale=true", stale)
+		}
+		r := h.mustGet("http://digest.test/", digestHeader("foo", "test auth", "secret", "GET", "/", stale["nonce"], 1)...)
+		if r.Status != 200 {
+			t.Fatalf("the new nonce: status %d, want 200", r.Status)
+		}
+	})
+	// Failed sign-ins: five from one address refuse it for 300 s, good
+	// credentials included (the module's maxtries and evasion).
+	fresh := digestChallenge(t, h.mustGet("http://digest.test/").Header.Get("WWW-Authenticate"))["nonce"]
+	again := digestHeader("foo", "test auth", "secret", "GET", "/a?b=c", fresh, 1)
+	if r := h.mustGet("http://digest.test/a?b=c", again...); r.Status != 200 {
+		t.Fatalf("a fresh nonce: status %d, want 200", r.Status)
+	}
 	tests := []struct {
 		name, url string
 		header    []string
 		status    int
 	}{
-		{"the same nc again (a replay)", "http://digest.test/a?b=c", ok, 401},
-		{"the next nc", "http://digest.test/a?b=c", digestHeader("foo", "test auth", "secret", "GET", "/a?b=c", nonce, 2), 200},
-		{"wrong password", "http://digest.test/", digestHeader("foo", "test auth", "wrong", "GET", "/", nonce, 3), 401},
-		{"another URI than the request's", "http://digest.test/other", digestHeader("foo", "test auth", "secret", "GET", "/", nonce, 4), 401},
+		{"the same nc again (a replay)", "http://digest.test/a?b=c", again, 401},
+		{"wrong password", "http://digest.test/", digestHeader("foo", "test auth", "wrong", "GET", "/", fresh, 3), 401},
+		{"another URI than the request's", "http://digest.test/other", digestHeader("foo", "test auth", "secret", "GET", "/", fresh, 4), 401},
 		{"a forged nonce", "http://digest.test/", digestHeader("foo", "test auth", "secret", "GET", "/", strings.Repeat("0", 32), 1), 401},
-		{"another realm's user", "http://digest.test/", digestHeader("bar", "other", "secret", "GET", "/", nonce, 5), 401},
+		{"another realm's user", "http://digest.test/", digestHeader("bar", "other", "secret", "GET", "/", fresh, 5), 401},
 		{"basic credentials", "http://digest.test/", basicHeader("foo", "secret"), 401},
 		{"unterminated quote", "http://digest.test/", []string{"Authorization", `Digest username="foo`}, 401},
 		{"an htpasswd Secret fails closed", "http://htpasswd.test/", basicHeader("foo", "secret"), 503},
@@ -103,22 +127,10 @@ func TestDigestAuth(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a nonce serves 20 requests, then is stale", func(t *testing.T) {
-		var stale map[string]string
-		for nc := 100; nc < 130 && stale == nil; nc++ {
-			r := h.mustGet("http://digest.test/", digestHeader("foo", "test auth", "secret", "GET", "/", nonce, nc)...)
-			if r.Status == 401 {
-				stale = digestChallenge(t, r.Header.Get("WWW-Authenticate"))
-			} else if r.Status != 200 {
-				t.Fatalf("nc %d: status %d", nc, r.Status)
-			}
-		}
-		if stale == nil || stale["stale"] != "true" || stale["nonce"] == nonce {
-			t.Fatalf("after 30 uses: challenge %v, want a new nonce with stale=true", stale)
-		}
-		r := h.mustGet("http://digest.test/", digestHeader("foo", "test auth", "secret", "GET", "/", stale["nonce"], 1)...)
-		if r.Status != 200 {
-			t.Fatalf("the new nonce: status %d, want 200", r.Status)
+	t.Run("five failures refuse the address", func(t *testing.T) {
+		r := h.mustGet("http://digest.test/", digestHeader("foo", "test auth", "secret", "GET", "/", fresh, 9)...)
+		if r.Status != 401 || r.Reply.Backend != "" {
+			t.Fatalf("good credentials after five failures: status %d from %q, want 401", r.Status, r.Reply.Backend)
 		}
 	})
 }
