@@ -261,7 +261,7 @@ local function normalize_host(h)
       item[k] = h[k]
     end
   end
-  local ok, err = require("router").compile(item)
+  local ok, err = require("routes").compile(item)
   if not ok then
     return nil, err
   end
