@@ -104,7 +104,7 @@ func checkFleet(t *testing.T, url, cfgSum string, lastSeq int) {
 		out, _, _ = runCmd(t, "", "fleet", "--nats-url", url)
 		return strings.Contains(out, "routes-test")
 	})
-	if !strings.Contains(out, "Stream INGRESS at seq "+strconv.Itoa(lastSeq)+": 1 syncers, 1 of 1 fresh") {
+	if !strings.Contains(out, "Stream INGRESS at seq "+strconv.Itoa(lastSeq)+": 1 syncer, 1 of 1 fresh") {
 		t.Errorf("fleet of one:\n%s", out)
 	}
 	_, js := natstest.Connect(t, url)

@@ -86,18 +86,26 @@ func NewFleet(stream string, reports []events.SyncerStatus, lastSeq uint64, now 
 	return f
 }
 
+// syncersCount is "1 syncer" or "N syncers".
+func syncersCount(n int) string {
+	if n == 1 {
+		return "1 syncer"
+	}
+	return fmt.Sprintf("%d syncers", n)
+}
+
 // WriteTable prints the fleet: a summary line, then one row per syncer.
 func (f *Fleet) WriteTable(w io.Writer) error {
 	switch {
 	case f.Fresh == 0:
-		fmt.Fprintf(w, "Stream %s at seq %d: %d syncers, none fresh (reports older than %s are stale)\n",
-			f.Stream, f.LastSequence, len(f.Syncers), f.StaleAfter)
+		fmt.Fprintf(w, "Stream %s at seq %d: %s, none fresh (reports older than %s are stale)\n",
+			f.Stream, f.LastSequence, syncersCount(len(f.Syncers)), f.StaleAfter)
 	case f.Majority == "":
-		fmt.Fprintf(w, "Stream %s at seq %d: %d syncers, %d fresh, no checksum has a majority (reports older than %s are stale)\n",
-			f.Stream, f.LastSequence, len(f.Syncers), f.Fresh, f.StaleAfter)
+		fmt.Fprintf(w, "Stream %s at seq %d: %s, %d fresh, no checksum has a majority (reports older than %s are stale)\n",
+			f.Stream, f.LastSequence, syncersCount(len(f.Syncers)), f.Fresh, f.StaleAfter)
 	default:
-		fmt.Fprintf(w, "Stream %s at seq %d: %d syncers, %d of %d fresh on checksum %s (reports older than %s are stale)\n",
-			f.Stream, f.LastSequence, len(f.Syncers), f.Agree, f.Fresh, f.Majority, f.StaleAfter)
+		fmt.Fprintf(w, "Stream %s at seq %d: %s, %d of %d fresh on checksum %s (reports older than %s are stale)\n",
+			f.Stream, f.LastSequence, syncersCount(len(f.Syncers)), f.Agree, f.Fresh, f.Majority, f.StaleAfter)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tREADY\tCHECKSUM\tSEQUENCE\tLAG\tLAST REPORT\tSTATE\tLAST ERROR")
