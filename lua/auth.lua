@@ -5,7 +5,8 @@
 -- (the syncer could not apply the Ingress's auth annotations: 503, fail
 -- closed); satisfyAny = true (satisfy any) lets a client the route's
 -- allow-list admits (and its deny-list does not name) in without
--- credentials: router.lua moves the route's compiled lists here. Hashes were validated by pkg/model (ParseHtpasswd); here:
+-- credentials (router.lua's check_auth). Hashes were validated by
+-- pkg/model (ParseHtpasswd); here:
 --   $apr1$        Apache MD5 (its own loop over ngx.md5_bin)
 --   {SHA}         base64 of SHA-1 (ngx.sha1_bin); {SSHA} with a salt
 --   others        libcrypt's crypt_r through the FFI ($2a$/$2b$/$2y$
@@ -17,7 +18,6 @@
 
 local ffi = require("ffi")
 local lrucache = require("resty.lrucache")
-local ipmatch = require("ipmatch")
 local digest = require("digest")
 local equal = require("secure").equal
 
@@ -206,9 +206,6 @@ end
 function _M.check(a)
   if a.unavailable then
     return 503
-  end
-  if a.acl and ipmatch.admits(a.acl, ngx_var.remote_addr) then
-    return nil -- satisfy any: the allow-list admits the client
   end
   if a.digest then
     return digest.check(a)

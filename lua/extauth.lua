@@ -19,10 +19,9 @@
 -- sends. With cacheKey, answers whose code cacheDurations lists are kept in
 -- the ingress_auth_cache shared dict, keyed by host, route, URL and the
 -- expanded key (not those with Set-Cookie or Cache-Control no-store,
--- no-cache or private). satisfyAny: router.lua moves the route's compiled
--- allow/deny lists here; a client they admit needs no auth request.
+-- no-cache or private). satisfyAny: a client the route's allow/deny lists
+-- admit needs no auth request (router.lua's check_auth).
 
-local ipmatch = require("ipmatch")
 
 local ngx = ngx
 local ngx_var = ngx.var
@@ -358,9 +357,6 @@ end
 function _M.check(c)
   if c.unavailable then
     return 503
-  end
-  if c.acl and ipmatch.admits(c.acl, ngx_var.remote_addr) then
-    return nil -- satisfy any: the allow-list admits the client
   end
   local key, cache
   if c.cache_key then

@@ -355,6 +355,35 @@ local function enter_host(h, uri)
   return false, client
 end
 
+-- check_auth runs the route's basic (or digest) and external auth: an
+-- auth that cannot be applied answers 503; with satisfy any, a client the
+-- route's lists admit (looked up once) needs neither. It returns the
+-- status to answer, or nil to go on.
+local function check_auth(route)
+  local a, ea = route.auth, route.extauth
+  local admitted = route.any_acl ~= nil and ipmatch.admits(route.any_acl, ngx_var.remote_addr)
+  if a then
+    if a.unavailable then
+      return 503
+    end
+    if not (admitted and a.satisfy_any) then
+      local code = auth.check(a)
+      if code then
+        return code
+      end
+    end
+  end
+  if ea then
+    if ea.unavailable then
+      return 503
+    end
+    if not (admitted and ea.satisfy_any) then
+      return extauth.check(ea)
+    end
+  end
+  return nil
+end
+
 -- check_access runs the route's source lists, limits and auth (in
 -- ingress-nginx's order); it returns true when it answered the request.
 local function check_access(route)
@@ -365,11 +394,8 @@ local function check_access(route)
   if route.limit then
     code = limits.check(route.limit)
   end
-  if not code and route.auth then
-    code = auth.check(route.auth)
-  end
-  if not code and route.extauth then
-    code = extauth.check(route.extauth)
+  if not code and (route.auth or route.extauth) then
+    code = check_auth(route)
   end
   if code then
     return true, proxy_settings.fail(route.err, code)

@@ -292,10 +292,6 @@ local function compile_route(r)
     if not a then
       return nil, "route " .. r.path .. ": " .. err
     end
-    local acl = route.acl
-    if a.satisfy_any and acl and not acl.invalid then -- satisfy any: auth.check reads the lists
-      a.acl, route.acl = acl, nil
-    end
     route.auth = a
   end
   if r.extAuth ~= nil then
@@ -303,11 +299,13 @@ local function compile_route(r)
     if not ea then
       return nil, "route " .. r.path .. ": " .. err
     end
-    local acl = route.acl or (route.auth and route.auth.acl)
-    if ea.satisfy_any and acl and not acl.invalid then -- satisfy any: extauth.check reads the lists
-      ea.acl, route.acl = acl, nil
-    end
     route.extauth = ea
+  end
+  local acl, a, ea = route.acl, route.auth, route.extauth
+  if acl and not acl.invalid and (a and a.satisfy_any or ea and ea.satisfy_any) then
+    -- satisfy any: the lists admit in place of the auth (router.lua's
+    -- check_auth), and refuse nobody by themselves.
+    route.any_acl, route.acl = acl, nil
   end
   if r.canary ~= nil then
     local c, err = canary.compile(r.canary)
