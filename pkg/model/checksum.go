@@ -238,6 +238,7 @@ func configChecksum(c *Configuration, trustParts bool) string {
 	w.str(c.DefaultCertificate)
 	w.str(c.DefaultBackend)
 	w.upstreamTLS(c.UpstreamTLS)
+	w.l4(c.L4, c.Passthrough)
 	return w.sum()
 }
 
@@ -386,4 +387,37 @@ func (w *canonicalWriter) proxySettings(p *ProxySettings) {
 	}
 	w.int(int64(p.NextUpstreamTries))
 	w.bool(p.NoAccessLog)
+}
+
+// l4 writes the TCP and UDP services and the passthrough hosts, only when
+// there are any, so that the checksums of configurations without them stay
+// as they were.
+func (w *canonicalWriter) l4(svcs []L4Service, hosts []PassthroughHost) {
+	if len(svcs) == 0 && len(hosts) == 0 {
+		return
+	}
+	w.str("l4")
+	w.uint(uint64(len(svcs)))
+	for i := range svcs {
+		s := &svcs[i]
+		w.strs([]string{string(s.Protocol), s.Namespace, s.Service, s.ServicePort})
+		w.int(int64(s.Port))
+		w.bool(s.DecodeProxy)
+		w.bool(s.EncodeProxy)
+		w.endpoints(s.Endpoints)
+	}
+	w.uint(uint64(len(hosts)))
+	for i := range hosts {
+		h := &hosts[i]
+		w.strs([]string{h.Hostname, h.Ingress, h.Backend})
+		w.endpoints(h.Endpoints)
+	}
+}
+
+func (w *canonicalWriter) endpoints(eps []Endpoint) {
+	w.uint(uint64(len(eps)))
+	for _, e := range eps {
+		w.str(e.Address)
+		w.int(int64(e.Port))
+	}
 }

@@ -32,6 +32,16 @@ type Configuration struct {
 	// annotations_proxyssl.go), sorted by Name: nginx.conf holds them, a
 	// new one reloads.
 	UpstreamTLS []UpstreamTLS `json:"upstreamTLS,omitempty"`
+	// L4 are the TCP and UDP services of the ConfigMaps named by
+	// Options.TCPServicesConfigMap and UDPServicesConfigMap (see
+	// streams.go), sorted by Protocol then Port. nginx.conf holds their
+	// listeners (a new port reloads); their endpoints never reach it.
+	L4 []L4Service `json:"l4,omitempty"`
+	// Passthrough are the hosts whose TLS connections go to their
+	// backend unterminated (the ssl-passthrough annotation, with
+	// Options.EnableSSLPassthrough), sorted by Hostname. They never
+	// reach nginx.conf.
+	Passthrough []PassthroughHost `json:"passthrough,omitempty"`
 	// DefaultCertificate is the Name of the certificate served for unknown
 	// SNI names: --default-ssl-certificate, or the generated self-signed one.
 	DefaultCertificate string `json:"defaultCertificate"`
@@ -354,4 +364,46 @@ type Problem struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Reason    string `json:"reason"`
+}
+
+// L4Protocol is the protocol of an L4Service.
+type L4Protocol string
+
+// The protocols of the TCP and UDP services ConfigMaps.
+const (
+	L4TCP L4Protocol = "TCP"
+	L4UDP L4Protocol = "UDP"
+)
+
+// L4Service is one entry of a TCP or UDP services ConfigMap: connections
+// (or datagrams) to Port go to the ready endpoints of a Service port.
+type L4Service struct {
+	Protocol L4Protocol `json:"protocol"`
+	// Port is the external port nginx listens on, 1 to 65535.
+	Port int `json:"port"`
+	// Namespace, Service and ServicePort name the backend as the
+	// ConfigMap value does (ServicePort: a number or a port name).
+	Namespace   string `json:"namespace"`
+	Service     string `json:"service"`
+	ServicePort string `json:"servicePort"`
+	// DecodeProxy (the value's first PROXY, TCP only) makes the listener
+	// expect a PROXY protocol header; EncodeProxy (the second) sends one
+	// to the backend.
+	DecodeProxy bool `json:"decodeProxy,omitempty"`
+	EncodeProxy bool `json:"encodeProxy,omitempty"`
+	// Endpoints are the ready endpoints of the Service port, sorted; empty
+	// when it has none (the listener stays and closes connections).
+	Endpoints []Endpoint `json:"endpoints"`
+}
+
+// PassthroughHost is a host of an Ingress with ssl-passthrough: TLS
+// connections whose SNI name is Hostname go to Endpoints, the ready
+// endpoints of the backend of the host's "/" path, without termination.
+type PassthroughHost struct {
+	Hostname string `json:"hostname"`
+	// Ingress is "namespace/name" of the Ingress whose "/" path it is.
+	Ingress string `json:"ingress"`
+	// Backend is the Name of that path's Backend, for inspection.
+	Backend   string     `json:"backend"`
+	Endpoints []Endpoint `json:"endpoints"`
 }

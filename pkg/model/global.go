@@ -58,7 +58,12 @@ type NginxSettings struct {
 	ProxyBusyBuffersSize     Size `json:"proxyBusyBuffersSize,omitempty"`
 	ClientBodyBufferSize     Size `json:"clientBodyBufferSize,omitempty"`
 	ProxyNextUpstreamTimeout int  `json:"proxyNextUpstreamTimeout,omitempty"`
-	GRPCBufferSizeKB         int  `json:"grpcBufferSizeKB,omitempty"`
+	// ProxyStreamTimeout (seconds, proxy-stream-timeout, default 600) and
+	// ProxyStreamResponses (proxy-stream-responses, default 1, UDP) are
+	// the stream proxy's proxy_timeout and proxy_responses.
+	ProxyStreamTimeout   int `json:"proxyStreamTimeout"`
+	ProxyStreamResponses int `json:"proxyStreamResponses"`
+	GRPCBufferSizeKB     int `json:"grpcBufferSizeKB,omitempty"`
 	// UpstreamKeepaliveTime: seconds a kept-alive upstream connection
 	// serves requests (upstream-keepalive-time, default 1h).
 	UpstreamKeepaliveTime int `json:"upstreamKeepaliveTime"`
@@ -87,6 +92,13 @@ type NginxSettings struct {
 	// parseAccessLogPath): "" is nginx's stdout, which the syncer passes on.
 	DisableAccessLog bool   `json:"disableAccessLog,omitempty"`
 	AccessLogPath    string `json:"accessLogPath,omitempty"`
+	// LogFormatStream is log-format-stream, validated against the stream
+	// module's variables (see parseStreamLogFormat); "" is ingress-nginx's
+	// default format. StreamAccessLogPath is stream-access-log-path, as
+	// AccessLogPath. Both only matter with TCP or UDP services or SSL
+	// passthrough.
+	LogFormatStream     string `json:"logFormatStream,omitempty"`
+	StreamAccessLogPath string `json:"streamAccessLogPath,omitempty"`
 
 	// GenerateRequestID: X-Request-ID sent upstream is the client's, or a
 	// new one when it sends none (generate-request-id, default true; false:
@@ -146,6 +158,7 @@ func DefaultGlobal() Global {
 			GzipLevel: 1, GzipMinLength: 256, GzipTypes: defaultGzipTypes,
 			SSLProtocols: "TLSv1.2 TLSv1.3", SSLCiphers: defaultSSLCiphers,
 			SSLSessionCache: true, SSLSessionCacheSize: "10m", SSLSessionTimeout: 600,
+			ProxyStreamTimeout: 600, ProxyStreamResponses: 1,
 			KeepAlive: 75, KeepAliveRequests: 1000, UpstreamKeepaliveTimeout: 60, UpstreamKeepaliveRequests: 10000,
 			ClientHeaderTimeout: 60, ClientBodyTimeout: 60, ClientHeaderBufferSize: "1k",
 			LargeClientHeaderBuffers: 4, LargeClientHeaderBufferSize: "8k",
@@ -229,7 +242,9 @@ func (g *Global) setChecked(k, v string) error {
 	if !ok {
 		return errUnsupported
 	}
-	if k != "log-format-upstream" && !allowListKey(k) {
+	// Log formats have a validator of their own, which takes '$', braces
+	// and double quotes (JSON formats).
+	if k != "log-format-upstream" && k != "log-format-stream" && !allowListKey(k) {
 		if err := checkForbidden(v, false); err != nil {
 			return err
 		}
@@ -301,6 +316,8 @@ var globalKeys = map[string]setter{
 	"proxy-buffers-number":        intField(func(g *Global) *int { return &g.Nginx.ProxyBuffersNumber }, 2, 1024),
 	"proxy-busy-buffers-size":     sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBusyBuffersSize }, 1),
 	"client-body-buffer-size":     sizeField(func(g *Global) *Size { return &g.Nginx.ClientBodyBufferSize }, 1),
+	"proxy-stream-timeout":        field(func(g *Global) *int { return &g.Nginx.ProxyStreamTimeout }, parseDuration),
+	"proxy-stream-responses":      intField(func(g *Global) *int { return &g.Nginx.ProxyStreamResponses }, 0, maxGlobalCount),
 	"proxy-next-upstream-timeout": intField(func(g *Global) *int { return &g.Nginx.ProxyNextUpstreamTimeout }, 0, maxGlobalSeconds),
 	"grpc-buffer-size-kb":         intField(func(g *Global) *int { return &g.Nginx.GRPCBufferSizeKB }, 0, 1<<20),
 	"upstream-keepalive-time":     field(func(g *Global) *int { return &g.Nginx.UpstreamKeepaliveTime }, parseDuration),
@@ -317,6 +334,8 @@ var globalKeys = map[string]setter{
 	"error-log-level":        field(func(g *Global) *string { return &g.Nginx.ErrorLogLevel }, parseLogLevel),
 	"disable-access-log":     boolField(func(g *Global) *bool { return &g.Nginx.DisableAccessLog }),
 	"access-log-path":        field(func(g *Global) *string { return &g.Nginx.AccessLogPath }, parseAccessLogPath),
+	"log-format-stream":      field(func(g *Global) *string { return &g.Nginx.LogFormatStream }, parseStreamLogFormat),
+	"stream-access-log-path": field(func(g *Global) *string { return &g.Nginx.StreamAccessLogPath }, parseAccessLogPath),
 
 	"server-tokens":                 boolField(func(g *Global) *bool { return &g.Nginx.ServerTokens }),
 	"generate-request-id":           boolField(func(g *Global) *bool { return &g.Nginx.GenerateRequestID }),
@@ -576,6 +595,13 @@ func (g *Global) canonical(w *canonicalWriter) {
 	}
 	// Only when set, so that the checksums of configurations without them
 	// stay as they were.
+	if n.ProxyStreamTimeout != 600 || n.ProxyStreamResponses != 1 || n.LogFormatStream != "" || n.StreamAccessLogPath != "" {
+		w.str("stream")
+		w.int(int64(n.ProxyStreamTimeout))
+		w.int(int64(n.ProxyStreamResponses))
+		w.str(n.LogFormatStream)
+		w.str(n.StreamAccessLogPath)
+	}
 	if n.DisableAccessLog || n.AccessLogPath != "" {
 		w.str("access-log")
 		w.bool(n.DisableAccessLog)

@@ -166,7 +166,30 @@ const maxLogFormatLen = 4096
 // followed by [a-z0-9_] (lower case: nginx would read any letter as part of the name). A $ that does not start such a variable is refused
 // (nginx has no literal $ in log_format). pkg/nginx writes the result in a
 // single-quoted string, escaped.
-func parseLogFormat(v string) (string, error) {
+func parseLogFormat(v string) (string, error) { return parseLogFormatOf(v, knownLogVariable) }
+
+// parseStreamLogFormat parses log-format-stream as parseLogFormat, with
+// the variables of the stream module.
+func parseStreamLogFormat(v string) (string, error) {
+	return parseLogFormatOf(v, func(name string) bool { return streamLogVariables[name] })
+}
+
+// DefaultStreamLogFormat is ingress-nginx's log-format-stream.
+const DefaultStreamLogFormat = "[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time"
+
+// streamLogVariables are the variables of nginx's stream module (core,
+// proxy, upstream, ssl_preread) a stream log format may use.
+var streamLogVariables = toSet(
+	"binary_remote_addr", "bytes_received", "bytes_sent", "connection", "hostname", "msec", "nginx_version",
+	"pid", "protocol", "proxy_protocol_addr", "proxy_protocol_port", "proxy_protocol_server_addr",
+	"proxy_protocol_server_port", "remote_addr", "remote_port", "server_addr", "server_port",
+	"session_time", "status", "time_iso8601", "time_local", "ssl_preread_server_name",
+	"ssl_preread_protocol", "upstream_addr", "upstream_bytes_sent", "upstream_bytes_received",
+	"upstream_connect_time", "upstream_first_byte_time", "upstream_session_time",
+)
+
+// parseLogFormatOf checks a log format whose variables known accepts.
+func parseLogFormatOf(v string, known func(string) bool) (string, error) {
 	if len(v) > maxLogFormatLen {
 		return "", fmt.Errorf("longer than %d characters", maxLogFormatLen)
 	}
@@ -177,7 +200,7 @@ func parseLogFormat(v string) (string, error) {
 		c := v[i]
 		switch {
 		case c == '$':
-			n, err := logVariable(v[i:])
+			n, err := logVariable(v[i:], known)
 			if err != nil {
 				return "", err
 			}
@@ -195,7 +218,7 @@ func parseLogFormat(v string) (string, error) {
 
 // logVariable checks the variable at the start of s ("$name..." or
 // "${name}...") and returns its length.
-func logVariable(s string) (int, error) {
+func logVariable(s string, known func(string) bool) (int, error) {
 	braced := strings.HasPrefix(s, "${")
 	start := 1
 	if braced {
@@ -218,7 +241,7 @@ func logVariable(s string) (int, error) {
 	if name == "" {
 		return 0, errors.New("has a $ that does not start a variable (nginx has no literal $ in log formats)")
 	}
-	if !knownLogVariable(name) {
+	if !known(name) {
 		return 0, fmt.Errorf("variable $%s is not available in ingress-sync", name)
 	}
 	return end, nil

@@ -47,6 +47,17 @@ type Options struct {
 	// (Configuration.UpstreamTLS; 0: DefaultMaxUpstreamTLSProfiles); the
 	// routes of an Ingress beyond it answer 503.
 	MaxUpstreamTLSProfiles int
+	// TCPServicesConfigMap and UDPServicesConfigMap are "namespace/name"
+	// of ingress-nginx's --tcp-services-configmap and
+	// --udp-services-configmap, or "" for none (see streams.go).
+	TCPServicesConfigMap string
+	UDPServicesConfigMap string
+	// ReservedPorts are the ports nginx already listens on (HTTP, HTTPS,
+	// status): a TCP or UDP service on one is left out with a Problem.
+	ReservedPorts []int
+	// EnableSSLPassthrough is --enable-ssl-passthrough: without it the
+	// ssl-passthrough annotation is left out with a Problem.
+	EnableSSLPassthrough bool
 }
 
 // Validate reports every malformed option, each wrapping ErrInvalidOption.
@@ -64,6 +75,8 @@ func (o Options) Validate() error {
 		{"default backend service", o.DefaultBackendService},
 		{"default SSL certificate", o.DefaultSSLCertificate},
 		{"config map", o.ConfigMap},
+		{"TCP services config map", o.TCPServicesConfigMap},
+		{"UDP services config map", o.UDPServicesConfigMap},
 	} {
 		if kv.value == "" {
 			continue

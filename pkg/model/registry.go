@@ -388,13 +388,13 @@ func annotationTable() []RegistryEntry {
 // configKeyTable lists every key of ingress-nginx v1.15's configmap.md.
 func configKeyTable() []RegistryEntry {
 	const (
-		m, a, s = issueMigration, issueAccessControl, issueStreams
-		stream  = "TCP and UDP services come with the streams issue"
-		notNeed = "nginx's hash tables are sized by the syncer; the routes live in Lua"
-		tracing = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
-		geoip   = "GeoIP is not part of the data plane"
-		brotli  = "the brotli module is not part of the data plane"
-		risk    = "fixed: snippets are always refused, every other value goes through its own typed validator"
+		m, a, s     = issueMigration, issueAccessControl, issueStreams
+		streamRetry = "a TCP or UDP connection goes to one ready endpoint picked at random (the endpoints change without a reload, so nginx.conf has no upstream block to retry in); a failed connect is not retried on another endpoint"
+		notNeed     = "nginx's hash tables are sized by the syncer; the routes live in Lua"
+		tracing     = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
+		geoip       = "GeoIP is not part of the data plane"
+		brotli      = "the brotli module is not part of the data plane"
+		risk        = "fixed: snippets are always refused, every other value goes through its own typed validator"
 		// keyTimeout: the ConfigMap's proxy timeouts (annotations: noteTimeout).
 		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer"
 	)
@@ -499,13 +499,13 @@ func configKeyTable() []RegistryEntry {
 		differs("proxy-ssl-location-only", "false", "false (the default): a host's routes whose Ingress sets no proxy-ssl-secret take the backend TLS of the host's oldest Ingress of their namespace whose Secret has a ca.crt, as ingress-nginx's server-level proxy_ssl_* directives, but never across namespaces nor for the default backend (ingress-nginx: every location of the host, so one namespace's client certificate may serve another's routes); routes only, no reload", a),
 		differs("global-allowed-response-headers", "X-User", "names are compared without case; a name that is not a header name refuses the whole value (ingress-nginx skips that name)", m),
 		// The streams issue.
-		notSupported("proxy-stream-timeout", "600s", stream, s),
-		notSupported("proxy-stream-next-upstream", "true", stream, s),
-		notSupported("proxy-stream-next-upstream-timeout", "600s", stream, s),
-		notSupported("proxy-stream-next-upstream-tries", "3", stream, s),
-		notSupported("proxy-stream-responses", "1", stream, s),
-		notSupported("stream-access-log-path", "/var/log/nginx/stream.log", stream, s),
-		notSupported("log-format-stream", "[$remote_addr] $protocol $status", stream, s),
+		supported("proxy-stream-timeout", "600s"),
+		supported("proxy-stream-responses", "1"),
+		notSupported("proxy-stream-next-upstream", "true", streamRetry, s),
+		notSupported("proxy-stream-next-upstream-timeout", "600s", streamRetry, s),
+		notSupported("proxy-stream-next-upstream-tries", "3", streamRetry, s),
+		differs("stream-access-log-path", "/var/log/nginx/stream.log", "as access-log-path: the default (and ingress-nginx's /var/log/nginx/access.log) is nginx's stdout, which the syncer passes on", s),
+		differs("log-format-stream", "[$remote_addr] $protocol $status", "the variables of nginx's stream core, proxy, upstream and ssl_preread modules only; quotes, backslashes and control characters are refused", s),
 		// Snippets.
 		refused("main-snippet", "worker_rlimit_nofile 65535;"),
 		refused("http-snippet", "map $http_x $y { default 1; }"),
