@@ -36,6 +36,8 @@ type ingressAnnotations struct {
 	forceSSLRedirect bool
 	// useRegex is use-regex=true.
 	useRegex bool
+	// sslPassthrough is ssl-passthrough=true (see streams.go).
+	sslPassthrough bool
 	// allowlistInvalid: allowlist-source-range did not parse (the routes
 	// answer 503; whitelist-source-range is not read).
 	allowlistInvalid bool
@@ -208,6 +210,8 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 		a.forceSSLRedirect, err = strconv.ParseBool(v)
 	case "use-regex":
 		a.useRegex, err = parseBool(v)
+	case "ssl-passthrough":
+		a.sslPassthrough, err = parseBool(v)
 	case "load-balance":
 		b.loadBalance, err = parseLoadBalance(v)
 	case "affinity-canary-behavior":

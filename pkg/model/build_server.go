@@ -114,6 +114,8 @@ func (b *builder) finish() *Configuration {
 	b.finishUpstream(cfg)
 	b.finishBlock(cfg)
 	b.finishUpstreamTLS(cfg)
+	cfg.L4 = b.buildL4()
+	b.finishPassthrough(cfg)
 	cfg.Problems = sortProblems(b.problems)
 	cfg.Checksum = configChecksum(cfg, true)
 	return cfg

@@ -63,7 +63,11 @@ type NginxSettings struct {
 	// the stream proxy's proxy_timeout and proxy_responses.
 	ProxyStreamTimeout   int `json:"proxyStreamTimeout"`
 	ProxyStreamResponses int `json:"proxyStreamResponses"`
-	GRPCBufferSizeKB     int `json:"grpcBufferSizeKB,omitempty"`
+	// ProxyProtocolHeaderTimeout (seconds, proxy-protocol-header-timeout,
+	// default 5) bounds the wait for the PROXY header on the stream
+	// listeners that decode one (proxy_protocol_timeout).
+	ProxyProtocolHeaderTimeout int `json:"proxyProtocolHeaderTimeout"`
+	GRPCBufferSizeKB           int `json:"grpcBufferSizeKB,omitempty"`
 	// UpstreamKeepaliveTime: seconds a kept-alive upstream connection
 	// serves requests (upstream-keepalive-time, default 1h).
 	UpstreamKeepaliveTime int `json:"upstreamKeepaliveTime"`
@@ -158,7 +162,7 @@ func DefaultGlobal() Global {
 			GzipLevel: 1, GzipMinLength: 256, GzipTypes: defaultGzipTypes,
 			SSLProtocols: "TLSv1.2 TLSv1.3", SSLCiphers: defaultSSLCiphers,
 			SSLSessionCache: true, SSLSessionCacheSize: "10m", SSLSessionTimeout: 600,
-			ProxyStreamTimeout: 600, ProxyStreamResponses: 1,
+			ProxyStreamTimeout: 600, ProxyStreamResponses: 1, ProxyProtocolHeaderTimeout: 5,
 			KeepAlive: 75, KeepAliveRequests: 1000, UpstreamKeepaliveTimeout: 60, UpstreamKeepaliveRequests: 10000,
 			ClientHeaderTimeout: 60, ClientBodyTimeout: 60, ClientHeaderBufferSize: "1k",
 			LargeClientHeaderBuffers: 4, LargeClientHeaderBufferSize: "8k",
@@ -311,19 +315,20 @@ var globalKeys = map[string]setter{
 	"client-header-buffer-size":   sizeField(func(g *Global) *Size { return &g.Nginx.ClientHeaderBufferSize }, 1),
 	"large-client-header-buffers": setLargeClientHeaderBuffers,
 
-	"proxy-buffering":             field(func(g *Global) *bool { return &g.Nginx.ProxyBuffering }, parseOnOff),
-	"proxy-buffer-size":           sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBufferSize }, 1),
-	"proxy-buffers-number":        intField(func(g *Global) *int { return &g.Nginx.ProxyBuffersNumber }, 2, 1024),
-	"proxy-busy-buffers-size":     sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBusyBuffersSize }, 1),
-	"client-body-buffer-size":     sizeField(func(g *Global) *Size { return &g.Nginx.ClientBodyBufferSize }, 1),
-	"proxy-stream-timeout":        field(func(g *Global) *int { return &g.Nginx.ProxyStreamTimeout }, parseDuration),
-	"proxy-stream-responses":      intField(func(g *Global) *int { return &g.Nginx.ProxyStreamResponses }, 0, maxGlobalCount),
-	"proxy-next-upstream-timeout": intField(func(g *Global) *int { return &g.Nginx.ProxyNextUpstreamTimeout }, 0, maxGlobalSeconds),
-	"grpc-buffer-size-kb":         intField(func(g *Global) *int { return &g.Nginx.GRPCBufferSizeKB }, 0, 1<<20),
-	"upstream-keepalive-time":     field(func(g *Global) *int { return &g.Nginx.UpstreamKeepaliveTime }, parseDuration),
-	"allow-backend-server-header": boolField(func(g *Global) *bool { return &g.Nginx.AllowBackendServerHeader }),
-	"hide-headers":                field(func(g *Global) *string { return &g.Nginx.HideHeaders }, parseHideHeaders),
-	"relative-redirects":          boolField(func(g *Global) *bool { return &g.Nginx.RelativeRedirects }),
+	"proxy-buffering":               field(func(g *Global) *bool { return &g.Nginx.ProxyBuffering }, parseOnOff),
+	"proxy-buffer-size":             sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBufferSize }, 1),
+	"proxy-buffers-number":          intField(func(g *Global) *int { return &g.Nginx.ProxyBuffersNumber }, 2, 1024),
+	"proxy-busy-buffers-size":       sizeField(func(g *Global) *Size { return &g.Nginx.ProxyBusyBuffersSize }, 1),
+	"client-body-buffer-size":       sizeField(func(g *Global) *Size { return &g.Nginx.ClientBodyBufferSize }, 1),
+	"proxy-stream-timeout":          field(func(g *Global) *int { return &g.Nginx.ProxyStreamTimeout }, parseDuration),
+	"proxy-protocol-header-timeout": field(func(g *Global) *int { return &g.Nginx.ProxyProtocolHeaderTimeout }, parseDuration),
+	"proxy-stream-responses":        intField(func(g *Global) *int { return &g.Nginx.ProxyStreamResponses }, 0, maxGlobalCount),
+	"proxy-next-upstream-timeout":   intField(func(g *Global) *int { return &g.Nginx.ProxyNextUpstreamTimeout }, 0, maxGlobalSeconds),
+	"grpc-buffer-size-kb":           intField(func(g *Global) *int { return &g.Nginx.GRPCBufferSizeKB }, 0, 1<<20),
+	"upstream-keepalive-time":       field(func(g *Global) *int { return &g.Nginx.UpstreamKeepaliveTime }, parseDuration),
+	"allow-backend-server-header":   boolField(func(g *Global) *bool { return &g.Nginx.AllowBackendServerHeader }),
+	"hide-headers":                  field(func(g *Global) *string { return &g.Nginx.HideHeaders }, parseHideHeaders),
+	"relative-redirects":            boolField(func(g *Global) *bool { return &g.Nginx.RelativeRedirects }),
 
 	"use-http2":                    boolField(func(g *Global) *bool { return &g.Nginx.UseHTTP2 }),
 	"http2-max-concurrent-streams": intField(func(g *Global) *int { return &g.Nginx.HTTP2MaxConcurrentStreams }, 1, maxGlobalCount),
@@ -595,8 +600,9 @@ func (g *Global) canonical(w *canonicalWriter) {
 	}
 	// Only when set, so that the checksums of configurations without them
 	// stay as they were.
-	if n.ProxyStreamTimeout != 600 || n.ProxyStreamResponses != 1 || n.LogFormatStream != "" || n.StreamAccessLogPath != "" {
+	if n.ProxyStreamTimeout != 600 || n.ProxyStreamResponses != 1 || n.ProxyProtocolHeaderTimeout != 5 || n.LogFormatStream != "" || n.StreamAccessLogPath != "" {
 		w.str("stream")
+		w.int(int64(n.ProxyProtocolHeaderTimeout))
 		w.int(int64(n.ProxyStreamTimeout))
 		w.int(int64(n.ProxyStreamResponses))
 		w.str(n.LogFormatStream)

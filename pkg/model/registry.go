@@ -249,7 +249,7 @@ func annotationTable() []RegistryEntry {
 		supported("from-to-www-redirect", "true"),
 		supported("ssl-redirect", "true"),
 		supported("force-ssl-redirect", "true"),
-		notSupported("ssl-passthrough", "true", "TLS passthrough comes with the streams issue", s),
+		differs("ssl-passthrough", "true", "with the syncer's --enable-ssl-passthrough, as ingress-nginx: TLS connections whose SNI is one of the Ingress's hosts go unterminated to the backend of the host's Prefix / path (its ready endpoints, where ingress-nginx dials the Service's cluster IP); exact host names only (a wildcard or empty host gets a Problem); the host's HTTP routes still serve port 80", s),
 		// CORS.
 		supported("enable-cors", "true"),
 		supported("cors-allow-origin", "https://a.example.com, https://*.example.com"),
@@ -479,7 +479,7 @@ func configKeyTable() []RegistryEntry {
 		supported("compute-full-forwarded-for", "true"),
 		differs("use-proxy-protocol", "true", "on every public listener (a change reloads); with use-forwarded-headers too, the PROXY header's address is the client's and the forwarded header is not read (ingress-nginx reads it from trusted PROXY addresses)", a),
 		notSupported("forwarded-for-proxy-protocol-header", "X-Forwarded-For-Proxy-Protocol", "with use-proxy-protocol the PROXY header's address is the client's; a forwarded header behind it is not read", a),
-		notSupported("proxy-protocol-header-timeout", "5s", "nginx reads the PROXY header of the HTTP listeners within client-header-timeout; the setting is ingress-nginx's SSL passthrough proxy's, and that comes with the streams issue", s),
+		differs("proxy-protocol-header-timeout", "5s", "the stream listeners that decode a PROXY header (a TCP service's first PROXY, the SSL passthrough listener with use-proxy-protocol) wait this long for it; the HTTP listeners read theirs within client-header-timeout, as nginx does", s),
 		supported("proxy-add-original-uri-header", "true"),
 		differs("global-auth-url", "http://auth.ingress.svc.cluster.local/verify", noteGlobalAuth, a),
 		differs("global-auth-method", "GET", noteGlobalAuth, a),

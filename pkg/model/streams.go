@@ -1,0 +1,257 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TCP and UDP services (ingress-nginx's --tcp-services-configmap and
+// --udp-services-configmap) and SSL passthrough (--enable-ssl-passthrough
+// with the ssl-passthrough annotation).
+//
+// A services ConfigMap maps an external port to
+// "namespace/service:port[:PROXY[:PROXY]]": port is the Service port's
+// number or name, the first PROXY makes the listener expect a PROXY
+// protocol header, the second sends one to the backend (TCP only). Every
+// entry is validated on its own: a bad one is left out with a Problem on
+// the ConfigMap and never blocks the others.
+
+// maxL4Value bounds a services ConfigMap value.
+const maxL4Value = 512
+
+// ProblemKindConfigMap is the kind of Problems of a ConfigMap entry.
+const ProblemKindConfigMap = "ConfigMap"
+
+// buildL4 builds Configuration.L4 from the two services ConfigMaps.
+func (b *builder) buildL4() []L4Service {
+	var out []L4Service
+	for _, src := range [...]struct {
+		ref   string
+		proto L4Protocol
+	}{{b.opts.TCPServicesConfigMap, L4TCP}, {b.opts.UDPServicesConfigMap, L4UDP}} {
+		out = append(out, b.l4From(src.ref, src.proto)...)
+	}
+	slices.SortFunc(out, func(x, y L4Service) int {
+		return cmp.Or(cmp.Compare(x.Protocol, y.Protocol), cmp.Compare(x.Port, y.Port))
+	})
+	return out
+}
+
+// l4From builds the services of one ConfigMap, sorted by port.
+func (b *builder) l4From(ref string, proto L4Protocol) []L4Service {
+	if ref == "" {
+		return nil
+	}
+	key, err := parseObjectKey(ref)
+	if err != nil {
+		return nil // Options.Validate reports it
+	}
+	cm := b.s.ConfigMap(key.Namespace, key.Name)
+	if cm == nil {
+		return nil
+	}
+	ports := make([]string, 0, len(cm.Data))
+	for k := range cm.Data {
+		ports = append(ports, k)
+	}
+	slices.Sort(ports)
+	var out []L4Service
+	for _, port := range ports {
+		svc, err := b.l4Service(proto, port, cm.Data[port])
+		if err != nil {
+			b.problem(ProblemKindConfigMap, key.Namespace, key.Name, "%s port %s: %v; entry left out", proto, quoteValue(port), err)
+			continue
+		}
+		out = append(out, svc)
+	}
+	return out
+}
+
+// l4Service parses and resolves one entry.
+func (b *builder) l4Service(proto L4Protocol, port, value string) (L4Service, error) {
+	p, err := parseL4Port(port)
+	if err != nil {
+		return L4Service{}, err
+	}
+	if slices.Contains(b.opts.ReservedPorts, p) {
+		return L4Service{}, fmt.Errorf("is reserved for the controller's own listeners")
+	}
+	svc, err := parseL4Value(proto, value)
+	if err != nil {
+		return L4Service{}, fmt.Errorf("value %s: %w", quoteValue(value), err)
+	}
+	svc.Port = p
+	if err := b.resolveL4(&svc); err != nil {
+		return L4Service{}, err
+	}
+	return svc, nil
+}
+
+// parseL4Port parses an external port: 1 to 65535, digits only, no
+// leading zero.
+func parseL4Port(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 || s[0] == '0' || s[0] == '+' {
+		return 0, fmt.Errorf("is not a port number from 1 to 65535")
+	}
+	return n, nil
+}
+
+// parseL4Value parses "namespace/service:port[:PROXY[:PROXY]]". An empty
+// option field is no option (ingress-nginx's "ns/svc:80::PROXY" encodes
+// only); anything but PROXY (any case) is refused. PROXY on a UDP entry is
+// refused too: the PROXY protocol is TCP's (ingress-nginx ignores it).
+func parseL4Value(proto L4Protocol, v string) (L4Service, error) {
+	if len(v) > maxL4Value {
+		return L4Service{}, fmt.Errorf("longer than %d characters", maxL4Value)
+	}
+	parts := strings.Split(strings.TrimSpace(v), ":")
+	if len(parts) < 2 || len(parts) > 4 {
+		return L4Service{}, fmt.Errorf("must be namespace/service:port with up to two PROXY options")
+	}
+	key, err := parseObjectKey(parts[0])
+	if err != nil || !isDNSLabel(key.Name) {
+		return L4Service{}, fmt.Errorf("%s is not namespace/service", quoteValue(parts[0]))
+	}
+	if !validServicePort(parts[1]) {
+		return L4Service{}, fmt.Errorf("service port %s is not a number from 1 to 65535 or a port name", quoteValue(parts[1]))
+	}
+	svc := L4Service{Protocol: proto, Namespace: key.Namespace, Service: key.Name, ServicePort: parts[1]}
+	for i, opt := range parts[2:] {
+		switch {
+		case opt == "":
+		case !strings.EqualFold(opt, "PROXY"):
+			return L4Service{}, fmt.Errorf("option %s is not PROXY", quoteValue(opt))
+		case proto == L4UDP:
+			return L4Service{}, fmt.Errorf("PROXY is a TCP option (the PROXY protocol has no UDP form here)")
+		case i == 0:
+			svc.DecodeProxy = true
+		default:
+			svc.EncodeProxy = true
+		}
+	}
+	return svc, nil
+}
+
+// validServicePort accepts a port number or an IANA service name.
+func validServicePort(s string) bool {
+	if s != "" && s[0] >= '0' && s[0] <= '9' {
+		_, err := parseL4Port(s)
+		return err == nil
+	}
+	return len(s) <= 15 && isDNSLabel(s)
+}
+
+// resolveL4 finds the Service port of svc with the entry's protocol and
+// its ready endpoints. A Service without ready endpoints keeps its
+// listener (connections are closed until one is ready), unlike
+// ingress-nginx, which removes the listener: a reload per scale to zero.
+func (b *builder) resolveL4(svc *L4Service) error {
+	key := objectKey{svc.Namespace, svc.Service}
+	obj := b.s.services[key]
+	switch {
+	case obj == nil:
+		return fmt.Errorf("service %s not found", key)
+	case obj.Spec.Type == corev1.ServiceTypeExternalName:
+		return fmt.Errorf("service %s %w", key, errExternalName)
+	}
+	sp := l4ServicePort(obj, svc.ServicePort, corev1.Protocol(svc.Protocol))
+	if sp == nil {
+		return fmt.Errorf("service %s has no %s port %s", key, svc.Protocol, svc.ServicePort)
+	}
+	svc.Endpoints, _ = b.endpoints(key, sp.Name)
+	return nil
+}
+
+// l4ServicePort returns the port of svc named or numbered ref whose
+// protocol is proto (a port without protocol is TCP).
+func l4ServicePort(svc *corev1.Service, ref string, proto corev1.Protocol) *corev1.ServicePort {
+	num, _ := strconv.Atoi(ref)
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		if cmp.Or(p.Protocol, corev1.ProtocolTCP) != proto {
+			continue
+		}
+		if p.Name == ref || num > 0 && int(p.Port) == num {
+			return p
+		}
+	}
+	return nil
+}
+
+// finishPassthrough builds Configuration.Passthrough: for every host of an
+// Ingress with ssl-passthrough, the endpoints of the backend of the host's
+// Prefix "/" path, as ingress-nginx (which needs that path too). Without
+// --enable-ssl-passthrough the annotation is left out with a Problem.
+func (b *builder) finishPassthrough(cfg *Configuration) {
+	hosts := b.passthroughHosts()
+	if len(hosts) == 0 {
+		return
+	}
+	for _, h := range hosts {
+		if p, ok := b.passthroughHost(cfg, h); ok {
+			cfg.Passthrough = append(cfg.Passthrough, p)
+		}
+	}
+	slices.SortFunc(cfg.Passthrough, func(x, y PassthroughHost) int { return cmp.Compare(x.Hostname, y.Hostname) })
+}
+
+type passthroughClaim struct {
+	host string
+	e    *ingressEntry
+}
+
+// passthroughHosts returns the hosts of the served Ingresses with
+// ssl-passthrough, each with its oldest such Ingress.
+func (b *builder) passthroughHosts() []passthroughClaim {
+	var out []passthroughClaim
+	seen := map[string]bool{}
+	for _, e := range b.ingresses {
+		if !e.ann.sslPassthrough {
+			continue
+		}
+		if !b.opts.EnableSSLPassthrough {
+			b.ingressProblem(e, "ssl-passthrough needs the syncer's --enable-ssl-passthrough; annotation ignored")
+			continue
+		}
+		for _, r := range e.obj.Spec.Rules {
+			switch {
+			case r.Host == "":
+				b.ingressProblem(e, "ssl-passthrough: a rule without host cannot be matched by SNI; rule ignored for passthrough")
+			case strings.HasPrefix(r.Host, "*."):
+				b.ingressProblem(e, "ssl-passthrough: wildcard host %s is not matched by SNI (exact names only); rule ignored for passthrough", r.Host)
+			case !seen[r.Host]:
+				seen[r.Host] = true
+				out = append(out, passthroughClaim{r.Host, e})
+			}
+		}
+	}
+	return out
+}
+
+// passthroughHost resolves one claimed host against the built servers.
+func (b *builder) passthroughHost(cfg *Configuration, c passthroughClaim) (PassthroughHost, bool) {
+	// Not a binary search: aliases and www redirects follow the sorted
+	// servers; passthrough hosts are few.
+	i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Hostname == c.host })
+	if i < 0 {
+		return PassthroughHost{}, false // the rule was left out with its own Problem
+	}
+	for _, l := range cfg.Servers[i].Locations {
+		if l.Path != "/" || l.PathType != PathPrefix || l.Ingress == "" {
+			continue
+		}
+		j, ok := slices.BinarySearchFunc(cfg.Backends, l.Backend, func(be Backend, n string) int { return cmp.Compare(be.Name, n) })
+		if !ok {
+			break
+		}
+		return PassthroughHost{Hostname: c.host, Ingress: l.Ingress, Backend: l.Backend, Endpoints: cfg.Backends[j].Endpoints}, true
+	}
+	b.ingressProblem(c.e, "ssl-passthrough: host %s has no Prefix / path with a Service backend; passthrough ignored", c.host)
+	return PassthroughHost{}, false
+}
