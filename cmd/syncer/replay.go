@@ -164,6 +164,7 @@ func replayCommand(ctx context.Context, args []string, _ io.Reader, stdout, stde
 // replayer connects to NATS and returns a Replayer; done finishes the
 // progress bar and closes the connection (it may be called twice).
 func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.Replayer, func(), error) {
+	f.model.withListeners(&f.nginx)
 	opts := f.model.opts
 	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
 	if err != nil {

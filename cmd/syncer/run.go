@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -60,8 +62,25 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.opts.DefaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret for unknown SNI names (default: self-signed)")
 	fs.StringVar(&f.opts.ConfigMap, "configmap", "", "namespace/name of the controller ConfigMap")
 	fs.BoolVar(&f.opts.AllowSnippets, "allow-snippet-annotations", false, "accepted for ingress-nginx compatibility; changes nothing: an Ingress with a *-snippet annotation is never served")
+	fs.StringVar(&f.opts.TCPServicesConfigMap, "tcp-services-configmap", "", "namespace/name of the TCP services ConfigMap (ingress-nginx's format: port: namespace/service:port[:PROXY][:PROXY])")
+	fs.StringVar(&f.opts.UDPServicesConfigMap, "udp-services-configmap", "", "namespace/name of the UDP services ConfigMap (port: namespace/service:port)")
+	fs.BoolVar(&f.opts.EnableSSLPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation: TLS connections for those hosts go to their backend unterminated")
 	fs.IntVar(&f.opts.MaxUpstreamTLSProfiles, "max-upstream-tls-profiles", model.DefaultMaxUpstreamTLSProfiles, "most distinct backend TLS profiles (proxy-ssl-*), 1 to 256: each is 27 nginx locations and a new one reloads nginx; the routes of Ingresses beyond it answer 503")
 }
+
+// withListeners tells the model the ports nginx and the syncer listen on
+// (a TCP or UDP service there is left out; the default metrics port is
+// reserved as in ingress-nginx), and nginx whether SSL passthrough is on.
+// run and replay both call it, so that their checksums agree.
+func (f *modelFlags) withListeners(n *nginx.Options) {
+	f.opts.ReservedPorts = []int{
+		cmp.Or(n.HTTPPort, nginx.DefaultHTTPPort), cmp.Or(n.HTTPSPort, nginx.DefaultHTTPSPort),
+		cmp.Or(n.StatusPort, nginx.DefaultStatusPort), defaultMetricsPort,
+	}
+}
+
+// defaultMetricsPort is the port of --metrics-addr's default.
+const defaultMetricsPort = 10254
 
 type runFlags struct {
 	nats                natsFlags
@@ -79,7 +98,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	f.nats.register(fs)
 	f.model.register(fs)
 	fs.StringVar(&f.pod, "pod-name", defaultPodName(), "name in status reports (default $POD_NAME or the hostname)")
-	fs.StringVar(&f.metricsAddr, "metrics-addr", ":10254", "address of /metrics, /healthz and /readyz")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", ":"+strconv.Itoa(defaultMetricsPort), "address of /metrics, /healthz and /readyz")
 	fs.DurationVar(&f.holdoff, "holdoff", 5*time.Millisecond, "wait this long after an event for more before rebuilding")
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 100*time.Millisecond, "rebuild at the latest this long after the first event of a burst")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -172,6 +191,7 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return err
 	}
 	f.model.opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
+	f.model.withListeners(&f.nginx)
 	if err := f.model.opts.Validate(); err != nil {
 		return err
 	}

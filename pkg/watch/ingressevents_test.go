@@ -133,6 +133,30 @@ func TestIngressEventsForEveryKindOfProblem(t *testing.T) {
 	describeForDocs(t, e, "b-young")
 }
 
+// TestConfigMapEventsForBadServiceEntries: a bad entry of the TCP services
+// ConfigMap gives one Warning on the ConfigMap with its reason, and the
+// good entry beside it none.
+func TestConfigMapEventsForBadServiceEntries(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config("watcher-a")
+	cfg.ConfigMaps = append(cfg.ConfigMaps, e.ns+"/tcp-services")
+	start(t, cfg)
+	e.create(t, service(e.ns, "db"))
+	runSyncerWith(t, e, "syncer-a", model.Options{ControllerClass: e.controller(), IngressClass: "nginx",
+		TCPServicesConfigMap: e.ns + "/tcp-services"})
+	e.create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "tcp-services"},
+		Data: map[string]string{"9000": e.ns + "/db:80", "9001": e.ns + "/db:80:SSL"}})
+	var evs []corev1.Event
+	eventually(t, "a Warning on the ConfigMap", func() bool {
+		evs = ofReason(listEventsOn(t, e, "ConfigMap", "tcp-services"), watch.ReasonProblem)
+		return len(evs) > 0
+	})
+	if len(evs) != 1 || evs[0].Type != corev1.EventTypeWarning || !strings.Contains(evs[0].Message, `TCP port "9001"`) ||
+		!strings.Contains(evs[0].Message, `option "SSL" is not PROXY`) {
+		t.Fatalf("want one Warning about port 9001, got %s", describeEvents(evs))
+	}
+}
+
 // TestIngressEventsOncePerProblem: 100 reports (builds) carrying the same
 // Problem give one Event, not 100. A Problem of another Ingress, reported
 // after them, is the barrier showing that all 100 were handled: Events are
@@ -241,9 +265,14 @@ func barrier(t *testing.T, e *env, w *runningWatcher, seq uint64, n int) {
 // in place of nginx, reporting on the status subject as cmd/syncer does.
 func runSyncer(t *testing.T, e *env, pod string) {
 	t.Helper()
+	runSyncerWith(t, e, pod, model.Options{ControllerClass: e.controller(), IngressClass: "nginx"})
+}
+
+func runSyncerWith(t *testing.T, e *env, pod string, opts model.Options) {
+	t.Helper()
 	nc, js := natstest.Connect(t, e.nats.URL())
 	s, err := syncer.New(syncertest.New(), syncer.Options{
-		Model: model.Options{ControllerClass: e.controller(), IngressClass: "nginx"}, Pod: pod,
+		Model: opts, Pod: pod,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Report: func(_ context.Context, st events.SyncerStatus) error {
 			data, err := events.EncodeStatus(st)
@@ -297,9 +326,14 @@ func publishReport(t *testing.T, e *env, st events.SyncerStatus) {
 // listEvents lists the Events on Ingress name, as kubectl describe does.
 func listEvents(t *testing.T, e *env, name string) []corev1.Event {
 	t.Helper()
+	return listEventsOn(t, e, "Ingress", name)
+}
+
+func listEventsOn(t *testing.T, e *env, kind, name string) []corev1.Event {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	sel := fields.Set{"involvedObject.kind": "Ingress", "involvedObject.name": name}.AsSelector().String()
+	sel := fields.Set{"involvedObject.kind": kind, "involvedObject.name": name}.AsSelector().String()
 	list, err := e.client.CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
 		t.Fatalf("list events: %v", err)

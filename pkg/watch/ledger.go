@@ -20,14 +20,23 @@ const (
 	ReasonSync = "Sync"
 )
 
-// objectKey names a namespaced object.
-type objectKey struct{ Namespace, Name string }
+// objectKey names a namespaced object of a kind the ledger posts Events
+// on: an Ingress, or a ConfigMap whose entries have Problems (the TCP and
+// UDP services).
+type objectKey struct {
+	Kind            events.Kind
+	Namespace, Name string
+}
+
+func ingressKey(namespace, name string) objectKey {
+	return objectKey{Kind: events.KindIngress, Namespace: namespace, Name: name}
+}
 
 func (k objectKey) String() string { return k.Namespace + "/" + k.Name }
 
-// notice is one Kubernetes Event to post on an Ingress.
+// notice is one Kubernetes Event to post on an object.
 type notice struct {
-	Ingress objectKey
+	Object  objectKey
 	Warning bool
 	Reason  string
 	Message string
@@ -37,7 +46,7 @@ type notice struct {
 type syncerView struct {
 	seq uint64
 	at  time.Time // when the report was stored (stream time)
-	// problems are the listed Ingress Problems; listed is false for a
+	// problems are the listed Ingress and ConfigMap Problems; listed is false for a
 	// report that carries only their count (a syncer older than
 	// SyncerStatus.ProblemList).
 	problems map[objectKey][]string
@@ -86,13 +95,14 @@ func (l *ledger) report(st events.SyncerStatus, at time.Time) {
 	}
 	v := syncerView{seq: st.Sequence, at: at, listed: st.Problems == 0 || len(st.ProblemList) > 0}
 	for _, p := range st.ProblemList {
-		if p.Kind != string(events.KindIngress) {
+		kind := events.Kind(p.Kind)
+		if kind != events.KindIngress && kind != events.KindConfigMap {
 			continue
 		}
 		if v.problems == nil {
 			v.problems = make(map[objectKey][]string)
 		}
-		k := objectKey{p.Namespace, p.Name}
+		k := objectKey{Kind: kind, Namespace: p.Namespace, Name: p.Name}
 		v.problems[k] = append(v.problems[k], p.Reason)
 	}
 	l.syncers[st.Pod] = v
@@ -160,7 +170,7 @@ func (l *ledger) newProblems(current map[objectKey]map[string]bool) []notice {
 	for _, k := range slices.SortedFunc(maps.Keys(current), compareKeys) {
 		for _, r := range slices.Sorted(maps.Keys(current[k])) {
 			if !l.posted[k][r] {
-				out = append(out, notice{Ingress: k, Warning: true, Reason: ReasonProblem, Message: r})
+				out = append(out, notice{Object: k, Warning: true, Reason: ReasonProblem, Message: r})
 			}
 		}
 	}
@@ -185,7 +195,7 @@ func (l *ledger) applied(current map[objectKey]map[string]bool) []notice {
 			continue
 		}
 		delete(l.changed, k)
-		out = append(out, notice{Ingress: k, Reason: ReasonSync, Message: syncMessage(len(l.syncers), seq, len(current[k]))})
+		out = append(out, notice{Object: k, Reason: ReasonSync, Message: syncMessage(len(l.syncers), seq, len(current[k]))})
 	}
 	return out
 }
@@ -208,5 +218,5 @@ func syncMessage(syncers int, seq uint64, problems int) string {
 }
 
 func compareKeys(a, b objectKey) int {
-	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }

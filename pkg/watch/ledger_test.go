@@ -11,8 +11,8 @@ import (
 
 var (
 	t0  = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	web = objectKey{"shop", "web"}
-	api = objectKey{"shop", "api"}
+	web = ingressKey("shop", "web")
+	api = ingressKey("shop", "api")
 )
 
 // rep is a ready report of pod at seq listing the Problems of web.
@@ -42,7 +42,7 @@ func describe(ns []notice) []string {
 		if n.Warning {
 			kind = "Warning"
 		}
-		out = append(out, fmt.Sprintf("%s %s %s: %s", kind, n.Ingress, n.Reason, n.Message))
+		out = append(out, fmt.Sprintf("%s %s %s: %s", kind, n.Object, n.Reason, n.Message))
 	}
 	return out
 }

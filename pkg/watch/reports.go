@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -57,7 +58,7 @@ func (r *reporter) published(ev events.Event) {
 	if ev.Kind != events.KindIngress {
 		return
 	}
-	k := objectKey{ev.Namespace, ev.Name}
+	k := ingressKey(ev.Namespace, ev.Name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ev.Op == events.OpDelete {
@@ -163,18 +164,42 @@ func (r *reporter) post(rec kuberecord.EventRecorder) {
 	due := r.l.due(time.Now())
 	r.mu.Unlock()
 	for _, n := range due {
-		obj, ok := r.w.informers.sources[events.KindIngress].get(key{Kind: events.KindIngress, Namespace: n.Ingress.Namespace, Name: n.Ingress.Name})
-		ing, _ := obj.(*networkingv1.Ingress)
-		if !ok || ing == nil || !r.w.serves(ing) {
+		obj := r.eventObject(n.Object)
+		if obj == nil {
 			continue
 		}
 		kind := corev1.EventTypeNormal
 		if n.Warning {
 			kind = corev1.EventTypeWarning
 		}
-		rec.Event(ing, kind, n.Reason, n.Message)
-		r.w.log.Debug("ingress event", "namespace", ing.Namespace, "name", ing.Name, "type", kind, "reason", n.Reason, "message", n.Message)
+		rec.Event(obj, kind, n.Reason, n.Message)
+		r.w.log.Debug("object event", "kind", n.Object.Kind, "namespace", n.Object.Namespace, "name", n.Object.Name,
+			"type", kind, "reason", n.Reason, "message", n.Message)
 	}
+}
+
+// eventObject returns the object an Event on k goes to: an Ingress we
+// still serve, or a ConfigMap we publish; nil for anything else.
+func (r *reporter) eventObject(k objectKey) runtime.Object {
+	src := r.w.informers.sources[k.Kind]
+	if src == nil {
+		return nil
+	}
+	obj, ok := src.get(key{Kind: k.Kind, Namespace: k.Namespace, Name: k.Name})
+	if !ok {
+		return nil
+	}
+	switch o := obj.(type) {
+	case *networkingv1.Ingress:
+		if o != nil && r.w.serves(o) {
+			return o
+		}
+	case *corev1.ConfigMap:
+		if o != nil {
+			return o
+		}
+	}
+	return nil
 }
 
 // eventSink writes Events with a timeout on each call (client-go's own sink
