@@ -22,7 +22,7 @@ func (s *Syncer) Client(roots *x509.CertPool) *http.Client {
 			if _, p, _ := net.SplitHostPort(addr); p == "443" {
 				port = s.HTTPSPort
 			}
-			return dialer.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			return dialer.DialContext(ctx, network, net.JoinHostPort(s.Address, strconv.Itoa(port)))
 		},
 		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		MaxIdleConnsPerHost: 16,

@@ -6,6 +6,7 @@
 package world
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,6 +91,11 @@ type Component struct {
 // Syncer is a syncer binary with its nginx.
 type Syncer struct {
 	Component
+	// Address is the loopback address its nginx listens on for HTTP,
+	// HTTPS and the TCP and UDP services: each syncer of the World has its
+	// own, as each pod has its own network, so that their listeners of a
+	// TCP service's port do not collide.
+	Address                         string
 	HTTPPort, HTTPSPort, StatusPort int
 	Dir                             string
 	status                          *nginx.Client // its nginx's status server
@@ -244,7 +250,8 @@ func (w *World) newWatcher(port int) {
 
 func (w *World) newSyncer(i int, ports []int) (*Syncer, error) {
 	o := SyncerOptions{Bin: filepath.Join(w.opts.BinDir, "syncer"), Dir: w.opts.Dir, Name: fmt.Sprintf("syncer-%d", i),
-		NATSURL: w.NATSURL, Ports: ports, Args: append(w.configMapArgs(), w.opts.SyncerArgs...)}
+		NATSURL: w.NATSURL, Ports: ports, Args: append(w.configMapArgs(), w.opts.SyncerArgs...),
+		Address: fmt.Sprintf("127.0.0.%d", i+1)}
 	if w.opts.HTTPPort != 0 && i == 0 {
 		o.Ports = []int{w.opts.HTTPPort, w.opts.HTTPSPort, ports[2], ports[3]}
 	}
@@ -268,6 +275,8 @@ type SyncerOptions struct {
 	// Ports: HTTP, HTTPS, status and metrics, on 127.0.0.1; nil picks free ones.
 	Ports []int
 	Args  []string // appended to the defaults
+	// Address is the loopback address nginx listens on ("": 127.0.0.1).
+	Address string
 }
 
 // NewSyncer prepares (does not start) a syncer: the World's, or a lone one
@@ -279,14 +288,14 @@ func NewSyncer(o SyncerOptions) (*Syncer, error) {
 			return nil, err
 		}
 	}
-	s := &Syncer{HTTPPort: o.Ports[0], HTTPSPort: o.Ports[1], StatusPort: o.Ports[2],
+	s := &Syncer{Address: cmp.Or(o.Address, "127.0.0.1"), HTTPPort: o.Ports[0], HTTPSPort: o.Ports[1], StatusPort: o.Ports[2],
 		Dir: filepath.Join(o.Dir, o.Name+"-nginx"), status: nginx.NewClient(o.Ports[2], 5*time.Second)}
 	s.Name, s.MetricsPort, s.bin = o.Name, o.Ports[3], o.Bin
 	s.log = filepath.Join(o.Dir, s.Name+".log")
 	s.args = append([]string{"run",
 		"--nats-url", o.NATSURL, "--stream", Stream, "--subject-prefix", Prefix, "--pod-name", s.Name,
 		"--controller-class", ControllerClass, "--ingress-class", IngressClass,
-		"--listen-address", "127.0.0.1", "--http-port", strconv.Itoa(s.HTTPPort),
+		"--listen-address", s.Address, "--http-port", strconv.Itoa(s.HTTPPort),
 		"--https-port", strconv.Itoa(s.HTTPSPort), "--status-port", strconv.Itoa(s.StatusPort),
 		"--metrics-addr", "127.0.0.1:" + strconv.Itoa(s.MetricsPort), "--nginx-dir", s.Dir,
 		"--worker-processes", strconv.Itoa(NginxWorkers), "--worker-shutdown-timeout", "5s",
