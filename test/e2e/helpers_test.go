@@ -91,6 +91,12 @@ func setEndpoints(t *testing.T, ns, svc string, backends ...*echo.Server) {
 	for _, b := range backends {
 		addrs = append(addrs, host(b))
 	}
+	setEndpointAddrs(t, ns, svc, addrs...)
+}
+
+// setEndpointAddrs is setEndpoints with addresses (on backendPort).
+func setEndpointAddrs(t *testing.T, ns, svc string, addrs ...string) {
+	t.Helper()
 	es := clean(fixtures.EndpointSlice(ns, svc+"-1", svc, backendPort, addrs...))
 	api := w.Kube.DiscoveryV1().EndpointSlices(ns)
 	cur, err := api.Get(t.Context(), es.Name, metav1.GetOptions{})

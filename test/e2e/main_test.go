@@ -64,7 +64,11 @@ func mainE2E(m *testing.M) int {
 		BinDir: os.Getenv(envBin), Dir: dir, Syncers: 2,
 		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: statusAddress,
 		ConfigMap:  configMapNamespace + "/" + configMapName,
-		SyncerArgs: []string{"--holdoff", "300ms", "--max-holdoff", "2s"},
+		// SSL passthrough is on for every test: HTTPS then reaches nginx's
+		// HTTPS server through the stream listener, with the client address.
+		WatcherArgs: []string{"--tcp-services-configmap", configMapNamespace + "/" + tcpServicesName},
+		SyncerArgs: []string{"--holdoff", "300ms", "--max-holdoff", "2s",
+			"--tcp-services-configmap", configMapNamespace + "/" + tcpServicesName, "--enable-ssl-passthrough"},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start world:", err)
