@@ -63,7 +63,7 @@ func mainE2E(m *testing.M) int {
 	w, err = world.Start(ctx, world.Options{
 		BinDir: os.Getenv(envBin), Dir: dir, Syncers: 2,
 		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: statusAddress,
-		ConfigMap:  configMapNamespace + "/" + configMapName,
+		ConfigMap: configMapNamespace + "/" + configMapName,
 		// SSL passthrough is on for every test: HTTPS then reaches nginx's
 		// HTTPS server through the stream listener, with the client address.
 		WatcherArgs: []string{"--tcp-services-configmap", configMapNamespace + "/" + tcpServicesName},
