@@ -28,7 +28,7 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	defer nc.Close()
 	s, err := syncer.New(registerMetrics(reg, f, ngx, nc.IsConnected), syncer.Options{
 		Model: f.model.opts, Pod: f.pod, Holdoff: f.holdoff, MaxHoldoff: f.maxHoldoff,
-		Report: statusReporter(nc, f.nats.prefix, f.pod), Logger: log, Registerer: reg,
+		Report: statusReporter(nc, f.nats.prefix, f.pod), Logger: log, Registerer: reg, ListenCheck: ngx.CanListen,
 	})
 	if err != nil {
 		return err

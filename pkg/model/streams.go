@@ -255,3 +255,41 @@ func (b *builder) passthroughHost(cfg *Configuration, c passthroughClaim) (Passt
 	b.ingressProblem(c.e, "ssl-passthrough: host %s has no Prefix / path with a Service backend; passthrough ignored", c.host)
 	return PassthroughHost{}, false
 }
+
+// WithoutListeners returns cfg without the TCP and UDP services that
+// check refuses (the syncer's test that nginx can bind their port: a
+// listener nginx cannot open fails the whole reload, and so every later
+// change), each with a Problem on its ConfigMap, and the checksum of what
+// is left. cfg itself is returned when check refuses none; it is never
+// modified.
+func WithoutListeners(cfg *Configuration, opts Options, check func(L4Service) error) *Configuration {
+	var kept []L4Service
+	var problems []Problem
+	for i, svc := range cfg.L4 {
+		err := check(svc)
+		if err == nil {
+			if problems != nil {
+				kept = append(kept, svc)
+			}
+			continue
+		}
+		if problems == nil {
+			kept = append(make([]L4Service, 0, len(cfg.L4)), cfg.L4[:i]...)
+		}
+		ref := opts.TCPServicesConfigMap
+		if svc.Protocol == L4UDP {
+			ref = opts.UDPServicesConfigMap
+		}
+		key, _ := parseObjectKey(ref)
+		problems = append(problems, Problem{Kind: ProblemKindConfigMap, Namespace: key.Namespace, Name: key.Name,
+			Reason: fmt.Sprintf("%s port %q: nginx cannot listen on it: %v; entry left out", svc.Protocol, strconv.Itoa(svc.Port), err)})
+	}
+	if problems == nil {
+		return cfg
+	}
+	out := *cfg
+	out.L4 = kept
+	out.Problems = sortProblems(append(slices.Clone(cfg.Problems), problems...))
+	out.Checksum = configChecksum(&out, true)
+	return &out
+}

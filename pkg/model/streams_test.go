@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -163,4 +164,27 @@ func FuzzL4Value(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestWithoutListeners(t *testing.T) {
+	cm := configMap("ingress", "tcp", "9000", "data/db:5432", "9001", "data/db:5432")
+	cfg := Build(newTestStore(t, append(l4Objects(), cm)...), l4Options())
+	same := WithoutListeners(cfg, l4Options(), func(L4Service) error { return nil })
+	if same != cfg {
+		t.Errorf("nothing refused: want cfg itself")
+	}
+	out := WithoutListeners(cfg, l4Options(), func(s L4Service) error {
+		if s.Port == 9000 {
+			return errors.New("permission denied")
+		}
+		return nil
+	})
+	if len(cfg.L4) != 2 || len(out.L4) != 1 || out.L4[0].Port != 9001 {
+		t.Fatalf("L4 %+v from %+v", out.L4, cfg.L4)
+	}
+	checkProblems(t, out.Problems, []string{`ConfigMap ingress/tcp: TCP port "9000": nginx cannot listen on it: permission denied; entry left out`})
+	want := Build(newTestStore(t, append(l4Objects(), configMap("ingress", "tcp", "9001", "data/db:5432"))...), l4Options())
+	if out.Checksum != want.Checksum || out.Checksum == cfg.Checksum {
+		t.Errorf("checksum %s, want %s (that of a build without the entry)", out.Checksum, want.Checksum)
+	}
 }

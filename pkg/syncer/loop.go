@@ -86,6 +86,9 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	start := time.Now()
 	cfg := model.Build(s.store, s.opts.Model)
 	s.mu.Unlock()
+	if s.opts.ListenCheck != nil && len(cfg.L4) > 0 {
+		cfg = model.WithoutListeners(cfg, s.opts.Model, s.opts.ListenCheck)
+	}
 	s.m.builds.Inc()
 	s.m.buildDuration.Observe(time.Since(start).Seconds())
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -83,3 +86,35 @@ func (n *Nginx) Healthy() error {
 
 // Client is the Lua endpoint client, for `syncer backends` and tests.
 func (n *Nginx) Client() *nginx.Client { return n.applier.Client() }
+
+// CanListen tells whether nginx can listen on svc's port (a
+// syncer.Options.ListenCheck): nil when the running nginx.conf already has
+// that listener, otherwise whether this process, which runs nginx with its
+// own identity in its own network, can bind the port on nginx's listen
+// address. A port taken by another process, or below 1024 without the
+// privilege, would fail the reload that adds it, and with it every later
+// change.
+func (n *Nginx) CanListen(svc model.L4Service) error {
+	if running := n.applier.Running(); running != nil && slices.ContainsFunc(running.L4, func(r model.L4Service) bool {
+		return r.Protocol == svc.Protocol && r.Port == svc.Port
+	}) {
+		return nil
+	}
+	return bindable(svc.Protocol, net.JoinHostPort(n.applier.Renderer().Options().ListenAddress, strconv.Itoa(svc.Port)))
+}
+
+// bindable binds addr with proto and closes it at once.
+func bindable(proto model.L4Protocol, addr string) error {
+	if proto == model.L4UDP {
+		c, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}

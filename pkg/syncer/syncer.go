@@ -30,6 +30,11 @@ type Options struct {
 	ApplyTimeout time.Duration // default 2m
 	// StatusInterval is how often status is reported when nothing changes.
 	StatusInterval time.Duration // default 30s
+	// ListenCheck tells whether nginx can listen on the port of a TCP or
+	// UDP service; the services it refuses are left out with a Problem
+	// (model.WithoutListeners). nil checks nothing. The real one is
+	// Nginx.CanListen.
+	ListenCheck func(model.L4Service) error
 	// Report publishes a status report; nil reports nothing.
 	Report     func(ctx context.Context, st events.SyncerStatus) error
 	Logger     *slog.Logger

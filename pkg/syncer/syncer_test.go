@@ -50,7 +50,9 @@ func start(t *testing.T, opts Options) *harness {
 	t.Helper()
 	h := &harness{t: t, rec: syncertest.New(), reg: prometheus.NewRegistry()}
 	opts.Pod, opts.Registerer = "test-pod", h.reg
-	opts.Model = model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx", ConfigMap: "kube-system/ingress-sync"}
+	if opts.Model.ControllerClass == "" {
+		opts.Model = model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx", ConfigMap: "kube-system/ingress-sync"}
+	}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if opts.Holdoff == 0 {
 		opts.Holdoff, opts.MaxHoldoff = 50*time.Millisecond, 2*time.Second
