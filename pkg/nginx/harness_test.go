@@ -411,7 +411,7 @@ func (h *harness) update(ctx context.Context, ch model.Change) error {
 // as checksum once the workers run that file.
 func (h *harness) confChecksum(cfg *model.Configuration) string {
 	h.t.Helper()
-	_, sum, err := h.app.renderer.render(&cfg.Global, cfg.UpstreamTLS...)
+	_, sum, err := h.app.renderer.render(cfg, cfg.UpstreamTLS)
 	if err != nil {
 		h.t.Fatalf("render nginx.conf: %v", err)
 	}
