@@ -91,7 +91,9 @@ func goldenConfigs() map[string]struct {
 			},
 		},
 		"passthrough": {
-			opts: func(o *Options) { o.EnableSSLPassthrough, o.ListenAddress, o.DisableAccessLog = true, "127.0.0.1", true },
+			opts: func(o *Options) {
+				o.EnableSSLPassthrough, o.ListenAddress, o.DisableAccessLog = true, "127.0.0.1", true
+			},
 			cfg: &model.Configuration{
 				Global: model.Global{UseForwardedHeaders: true, Nginx: func() model.NginxSettings {
 					n := model.DefaultGlobal().Nginx
