@@ -135,3 +135,12 @@ func (a *Applier) removeStaleStreamFiles(keep map[string][]byte) {
 	}
 	maps.DeleteFunc(a.streamWritten, func(name string, _ []byte) bool { _, ok := keep[name]; return !ok })
 }
+
+// splitEndpoint parses an endpoint of the files: an IP address and a port.
+func splitEndpoint(e string) (netip.Addr, int, error) {
+	ap, err := netip.ParseAddrPort(e)
+	if err != nil || ap.Port() == 0 || ap.Addr().Zone() != "" {
+		return netip.Addr{}, 0, fmt.Errorf("not an endpoint: %q", e)
+	}
+	return ap.Addr(), int(ap.Port()), nil
+}
