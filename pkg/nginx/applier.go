@@ -151,8 +151,9 @@ func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
 // workers (which share the Lua state of the old ones); on failure the
 // previous file stays (or is put back), nothing is pushed, and the error
 // wraps ErrConfigTest, ErrReloadNotConfirmed, ErrInvalidValue or
-// ErrNotRunning. Whatever fails, the next Apply pushes the whole state
-// again.
+// ErrNotRunning. The endpoint files of the stream servers are written
+// before any reload (a failure wraps ErrStreamFiles). Whatever fails, the
+// next Apply pushes the whole state again.
 func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.Change, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
