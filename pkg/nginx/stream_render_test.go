@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -159,4 +161,41 @@ func FuzzEndpointFiles(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStreamFileWriteFailure: an endpoint file that cannot be written is
+// an Apply error (ErrStreamFiles) before any reload, and the next Apply
+// writes it.
+func TestStreamFileWriteFailure(t *testing.T) {
+	requireNginx(t)
+	opts := testOptions(t)
+	app, err := NewApplier(opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := app.opts.streamDir()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil { // a file where the directory was
+		t.Fatal(err)
+	}
+	cfg := l4Config("files", tcpService(9000, model.Endpoint{Address: "127.0.0.1", Port: 1}))
+	if _, err := app.Apply(t.Context(), cfg); !errors.Is(err, ErrStreamFiles) {
+		t.Fatalf("Apply = %v, want ErrStreamFiles", err)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// No nginx runs: the reload fails after the files are written.
+	if _, err := app.Apply(t.Context(), cfg); !errors.Is(err, ErrNotRunning) {
+		t.Fatalf("Apply = %v, want ErrNotRunning", err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "tcp-9000.json"))
+	if err != nil || string(data) != `{"endpoints":["127.0.0.1:1"]}` {
+		t.Fatalf("file %q, %v", data, err)
+	}
 }
