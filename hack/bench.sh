@@ -33,7 +33,8 @@ benchtime_for() {
 	pkg/nginx/BenchmarkReload) echo "-benchtime 20x" ;;
 	pkg/nginx/BenchmarkRouterThroughput | pkg/nginx/BenchmarkLuaMemory | pkg/nginx/BenchmarkBasicAuthThroughput | \
 		pkg/nginx/BenchmarkAllowListThroughput | pkg/nginx/BenchmarkAllowListLookup | pkg/nginx/BenchmarkLimitThroughput | \
-		pkg/nginx/BenchmarkMetricsThroughput) echo "-benchtime 1x" ;;
+		pkg/nginx/BenchmarkMetricsThroughput | pkg/nginx/BenchmarkL4Throughput | pkg/nginx/BenchmarkL4ConnectionRate) echo "-benchtime 1x" ;;
+	pkg/nginx/BenchmarkL4EndpointChange) echo "-benchtime 200x" ;;
 	pkg/replay/BenchmarkReplay100k) echo "-benchtime 1x" ;;
 	*) echo "-benchtime 1s" ;;
 	esac

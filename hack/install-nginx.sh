@@ -8,6 +8,8 @@
 set -euo pipefail
 
 packages=(nginx libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core lua-resty-lrucache lua-cjson)
+# The stream module and its njs module: TCP and UDP services, SSL passthrough.
+packages+=(libnginx-mod-stream libnginx-mod-stream-js)
 # The e2e suite and `make run` also need ip (iproute2) and unshare (util-linux)
 # for their private network namespace.
 packages+=(iproute2 util-linux)
@@ -96,7 +98,8 @@ if [ -n "$(listening_on_80)" ]; then
   exit 1
 fi
 
-for m in /usr/lib/nginx/modules/ndk_http_module.so /usr/lib/nginx/modules/ngx_http_lua_module.so; do
+for m in /usr/lib/nginx/modules/ndk_http_module.so /usr/lib/nginx/modules/ngx_http_lua_module.so \
+  /usr/lib/nginx/modules/ngx_stream_module.so /usr/lib/nginx/modules/ngx_stream_js_module.so; do
   if [ ! -f "$m" ]; then
     log "module $m is missing after install"
     exit 1

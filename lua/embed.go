@@ -1,12 +1,15 @@
 // Package lua embeds the Lua modules that run inside nginx (configuration,
-// balancer, certificate and their helpers), so that a binary installs the Lua
-// code of its own version: pkg/nginx writes them under Options.Dir/lua.
+// balancer, certificate and their helpers) and the njs module of its stream
+// block, so that a binary installs the code of its own version: pkg/nginx
+// writes them under Options.Dir/lua.
 package lua
 
 import "embed"
 
 // Files holds every module, at the paths Lua's package.path expects
-// (balancer/round_robin.lua for require("balancer.round_robin")).
+// (balancer/round_robin.lua for require("balancer.round_robin")), and
+// l4.js, the njs module of the stream servers (TCP and UDP services, SSL
+// passthrough).
 //
-//go:embed *.lua balancer/*.lua
+//go:embed *.lua *.js balancer/*.lua
 var Files embed.FS

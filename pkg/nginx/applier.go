@@ -55,6 +55,9 @@ type Applier struct {
 	// profiles are the backend TLS profiles of the running nginx.conf
 	// (and those nginx refused): see proxyssl.go.
 	profiles map[string]bool
+	// streamWritten are the stream endpoint files as last written, by
+	// name (streamfiles.go).
+	streamWritten map[string][]byte
 }
 
 // NewApplier validates opts, prepares opts.Dir (see Prepare) and returns an
@@ -112,12 +115,20 @@ func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) err
 	if conf, sum, err = a.testConf(ctx, cfg, conf, sum); err != nil {
 		return err
 	}
+	files, err := a.streamFiles(cfg)
+	if err != nil {
+		return err
+	}
+	if err := a.writeStreamFiles(files, true); err != nil {
+		return err
+	}
 	if err := writeFileAtomic(a.opts.confPath(), conf, 0o644); err != nil {
 		return err
 	}
 	a.running, a.conf, a.dirty = cfg, sum, true
 	a.profiles = profileSet(cfg.UpstreamTLS)
 	a.removeStaleProfiles(cfg.UpstreamTLS) // of an earlier run
+	a.removeStaleStreamFiles(files)
 	return nil
 }
 
@@ -125,7 +136,7 @@ func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) err
 // it took.
 func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
 	start := time.Now()
-	conf, sum, err := a.renderer.render(&cfg.Global, cfg.UpstreamTLS...)
+	conf, sum, err := a.renderer.render(cfg, cfg.UpstreamTLS)
 	a.stats = ReloadStats{Render: time.Since(start)}
 	return conf, sum, err
 }
@@ -140,8 +151,9 @@ func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
 // workers (which share the Lua state of the old ones); on failure the
 // previous file stays (or is put back), nothing is pushed, and the error
 // wraps ErrConfigTest, ErrReloadNotConfirmed, ErrInvalidValue or
-// ErrNotRunning. Whatever fails, the next Apply pushes the whole state
-// again.
+// ErrNotRunning. The endpoint files of the stream servers are written
+// before any reload (a failure wraps ErrStreamFiles). Whatever fails, the
+// next Apply pushes the whole state again.
 func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.Change, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -152,6 +164,15 @@ func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.C
 	ch := model.Diff(base, next)
 	conf, sum, err := a.renderIfChanged(next)
 	if err != nil {
+		return ch, err
+	}
+	// The endpoint files first: a new listener never starts without one.
+	files, err := a.streamFiles(next)
+	if err == nil {
+		err = a.writeStreamFiles(files, a.dirty)
+	}
+	if err != nil {
+		a.dirty = true
 		return ch, err
 	}
 	reload := conf != nil
@@ -168,6 +189,7 @@ func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.C
 	}
 	if reload {
 		a.removeStaleProfiles(next.UpstreamTLS)
+		a.removeStaleStreamFiles(files)
 	}
 	a.running = next
 	return ch, nil
@@ -201,12 +223,13 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 
 // renderIfChanged returns nginx.conf for next and its checksum when it
 // differs from the running file, and nil otherwise. nginx.conf depends on
-// the options, next.Global and its backend TLS profiles only, so equal
-// global settings and no new profile skip the rendering: an endpoint
-// change does no template work, and a profile no route uses any more stays
-// until the next reload.
+// the options, next.Global, its backend TLS profiles and its L4 listeners
+// only, so equal global settings and listeners and no new profile skip
+// the rendering: an endpoint change does no template work, and a profile
+// no route uses any more stays until the next reload.
 func (a *Applier) renderIfChanged(next *model.Configuration) ([]byte, string, error) {
-	if a.running != nil && next.Global == a.running.Global && a.hasProfiles(next.UpstreamTLS) && a.conf != "" {
+	if a.running != nil && next.Global == a.running.Global && a.hasProfiles(next.UpstreamTLS) && a.conf != "" &&
+		sameListeners(next.L4, a.running.L4) {
 		return nil, "", nil
 	}
 	conf, sum, err := a.render(next)
@@ -227,6 +250,13 @@ func (a *Applier) Restore(ctx context.Context) error {
 		return nil
 	}
 	ch := model.Diff(nil, a.running)
+	files, err := a.streamFiles(a.running)
+	if err == nil {
+		err = a.writeStreamFiles(files, true)
+	}
+	if err != nil {
+		return err
+	}
 	if err := a.pushChange(ctx, a.running, &ch, false, nil, ""); err != nil {
 		a.dirty = true
 		return err

@@ -49,6 +49,22 @@
 //     as checksum, the Configuration of the last routes push as
 //     configuration). The wire format is JSON with lowerCamel names.
 //
+// TCP and UDP services (model.Configuration.L4) and SSL passthrough
+// (Options.EnableSSLPassthrough) are a stream block (stream.go), rendered
+// and its modules loaded only when there is one of them: nginx.conf holds
+// the listeners (protocol, port, PROXY protocol options), and lua/l4.js
+// (njs: Debian packages no stream-lua) picks each connection's endpoint
+// from the listener's file under Dir/run/l4, which the Applier rewrites
+// atomically and only when it changes (streamfiles.go), before a reload
+// that adds a listener; the files of removed listeners go after it. A new
+// or removed listener, a stream setting or the passthrough option reloads;
+// endpoint changes and passthrough hosts do not. With passthrough, the
+// public HTTPS listeners move to a stream server that reads the SNI name
+// (ssl_preread): a passthrough host's connection goes to its backend
+// unterminated (through a hop on a unix socket that drops the PROXY
+// header), every other one to the HTTPS server's internal listener on a
+// unix socket, with a PROXY header that gives it the client address.
+//
 // The Lua side lives in the lua/ directory of the repository and is
 // embedded in package github.com/ingress-sync/ingress-sync/lua; Prepare
 // installs it under Options.Dir/lua (world-readable: workers run as nobody

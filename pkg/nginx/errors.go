@@ -29,4 +29,7 @@ var (
 	// ErrNotFound is returned when a Lua endpoint has no such item (a host
 	// or a backend).
 	ErrNotFound = errors.New("not found")
+	// ErrStreamFiles is returned when an endpoint file of the stream
+	// servers (TCP and UDP services, SSL passthrough) cannot be written.
+	ErrStreamFiles = errors.New("stream endpoint files not written")
 )

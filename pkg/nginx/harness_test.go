@@ -38,7 +38,7 @@ func requireNginx(t testing.TB) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("nginx is not installed (%v): run hack/install-nginx.sh as root", err)
 	}
-	for _, m := range []string{"ndk_http_module.so", "ngx_http_lua_module.so"} {
+	for _, m := range []string{"ndk_http_module.so", "ngx_http_lua_module.so", "ngx_stream_module.so", "ngx_stream_js_module.so"} {
 		if _, err := os.Stat(filepath.Join(DefaultModulesDir, m)); err != nil {
 			t.Fatalf("nginx module %s is missing (%v): run hack/install-nginx.sh as root", m, err)
 		}
@@ -411,7 +411,7 @@ func (h *harness) update(ctx context.Context, ch model.Change) error {
 // as checksum once the workers run that file.
 func (h *harness) confChecksum(cfg *model.Configuration) string {
 	h.t.Helper()
-	_, sum, err := h.app.renderer.render(&cfg.Global, cfg.UpstreamTLS...)
+	_, sum, err := h.app.renderer.render(cfg, cfg.UpstreamTLS)
 	if err != nil {
 		h.t.Fatalf("render nginx.conf: %v", err)
 	}

@@ -109,6 +109,11 @@ type Options struct {
 	Resolvers         []string
 	// Metrics: the traffic metrics of lua/metrics.lua (see metrics.go).
 	Metrics MetricsOptions
+	// EnableSSLPassthrough (--enable-ssl-passthrough) moves the public
+	// HTTPS listeners into a stream server that sends the TLS connections
+	// of passthrough hosts to their backends unterminated and every other
+	// one to the HTTPS server's internal listener (see stream.go).
+	EnableSSLPassthrough bool
 	// BodySizeCeiling is nginx's client_max_body_size, above every route's
 	// own limit (proxy-body-size), which router.lua enforces: "0" (the
 	// default) leaves it to the routes, a size caps every route at it.
@@ -320,6 +325,17 @@ func (o *Options) keyPath() string  { return filepath.Join(o.Dir, "certs", "plac
 func (o *Options) noEndpointsSocket() string {
 	return filepath.Join(o.Dir, "run", "no-endpoints.sock")
 }
+
+// streamDir holds the endpoint files of the stream servers (stream.go).
+func (o *Options) streamDir() string { return filepath.Join(o.Dir, "run", "l4") }
+
+// The unix sockets of the stream block: the server that closes the
+// connections of listeners without endpoints (and its UDP twin), the HTTPS
+// server's internal listener and the passthrough hop.
+func (o *Options) closedSocket() string      { return filepath.Join(o.Dir, "run", "l4-closed.sock") }
+func (o *Options) closedUDPSocket() string   { return filepath.Join(o.Dir, "run", "l4-closed-udp.sock") }
+func (o *Options) httpsSocket() string       { return filepath.Join(o.Dir, "run", "https.sock") }
+func (o *Options) passthroughSocket() string { return filepath.Join(o.Dir, "run", "passthrough.sock") }
 
 // embeddedLua reports whether LuaDir is the copy installed from the binary.
 func (o *Options) embeddedLua() bool { return o.LuaDir == filepath.Join(o.Dir, "lua") }

@@ -28,7 +28,7 @@ func Prepare(opts Options) error {
 		path string
 		mode fs.FileMode
 	}{{o.Dir, 0o755}, {filepath.Join(o.Dir, "logs"), 0o755}, {filepath.Join(o.Dir, "tmp"), 0o755},
-		{filepath.Join(o.Dir, "run"), 0o755}, {filepath.Join(o.Dir, "certs"), 0o700}} {
+		{filepath.Join(o.Dir, "run"), 0o755}, {o.streamDir(), 0o755}, {filepath.Join(o.Dir, "certs"), 0o700}} {
 		if err := os.MkdirAll(d.path, d.mode); err != nil {
 			return fmt.Errorf("prepare nginx dir: %w", err)
 		}

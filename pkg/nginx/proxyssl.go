@@ -219,13 +219,13 @@ func (a *Applier) testConf(ctx context.Context, cfg *model.Configuration, conf [
 	if err == nil || len(cfg.UpstreamTLS) == 0 || !errors.Is(err, ErrConfigTest) {
 		return conf, sum, err
 	}
-	base, _, berr := a.renderer.render(&cfg.Global)
+	base, _, berr := a.renderer.render(cfg, nil)
 	if berr != nil || a.test(ctx, base) != nil {
 		return nil, "", err // not a profile's fault
 	}
 	var good []model.UpstreamTLS
 	for _, p := range cfg.UpstreamTLS {
-		one, _, rerr := a.renderer.render(&cfg.Global, p)
+		one, _, rerr := a.renderer.render(cfg, []model.UpstreamTLS{p})
 		if rerr == nil {
 			if terr := a.test(ctx, one); terr != nil {
 				a.log.Error("nginx refuses a backend TLS profile; its routes answer 503", "profile", p.Name, "err", terr)
@@ -237,7 +237,7 @@ func (a *Applier) testConf(ctx context.Context, cfg *model.Configuration, conf [
 	if len(good) == len(cfg.UpstreamTLS) {
 		return nil, "", err
 	}
-	conf, sum, err = a.renderer.render(&cfg.Global, good...)
+	conf, sum, err = a.renderer.render(cfg, good)
 	if err != nil {
 		return nil, "", err
 	}

@@ -39,15 +39,15 @@ func (r *Renderer) Options() Options { return r.opts }
 // value is an error wrapping ErrInvalidValue that names it; nothing is
 // rendered then.
 func (r *Renderer) Render(cfg *model.Configuration) ([]byte, error) {
-	conf, _, err := r.render(&cfg.Global, cfg.UpstreamTLS...)
+	conf, _, err := r.render(cfg, cfg.UpstreamTLS)
 	return conf, err
 }
 
-// render returns nginx.conf for g and the backend TLS profiles tls, and
-// its checksum, which the file's workers report at GET
-// /configuration/version.
-func (r *Renderer) render(g *model.Global, tls ...model.UpstreamTLS) ([]byte, string, error) {
-	v, err := newView(&r.opts, g, tls)
+// render returns nginx.conf for cfg's global settings and L4 listeners
+// with the backend TLS profiles tls, and its checksum, which the file's
+// workers report at GET /configuration/version.
+func (r *Renderer) render(cfg *model.Configuration, tls []model.UpstreamTLS) ([]byte, string, error) {
+	v, err := newView(&r.opts, &cfg.Global, listenersOf(cfg.L4), tls)
 	if err != nil {
 		return nil, "", fmt.Errorf("render nginx.conf: %w", err)
 	}

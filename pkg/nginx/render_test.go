@@ -73,6 +73,39 @@ func goldenConfigs() map[string]struct {
 				Checksum: "v2",
 			},
 		},
+		"stream": {
+			opts: func(o *Options) { o.IPv6, o.EnableSSLPassthrough = true, true },
+			cfg: &model.Configuration{
+				Global: model.Global{ProxyConnectTimeout: 7},
+				L4: []model.L4Service{
+					{Protocol: model.L4TCP, Port: 5432, Namespace: "db", Service: "postgres", ServicePort: "pg",
+						Endpoints: []model.Endpoint{{Address: "10.1.0.4", Port: 5432}}},
+					{Protocol: model.L4TCP, Port: 9000, Namespace: "mq", Service: "broker", ServicePort: "amqp",
+						DecodeProxy: true, EncodeProxy: true},
+					{Protocol: model.L4UDP, Port: 53, Namespace: "kube-system", Service: "coredns", ServicePort: "dns",
+						Endpoints: []model.Endpoint{{Address: "fd00::53", Port: 53}}},
+				},
+				Passthrough: []model.PassthroughHost{{Hostname: "argocd.example.com", Ingress: "argocd/server",
+					Backend: "argocd-server-443", Endpoints: []model.Endpoint{{Address: "10.1.0.9", Port: 8443}}}},
+				Checksum: "sha256:l4stream",
+			},
+		},
+		"passthrough": {
+			opts: func(o *Options) {
+				o.EnableSSLPassthrough, o.ListenAddress, o.DisableAccessLog = true, "127.0.0.1", true
+			},
+			cfg: &model.Configuration{
+				Global: model.Global{UseForwardedHeaders: true, Nginx: func() model.NginxSettings {
+					n := model.DefaultGlobal().Nginx
+					n.UseProxyProtocol, n.UseHTTP2, n.ProxyRealIPCIDR = true, true, "10.0.0.0/8"
+					n.ProxyStreamTimeout, n.ProxyStreamResponses = 30, 2
+					n.LogFormatStream = "$remote_addr $ssl_preread_server_name $upstream_addr"
+					return n
+				}()},
+				Passthrough: []model.PassthroughHost{{Hostname: "vault.example.com", Ingress: "vault/vault"}},
+				Checksum:    "pt",
+			},
+		},
 	}
 }
 
@@ -120,6 +153,18 @@ func leaks(conf []byte, cfg *model.Configuration) []string {
 	for _, c := range cfg.Certificates {
 		values = append(values, c.Name)
 		values = append(values, c.Hosts...)
+	}
+	for _, l := range cfg.L4 {
+		values = append(values, l.Namespace, l.Service, l.ServicePort)
+		for _, e := range l.Endpoints {
+			values = append(values, e.Address)
+		}
+	}
+	for _, p := range cfg.Passthrough {
+		values = append(values, p.Hostname, p.Ingress, p.Backend)
+		for _, e := range p.Endpoints {
+			values = append(values, e.Address)
+		}
 	}
 	var out []string
 	for _, v := range values {
@@ -207,7 +252,7 @@ func TestRenderDependsOnlyOnGlobal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, wantSum, err := r.render(&global)
+		want, wantSum, err := r.render(&model.Configuration{Global: global}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +265,7 @@ func TestRenderDependsOnlyOnGlobal(t *testing.T) {
 				if !bytes.Equal(got, want) {
 					t.Errorf("nginx.conf differs from the one of Global alone")
 				}
-				if _, sum, _ := r.render(&tc.cfg.Global); sum != wantSum {
+				if _, sum, _ := r.render(tc.cfg, nil); sum != wantSum {
 					t.Errorf("checksum %s, want %s", sum, wantSum)
 				}
 			})

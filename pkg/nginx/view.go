@@ -89,13 +89,23 @@ type view struct {
 	TLSUpstreams   []string
 	LuaTLSProfiles string
 
+	// Stream is the stream block (stream.go); nil renders none. (Empty
+	// fields stay out of the checksum, which stays that of the files
+	// rendered before them.)
+	Stream *streamView `json:",omitempty"`
+	// InternalHTTPS is the HTTPS server's internal listener of SSL
+	// passthrough: the public server again, with its own Listen and
+	// ServerRealIP (nil: none); it is made of the fields above.
+	InternalHTTPS *view   `json:"-"`
+	ServerRealIP  *realIP `json:",omitempty"`
+
 	TestHTTPSnippet string
 	TestInitLua     string
 }
 
 // newView validates g against o and builds the template input. Nothing of
 // an Ingress reaches it: only the global settings and the options.
-func newView(o *Options, g *model.Global, tls []model.UpstreamTLS) (*view, error) {
+func newView(o *Options, g *model.Global, listeners []l4Listener, tls []model.UpstreamTLS) (*view, error) {
 	v := &view{
 		MaxTries:              o.MaxTries,
 		ModulesDir:            o.ModulesDir,
@@ -150,12 +160,25 @@ func newView(o *Options, g *model.Global, tls []model.UpstreamTLS) (*view, error
 	if err := v.setUpstreamTLS(o, tls); err != nil {
 		return nil, fmt.Errorf("backend TLS: %w", err)
 	}
+	// Last: the internal HTTPS server is a copy of the public one.
+	if err := v.setStream(o, g, &n, listeners); err != nil {
+		return nil, fmt.Errorf("stream: %w", err)
+	}
 	sum, err := viewChecksum(v)
 	if err != nil {
 		return nil, err
 	}
 	v.Checksum, v.LuaChecksum = sum, luaString(sum)
 	return v, nil
+}
+
+// PortVar is the variable $pass_server_port defaults to: the port of the
+// listener, or the public HTTPS port on the internal HTTPS listener.
+func (v *view) PortVar() string {
+	if v.InternalHTTPS != nil {
+		return "$ingress_server_port"
+	}
+	return "$server_port"
 }
 
 // viewChecksum identifies the rendered nginx.conf: a hash of everything the
@@ -220,15 +243,6 @@ func timeoutDirectives(prefixes []string, connect, read, send int) ([]string, er
 // listenLines returns the listen arguments of the public server, with
 // HTTP/2 on the HTTPS listener when http2 is set.
 func listenLines(o *Options, http2, proxyProtocol bool) []string {
-	var addrs []string
-	switch {
-	case o.ListenAddress != "":
-		addrs = []string{net.JoinHostPort(o.ListenAddress, "%d")}
-	case o.IPv6:
-		addrs = []string{"%d", "[::]:%d"}
-	default:
-		addrs = []string{"%d"}
-	}
 	ssl := " ssl default_server"
 	if http2 {
 		ssl = " ssl http2 default_server"
@@ -238,10 +252,25 @@ func listenLines(o *Options, http2, proxyProtocol bool) []string {
 		plain, ssl = " proxy_protocol"+plain, " proxy_protocol"+ssl
 	}
 	var out []string
-	for _, a := range addrs {
-		out = append(out, fmt.Sprintf(a, o.HTTPPort)+plain, fmt.Sprintf(a, o.HTTPSPort)+ssl)
+	https := listenAddrs(o, o.HTTPSPort)
+	for i, a := range listenAddrs(o, o.HTTPPort) {
+		out = append(out, a+plain, https[i]+ssl)
 	}
 	return out
+}
+
+// listenAddrs returns the listen addresses of port: on ListenAddress, or
+// on every IPv4 address and, with IPv6, every IPv6 address.
+func listenAddrs(o *Options, port int) []string {
+	p := strconv.Itoa(port)
+	switch {
+	case o.ListenAddress != "":
+		return []string{net.JoinHostPort(o.ListenAddress, p)}
+	case o.IPv6:
+		return []string{p, "[::]:" + p}
+	default:
+		return []string{p}
+	}
 }
 
 // proxyLocation is one fixed named location of the public server; Lua is
