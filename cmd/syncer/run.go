@@ -77,6 +77,7 @@ func (f *modelFlags) withListeners(n *nginx.Options) {
 		cmp.Or(n.HTTPPort, nginx.DefaultHTTPPort), cmp.Or(n.HTTPSPort, nginx.DefaultHTTPSPort),
 		cmp.Or(n.StatusPort, nginx.DefaultStatusPort), defaultMetricsPort,
 	}
+	n.EnableSSLPassthrough = f.opts.EnableSSLPassthrough
 }
 
 // defaultMetricsPort is the port of --metrics-addr's default.

@@ -62,9 +62,9 @@ type streamView struct {
 	LogFormat, AccessLogPath string
 	// ConnectTimeout and ProxyTimeout: proxy_connect_timeout and
 	// proxy_timeout.
-	ConnectTimeout, ProxyTimeout string
-	Servers                      []streamServer
-	Passthrough                  *passthroughView
+	ConnectTimeout, ProxyTimeout, ProxyProtocolTimeout string
+	Servers                                            []streamServer
+	Passthrough                                        *passthroughView
 }
 
 // streamServer is the server of one L4 listener.
@@ -143,6 +143,8 @@ func (s *streamView) setSettings(o *Options, g *model.Global, n *model.NginxSett
 	}
 	s.ConnectTimeout = d.seconds("proxy connect timeout", connect, 1)
 	s.ProxyTimeout = d.seconds("proxy stream timeout", timeout, 1)
+	s.ProxyProtocolTimeout = d.seconds("proxy protocol header timeout",
+		cmp.Or(n.ProxyProtocolHeaderTimeout, model.DefaultGlobal().Nginx.ProxyProtocolHeaderTimeout), 1)
 	d.count("proxy stream responses", n.ProxyStreamResponses, 0)
 	if d.err != nil {
 		return d.err
