@@ -66,9 +66,8 @@ func mainE2E(m *testing.M) int {
 		ConfigMap: configMapNamespace + "/" + configMapName,
 		// SSL passthrough is on for every test: HTTPS then reaches nginx's
 		// HTTPS server through the stream listener, with the client address.
-		WatcherArgs: []string{"--tcp-services-configmap", configMapNamespace + "/" + tcpServicesName},
-		SyncerArgs: []string{"--holdoff", "300ms", "--max-holdoff", "2s",
-			"--tcp-services-configmap", configMapNamespace + "/" + tcpServicesName, "--enable-ssl-passthrough"},
+		WatcherArgs: l4Args(),
+		SyncerArgs:  append([]string{"--holdoff", "300ms", "--max-holdoff", "2s", "--enable-ssl-passthrough"}, l4Args()...),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start world:", err)

@@ -24,9 +24,19 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-// tcpServicesName is the TCP services ConfigMap of the World (in
-// configMapNamespace); the test that writes it removes it.
-const tcpServicesName = "ingress-sync-e2e-tcp"
+// tcpServicesName and udpServicesName are the TCP and UDP services
+// ConfigMaps of the World (in configMapNamespace); the test that writes
+// them removes them.
+const (
+	tcpServicesName = "ingress-sync-e2e-tcp"
+	udpServicesName = "ingress-sync-e2e-udp"
+)
+
+// l4Args are the flags of the watcher and the syncers naming them.
+func l4Args() []string {
+	return []string{"--tcp-services-configmap", configMapNamespace + "/" + tcpServicesName,
+		"--udp-services-configmap", configMapNamespace + "/" + udpServicesName}
+}
 
 // lineServer is a TCP backend that greets each connection with its name,
 // optionally over TLS, then closes it.
@@ -99,17 +109,17 @@ func readLine(ctx context.Context, addr string, cfg *tls.Config) (string, *x509.
 	return strings.TrimSpace(line), peer, nil
 }
 
-// setTCPServices writes the World's TCP services ConfigMap.
-func setTCPServices(t *testing.T, data map[string]string) {
+// setServices writes the World's TCP or UDP services ConfigMap.
+func setServices(t *testing.T, name string, data map[string]string) {
 	t.Helper()
 	api := w.Kube.CoreV1().ConfigMaps(configMapNamespace)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: configMapNamespace, Name: tcpServicesName}, Data: data}
-	cur, err := api.Get(t.Context(), tcpServicesName, metav1.GetOptions{})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: configMapNamespace, Name: name}, Data: data}
+	cur, err := api.Get(t.Context(), name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = api.Create(t.Context(), cm, metav1.CreateOptions{})
 		t.Cleanup(func() {
-			if err := api.Delete(context.Background(), tcpServicesName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("delete ConfigMap %s: %v", tcpServicesName, err)
+			if err := api.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete ConfigMap %s: %v", name, err)
 			}
 		})
 	} else if err == nil {
@@ -117,7 +127,7 @@ func setTCPServices(t *testing.T, data map[string]string) {
 		_, err = api.Update(t.Context(), cm, metav1.UpdateOptions{})
 	}
 	if err != nil {
-		t.Fatalf("set ConfigMap %s: %v", tcpServicesName, err)
+		t.Fatalf("set ConfigMap %s: %v", name, err)
 	}
 }
 
@@ -136,7 +146,7 @@ func TestTCPServiceAndPassthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setTCPServices(t, map[string]string{strconv.Itoa(ports[0]): ns + "/db:80"})
+	setServices(t, tcpServicesName, map[string]string{strconv.Itoa(ports[0]): ns + "/db:80"})
 	tcpAnswers(t, ports[0], "db-a")
 	converged(t)
 	before := snapshot(t)
@@ -204,5 +214,92 @@ func passthroughHost(t *testing.T, ns string) {
 		if got := r.Reply.Headers.Get("X-Forwarded-For"); got != "127.0.0.1" {
 			t.Errorf("syncer-%d: backend saw X-Forwarded-For %q, want the client's 127.0.0.1", i, got)
 		}
+	}
+}
+
+// TestUDPService: a UDP service answers through every syncer and follows
+// an endpoint change.
+func TestUDPService(t *testing.T) {
+	ns := setup(t)
+	a, b := startUDPEcho(t, "dns-a"), startUDPEcho(t, "dns-b")
+	svc := clean(fixtures.Service(ns, "dns", 80))
+	svc.Spec.Ports[0].Protocol = corev1.ProtocolUDP
+	if _, err := w.Kube.CoreV1().Services(ns).Create(t.Context(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	es := clean(fixtures.EndpointSlice(ns, "dns-1", "dns", backendPort, a))
+	udp := corev1.ProtocolUDP
+	es.Ports[0].Protocol = &udp
+	api := w.Kube.DiscoveryV1().EndpointSlices(ns)
+	if _, err := api.Create(t.Context(), es, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setServices(t, udpServicesName, map[string]string{strconv.Itoa(ports[0]): ns + "/dns:80"})
+	udpAnswers(t, ports[0], "dns-a")
+	es.Endpoints[0].Addresses = []string{b}
+	cur, err := api.Get(t.Context(), es.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es.ResourceVersion = cur.ResourceVersion
+	if _, err := api.Update(t.Context(), es, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	udpAnswers(t, ports[0], "dns-b")
+}
+
+// startUDPEcho answers every datagram with its name, on a fresh test-range
+// address; it returns the address.
+func startUDPEcho(t *testing.T, name string) string {
+	t.Helper()
+	i := int(nextAddr.Add(1))
+	c, err := net.ListenPacket("udp", net.JoinHostPort(netns.Addr(i), strconv.Itoa(backendPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			_, from, err := c.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = c.WriteTo([]byte(name), from)
+		}
+	}()
+	return netns.Addr(i)
+}
+
+// udpAnswers waits until a datagram to port gets want back through every
+// syncer.
+func udpAnswers(t *testing.T, port int, want string) {
+	t.Helper()
+	for _, s := range w.Syncers {
+		addr := net.JoinHostPort(s.Address, strconv.Itoa(port))
+		eventually(t, waitTimeout, "UDP service at "+addr, func() error {
+			c, err := net.Dial("udp", addr)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(time.Second))
+			if _, err := c.Write([]byte("q")); err != nil {
+				return err
+			}
+			buf := make([]byte, 64)
+			n, err := c.Read(buf)
+			if err != nil {
+				return err
+			}
+			if got := string(buf[:n]); got != want {
+				return fmt.Errorf("%s answered %q, want %q", addr, got, want)
+			}
+			return nil
+		})
 	}
 }
