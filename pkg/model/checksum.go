@@ -11,7 +11,7 @@ import (
 
 // checksumVersion starts every canonical encoding, so that a change of the
 // encoding changes every checksum.
-const checksumVersion = "ingress-sync/model/v1"
+const checksumVersion = "ingress-sync/model/v2"
 
 // canonicalWriter writes values in a fixed, unambiguous binary form (strings
 // length-prefixed, integers fixed-width, slices count-prefixed) into
@@ -199,47 +199,7 @@ func (c *Configuration) ComputeChecksum() string {
 // configChecksum hashes c. With trustParts, the Checksum fields of Backends
 // and Certificates are taken as they are (Build has just computed them).
 func configChecksum(c *Configuration, trustParts bool) string {
-	ws := writerPool.Get().(*checksumWriters)
-	defer writerPool.Put(ws)
-	w, part := ws.whole, ws.part
-	w.reset()
-	w.global(&c.Global)
-	w.uint(uint64(len(c.Servers)))
-	for i := range c.Servers {
-		w.server(&c.Servers[i])
-	}
-	w.uint(uint64(len(c.Backends)))
-	for i := range c.Backends {
-		b := &c.Backends[i]
-		w.str(b.Name)
-		if trustParts && b.Checksum != "" {
-			w.str(b.Checksum)
-		} else {
-			w.str(part.backendSum(b, sumEndpoints(b.Endpoints)))
-		}
-	}
-	w.uint(uint64(len(c.Certificates)))
-	for i := range c.Certificates {
-		cert := &c.Certificates[i]
-		w.str(cert.Name)
-		w.strs(cert.Hosts)
-		if cert.Name == FallbackCertificateName {
-			// Every syncer (and every replay) generates its own fallback
-			// certificate at start; its content must not make their
-			// checksums differ.
-			continue
-		}
-		if trustParts && cert.Checksum != "" {
-			w.str(cert.Checksum)
-		} else {
-			w.str(part.certSum(cert.Cert, cert.Key))
-		}
-	}
-	w.str(c.DefaultCertificate)
-	w.str(c.DefaultBackend)
-	w.upstreamTLS(c.UpstreamTLS)
-	w.l4(c.L4, c.Passthrough)
-	return w.sum()
+	return newConfigSums(c, trustParts).checksum(c)
 }
 
 func (w *canonicalWriter) global(g *Global) { g.canonical(w) }
