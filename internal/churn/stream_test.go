@@ -52,7 +52,7 @@ type storeFeeder struct {
 
 func (f *storeFeeder) HandleEvent(_ context.Context, ev events.Event) error {
 	f.events++
-	if err := f.store.Apply(ev); err != nil {
+	if _, err := f.store.Apply(ev); err != nil {
 		f.refused++
 	}
 	return nil

@@ -147,7 +147,7 @@ func build(objs []runtime.Object, configMap string) ([]model.Problem, error) {
 	for _, obj := range objs {
 		m := obj.(metav1.Object)
 		ev := events.Event{Op: events.OpCreate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}
-		if err := s.Apply(ev); err != nil {
+		if _, err := s.Apply(ev); err != nil {
 			return nil, fmt.Errorf("%w: %s %s/%s: %w", ErrInput, ev.Kind, ev.Namespace, ev.Name, err)
 		}
 	}

@@ -553,7 +553,7 @@ func (b *builder) applyServiceUpstream(be *backendState, out *Backend) {
 		p := &svc.Spec.Ports[i]
 		if p.Name == be.key.port || fmt.Sprint(p.Port) == be.key.port {
 			out.Endpoints = []Endpoint{{Address: ip, Port: p.Port}}
-			be.epSum = sumEndpoints(out.Endpoints)
+			be.epSum, be.clusterIP = sumEndpoints(out.Endpoints), true
 			return
 		}
 	}

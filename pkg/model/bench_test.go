@@ -100,7 +100,7 @@ func BenchmarkApply(b *testing.B) {
 	for b.Loop() {
 		s := NewStore()
 		for _, o := range evs {
-			if err := s.Apply(upsertEvent(o)); err != nil {
+			if _, err := s.Apply(upsertEvent(o)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -113,7 +113,7 @@ func benchConfigs(b *testing.B) (old, new *Configuration) {
 	opts := testOptions()
 	old = Build(s, opts)
 	changed := slice("ns-42", "app-42-abcde", "app-42", "http", 8080, ready("10.0.0.42"))
-	if err := s.Apply(upsertEvent(changed)); err != nil {
+	if _, err := s.Apply(upsertEvent(changed)); err != nil {
 		b.Fatal(err)
 	}
 	return old, Build(s, opts)

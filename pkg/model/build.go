@@ -74,6 +74,13 @@ const (
 //   - Snippets: an Ingress carrying any *-snippet annotation is not served
 //     at all, whatever allow-snippet-annotations says (see refuseSnippets).
 func Build(s *Store, opts Options) *Configuration {
+	cfg, _ := build(s, opts)
+	return cfg
+}
+
+// build is Build, returning the builder too (its sums and backend states
+// are what Incremental keeps).
+func build(s *Store, opts Options) (*Configuration, *builder) {
 	b := newBuilder(s, opts)
 	b.buildGlobal()
 	b.buildHeaders()
@@ -82,7 +89,7 @@ func Build(s *Store, opts Options) *Configuration {
 	b.buildTLS()
 	b.buildRules()
 	b.buildCanaries()
-	return b.finish()
+	return b.finish(), b
 }
 
 // builder holds the state of one Build.
@@ -101,8 +108,10 @@ type builder struct {
 	// lastBackend spares a map lookup for consecutive paths to one
 	// backend.
 	lastBackend *backendState
-	servers     map[string]*serverState
-	tls         map[string]*tlsClaim
+	// sums are the checksum trees of the result (see finish).
+	sums    *configSums
+	servers map[string]*serverState
+	tls     map[string]*tlsClaim
 	// slabs of the states above.
 	serverSlab  slab[serverState]
 	backendSlab slab[backendState]

@@ -45,6 +45,11 @@ type backendState struct {
 	// upstreamOpinions are those that set service-upstream.
 	upstreamOpinions []*ingressEntry
 	name             string
+	// portName is the Service port's name, the one of its slices' ports;
+	// clusterIP is set when service-upstream replaced the endpoints by the
+	// Service's ClusterIP (see Incremental).
+	portName  string
+	clusterIP bool
 }
 
 // use records that e routes to the backend.
@@ -112,6 +117,7 @@ func (b *builder) resolve(be *backendState, ref *networkingv1.ServiceBackendPort
 	if sp == nil {
 		return fmt.Errorf("service %s has no port %s", svcKey, be.key.port)
 	}
+	be.portName = sp.Name
 	be.endpoints, be.epSum = b.endpoints(svcKey, sp.Name)
 	return nil
 }

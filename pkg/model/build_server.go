@@ -117,7 +117,8 @@ func (b *builder) finish() *Configuration {
 	cfg.L4 = b.buildL4()
 	b.finishPassthrough(cfg)
 	cfg.Problems = sortProblems(b.problems)
-	cfg.Checksum = configChecksum(cfg, true)
+	b.sums = newConfigSums(cfg, true)
+	cfg.Checksum = b.sums.checksum(cfg)
 	return cfg
 }
 

@@ -264,7 +264,7 @@ func TestCanaryMainRemoved(t *testing.T) {
 	s := newTestStore(t, objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-weight", "20"})))...)
 	before := Build(s, testOptions())
 	checkEqual(t, "servers", before.Servers, []Server{srv("_", catchAll("")), mainServer(&Canary{Weight: 20})})
-	if err := s.Apply(deleteEvent(events.KindIngress, "default", "main")); err != nil {
+	if _, err := s.Apply(deleteEvent(events.KindIngress, "default", "main")); err != nil {
 		t.Fatal(err)
 	}
 	after := Build(s, testOptions())
@@ -276,7 +276,7 @@ func TestCanaryMainRemoved(t *testing.T) {
 	if ch.Reload || !slices.Contains(ch.ServersRemoved, canaryHost) || !slices.Contains(ch.BackendsRemoved, canary80) {
 		t.Errorf("diff: %+v", ch)
 	}
-	if err := s.Apply(upsertEvent(mainIngress())); err != nil {
+	if _, err := s.Apply(upsertEvent(mainIngress())); err != nil {
 		t.Fatal(err)
 	}
 	if again := Build(s, testOptions()); again.Checksum != before.Checksum {

@@ -51,14 +51,28 @@ func Diff(old, new *Configuration) Change {
 		r.add("backend TLS profiles changed")
 	}
 	ch.Reload, ch.ReloadReasons = r.result()
-	ch.ServersUpserted, ch.ServersRemoved = diffServers(sortedServers(old.Servers), sortedServers(new.Servers))
-	ch.BackendsUpserted, ch.BackendsRemoved = diffBackends(old.Backends, new.Backends)
-	ch.CertificatesUpserted, ch.CertificatesRemoved = diffCertificates(old.Certificates, new.Certificates)
+	// A part shared with old (Incremental patches only what changed) is
+	// not compared.
+	if !sameArray(old.Servers, new.Servers) {
+		ch.ServersUpserted, ch.ServersRemoved = diffServers(sortedServers(old.Servers), sortedServers(new.Servers))
+	}
+	if !sameArray(old.Backends, new.Backends) {
+		ch.BackendsUpserted, ch.BackendsRemoved = diffBackends(old.Backends, new.Backends)
+	}
+	if !sameArray(old.Certificates, new.Certificates) {
+		ch.CertificatesUpserted, ch.CertificatesRemoved = diffCertificates(old.Certificates, new.Certificates)
+	}
 	if old.DefaultCertificate != new.DefaultCertificate && new.DefaultCertificate != "" {
 		ch.DefaultCertificate = new.DefaultCertificate
 		ch.CertificatesUpserted = withCertificate(ch.CertificatesUpserted, new)
 	}
 	return ch
+}
+
+// sameArray reports whether a and b are the same slice (same length and
+// first element): Configurations are never modified once built.
+func sameArray[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // reasons collects reload reasons, keeping the first maxReloadReasons.

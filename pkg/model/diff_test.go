@@ -265,7 +265,7 @@ func TestDiffBuilt(t *testing.T) {
 	opts := testOptions()
 	old := Build(s, opts)
 	for _, step := range steps {
-		if err := s.Apply(upsertEvent(step.change)); err != nil {
+		if _, err := s.Apply(upsertEvent(step.change)); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
 		if step.opts != nil {

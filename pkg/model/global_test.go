@@ -286,7 +286,7 @@ func TestConfigMapKeepsPreviousValue(t *testing.T) {
 	opts := testOptions()
 	opts.ConfigMap = "ingress/cfg"
 	for _, st := range steps {
-		if err := s.Apply(upsertEvent(configMap("ingress", "cfg", st.data...))); err != nil {
+		if _, err := s.Apply(upsertEvent(configMap("ingress", "cfg", st.data...))); err != nil {
 			t.Fatal(err)
 		}
 		cfg := Build(s, opts)
@@ -295,10 +295,10 @@ func TestConfigMapKeepsPreviousValue(t *testing.T) {
 		}
 		checkProblems(t, cfg.Problems, st.problems)
 	}
-	if err := s.Apply(events.Event{Op: events.OpDelete, Kind: events.KindConfigMap, Namespace: "ingress", Name: "cfg"}); err != nil {
+	if _, err := s.Apply(events.Event{Op: events.OpDelete, Kind: events.KindConfigMap, Namespace: "ingress", Name: "cfg"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Apply(upsertEvent(configMap("ingress", "cfg", "gzip-level", "99"))); err != nil {
+	if _, err := s.Apply(upsertEvent(configMap("ingress", "cfg", "gzip-level", "99"))); err != nil {
 		t.Fatal(err)
 	}
 	if g := Build(s, opts).Global; g.Nginx.GzipLevel != 1 {
@@ -344,7 +344,7 @@ func TestGlobalReloads(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newTestStore(t, base...)
 			old := Build(s, opts)
-			if err := s.Apply(upsertEvent(configMap("ingress", "cfg", tc.kv...))); err != nil {
+			if _, err := s.Apply(upsertEvent(configMap("ingress", "cfg", tc.kv...))); err != nil {
 				t.Fatal(err)
 			}
 			if ch := Diff(old, Build(s, opts)); ch.Reload != tc.reload {

@@ -223,7 +223,7 @@ func newTestStore(t testing.TB, objs ...runtime.Object) *Store {
 	t.Helper()
 	s := NewStore()
 	for _, o := range objs {
-		if err := s.Apply(upsertEvent(o)); err != nil {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
 			t.Fatalf("Apply(%T): %v", o, err)
 		}
 	}

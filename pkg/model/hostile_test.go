@@ -311,7 +311,7 @@ func checkHostile(t *testing.T, good []runtime.Object, want tenantView, hostile 
 	t.Helper()
 	s := newTestStore(t, good...)
 	for _, o := range hostile {
-		if err := s.Apply(upsertEvent(o)); err != nil {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
 			t.Fatalf("Apply: %v", err)
 		}
 	}

@@ -75,22 +75,30 @@ func (s *Store) Len() int {
 // Apply records one event: create and update store ev.Object (which must be
 // the typed object of ev.Kind), delete removes the object by its key. The
 // key is the event's namespace/name, or the object's when the event has
-// none. Deleting an unknown object is not an error.
-func (s *Store) Apply(ev events.Event) error {
+// none. Deleting an unknown object is not an error. The Effect says what
+// the event touched (see Effect and CanChange); on error the Store is as
+// it was.
+func (s *Store) Apply(ev events.Event) (Effect, error) {
 	if !ev.Op.Valid() {
-		return fmt.Errorf("%w %q", ErrInvalidOp, ev.Op)
+		return Effect{}, fmt.Errorf("%w %q", ErrInvalidOp, ev.Op)
 	}
 	key, err := eventKey(ev)
 	if err != nil {
-		return err
+		return Effect{}, err
 	}
+	eff := s.before(ev.Kind, key)
 	if ev.Op == events.OpDelete {
-		return s.delete(ev.Kind, key)
+		err = s.delete(ev.Kind, key)
+	} else if isNilObject(ev.Object) {
+		return Effect{}, fmt.Errorf("%w: %s %s", ErrMissingObject, ev.Kind, key)
+	} else {
+		err = s.upsert(ev.Kind, key, ev.Object)
 	}
-	if isNilObject(ev.Object) {
-		return fmt.Errorf("%w: %s %s", ErrMissingObject, ev.Kind, key)
+	if err != nil {
+		return Effect{}, err
 	}
-	return s.upsert(ev.Kind, key, ev.Object)
+	s.after(&eff)
+	return eff, nil
 }
 
 // eventKey is the identity of the event's object, checked against the

@@ -38,7 +38,7 @@ func TestStoreApplyErrors(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			s := NewStore()
-			if err := s.Apply(tc.ev); !errors.Is(err, tc.want) {
+			if _, err := s.Apply(tc.ev); !errors.Is(err, tc.want) {
 				t.Fatalf("Apply() = %v, want %v", err, tc.want)
 			}
 			if s.Len() != 0 {
@@ -62,7 +62,7 @@ func TestStoreApplyEveryKind(t *testing.T) {
 	checkEqual(t, "present after create", present(), []bool{true, true, true, true, true, true})
 	// Updates replace; a second create of the same key is an upsert too.
 	for _, o := range objs {
-		if err := s.Apply(upsertEvent(o)); err != nil {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,10 +72,10 @@ func TestStoreApplyEveryKind(t *testing.T) {
 	for _, o := range objs {
 		ev := upsertEvent(o)
 		ev.Op, ev.Object = events.OpDelete, nil
-		if err := s.Apply(ev); err != nil {
+		if _, err := s.Apply(ev); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Apply(ev); err != nil {
+		if _, err := s.Apply(ev); err != nil {
 			t.Fatalf("deleting twice: %v", err)
 		}
 	}
@@ -87,13 +87,13 @@ func TestStoreApplyEveryKind(t *testing.T) {
 
 func TestStoreKeyFromObject(t *testing.T) {
 	s := NewStore()
-	if err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindService, Object: service("default", "web")}); err != nil {
+	if _, err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindService, Object: service("default", "web")}); err != nil {
 		t.Fatal(err)
 	}
 	if s.Service("default", "web") == nil {
 		t.Fatal("service not stored under its own namespace/name")
 	}
-	if err := s.Apply(events.Event{Op: events.OpDelete, Kind: events.KindService, Object: service("default", "web")}); err != nil {
+	if _, err := s.Apply(events.Event{Op: events.OpDelete, Kind: events.KindService, Object: service("default", "web")}); err != nil {
 		t.Fatal(err)
 	}
 	if s.Len() != 0 {
@@ -122,12 +122,12 @@ func TestStoreSliceIndex(t *testing.T) {
 		slice("default", "c", "api", "", 80), slice("other", "d", "web", "", 80))
 	checkEqual(t, "web", sliceNames(s.EndpointSlicesForService("default", "web")), []string{"a", "b"})
 	// Relabelled: moves to the other Service.
-	if err := s.Apply(upsertEvent(slice("default", "b", "api", "", 80))); err != nil {
+	if _, err := s.Apply(upsertEvent(slice("default", "b", "api", "", 80))); err != nil {
 		t.Fatal(err)
 	}
 	checkEqual(t, "web after relabel", sliceNames(s.EndpointSlicesForService("default", "web")), []string{"a"})
 	checkEqual(t, "api after relabel", sliceNames(s.EndpointSlicesForService("default", "api")), []string{"b", "c"})
-	if err := s.Apply(deleteEvent(events.KindEndpointSlice, "default", "a")); err != nil {
+	if _, err := s.Apply(deleteEvent(events.KindEndpointSlice, "default", "a")); err != nil {
 		t.Fatal(err)
 	}
 	checkEqual(t, "web after delete", sliceNames(s.EndpointSlicesForService("default", "web")), []string{})
@@ -143,12 +143,12 @@ func TestStoreIngressIndex(t *testing.T) {
 	checkEqual(t, "api", ingressNames(s.IngressesForService("default", "api")), []string{"default/a"})
 	checkEqual(t, "cert", ingressNames(s.IngressesForSecret("default", "cert")), []string{"default/a", "default/b"})
 	// Update a: it no longer references api nor cert.
-	if err := s.Apply(upsertEvent(ingress("default", "a", rule("a.com", prefix("/", "web", 80))))); err != nil {
+	if _, err := s.Apply(upsertEvent(ingress("default", "a", rule("a.com", prefix("/", "web", 80))))); err != nil {
 		t.Fatal(err)
 	}
 	checkEqual(t, "api after update", ingressNames(s.IngressesForService("default", "api")), []string{})
 	checkEqual(t, "cert after update", ingressNames(s.IngressesForSecret("default", "cert")), []string{"default/b"})
-	if err := s.Apply(deleteEvent(events.KindIngress, "default", "b")); err != nil {
+	if _, err := s.Apply(deleteEvent(events.KindIngress, "default", "b")); err != nil {
 		t.Fatal(err)
 	}
 	checkEqual(t, "web after delete", ingressNames(s.IngressesForService("default", "web")), []string{"default/a"})

@@ -39,7 +39,7 @@ func buildACL(t *testing.T, objs ...runtime.Object) *model.Configuration {
 			kind = events.KindEndpointSlice
 		}
 		m := obj.(metav1.Object)
-		if err := s.Apply(upsertEventOf(obj, kind, m.GetNamespace(), m.GetName())); err != nil {
+		if _, err := s.Apply(upsertEventOf(obj, kind, m.GetNamespace(), m.GetName())); err != nil {
 			t.Fatal(err)
 		}
 	}

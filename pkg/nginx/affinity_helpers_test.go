@@ -36,7 +36,7 @@ func buildServicesWithProblems(t *testing.T, services map[string][]*echo.Server,
 	t.Helper()
 	s := model.NewStore()
 	apply := func(ev events.Event) {
-		if err := s.Apply(ev); err != nil {
+		if _, err := s.Apply(ev); err != nil {
 			t.Fatal(err)
 		}
 	}

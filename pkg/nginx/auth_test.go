@@ -51,7 +51,7 @@ func buildWithSecrets(t testing.TB, backends map[string]int, secrets []*corev1.S
 	t.Helper()
 	s := model.NewStore()
 	apply := func(ev events.Event) {
-		if err := s.Apply(ev); err != nil {
+		if _, err := s.Apply(ev); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -413,7 +413,7 @@ func bootstrapConfig(b *testing.B, n int) *model.Configuration {
 	put := func(obj runtime.Object) {
 		m := obj.(metav1.Object)
 		ev := events.Event{Op: events.OpCreate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}
-		if err := s.Apply(ev); err != nil {
+		if _, err := s.Apply(ev); err != nil {
 			b.Fatal(err)
 		}
 	}

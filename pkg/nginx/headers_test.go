@@ -40,7 +40,7 @@ func buildObjects(t *testing.T, objs ...runtime.Object) *model.Configuration {
 			t.Fatalf("unexpected %T", obj)
 		}
 		m := obj.(metav1.Object)
-		if err := s.Apply(upsertEventOf(obj, kind, m.GetNamespace(), m.GetName())); err != nil {
+		if _, err := s.Apply(upsertEventOf(obj, kind, m.GetNamespace(), m.GetName())); err != nil {
 			t.Fatal(err)
 		}
 	}

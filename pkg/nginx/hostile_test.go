@@ -254,11 +254,11 @@ type hostileStore struct {
 
 func (s *hostileStore) apply(ev events.Event, both bool) {
 	s.t.Helper()
-	if err := s.store.Apply(ev); err != nil {
+	if _, err := s.store.Apply(ev); err != nil {
 		s.t.Fatal(err)
 	}
 	if both {
-		if err := s.good.Apply(ev); err != nil {
+		if _, err := s.good.Apply(ev); err != nil {
 			s.t.Fatal(err)
 		}
 	}

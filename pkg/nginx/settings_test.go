@@ -241,7 +241,7 @@ func TestSettingsReloadMatchesRender(t *testing.T) {
 			for i := 0; i+1 < len(kv); i += 2 {
 				cm.Data[kv[i]] = kv[i+1]
 			}
-			if err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindConfigMap, Object: cm}); err != nil {
+			if _, err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindConfigMap, Object: cm}); err != nil {
 				t.Fatal(err)
 			}
 			next := model.Build(s, opts)
@@ -279,7 +279,7 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 	}
 	s := model.NewStore()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "cfg"}, Data: data}
-	if err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindConfigMap, Object: cm}); err != nil {
+	if _, err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindConfigMap, Object: cm}); err != nil {
 		t.Fatal(err)
 	}
 	built := model.Build(s, model.Options{ControllerClass: "k8s.io/ingress-sync", ConfigMap: "ingress/cfg"})

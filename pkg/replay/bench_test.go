@@ -179,7 +179,7 @@ func BenchmarkEndpointsOf(b *testing.B) {
 	c := &churn{apps: 1, endpoints: make([][]string, 1), paths: make([]bool, 1), secret: tlsSecret(b, "x", "x")}
 	for _, obj := range c.initial()[:2] {
 		m := obj.(metav1.Object)
-		if err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}); err != nil {
+		if _, err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -110,7 +110,7 @@ func (r *recorder) buildUpTo(seq uint64, opts model.Options) *model.Configuratio
 	s := model.NewStore()
 	for _, ev := range r.events {
 		if ev.Sequence <= seq {
-			if err := s.Apply(ev); err != nil {
+			if _, err := s.Apply(ev); err != nil {
 				r.t.Fatalf("apply seq %d: %v", ev.Sequence, err)
 			}
 		}

@@ -1,0 +1,127 @@
+package model
+
+import (
+	"slices"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// Effect is what one event did to the Store (Store.Apply), as Contour's
+// cache says whether an object is relevant: CanChange tells whether a
+// Configuration built from the Store can differ because of it, and for an
+// EndpointSlice, Services names the only part it can change (the
+// endpoints of those Services; see Incremental).
+type Effect struct {
+	Kind events.Kind
+	key  objectKey
+	// Services are, for an EndpointSlice whose ready endpoints changed,
+	// the Services it belonged to before and after the event.
+	Services []ServiceKey
+	// unchanged: an EndpointSlice with the same Service and the same
+	// ready endpoints on every port as before (sliceBefore).
+	unchanged   bool
+	sliceBefore *sliceEntry
+	// ingressBefore is, for an Ingress, the object before the event.
+	ingressBefore *networkingv1.Ingress
+}
+
+// ServiceKey names a Service.
+type ServiceKey struct{ Namespace, Name string }
+
+// before records, for an event of kind at key, what the Store held.
+func (s *Store) before(kind events.Kind, key objectKey) Effect {
+	eff := Effect{Kind: kind, key: key}
+	switch kind {
+	case events.KindIngress:
+		if e := s.ingresses[key]; e != nil {
+			eff.ingressBefore = e.obj
+		}
+	case events.KindEndpointSlice:
+		if e := s.slices[key]; e != nil {
+			eff.Services = append(eff.Services, ServiceKey(e.service))
+			eff.sliceBefore = e
+		}
+	}
+	return eff
+}
+
+// after completes eff once the event is in the Store.
+func (s *Store) after(eff *Effect) {
+	if eff.Kind != events.KindEndpointSlice {
+		return
+	}
+	now := s.slices[eff.key]
+	eff.unchanged = sameSlice(eff.sliceBefore, now)
+	if now != nil && (eff.sliceBefore == nil || now.service != eff.sliceBefore.service) {
+		eff.Services = append(eff.Services, ServiceKey(now.service))
+	}
+	eff.Services = slices.DeleteFunc(eff.Services, func(k ServiceKey) bool { return k.Name == "" })
+	eff.sliceBefore = nil
+}
+
+// sameSlice reports whether two slice entries feed the same endpoints.
+func sameSlice(a, b *sliceEntry) bool {
+	if a == nil || b == nil || a.service != b.service || len(a.ports) != len(b.ports) {
+		return a == b
+	}
+	for i := range a.ports {
+		if a.ports[i].name != b.ports[i].name || a.ports[i].sum != b.ports[i].sum {
+			return false
+		}
+	}
+	return true
+}
+
+// CanChange reports whether eff can change the Configuration Build makes
+// from s with opts. It is false only when Build provably reads nothing
+// that changed: an EndpointSlice with the same ready endpoints, or one of
+// a Service nothing routes to; a Secret or Service nothing names; an
+// Ingress not served before nor after.
+func (s *Store) CanChange(eff Effect, opts Options) bool {
+	switch eff.Kind {
+	case events.KindEndpointSlice:
+		if eff.unchanged {
+			return false
+		}
+		return slices.ContainsFunc(eff.Services, func(k ServiceKey) bool { return s.serviceUsed(k, opts) })
+	case events.KindService:
+		return s.serviceUsed(ServiceKey(eff.key), opts)
+	case events.KindSecret:
+		return eff.key.String() == opts.DefaultSSLCertificate || len(s.ingressesBySecret[eff.key]) > 0
+	case events.KindIngress:
+		now := s.ingresses[eff.key]
+		return eff.ingressBefore != nil && s.Serves(eff.ingressBefore, opts) || now != nil && s.Serves(now.obj, opts)
+	}
+	// ConfigMaps: the watcher publishes only those that are read (the
+	// controller's and the services ConfigMaps, or one an Ingress names);
+	// IngressClasses decide what is served.
+	return true
+}
+
+// serviceUsed reports whether Build can read Service k: an Ingress names
+// it, it is the default backend, or a TCP or UDP services ConfigMap names
+// it.
+func (s *Store) serviceUsed(k ServiceKey, opts Options) bool {
+	key := objectKey(k)
+	if len(s.ingressesByService[key]) > 0 || key.String() == opts.DefaultBackendService {
+		return true
+	}
+	prefix := key.String() + ":"
+	for _, ref := range []string{opts.TCPServicesConfigMap, opts.UDPServicesConfigMap} {
+		ck, err := parseObjectKey(ref)
+		if err != nil {
+			continue
+		}
+		if cm := s.ConfigMap(ck.Namespace, ck.Name); cm != nil {
+			for _, v := range cm.Data {
+				if strings.HasPrefix(strings.TrimSpace(v), prefix) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,180 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// Incremental builds Configurations from a Store in proportion to what
+// changed since the last one: the syncer and replay apply events through
+// it and ask it for the Configuration after each burst.
+//
+//   - Events that cannot change the Configuration (Store.CanChange) cost
+//     nothing more than the Store update.
+//   - EndpointSlice events change only the endpoints of Backends, TCP and
+//     UDP services and passthrough hosts of their Services: those are
+//     recomputed from the Store as Build computes them, the rest of the
+//     Configuration is shared with the previous one, and the checksum
+//     rehashes only the buckets of the changed Backends (checksum_tree.go).
+//   - Any other event that can change it makes the next Configuration a
+//     full Build, the reference: the result of an Incremental is always
+//     equal to Build of the same Store (the property test checks it after
+//     every step of random event sequences).
+//
+// Configurations it returns are never modified afterwards. An Incremental
+// is not safe for concurrent use.
+type Incremental struct {
+	s    *Store
+	opts Options
+	cur  *Configuration
+	sums *configSums
+	// deps are, by Service, the Backends of cur whose endpoints are that
+	// Service's (not service-upstream's ClusterIP).
+	deps map[objectKey][]endpointDep
+	// full: the next Configuration needs a full Build; touched: the
+	// Services whose endpoints changed since cur otherwise.
+	full    bool
+	touched map[objectKey]struct{}
+}
+
+// endpointDep is a Backend of cur fed by a Service's slices.
+type endpointDep struct {
+	index int    // in cur.Backends
+	port  string // the slices' port name
+	sum   endpointsSum
+}
+
+// NewIncremental returns an Incremental over s (which it applies events
+// to) building with opts.
+func NewIncremental(s *Store, opts Options) *Incremental {
+	return &Incremental{s: s, opts: opts, full: true, touched: map[objectKey]struct{}{}}
+}
+
+// Store returns the Store events go to.
+func (in *Incremental) Store() *Store { return in.s }
+
+// Apply applies ev to the Store and reports whether it can change the
+// next Configuration.
+func (in *Incremental) Apply(ev events.Event) (bool, error) {
+	eff, err := in.s.Apply(ev)
+	if err != nil || !in.s.CanChange(eff, in.opts) {
+		return false, err
+	}
+	if eff.Kind != events.KindEndpointSlice {
+		in.full = true
+		return true, nil
+	}
+	for _, k := range eff.Services {
+		in.touched[objectKey(k)] = struct{}{}
+	}
+	return true, nil
+}
+
+// Build returns the Configuration of the Store as it is now: the previous
+// one when nothing that matters changed, a patch of its endpoints after
+// EndpointSlice events only, a full Build otherwise.
+func (in *Incremental) Build() *Configuration {
+	switch {
+	case in.full || in.cur == nil:
+		in.rebuild()
+	case len(in.touched) > 0:
+		in.patch()
+	}
+	return in.cur
+}
+
+// rebuild builds in full and indexes the result.
+func (in *Incremental) rebuild() {
+	cfg, b := build(in.s, in.opts)
+	in.cur, in.sums, in.full = cfg, b.sums, false
+	clear(in.touched)
+	in.deps = make(map[objectKey][]endpointDep, len(b.backendList))
+	for _, be := range b.backendList {
+		if !be.used || be.err != nil || be.clusterIP {
+			continue
+		}
+		i, ok := slices.BinarySearchFunc(cfg.Backends, be.name, func(x Backend, n string) int { return cmp.Compare(x.Name, n) })
+		if !ok {
+			continue
+		}
+		k := objectKey{be.key.namespace, be.key.service}
+		in.deps[k] = append(in.deps[k], endpointDep{index: i, port: be.portName, sum: be.epSum})
+	}
+}
+
+// patch puts the current endpoints of the touched Services into a copy of
+// cur.
+func (in *Incremental) patch() {
+	out := *in.cur
+	b := &builder{s: in.s}
+	w := newCanonicalWriter(smallWriter)
+	changed := map[string]int{}
+	for k := range in.touched {
+		deps := in.deps[k]
+		for j := range deps {
+			d := &deps[j]
+			eps, sum := b.endpoints(k, d.port)
+			if sum == d.sum {
+				continue
+			}
+			if len(changed) == 0 {
+				out.Backends = slices.Clone(in.cur.Backends)
+			}
+			be := &out.Backends[d.index]
+			be.Endpoints, be.Checksum, d.sum = eps, w.backendSum(be, sum), sum
+			in.sums.backends.set(be.Name, be.Checksum)
+			changed[be.Name] = d.index
+		}
+	}
+	l4 := in.patchL4(&out, b)
+	if len(changed) > 0 && len(out.Passthrough) > 0 {
+		out.Passthrough = slices.Clone(out.Passthrough)
+		for i := range out.Passthrough {
+			if j, ok := changed[out.Passthrough[i].Backend]; ok {
+				out.Passthrough[i].Endpoints = out.Backends[j].Endpoints
+			}
+		}
+	}
+	clear(in.touched)
+	if len(changed) == 0 && !l4 {
+		return
+	}
+	out.Checksum = in.sums.checksum(&out)
+	in.cur = &out
+}
+
+// patchL4 puts the current endpoints of the touched Services into the TCP
+// and UDP services of out, copying them first; it reports a change.
+func (in *Incremental) patchL4(out *Configuration, b *builder) bool {
+	changed := false
+	for i := range out.L4 {
+		svc := &out.L4[i]
+		k := objectKey{svc.Namespace, svc.Service}
+		if _, ok := in.touched[k]; !ok {
+			continue
+		}
+		obj := in.s.services[k]
+		if obj == nil {
+			continue
+		}
+		sp := l4ServicePort(obj, svc.ServicePort, corev1.Protocol(svc.Protocol))
+		if sp == nil {
+			continue
+		}
+		eps, _ := b.endpoints(k, sp.Name)
+		if slices.Equal(eps, svc.Endpoints) {
+			continue
+		}
+		if !changed {
+			out.L4 = slices.Clone(out.L4)
+			svc = &out.L4[i]
+			changed = true
+		}
+		svc.Endpoints = eps
+	}
+	return changed
+}

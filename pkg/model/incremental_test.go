@@ -1,0 +1,193 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// universe generates random events over a small set of objects, so that
+// they often touch what other objects name: four Services (one with a
+// named and a UDP port), their EndpointSlices (ready, not ready, moving
+// between Services), Ingresses on three hosts (service-upstream, canary,
+// ssl-passthrough, TLS), a TCP and a UDP services ConfigMap, a TLS Secret
+// and the controller ConfigMap.
+type universe struct {
+	t   *testing.T
+	rnd *rand.Rand
+}
+
+const propNS = "app"
+
+func (u universe) pick(n int) int { return u.rnd.IntN(n) }
+
+func (u universe) svcName() string { return "s" + strconv.Itoa(u.pick(4)) }
+
+func (u universe) event() events.Event {
+	switch u.pick(12) {
+	case 0, 1, 2, 3, 4:
+		return u.sliceEvent()
+	case 5:
+		return u.serviceEvent()
+	case 6, 7:
+		return u.ingressEvent()
+	case 8:
+		return u.servicesConfigMap()
+	case 9:
+		if u.pick(2) == 0 {
+			return deleteEvent(events.KindSecret, propNS, "tls")
+		}
+		return upsertEvent(tlsSecret(u.t, propNS, "tls", []string{"example", "other"}[u.pick(2)]))
+	case 10:
+		return upsertEvent(configMap("ingress", "cfg", "load-balance", []string{"round_robin", "ewma"}[u.pick(2)],
+			"service-upstream", strconv.FormatBool(u.pick(4) == 0)))
+	}
+	return deleteEvent([]events.Kind{events.KindIngress, events.KindEndpointSlice, events.KindService}[u.pick(3)],
+		propNS, []string{"i0", "e0", "s0"}[u.pick(3)])
+}
+
+func (u universe) sliceEvent() events.Event {
+	name := "e" + strconv.Itoa(u.pick(6))
+	if u.pick(6) == 0 {
+		return deleteEvent(events.KindEndpointSlice, propNS, name)
+	}
+	var eps []discoveryv1.Endpoint
+	for i := range u.pick(4) {
+		addr := fmt.Sprintf("10.0.%d.%d", u.pick(2), i+u.pick(3))
+		if u.pick(5) == 0 {
+			eps = append(eps, notReady(addr))
+		} else {
+			eps = append(eps, ready(addr))
+		}
+	}
+	port := []string{"http", "dns", "grpc"}[u.pick(3)]
+	return upsertEvent(slice(propNS, name, u.svcName(), port, int32(8080+u.pick(2)), eps...))
+}
+
+func (u universe) serviceEvent() events.Event {
+	name := u.svcName()
+	s := service(propNS, name, svcPort("http", 80), udpPort("dns", 53), svcPort("grpc", int32(9000+u.pick(2))))
+	s.Spec.ClusterIP = []string{"10.96.0.1", "10.96.0.2", corev1.ClusterIPNone}[u.pick(3)]
+	if u.pick(6) == 0 {
+		s.Spec.Ports = s.Spec.Ports[:1]
+	}
+	return upsertEvent(s)
+}
+
+func (u universe) ingressEvent() events.Event {
+	name := "i" + strconv.Itoa(u.pick(4))
+	host := "h" + strconv.Itoa(u.pick(3)) + ".example.com"
+	opts := []ingOpt{created(u.pick(5)), rule(host, prefix([]string{"/", "/api"}[u.pick(2)], u.svcName(), []any{80, "http", "grpc"}[u.pick(3)]))}
+	switch u.pick(6) {
+	case 0:
+		opts = append(opts, nginx("service-upstream", "true"))
+	case 1:
+		opts = append(opts, nginx("canary", "true"), nginx("canary-weight", "30"))
+	case 2:
+		opts = append(opts, nginx("ssl-passthrough", "true"))
+	case 3:
+		opts = append(opts, tlsFor("tls", host))
+	case 4:
+		opts = append(opts, nginx("affinity", "cookie"))
+	}
+	return upsertEvent(ingress(propNS, name, opts...))
+}
+
+func (u universe) servicesConfigMap() events.Event {
+	if u.pick(2) == 0 {
+		return upsertEvent(configMap("ingress", "tcp", "9000", propNS+"/"+u.svcName()+":80", "9001", propNS+"/"+u.svcName()+":grpc"))
+	}
+	return upsertEvent(configMap("ingress", "udp", "5353", propNS+"/"+u.svcName()+":dns"))
+}
+
+func propOptions() Options {
+	o := testOptions()
+	o.ConfigMap = "ingress/cfg"
+	o.TCPServicesConfigMap, o.UDPServicesConfigMap = "ingress/tcp", "ingress/udp"
+	o.EnableSSLPassthrough = true
+	o.DefaultBackendService = propNS + "/s3"
+	return o
+}
+
+// TestIncrementalEqualsBuild applies random event sequences through an
+// Incremental and compares, after every step, its Configuration with a
+// full Build of the same Store: every field, Problems and the checksum.
+// A failure names the seed and the step.
+func TestIncrementalEqualsBuild(t *testing.T) {
+	seeds, steps := 200, 150
+	if testing.Short() {
+		seeds = 20
+	}
+	for seed := range seeds {
+		u := universe{t: t, rnd: rand.New(rand.NewPCG(uint64(seed), 0x1e))}
+		opts := propOptions()
+		in := NewIncremental(NewStore(), opts)
+		var prev *Configuration
+		for step := range steps {
+			ev := u.event()
+			matters, err := in.Apply(ev)
+			if err != nil {
+				t.Fatalf("seed %d step %d: Apply(%s %s %s): %v", seed, step, ev.Op, ev.Kind, ev.Key(), err)
+			}
+			got, want := in.Build(), Build(in.Store(), opts)
+			if !reflect.DeepEqual(got, want) || got.Checksum != configChecksum(got, false) {
+				t.Fatalf("seed %d step %d (%s %s %s): incremental differs from Build:\n%s", seed, step, ev.Op, ev.Kind, ev.Key(), firstDiff(got, want))
+			}
+			if !matters && prev != nil && prev.Checksum != got.Checksum {
+				t.Fatalf("seed %d step %d (%s %s %s): an event that cannot matter changed the checksum", seed, step, ev.Op, ev.Kind, ev.Key())
+			}
+			prev = got
+		}
+	}
+}
+
+// firstDiff names the first top-level field in which a and b differ.
+func firstDiff(a, b *Configuration) string {
+	va, vb := reflect.ValueOf(*a), reflect.ValueOf(*b)
+	for i := range va.NumField() {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return fmt.Sprintf("field %s:\n got  %+v\n want %+v", va.Type().Field(i).Name, va.Field(i).Interface(), vb.Field(i).Interface())
+		}
+	}
+	return "checksum " + a.Checksum + " recomputed " + configChecksum(a, false)
+}
+
+// TestIncrementalShares: an endpoint change shares the Servers and
+// Certificates with the previous Configuration, and Diff finds only the
+// changed Backend.
+func TestIncrementalShares(t *testing.T) {
+	in := NewIncremental(NewStore(), testOptions())
+	for _, o := range []runtime.Object{service("default", "web"), slice("default", "web-1", "web", "http", 8080, ready("10.0.0.1")),
+		service("default", "api"), slice("default", "api-1", "api", "http", 8080, ready("10.0.0.2")),
+		ingress("default", "a", rule("a.example.com", prefix("/", "web", 80), prefix("/api", "api", 80)))} {
+		if _, err := in.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := in.Build()
+	if _, err := in.Apply(upsertEvent(slice("default", "web-1", "web", "http", 8080, ready("10.0.0.3")))); err != nil {
+		t.Fatal(err)
+	}
+	b := in.Build()
+	if !sameArray(a.Servers, b.Servers) || !sameArray(a.Certificates, b.Certificates) || sameArray(a.Backends, b.Backends) {
+		t.Errorf("an endpoint change copied the servers or certificates, or not the backends")
+	}
+	ch := Diff(a, b)
+	if len(ch.BackendsUpserted) != 1 || ch.BackendsUpserted[0].Service != "web" || len(ch.ServersUpserted) != 0 || ch.Reload {
+		t.Errorf("diff %+v, want the web backend only", ch)
+	}
+	if matters, _ := in.Apply(upsertEvent(slice("default", "web-1", "web", "http", 8080, ready("10.0.0.3")))); matters || in.Build() != b {
+		t.Errorf("the same endpoints again matter")
+	}
+	if matters, _ := in.Apply(upsertEvent(service("default", "unused"))); matters {
+		t.Errorf("a Service nothing names matters")
+	}
+}
