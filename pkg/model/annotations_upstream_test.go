@@ -317,7 +317,7 @@ func TestBuildServiceUpstream(t *testing.T) {
 				t.Fatalf("backends %+v", cfg.Backends)
 			}
 			checkEqual(t, "endpoints", cfg.Backends[0].Endpoints, tc.eps)
-			if cfg.Backends[0].Checksum != BackendChecksum(&cfg.Backends[0]) {
+			if cfg.Backends[0].Checksum != BackendChecksum(cfg.Backends[0]) {
 				t.Error("backend checksum does not cover the ClusterIP endpoint")
 			}
 			checkProblems(t, cfg.Problems, tc.problems)

@@ -146,3 +146,34 @@ func BenchmarkChecksum(b *testing.B) {
 		reportCPU(b, start)
 	})
 }
+
+// BenchmarkEndpointChange is the syncer's work for one EndpointSlice
+// change at n Ingresses: Incremental.Apply and Build (the endpoint patch
+// and its checksum) and the Diff against the previous Configuration.
+func BenchmarkEndpointChange(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			in := NewIncremental(newTestStore(b, benchObjects(b, n)...), testOptions())
+			cur := in.Build()
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := cputime.Process()
+			i := 0
+			for b.Loop() {
+				i++
+				app := i % n
+				ev := upsertEvent(slice(fmt.Sprintf("ns-%d", app%100), fmt.Sprintf("app-%d-abcde", app), fmt.Sprintf("app-%d", app), "http", 8080,
+					ready(fmt.Sprintf("10.1.%d.%d", i>>8&255, i&255))))
+				if _, err := in.Apply(ev); err != nil {
+					b.Fatal(err)
+				}
+				next := in.Build()
+				if ch := Diff(cur, next); len(ch.BackendsUpserted) != 1 || len(ch.ServersUpserted) != 0 {
+					b.Fatalf("change %+v", ch)
+				}
+				cur = next
+			}
+			reportCPU(b, start)
+		})
+	}
+}

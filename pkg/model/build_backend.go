@@ -195,7 +195,7 @@ func (b *builder) flagDefaultBackend() *backendState {
 }
 
 // finishBackends names the used backends and returns them sorted by name.
-func (b *builder) finishBackends() []Backend {
+func (b *builder) finishBackends() []*Backend {
 	used := make([]*backendState, 0, len(b.backendList))
 	for _, be := range b.backendList {
 		if be.used {
@@ -223,13 +223,15 @@ func (b *builder) finishBackends() []Backend {
 		slices.SortFunc(used, func(x, y *backendState) int { return cmp.Compare(x.name, y.name) })
 	}
 	w := newCanonicalWriter(smallWriter)
-	out := make([]Backend, len(used))
+	arr := make([]Backend, len(used))
 	for i, be := range used {
-		out[i] = b.backend(be)
+		arr[i] = b.backend(be)
 	}
-	b.finishAffinity(used, out)
+	b.finishAffinity(used, arr)
+	out := make([]*Backend, len(used))
 	for i, be := range used {
-		out[i].Checksum = w.backendSum(&out[i], be.epSum)
+		arr[i].Checksum = w.backendSum(&arr[i], be.epSum)
+		out[i] = &arr[i]
 	}
 	return out
 }

@@ -70,7 +70,7 @@ func TestChecksumAndEqual(t *testing.T) {
 		t.Fatalf("Build checksum %q, ComputeChecksum %q", cfg.Checksum, cfg.ComputeChecksum())
 	}
 	for _, b := range cfg.Backends {
-		if b.Checksum != BackendChecksum(&b) {
+		if b.Checksum != BackendChecksum(b) {
 			t.Errorf("backend %s: stored checksum differs from BackendChecksum", b.Name)
 		}
 	}

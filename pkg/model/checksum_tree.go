@@ -142,8 +142,7 @@ func newConfigSums(c *Configuration, trustParts bool) *configSums {
 	for i := range c.Servers {
 		s.servers.add(c.Servers[i].Hostname, part.serverSum(&c.Servers[i]))
 	}
-	for i := range c.Backends {
-		b := &c.Backends[i]
+	for _, b := range c.Backends {
 		sum := b.Checksum
 		if !trustParts || sum == "" {
 			sum = part.backendSum(b, sumEndpoints(b.Endpoints))

@@ -25,7 +25,7 @@ type Configuration struct {
 	// always present and first.
 	Servers []Server `json:"servers"`
 	// Backends, sorted by Name.
-	Backends []Backend `json:"backends"`
+	Backends []*Backend `json:"backends"`
 	// Certificates, sorted by Name.
 	Certificates []Certificate `json:"certificates"`
 	// UpstreamTLS are the backend TLS profiles the locations use (see
@@ -53,6 +53,10 @@ type Configuration struct {
 	Problems []Problem `json:"problems,omitempty"`
 	// Checksum is the canonical checksum of everything above except Problems.
 	Checksum string `json:"checksum"`
+	// gen and patch are set by Incremental (see patchHint): Diff uses
+	// them to compare only what a patch changed.
+	gen   uint64
+	patch *patchHint
 }
 
 // Global holds the cluster-wide settings that end up in nginx.conf.

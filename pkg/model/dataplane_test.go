@@ -41,7 +41,7 @@ func dataPlaneViolations(cfg *Configuration) []string {
 	c := &contract{cfg: cfg, backends: map[string]bool{}}
 	c.global(&cfg.Global)
 	for i := range cfg.Backends {
-		c.backend(&cfg.Backends[i])
+		c.backend(cfg.Backends[i])
 	}
 	for i := range cfg.Certificates {
 		c.certificate(&cfg.Certificates[i])

@@ -34,7 +34,7 @@ func Diff(old, new *Configuration) Change {
 			Reload:               true,
 			ReloadReasons:        []string{"initial configuration"},
 			ServersUpserted:      slices.Clone(new.Servers),
-			BackendsUpserted:     slices.Clone(new.Backends),
+			BackendsUpserted:     values(new.Backends),
 			CertificatesUpserted: slices.Clone(new.Certificates),
 			DefaultCertificate:   new.DefaultCertificate,
 		}
@@ -56,7 +56,13 @@ func Diff(old, new *Configuration) Change {
 	if !sameArray(old.Servers, new.Servers) {
 		ch.ServersUpserted, ch.ServersRemoved = diffServers(sortedServers(old.Servers), sortedServers(new.Servers))
 	}
-	if !sameArray(old.Backends, new.Backends) {
+	switch {
+	case new.patch != nil && old.gen != 0 && new.patch.base == old.gen:
+		for _, i := range new.patch.backends {
+			ch.BackendsUpserted = append(ch.BackendsUpserted, *new.Backends[i])
+		}
+		slices.SortFunc(ch.BackendsUpserted, func(a, b Backend) int { return cmp.Compare(a.Name, b.Name) })
+	case !sameArray(old.Backends, new.Backends):
 		ch.BackendsUpserted, ch.BackendsRemoved = diffBackends(old.Backends, new.Backends)
 	}
 	if !sameArray(old.Certificates, new.Certificates) {
@@ -152,8 +158,8 @@ func diffServers(old, new []Server) (upserted []Server, removed []string) {
 	return upserted, removed
 }
 
-func diffBackends(old, new []Backend) (upserted []Backend, removed []string) {
-	byName := func(a, b Backend) int { return cmp.Compare(a.Name, b.Name) }
+func diffBackends(old, new []*Backend) (upserted []Backend, removed []string) {
+	byName := func(a, b *Backend) int { return cmp.Compare(a.Name, b.Name) }
 	w := newCanonicalWriter(smallWriter)
 	sum := func(b *Backend) string {
 		if b.Checksum != "" {
@@ -162,15 +168,25 @@ func diffBackends(old, new []Backend) (upserted []Backend, removed []string) {
 		return w.backendSum(b, sumEndpoints(b.Endpoints))
 	}
 	mergeWalk(sortedBy(old, byName), sortedBy(new, byName),
-		func(a, b *Backend) int { return cmp.Compare(a.Name, b.Name) },
-		func(o, _ *Backend) { removed = append(removed, o.Name) },
-		func(_, n *Backend) { upserted = append(upserted, *n) },
-		func(o, n *Backend) {
-			if sum(o) != sum(n) {
-				upserted = append(upserted, *n)
+		func(a, b **Backend) int { return cmp.Compare((*a).Name, (*b).Name) },
+		func(o, _ **Backend) { removed = append(removed, (*o).Name) },
+		func(_, n **Backend) { upserted = append(upserted, **n) },
+		func(o, n **Backend) {
+			// A Backend shared with old (Incremental) is unchanged.
+			if *o != *n && sum(*o) != sum(*n) {
+				upserted = append(upserted, **n)
 			}
 		})
 	return upserted, removed
+}
+
+// values returns copies of the Backends ps points to.
+func values(ps []*Backend) []Backend {
+	out := make([]Backend, len(ps))
+	for i, p := range ps {
+		out[i] = *p
+	}
+	return out
 }
 
 func diffCertificates(old, new []Certificate) (upserted []Certificate, removed []string) {

@@ -16,7 +16,7 @@ func diffBase(t *testing.T) *Configuration {
 			srv("_", catchAll("")),
 			tlsSrv("a.com", true, loc("/x", PathPrefix, "ns-web-80", "ns/ing"), catchAll("")),
 		},
-		Backends: []Backend{be("ns", "api", "80"), be("ns", "web", "80", ep("10.0.0.1", 80))},
+		Backends: ptrs(be("ns", "api", "80"), be("ns", "web", "80", ep("10.0.0.1", 80))),
 		Certificates: []Certificate{
 			{Name: "_fallback", Hosts: []string{}, Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")},
 			{Name: "ns/cert", Hosts: []string{"a.com"}, Cert: testdata(t, "example.crt"), Key: testdata(t, "example.key")},
@@ -90,7 +90,7 @@ func TestDiff(t *testing.T) {
 			changeSummary{Backends: []string{"ns-web-80"}}},
 		"hash by changed": {func(c *Configuration) { c.Backends[0].UpstreamHashBy = "$host" },
 			changeSummary{Backends: []string{"ns-api-80"}}},
-		"backend added": {func(c *Configuration) { c.Backends = append(c.Backends, be("ns", "zzz", "80")) },
+		"backend added": {func(c *Configuration) { c.Backends = append(c.Backends, ptrs(be("ns", "zzz", "80"))...) },
 			changeSummary{Backends: []string{"ns-zzz-80"}}},
 		"backend removed": {func(c *Configuration) { c.Backends = c.Backends[1:] },
 			changeSummary{BackendsRemoved: []string{"ns-api-80"}}},

@@ -94,11 +94,41 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 	case events.KindIngress:
 		now := s.ingresses[eff.key]
 		return eff.ingressBefore != nil && s.Serves(eff.ingressBefore, opts) || now != nil && s.Serves(now.obj, opts)
+	case events.KindConfigMap:
+		return s.configMapUsed(eff.key, opts)
 	}
-	// ConfigMaps: the watcher publishes only those that are read (the
-	// controller's and the services ConfigMaps, or one an Ingress names);
 	// IngressClasses decide what is served.
 	return true
+}
+
+// configMapUsed reports whether Build can read ConfigMap k: the
+// controller's, a services ConfigMap, the one the controller's
+// proxy-set-headers or add-headers names, or one an Ingress of its
+// namespace names in custom-headers or auth-proxy-set-headers (a name
+// alone is in the Ingress's namespace).
+func (s *Store) configMapUsed(k objectKey, opts Options) bool {
+	ref := k.String()
+	if ref == opts.ConfigMap || ref == opts.TCPServicesConfigMap || ref == opts.UDPServicesConfigMap {
+		return true
+	}
+	if ck, err := parseObjectKey(opts.ConfigMap); err == nil {
+		// The values Build uses: a key that became invalid keeps its last
+		// valid value (configMapEntry).
+		if g, _ := s.configMaps[ck].global(); g.ProxySetHeaders == ref || g.AddHeaders == ref {
+			return true
+		}
+	}
+	for key, e := range s.ingresses {
+		if key.Namespace != k.Namespace {
+			continue
+		}
+		for _, a := range []string{"custom-headers", "auth-proxy-set-headers"} {
+			if v := strings.TrimSpace(e.obj.Annotations[AnnotationPrefix+a]); v == k.Name || v == ref {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // serviceUsed reports whether Build can read Service k: an Ingress names

@@ -304,11 +304,20 @@ func checkEqual(t *testing.T, what string, got, want any) {
 }
 
 // withoutChecksums returns backends with Checksum cleared, for comparison.
-func withoutChecksums(bs []Backend) []Backend {
+func withoutChecksums(bs []*Backend) []Backend {
 	out := make([]Backend, len(bs))
 	for i, b := range bs {
-		b.Checksum = ""
-		out[i] = b
+		out[i] = *b
+		out[i].Checksum = ""
+	}
+	return out
+}
+
+// ptrs returns pointers to copies of bs, for Configuration literals.
+func ptrs(bs ...Backend) []*Backend {
+	out := make([]*Backend, len(bs))
+	for i := range bs {
+		out[i] = &bs[i]
 	}
 	return out
 }

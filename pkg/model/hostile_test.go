@@ -293,7 +293,7 @@ func viewOf(cfg *Configuration, ns string) tenantView {
 	}
 	for _, b := range cfg.Backends {
 		if b.Namespace == ns {
-			v.Backends = append(v.Backends, b)
+			v.Backends = append(v.Backends, *b)
 		}
 	}
 	for _, c := range cfg.Certificates {

@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"slices"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -90,6 +91,7 @@ func (in *Incremental) Build() *Configuration {
 // rebuild builds in full and indexes the result.
 func (in *Incremental) rebuild() {
 	cfg, b := build(in.s, in.opts)
+	cfg.gen = nextGen()
 	in.cur, in.sums, in.full = cfg, b.sums, false
 	clear(in.touched)
 	in.deps = make(map[objectKey][]endpointDep, len(b.backendList))
@@ -97,7 +99,7 @@ func (in *Incremental) rebuild() {
 		if !be.used || be.err != nil || be.clusterIP {
 			continue
 		}
-		i, ok := slices.BinarySearchFunc(cfg.Backends, be.name, func(x Backend, n string) int { return cmp.Compare(x.Name, n) })
+		i, ok := slices.BinarySearchFunc(cfg.Backends, be.name, func(x *Backend, n string) int { return cmp.Compare(x.Name, n) })
 		if !ok {
 			continue
 		}
@@ -107,12 +109,12 @@ func (in *Incremental) rebuild() {
 }
 
 // patch puts the current endpoints of the touched Services into a copy of
-// cur.
+// cur that shares every unchanged part (and Backend) with it.
 func (in *Incremental) patch() {
 	out := *in.cur
 	b := &builder{s: in.s}
 	w := newCanonicalWriter(smallWriter)
-	changed := map[string]int{}
+	var changed []int
 	for k := range in.touched {
 		deps := in.deps[k]
 		for j := range deps {
@@ -121,30 +123,41 @@ func (in *Incremental) patch() {
 			if sum == d.sum {
 				continue
 			}
-			if len(changed) == 0 {
+			if changed == nil {
 				out.Backends = slices.Clone(in.cur.Backends)
 			}
-			be := &out.Backends[d.index]
-			be.Endpoints, be.Checksum, d.sum = eps, w.backendSum(be, sum), sum
+			be := *out.Backends[d.index]
+			be.Endpoints, be.Checksum, d.sum = eps, w.backendSum(&be, sum), sum
+			out.Backends[d.index] = &be
 			in.sums.backends.set(be.Name, be.Checksum)
-			changed[be.Name] = d.index
+			changed = append(changed, d.index)
 		}
 	}
 	l4 := in.patchL4(&out, b)
-	if len(changed) > 0 && len(out.Passthrough) > 0 {
-		out.Passthrough = slices.Clone(out.Passthrough)
-		for i := range out.Passthrough {
-			if j, ok := changed[out.Passthrough[i].Backend]; ok {
+	in.patchPassthrough(&out, changed)
+	clear(in.touched)
+	if changed == nil && !l4 {
+		return
+	}
+	out.Checksum = in.sums.checksum(&out)
+	out.gen, out.patch = nextGen(), &patchHint{base: in.cur.gen, backends: changed}
+	in.cur = &out
+}
+
+// patchPassthrough copies the new endpoints of the changed Backends into
+// the passthrough hosts of out that use them.
+func (in *Incremental) patchPassthrough(out *Configuration, changed []int) {
+	if len(changed) == 0 || len(out.Passthrough) == 0 {
+		return
+	}
+	out.Passthrough = slices.Clone(out.Passthrough)
+	for i := range out.Passthrough {
+		for _, j := range changed {
+			if out.Backends[j].Name == out.Passthrough[i].Backend {
 				out.Passthrough[i].Endpoints = out.Backends[j].Endpoints
 			}
 		}
 	}
-	clear(in.touched)
-	if len(changed) == 0 && !l4 {
-		return
-	}
-	out.Checksum = in.sums.checksum(&out)
-	in.cur = &out
 }
 
 // patchL4 puts the current endpoints of the touched Services into the TCP
@@ -178,3 +191,17 @@ func (in *Incremental) patchL4(out *Configuration, b *builder) bool {
 	}
 	return changed
 }
+
+// patchHint tells Diff what an Incremental patch changed from the
+// Configuration of generation base: only the Backends at these indexes.
+// It names the base by generation, not by pointer, so that a chain of
+// patches keeps no old Configuration alive.
+type patchHint struct {
+	base     uint64
+	backends []int
+}
+
+// generation numbers the Configurations Incrementals return.
+var generation atomic.Uint64
+
+func nextGen() uint64 { return generation.Add(1) }

@@ -246,7 +246,7 @@ func (b *builder) passthroughHost(cfg *Configuration, c passthroughClaim) (Passt
 		if l.Path != "/" || l.PathType != PathPrefix || l.Ingress == "" {
 			continue
 		}
-		j, ok := slices.BinarySearchFunc(cfg.Backends, l.Backend, func(be Backend, n string) int { return cmp.Compare(be.Name, n) })
+		j, ok := slices.BinarySearchFunc(cfg.Backends, l.Backend, func(be *Backend, n string) int { return cmp.Compare(be.Name, n) })
 		if !ok {
 			break
 		}

@@ -57,7 +57,7 @@ func renderConfig(servers int) *model.Configuration {
 	}
 	for i := range servers {
 		name := fmt.Sprintf("ns%d-svc%d-80", i%100, i)
-		cfg.Backends = append(cfg.Backends, model.Backend{Name: name})
+		cfg.Backends = append(cfg.Backends, &model.Backend{Name: name})
 		cfg.Servers = append(cfg.Servers, model.Server{
 			Hostname: fmt.Sprintf("host-%d.example.com", i), TLS: i%10 == 0, SSLRedirect: i%10 == 0,
 			Locations: []model.Location{

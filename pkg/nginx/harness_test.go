@@ -360,9 +360,19 @@ func configOf(sum string, servers []model.Server, backends ...model.Backend) *mo
 	return &model.Configuration{
 		Global:   model.Global{SSLRedirect: true, UpstreamKeepalive: 32, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60, ProxyBodySize: "1m"},
 		Servers:  all,
-		Backends: backends,
+		Backends: backendPtrs(backends),
 		Checksum: sum,
 	}
+}
+
+// backendPtrs points to copies of bs, as Configuration.Backends holds them.
+func backendPtrs(bs []model.Backend) []*model.Backend {
+	out := make([]*model.Backend, len(bs))
+	for i := range bs {
+		b := bs[i]
+		out[i] = &b
+	}
+	return out
 }
 
 // withDefaultBackend returns a copy of cfg whose generated catch-alls (Prefix
@@ -432,7 +442,7 @@ func (h *harness) mustVersion() Version {
 func withChange(cfg *model.Configuration, ch model.Change) *model.Configuration {
 	next := *cfg
 	next.Servers = upsert(cfg.Servers, ch.ServersUpserted, ch.ServersRemoved, func(s model.Server) string { return s.Hostname })
-	next.Backends = upsert(cfg.Backends, ch.BackendsUpserted, ch.BackendsRemoved, func(b model.Backend) string { return b.Name })
+	next.Backends = upsert(cfg.Backends, backendPtrs(ch.BackendsUpserted), ch.BackendsRemoved, func(b *model.Backend) string { return b.Name })
 	next.Certificates = upsert(cfg.Certificates, ch.CertificatesUpserted, ch.CertificatesRemoved, func(c model.Certificate) string { return c.Name })
 	if ch.DefaultCertificate != "" {
 		next.DefaultCertificate = ch.DefaultCertificate

@@ -218,7 +218,7 @@ func hostileConfig(g model.Global) *model.Configuration {
 			RewriteTarget: v, AllowSourceRange: []string{v},
 		}}
 		cfg.Servers = append(cfg.Servers, model.Server{Hostname: v, TLS: true, Locations: []model.Location{loc, loc}})
-		cfg.Backends = append(cfg.Backends, model.Backend{Name: v, Namespace: v, Service: v, Port: v, LoadBalance: v,
+		cfg.Backends = append(cfg.Backends, &model.Backend{Name: v, Namespace: v, Service: v, Port: v, LoadBalance: v,
 			UpstreamHashBy: v, Affinity: &model.Affinity{CookieName: v, CookiePath: v},
 			Endpoints: []model.Endpoint{{Address: v, Port: -1}}})
 		cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: v, Hosts: []string{v}, Cert: []byte(v), Key: []byte(v)})

@@ -18,7 +18,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // churn is the event mix of the replay benchmark, a cluster of apps each
@@ -169,24 +168,5 @@ func BenchmarkReplay100k(b *testing.B) {
 			b.ReportMetric(float64(tl.Reloads), "reloads")
 			b.ReportMetric(float64(tl.Changes), "changes")
 		})
-	}
-}
-
-// BenchmarkEndpointsOf is the cost of the EndpointSlice path of a step:
-// one Service, one slice of 10 endpoints.
-func BenchmarkEndpointsOf(b *testing.B) {
-	s := model.NewStore()
-	c := &churn{apps: 1, endpoints: make([][]string, 1), paths: make([]bool, 1), secret: tlsSecret(b, "x", "x")}
-	for _, obj := range c.initial()[:2] {
-		m := obj.(metav1.Object)
-		if _, err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if eps := newServiceStore(s, c.ns(0), c.name(0), []string{"80"}).endpoints(); len(eps["80"]) != 10 {
-			b.Fatalf("endpoints %v", eps)
-		}
 	}
 }

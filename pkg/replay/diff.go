@@ -58,10 +58,9 @@ func summarize(old *model.Configuration, ch model.Change, oldHosts, newHosts map
 	d := Diff{BackendsRemoved: ch.BackendsRemoved, CertificatesRemoved: ch.CertificatesRemoved,
 		DefaultCertificate: ch.DefaultCertificate}
 	hosts := map[string]bool{}
-	oldBackends := backendsByName(old)
 	for i := range ch.BackendsUpserted {
 		nb := &ch.BackendsUpserted[i]
-		ob, ok := oldBackends[nb.Name]
+		ob, ok := backendNamed(old, nb.Name)
 		switch {
 		case !ok:
 			d.BackendsAdded = append(d.BackendsAdded, nb.Name)
@@ -96,12 +95,14 @@ func summarize(old *model.Configuration, ch model.Change, oldHosts, newHosts map
 	return d
 }
 
-func backendsByName(c *model.Configuration) map[string]*model.Backend {
-	out := make(map[string]*model.Backend, len(c.Backends))
-	for i := range c.Backends {
-		out[c.Backends[i].Name] = &c.Backends[i]
+// backendNamed finds a Backend of c (sorted by name) in O(log n): a step
+// costs in proportion to what it changed.
+func backendNamed(c *model.Configuration, name string) (*model.Backend, bool) {
+	i, ok := slices.BinarySearchFunc(c.Backends, name, func(b *model.Backend, n string) int { return strings.Compare(b.Name, n) })
+	if !ok {
+		return nil, false
 	}
-	return out
+	return c.Backends[i], true
 }
 
 func addAll(set map[string]bool, keys []string) {
@@ -113,6 +114,9 @@ func addAll(set map[string]bool, keys []string) {
 // diffServers records the route tables ch pushes and removes, the servers
 // and locations added and removed, and the hosts they touch.
 func diffServers(old *model.Configuration, ch model.Change, d *Diff, hosts map[string]bool) {
+	if len(ch.ServersUpserted) == 0 && len(ch.ServersRemoved) == 0 {
+		return
+	}
 	oldServers := serversByHost(old)
 	for i := range ch.ServersUpserted {
 		ns := &ch.ServersUpserted[i]

@@ -98,10 +98,9 @@ func pathString(l *model.Location) string {
 	return l.Path
 }
 
-func writeBackends(w io.Writer, backends []model.Backend) {
+func writeBackends(w io.Writer, backends []*model.Backend) {
 	fmt.Fprintf(w, "\nBackends (%d)\n", len(backends))
-	for i := range backends {
-		b := &backends[i]
+	for _, b := range backends {
 		fmt.Fprintf(w, "  %s  %s  %s\n", b.Name, b.LoadBalance, endpointList(b.Endpoints))
 	}
 }

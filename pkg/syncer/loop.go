@@ -84,7 +84,7 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	seq, lags := s.seq, s.observed
 	s.observed = nil
 	start := time.Now()
-	cfg := model.Build(s.store, s.opts.Model)
+	cfg := s.inc.Build()
 	s.mu.Unlock()
 	if s.opts.ListenCheck != nil && len(cfg.L4) > 0 {
 		cfg = model.WithoutListeners(cfg, s.opts.Model, s.opts.ListenCheck)

@@ -83,11 +83,11 @@ type Syncer struct {
 	m       *metrics
 	trigger chan struct{}
 
-	mu       sync.Mutex // guards the fields below, written by the consumer
-	store    *model.Store
-	seq      uint64      // last stream sequence applied to the store
-	caughtUp bool        // bootstrap done
-	observed []time.Time // ObservedAt of live events not yet applied
+	mu       sync.Mutex         // guards the fields below, written by the consumer
+	inc      *model.Incremental // its Store holds the events applied
+	seq      uint64             // last stream sequence applied to the store
+	caughtUp bool               // bootstrap done
+	observed []time.Time        // ObservedAt of live events not yet applied
 
 	// Owned by the Start goroutine; read by Status under stateMu. running
 	// is the last Configuration applied, kept to skip equal builds and for
@@ -110,7 +110,7 @@ func New(a Applier, opts Options) (*Syncer, error) {
 	}
 	s := &Syncer{
 		opts: opts, applier: a, log: opts.Logger, m: newMetrics(opts.Registerer),
-		trigger: make(chan struct{}, 1), store: model.NewStore(),
+		trigger: make(chan struct{}, 1), inc: model.NewIncremental(model.NewStore(), opts.Model),
 	}
 	s.state.Pod = opts.Pod
 	return s, nil
@@ -120,7 +120,7 @@ func New(a Applier, opts Options) (*Syncer, error) {
 // event the store refuses is logged, counted and skipped.
 func (s *Syncer) HandleEvent(_ context.Context, ev events.Event) error {
 	s.mu.Lock()
-	err := s.store.Apply(ev)
+	_, err := s.inc.Apply(ev)
 	s.seq = max(s.seq, ev.Sequence)
 	if err == nil && s.caughtUp && !ev.ObservedAt.IsZero() && len(s.observed) < maxLagSamples {
 		s.observed = append(s.observed, ev.ObservedAt)
@@ -141,7 +141,7 @@ func (s *Syncer) CaughtUp(context.Context) {
 	s.mu.Lock()
 	first := !s.caughtUp
 	s.caughtUp = true
-	objects := s.store.Len()
+	objects := s.inc.Store().Len()
 	s.mu.Unlock()
 	if first {
 		s.m.caughtUp.Set(1)
