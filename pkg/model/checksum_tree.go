@@ -30,6 +30,8 @@ type sumTree struct {
 	sums    [sumBuckets][16]byte
 	dirty   [sumBuckets]bool
 	anyDirt bool
+	// last is the root as of the last call with nothing dirty since.
+	last [16]byte
 }
 
 // newSumTree returns an empty tree whose buckets all need a sum.
@@ -86,45 +88,36 @@ func (t *sumTree) set(name, sum string) {
 	t.dirty[i], t.anyDirt = true, true
 }
 
-// clone returns a copy that shares no bucket with t.
-func (t *sumTree) clone() *sumTree {
-	c := *t
-	for i := range c.buckets {
-		c.buckets[i] = slices.Clone(t.buckets[i])
-	}
-	return &c
-}
-
 // root returns the tree's sum, rehashing the buckets that changed.
 func (t *sumTree) root() [16]byte {
-	var buf []byte
-	if t.anyDirt {
-		for i := range t.buckets {
-			if !t.dirty[i] {
-				continue
-			}
-			buf = binary.AppendUvarint(buf[:0], uint64(len(t.buckets[i])))
-			for _, e := range t.buckets[i] {
-				buf = binary.AppendUvarint(buf, uint64(len(e.name)))
-				buf = append(buf, e.name...)
-				buf = binary.AppendUvarint(buf, uint64(len(e.sum)))
-				buf = append(buf, e.sum...)
-			}
-			d := sha256.Sum256(buf)
-			t.sums[i] = [16]byte(d[:16])
-			t.dirty[i] = false
-		}
-		t.anyDirt = false
+	if !t.anyDirt {
+		return t.last
 	}
+	var buf []byte
+	for i := range t.buckets {
+		if !t.dirty[i] {
+			continue
+		}
+		buf = binary.AppendUvarint(buf[:0], uint64(len(t.buckets[i])))
+		for _, e := range t.buckets[i] {
+			buf = binary.AppendUvarint(buf, uint64(len(e.name)))
+			buf = append(buf, e.name...)
+			buf = binary.AppendUvarint(buf, uint64(len(e.sum)))
+			buf = append(buf, e.sum...)
+		}
+		d := sha256.Sum256(buf)
+		t.sums[i] = [16]byte(d[:16])
+		t.dirty[i] = false
+	}
+	t.anyDirt = false
 	h := sha256.New()
 	for i := range t.sums {
 		h.Write(t.sums[i][:])
 	}
 	var d [sha256.Size]byte
 	h.Sum(d[:0])
-	var out [16]byte
-	copy(out[:], d[:16])
-	return out
+	copy(t.last[:], d[:16])
+	return t.last
 }
 
 // configSums are the trees of a Configuration's checksum.
