@@ -36,6 +36,9 @@ benchtime_for() {
 		pkg/nginx/BenchmarkMetricsThroughput | pkg/nginx/BenchmarkL4Throughput | pkg/nginx/BenchmarkL4ConnectionRate) echo "-benchtime 1x" ;;
 	pkg/nginx/BenchmarkL4EndpointChange) echo "-benchtime 200x" ;;
 	pkg/replay/BenchmarkReplay100k) echo "-benchtime 1x" ;;
+	# 2000 changes, so that the first garbage collections of the 50k
+	# Ingresses set up do not dominate.
+	pkg/model/BenchmarkEndpointChange) echo "-benchtime 2000x" ;;
 	*) echo "-benchtime 1s" ;;
 	esac
 }
@@ -106,10 +109,22 @@ table() {
 	}' "$RAW/go-bench.txt" | sed 's/; |$/ |/'
 }
 
-# build_target prints the Build 10k row of the targets table.
+# build_target prints the model and replay rows of the targets table: Build
+# of 10k Ingresses, one endpoint change through model.Incremental (apply,
+# build, checksum, diff) at 10k and 50k, replay of 100k events.
 build_target() {
-	awk '/^pkg: / { cur = $2 } /^BenchmarkBuild\/10000-/ && cur ~ /pkg\/model$/ {
-		v = $3 / 1e6; printf "| model.Build with 10k Ingresses | < 100 ms | %.1f ms | %s |\n", v, (v < 100 ? "yes" : "**no**") }' "$RAW/go-bench.txt"
+	awk '
+	function metric(unit, i) { for (i = 3; i < NF; i += 2) if ($(i + 1) == unit) return $i; return "" }
+	/^pkg: / { cur = $2 }
+	/^BenchmarkBuild\/10000-/ && cur ~ /pkg\/model$/ {
+		v = $3 / 1e6; printf "| model.Build with 10k Ingresses | < 100 ms | %.1f ms | %s |\n", v, (v < 100 ? "yes" : "**no**") }
+	/^BenchmarkEndpointChange\// && cur ~ /pkg\/model$/ {
+		n = $1; sub(/^BenchmarkEndpointChange\//, "", n); sub(/-[0-9]+$/, "", n)
+		v = $3 / 1e6
+		printf "| one EndpointSlice change at %dk Ingresses: build + checksum + diff (model.Incremental) | <= 1 ms | %.3f ms (CPU %.3f ms with the garbage collector) | %s |\n", n / 1000, v, metric("cpu-ns/op") / 1e6, (v <= 1 ? "yes" : "**no**") }
+	/^BenchmarkReplay100k\/apps=1000\// && cur ~ /pkg\/replay$/ {
+		v = metric("events/s"); printf "| replay of 100k events, 1k apps (creates included) | >= 50k events/s | %d events/s | %s |\n", v, (v >= 50000 ? "yes" : "**no**") }
+	' "$RAW/go-bench.txt"
 }
 
 # nginx_targets prints the rows of the data plane targets (pkg/nginx):
@@ -146,6 +161,15 @@ nginx_targets() {
 		r = metric("metrics/plain")
 		printf "| traffic metrics on against off (lua/metrics.lua, 10 hosts): throughput ratio | >= 0.95 | %.3f (%s req/s; nginx CPU %s µs/req, off %s µs/req) | %s |\n",
 			r, metric("metrics-req/s"), metric("metrics-cpu-us/req"), metric("plain-cpu-us/req"), yes(r >= 0.95)
+	}
+	/^BenchmarkL4Throughput-/ {
+		printf "| TCP throughput through the stream proxy against a direct connection | measured | %.3f (%s MB/s, direct %s MB/s) | yes |\n", metric("proxy/direct"), metric("proxy-MB/s"), metric("direct-MB/s")
+	}
+	/^BenchmarkL4ConnectionRate-/ {
+		printf "| TCP connection rate through the stream proxy against a direct connection | measured | %.3f (%s conn/s, direct %s conn/s) | yes |\n", metric("proxy/direct"), metric("proxy-conn/s"), metric("direct-conn/s")
+	}
+	/^BenchmarkL4EndpointChange-/ {
+		printf "| an L4 endpoint change: reloads, and Apply → traffic on the new endpoint | 0 reloads | %s (p50 %s ms, p99 %s ms) | %s |\n", metric("reloads"), metric("apply-to-traffic-p50-ms"), metric("apply-to-traffic-p99-ms"), yes(metric("reloads") == 0)
 	}
 	/^BenchmarkAddHost-/ {
 		n = metric("reloads/op") + metric("worker-restarts")

@@ -94,6 +94,9 @@ func scenarios() []scenario {
 			"Resident memory of the syncer binary from /proc, sampled every second. The bootstrap time includes " +
 				"nginx -t, the start of nginx and the push of the route, backend and certificate tables.",
 			runRSSScenario},
+		{"rss-50k", "syncer memory and CPU with 50k Ingresses (bootstrap, then 200 endpoint changes/s for 10s)",
+			"As rss-10k, with 50k Ingresses (and their Services, EndpointSlices and one TLS Secret in ten).",
+			runRSS50kScenario},
 		{"bootstrap-50k", "a new syncer bootstraps 50k objects from the stream",
 			"16130 Ingresses with their Services and EndpointSlices and 1613 TLS Secrets published, then a syncer " +
 				"started: ready when nginx serves the whole configuration (first build, nginx.conf rendered, nginx -t, " +

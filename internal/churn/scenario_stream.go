@@ -258,7 +258,19 @@ func (e *streamEnv) runOn(ctx context.Context, spec Spec, s *world.Syncer, pause
 // runRSSScenario: 10k Ingresses published, a syncer bootstraps them, then
 // 200 endpoint changes per second for 10s; its RSS throughout.
 func runRSSScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult) error {
-	spec := scaledSpec(o, 10000)
+	return runEndpointChurnAt(ctx, o, res, 10000, 300)
+}
+
+// runRSS50kScenario is runRSSScenario at 50k Ingresses.
+func runRSS50kScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult) error {
+	return runEndpointChurnAt(ctx, o, res, 50000, 500)
+}
+
+// runEndpointChurnAt bootstraps a syncer on n Ingresses from the stream,
+// then publishes 200 endpoint changes/s for 10 s: publish → applied
+// latency, the syncer's CPU and its RSS (at most rssMB).
+func runEndpointChurnAt(ctx context.Context, o ScenarioOptions, res *ScenarioResult, n int, rssMB float64) error {
+	spec := scaledSpec(o, n)
 	spec.Duration = 10 * time.Second
 	sr, err := prepareStream(ctx, o, spec, "syncer-0")
 	if err != nil {
@@ -279,7 +291,12 @@ func runRSSScenario(ctx context.Context, o ScenarioOptions, res *ScenarioResult)
 	res.Figures = append(res.Figures, latencyFigures("publish → applied", rep.Applied.Latency)...)
 	res.Figures = append(res.Figures, syncerFigures(rep)...)
 	res.Figures = append(res.Figures, processFigures(rep, "syncer", "nginx")...)
-	res.Checks = []Check{atMost("syncer RSS with 10k Ingresses (max)", syncer.RSSMaxMB, 300, "MB")}
+	k := fmt.Sprintf("%dk Ingresses", spec.Ingresses/1000)
+	res.Checks = []Check{
+		atMost("syncer RSS with "+k+" (max)", syncer.RSSMaxMB, rssMB, "MB"),
+		atMost("publish → applied p99 with "+k+", 200 endpoint changes/s", rep.Applied.Latency.P99, 50, "ms"),
+		atMost("syncer CPU with "+k+", 200 endpoint changes/s", syncer.CPUPercent, 25, "% of a core"),
+	}
 	return nil
 }
 
