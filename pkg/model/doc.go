@@ -16,6 +16,14 @@
 // it was built from (endpoint lists, certificate bytes): treat it as
 // read-only.
 //
+// The syncer and replay do not call Build per burst but go through an
+// Incremental: Store.Apply returns an Effect and Store.CanChange says
+// whether it can change the Configuration; EndpointSlice changes patch the
+// endpoints into a copy that shares every other part (and every unchanged
+// Backend) with the previous Configuration, in time proportional to the
+// change, with a checksum made of per-part trees (checksum_tree.go); any
+// other relevant event is a full Build. A property test keeps the two equal.
+//
 // The Ingress semantics (hosts, path types, conflicts, default backend,
 // TLS, annotations) are documented on Build, buildTLS and parseAnnotations;
 // the class rule on Store.Serves; the change classes on Diff.
