@@ -207,3 +207,20 @@ func TestIncrementalShares(t *testing.T) {
 		t.Errorf("a Service nothing names matters")
 	}
 }
+
+// TestSharedAnnotationsStayUnchanged: the parsed annotations shared by the
+// Ingresses without any (noAnnotations) are never written by a build.
+func TestSharedAnnotationsStayUnchanged(t *testing.T) {
+	u := universe{t: t, rnd: rand.New(rand.NewPCG(7, 7))}
+	in := NewIncremental(NewStore(), propOptions())
+	for range 300 {
+		if _, err := in.Apply(u.event()); err != nil {
+			t.Fatal(err)
+		}
+		in.Build()
+	}
+	Build(newTestStore(t, goldenInputs(t)["full"]...), goldenOptions(t))
+	if !reflect.DeepEqual(noAnnotations, parseAnnotations(nil)) {
+		t.Fatalf("noAnnotations was modified: %+v", noAnnotations)
+	}
+}
