@@ -29,6 +29,7 @@ func (s *Snapshot) WriteText(w io.Writer) error {
 	writeServers(bw, c.Servers)
 	writeBackends(bw, c.Backends)
 	writeCertificates(bw, c)
+	writeStreams(bw, c)
 	fmt.Fprintf(bw, "\nDefault backend: %s\n", orDefault(c.DefaultBackend, "built-in 404"))
 	if len(c.Problems) > 0 {
 		fmt.Fprintf(bw, "\nProblems (%d)\n", len(c.Problems))
@@ -38,6 +39,36 @@ func (s *Snapshot) WriteText(w io.Writer) error {
 	}
 	writeSkipped(bw, s.Skipped)
 	return bw.Flush()
+}
+
+// writeStreams lists the TCP and UDP services and the passthrough hosts,
+// when there are any.
+func writeStreams(w io.Writer, c *model.Configuration) {
+	if len(c.L4) > 0 {
+		fmt.Fprintf(w, "\nTCP and UDP services (%d)\n", len(c.L4))
+		for _, s := range c.L4 {
+			proxy := ""
+			if s.DecodeProxy || s.EncodeProxy {
+				proxy = fmt.Sprintf("  PROXY decode %t encode %t", s.DecodeProxy, s.EncodeProxy)
+			}
+			fmt.Fprintf(w, "  %s %d -> %s/%s:%s  %s%s\n", s.Protocol, s.Port, s.Namespace, s.Service, s.ServicePort, streamEndpoints(s.Endpoints), proxy)
+		}
+	}
+	if len(c.Passthrough) > 0 {
+		fmt.Fprintf(w, "\nSSL passthrough hosts (%d)\n", len(c.Passthrough))
+		for _, p := range c.Passthrough {
+			fmt.Fprintf(w, "  %s -> %s (%s)  %s\n", p.Hostname, p.Backend, p.Ingress, streamEndpoints(p.Endpoints))
+		}
+	}
+}
+
+// streamEndpoints is endpointList for a listener, whose connections are
+// closed without endpoints.
+func streamEndpoints(eps []model.Endpoint) string {
+	if len(eps) == 0 {
+		return "0 endpoints (connections are closed)"
+	}
+	return endpointList(eps)
 }
 
 func writeHistory(w io.Writer, h *History) {
