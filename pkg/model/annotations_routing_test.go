@@ -186,7 +186,7 @@ func TestGlobalLoadBalance(t *testing.T) {
 	}
 	old, cfg := build(), build("load-balance", "ewma")
 	got := map[string]string{}
-	for _, b := range cfg.Backends {
+	for _, b := range cfg.Backends.All() {
 		got[b.Name] = b.LoadBalance
 	}
 	if want := map[string]string{web80: LoadBalanceEWMA, "default-api-80": LoadBalanceRoundRobin}; !maps.Equal(got, want) {

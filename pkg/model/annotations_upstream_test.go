@@ -313,11 +313,11 @@ func TestBuildServiceUpstream(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := buildWith(t, tc.objs, tc.opts)
 			checkDataPlane(t, cfg)
-			if len(cfg.Backends) != 1 {
-				t.Fatalf("backends %+v", cfg.Backends)
+			if cfg.Backends.Len() != 1 {
+				t.Fatalf("backends %+v", cfg.Backends.Slice())
 			}
-			checkEqual(t, "endpoints", cfg.Backends[0].Endpoints, tc.eps)
-			if cfg.Backends[0].Checksum != BackendChecksum(cfg.Backends[0]) {
+			checkEqual(t, "endpoints", cfg.Backends.At(0).Endpoints, tc.eps)
+			if be := cfg.Backends.At(0); be.Checksum != BackendChecksum(be) {
 				t.Error("backend checksum does not cover the ClusterIP endpoint")
 			}
 			checkProblems(t, cfg.Problems, tc.problems)

@@ -20,7 +20,7 @@ import (
 
 // benchPair generates one self-signed certificate and key; every TLS
 // Secret of a benchmark reuses the bytes.
-func benchPair(b *testing.B) (certPEM, keyPEM []byte) {
+func benchPair(b testing.TB) (certPEM, keyPEM []byte) {
 	b.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -43,7 +43,7 @@ func benchPair(b *testing.B) (certPEM, keyPEM []byte) {
 // benchObjects returns n Ingresses, each with 2 Prefix paths to its own
 // Service, an EndpointSlice of 10 ready endpoints, and for one in ten a
 // TLS Secret.
-func benchObjects(b *testing.B, n int) []runtime.Object {
+func benchObjects(b testing.TB, n int) []runtime.Object {
 	cert, key := benchPair(b)
 	out := make([]runtime.Object, 0, 4*n)
 	for i := range n {

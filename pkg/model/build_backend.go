@@ -195,7 +195,7 @@ func (b *builder) flagDefaultBackend() *backendState {
 }
 
 // finishBackends names the used backends and returns them sorted by name.
-func (b *builder) finishBackends() []*Backend {
+func (b *builder) finishBackends() BackendList {
 	used := make([]*backendState, 0, len(b.backendList))
 	for _, be := range b.backendList {
 		if be.used {
@@ -233,7 +233,7 @@ func (b *builder) finishBackends() []*Backend {
 		arr[i].Checksum = w.backendSum(&arr[i], be.epSum)
 		out[i] = &arr[i]
 	}
-	return out
+	return NewBackendList(out)
 }
 
 func keyHash(k backendKey) string {

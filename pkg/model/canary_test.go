@@ -270,7 +270,7 @@ func TestCanaryMainRemoved(t *testing.T) {
 	after := Build(s, testOptions())
 	checkDataPlane(t, after)
 	checkEqual(t, "servers", after.Servers, []Server{srv("_", catchAll(""))})
-	checkEqual(t, "backends", after.Backends, []*Backend{})
+	checkEqual(t, "backends", after.Backends, BackendList{})
 	checkProblems(t, after.Problems, []string{"no main Ingress serves this host; the canary path is not served"})
 	ch := Diff(before, after)
 	if ch.Reload || !slices.Contains(ch.ServersRemoved, canaryHost) || !slices.Contains(ch.BackendsRemoved, canary80) {

@@ -34,10 +34,10 @@ func TestChecksumCoversEveryField(t *testing.T) {
 		"location ranges":         func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"::/0"} },
 		"location redirect false": func(c *Configuration) { c.Servers[1].Locations[0].Settings.SSLRedirect = ptr(false) },
 		"location redirect true":  func(c *Configuration) { c.Servers[1].Locations[0].Settings.SSLRedirect = ptr(true) },
-		"backend endpoint":        func(c *Configuration) { c.Backends[1].Endpoints[0].Port = 81 },
-		"backend balance":         func(c *Configuration) { c.Backends[1].LoadBalance = LoadBalanceEWMA },
-		"backend affinity":        func(c *Configuration) { c.Backends[1].Affinity = &Affinity{} },
-		"backend removed":         func(c *Configuration) { c.Backends = c.Backends[1:] },
+		"backend endpoint":        func(c *Configuration) { c.Backends.At(1).Endpoints[0].Port = 81 },
+		"backend balance":         func(c *Configuration) { c.Backends.At(1).LoadBalance = LoadBalanceEWMA },
+		"backend affinity":        func(c *Configuration) { c.Backends.At(1).Affinity = &Affinity{} },
+		"backend removed":         func(c *Configuration) { c.Backends = NewBackendList(c.Backends.Slice()[1:]) },
 		"certificate key":         func(c *Configuration) { c.Certificates[1].Key = c.Certificates[0].Key },
 		"certificate hosts":       func(c *Configuration) { c.Certificates[1].Hosts = nil },
 		"certificate host split":  func(c *Configuration) { c.Certificates[1].Hosts = []string{"a.c", "om"} },
@@ -69,7 +69,7 @@ func TestChecksumAndEqual(t *testing.T) {
 	if cfg.Checksum == "" || cfg.Checksum != cfg.ComputeChecksum() {
 		t.Fatalf("Build checksum %q, ComputeChecksum %q", cfg.Checksum, cfg.ComputeChecksum())
 	}
-	for _, b := range cfg.Backends {
+	for _, b := range cfg.Backends.All() {
 		if b.Checksum != BackendChecksum(b) {
 			t.Errorf("backend %s: stored checksum differs from BackendChecksum", b.Name)
 		}
@@ -163,8 +163,8 @@ func determinismInputs(t testing.TB, n int) []runtime.Object {
 func TestBuildDeterministic(t *testing.T) {
 	inputs := determinismInputs(t, 200)
 	first := Build(newTestStore(t, inputs...), goldenOptions(t))
-	if len(first.Problems) == 0 || len(first.Servers) < 10 || len(first.Backends) == 0 {
-		t.Fatalf("scenario too small: %d problems, %d servers, %d backends", len(first.Problems), len(first.Servers), len(first.Backends))
+	if len(first.Problems) == 0 || len(first.Servers) < 10 || first.Backends.Len() == 0 {
+		t.Fatalf("scenario too small: %d problems, %d servers, %d backends", len(first.Problems), len(first.Servers), first.Backends.Len())
 	}
 	for seed := range uint64(5) {
 		shuffled := append([]runtime.Object(nil), inputs...)

@@ -135,7 +135,7 @@ func newConfigSums(c *Configuration, trustParts bool) *configSums {
 	for i := range c.Servers {
 		s.servers.add(c.Servers[i].Hostname, part.serverSum(&c.Servers[i]))
 	}
-	for _, b := range c.Backends {
+	for _, b := range c.Backends.All() {
 		sum := b.Checksum
 		if !trustParts || sum == "" {
 			sum = part.backendSum(b, sumEndpoints(b.Endpoints))

@@ -25,7 +25,7 @@ type Configuration struct {
 	// always present and first.
 	Servers []Server `json:"servers"`
 	// Backends, sorted by Name.
-	Backends []*Backend `json:"backends"`
+	Backends BackendList `json:"backends"`
 	// Certificates, sorted by Name.
 	Certificates []Certificate `json:"certificates"`
 	// UpstreamTLS are the backend TLS profiles the locations use (see

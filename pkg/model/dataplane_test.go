@@ -40,8 +40,8 @@ func (c *contract) fail(format string, args ...any) {
 func dataPlaneViolations(cfg *Configuration) []string {
 	c := &contract{cfg: cfg, backends: map[string]bool{}}
 	c.global(&cfg.Global)
-	for i := range cfg.Backends {
-		c.backend(cfg.Backends[i])
+	for _, b := range cfg.Backends.All() {
+		c.backend(b)
 	}
 	for i := range cfg.Certificates {
 		c.certificate(&cfg.Certificates[i])
@@ -394,7 +394,7 @@ func TestDataPlaneContract(t *testing.T) {
 		}, `not strictly after`},
 		"no catch-all":    {func(c *Configuration) { c.Servers[1].Locations = c.Servers[1].Locations[:1] }, `has 0 Prefix / locations`},
 		"unknown backend": {func(c *Configuration) { c.Servers[1].Locations[0].Backend = "nope" }, `backend "nope" is not sent`},
-		"endpoint port":   {func(c *Configuration) { c.Backends[1].Endpoints[0].Port = 0 }, `endpoint "10.0.0.1" port 0`},
+		"endpoint port":   {func(c *Configuration) { c.Backends.At(1).Endpoints[0].Port = 0 }, `endpoint "10.0.0.1" port 0`},
 		"long cert name":  {func(c *Configuration) { c.Certificates[1].Name = "ns/" + strings.Repeat("a", 318) }, `certificate name`},
 		"valid canary": {func(c *Configuration) {
 			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", Weight: 5, WeightTotal: 100,

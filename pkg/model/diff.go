@@ -59,10 +59,10 @@ func Diff(old, new *Configuration) Change {
 	switch {
 	case new.patch != nil && old.gen != 0 && new.patch.base == old.gen:
 		for _, i := range new.patch.backends {
-			ch.BackendsUpserted = append(ch.BackendsUpserted, *new.Backends[i])
+			ch.BackendsUpserted = append(ch.BackendsUpserted, *new.Backends.At(i))
 		}
 		slices.SortFunc(ch.BackendsUpserted, func(a, b Backend) int { return cmp.Compare(a.Name, b.Name) })
-	case !sameArray(old.Backends, new.Backends):
+	case !old.Backends.same(new.Backends):
 		ch.BackendsUpserted, ch.BackendsRemoved = diffBackends(old.Backends, new.Backends)
 	}
 	if !sameArray(old.Certificates, new.Certificates) {
@@ -158,32 +158,60 @@ func diffServers(old, new []Server) (upserted []Server, removed []string) {
 	return upserted, removed
 }
 
-func diffBackends(old, new []*Backend) (upserted []Backend, removed []string) {
-	byName := func(a, b *Backend) int { return cmp.Compare(a.Name, b.Name) }
-	w := newCanonicalWriter(smallWriter)
-	sum := func(b *Backend) string {
-		if b.Checksum != "" {
-			return b.Checksum
+// diffBackends compares old and new between the chunks they share (an
+// Incremental patch copies only the chunks it changes): in sorted lists a
+// chunk shared at the same index splits both at the same place, so the
+// work is proportional to the chunks not shared. Lists that share chunks
+// are taken to be sorted (only Incremental makes them); the spans between
+// are sorted on a copy if they are not.
+func diffBackends(old, new BackendList) (upserted []Backend, removed []string) {
+	d := backendDiff{w: newCanonicalWriter(smallWriter)}
+	from := 0
+	for i := range min(len(old.chunks), len(new.chunks)) {
+		if sameArray(old.chunks[i], new.chunks[i]) {
+			to := i * backendChunk
+			d.walk(old.span(from, to), new.span(from, to))
+			from = to + len(new.chunks[i])
 		}
-		return w.backendSum(b, sumEndpoints(b.Endpoints))
 	}
-	mergeWalk(sortedBy(old, byName), sortedBy(new, byName),
-		func(a, b **Backend) int { return cmp.Compare((*a).Name, (*b).Name) },
-		func(o, _ **Backend) { removed = append(removed, (*o).Name) },
-		func(_, n **Backend) { upserted = append(upserted, **n) },
-		func(o, n **Backend) {
-			// A Backend shared with old (Incremental) is unchanged.
-			if *o != *n && sum(*o) != sum(*n) {
-				upserted = append(upserted, **n)
-			}
-		})
-	return upserted, removed
+	d.walk(old.span(from, old.n), new.span(from, new.n))
+	return d.upserted, d.removed
 }
 
-// values returns copies of the Backends ps points to.
-func values(ps []*Backend) []Backend {
-	out := make([]Backend, len(ps))
-	for i, p := range ps {
+// backendDiff collects what diffBackends finds.
+type backendDiff struct {
+	w        *canonicalWriter
+	upserted []Backend
+	removed  []string
+}
+
+// walk compares a span of old Backends with the span of new ones in the
+// same place.
+func (d *backendDiff) walk(old, new []*Backend) {
+	byName := func(a, b *Backend) int { return cmp.Compare(a.Name, b.Name) }
+	mergeWalk(sortedBy(old, byName), sortedBy(new, byName),
+		func(a, b **Backend) int { return cmp.Compare((*a).Name, (*b).Name) },
+		func(o, _ **Backend) { d.removed = append(d.removed, (*o).Name) },
+		func(_, n **Backend) { d.upserted = append(d.upserted, **n) },
+		func(o, n **Backend) {
+			// A Backend shared with old (Incremental) is unchanged.
+			if *o != *n && d.sum(*o) != d.sum(*n) {
+				d.upserted = append(d.upserted, **n)
+			}
+		})
+}
+
+func (d *backendDiff) sum(b *Backend) string {
+	if b.Checksum != "" {
+		return b.Checksum
+	}
+	return d.w.backendSum(b, sumEndpoints(b.Endpoints))
+}
+
+// values returns copies of the Backends of l.
+func values(l BackendList) []Backend {
+	out := make([]Backend, l.Len())
+	for i, p := range l.All() {
 		out[i] = *p
 	}
 	return out

@@ -79,20 +79,22 @@ func TestDiff(t *testing.T) {
 		"unchanged":     {func(c *Configuration) {}, changeSummary{}},
 		"problems only": {func(c *Configuration) { c.Problems = []Problem{{Kind: "Ingress", Reason: "x"}} }, changeSummary{}},
 		"endpoint added": {func(c *Configuration) {
-			c.Backends[web].Endpoints = append(c.Backends[web].Endpoints, ep("10.0.0.2", 80))
+			c.Backends.At(web).Endpoints = append(c.Backends.At(web).Endpoints, ep("10.0.0.2", 80))
 		}, changeSummary{Backends: []string{"ns-web-80"}}},
 		"endpoint port changed": {func(c *Configuration) {
-			c.Backends[web].Endpoints = []Endpoint{ep("10.0.0.1", 81)}
+			c.Backends.At(web).Endpoints = []Endpoint{ep("10.0.0.1", 81)}
 		}, changeSummary{Backends: []string{"ns-web-80"}}},
-		"balancing changed": {func(c *Configuration) { c.Backends[web].LoadBalance = LoadBalanceEWMA },
+		"balancing changed": {func(c *Configuration) { c.Backends.At(web).LoadBalance = LoadBalanceEWMA },
 			changeSummary{Backends: []string{"ns-web-80"}}},
-		"affinity changed": {func(c *Configuration) { c.Backends[web].Affinity = &Affinity{CookieName: "x"} },
+		"affinity changed": {func(c *Configuration) { c.Backends.At(web).Affinity = &Affinity{CookieName: "x"} },
 			changeSummary{Backends: []string{"ns-web-80"}}},
-		"hash by changed": {func(c *Configuration) { c.Backends[0].UpstreamHashBy = "$host" },
+		"hash by changed": {func(c *Configuration) { c.Backends.At(0).UpstreamHashBy = "$host" },
 			changeSummary{Backends: []string{"ns-api-80"}}},
-		"backend added": {func(c *Configuration) { c.Backends = append(c.Backends, ptrs(be("ns", "zzz", "80"))...) },
+		"backend added": {func(c *Configuration) {
+			c.Backends = NewBackendList(append(c.Backends.Slice(), ptrs(be("ns", "zzz", "80")).Slice()...))
+		},
 			changeSummary{Backends: []string{"ns-zzz-80"}}},
-		"backend removed": {func(c *Configuration) { c.Backends = c.Backends[1:] },
+		"backend removed": {func(c *Configuration) { c.Backends = NewBackendList(c.Backends.Slice()[1:]) },
 			changeSummary{BackendsRemoved: []string{"ns-api-80"}}},
 		"certificate content changed": {func(c *Configuration) { c.Certificates[1].Cert = c.Certificates[0].Cert },
 			changeSummary{Certs: []string{"ns/cert"}}},
@@ -158,7 +160,7 @@ func TestDiff(t *testing.T) {
 			"s06.com", "s07.com", "s08.com", "s09.com", "s10.com", "s11.com")},
 		"reload and dynamic together": {func(c *Configuration) {
 			c.Global.UpstreamKeepalive = 61
-			c.Backends = c.Backends[1:]
+			c.Backends = NewBackendList(c.Backends.Slice()[1:])
 		}, changeSummary{Reload: true, Reasons: []string{"global settings changed"}, BackendsRemoved: []string{"ns-api-80"}}},
 		// ssl-redirect and allow-snippet-annotations act through the routes
 		// Build makes, not through nginx.conf.
@@ -169,7 +171,9 @@ func TestDiff(t *testing.T) {
 		"global snippets alone apply nothing": {func(c *Configuration) { c.Global.AllowSnippets = true }, changeSummary{}},
 		"unsorted input is handled": {func(c *Configuration) {
 			c.Servers[0], c.Servers[1] = c.Servers[1], c.Servers[0]
-			c.Backends[0], c.Backends[1] = c.Backends[1], c.Backends[0]
+			bs := c.Backends.Slice()
+			bs[0], bs[1] = bs[1], bs[0]
+			c.Backends = NewBackendList(bs)
 			c.Certificates[0], c.Certificates[1] = c.Certificates[1], c.Certificates[0]
 		}, changeSummary{}},
 	}

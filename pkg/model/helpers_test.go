@@ -304,22 +304,23 @@ func checkEqual(t *testing.T, what string, got, want any) {
 }
 
 // withoutChecksums returns backends with Checksum cleared, for comparison.
-func withoutChecksums(bs []*Backend) []Backend {
-	out := make([]Backend, len(bs))
-	for i, b := range bs {
+func withoutChecksums(bs BackendList) []Backend {
+	out := make([]Backend, bs.Len())
+	for i, b := range bs.All() {
 		out[i] = *b
 		out[i].Checksum = ""
 	}
 	return out
 }
 
-// ptrs returns pointers to copies of bs, for Configuration literals.
-func ptrs(bs ...Backend) []*Backend {
+// ptrs returns the list of pointers to copies of bs, for Configuration
+// literals.
+func ptrs(bs ...Backend) BackendList {
 	out := make([]*Backend, len(bs))
 	for i := range bs {
 		out[i] = &bs[i]
 	}
-	return out
+	return NewBackendList(out)
 }
 
 func objMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }

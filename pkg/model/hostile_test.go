@@ -291,7 +291,7 @@ func viewOf(cfg *Configuration, ns string) tenantView {
 			}
 		}
 	}
-	for _, b := range cfg.Backends {
+	for _, b := range cfg.Backends.All() {
 		if b.Namespace == ns {
 			v.Backends = append(v.Backends, *b)
 		}

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"cmp"
 	"slices"
 	"sync/atomic"
 
@@ -99,7 +98,7 @@ func (in *Incremental) rebuild() {
 		if !be.used || be.err != nil || be.clusterIP {
 			continue
 		}
-		i, ok := slices.BinarySearchFunc(cfg.Backends, be.name, func(x *Backend, n string) int { return cmp.Compare(x.Name, n) })
+		_, i, ok := cfg.Backends.Find(be.name)
 		if !ok {
 			continue
 		}
@@ -109,7 +108,8 @@ func (in *Incremental) rebuild() {
 }
 
 // patch puts the current endpoints of the touched Services into a copy of
-// cur that shares every unchanged part (and Backend) with it.
+// cur that shares every unchanged part (and Backend, and chunk of its
+// BackendList) with it.
 func (in *Incremental) patch() {
 	out := *in.cur
 	b := &builder{s: in.s}
@@ -124,11 +124,11 @@ func (in *Incremental) patch() {
 				continue
 			}
 			if changed == nil {
-				out.Backends = slices.Clone(in.cur.Backends)
+				out.Backends = in.cur.Backends.patched()
 			}
-			be := *out.Backends[d.index]
+			be := *out.Backends.At(d.index)
 			be.Endpoints, be.Checksum, d.sum = eps, w.backendSum(&be, sum), sum
-			out.Backends[d.index] = &be
+			out.Backends.replace(d.index, &be, in.cur.Backends)
 			in.sums.backends.set(be.Name, be.Checksum)
 			changed = append(changed, d.index)
 		}
@@ -153,8 +153,8 @@ func (in *Incremental) patchPassthrough(out *Configuration, changed []int) {
 	out.Passthrough = slices.Clone(out.Passthrough)
 	for i := range out.Passthrough {
 		for _, j := range changed {
-			if out.Backends[j].Name == out.Passthrough[i].Backend {
-				out.Passthrough[i].Endpoints = out.Backends[j].Endpoints
+			if be := out.Backends.At(j); be.Name == out.Passthrough[i].Backend {
+				out.Passthrough[i].Endpoints = be.Endpoints
 			}
 		}
 	}

@@ -193,7 +193,7 @@ func TestIncrementalShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := in.Build()
-	if !sameArray(a.Servers, b.Servers) || !sameArray(a.Certificates, b.Certificates) || sameArray(a.Backends, b.Backends) {
+	if !sameArray(a.Servers, b.Servers) || !sameArray(a.Certificates, b.Certificates) || a.Backends.same(b.Backends) {
 		t.Errorf("an endpoint change copied the servers or certificates, or not the backends")
 	}
 	ch := Diff(a, b)

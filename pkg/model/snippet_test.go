@@ -66,7 +66,7 @@ func TestBuildSnippetsFailClosed(t *testing.T) {
 			t.Errorf("a refused Ingress left certificate %s", c.Name)
 		}
 	}
-	if len(cfg.Backends) != 0 || cfg.DefaultBackend != "" {
-		t.Errorf("a refused Ingress left backends %v, default backend %q", cfg.Backends, cfg.DefaultBackend)
+	if cfg.Backends.Len() != 0 || cfg.DefaultBackend != "" {
+		t.Errorf("a refused Ingress left backends %v, default backend %q", cfg.Backends.Slice(), cfg.DefaultBackend)
 	}
 }

@@ -246,11 +246,11 @@ func (b *builder) passthroughHost(cfg *Configuration, c passthroughClaim) (Passt
 		if l.Path != "/" || l.PathType != PathPrefix || l.Ingress == "" {
 			continue
 		}
-		j, ok := slices.BinarySearchFunc(cfg.Backends, l.Backend, func(be *Backend, n string) int { return cmp.Compare(be.Name, n) })
+		be, _, ok := cfg.Backends.Find(l.Backend)
 		if !ok {
 			break
 		}
-		return PassthroughHost{Hostname: c.host, Ingress: l.Ingress, Backend: l.Backend, Endpoints: cfg.Backends[j].Endpoints}, true
+		return PassthroughHost{Hostname: c.host, Ingress: l.Ingress, Backend: l.Backend, Endpoints: be.Endpoints}, true
 	}
 	b.ingressProblem(c.e, "ssl-passthrough: host %s has no Prefix / path with a Service backend; passthrough ignored", c.host)
 	return PassthroughHost{}, false

@@ -378,8 +378,8 @@ func TestUpstreamHashBySubset(t *testing.T) {
 	cfg := buildServices(t, map[string][]*echo.Server{"web": eps},
 		fixtures.Ingress("default", "web", ann("upstream-hash-by", "$arg_k"), ann("upstream-hash-by-subset", "true"),
 			fixtures.Rule("lb.test", fixtures.Prefix("/", "web", 80))))
-	if cfg.Backends[0].UpstreamHashBySubsetSize != 3 {
-		t.Fatalf("backend %+v", cfg.Backends[0])
+	if cfg.Backends.At(0).UpstreamHashBySubsetSize != 3 {
+		t.Fatalf("backend %+v", cfg.Backends.At(0))
 	}
 	// The model sorts endpoints by address and port.
 	byPort := map[int]string{}
@@ -387,7 +387,7 @@ func TestUpstreamHashBySubset(t *testing.T) {
 		byPort[e.Port()] = e.Name
 	}
 	var order []string
-	for _, ep := range cfg.Backends[0].Endpoints {
+	for _, ep := range cfg.Backends.At(0).Endpoints {
 		order = append(order, byPort[int(ep.Port)])
 	}
 	members := map[string][]string{"set1": order[:3], "set2": {order[3], order[4], order[0]}}

@@ -55,9 +55,10 @@ func renderConfig(servers int) *model.Configuration {
 		DefaultCertificate: "ingress/default",
 		Checksum:           "bench-" + strconv.Itoa(servers),
 	}
+	var backends []*model.Backend
 	for i := range servers {
 		name := fmt.Sprintf("ns%d-svc%d-80", i%100, i)
-		cfg.Backends = append(cfg.Backends, &model.Backend{Name: name})
+		backends = append(backends, &model.Backend{Name: name})
 		cfg.Servers = append(cfg.Servers, model.Server{
 			Hostname: fmt.Sprintf("host-%d.example.com", i), TLS: i%10 == 0, SSLRedirect: i%10 == 0,
 			Locations: []model.Location{
@@ -66,6 +67,7 @@ func renderConfig(servers int) *model.Configuration {
 			},
 		})
 	}
+	cfg.Backends = model.NewBackendList(backends)
 	return cfg
 }
 

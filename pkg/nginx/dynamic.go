@@ -60,7 +60,7 @@ func (a *Applier) extras(ctx context.Context, next *model.Configuration) (*delta
 	}
 	var d delta
 	d.hostsRemoved = absent(routes.Hosts, func(h *Host) string { return h.Name }, next.Servers, func(s *model.Server) string { return s.Hostname })
-	d.backendsRemoved = absent(backends.Backends, func(b *model.Backend) string { return b.Name }, next.Backends, func(b **model.Backend) string { return (*b).Name })
+	d.backendsRemoved = absent(backends.Backends, func(b *model.Backend) string { return b.Name }, next.Backends.Slice(), func(b **model.Backend) string { return (*b).Name })
 	d.certificatesRemove = absent(certs.Certificates, func(c *CertificateInfo) string { return c.Name }, next.Certificates, func(c *model.Certificate) string { return c.Name })
 	return &d, nil
 }

@@ -365,14 +365,15 @@ func configOf(sum string, servers []model.Server, backends ...model.Backend) *mo
 	}
 }
 
-// backendPtrs points to copies of bs, as Configuration.Backends holds them.
-func backendPtrs(bs []model.Backend) []*model.Backend {
+// backendPtrs is the list of pointers to copies of bs, as
+// Configuration.Backends holds them.
+func backendPtrs(bs []model.Backend) model.BackendList {
 	out := make([]*model.Backend, len(bs))
 	for i := range bs {
 		b := bs[i]
 		out[i] = &b
 	}
-	return out
+	return model.NewBackendList(out)
 }
 
 // withDefaultBackend returns a copy of cfg whose generated catch-alls (Prefix
@@ -442,7 +443,7 @@ func (h *harness) mustVersion() Version {
 func withChange(cfg *model.Configuration, ch model.Change) *model.Configuration {
 	next := *cfg
 	next.Servers = upsert(cfg.Servers, ch.ServersUpserted, ch.ServersRemoved, func(s model.Server) string { return s.Hostname })
-	next.Backends = upsert(cfg.Backends, backendPtrs(ch.BackendsUpserted), ch.BackendsRemoved, func(b *model.Backend) string { return b.Name })
+	next.Backends = model.NewBackendList(upsert(cfg.Backends.Slice(), backendPtrs(ch.BackendsUpserted).Slice(), ch.BackendsRemoved, func(b *model.Backend) string { return b.Name }))
 	next.Certificates = upsert(cfg.Certificates, ch.CertificatesUpserted, ch.CertificatesRemoved, func(c model.Certificate) string { return c.Name })
 	if ch.DefaultCertificate != "" {
 		next.DefaultCertificate = ch.DefaultCertificate

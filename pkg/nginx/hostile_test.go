@@ -324,7 +324,7 @@ func TestHostileIngresses(t *testing.T) {
 			cfg = hostileBuild(s.store)
 			applyWithoutReload(t, h, cfg)
 		}
-		t.Logf("round %d: %d servers, %d backends, %d problems", round, len(cfg.Servers), len(cfg.Backends), len(cfg.Problems))
+		t.Logf("round %d: %d servers, %d backends, %d problems", round, len(cfg.Servers), cfg.Backends.Len(), len(cfg.Problems))
 		checkRouteTable(t, h, cfg)
 		checkGoodServers(t, h, cfg, hostileBuild(s.good))
 		checkCurated(t, h)
@@ -379,7 +379,7 @@ func checkCurated(t *testing.T, h *harness) {
 func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g hostileGen) {
 	t.Helper()
 	withEndpoints := map[string]bool{"": true} // "" answers 404
-	for _, b := range cfg.Backends {
+	for _, b := range cfg.Backends.All() {
 		withEndpoints[b.Name] = len(b.Endpoints) > 0
 	}
 	safe := func(l *model.Location) bool {

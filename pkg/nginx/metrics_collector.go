@@ -192,7 +192,7 @@ func (c *TrafficCollector) serviceNames() map[string]string {
 	if cfg != c.of || c.services == nil {
 		c.services, c.of = map[string]string{}, cfg
 		if cfg != nil {
-			for _, b := range cfg.Backends {
+			for _, b := range cfg.Backends.All() {
 				c.services[b.Name] = b.Service
 			}
 		}

@@ -147,7 +147,7 @@ func leaks(conf []byte, cfg *model.Configuration) []string {
 			values = append(values, st.AllowSourceRange...)
 		}
 	}
-	for _, b := range cfg.Backends {
+	for _, b := range cfg.Backends.All() {
 		values = append(values, b.Name)
 	}
 	for _, c := range cfg.Certificates {
@@ -212,17 +212,19 @@ var hostile = []string{
 // backends, endpoints, certificates, the defaults and the checksum.
 func hostileConfig(g model.Global) *model.Configuration {
 	cfg := &model.Configuration{Global: g, Servers: []model.Server{{Hostname: "_"}}}
+	var backends []*model.Backend
 	for i, v := range hostile {
 		loc := model.Location{Path: v, PathType: model.PathType(v), Backend: v, Ingress: v, Settings: model.LocationSettings{
 			ProxyConnectTimeout: -i, ProxyReadTimeout: 1 << 30, ProxyBodySize: model.Size(v), BackendProtocol: v,
 			RewriteTarget: v, AllowSourceRange: []string{v},
 		}}
 		cfg.Servers = append(cfg.Servers, model.Server{Hostname: v, TLS: true, Locations: []model.Location{loc, loc}})
-		cfg.Backends = append(cfg.Backends, &model.Backend{Name: v, Namespace: v, Service: v, Port: v, LoadBalance: v,
+		backends = append(backends, &model.Backend{Name: v, Namespace: v, Service: v, Port: v, LoadBalance: v,
 			UpstreamHashBy: v, Affinity: &model.Affinity{CookieName: v, CookiePath: v},
 			Endpoints: []model.Endpoint{{Address: v, Port: -1}}})
 		cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: v, Hosts: []string{v}, Cert: []byte(v), Key: []byte(v)})
 	}
+	cfg.Backends = model.NewBackendList(backends)
 	cfg.Servers = append(cfg.Servers, cfg.Servers...) // duplicates too
 	cfg.DefaultBackend, cfg.DefaultCertificate, cfg.Checksum = hostile[5], hostile[6], hostile[7]
 	return cfg

@@ -98,11 +98,8 @@ func summarize(old *model.Configuration, ch model.Change, oldHosts, newHosts map
 // backendNamed finds a Backend of c (sorted by name) in O(log n): a step
 // costs in proportion to what it changed.
 func backendNamed(c *model.Configuration, name string) (*model.Backend, bool) {
-	i, ok := slices.BinarySearchFunc(c.Backends, name, func(b *model.Backend, n string) int { return strings.Compare(b.Name, n) })
-	if !ok {
-		return nil, false
-	}
-	return c.Backends[i], true
+	b, _, ok := c.Backends.Find(name)
+	return b, ok
 }
 
 func addAll(set map[string]bool, keys []string) {

@@ -53,7 +53,7 @@ func endpointString(e model.Endpoint) string {
 // backendHosts maps each backend name to the hosts that route to it
 // (locations of servers, "_" for the default server), sorted.
 func backendHosts(c *model.Configuration) map[string][]string {
-	out := make(map[string][]string, len(c.Backends))
+	out := make(map[string][]string, c.Backends.Len())
 	for _, s := range c.Servers {
 		for _, l := range s.Locations {
 			if l.Backend == "" {

@@ -129,9 +129,9 @@ func pathString(l *model.Location) string {
 	return l.Path
 }
 
-func writeBackends(w io.Writer, backends []*model.Backend) {
-	fmt.Fprintf(w, "\nBackends (%d)\n", len(backends))
-	for _, b := range backends {
+func writeBackends(w io.Writer, backends model.BackendList) {
+	fmt.Fprintf(w, "\nBackends (%d)\n", backends.Len())
+	for _, b := range backends.All() {
 		fmt.Fprintf(w, "  %s  %s  %s\n", b.Name, b.LoadBalance, endpointList(b.Endpoints))
 	}
 }

@@ -216,7 +216,7 @@ func (w *walk) before(m *message) bool {
 func (w *walk) start(seq uint64) {
 	w.started = true
 	w.e.rebuild()
-	w.tl.Start = Baseline{Sequence: seq, Checksum: w.e.cur.Checksum, Servers: len(w.e.cur.Servers), Backends: len(w.e.cur.Backends)}
+	w.tl.Start = Baseline{Sequence: seq, Checksum: w.e.cur.Checksum, Servers: len(w.e.cur.Servers), Backends: w.e.cur.Backends.Len()}
 }
 
 // step applies one message in range and describes it.

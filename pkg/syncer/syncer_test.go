@@ -136,7 +136,7 @@ func TestBootstrapAppliesOnceAfterCaughtUp(t *testing.T) {
 	if cfg == nil || len(calls) != 1 || calls[0] != "reload "+cfg.Checksum {
 		t.Fatalf("calls %v, want one reload of the running config", calls)
 	}
-	if got := len(cfg.Backends); got != 1 {
+	if got := cfg.Backends.Len(); got != 1 {
 		t.Fatalf("reloaded configuration has %d backends, want 1", got)
 	}
 	if !h.s.Ready() || h.s.Status().Sequence != 3 || h.s.Status().Reloads != 1 {
