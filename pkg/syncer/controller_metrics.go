@@ -40,7 +40,9 @@ type ControllerMetrics struct {
 
 	mu      sync.Mutex
 	applied bool
-	certs   string // the certificate checksums sslExpire shows
+	certs   uint64 // digest of the certificate names and checksums sslExpire shows
+	// lastCerts are the Certificates of the last Configuration seen.
+	lastCerts []model.Certificate
 }
 
 // NewControllerMetrics wraps next, registering the metrics on reg.
@@ -99,14 +101,25 @@ func configHash(checksum string) float64 {
 // setCertificates shows the expiry of every host of certs, when their
 // checksums changed.
 func (m *ControllerMetrics) setCertificates(certs []model.Certificate) {
-	var sums strings.Builder
-	for i := range certs {
-		sums.WriteString(certs[i].Name + "=" + certs[i].Checksum + ";")
-	}
-	if sums.String() == m.certs {
+	// The same certificates as last time (an endpoint patch shares them):
+	// nothing to read. Otherwise a digest of names and checksums says
+	// whether they changed, without building a string of them all.
+	if len(certs) == len(m.lastCerts) && (len(certs) == 0 || &certs[0] == &m.lastCerts[0]) {
 		return
 	}
-	m.certs = sums.String()
+	m.lastCerts = certs
+	h := fnv.New64a()
+	for i := range certs {
+		h.Write([]byte(certs[i].Name))
+		h.Write([]byte{0})
+		h.Write([]byte(certs[i].Checksum))
+		h.Write([]byte{0})
+	}
+	sum := h.Sum64()
+	if sum == m.certs {
+		return
+	}
+	m.certs = sum
 	m.sslExpire.Reset()
 	for i := range certs {
 		c := &certs[i]
