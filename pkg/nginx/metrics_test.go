@@ -168,11 +168,18 @@ func TestTrafficMetricsCap(t *testing.T) {
 	sendRequests(t, h, 3, map[string]int{"http://a.test/": 200})
 	sendRequests(t, h, 2, map[string]int{"http://b.test/": 200})
 	sendRequests(t, h, 4, map[string]int{"http://b.test/none": 404, "http://a.test/gone": 503})
-	waitFor(t, "dropped samples counted", func() bool {
+	// Each worker flushes its counts on its own timer: wait for both the
+	// drops and the 9 counted requests.
+	var got []sample
+	waitFor(t, "dropped samples and requests counted", func() bool {
 		d := samples(t, reg, "ingress_sync_traffic_metrics_dropped_total")
-		return len(d) == 2 && d[0].value == 4 && d[0].labels == "reason=cap"
+		got = samples(t, reg, "nginx_ingress_controller_requests")
+		n := 0.0
+		for _, s := range got {
+			n += s.value
+		}
+		return len(d) == 2 && d[0].value == 4 && d[0].labels == "reason=cap" && n >= 9
 	})
-	got := samples(t, reg, "nginx_ingress_controller_requests")
 	want := []sample{
 		{"canary=,ingress=front,method=GET,namespace=shop,path=/,service=web-a,status=200", 3},
 		{"canary=,ingress=main,method=GET,namespace=blog,path=/,service=web-b,status=200", 2},
