@@ -571,6 +571,20 @@ func (b *builder) externalAuth(e *ingressEntry) *ExternalAuth {
 	return ea
 }
 
+// proxySetHeadersKey is the ConfigMap auth-proxy-set-headers names for an
+// Ingress of namespace ns (a name alone is in ns); false when none is set.
+func (in *extAuthInput) proxySetHeadersKey(ns string) (objectKey, bool) {
+	ref := in.proxySetHeaders
+	if ref == "" {
+		return objectKey{}, false
+	}
+	if !strings.Contains(ref, "/") {
+		ref = ns + "/" + ref
+	}
+	k, err := parseObjectKey(ref)
+	return k, err == nil
+}
+
 func (b *builder) resolveExtAuth(e *ingressEntry) (*ExternalAuth, string) {
 	in := &e.ann.extAuth
 	if in.err != "" {
@@ -582,11 +596,8 @@ func (b *builder) resolveExtAuth(e *ingressEntry) (*ExternalAuth, string) {
 		return ea, ""
 	}
 	const ann = AnnotationPrefix + "auth-proxy-set-headers"
-	ref := in.proxySetHeaders
-	if !strings.Contains(ref, "/") {
-		ref = e.key.Namespace + "/" + ref
-	}
-	k, _ := parseObjectKey(ref)
+	k, _ := in.proxySetHeadersKey(e.key.Namespace)
+	ref := k.String()
 	if k.Namespace != e.key.Namespace {
 		return nil, fmt.Sprintf("annotation %s=%s: the ConfigMap must be in the Ingress's namespace %s", ann, in.proxySetHeaders, e.key.Namespace)
 	}

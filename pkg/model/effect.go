@@ -2,7 +2,6 @@ package model
 
 import (
 	"slices"
-	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
 
@@ -103,9 +102,8 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 
 // configMapUsed reports whether Build can read ConfigMap k: the
 // controller's, a services ConfigMap, the one the controller's
-// proxy-set-headers or add-headers names, or one an Ingress of its
-// namespace names in custom-headers or auth-proxy-set-headers (a name
-// alone is in the Ingress's namespace).
+// proxy-set-headers or add-headers names, or one an Ingress names in
+// custom-headers or auth-proxy-set-headers (the Store's index).
 func (s *Store) configMapUsed(k objectKey, opts Options) bool {
 	ref := k.String()
 	if ref == opts.ConfigMap || ref == opts.TCPServicesConfigMap || ref == opts.UDPServicesConfigMap {
@@ -118,17 +116,7 @@ func (s *Store) configMapUsed(k objectKey, opts Options) bool {
 			return true
 		}
 	}
-	for key, e := range s.ingresses {
-		if key.Namespace != k.Namespace {
-			continue
-		}
-		for _, a := range []string{"custom-headers", "auth-proxy-set-headers"} {
-			if v := strings.TrimSpace(e.obj.Annotations[AnnotationPrefix+a]); v == k.Name || v == ref {
-				return true
-			}
-		}
-	}
-	return false
+	return len(s.ingressesByConfigMap[k]) > 0
 }
 
 // serviceUsed reports whether Build can read Service k: an Ingress names
@@ -139,17 +127,19 @@ func (s *Store) serviceUsed(k ServiceKey, opts Options) bool {
 	if len(s.ingressesByService[key]) > 0 || key.String() == opts.DefaultBackendService {
 		return true
 	}
-	prefix := key.String() + ":"
-	for _, ref := range []string{opts.TCPServicesConfigMap, opts.UDPServicesConfigMap} {
-		ck, err := parseObjectKey(ref)
+	for _, src := range l4Sources(opts) {
+		ck, err := parseObjectKey(src.ref)
 		if err != nil {
 			continue
 		}
-		if cm := s.ConfigMap(ck.Namespace, ck.Name); cm != nil {
-			for _, v := range cm.Data {
-				if strings.HasPrefix(strings.TrimSpace(v), prefix) {
-					return true
-				}
+		cm := s.ConfigMap(ck.Namespace, ck.Name)
+		if cm == nil {
+			continue
+		}
+		for _, v := range cm.Data {
+			// Build's own entry parser: an entry it refuses reads no Service.
+			if svc, err := parseL4Value(src.proto, v); err == nil && svc.Namespace == key.Namespace && svc.Service == key.Name {
+				return true
 			}
 		}
 	}

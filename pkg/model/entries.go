@@ -26,9 +26,11 @@ type ingressEntry struct {
 	// created is the creationTimestamp: Unix seconds and nanoseconds.
 	created      int64
 	createdNanos int
-	// services and secrets are the referenced objects, sorted, unique.
-	services []objectKey
-	secrets  []objectKey
+	// services, secrets and configMaps are the referenced objects,
+	// sorted, unique.
+	services   []objectKey
+	secrets    []objectKey
+	configMaps []objectKey
 }
 
 // noAnnotations are the parsed annotations of an Ingress without any
@@ -77,8 +79,15 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 			e.secrets = append(e.secrets, k)
 		}
 	}
+	if k, err := parseObjectKey(e.ann.upstream.customHeaders); err == nil {
+		e.configMaps = append(e.configMaps, k)
+	}
+	if k, ok := e.ann.extAuth.proxySetHeadersKey(key.Namespace); ok {
+		e.configMaps = append(e.configMaps, k)
+	}
 	e.services = uniqueKeys(e.services)
 	e.secrets = uniqueKeys(e.secrets)
+	e.configMaps = uniqueKeys(e.configMaps)
 	return e
 }
 

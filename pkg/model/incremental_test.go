@@ -90,9 +90,11 @@ func (u universe) ingressEvent() events.Event {
 	name := "i" + strconv.Itoa(u.pick(4))
 	host := "h" + strconv.Itoa(u.pick(3)) + ".example.com"
 	opts := []ingOpt{created(u.pick(5)), rule(host, prefix([]string{"/", "/api"}[u.pick(2)], u.svcName(), []any{80, "http", "grpc"}[u.pick(3)]))}
-	switch u.pick(7) {
+	switch u.pick(8) {
 	case 5:
-		opts = append(opts, nginx("custom-headers", "hdrs"))
+		opts = append(opts, nginx("custom-headers", []string{"hdrs", propNS + "/hdrs"}[u.pick(2)]))
+	case 6:
+		opts = append(opts, nginx("auth-url", "http://auth.example.com/check"), nginx("auth-proxy-set-headers", "hdrs"))
 	case 0:
 		opts = append(opts, nginx("service-upstream", "true"))
 	case 1:

@@ -49,20 +49,24 @@ type Store struct {
 	// Services (rules and default backend) and TLS Secrets they reference.
 	ingressesByService map[objectKey]map[objectKey]struct{}
 	ingressesBySecret  map[objectKey]map[objectKey]struct{}
+	// ingressesByConfigMap indexes them by the ConfigMaps their
+	// custom-headers and auth-proxy-set-headers name.
+	ingressesByConfigMap map[objectKey]map[objectKey]struct{}
 }
 
 // NewStore returns an empty Store.
 func NewStore() *Store {
 	return &Store{
-		ingresses:          map[objectKey]*ingressEntry{},
-		classes:            map[string]*networkingv1.IngressClass{},
-		services:           map[objectKey]*corev1.Service{},
-		slices:             map[objectKey]*sliceEntry{},
-		secrets:            map[objectKey]*secretEntry{},
-		configMaps:         map[objectKey]*configMapEntry{},
-		slicesByService:    map[objectKey][]*sliceEntry{},
-		ingressesByService: map[objectKey]map[objectKey]struct{}{},
-		ingressesBySecret:  map[objectKey]map[objectKey]struct{}{},
+		ingresses:            map[objectKey]*ingressEntry{},
+		classes:              map[string]*networkingv1.IngressClass{},
+		services:             map[objectKey]*corev1.Service{},
+		slices:               map[objectKey]*sliceEntry{},
+		secrets:              map[objectKey]*secretEntry{},
+		configMaps:           map[objectKey]*configMapEntry{},
+		slicesByService:      map[objectKey][]*sliceEntry{},
+		ingressesByService:   map[objectKey]map[objectKey]struct{}{},
+		ingressesBySecret:    map[objectKey]map[objectKey]struct{}{},
+		ingressesByConfigMap: map[objectKey]map[objectKey]struct{}{},
 	}
 }
 
@@ -204,6 +208,9 @@ func (s *Store) putIngress(key objectKey, ing *networkingv1.Ingress) {
 	for _, ref := range e.secrets {
 		addIndex(s.ingressesBySecret, ref, key)
 	}
+	for _, ref := range e.configMaps {
+		addIndex(s.ingressesByConfigMap, ref, key)
+	}
 }
 
 func (s *Store) removeIngress(key objectKey) {
@@ -216,6 +223,9 @@ func (s *Store) removeIngress(key objectKey) {
 	}
 	for _, ref := range e.secrets {
 		removeIndex(s.ingressesBySecret, ref, key)
+	}
+	for _, ref := range e.configMaps {
+		removeIndex(s.ingressesByConfigMap, ref, key)
 	}
 	delete(s.ingresses, key)
 }

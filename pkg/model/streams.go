@@ -27,13 +27,40 @@ const maxL4Value = 512
 // ProblemKindConfigMap is the kind of Problems of a ConfigMap entry.
 const ProblemKindConfigMap = "ConfigMap"
 
+// l4Source is a services ConfigMap ("namespace/name", or "") and the
+// protocol of its entries.
+type l4Source struct {
+	ref   string
+	proto L4Protocol
+}
+
+// l4Sources are the TCP and UDP services ConfigMaps of opts.
+func l4Sources(opts Options) [2]l4Source {
+	return [2]l4Source{{opts.TCPServicesConfigMap, L4TCP}, {opts.UDPServicesConfigMap, L4UDP}}
+}
+
+// l4ConfigMap is the services ConfigMap of proto in opts.
+func l4ConfigMap(opts Options, proto L4Protocol) string {
+	for _, src := range l4Sources(opts) {
+		if src.proto == proto {
+			return src.ref
+		}
+	}
+	return ""
+}
+
+// l4EntryProblem is the Problem of an entry (port, as written) of the
+// services ConfigMap ref that is left out because of err.
+func l4EntryProblem(ref string, proto L4Protocol, port string, err error) Problem {
+	key, _ := parseObjectKey(ref)
+	return Problem{Kind: ProblemKindConfigMap, Namespace: key.Namespace, Name: key.Name,
+		Reason: fmt.Sprintf("%s port %s: %v; entry left out", proto, quoteValue(port), err)}
+}
+
 // buildL4 builds Configuration.L4 from the two services ConfigMaps.
 func (b *builder) buildL4() []L4Service {
 	var out []L4Service
-	for _, src := range [...]struct {
-		ref   string
-		proto L4Protocol
-	}{{b.opts.TCPServicesConfigMap, L4TCP}, {b.opts.UDPServicesConfigMap, L4UDP}} {
+	for _, src := range l4Sources(b.opts) {
 		out = append(out, b.l4From(src.ref, src.proto)...)
 	}
 	slices.SortFunc(out, func(x, y L4Service) int {
@@ -64,7 +91,7 @@ func (b *builder) l4From(ref string, proto L4Protocol) []L4Service {
 	for _, port := range ports {
 		svc, err := b.l4Service(proto, port, cm.Data[port])
 		if err != nil {
-			b.problem(ProblemKindConfigMap, key.Namespace, key.Name, "%s port %s: %v; entry left out", proto, quoteValue(port), err)
+			b.problems = append(b.problems, l4EntryProblem(ref, proto, port, err))
 			continue
 		}
 		out = append(out, svc)
@@ -276,13 +303,8 @@ func WithoutListeners(cfg *Configuration, opts Options, check func(L4Service) er
 		if problems == nil {
 			kept = append(make([]L4Service, 0, len(cfg.L4)), cfg.L4[:i]...)
 		}
-		ref := opts.TCPServicesConfigMap
-		if svc.Protocol == L4UDP {
-			ref = opts.UDPServicesConfigMap
-		}
-		key, _ := parseObjectKey(ref)
-		problems = append(problems, Problem{Kind: ProblemKindConfigMap, Namespace: key.Namespace, Name: key.Name,
-			Reason: fmt.Sprintf("%s port %q: nginx cannot listen on it: %v; entry left out", svc.Protocol, strconv.Itoa(svc.Port), err)})
+		problems = append(problems, l4EntryProblem(l4ConfigMap(opts, svc.Protocol), svc.Protocol, strconv.Itoa(svc.Port),
+			fmt.Errorf("nginx cannot listen on it: %w", err)))
 	}
 	if problems == nil {
 		return cfg
