@@ -55,7 +55,7 @@ type Configuration struct {
 	Checksum string `json:"checksum"`
 	// gen and patch are set by Incremental (see patchHint): Diff uses
 	// them to compare only what a patch changed.
-	gen   uint64
+	gen   *generation
 	patch *patchHint
 }
 

@@ -57,7 +57,7 @@ func Diff(old, new *Configuration) Change {
 		ch.ServersUpserted, ch.ServersRemoved = diffServers(sortedServers(old.Servers), sortedServers(new.Servers))
 	}
 	switch {
-	case new.patch != nil && old.gen != 0 && new.patch.base == old.gen:
+	case new.patch != nil && old.gen != nil && new.patch.base == old.gen:
 		for _, i := range new.patch.backends {
 			ch.BackendsUpserted = append(ch.BackendsUpserted, *new.Backends.At(i))
 		}

@@ -2,7 +2,6 @@ package model
 
 import (
 	"slices"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -90,7 +89,7 @@ func (in *Incremental) Build() *Configuration {
 // rebuild builds in full and indexes the result.
 func (in *Incremental) rebuild() {
 	cfg, b := build(in.s, in.opts)
-	cfg.gen = nextGen()
+	cfg.gen = new(generation)
 	in.cur, in.sums, in.full = cfg, b.sums, false
 	clear(in.touched)
 	in.deps = make(map[objectKey][]endpointDep, len(b.backendList))
@@ -140,7 +139,7 @@ func (in *Incremental) patch() {
 		return
 	}
 	out.Checksum = in.sums.checksum(&out)
-	out.gen, out.patch = nextGen(), &patchHint{base: in.cur.gen, backends: changed}
+	out.gen, out.patch = new(generation), &patchHint{base: in.cur.gen, backends: changed}
 	in.cur = &out
 }
 
@@ -194,14 +193,13 @@ func (in *Incremental) patchL4(out *Configuration, b *builder) bool {
 
 // patchHint tells Diff what an Incremental patch changed from the
 // Configuration of generation base: only the Backends at these indexes.
-// It names the base by generation, not by pointer, so that a chain of
-// patches keeps no old Configuration alive.
+// It names the base by its generation token, not by pointer, so that a
+// chain of patches keeps no old Configuration alive.
 type patchHint struct {
-	base     uint64
+	base     *generation
 	backends []int
 }
 
-// generation numbers the Configurations Incrementals return.
-var generation atomic.Uint64
-
-func nextGen() uint64 { return generation.Add(1) }
+// generation identifies one Configuration an Incremental returned: a
+// token of its own (not zero-sized, so that no two share an address).
+type generation struct{ _ byte }

@@ -160,7 +160,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 // exported is c without the Incremental's bookkeeping (gen, patch).
 func exported(c *Configuration) Configuration {
 	x := *c
-	x.gen, x.patch = 0, nil
+	x.gen, x.patch = nil, nil
 	return x
 }
 
