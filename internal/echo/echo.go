@@ -1,6 +1,7 @@
 // Package echo is the HTTP backend of tests, benchmarks and the demo: it
 // answers every request with JSON saying which backend answered and what it
 // received, so that routing through nginx can be checked from the client.
+// StartUDP is its UDP counterpart, answering datagrams.
 package echo
 
 import (

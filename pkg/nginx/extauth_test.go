@@ -16,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
 )
 
@@ -404,24 +405,12 @@ func TestGlobalExternalAuth(t *testing.T) {
 // others) on a UDP port of 127.0.0.1: the resolver of auth URLs.
 func startDNS(t *testing.T, name string) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	s, err := echo.StartUDP("127.0.0.1:0", func(q []byte) []byte { return dnsReply(q, name) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, addr, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if reply := dnsReply(buf[:n], name); reply != nil {
-				_, _ = pc.WriteTo(reply, addr)
-			}
-		}
-	}()
-	return pc.LocalAddr().String()
+	t.Cleanup(func() { s.Close() })
+	return s.Addr
 }
 
 // dnsReply builds the answer to one DNS query (RFC 1035, 4.1).

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingress-sync/ingress-sync/internal/echo"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
@@ -72,22 +73,12 @@ func (b *tcpBackend) endpoint() model.Endpoint {
 // udpBackend answers each datagram with "<name> got=<datagram>".
 func startUDPBackend(t testing.TB, name string) model.Endpoint {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	s, err := echo.StartUDP("127.0.0.1:0", func(d []byte) []byte { return []byte(name + " got=" + string(d)) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			_, _ = pc.WriteTo([]byte(name+" got="+string(buf[:n])), from)
-		}
-	}()
-	return model.Endpoint{Address: "127.0.0.1", Port: int32(pc.LocalAddr().(*net.UDPAddr).Port)}
+	t.Cleanup(func() { s.Close() })
+	return model.Endpoint{Address: "127.0.0.1", Port: int32(s.Port())}
 }
 
 // tcpCall sends send (a line) to 127.0.0.1:port and returns the answer's

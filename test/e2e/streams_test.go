@@ -257,21 +257,11 @@ func TestUDPService(t *testing.T) {
 func startUDPEcho(t *testing.T, name string) string {
 	t.Helper()
 	i := int(nextAddr.Add(1))
-	c, err := net.ListenPacket("udp", net.JoinHostPort(netns.Addr(i), strconv.Itoa(backendPort)))
+	s, err := echo.StartUDP(net.JoinHostPort(netns.Addr(i), strconv.Itoa(backendPort)), func([]byte) []byte { return []byte(name) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			_, from, err := c.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			_, _ = c.WriteTo([]byte(name), from)
-		}
-	}()
+	t.Cleanup(func() { _ = s.Close() })
 	return netns.Addr(i)
 }
 
