@@ -361,11 +361,11 @@ func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
 	name := e.ann.errorService
 	var be *backendState
 	svc := b.s.services[objectKey{e.key.Namespace, name}]
-	if svc == nil || len(svc.Spec.Ports) == 0 {
+	if svc == nil || len(svc.ports) == 0 {
 		b.ingressProblem(e, "annotation %sdefault-backend: Service %s not found or without ports; ignored", AnnotationPrefix, name)
 	} else {
 		ref := &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-			Name: name, Port: networkingv1.ServiceBackendPort{Number: svc.Spec.Ports[0].Port},
+			Name: name, Port: networkingv1.ServiceBackendPort{Number: svc.ports[0].port},
 		}}
 		var err error
 		if be, err = b.backendFor(e.key.Namespace, ref); err != nil {

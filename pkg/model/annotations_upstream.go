@@ -544,15 +544,15 @@ func (b *builder) applyServiceUpstream(be *backendState, out *Backend) {
 	if svc == nil {
 		return
 	}
-	ip := svc.Spec.ClusterIP
+	ip := svc.clusterIP
 	if ip == "" || ip == corev1.ClusterIPNone {
 		b.problem("Service", be.key.namespace, be.key.service, "service-upstream: the Service has no ClusterIP (headless); its endpoints are used")
 		return
 	}
-	for i := range svc.Spec.Ports {
-		p := &svc.Spec.Ports[i]
-		if p.Name == be.key.port || fmt.Sprint(p.Port) == be.key.port {
-			out.Endpoints = []Endpoint{{Address: ip, Port: p.Port}}
+	for i := range svc.ports {
+		p := &svc.ports[i]
+		if p.name == be.key.port || fmt.Sprint(p.port) == be.key.port {
+			out.Endpoints = []Endpoint{{Address: ip, Port: p.port}}
 			be.epSum, be.clusterIP = sumEndpoints(out.Endpoints), true
 			return
 		}

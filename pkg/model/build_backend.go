@@ -110,22 +110,22 @@ func (b *builder) resolve(be *backendState, ref *networkingv1.ServiceBackendPort
 	if svc == nil {
 		return fmt.Errorf("service %s not found", svcKey)
 	}
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+	if svc.typ == corev1.ServiceTypeExternalName {
 		return fmt.Errorf("service %s %w", svcKey, errExternalName)
 	}
 	sp := servicePort(svc, ref)
 	if sp == nil {
 		return fmt.Errorf("service %s has no port %s", svcKey, be.key.port)
 	}
-	be.portName = sp.Name
-	be.endpoints, be.epSum = b.endpoints(svcKey, sp.Name)
+	be.portName = sp.name
+	be.endpoints, be.epSum = b.endpoints(svcKey, sp.name)
 	return nil
 }
 
-func servicePort(svc *corev1.Service, ref *networkingv1.ServiceBackendPort) *corev1.ServicePort {
-	for i := range svc.Spec.Ports {
-		p := &svc.Spec.Ports[i]
-		if ref.Name != "" && p.Name == ref.Name || ref.Name == "" && p.Port == ref.Number {
+func servicePort(svc *serviceEntry, ref *networkingv1.ServiceBackendPort) *servicePortEntry {
+	for i := range svc.ports {
+		p := &svc.ports[i]
+		if ref.Name != "" && p.name == ref.Name || ref.Name == "" && p.port == ref.Number {
 			return p
 		}
 	}
@@ -178,12 +178,12 @@ func (b *builder) flagDefaultBackend() *backendState {
 		return nil
 	}
 	svc := b.s.services[key]
-	if svc == nil || len(svc.Spec.Ports) == 0 {
+	if svc == nil || len(svc.ports) == 0 {
 		b.problem("Service", key.Namespace, key.Name, "default backend service not found or without ports; the built-in 404 answers")
 		return nil
 	}
 	ref := &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-		Name: key.Name, Port: networkingv1.ServiceBackendPort{Number: svc.Spec.Ports[0].Port},
+		Name: key.Name, Port: networkingv1.ServiceBackendPort{Number: svc.ports[0].port},
 	}}
 	be, err := b.backendFor(key.Namespace, ref)
 	if err != nil {

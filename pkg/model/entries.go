@@ -105,6 +105,30 @@ func uniqueKeys(keys []objectKey) []objectKey {
 	return out
 }
 
+// serviceEntry is what Build reads of a stored Service: its type, its
+// ClusterIP (service-upstream) and its ports (name, protocol, number). The
+// rest of the object (metadata, status, other spec fields) is not kept.
+type serviceEntry struct {
+	typ       corev1.ServiceType
+	clusterIP string
+	ports     []servicePortEntry
+}
+
+// servicePortEntry is one port of a Service as Build reads it.
+type servicePortEntry struct {
+	name     string
+	protocol corev1.Protocol
+	port     int32
+}
+
+func newServiceEntry(svc *corev1.Service) *serviceEntry {
+	e := &serviceEntry{typ: svc.Spec.Type, clusterIP: svc.Spec.ClusterIP, ports: make([]servicePortEntry, len(svc.Spec.Ports))}
+	for i, p := range svc.Spec.Ports {
+		e.ports[i] = servicePortEntry{name: p.Name, protocol: p.Protocol, port: p.Port}
+	}
+	return e
+}
+
 // ServiceNameLabel links an EndpointSlice to its Service.
 const ServiceNameLabel = discoveryv1.LabelServiceName
 
@@ -112,7 +136,6 @@ const ServiceNameLabel = discoveryv1.LabelServiceName
 type sliceEntry struct {
 	// name is the slice's name in the Store.
 	name    string
-	obj     *discoveryv1.EndpointSlice
 	service objectKey
 	ports   []slicePort
 }
@@ -130,7 +153,7 @@ type slicePort struct {
 // only the first address of an endpoint is used (Kubernetes declares the
 // addresses fungible), and it must parse as an IP address.
 func newSliceEntry(key objectKey, slice *discoveryv1.EndpointSlice) *sliceEntry {
-	e := &sliceEntry{name: key.Name, obj: slice}
+	e := &sliceEntry{name: key.Name}
 	if svc := slice.Labels[ServiceNameLabel]; svc != "" {
 		e.service = objectKey{key.Namespace, svc}
 	}

@@ -177,7 +177,7 @@ func (in *Incremental) patchL4(out *Configuration, b *builder) bool {
 		if sp == nil {
 			continue
 		}
-		eps, _ := b.endpoints(k, sp.Name)
+		eps, _ := b.endpoints(k, sp.name)
 		if slices.Equal(eps, svc.Endpoints) {
 			continue
 		}

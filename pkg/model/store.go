@@ -37,7 +37,7 @@ var (
 type Store struct {
 	ingresses  map[objectKey]*ingressEntry
 	classes    map[string]*networkingv1.IngressClass
-	services   map[objectKey]*corev1.Service
+	services   map[objectKey]*serviceEntry
 	slices     map[objectKey]*sliceEntry
 	secrets    map[objectKey]*secretEntry
 	configMaps map[objectKey]*configMapEntry
@@ -47,11 +47,11 @@ type Store struct {
 	slicesByService map[objectKey][]*sliceEntry
 	// ingressesByService and ingressesBySecret index Ingresses by the
 	// Services (rules and default backend) and TLS Secrets they reference.
-	ingressesByService map[objectKey]map[objectKey]struct{}
-	ingressesBySecret  map[objectKey]map[objectKey]struct{}
+	ingressesByService refIndex
+	ingressesBySecret  refIndex
 	// ingressesByConfigMap indexes them by the ConfigMaps their
 	// custom-headers and auth-proxy-set-headers name.
-	ingressesByConfigMap map[objectKey]map[objectKey]struct{}
+	ingressesByConfigMap refIndex
 }
 
 // NewStore returns an empty Store.
@@ -59,14 +59,14 @@ func NewStore() *Store {
 	return &Store{
 		ingresses:            map[objectKey]*ingressEntry{},
 		classes:              map[string]*networkingv1.IngressClass{},
-		services:             map[objectKey]*corev1.Service{},
+		services:             map[objectKey]*serviceEntry{},
 		slices:               map[objectKey]*sliceEntry{},
 		secrets:              map[objectKey]*secretEntry{},
 		configMaps:           map[objectKey]*configMapEntry{},
 		slicesByService:      map[objectKey][]*sliceEntry{},
-		ingressesByService:   map[objectKey]map[objectKey]struct{}{},
-		ingressesBySecret:    map[objectKey]map[objectKey]struct{}{},
-		ingressesByConfigMap: map[objectKey]map[objectKey]struct{}{},
+		ingressesByService:   refIndex{},
+		ingressesBySecret:    refIndex{},
+		ingressesByConfigMap: refIndex{},
 	}
 }
 
@@ -74,6 +74,28 @@ func NewStore() *Store {
 func (s *Store) Len() int {
 	return len(s.ingresses) + len(s.classes) + len(s.services) + len(s.slices) +
 		len(s.secrets) + len(s.configMaps)
+}
+
+// Has reports whether the Store holds the object of kind at namespace/name
+// (IngressClasses by name only).
+func (s *Store) Has(kind events.Kind, namespace, name string) bool {
+	k := objectKey{namespace, name}
+	var ok bool
+	switch kind {
+	case events.KindIngress:
+		_, ok = s.ingresses[k]
+	case events.KindIngressClass:
+		_, ok = s.classes[name]
+	case events.KindService:
+		_, ok = s.services[k]
+	case events.KindEndpointSlice:
+		_, ok = s.slices[k]
+	case events.KindSecret:
+		_, ok = s.secrets[k]
+	case events.KindConfigMap:
+		_, ok = s.configMaps[k]
+	}
+	return ok
 }
 
 // Apply records one event: create and update store ev.Object (which must be
@@ -156,7 +178,7 @@ func (s *Store) upsert(kind events.Kind, key objectKey, obj runtime.Object) erro
 	case events.KindIngressClass:
 		return put(kind, obj, func(o *networkingv1.IngressClass) { s.classes[key.Name] = o })
 	case events.KindService:
-		return put(kind, obj, func(o *corev1.Service) { s.services[key] = o })
+		return put(kind, obj, func(o *corev1.Service) { s.services[key] = newServiceEntry(o) })
 	case events.KindEndpointSlice:
 		return put(kind, obj, func(o *discoveryv1.EndpointSlice) { s.putSlice(key, o) })
 	case events.KindSecret:
@@ -203,13 +225,13 @@ func (s *Store) putIngress(key objectKey, ing *networkingv1.Ingress) {
 	e := newIngressEntry(key, ing)
 	s.ingresses[key] = e
 	for _, ref := range e.services {
-		addIndex(s.ingressesByService, ref, key)
+		s.ingressesByService.add(ref, key)
 	}
 	for _, ref := range e.secrets {
-		addIndex(s.ingressesBySecret, ref, key)
+		s.ingressesBySecret.add(ref, key)
 	}
 	for _, ref := range e.configMaps {
-		addIndex(s.ingressesByConfigMap, ref, key)
+		s.ingressesByConfigMap.add(ref, key)
 	}
 }
 
@@ -219,13 +241,13 @@ func (s *Store) removeIngress(key objectKey) {
 		return
 	}
 	for _, ref := range e.services {
-		removeIndex(s.ingressesByService, ref, key)
+		s.ingressesByService.remove(ref, key)
 	}
 	for _, ref := range e.secrets {
-		removeIndex(s.ingressesBySecret, ref, key)
+		s.ingressesBySecret.remove(ref, key)
 	}
 	for _, ref := range e.configMaps {
-		removeIndex(s.ingressesByConfigMap, ref, key)
+		s.ingressesByConfigMap.remove(ref, key)
 	}
 	delete(s.ingresses, key)
 }
@@ -261,21 +283,24 @@ func (s *Store) removeSlice(key objectKey) {
 
 func compareSliceName(e *sliceEntry, name string) int { return cmp.Compare(e.name, name) }
 
-func addIndex(idx map[objectKey]map[objectKey]struct{}, ref, key objectKey) {
-	m := idx[ref]
-	if m == nil {
-		m = map[objectKey]struct{}{}
-		idx[ref] = m
-	}
-	m[key] = struct{}{}
-}
+// refIndex maps a referenced object to the Ingresses that reference it.
+// A slice, not a set: most objects have one or a few referrers, and an
+// Ingress is removed from the index before it is added again (putIngress),
+// so that add never sees a key it holds.
+type refIndex map[objectKey][]objectKey
 
-func removeIndex(idx map[objectKey]map[objectKey]struct{}, ref, key objectKey) {
-	if m := idx[ref]; m != nil {
-		delete(m, key)
-		if len(m) == 0 {
-			delete(idx, ref)
-		}
+func (idx refIndex) add(ref, key objectKey) { idx[ref] = append(idx[ref], key) }
+
+func (idx refIndex) remove(ref, key objectKey) {
+	list := idx[ref]
+	i := slices.Index(list, key)
+	switch {
+	case i < 0:
+	case len(list) == 1:
+		delete(idx, ref)
+	default:
+		list[i] = list[len(list)-1]
+		idx[ref] = list[:len(list)-1]
 	}
 }
 
@@ -289,11 +314,6 @@ func (s *Store) Ingress(namespace, name string) *networkingv1.Ingress {
 
 // IngressClass returns the stored IngressClass, or nil.
 func (s *Store) IngressClass(name string) *networkingv1.IngressClass { return s.classes[name] }
-
-// Service returns the stored Service, or nil.
-func (s *Store) Service(namespace, name string) *corev1.Service {
-	return s.services[objectKey{namespace, name}]
-}
 
 // Secret returns the stored Secret, or nil.
 func (s *Store) Secret(namespace, name string) *corev1.Secret {
@@ -344,25 +364,6 @@ func newConfigMapEntry(cm *corev1.ConfigMap, prev *configMapEntry) *configMapEnt
 	return e
 }
 
-// EndpointSlice returns the stored EndpointSlice, or nil.
-func (s *Store) EndpointSlice(namespace, name string) *discoveryv1.EndpointSlice {
-	if e := s.slices[objectKey{namespace, name}]; e != nil {
-		return e.obj
-	}
-	return nil
-}
-
-// EndpointSlicesForService returns the slices labelled with the Service's
-// name in its namespace, sorted by name.
-func (s *Store) EndpointSlicesForService(namespace, name string) []*discoveryv1.EndpointSlice {
-	list := s.slicesByService[objectKey{namespace, name}]
-	out := make([]*discoveryv1.EndpointSlice, len(list))
-	for i, e := range list {
-		out[i] = e.obj
-	}
-	return out
-}
-
 // Ingresses returns every stored Ingress, sorted by namespace/name.
 func (s *Store) Ingresses() []*networkingv1.Ingress {
 	out := make([]*networkingv1.Ingress, 0, len(s.ingresses))
@@ -386,9 +387,9 @@ func (s *Store) IngressesForSecret(namespace, name string) []*networkingv1.Ingre
 	return s.indexed(s.ingressesBySecret[objectKey{namespace, name}])
 }
 
-func (s *Store) indexed(keys map[objectKey]struct{}) []*networkingv1.Ingress {
+func (s *Store) indexed(keys []objectKey) []*networkingv1.Ingress {
 	out := make([]*networkingv1.Ingress, 0, len(keys))
-	for k := range keys {
+	for _, k := range keys {
 		out = append(out, s.ingresses[k].obj)
 	}
 	sortIngresses(out)

@@ -56,8 +56,9 @@ func TestStoreApplyEveryKind(t *testing.T) {
 		t.Fatalf("Len() = %d, want %d", s.Len(), len(objs))
 	}
 	present := func() []bool {
-		return []bool{s.Ingress("default", "ing") != nil, s.IngressClass("nginx") != nil, s.Service("default", "web") != nil,
-			s.EndpointSlice("default", "web-1") != nil, s.Secret("default", "cert") != nil, s.ConfigMap("ingress", "cfg") != nil}
+		return []bool{s.Has(events.KindIngress, "default", "ing"), s.Has(events.KindIngressClass, "", "nginx"),
+			s.Has(events.KindService, "default", "web"), s.Has(events.KindEndpointSlice, "default", "web-1"),
+			s.Has(events.KindSecret, "default", "cert"), s.Has(events.KindConfigMap, "ingress", "cfg")}
 	}
 	checkEqual(t, "present after create", present(), []bool{true, true, true, true, true, true})
 	// Updates replace; a second create of the same key is an upsert too.
@@ -90,7 +91,7 @@ func TestStoreKeyFromObject(t *testing.T) {
 	if _, err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindService, Object: service("default", "web")}); err != nil {
 		t.Fatal(err)
 	}
-	if s.Service("default", "web") == nil {
+	if !s.Has(events.KindService, "default", "web") {
 		t.Fatal("service not stored under its own namespace/name")
 	}
 	if _, err := s.Apply(events.Event{Op: events.OpDelete, Kind: events.KindService, Object: service("default", "web")}); err != nil {
@@ -101,10 +102,11 @@ func TestStoreKeyFromObject(t *testing.T) {
 	}
 }
 
-func sliceNames(ss []*discoveryv1.EndpointSlice) []string {
+// sliceNames lists the names of the slices the Store links to the Service.
+func sliceNames(s *Store, namespace, name string) []string {
 	out := []string{}
-	for _, s := range ss {
-		out = append(out, s.Name)
+	for _, e := range s.slicesByService[objectKey{namespace, name}] {
+		out = append(out, e.name)
 	}
 	return out
 }
@@ -120,18 +122,18 @@ func ingressNames(is []*networkingv1.Ingress) []string {
 func TestStoreSliceIndex(t *testing.T) {
 	s := newTestStore(t, slice("default", "b", "web", "", 80), slice("default", "a", "web", "", 80),
 		slice("default", "c", "api", "", 80), slice("other", "d", "web", "", 80))
-	checkEqual(t, "web", sliceNames(s.EndpointSlicesForService("default", "web")), []string{"a", "b"})
+	checkEqual(t, "web", sliceNames(s, "default", "web"), []string{"a", "b"})
 	// Relabelled: moves to the other Service.
 	if _, err := s.Apply(upsertEvent(slice("default", "b", "api", "", 80))); err != nil {
 		t.Fatal(err)
 	}
-	checkEqual(t, "web after relabel", sliceNames(s.EndpointSlicesForService("default", "web")), []string{"a"})
-	checkEqual(t, "api after relabel", sliceNames(s.EndpointSlicesForService("default", "api")), []string{"b", "c"})
+	checkEqual(t, "web after relabel", sliceNames(s, "default", "web"), []string{"a"})
+	checkEqual(t, "api after relabel", sliceNames(s, "default", "api"), []string{"b", "c"})
 	if _, err := s.Apply(deleteEvent(events.KindEndpointSlice, "default", "a")); err != nil {
 		t.Fatal(err)
 	}
-	checkEqual(t, "web after delete", sliceNames(s.EndpointSlicesForService("default", "web")), []string{})
-	checkEqual(t, "other namespace", sliceNames(s.EndpointSlicesForService("other", "web")), []string{"d"})
+	checkEqual(t, "web after delete", sliceNames(s, "default", "web"), []string{})
+	checkEqual(t, "other namespace", sliceNames(s, "other", "web"), []string{"d"})
 }
 
 func TestStoreIngressIndex(t *testing.T) {

@@ -184,27 +184,27 @@ func (b *builder) resolveL4(svc *L4Service) error {
 	switch {
 	case obj == nil:
 		return fmt.Errorf("service %s not found", key)
-	case obj.Spec.Type == corev1.ServiceTypeExternalName:
+	case obj.typ == corev1.ServiceTypeExternalName:
 		return fmt.Errorf("service %s %w", key, errExternalName)
 	}
 	sp := l4ServicePort(obj, svc.ServicePort, corev1.Protocol(svc.Protocol))
 	if sp == nil {
 		return fmt.Errorf("service %s has no %s port %s", key, svc.Protocol, svc.ServicePort)
 	}
-	svc.Endpoints, _ = b.endpoints(key, sp.Name)
+	svc.Endpoints, _ = b.endpoints(key, sp.name)
 	return nil
 }
 
 // l4ServicePort returns the port of svc named or numbered ref whose
 // protocol is proto (a port without protocol is TCP).
-func l4ServicePort(svc *corev1.Service, ref string, proto corev1.Protocol) *corev1.ServicePort {
+func l4ServicePort(svc *serviceEntry, ref string, proto corev1.Protocol) *servicePortEntry {
 	num, _ := strconv.Atoi(ref)
-	for i := range svc.Spec.Ports {
-		p := &svc.Spec.Ports[i]
-		if cmp.Or(p.Protocol, corev1.ProtocolTCP) != proto {
+	for i := range svc.ports {
+		p := &svc.ports[i]
+		if cmp.Or(p.protocol, corev1.ProtocolTCP) != proto {
 			continue
 		}
-		if p.Name == ref || num > 0 && int(p.Port) == num {
+		if p.name == ref || num > 0 && int(p.port) == num {
 			return p
 		}
 	}

@@ -92,21 +92,4 @@ func (e *engine) check(ev events.Event) {
 }
 
 // has reports whether the store holds the object of ev.
-func (e *engine) has(ev events.Event) bool {
-	s, ns, n := e.store(), ev.Namespace, ev.Name
-	switch ev.Kind {
-	case events.KindIngress:
-		return s.Ingress(ns, n) != nil
-	case events.KindIngressClass:
-		return s.IngressClass(n) != nil
-	case events.KindService:
-		return s.Service(ns, n) != nil
-	case events.KindEndpointSlice:
-		return s.EndpointSlice(ns, n) != nil
-	case events.KindSecret:
-		return s.Secret(ns, n) != nil
-	case events.KindConfigMap:
-		return s.ConfigMap(ns, n) != nil
-	}
-	return false
-}
+func (e *engine) has(ev events.Event) bool { return e.store().Has(ev.Kind, ev.Namespace, ev.Name) }
