@@ -81,11 +81,11 @@ func Build(s *Store, opts Options) *Configuration {
 // build is Build, returning the builder too (its sums and backend states
 // are what Incremental keeps).
 func build(s *Store, opts Options) (*Configuration, *builder) {
-	b := newBuilder(s, opts)
+	b := newBuilder(s, opts, len(s.ingresses))
 	b.buildGlobal()
 	b.buildHeaders()
-	b.selectIngresses()
-	b.buildDefaultBackend()
+	b.selectIngresses(s.allIngresses())
+	b.buildDefaultBackend(b.ingresses)
 	b.buildTLS()
 	b.buildRules()
 	b.buildCanaries()
@@ -115,8 +115,10 @@ type builder struct {
 	// slabs of the states above.
 	serverSlab  slab[serverState]
 	backendSlab slab[backendState]
-	// defaultBackend is nil for the built-in 404.
+	// defaultBackend is nil for the built-in 404; defaultWinner is the
+	// Ingress whose spec.defaultBackend it is, if any.
 	defaultBackend *backendState
+	defaultWinner  *ingressEntry
 	certs          certificates
 	// auth caches each Ingress's BasicAuth (see basicAuth).
 	auth map[*ingressEntry]*BasicAuth
@@ -137,8 +139,8 @@ type builder struct {
 	routeDefaults routeDefaults
 }
 
-func newBuilder(s *Store, opts Options) *builder {
-	n := len(s.ingresses)
+// newBuilder returns a builder sized for n Ingresses.
+func newBuilder(s *Store, opts Options, n int) *builder {
 	b := &builder{
 		s:        s,
 		opts:     opts,
@@ -179,12 +181,12 @@ func (b *builder) buildGlobal() {
 	}
 }
 
-// selectIngresses keeps the served Ingresses, oldest first, and reports
-// their annotation problems.
-func (b *builder) selectIngresses() {
+// selectIngresses keeps the served Ingresses among candidates, oldest
+// first, and reports their annotation problems.
+func (b *builder) selectIngresses(candidates []*ingressEntry) {
 	m := b.s.classMatcher(b.opts)
-	b.ingresses = make([]*ingressEntry, 0, len(b.s.ingresses))
-	for _, e := range b.s.ingresses {
+	b.ingresses = make([]*ingressEntry, 0, len(candidates))
+	for _, e := range candidates {
 		if m.serves(e.obj) {
 			b.ingresses = append(b.ingresses, e)
 		}
@@ -226,10 +228,11 @@ func compareAge(a, b *ingressEntry) int {
 }
 
 // buildDefaultBackend picks the default backend: the oldest valid
-// spec.defaultBackend, else Options.DefaultBackendService.
-func (b *builder) buildDefaultBackend() {
+// spec.defaultBackend among candidates (served, oldest first), else
+// Options.DefaultBackendService.
+func (b *builder) buildDefaultBackend(candidates []*ingressEntry) {
 	var winner *ingressEntry
-	for _, e := range b.ingresses {
+	for _, e := range candidates {
 		ref := e.obj.Spec.DefaultBackend
 		if ref == nil {
 			continue
@@ -248,6 +251,7 @@ func (b *builder) buildDefaultBackend() {
 			be.use(e)
 		}
 	}
+	b.defaultWinner = winner
 	if b.defaultBackend == nil && b.opts.DefaultBackendService != "" {
 		b.defaultBackend = b.flagDefaultBackend()
 	}

@@ -37,8 +37,11 @@ type backendState struct {
 	err       error
 	endpoints []Endpoint
 	epSum     endpointsSum
-	// used is set when a location or the default backend routes here.
-	used bool
+	// used is set when a location or the default backend routes here;
+	// users are the Ingresses that do (nil for the default backend flag
+	// and the default-backend annotation), oldest first.
+	used  bool
+	users []*ingressEntry
 	// opinions are the Ingresses routing here that set balancing
 	// annotations.
 	opinions []*ingressEntry
@@ -55,6 +58,9 @@ type backendState struct {
 // use records that e routes to the backend.
 func (be *backendState) use(e *ingressEntry) {
 	be.used = true
+	if n := len(be.users); n == 0 || be.users[n-1] != e {
+		be.users = append(be.users, e)
+	}
 	if e != nil && e.ann.balancing != nil {
 		be.opinions = append(be.opinions, e)
 	}

@@ -101,6 +101,19 @@ func (s *serverState) add(l location) {
 
 // finish assembles the Configuration.
 func (b *builder) finish() *Configuration {
+	cfg := b.finishRoutes()
+	cfg.L4 = b.buildL4()
+	b.finishPassthrough(cfg)
+	cfg.Problems = sortProblems(b.problems)
+	b.sums = newConfigSums(cfg, true)
+	cfg.Checksum = b.sums.checksum(cfg)
+	return cfg
+}
+
+// finishRoutes assembles what the Ingresses make of the Configuration:
+// everything but the TCP and UDP services, the passthrough hosts, the
+// Problems and the checksum.
+func (b *builder) finishRoutes() *Configuration {
 	cfg := &Configuration{
 		Global:             b.global,
 		Backends:           b.finishBackends(),
@@ -114,11 +127,6 @@ func (b *builder) finish() *Configuration {
 	b.finishUpstream(cfg)
 	b.finishBlock(cfg)
 	b.finishUpstreamTLS(cfg)
-	cfg.L4 = b.buildL4()
-	b.finishPassthrough(cfg)
-	cfg.Problems = sortProblems(b.problems)
-	b.sums = newConfigSums(cfg, true)
-	cfg.Checksum = b.sums.checksum(cfg)
 	return cfg
 }
 

@@ -88,6 +88,16 @@ func (t *sumTree) set(name, sum string) {
 	t.dirty[i], t.anyDirt = true, true
 }
 
+// remove removes the entry of name, if any.
+func (t *sumTree) remove(name string) {
+	i := bucketOf(name)
+	b := t.buckets[i]
+	if j, found := slices.BinarySearchFunc(b, sumEntry{name: name}, compareEntries); found {
+		t.buckets[i] = slices.Delete(b, j, j+1)
+		t.dirty[i], t.anyDirt = true, true
+	}
+}
+
 // root returns the tree's sum, rehashing the buckets that changed.
 func (t *sumTree) root() [16]byte {
 	if !t.anyDirt {

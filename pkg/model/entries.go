@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -31,6 +32,8 @@ type ingressEntry struct {
 	services   []objectKey
 	secrets    []objectKey
 	configMaps []objectKey
+	// hosts are the hosts of its rules and TLS sections (ingressHosts).
+	hosts []string
 }
 
 // noAnnotations are the parsed annotations of an Ingress without any
@@ -85,10 +88,34 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 	if k, ok := e.ann.extAuth.proxySetHeadersKey(key.Namespace); ok {
 		e.configMaps = append(e.configMaps, k)
 	}
+	e.hosts = ingressHosts(ing)
 	e.services = uniqueKeys(e.services)
 	e.secrets = uniqueKeys(e.secrets)
 	e.configMaps = uniqueKeys(e.configMaps)
 	return e
+}
+
+// ingressHosts returns the hosts whose Servers and certificates ing can
+// contribute to: the hosts of its rules (DefaultServerName for a rule
+// without host) and of its spec.tls, valid or not, and DefaultServerName
+// for a spec.defaultBackend (a canary's goes to the default server's
+// locations), sorted, unique.
+func ingressHosts(ing *networkingv1.Ingress) []string {
+	var out []string
+	if ing.Spec.DefaultBackend != nil {
+		out = append(out, DefaultServerName)
+	}
+	for i := range ing.Spec.Rules {
+		out = append(out, cmp.Or(ing.Spec.Rules[i].Host, DefaultServerName))
+	}
+	for _, t := range ing.Spec.TLS {
+		out = append(out, t.Hosts...)
+	}
+	if len(out) > 1 {
+		sort.Strings(out)
+		out = compactStrings(out)
+	}
+	return out
 }
 
 func uniqueKeys(keys []objectKey) []objectKey {

@@ -19,6 +19,10 @@ import (
 //     recomputed from the Store as Build computes them, the rest of the
 //     Configuration is shared with the previous one, and the checksum
 //     rehashes only the buckets of the changed Backends (checksum_tree.go).
+//   - Ingress events rebuild the Servers of the hosts they touch, and of
+//     the hosts of the Ingresses that share one with them (see
+//     incremental_hosts.go), unless a setting of those Ingresses is
+//     decided across hosts.
 //   - Any other event that can change it makes the next Configuration a
 //     full Build, the reference: the result of an Incremental is always
 //     equal to Build of the same Store (the property test checks it after
@@ -35,16 +39,27 @@ type Incremental struct {
 	// Service's (not service-upstream's ClusterIP).
 	deps map[objectKey][]endpointDep
 	// full: the next Configuration needs a full Build; touched: the
-	// Services whose endpoints changed since cur otherwise.
+	// Services whose endpoints changed since cur otherwise; changes: the
+	// Ingress events since cur.
 	full    bool
 	touched map[objectKey]struct{}
+	changes []ingressChange
+	// hostsOK is set when cur leaves Ingress changes to rebuildHosts (no
+	// server-alias annotation, no renamed Backends);
+	// defaultWinner is the Ingress whose spec.defaultBackend cur uses.
+	hostsOK       bool
+	defaultWinner objectKey
+	// users are, by Backend name, the Ingresses that route to it in cur
+	// (objectKey{} for the default backend flag and default-backend
+	// annotations).
+	users map[string][]objectKey
 }
 
 // endpointDep is a Backend of cur fed by a Service's slices.
 type endpointDep struct {
-	index int    // in cur.Backends
-	port  string // the slices' port name
-	sum   endpointsSum
+	name string // of the Backend
+	port string // the slices' port name
+	sum  endpointsSum
 }
 
 // NewIncremental returns an Incremental over s (which it applies events
@@ -63,7 +78,12 @@ func (in *Incremental) Apply(ev events.Event) (bool, error) {
 	if err != nil || !in.s.CanChange(eff, in.opts) {
 		return false, err
 	}
-	if eff.Kind != events.KindEndpointSlice {
+	switch eff.Kind {
+	case events.KindIngress:
+		in.changes = append(in.changes, ingressChange{key: eff.key, before: eff.ingressBefore})
+		return true, nil
+	case events.KindEndpointSlice:
+	default:
 		in.full = true
 		return true, nil
 	}
@@ -80,6 +100,11 @@ func (in *Incremental) Build() *Configuration {
 	switch {
 	case in.full || in.cur == nil:
 		in.rebuild()
+	case len(in.changes) > 0:
+		if len(in.touched) > 0 || !in.rebuildHosts() {
+			in.rebuild()
+		}
+		in.changes = in.changes[:0]
 	case len(in.touched) > 0:
 		in.patch()
 	}
@@ -92,18 +117,32 @@ func (in *Incremental) rebuild() {
 	cfg.gen = new(generation)
 	in.cur, in.sums, in.full = cfg, b.sums, false
 	clear(in.touched)
+	in.changes = in.changes[:0]
 	in.deps = make(map[objectKey][]endpointDep, len(b.backendList))
+	// An alias depends on every host (a rule host is not an alias).
+	in.hostsOK = !slices.ContainsFunc(b.ingresses, func(e *ingressEntry) bool { return len(e.ann.upstream.aliases) > 0 })
+	in.users = make(map[string][]objectKey, len(b.backendList))
 	for _, be := range b.backendList {
-		if !be.used || be.err != nil || be.clusterIP {
-			continue
+		if be.used {
+			in.users[be.name] = appendUsers(nil, be.users)
 		}
-		_, i, ok := cfg.Backends.Find(be.name)
-		if !ok {
-			continue
+		if be.used && be.name != be.key.name() {
+			in.hostsOK = false
 		}
-		k := objectKey{be.key.namespace, be.key.service}
-		in.deps[k] = append(in.deps[k], endpointDep{index: i, port: be.portName, sum: be.epSum})
+		if be.used && be.err == nil && !be.clusterIP {
+			in.addDep(be)
+		}
 	}
+	in.defaultWinner = objectKey{}
+	if b.defaultWinner != nil {
+		in.defaultWinner = b.defaultWinner.key
+	}
+}
+
+// addDep records that the slices of be's Service feed be.
+func (in *Incremental) addDep(be *backendState) {
+	k := objectKey{be.key.namespace, be.key.service}
+	in.deps[k] = append(in.deps[k], endpointDep{name: be.name, port: be.portName, sum: be.epSum})
 }
 
 // patch puts the current endpoints of the touched Services into a copy of
@@ -122,14 +161,18 @@ func (in *Incremental) patch() {
 			if sum == d.sum {
 				continue
 			}
+			_, i, ok := in.cur.Backends.Find(d.name)
+			if !ok {
+				continue
+			}
 			if changed == nil {
 				out.Backends = in.cur.Backends.patched()
 			}
-			be := *out.Backends.At(d.index)
+			be := *out.Backends.At(i)
 			be.Endpoints, be.Checksum, d.sum = eps, w.backendSum(&be, sum), sum
-			out.Backends.replace(d.index, &be, in.cur.Backends)
+			out.Backends.replace(i, &be, in.cur.Backends)
 			in.sums.backends.set(be.Name, be.Checksum)
-			changed = append(changed, d.index)
+			changed = append(changed, i)
 		}
 	}
 	l4 := in.patchL4(&out, b)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,12 +18,18 @@ import (
 // universe generates random events over a small set of objects, so that
 // they often touch what other objects name: four Services (one with a
 // named and a UDP port), their EndpointSlices (ready, not ready, moving
-// between Services), Ingresses on three hosts (service-upstream, canary,
-// ssl-passthrough, TLS), a TCP and a UDP services ConfigMap, a TLS Secret
-// and the controller ConfigMap.
+// between Services), seven Ingresses on five hosts and the default server,
+// some on two, with the settings Build decides across hosts and per host
+// (service-upstream, canary, ssl-passthrough, TLS, aliases, www
+// redirects, default backends, balancing, another class), a TCP and a UDP
+// services ConfigMap, two TLS Secrets and the controller ConfigMap.
+//
+// wide is the odds (one in wide) that an Ingress has a setting Build
+// decides across hosts: low, and most Ingress events are rebuilt per host.
 type universe struct {
-	t   *testing.T
-	rnd *rand.Rand
+	t    *testing.T
+	rnd  *rand.Rand
+	wide int
 }
 
 const propNS = "app"
@@ -32,7 +39,7 @@ func (u universe) pick(n int) int { return u.rnd.IntN(n) }
 func (u universe) svcName() string { return "s" + strconv.Itoa(u.pick(4)) }
 
 func (u universe) event() events.Event {
-	switch u.pick(14) {
+	switch u.pick(17) {
 	case 11:
 		return upsertEvent(configMap(propNS, "hdrs", "X-A", strconv.Itoa(u.pick(3))))
 	case 12:
@@ -41,7 +48,7 @@ func (u universe) event() events.Event {
 		return u.sliceEvent()
 	case 5:
 		return u.serviceEvent()
-	case 6, 7:
+	case 6, 7, 13, 14, 15:
 		return u.ingressEvent()
 	case 8:
 		return u.servicesConfigMap()
@@ -49,10 +56,13 @@ func (u universe) event() events.Event {
 		if u.pick(2) == 0 {
 			return deleteEvent(events.KindSecret, propNS, "tls")
 		}
-		return upsertEvent(tlsSecret(u.t, propNS, "tls", []string{"example", "other"}[u.pick(2)]))
+		return upsertEvent(tlsSecret(u.t, propNS, []string{"tls", "tls2"}[u.pick(2)], []string{"example", "other"}[u.pick(2)]))
 	case 10:
 		return upsertEvent(configMap("ingress", "cfg", "load-balance", []string{"round_robin", "ewma"}[u.pick(2)],
 			"service-upstream", strconv.FormatBool(u.pick(4) == 0), "proxy-set-headers", []string{"ingress/psh", ""}[u.pick(2)]))
+	}
+	if u.pick(2) == 0 {
+		return deleteEvent(events.KindIngress, propNS, "i"+strconv.Itoa(u.pick(7)))
 	}
 	return deleteEvent([]events.Kind{events.KindIngress, events.KindEndpointSlice, events.KindService}[u.pick(3)],
 		propNS, []string{"i0", "e0", "s0"}[u.pick(3)])
@@ -86,10 +96,55 @@ func (u universe) serviceEvent() events.Event {
 	return upsertEvent(s)
 }
 
+// hosts are the rule hosts of the universe: www pairs for
+// from-to-www-redirect, and "" for the default server.
+var hosts = []string{"h0.example.com", "h1.example.com", "h2.example.com", "www.h0.example.com", "h3.example.com", ""}
+
 func (u universe) ingressEvent() events.Event {
-	name := "i" + strconv.Itoa(u.pick(4))
-	host := "h" + strconv.Itoa(u.pick(3)) + ".example.com"
+	name := "i" + strconv.Itoa(u.pick(7))
+	host := hosts[u.pick(3)]
+	if u.pick(3) == 0 {
+		host = hosts[u.pick(len(hosts))]
+	}
 	opts := []ingOpt{created(u.pick(5)), rule(host, prefix([]string{"/", "/api"}[u.pick(2)], u.svcName(), []any{80, "http", "grpc"}[u.pick(3)]))}
+	if u.pick(4) == 0 { // a second host
+		opts = append(opts, rule(hosts[u.pick(len(hosts))], exact("/x", u.svcName(), 80)))
+	}
+	if u.pick(10) == 0 {
+		opts = append(opts, className("other"))
+	}
+	if u.pick(u.wide) == 0 {
+		opts = append(opts, u.hostWideOption(host)...)
+	}
+	return upsertEvent(ingress(propNS, name, append(opts, u.ingressOption(host)...)...))
+}
+
+// hostWideOption returns settings that Build decides across hosts (see
+// hostLocal) or per host (TLS, ssl-redirect).
+func (u universe) hostWideOption(host string) []ingOpt {
+	switch u.pick(9) {
+	case 0:
+		return []ingOpt{nginx("from-to-www-redirect", "true")}
+	case 1:
+		return []ingOpt{nginx("server-alias", hosts[u.pick(5)])}
+	case 2:
+		return []ingOpt{defaultBackend(u.svcName(), 80)}
+	case 3:
+		return []ingOpt{nginx("default-backend", u.svcName()), nginx("custom-http-errors", "503")}
+	case 4:
+		return []ingOpt{tlsFor("tls2", host)}
+	case 5:
+		return []ingOpt{tlsFor("tls"), nginx("ssl-redirect", "false")}
+	case 6:
+		return []ingOpt{nginx("canary", "true"), nginx("canary-by-header", "X-Canary")}
+	case 7:
+		return []ingOpt{nginx("load-balance", "ewma")}
+	}
+	return []ingOpt{nginx("auth-tls-secret", propNS+"/tls")}
+}
+
+func (u universe) ingressOption(host string) []ingOpt {
+	var opts []ingOpt
 	switch u.pick(8) {
 	case 5:
 		opts = append(opts, nginx("custom-headers", []string{"hdrs", propNS + "/hdrs"}[u.pick(2)]))
@@ -106,7 +161,7 @@ func (u universe) ingressEvent() events.Event {
 	case 4:
 		opts = append(opts, nginx("affinity", "cookie"))
 	}
-	return upsertEvent(ingress(propNS, name, opts...))
+	return opts
 }
 
 func (u universe) servicesConfigMap() events.Event {
@@ -135,7 +190,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 		seeds = 20
 	}
 	for seed := range seeds {
-		u := universe{t: t, rnd: rand.New(rand.NewPCG(uint64(seed), 0x1e))}
+		u := universe{t: t, rnd: rand.New(rand.NewPCG(uint64(seed), 0x1e)), wide: 2 + seed%2*8}
 		opts := propOptions()
 		in := NewIncremental(NewStore(), opts)
 		var prev *Configuration
@@ -172,10 +227,75 @@ func firstDiff(a, b *Configuration) string {
 			continue
 		}
 		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			if va.Type().Field(i).Name == "Backends" && a.Backends.Len() == b.Backends.Len() {
+				if path, x, y, ok := diffPath(reflect.ValueOf(a.Backends.Slice()), reflect.ValueOf(b.Backends.Slice()), "Backends"); ok {
+					return fmt.Sprintf("%s:\n got  %v\n want %v", path, x, y)
+				}
+			}
+			if va.Type().Field(i).Name == "Backends" {
+				return fmt.Sprintf("field Backends:\n got  %s\n want %s", backendsText(a.Backends), backendsText(b.Backends))
+			}
+			if va.Type().Field(i).Name == "Servers" && len(a.Servers) != len(b.Servers) {
+				return fmt.Sprintf("Servers:\n got  %v\n want %v", serverNames(a.Servers), serverNames(b.Servers))
+			}
+			if path, x, y, ok := diffPath(va.Field(i), vb.Field(i), va.Type().Field(i).Name); ok {
+				return fmt.Sprintf("%s:\n got  %v\n want %v", path, x, y)
+			}
 			return fmt.Sprintf("field %s:\n got  %+v\n want %+v", va.Type().Field(i).Name, va.Field(i).Interface(), vb.Field(i).Interface())
 		}
 	}
 	return "checksum " + a.Checksum + " recomputed " + configChecksum(a, false)
+}
+
+// diffPath finds the first leaf where a and b differ and names its path.
+func diffPath(a, b reflect.Value, path string) (string, any, any, bool) {
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			break
+		}
+		return diffPath(a.Elem(), b.Elem(), path)
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !a.Type().Field(i).IsExported() {
+				continue
+			}
+			if p, x, y, ok := diffPath(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); ok {
+				return p, x, y, true
+			}
+		}
+		return "", nil, nil, false
+	case reflect.Slice:
+		if a.Len() != b.Len() {
+			break
+		}
+		for i := range a.Len() {
+			if p, x, y, ok := diffPath(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, x, y, true
+			}
+		}
+		return "", nil, nil, false
+	}
+	if !a.CanInterface() || reflect.DeepEqual(a.Interface(), b.Interface()) {
+		return "", nil, nil, false
+	}
+	return path, a.Interface(), b.Interface(), true
+}
+
+func serverNames(ss []Server) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Hostname+"->"+s.RedirectTo)
+	}
+	return out
+}
+
+func backendsText(l BackendList) string {
+	var out []string
+	for _, be := range l.All() {
+		out = append(out, fmt.Sprintf("%+v", *be))
+	}
+	return strings.Join(out, "\n      ")
 }
 
 // TestIncrementalShares: an endpoint change shares the Servers and
@@ -213,7 +333,7 @@ func TestIncrementalShares(t *testing.T) {
 // TestSharedAnnotationsStayUnchanged: the parsed annotations shared by the
 // Ingresses without any (noAnnotations) are never written by a build.
 func TestSharedAnnotationsStayUnchanged(t *testing.T) {
-	u := universe{t: t, rnd: rand.New(rand.NewPCG(7, 7))}
+	u := universe{t: t, rnd: rand.New(rand.NewPCG(7, 7)), wide: 2}
 	in := NewIncremental(NewStore(), propOptions())
 	for range 300 {
 		if _, err := in.Apply(u.event()); err != nil {

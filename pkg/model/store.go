@@ -52,6 +52,9 @@ type Store struct {
 	// ingressesByConfigMap indexes them by the ConfigMaps their
 	// custom-headers and auth-proxy-set-headers name.
 	ingressesByConfigMap refIndex
+	// ingressesByHost indexes them by their hosts (ingressHosts), under
+	// objectKey{Name: host}.
+	ingressesByHost refIndex
 }
 
 // NewStore returns an empty Store.
@@ -67,6 +70,7 @@ func NewStore() *Store {
 		ingressesByService:   refIndex{},
 		ingressesBySecret:    refIndex{},
 		ingressesByConfigMap: refIndex{},
+		ingressesByHost:      refIndex{},
 	}
 }
 
@@ -74,6 +78,15 @@ func NewStore() *Store {
 func (s *Store) Len() int {
 	return len(s.ingresses) + len(s.classes) + len(s.services) + len(s.slices) +
 		len(s.secrets) + len(s.configMaps)
+}
+
+// allIngresses returns the stored Ingresses, in no order.
+func (s *Store) allIngresses() []*ingressEntry {
+	out := make([]*ingressEntry, 0, len(s.ingresses))
+	for _, e := range s.ingresses {
+		out = append(out, e)
+	}
+	return out
 }
 
 // Has reports whether the Store holds the object of kind at namespace/name
@@ -233,6 +246,9 @@ func (s *Store) putIngress(key objectKey, ing *networkingv1.Ingress) {
 	for _, ref := range e.configMaps {
 		s.ingressesByConfigMap.add(ref, key)
 	}
+	for _, h := range e.hosts {
+		s.ingressesByHost.add(objectKey{Name: h}, key)
+	}
 }
 
 func (s *Store) removeIngress(key objectKey) {
@@ -248,6 +264,9 @@ func (s *Store) removeIngress(key objectKey) {
 	}
 	for _, ref := range e.configMaps {
 		s.ingressesByConfigMap.remove(ref, key)
+	}
+	for _, h := range e.hosts {
+		s.ingressesByHost.remove(objectKey{Name: h}, key)
 	}
 	delete(s.ingresses, key)
 }

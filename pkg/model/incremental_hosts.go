@@ -1,0 +1,406 @@
+package model
+
+import (
+	"slices"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// Ingress changes are rebuilt per host (see rebuildHosts): an Ingress
+// feeds the Servers of its hosts, the certificates of its TLS hosts and
+// the Backends it routes to, and, but for the settings listed in
+// hostLocal, nothing else. The Ingresses that can shape the same Servers
+// are those that share a host with it, and so on from theirs: that
+// closure, the island, is built with Build's own code, and its Servers,
+// Backends, certificates and Problems replace the island's part of the
+// running Configuration. Whatever an island cannot decide alone makes the
+// next Configuration a full Build.
+
+// ingressChange is an Ingress event applied since the last Configuration:
+// its key and the object the Store held before it (nil for a create).
+type ingressChange struct {
+	key    objectKey
+	before *networkingv1.Ingress
+}
+
+// islandLimit is the most Ingresses a host rebuild takes out of n: past
+// it, a full Build costs about as much.
+func islandLimit(n int) int { return max(64, n/8) }
+
+// island is the part of the Store that a set of Ingress changes can
+// affect: the hosts, and the Ingresses with any of those hosts, the
+// changed ones included (before holds the changed ones as they were).
+type island struct {
+	hosts  map[string]bool
+	keys   map[objectKey]bool
+	before []*ingressEntry
+}
+
+// hostVariants are the names whose Servers a rule on host can change: the
+// host, and the name from-to-www-redirect pairs it with (see
+// appendWWWRedirects).
+func hostVariants(host string) []string {
+	if host == DefaultServerName || strings.HasPrefix(host, "*.") {
+		return []string{host}
+	}
+	if bare, ok := strings.CutPrefix(host, "www."); ok {
+		return []string{host, bare}
+	}
+	return []string{host, "www." + host}
+}
+
+// findIsland returns the island of the pending changes, or false when it
+// holds more Ingresses than islandLimit.
+func (in *Incremental) findIsland() (*island, bool) {
+	is := &island{hosts: map[string]bool{}, keys: map[objectKey]bool{}}
+	var queue []string
+	addHosts := func(hosts []string) {
+		for _, h := range hosts {
+			for _, v := range hostVariants(h) {
+				if !is.hosts[v] {
+					is.hosts[v] = true
+					queue = append(queue, v)
+				}
+			}
+		}
+	}
+	for _, c := range in.changes {
+		is.keys[c.key] = true
+		if c.before != nil {
+			e := newIngressEntry(c.key, c.before)
+			is.before = append(is.before, e)
+			addHosts(e.hosts)
+		}
+		if now := in.s.ingresses[c.key]; now != nil {
+			addHosts(now.hosts)
+		}
+	}
+	limit := islandLimit(len(in.s.ingresses))
+	for len(queue) > 0 {
+		h := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		for _, k := range in.s.ingressesByHost[objectKey{Name: h}] {
+			if is.keys[k] {
+				continue
+			}
+			if is.keys[k] = true; len(is.keys) > limit {
+				return nil, false
+			}
+			addHosts(in.s.ingresses[k].hosts)
+		}
+	}
+	return is, true
+}
+
+// hostLocal reports whether what e contributes to a Configuration is its
+// hosts' only: it sets nothing that Build decides across hosts (the
+// default backend, server aliases, www redirects, passthrough, backend
+// TLS profiles, a Backend's balancing or service-upstream, error
+// backends).
+func hostLocal(e *ingressEntry) bool {
+	a := e.ann
+	return e.obj.Spec.DefaultBackend == nil && len(a.upstream.aliases) == 0 && !a.fromToWWW && !a.sslPassthrough &&
+		!a.proxySSL.requested && a.balancing == nil && a.upstream.serviceUpstream == nil && a.errorService == ""
+}
+
+// rebuildHosts rebuilds the island of the pending Ingress changes and
+// splices it into cur; false when it cannot (a full Build is then needed).
+func (in *Incremental) rebuildHosts() bool {
+	if !in.hostsOK {
+		return false
+	}
+	is, ok := in.findIsland()
+	if !ok {
+		return false
+	}
+	entries := make([]*ingressEntry, 0, len(is.keys))
+	for k := range is.keys {
+		if e := in.s.ingresses[k]; e != nil {
+			entries = append(entries, e)
+		}
+	}
+	for _, e := range slices.Concat(entries, is.before) {
+		if !hostLocal(e) {
+			return false
+		}
+	}
+	b := newBuilder(in.s, in.opts, len(entries))
+	b.buildGlobal()
+	if b.global.ServiceUpstream {
+		return false
+	}
+	b.buildHeaders()
+	b.selectIngresses(entries)
+	var winner []*ingressEntry
+	if e := in.s.ingresses[in.defaultWinner]; in.defaultWinner.Name != "" && e != nil {
+		winner = []*ingressEntry{e}
+	}
+	b.buildDefaultBackend(winner)
+	b.buildTLS()
+	b.buildRules()
+	b.buildCanaries()
+	return in.splice(is, b, b.finishRoutes())
+}
+
+// splice replaces the island's part of cur by part, built from the island
+// only; false when part disagrees with cur on what the island does not
+// decide.
+func (in *Incremental) splice(is *island, b *builder, part *Configuration) bool {
+	cur := in.cur
+	if part.DefaultBackend != cur.DefaultBackend || part.DefaultCertificate != cur.DefaultCertificate {
+		return false
+	}
+	out := *cur
+	out.patch = nil
+	if !in.spliceServers(&out, is, part) || !in.spliceBackends(&out, is, b, part) {
+		return false
+	}
+	in.spliceCertificates(&out, is, part)
+	out.Problems = spliceProblems(cur.Problems, is, b.problems)
+	out.Checksum = in.sums.checksum(&out)
+	out.gen = new(generation)
+	in.cur = &out
+	return true
+}
+
+// spliceServers replaces the Servers of the island's hosts.
+func (in *Incremental) spliceServers(out *Configuration, is *island, part *Configuration) bool {
+	w := newCanonicalWriter(smallWriter)
+	add := make([]Server, 0, len(part.Servers))
+	for _, s := range part.Servers {
+		if s.RedirectTo != "" {
+			return false
+		}
+		if is.hosts[s.Hostname] {
+			add = append(add, s)
+			in.sums.servers.set(s.Hostname, w.serverSum(&s))
+		}
+	}
+	merged := make([]Server, 0, len(out.Servers)+len(add))
+	for _, s := range out.Servers {
+		if !is.hosts[s.Hostname] {
+			merged = append(merged, s)
+			continue
+		}
+		if s.RedirectTo != "" {
+			return false
+		}
+		if !slices.ContainsFunc(add, func(x Server) bool { return x.Hostname == s.Hostname }) {
+			in.sums.servers.remove(s.Hostname)
+		}
+	}
+	out.Servers = mergeSorted(merged, add, func(x, y Server) int { return compareHostnames(x.Hostname, y.Hostname) })
+	return true
+}
+
+// mergeSorted merges two slices sorted by cmp.
+func mergeSorted[T any](a, b []T, cmp func(x, y T) int) []T {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]T, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if cmp(a[0], b[0]) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// islandBackends are the names of the Backends the island's Servers of cur
+// route to.
+func islandBackends(servers []Server, is *island) map[string]bool {
+	out := map[string]bool{}
+	for i := range servers {
+		if !is.hosts[servers[i].Hostname] {
+			continue
+		}
+		for _, l := range servers[i].Locations {
+			out[l.Backend] = true
+			if l.Canary != nil {
+				out[l.Canary.Backend] = true
+			}
+			if e := l.Settings.Errors; e != nil {
+				out[e.Backend] = true
+			}
+		}
+	}
+	delete(out, "")
+	return out
+}
+
+// usedOutside reports whether something outside the island routes to
+// the Backend name of cur.
+func (in *Incremental) usedOutside(is *island, name string) bool {
+	return slices.ContainsFunc(in.users[name], func(k objectKey) bool { return k == objectKey{} || !is.keys[k] })
+}
+
+// spliceBackends replaces the island's Backends: those only the island
+// routes to are the island's; those something else routes to too must be
+// the same in part as in cur.
+func (in *Incremental) spliceBackends(out *Configuration, is *island, b *builder, part *Configuration) bool {
+	cur := in.cur.Backends
+	names := islandBackends(in.cur.Servers, is)
+	for _, be := range part.Backends.All() {
+		names[be.Name] = true
+	}
+	changed := map[string]*Backend{} // nil: removed
+	for name := range names {
+		nb, _, inPart := part.Backends.Find(name)
+		old, _, inCur := cur.Find(name)
+		outside := in.usedOutside(is, name)
+		switch {
+		case inCur && old.Affinity != nil || inPart && nb.Affinity != nil:
+			return false // a canary takes its main backend's affinity, across Ingresses
+		case inPart && name != (backendKey{nb.Namespace, nb.Service, nb.Port}).name():
+			return false // renamed: names depend on every Backend
+		case inPart && inCur && (old.Namespace != nb.Namespace || old.Service != nb.Service || old.Port != nb.Port):
+			return false
+		case outside && (!inCur || inPart && old.Checksum != nb.Checksum):
+			return false
+		case outside:
+		case inPart && (!inCur || old.Checksum != nb.Checksum):
+			changed[name] = nb
+		case !inPart && inCur:
+			changed[name] = nil
+		}
+	}
+	in.updateUsers(is, b, names)
+	if len(changed) == 0 {
+		return true
+	}
+	out.Backends = in.applyBackendChanges(cur, changed)
+	in.updateDeps(b, changed)
+	return true
+}
+
+// updateUsers records who routes to the Backends names after the splice:
+// their users outside the island and the island's.
+func (in *Incremental) updateUsers(is *island, b *builder, names map[string]bool) {
+	for name := range names {
+		users := slices.DeleteFunc(slices.Clone(in.users[name]), func(k objectKey) bool { return k != objectKey{} && is.keys[k] })
+		if len(users) == 0 {
+			delete(in.users, name)
+		} else {
+			in.users[name] = users
+		}
+	}
+	for _, be := range b.backendList {
+		if be.used {
+			in.users[be.name] = appendUsers(in.users[be.name], be.users)
+		}
+	}
+}
+
+// appendUsers appends the keys of users (objectKey{} for nil) to keys.
+func appendUsers(keys []objectKey, users []*ingressEntry) []objectKey {
+	for _, e := range users {
+		k := objectKey{}
+		if e != nil {
+			k = e.key
+		}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// applyBackendChanges returns cur with the changes (nil removes) and
+// records them in the checksum tree.
+func (in *Incremental) applyBackendChanges(cur BackendList, changed map[string]*Backend) BackendList {
+	list := make([]*Backend, 0, cur.Len()+len(changed))
+	var added []*Backend
+	for _, be := range cur.All() {
+		nb, ok := changed[be.Name]
+		switch {
+		case !ok:
+			list = append(list, be)
+		case nb != nil:
+			list = append(list, nb)
+		}
+	}
+	for name, nb := range changed {
+		if nb == nil {
+			in.sums.backends.remove(name)
+			continue
+		}
+		in.sums.backends.set(name, nb.Checksum)
+		if _, _, found := cur.Find(name); !found {
+			added = append(added, nb)
+		}
+	}
+	slices.SortFunc(added, func(x, y *Backend) int { return strings.Compare(x.Name, y.Name) })
+	return NewBackendList(mergeSorted(list, added, func(x, y *Backend) int { return strings.Compare(x.Name, y.Name) }))
+}
+
+// updateDeps records which Services feed the changed Backends.
+func (in *Incremental) updateDeps(b *builder, changed map[string]*Backend) {
+	for k, deps := range in.deps {
+		deps = slices.DeleteFunc(deps, func(d endpointDep) bool { _, ok := changed[d.name]; return ok })
+		if len(deps) == 0 {
+			delete(in.deps, k)
+		} else {
+			in.deps[k] = deps
+		}
+	}
+	for _, be := range b.backendList {
+		if nb := changed[be.name]; be.used && nb != nil && be.err == nil && !be.clusterIP {
+			in.addDep(be)
+		}
+	}
+}
+
+// spliceCertificates gives the island's TLS hosts their certificates.
+func (in *Incremental) spliceCertificates(out *Configuration, is *island, part *Configuration) {
+	w := newCanonicalWriter(smallWriter)
+	fresh := map[string]*Certificate{}
+	for i := range part.Certificates {
+		fresh[part.Certificates[i].Name] = &part.Certificates[i]
+	}
+	certs := make([]Certificate, 0, len(in.cur.Certificates))
+	for _, c := range in.cur.Certificates {
+		hosts := slices.DeleteFunc(slices.Clone(c.Hosts), func(h string) bool { return is.hosts[h] })
+		if f := fresh[c.Name]; f != nil {
+			hosts = append(hosts, f.Hosts...)
+			slices.Sort(hosts)
+			delete(fresh, c.Name)
+		}
+		if slices.Equal(hosts, c.Hosts) {
+			certs = append(certs, c)
+			continue
+		}
+		if len(hosts) == 0 && c.Name != out.DefaultCertificate {
+			in.sums.certs.remove(c.Name)
+			continue
+		}
+		c.Hosts = hosts
+		in.sums.certs.set(c.Name, w.certEntry(&c, true))
+		certs = append(certs, c)
+	}
+	var added []Certificate
+	for _, f := range fresh {
+		if len(f.Hosts) > 0 {
+			in.sums.certs.set(f.Name, w.certEntry(f, true))
+			added = append(added, *f)
+		}
+	}
+	slices.SortFunc(added, func(x, y Certificate) int { return strings.Compare(x.Name, y.Name) })
+	out.Certificates = mergeSorted(certs, added, func(x, y Certificate) int { return strings.Compare(x.Name, y.Name) })
+}
+
+// spliceProblems replaces the Problems of the island's Ingresses. The
+// island's other Problems (the ConfigMap's, the flags') are those of cur,
+// and sortProblems drops the copies.
+func spliceProblems(cur []Problem, is *island, add []Problem) []Problem {
+	var out []Problem
+	for _, p := range cur {
+		if p.Kind != "Ingress" || !is.keys[objectKey{p.Namespace, p.Name}] {
+			out = append(out, p)
+		}
+	}
+	return sortProblems(append(out, add...))
+}
