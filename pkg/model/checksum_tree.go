@@ -27,8 +27,10 @@ type sumEntry struct{ name, sum string }
 
 type sumTree struct {
 	buckets [sumBuckets][]sumEntry
-	sums    [sumBuckets][16]byte
+	// sums holds the 16-byte sum of each bucket, in bucket order.
+	sums    [sumBuckets * 16]byte
 	dirty   [sumBuckets]bool
+	buf     []byte
 	anyDirt bool
 	// last is the root as of the last call with nothing dirty since.
 	last [16]byte
@@ -103,12 +105,11 @@ func (t *sumTree) root() [16]byte {
 	if !t.anyDirt {
 		return t.last
 	}
-	var buf []byte
 	for i := range t.buckets {
 		if !t.dirty[i] {
 			continue
 		}
-		buf = binary.AppendUvarint(buf[:0], uint64(len(t.buckets[i])))
+		buf := binary.AppendUvarint(t.buf[:0], uint64(len(t.buckets[i])))
 		for _, e := range t.buckets[i] {
 			buf = binary.AppendUvarint(buf, uint64(len(e.name)))
 			buf = append(buf, e.name...)
@@ -116,16 +117,11 @@ func (t *sumTree) root() [16]byte {
 			buf = append(buf, e.sum...)
 		}
 		d := sha256.Sum256(buf)
-		t.sums[i] = [16]byte(d[:16])
-		t.dirty[i] = false
+		copy(t.sums[16*i:16*i+16], d[:16])
+		t.dirty[i], t.buf = false, buf
 	}
 	t.anyDirt = false
-	h := sha256.New()
-	for i := range t.sums {
-		h.Write(t.sums[i][:])
-	}
-	var d [sha256.Size]byte
-	h.Sum(d[:0])
+	d := sha256.Sum256(t.sums[:])
 	copy(t.last[:], d[:16])
 	return t.last
 }

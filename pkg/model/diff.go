@@ -53,11 +53,15 @@ func Diff(old, new *Configuration) Change {
 	ch.Reload, ch.ReloadReasons = r.result()
 	// A part shared with old (Incremental patches only what changed) is
 	// not compared.
-	if !sameArray(old.Servers, new.Servers) {
+	hint := new.patch != nil && old.gen != nil && new.patch.base == old.gen
+	switch {
+	case hint && new.patch.hosts != nil:
+		ch.ServersUpserted, ch.ServersRemoved = diffHosts(old.Servers, new.Servers, new.patch.hosts)
+	case !sameArray(old.Servers, new.Servers):
 		ch.ServersUpserted, ch.ServersRemoved = diffServers(sortedServers(old.Servers), sortedServers(new.Servers))
 	}
 	switch {
-	case new.patch != nil && old.gen != nil && new.patch.base == old.gen:
+	case hint && !new.patch.spliced:
 		for _, i := range new.patch.backends {
 			ch.BackendsUpserted = append(ch.BackendsUpserted, *new.Backends.At(i))
 		}
@@ -138,6 +142,28 @@ func sortedBy[T any](s []T, compare func(a, b T) int) []T {
 	c := slices.Clone(s)
 	slices.SortFunc(c, compare)
 	return c
+}
+
+// diffHosts is diffServers for Servers that differ at most on hosts
+// (sorted by compareHostnames, unique): old and new are sorted.
+func diffHosts(old, new []Server, hosts []string) (upserted []Server, removed []string) {
+	find := func(s []Server, h string) *Server {
+		i, ok := slices.BinarySearchFunc(s, h, func(x Server, h string) int { return compareHostnames(x.Hostname, h) })
+		if !ok {
+			return nil
+		}
+		return &s[i]
+	}
+	for _, h := range hosts {
+		o, n := find(old, h), find(new, h)
+		switch {
+		case n == nil && o != nil:
+			removed = append(removed, h)
+		case n != nil && (o == nil || !ServerEqual(o, n)):
+			upserted = append(upserted, *n)
+		}
+	}
+	return upserted, removed
 }
 
 func compareServers(a, b Server) int { return compareHostnames(a.Hostname, b.Hostname) }

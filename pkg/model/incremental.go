@@ -238,9 +238,14 @@ func (in *Incremental) patchL4(out *Configuration, b *builder) bool {
 // Configuration of generation base: only the Backends at these indexes.
 // It names the base by its generation token, not by pointer, so that a
 // chain of patches keeps no old Configuration alive.
+//
+// A splice of Ingress changes (see incremental_hosts.go) says instead that
+// only the Servers of hosts may differ (and any Backend: spliced).
 type patchHint struct {
 	base     *generation
 	backends []int
+	hosts    []string
+	spliced  bool
 }
 
 // generation identifies one Configuration an Incremental returned: a

@@ -152,7 +152,7 @@ func (in *Incremental) splice(is *island, b *builder, part *Configuration) bool 
 		return false
 	}
 	out := *cur
-	out.patch = nil
+	out.patch = &patchHint{base: cur.gen, hosts: sortedHosts(is.hosts), spliced: true}
 	if !in.spliceServers(&out, is, part) || !in.spliceBackends(&out, is, b, part) {
 		return false
 	}
@@ -162,6 +162,16 @@ func (in *Incremental) splice(is *island, b *builder, part *Configuration) bool 
 	out.gen = new(generation)
 	in.cur = &out
 	return true
+}
+
+// sortedHosts returns the hosts sorted by compareHostnames.
+func sortedHosts(hosts map[string]bool) []string {
+	out := make([]string, 0, len(hosts))
+	for h := range hosts {
+		out = append(out, h)
+	}
+	slices.SortFunc(out, compareHostnames)
+	return out
 }
 
 // spliceServers replaces the Servers of the island's hosts.

@@ -182,7 +182,9 @@ func propOptions() Options {
 
 // TestIncrementalEqualsBuild applies random event sequences through an
 // Incremental and compares, after every step, its Configuration with a
-// full Build of the same Store: every field, Problems and the checksum.
+// full Build of the same Store: every field, Problems and the checksum;
+// and Diff from the previous step with the Incremental's hints with a
+// Diff of the same Configurations without them.
 // A failure names the seed and the step.
 func TestIncrementalEqualsBuild(t *testing.T) {
 	seeds, steps := 200, 150
@@ -206,6 +208,13 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 			}
 			if !matters && prev != nil && prev.Checksum != got.Checksum {
 				t.Fatalf("seed %d step %d (%s %s %s): an event that cannot matter changed the checksum", seed, step, ev.Op, ev.Kind, ev.Key())
+			}
+			if prev != nil {
+				x, y := exported(prev), exported(want)
+				if d, full := Diff(prev, got), Diff(&x, &y); !reflect.DeepEqual(d, full) {
+					t.Fatalf("seed %d step %d (%s %s %s): Diff with the Incremental's hint differs from a full Diff:\n got  %+v\n want %+v",
+						seed, step, ev.Op, ev.Kind, ev.Key(), d, full)
+				}
 			}
 			prev = got
 		}

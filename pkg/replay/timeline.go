@@ -106,12 +106,12 @@ func (r *Replayer) Timeline(ctx context.Context, from, to Point, f Filter) (*Tim
 	if err := r.checkRange(st, from, to); err != nil {
 		return nil, err
 	}
-	w := &walk{r: r, e: r.newEngine(), h: newHistoryTracker(), from: from, to: to, filter: f,
-		tl: &Timeline{Stream: r.opts.Stream, From: from, To: to, Entries: []Entry{}}}
 	last := st.last
 	if to.Seq > 0 {
 		last = to.Seq
 	}
+	w := &walk{r: r, e: r.newEngine(), h: newHistoryTracker(), from: from, to: to, filter: f,
+		tl: &Timeline{Stream: r.opts.Stream, From: from, To: to, Entries: make([]Entry, 0, entriesHint(st.first, from.Seq, last))}}
 	if err := r.readEvents(ctx, st.first, last, func(m *message) error {
 		r.progress(m.seq, st.first, last)
 		return w.message(m)
@@ -130,6 +130,18 @@ func (r *Replayer) Timeline(ctx context.Context, from, to Point, f Filter) (*Tim
 	}
 	w.tl.Checksum = w.e.checksum()
 	return w.tl, w.e.verifyErr
+}
+
+// entriesHint is the room to make for the entries of a timeline over the
+// sequences first (or from, when set) to last: one per message, up to a
+// bound (a filter keeps fewer, and a time range is not known in
+// sequences).
+func entriesHint(first, from, last uint64) int {
+	first = max(first, from)
+	if last < first {
+		return 0
+	}
+	return int(min(last-first+1, 1<<17))
 }
 
 // checkRange validates from and to against each other and the stream.
