@@ -11,7 +11,7 @@ import (
 
 // checksumVersion starts every canonical encoding, so that a change of the
 // encoding changes every checksum.
-const checksumVersion = "ingress-sync/model/v2"
+const checksumVersion = "ingress-sync/model/v3"
 
 // canonicalWriter writes values in a fixed, unambiguous binary form (strings
 // length-prefixed, integers fixed-width, slices count-prefixed) into

@@ -14,21 +14,28 @@ import (
 // checksum hashes the roots of the three trees with the rest.
 //
 // A sumTree spreads its entries over sumBuckets buckets by a hash of the
-// name; a bucket's sum is the SHA-256 of its entries sorted by name, the
-// root the SHA-256 of the bucket sums in bucket order. The structure
+// name; a bucket's sum is the SHA-256 of its entries sorted by name, a
+// group's the SHA-256 of the sums of its sumGroup buckets, and the root
+// the SHA-256 of the group sums, each in order (sums truncated to 16
+// bytes): updating one entry rehashes its bucket and 2 x 256 bytes. The structure
 // depends only on the set of entries, so a tree updated entry by entry
 // and one built at once from the same entries have the same root.
 
-// sumBuckets is the number of buckets of a sumTree: updating one entry
-// rehashes one bucket (about n/256 entries) and the 256 bucket sums.
-const sumBuckets = 256
+// sumBuckets is the number of buckets of a sumTree, in groups of
+// sumGroup.
+const (
+	sumBuckets = 256
+	sumGroup   = 16
+)
 
 type sumEntry struct{ name, sum string }
 
 type sumTree struct {
 	buckets [sumBuckets][]sumEntry
-	// sums holds the 16-byte sum of each bucket, in bucket order.
+	// sums holds the 16-byte sum of each bucket, groups that of each
+	// group, in order.
 	sums    [sumBuckets * 16]byte
+	groups  [sumBuckets / sumGroup * 16]byte
 	dirty   [sumBuckets]bool
 	buf     []byte
 	anyDirt bool
@@ -118,17 +125,29 @@ func (t *sumTree) root() [16]byte {
 		}
 		d := sha256.Sum256(buf)
 		copy(t.sums[16*i:16*i+16], d[:16])
-		t.dirty[i], t.buf = false, buf
+		t.buf = buf
+	}
+	for g := range sumBuckets / sumGroup {
+		lo, hi := g*sumGroup, (g+1)*sumGroup
+		if !slices.Contains(t.dirty[lo:hi], true) {
+			continue
+		}
+		d := sha256.Sum256(t.sums[16*lo : 16*hi])
+		copy(t.groups[16*g:16*g+16], d[:16])
+		clear(t.dirty[lo:hi])
 	}
 	t.anyDirt = false
-	d := sha256.Sum256(t.sums[:])
+	d := sha256.Sum256(t.groups[:])
 	copy(t.last[:], d[:16])
 	return t.last
 }
 
-// configSums are the trees of a Configuration's checksum.
+// configSums are the trees of a Configuration's checksum, and the sum of
+// its Global as of the last checksum (global, globalSum).
 type configSums struct {
 	servers, backends, certs *sumTree
+	global                   *Global
+	globalSum                string
 }
 
 // newConfigSums computes the trees of c. With trustParts, the Checksum
@@ -182,13 +201,20 @@ func (w *canonicalWriter) certEntry(cert *Certificate, trustParts bool) string {
 	return w.sum()
 }
 
-// checksum hashes c with the roots of its trees s.
+// checksum hashes c with the roots of its trees s and the sum of its
+// Global (which changes seldom).
 func (s *configSums) checksum(c *Configuration) string {
 	ws := writerPool.Get().(*checksumWriters)
 	defer writerPool.Put(ws)
+	if s.global == nil || *s.global != c.Global {
+		g := c.Global
+		ws.part.reset()
+		ws.part.global(&g)
+		s.global, s.globalSum = &g, ws.part.sum()
+	}
 	w := ws.whole
 	w.reset()
-	w.global(&c.Global)
+	w.str(s.globalSum)
 	for _, t := range []*sumTree{s.servers, s.backends, s.certs} {
 		r := t.root()
 		w.buf = append(w.buf, r[:]...)

@@ -53,6 +53,8 @@ type Incremental struct {
 	// (objectKey{} for the default backend flag and default-backend
 	// annotations).
 	users map[string][]objectKey
+	// w is the writer of the Backends' checksums of patches.
+	w *canonicalWriter
 }
 
 // endpointDep is a Backend of cur fed by a Service's slices.
@@ -151,7 +153,10 @@ func (in *Incremental) addDep(be *backendState) {
 func (in *Incremental) patch() {
 	out := *in.cur
 	b := &builder{s: in.s}
-	w := newCanonicalWriter(smallWriter)
+	if in.w == nil {
+		in.w = newCanonicalWriter(smallWriter)
+	}
+	w := in.w
 	var changed []int
 	for k := range in.touched {
 		deps := in.deps[k]
