@@ -11,6 +11,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
@@ -27,7 +28,7 @@ func withFallback(t *testing.T, opts model.Options) model.Options {
 	return opts
 }
 
-// startSyncer runs a real Syncer, fed by a real events.Consumer from the
+// startSyncer runs a real Syncer, fed by a real stream.Consumer from the
 // recorder's stream, until the test ends.
 func startSyncer(t *testing.T, r *recorder, opts model.Options) *syncer.Syncer {
 	t.Helper()
@@ -36,7 +37,7 @@ func startSyncer(t *testing.T, r *recorder, opts model.Options) *syncer.Syncer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := events.NewConsumer(r.js, testStream, testPrefix, s, events.WithConsumerLogger(log), events.WithDecodeErrorHandler(s.DecodeError))
+	c, err := stream.NewConsumer(r.js, testStream, testPrefix, s, stream.WithConsumerLogger(log), stream.WithDecodeErrorHandler(s.DecodeError))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // Retry backoff of a key whose publish failed.
@@ -21,7 +22,7 @@ const (
 	retryMax  = 10 * time.Second
 )
 
-// publisher is what the watcher needs of *events.Publisher.
+// publisher is what the watcher needs of *stream.Publisher.
 type publisher interface {
 	Publish(ctx context.Context, ev events.Event) error
 }
@@ -252,7 +253,7 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		t.w.log.Error("event refused", "kind", ev.Kind, "namespace", ev.Namespace, "name", ev.Name, "err", err)
 		t.unrecord(k, ev, false)
 		return
-	case errors.Is(err, events.ErrPublisherClosed):
+	case errors.Is(err, stream.ErrPublisherClosed):
 		return // the term ended; the next leader reconciles
 	}
 	t.w.metrics.errors.WithLabelValues(kind).Inc()
@@ -309,7 +310,7 @@ func (t *term) forget(k key) {
 // tooLarge reports whether err says the event exceeds the server's
 // max_payload.
 func tooLarge(err error) bool {
-	return errors.Is(err, events.ErrTooLarge) || errors.Is(err, nats.ErrMaxPayload)
+	return errors.Is(err, stream.ErrTooLarge) || errors.Is(err, nats.ErrMaxPayload)
 }
 
 // refused reports whether the publisher refused an event for good: too

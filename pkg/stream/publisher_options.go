@@ -1,9 +1,11 @@
-package events
+package stream
 
 import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // Publisher defaults.
@@ -27,7 +29,7 @@ type publisherConfig struct {
 	backoff    time.Duration
 	ackTimeout time.Duration
 	maxPayload int // 0: the connection's
-	observer   func(Event, time.Duration, error)
+	observer   func(events.Event, time.Duration, error)
 	logger     *slog.Logger
 }
 
@@ -97,7 +99,7 @@ func WithMaxPayload(n int) PublisherOption {
 // Flush counts the event as done; it must not block, nor call Publish. An
 // acked event carries its stream sequence in ev.Sequence (that of the
 // original message when the stream dropped it as a duplicate).
-func WithObserver(f func(ev Event, latency time.Duration, err error)) PublisherOption {
+func WithObserver(f func(ev events.Event, latency time.Duration, err error)) PublisherOption {
 	return func(c *publisherConfig) error {
 		if f == nil {
 			return fmt.Errorf("nil observer")
