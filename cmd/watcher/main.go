@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ingress-sync/ingress-sync/internal/kubeconfig"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
 )
@@ -124,7 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 
 // config turns the flags (and the POD_* environment) into a watch.Config.
 func (f *flags) config(log *slog.Logger) (watch.Config, error) {
-	restCfg, err := watch.RESTConfig(f.kubeconfig)
+	restCfg, err := kubeconfig.RESTConfig(f.kubeconfig)
 	if err != nil {
 		return watch.Config{}, err
 	}
