@@ -19,8 +19,8 @@ import (
 const StreamWatcherID = "churn"
 
 // StreamTarget publishes changes straight to the event stream, as the
-// watcher would: trimmed objects in pkg/events' envelope through its
-// Publisher, one resourceVersion per event from a counter that starts at
+// watcher would: trimmed objects in pkg/events' envelope through
+// pkg/stream's Publisher, one resourceVersion per event from a counter that starts at
 // the current time in microseconds (so that a second run within the
 // stream's duplicate window is not dropped as duplicates).
 type StreamTarget struct {

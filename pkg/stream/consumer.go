@@ -48,10 +48,11 @@ type consumerConfig struct {
 	logger        *slog.Logger
 }
 
-// WithDecodeErrorHandler sets a function called (besides a log line) for
-// every message that cannot be decoded, or whose subject does not match its
-// payload, with its stream sequence and subject. The message is skipped;
-// the consumer goes on.
+// WithDecodeErrorHandler sets the function that reports every message that
+// cannot be decoded, or whose subject does not match its payload
+// (events.DecodeMessage), with its stream sequence and subject; without
+// one, the Consumer logs a warning. The message is skipped; the consumer
+// goes on.
 func WithDecodeErrorHandler(f func(seq uint64, subject string, err error)) ConsumerOption {
 	return func(c *consumerConfig) error {
 		if f == nil {
@@ -260,11 +261,14 @@ func (c *Consumer) deliver(ctx context.Context, m Message) {
 	}
 }
 
+// decodeError reports a skipped message once: to the decode error handler
+// when there is one, else in the log.
 func (c *Consumer) decodeError(seq uint64, subject string, err error) {
-	c.cfg.logger.Warn("undecodable event skipped", "seq", seq, "subject", subject, "err", err)
 	if c.cfg.onDecodeError != nil {
 		c.cfg.onDecodeError(seq, subject, err)
+		return
 	}
+	c.cfg.logger.Warn("undecodable event skipped", "seq", seq, "subject", subject, "err", err)
 }
 
 func (c *Consumer) signalCaughtUp(ctx context.Context) {

@@ -94,9 +94,10 @@ func NewPublisher(js jetstream.JetStream, prefix string, opts ...PublisherOption
 // Publish encodes ev, checks its size and hands it to the background
 // sender. It blocks while MaxPending events are pending, until ctx is done.
 // An event that cannot be encoded (events.ErrInvalidEvent) or is too large
-// (ErrTooLarge, naming the object and the sizes) is refused at once, and
-// reported to the observer too; failures after Publish returned are
-// reported by Flush and the observer. ctx bounds only the wait for a slot.
+// (ErrTooLarge, naming the object and the sizes) is refused at once: the
+// error is returned, and nothing else reports it. The outcome of an event
+// Publish accepted (returned nil for) goes to the observer, and a failure
+// also to the next Flush. ctx bounds only the wait for a slot.
 func (p *Publisher) Publish(ctx context.Context, ev events.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -104,7 +105,6 @@ func (p *Publisher) Publish(ctx context.Context, ev events.Event) error {
 	start := time.Now()
 	msg, err := p.message(ev)
 	if err != nil {
-		p.observe(ev, start, err)
 		return err
 	}
 	select {
@@ -269,10 +269,9 @@ func (p *Publisher) finish(it *pubItem, err error) {
 	<-p.slots
 }
 
+// observe hands the final outcome of an accepted event to the observer,
+// the one place that reports it (the Publisher does not log it).
 func (p *Publisher) observe(ev events.Event, start time.Time, err error) {
-	if err != nil {
-		p.cfg.logger.Warn("event publish failed", "kind", ev.Kind, "key", ev.Key(), "err", err)
-	}
 	if p.cfg.observer != nil {
 		p.cfg.observer(ev, time.Since(start), err)
 	}
@@ -280,8 +279,9 @@ func (p *Publisher) observe(ev events.Event, start time.Time, err error) {
 
 // Flush waits until every event published before the call is finally acked
 // or has finally failed (events published meanwhile are not waited for),
-// and returns the first final failure since the previous Flush, or ctx's
-// error when ctx ends first.
+// and returns the first final failure since the previous Flush (the one
+// report of failures for a Publisher without an observer), or ctx's error
+// when ctx ends first.
 func (p *Publisher) Flush(ctx context.Context) error {
 	p.mu.Lock()
 	target := p.epoch
