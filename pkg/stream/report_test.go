@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,24 +14,6 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
-
-// syncBuffer is a log destination safe for the consumer's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestConsumerReportsDecodeErrorsOnce: a skipped message goes to the
 // decode error handler and is not logged too; without a handler it is
@@ -53,7 +34,7 @@ func TestConsumerReportsDecodeErrorsOnce(t *testing.T) {
 		{"without", nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs bytes.Buffer // read once the consumer has stopped
 			rec := newRecorder()
 			opts := append([]stream.ConsumerOption{stream.WithConsumerLogger(slog.New(slog.NewTextHandler(&logs, nil)))}, tc.opts...)
 			c, err := stream.NewConsumer(js, "INGRESS", prefix, rec, opts...)
@@ -78,7 +59,7 @@ func TestConsumerReportsDecodeErrorsOnce(t *testing.T) {
 func TestPublisherLogsNoOutcome(t *testing.T) {
 	ctx := testContext(t)
 	_, js, _ := setupStream(t, natstest.WithMaxPayload(64<<10))
-	var logs syncBuffer
+	var logs bytes.Buffer // read once Flush has seen every outcome
 	var obs observations
 	p, err := stream.NewPublisher(js, "nostream", stream.WithPublisherLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 		stream.WithRetry(2, 10*time.Millisecond), stream.WithAckTimeout(time.Second), stream.WithObserver(obs.observe))
