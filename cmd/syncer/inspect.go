@@ -10,9 +10,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/inspect"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // The inspection commands, as kubectl ingress-nginx's conf, certs and
@@ -194,9 +194,9 @@ func fleetCommand(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	if err != nil {
 		return fmt.Errorf("fleet: stream %s: %w", f.nats.stream, err)
 	}
-	reports, skipped, err := events.LastStatuses(ctx, js, f.nats.stream, f.nats.prefix)
+	reports, skipped, err := stream.LastStatuses(ctx, js, f.nats.stream, f.nats.prefix)
 	if err != nil {
-		return fmt.Errorf("fleet: %w (may this NATS user read %s?)", err, events.StatusStreamName(f.nats.stream))
+		return fmt.Errorf("fleet: %w (may this NATS user read %s?)", err, stream.StatusStreamName(f.nats.stream))
 	}
 	if skipped > 0 {
 		fmt.Fprintf(stderr, "syncer fleet: %d reports that are not syncer status were skipped\n", skipped)

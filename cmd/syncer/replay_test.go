@@ -22,6 +22,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/replay"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 const cmdTestTimeout = 30 * time.Second
@@ -59,7 +60,7 @@ func publishEvents(t *testing.T, story []storyEvent) string {
 	_, js := natstest.Connect(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTestTimeout)
 	defer cancel()
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress", History: -1}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: "INGRESS", SubjectPrefix: "ingress", History: -1}); err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range story {

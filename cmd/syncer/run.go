@@ -15,9 +15,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // natsFlags are the connection flags every subcommand that reads the stream
@@ -36,7 +36,7 @@ func (f *natsFlags) register(fs *flag.FlagSet) {
 }
 
 func (f *natsFlags) connect(ctx context.Context, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := events.Connect(ctx, events.ConnectOptions{
+	nc, err := stream.Connect(ctx, stream.ConnectOptions{
 		URL: f.url, Name: name, User: f.user, Password: f.password, Creds: f.creds, Logger: log})
 	if err != nil {
 		return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/group"
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 )
 
@@ -33,7 +34,7 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	consumer, err := events.NewConsumer(js, f.nats.stream, f.nats.prefix, s, events.WithDecodeErrorHandler(s.DecodeError), events.WithConsumerLogger(log))
+	consumer, err := stream.NewConsumer(js, f.nats.stream, f.nats.prefix, s, stream.WithDecodeErrorHandler(s.DecodeError), stream.WithConsumerLogger(log))
 	if err != nil {
 		return err
 	}

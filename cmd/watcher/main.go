@@ -17,7 +17,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/internal/kubeconfig"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
 )
 
@@ -94,7 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.stream, "stream", watch.DefaultStream, "JetStream stream name")
 	fs.StringVar(&f.subjectPrefix, "subject-prefix", watch.DefaultSubjectPrefix, "subject prefix of the events")
 	fs.IntVar(&f.streamReplicas, "stream-replicas", 1, "stream replicas (3 in a NATS cluster)")
-	fs.Int64Var(&f.streamHistory, "stream-history", events.DefaultHistory, "messages kept per object (-1 unlimited)")
+	fs.Int64Var(&f.streamHistory, "stream-history", stream.DefaultHistory, "messages kept per object (-1 unlimited)")
 	fs.StringVar(&f.watchNamespace, "watch-namespace", "", "watch only this namespace (default all)")
 	fs.StringVar(&f.configMap, "configmap", "", "namespace/name of the controller ConfigMap")
 	fs.StringVar(&f.tcpConfigMap, "tcp-services-configmap", "", "namespace/name of the TCP services ConfigMap")
@@ -124,7 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 
 // config turns the flags (and the POD_* environment) into a watch.Config.
 func (f *flags) config(log *slog.Logger) (watch.Config, error) {
-	restCfg, err := watch.RESTConfig(f.kubeconfig)
+	restCfg, err := kubeconfig.RESTConfig(f.kubeconfig)
 	if err != nil {
 		return watch.Config{}, err
 	}

@@ -11,7 +11,7 @@
 //
 // A Target writes them: KubeTarget through the Kubernetes API (the watcher
 // then publishes them), StreamTarget straight to JetStream as events in the
-// watcher's encoding, through pkg/events' Publisher.
+// watcher's encoding, through pkg/stream's Publisher.
 //
 // Run drives a Target and measures, for every write:
 //

@@ -16,7 +16,8 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/internal/world"
-	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
+	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
 
 // streamEnv is what the stream-only scenarios run on: an embedded NATS
@@ -36,7 +37,7 @@ func startStreamEnv(ctx context.Context, o ScenarioOptions) (*streamEnv, error) 
 	if e.pool, err = CertificatePool(DefaultSpec().Domain, 4); err != nil {
 		return nil, err
 	}
-	e.srv, err = events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: filepath.Join(o.Dir, "nats"), Port: -1})
+	e.srv, err = embedded.Start(ctx, embedded.Options{StoreDir: filepath.Join(o.Dir, "nats"), Port: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func startStreamEnv(ctx context.Context, o ScenarioOptions) (*streamEnv, error) 
 		e.js, err = jetstream.New(e.nc)
 	}
 	if err == nil {
-		_, err = events.EnsureStream(ctx, e.js, events.StreamConfig{Name: world.Stream, SubjectPrefix: world.Prefix})
+		_, err = stream.Ensure(ctx, e.js, stream.Config{Name: world.Stream, SubjectPrefix: world.Prefix})
 	}
 	if err != nil {
 		e.close()

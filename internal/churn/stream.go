@@ -12,18 +12,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // StreamWatcherID is the watcher id of the events StreamTarget publishes.
 const StreamWatcherID = "churn"
 
 // StreamTarget publishes changes straight to the event stream, as the
-// watcher would: trimmed objects in pkg/events' envelope through its
-// Publisher, one resourceVersion per event from a counter that starts at
+// watcher would: trimmed objects in pkg/events' envelope through
+// pkg/stream's Publisher, one resourceVersion per event from a counter that starts at
 // the current time in microseconds (so that a second run within the
 // stream's duplicate window is not dropped as duplicates).
 type StreamTarget struct {
-	pub    *events.Publisher
+	pub    *stream.Publisher
 	rv     atomic.Uint64
 	failed firstError
 	acked  atomic.Int64
@@ -34,11 +35,11 @@ type StreamTarget struct {
 func NewStreamTarget(js jetstream.JetStream, prefix string, maxPending int) (*StreamTarget, error) {
 	t := &StreamTarget{}
 	t.rv.Store(uint64(time.Now().UnixMicro()))
-	opts := []events.PublisherOption{events.WithObserver(t.observe), events.WithRetry(3, 50*time.Millisecond)}
+	opts := []stream.PublisherOption{stream.WithObserver(t.observe), stream.WithRetry(3, 50*time.Millisecond)}
 	if maxPending > 0 {
-		opts = append(opts, events.WithMaxPending(maxPending))
+		opts = append(opts, stream.WithMaxPending(maxPending))
 	}
-	pub, err := events.NewPublisher(js, prefix, opts...)
+	pub, err := stream.NewPublisher(js, prefix, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
@@ -37,7 +38,7 @@ func testStreamEnv(t testing.TB, history int64) (*nats.Conn, jetstream.JetStream
 	nc, js := natstest.Connect(t, url)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: testStream, SubjectPrefix: testPrefix, History: history}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: testStream, SubjectPrefix: testPrefix, History: history}); err != nil {
 		t.Fatal(err)
 	}
 	return nc, js
@@ -89,8 +90,8 @@ func TestStreamTargetPublishesEventsTheStoreAccepts(t *testing.T) {
 	// Read the whole history back, as a replay does.
 	f := &storeFeeder{store: model.NewStore(), caughtUp: make(chan struct{})}
 	var undecodable atomic.Int64
-	c, err := events.NewConsumer(js, testStream, testPrefix, f, events.WithStartSequence(1), events.WithConsumerLogger(quietLogger()),
-		events.WithDecodeErrorHandler(func(uint64, string, error) { undecodable.Add(1) }))
+	c, err := stream.NewConsumer(js, testStream, testPrefix, f, stream.WithStartSequence(1), stream.WithConsumerLogger(quietLogger()),
+		stream.WithDecodeErrorHandler(func(uint64, string, error) { undecodable.Add(1) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func startTestSyncer(t *testing.T, nc *nats.Conn, js jetstream.JetStream) *synce
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := events.NewConsumer(js, testStream, testPrefix, s, events.WithConsumerLogger(quietLogger()))
+	c, err := stream.NewConsumer(js, testStream, testPrefix, s, stream.WithConsumerLogger(quietLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,30 +10,30 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
 
 // startTimeout bounds how long a server may take to accept connections.
 const startTimeout = 20 * time.Second
 
 // Option changes the server that Start or New runs.
-type Option func(*events.EmbeddedOptions)
+type Option func(*embedded.Options)
 
 // WithMaxPayload sets the server's max_payload (the NATS default is 1 MiB).
 func WithMaxPayload(n int32) Option {
-	return func(o *events.EmbeddedOptions) { o.MaxPayload = n }
+	return func(o *embedded.Options) { o.MaxPayload = n }
 }
 
 // WithStoreDir sets the JetStream store directory (default t.TempDir()),
 // to start a server on the store of an earlier one.
 func WithStoreDir(dir string) Option {
-	return func(o *events.EmbeddedOptions) { o.StoreDir = dir }
+	return func(o *embedded.Options) { o.StoreDir = dir }
 }
 
 // Server is a restartable embedded NATS server of one test.
 type Server struct {
 	t    testing.TB
-	opts events.EmbeddedOptions
+	opts embedded.Options
 	srv  *server.Server
 	url  string
 }
@@ -50,7 +50,7 @@ func Start(t testing.TB, opts ...Option) (*server.Server, string) {
 // restarted on the same port and store. It is shut down when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	o := events.EmbeddedOptions{StoreDir: t.TempDir(), Host: "127.0.0.1", Port: -1}
+	o := embedded.Options{StoreDir: t.TempDir(), Host: "127.0.0.1", Port: -1}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -66,7 +66,7 @@ func (s *Server) start() {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	srv, err := events.StartEmbedded(ctx, s.opts)
+	srv, err := embedded.Start(ctx, s.opts)
 	if err != nil {
 		s.t.Fatalf("natstest: %v", err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
+	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
 
 // Options configure a World.
@@ -213,7 +214,7 @@ func (w *World) StartNATS(ctx context.Context) error {
 	if port == 0 {
 		port = -1
 	}
-	s, err := events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: filepath.Join(w.opts.Dir, "nats"), Port: port})
+	s, err := embedded.Start(ctx, embedded.Options{StoreDir: filepath.Join(w.opts.Dir, "nats"), Port: port})
 	if err != nil {
 		return fmt.Errorf("world: nats: %w", err)
 	}

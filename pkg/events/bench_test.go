@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 )
 
 // typicalIngress is an Ingress as most users write it: one host, two
@@ -16,12 +17,12 @@ func typicalIngress() *networkingv1.Ingress {
 	prefix := networkingv1.PathTypePrefix
 	path := func(p, svc string) networkingv1.HTTPIngressPath {
 		return networkingv1.HTTPIngressPath{Path: p, PathType: &prefix,
-			Backend: serviceBackend(svc, networkingv1.ServiceBackendPort{Number: 80})}
+			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}}
 	}
 	return &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "shop", Name: "web", UID: "0b5f2a8e-9a1c-4f55-8f77-3c0d8c1e7a01", ResourceVersion: "48151",
-			Generation: 1, CreationTimestamp: created,
+			Generation: 1, CreationTimestamp: eventstest.Created(),
 			Annotations: map[string]string{"nginx.ingress.kubernetes.io/ssl-redirect": "true", "nginx.ingress.kubernetes.io/proxy-body-size": "8m"},
 		},
 		Spec: networkingv1.IngressSpec{
@@ -34,20 +35,20 @@ func typicalIngress() *networkingv1.Ingress {
 	}
 }
 
-func benchEvents() []namedEvent {
-	return []namedEvent{
-		{"EndpointSlice100", eventOf(events.OpUpdate, fixtureEndpointSlice(100))},
-		{"Ingress", eventOf(events.OpUpdate, typicalIngress())},
+func benchEvents() []eventstest.Named {
+	return []eventstest.Named{
+		{Name: "EndpointSlice100", Event: eventstest.Of(events.OpUpdate, eventstest.EndpointSlice(100))},
+		{Name: "Ingress", Event: eventstest.Of(events.OpUpdate, typicalIngress())},
 	}
 }
 
 func BenchmarkEncode(b *testing.B) {
 	for _, tc := range benchEvents() {
-		b.Run(tc.name, func(b *testing.B) {
+		b.Run(tc.Name, func(b *testing.B) {
 			var size int
 			b.ReportAllocs()
 			for b.Loop() {
-				data, err := events.Encode(tc.ev)
+				data, err := events.Encode(tc.Event)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -60,8 +61,8 @@ func BenchmarkEncode(b *testing.B) {
 
 func BenchmarkDecode(b *testing.B) {
 	for _, tc := range benchEvents() {
-		b.Run(tc.name, func(b *testing.B) {
-			data, err := events.Encode(tc.ev)
+		b.Run(tc.Name, func(b *testing.B) {
+			data, err := events.Encode(tc.Event)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -78,7 +79,7 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func BenchmarkTrim(b *testing.B) {
-	obj := untrimmed(fixtureEndpointSlice(100))
+	obj := untrimmed(eventstest.EndpointSlice(100))
 	b.ReportAllocs()
 	for b.Loop() {
 		events.Trim(obj)

@@ -13,12 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 )
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
-	for _, tc := range fixtureEvents() {
-		t.Run(tc.name, func(t *testing.T) {
-			data, err := events.Encode(tc.ev)
+	for _, tc := range eventstest.Events() {
+		t.Run(tc.Name, func(t *testing.T) {
+			data, err := events.Encode(tc.Event)
 			if err != nil {
 				t.Fatalf("Encode: %v", err)
 			}
@@ -26,13 +27,13 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
-			if !reflect.DeepEqual(got.Object, tc.ev.Object) {
-				t.Errorf("object differs after round trip:\n got %#v\nwant %#v", got.Object, tc.ev.Object)
+			if !reflect.DeepEqual(got.Object, tc.Event.Object) {
+				t.Errorf("object differs after round trip:\n got %#v\nwant %#v", got.Object, tc.Event.Object)
 			}
-			if !equality.Semantic.DeepEqual(got.Object, tc.ev.Object) {
+			if !equality.Semantic.DeepEqual(got.Object, tc.Event.Object) {
 				t.Errorf("object not semantically equal after round trip")
 			}
-			assertEnvelope(t, got, tc.ev)
+			assertEnvelope(t, got, tc.Event)
 		})
 	}
 }
@@ -51,7 +52,7 @@ func assertEnvelope(t *testing.T, got, want events.Event) {
 }
 
 func TestEncodeIsDeterministic(t *testing.T) {
-	ev := eventOf(events.OpUpdate, fixtureConfigMap())
+	ev := eventstest.Of(events.OpUpdate, eventstest.ConfigMap())
 	first, err := events.Encode(ev)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestEncodeGolden(t *testing.T) {
 		name string
 		ev   events.Event
 	}{
-		{"service", eventOf(events.OpCreate, fixtureService())},
+		{"service", eventstest.Of(events.OpCreate, eventstest.Service())},
 		{"delete-bare", events.Event{Op: events.OpDelete, Kind: events.KindIngressClass, Name: "old", UID: "u1", ResourceVersion: "9"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestEncodeGolden(t *testing.T) {
 }
 
 func TestEncodeRejectsInvalidEvents(t *testing.T) {
-	svc := fixtureService()
+	svc := eventstest.Service()
 	for _, tc := range []struct {
 		name string
 		ev   events.Event
@@ -127,7 +128,7 @@ func envelope(t *testing.T, m map[string]any) []byte {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	valid, err := events.Encode(eventOf(events.OpUpdate, fixtureService()))
+	valid, err := events.Encode(eventstest.Of(events.OpUpdate, eventstest.Service()))
 	if err != nil {
 		t.Fatal(err)
 	}

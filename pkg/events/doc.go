@@ -1,7 +1,8 @@
-// Package events is the bottom layer of ingress-sync: the event envelope that
-// the watcher publishes for every change of an ingress input, its msgpack
-// codec, the NATS subject and header conventions, JetStream stream
-// provisioning, an asynchronous publisher and an ordered consumer.
+// Package events is the bottom layer of ingress-sync: the wire format of
+// the event that the watcher publishes for every change of an ingress
+// input. It holds the envelope, its msgpack codec, the subject and header
+// conventions, the validation and trimming of the objects, and the format
+// of the syncers' status reports.
 //
 // A message on the stream is one Event. Its subject is
 // <prefix>.<kind>.<namespace>.<name> (see Subject), its headers repeat the
@@ -23,36 +24,15 @@
 // hostile payload cannot make it allocate without bound. Trim removes what
 // the builder never reads before an object is published.
 //
-// # Streams
+// # Messages
 //
-// EnsureStream provisions two streams from one StreamConfig:
+// DecodeMessage decodes the payload of a stream message and checks that its
+// subject names the object its envelope carries; it is the one decode path
+// of the live syncer and of replay. Headers and MsgID give the headers and
+// the deduplication id of an event's message; SyncerStatus, StatusSubject
+// and EncodeStatus the format of the syncers' status reports.
 //
-//   - the event stream (e.g. INGRESS) on <prefix>.>: file storage, limits
-//     retention, S2 compression, History messages per subject, no age limit
-//     by default, a two-minute Nats-Msg-Id duplicate window;
-//   - the status stream (<name>_STATUS) on <prefix>-status.>, where syncers
-//     report (see StatusSubject). Reports are plain core NATS publishes, so
-//     live readers use ordinary subscriptions; the stream keeps the last
-//     StatusHistory reports of each reporter for StatusMaxAge, so that a
-//     reader that starts later (a new watcher leader) still finds them.
-//
-// # Publishing
-//
-// Publisher sends events asynchronously with a bounded number pending,
-// retries with backoff under the same Nats-Msg-Id (so a retried send that
-// had reached the stream is dropped as a duplicate), keeps the events of one
-// object in order, and refuses events over the server's max_payload with
-// ErrTooLarge. Flush waits for the outcome.
-//
-// # Consuming
-//
-// Consumer bootstraps a syncer: an ordered consumer delivers the last
-// message of every subject, Handler.CaughtUp is called once the stream as
-// it was at the start has been read, then live events follow. After an
-// outage it resumes after the last sequence it handled, without losing or
-// repeating events. LastPerSubject reads only the headers of the last
-// message of every subject, for the watcher's reconcile on start.
-//
-// StartEmbedded runs a NATS server with JetStream in-process for a
-// one-machine setup; internal/natstest wraps it for tests.
+// This package is the format only: it imports no NATS package. Moving
+// events through NATS (connection, stream provisioning, the publisher, the
+// consumer) is pkg/stream's.
 package events

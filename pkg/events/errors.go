@@ -19,14 +19,4 @@ var (
 	// ErrInvalidEvent: an Event that cannot be encoded or published (unknown
 	// op or kind, missing name, object of the wrong type).
 	ErrInvalidEvent = errors.New("events: invalid event")
-
-	// ErrTooLarge: an encoded event (payload and headers) over the maximum
-	// message size of the connection.
-	ErrTooLarge = errors.New("events: event too large")
-
-	// ErrInvalidConfig: a StreamConfig, option or argument that is not valid.
-	ErrInvalidConfig = errors.New("events: invalid configuration")
-
-	// ErrPublisherClosed: Publish after Close, or a retry cut short by Close.
-	ErrPublisherClosed = errors.New("events: publisher closed")
 )

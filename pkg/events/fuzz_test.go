@@ -5,14 +5,15 @@ import (
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 )
 
 // FuzzDecode: any input decodes to an event or to an error of one of the
 // two decode classes, and never panics. A decoded event encodes again to an
 // event that decodes to the same envelope.
 func FuzzDecode(f *testing.F) {
-	for _, tc := range fixtureEvents() {
-		data, err := events.Encode(tc.ev)
+	for _, tc := range eventstest.Events() {
+		data, err := events.Encode(tc.Event)
 		if err != nil {
 			f.Fatal(err)
 		}

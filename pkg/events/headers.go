@@ -1,10 +1,5 @@
 package events
 
-import (
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-)
-
 // The headers of every event message. They repeat the identity of the event
 // unencoded, so that `nats stream view` and `nats sub` are readable without
 // decoding the payload.
@@ -16,15 +11,18 @@ const (
 	HeaderResourceVersion = "K8s-Resource-Version"
 	HeaderUID             = "K8s-Uid"
 	HeaderContentType     = "Content-Type"
+	// HeaderMsgID is the header JetStream deduplicates publishes by.
+	HeaderMsgID = "Nats-Msg-Id"
 )
 
 // Headers are the message headers of ev: op, kind, namespace, name,
 // resourceVersion and uid (each left out when empty, so a cluster-scoped
 // object has no K8s-Namespace), Content-Type: application/msgpack, and
 // Nats-Msg-Id: MsgID(ev), which JetStream uses to drop a duplicate publish
-// within the stream's duplicate window.
-func Headers(ev Event) nats.Header {
-	h := make(nats.Header, 8)
+// within the stream's duplicate window. The map has the type of a NATS
+// message header (nats.Header), so it can be assigned to one as it is.
+func Headers(ev Event) map[string][]string {
+	h := make(map[string][]string, 8)
 	set := func(k, v string) {
 		if v != "" {
 			h[k] = []string{v}
@@ -37,7 +35,7 @@ func Headers(ev Event) nats.Header {
 	set(HeaderResourceVersion, ev.ResourceVersion)
 	set(HeaderUID, ev.UID)
 	set(HeaderContentType, ContentType)
-	set(jetstream.MsgIDHeader, MsgID(ev))
+	set(HeaderMsgID, MsgID(ev))
 	return h
 }
 
@@ -51,21 +49,4 @@ func MsgID(ev Event) string {
 		id = KindToken(ev.Kind) + "/" + ev.Namespace + "/" + ev.Name
 	}
 	return id + "/" + ev.ResourceVersion + "/" + string(ev.Op)
-}
-
-// headersSize is the number of bytes h takes on the wire, as nats.go counts
-// it against the server's max_payload.
-func headersSize(h nats.Header) int {
-	const (
-		preamble = len("NATS/1.0\r\n")
-		sep      = len(": ") + len("\r\n")
-		end      = len("\r\n")
-	)
-	n := preamble + end
-	for k, vs := range h {
-		for _, v := range vs {
-			n += len(k) + sep + len(v)
-		}
-	}
-	return n
 }

@@ -50,6 +50,9 @@ func StatusSubject(prefix, pod string) string {
 	return prefix + "-status.syncer." + strings.ReplaceAll(pod, ".", "_")
 }
 
+// StatusPrefix is the subject prefix of status reports: "<prefix>-status".
+func StatusPrefix(prefix string) string { return prefix + "-status" }
+
 // StatusFilter matches the reports of every syncer.
 func StatusFilter(prefix string) string { return prefix + "-status.syncer.*" }
 

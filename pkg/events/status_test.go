@@ -1,12 +1,8 @@
 package events_test
 
 import (
-	"context"
 	"reflect"
-	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
@@ -30,34 +26,5 @@ func TestStatusDecodesOldReports(t *testing.T) {
 	back, err := events.DecodeStatus(data)
 	if err != nil || !reflect.DeepEqual(back, st) {
 		t.Fatalf("round trip: %+v, %v; want %+v", back, err, st)
-	}
-}
-
-// TestPublisherObserverGetsTheSequence: an acked event carries its stream
-// sequence, and a duplicate the sequence of the original.
-func TestPublisherObserverGetsTheSequence(t *testing.T) {
-	ctx := testContext(t)
-	_, js, _ := setupStream(t)
-	var mu sync.Mutex
-	var seqs []uint64
-	p := newPublisher(t, js, events.WithObserver(func(ev events.Event, _ time.Duration, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if err == nil {
-			seqs = append(seqs, ev.Sequence)
-		}
-	}))
-	for _, ev := range []events.Event{configMapEvent("a", 1), configMapEvent("b", 1), configMapEvent("a", 1)} {
-		if err := p.Publish(ctx, ev); err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Flush(context.WithoutCancel(ctx)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(seqs, []uint64{1, 2, 1}) {
-		t.Fatalf("acked sequences %v, want [1 2 1]", seqs)
 	}
 }

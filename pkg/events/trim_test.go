@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 )
 
 // untrimmed adds what Trim drops to the metadata of obj.
@@ -32,12 +33,12 @@ func TestTrimKeepsWhatTheBuilderReads(t *testing.T) {
 		name string
 		obj  func() runtime.Object
 	}{
-		{"ingress", func() runtime.Object { return fixtureIngress() }},
-		{"ingressclass", func() runtime.Object { return fixtureIngressClass() }},
-		{"service", func() runtime.Object { return fixtureService() }},
-		{"endpointslice", func() runtime.Object { return fixtureEndpointSlice(5) }},
-		{"configmap", func() runtime.Object { return fixtureConfigMap() }},
-		{"tls secret", func() runtime.Object { return fixtureSecret() }},
+		{"ingress", func() runtime.Object { return eventstest.Ingress() }},
+		{"ingressclass", func() runtime.Object { return eventstest.IngressClass() }},
+		{"service", func() runtime.Object { return eventstest.Service() }},
+		{"endpointslice", func() runtime.Object { return eventstest.EndpointSlice(5) }},
+		{"configmap", func() runtime.Object { return eventstest.ConfigMap() }},
+		{"tls secret", func() runtime.Object { return eventstest.Secret() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := untrimmed(tc.obj())
@@ -54,7 +55,7 @@ func TestTrimKeepsWhatTheBuilderReads(t *testing.T) {
 }
 
 func TestTrimDropsEmptyAnnotations(t *testing.T) {
-	svc := fixtureService()
+	svc := eventstest.Service()
 	svc.Annotations = map[string]string{events.LastAppliedAnnotation: "{}"}
 	got := events.Trim(svc).(*corev1.Service)
 	if got.Annotations != nil {
@@ -63,12 +64,12 @@ func TestTrimDropsEmptyAnnotations(t *testing.T) {
 }
 
 func TestTrimSecretKeepsOnlyCertificateKeys(t *testing.T) {
-	s := untrimmed(fixtureSecret())
+	s := untrimmed(eventstest.Secret())
 	s.Data["auth"] = []byte("user:$apr1$...")
 	s.Data["password"] = []byte("hunter2")
 	s.StringData = map[string]string{"token": "x"}
 	got := events.Trim(s).(*corev1.Secret)
-	want := fixtureSecret()
+	want := eventstest.Secret()
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Trim = %#v\nwant %#v", got, want)
 	}
@@ -100,7 +101,7 @@ func TestTrimEdgeCases(t *testing.T) {
 // TestTrimSecretKeepsTheCRL: a kubernetes.io/tls Secret that auth-tls-secret
 // names keeps its ca.crl, the CA's revoked serials.
 func TestTrimSecretKeepsTheCRL(t *testing.T) {
-	s := fixtureSecret()
+	s := eventstest.Secret()
 	s.Data[events.SecretKeyCACRL] = []byte("-----BEGIN X509 CRL-----\nMIIB...\n-----END X509 CRL-----\n")
 	got := events.Trim(s).(*corev1.Secret)
 	if string(got.Data[events.SecretKeyCACRL]) != string(s.Data[events.SecretKeyCACRL]) {

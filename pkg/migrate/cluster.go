@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ingress-sync/ingress-sync/pkg/watch"
+	"github.com/ingress-sync/ingress-sync/internal/kubeconfig"
 )
 
 // ClusterOptions say what ReadCluster lists.
@@ -29,7 +29,7 @@ type ClusterOptions struct {
 // ("" for $KUBECONFIG, then the in-cluster service account) and reads the
 // cluster with ReadCluster.
 func ReadKubeconfig(ctx context.Context, path string, o ClusterOptions) (*Input, error) {
-	cfg, err := watch.RESTConfig(path)
+	cfg, err := kubeconfig.RESTConfig(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // StreamOptions say which stream ReadStream reads.
@@ -24,7 +25,7 @@ type StreamOptions struct {
 }
 
 // ReadStream reads the current state of every object in the ingress event
-// stream with the syncer's own reader (events.Consumer: the last message of
+// stream with the syncer's own reader (stream.Consumer: the last message of
 // every subject, until caught up), then stops. Nothing on the server is
 // changed: the reader is an ordered, ephemeral consumer.
 func ReadStream(ctx context.Context, js jetstream.JetStream, o StreamOptions) (*Input, error) {
@@ -41,8 +42,8 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, o StreamOptions) (*
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &collector{objects: map[string]runtime.Object{}, done: cancel}
-	c, err := events.NewConsumer(js, o.Stream, o.SubjectPrefix, h, events.WithConsumerLogger(log),
-		events.WithDecodeErrorHandler(h.skip))
+	c, err := stream.NewConsumer(js, o.Stream, o.SubjectPrefix, h, stream.WithConsumerLogger(log),
+		stream.WithDecodeErrorHandler(h.skip))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/golden"
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 const (
@@ -30,7 +31,7 @@ func publishAll(t *testing.T, js jetstream.JetStream, objs []runtime.Object, del
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	p, err := events.NewPublisher(js, testPrefix)
+	p, err := stream.NewPublisher(js, testPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func newStream(t *testing.T) jetstream.JetStream {
 	_, js := natstest.Connect(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: testStream, SubjectPrefix: testPrefix}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: testStream, SubjectPrefix: testPrefix}); err != nil {
 		t.Fatalf("EnsureStream: %v", err)
 	}
 	return js

@@ -45,14 +45,14 @@ func (r *Replayer) At(ctx context.Context, p Point) (*Snapshot, error) {
 	h := newHistoryTracker()
 	snap := &Snapshot{Stream: r.opts.Stream, Point: p}
 	err = r.readEvents(ctx, st.first, st.last, func(m *message) error {
-		r.progress(m.seq, st.first, st.last)
-		if !p.includes(m.seq, m.time) {
+		r.progress(m.Sequence, st.first, st.last)
+		if !p.includes(m.Sequence, m.Time) {
 			return errStop
 		}
 		h.observe(m)
-		snap.Sequence, snap.Time = m.seq, m.time
+		snap.Sequence, snap.Time = m.Sequence, m.Time
 		if err := applyMessage(e, m); err != nil {
-			snap.Skipped = append(snap.Skipped, Skipped{Sequence: m.seq, Subject: m.subject, Error: err.Error()})
+			snap.Skipped = append(snap.Skipped, Skipped{Sequence: m.Sequence, Subject: m.Subject, Error: err.Error()})
 			return nil
 		}
 		snap.Events++

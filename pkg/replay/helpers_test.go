@@ -20,6 +20,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 const (
@@ -55,7 +56,7 @@ func newRecorder(t testing.TB, history int64) *recorder {
 	_, js := natstest.Connect(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: testStream, SubjectPrefix: testPrefix, History: history}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: testStream, SubjectPrefix: testPrefix, History: history}); err != nil {
 		t.Fatalf("EnsureStream: %v", err)
 	}
 	return &recorder{t: t, js: js}

@@ -57,9 +57,9 @@ func newHistoryTracker() *historyTracker {
 }
 
 func (h *historyTracker) observe(m *message) {
-	h.removed += m.seq - h.last - 1
-	h.last = m.seq
-	h.seen[m.subject] = struct{}{}
+	h.removed += m.Sequence - h.last - 1
+	h.last = m.Sequence
+	h.seen[m.Subject] = struct{}{}
 }
 
 // history completes the report for point seq (every sequence up to it is
@@ -76,12 +76,12 @@ func (r *Replayer) history(ctx context.Context, st streamState, h *historyTracke
 	}
 	next := map[string]bool{}
 	err := r.read(ctx, point+1, st.last, true, func(m *message) error {
-		if _, ok := h.seen[m.subject]; ok || next[m.subject] {
+		if _, ok := h.seen[m.Subject]; ok || next[m.Subject] {
 			return nil
 		}
-		next[m.subject] = true
+		next[m.Subject] = true
 		// A message without a known op is not an event: it says nothing.
-		if op := events.Op(m.header.Get(events.HeaderOp)); op == events.OpUpdate || op == events.OpDelete {
+		if op := events.Op(m.Header.Get(events.HeaderOp)); op == events.OpUpdate || op == events.OpDelete {
 			out.Missing = append(out.Missing, missingObject(r.opts.SubjectPrefix, m, string(op)))
 		}
 		return nil
@@ -91,8 +91,8 @@ func (r *Replayer) history(ctx context.Context, st streamState, h *historyTracke
 }
 
 func missingObject(prefix string, m *message, op string) MissingObject {
-	o := MissingObject{Subject: m.subject, NextSequence: m.seq, NextOp: op}
-	if k, ns, name, err := events.ParseSubject(prefix, m.subject); err == nil {
+	o := MissingObject{Subject: m.Subject, NextSequence: m.Sequence, NextOp: op}
+	if k, ns, name, err := events.ParseSubject(prefix, m.Subject); err == nil {
 		o.Kind, o.Namespace, o.Name = string(k), ns, name
 	}
 	return o

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // pullBatch is how many messages the ordered consumer asks for at once.
@@ -30,13 +30,9 @@ func (s streamState) trimmed() bool { return s.first > 1 || s.deleted > 0 }
 
 // message is one stream message as read; readEvents also decodes it.
 type message struct {
-	seq     uint64
-	subject string
-	time    time.Time
-	header  nats.Header
-	data    []byte
-	ev      events.Event // decoded by readEvents
-	err     error        // why it could not be decoded
+	stream.Message
+	ev  events.Event // decoded by readEvents
+	err error        // why it could not be decoded
 }
 
 // state reads the stream's first and last sequence and times.
@@ -59,139 +55,39 @@ func (r *Replayer) state(ctx context.Context) (streamState, error) {
 }
 
 // read calls fn for every event message with start <= seq <= end, in stream
-// order, through an ordered (ephemeral) consumer that is deleted when read
-// returns. It stops early when fn returns errStop. Every wait for a message
-// is bounded by Options.Timeout.
+// order, through the one stream reader (stream.ReadRange: an ordered,
+// ephemeral consumer deleted when read returns). It stops early when fn
+// returns errStop. Every network call and every wait for a message is
+// bounded by Options.Timeout.
 func (r *Replayer) read(ctx context.Context, start, end uint64, headersOnly bool, fn func(*message) error) error {
-	if start > end {
-		return nil
+	o := stream.ReadOptions{
+		Filter: events.FilterSubject(r.opts.SubjectPrefix), Start: start, HeadersOnly: headersOnly,
+		Batch: pullBatch, Timeout: r.opts.Timeout,
 	}
-	stream, err := r.stream(ctx)
-	if err != nil {
-		return err
-	}
-	if more, err := r.more(ctx, stream, start, end); err != nil || !more {
-		return err
-	}
-	oc, err := r.openConsumer(ctx, start, headersOnly)
-	if err != nil {
-		return err
-	}
-	defer r.deleteConsumer(oc)
-	it, err := oc.Messages(jetstream.PullMaxMessages(pullBatch))
-	if err != nil {
-		return fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
-	}
-	defer it.Stop()
-	defer context.AfterFunc(ctx, it.Stop)()
-	for {
-		m, pending, err := r.next(ctx, it)
-		if err != nil {
-			return err
-		}
-		if m.seq > end {
-			return nil
-		}
-		if err := fn(m); err != nil {
-			if errors.Is(err, errStop) {
-				return nil
-			}
-			return err
-		}
-		if m.seq == end {
-			return nil
-		}
-		if pending == 0 {
-			if more, err := r.more(ctx, stream, m.seq+1, end); err != nil || !more {
-				return err
-			}
-		}
-	}
-}
-
-func (r *Replayer) stream(ctx context.Context) (jetstream.Stream, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
-	defer cancel()
-	s, err := r.js.Stream(ctx, r.opts.Stream)
-	if err != nil {
-		return nil, fmt.Errorf("replay: stream %q: %w", r.opts.Stream, err)
-	}
-	return s, nil
-}
-
-// more asks the stream whether an event message with from <= seq <= end
-// exists. A message's pending count is only a hint: the end of the range
-// may be a deleted message, and a filtered consumer's count can lag.
-func (r *Replayer) more(ctx context.Context, s jetstream.Stream, from, end uint64) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
-	defer cancel()
-	m, err := s.GetMsg(ctx, from, jetstream.WithGetMsgSubject(events.FilterSubject(r.opts.SubjectPrefix)))
+	var fnErr error // fn's own error, returned as it is
+	err := stream.ReadRange(ctx, r.js, r.opts.Stream, o, end, func(m stream.Message) error {
+		fnErr = fn(&message{Message: m})
+		return fnErr
+	})
 	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
+	case fnErr != nil && errors.Is(fnErr, errStop):
+		return nil
+	case fnErr != nil:
+		return fnErr
+	case err == nil, ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return err
 	}
-	return m.Sequence <= end, nil
+	return fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
 }
 
 // errStop ends a read early without error.
 var errStop = errors.New("stop reading")
 
-func (r *Replayer) openConsumer(ctx context.Context, start uint64, headersOnly bool) (jetstream.Consumer, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
-	defer cancel()
-	oc, err := r.js.OrderedConsumer(ctx, r.opts.Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{events.FilterSubject(r.opts.SubjectPrefix)},
-		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:       start,
-		HeadersOnly:       headersOnly,
-		InactiveThreshold: time.Minute,
-		MaxResetAttempts:  10,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
-	}
-	return oc, nil
-}
-
-// deleteConsumer removes the ordered consumer rather than leaving it to
-// expire; best effort.
-func (r *Replayer) deleteConsumer(oc jetstream.Consumer) {
-	info := oc.CachedInfo()
-	if info == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), min(r.opts.Timeout, 2*time.Second))
-	defer cancel()
-	_ = r.js.DeleteConsumer(ctx, r.opts.Stream, info.Name)
-}
-
-// next waits for the next message, at most Options.Timeout.
-func (r *Replayer) next(ctx context.Context, it jetstream.MessagesContext) (*message, uint64, error) {
-	msg, err := it.Next(jetstream.NextMaxWait(r.opts.Timeout))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
-		}
-		return nil, 0, fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
-	}
-	md, err := msg.Metadata()
-	if err != nil {
-		return nil, 0, fmt.Errorf("replay: read stream %q: %w", r.opts.Stream, err)
-	}
-	return &message{
-		seq: md.Sequence.Stream, subject: msg.Subject(), time: md.Timestamp,
-		header: msg.Headers(), data: msg.Data(),
-	}, md.NumPending, nil
-}
-
-// decode sets m.ev, with its stream fields, or m.err.
-func (m *message) decode() {
-	m.ev, m.err = events.Decode(m.data)
-	if m.err == nil {
-		m.ev.Sequence, m.ev.Subject, m.ev.PublishedAt = m.seq, m.subject, m.time
-	}
+// decode sets m.ev, with its stream fields, or m.err, exactly as the live
+// syncer's Consumer decodes (a subject that does not match the envelope is
+// an error too).
+func (m *message) decode(prefix string) {
+	m.ev, m.err = m.Decode(prefix)
 }
 
 // decodeBatch is how many decoded messages go to the caller at once.
@@ -218,7 +114,7 @@ func (r *Replayer) readEvents(ctx context.Context, start, end uint64, fn func(*m
 			}
 		}
 		err := r.read(ctx, start, end, false, func(m *message) error {
-			m.decode()
+			m.decode(r.opts.SubjectPrefix)
 			if batch = append(batch, m); len(batch) == decodeBatch {
 				return send()
 			}

@@ -113,7 +113,7 @@ func (r *Replayer) Timeline(ctx context.Context, from, to Point, f Filter) (*Tim
 	w := &walk{r: r, e: r.newEngine(), h: newHistoryTracker(), from: from, to: to, filter: f,
 		tl: &Timeline{Stream: r.opts.Stream, From: from, To: to, Entries: make([]Entry, 0, entriesHint(st.first, from.Seq, last))}}
 	if err := r.readEvents(ctx, st.first, last, func(m *message) error {
-		r.progress(m.seq, st.first, last)
+		r.progress(m.Sequence, st.first, last)
 		return w.message(m)
 	}); err != nil {
 		return nil, err
@@ -190,11 +190,11 @@ func (w *walk) message(m *message) error {
 		_ = applyMessage(w.e, m) // skipped messages before the range are not reported
 		return nil
 	}
-	if !w.to.IsZero() && !w.to.includes(m.seq, m.time) {
+	if !w.to.IsZero() && !w.to.includes(m.Sequence, m.Time) {
 		return errStop
 	}
 	if !w.started {
-		w.start(m.seq - 1)
+		w.start(m.Sequence - 1)
 	}
 	entry := w.step(m)
 	if entry.Changed {
@@ -203,9 +203,9 @@ func (w *walk) message(m *message) error {
 		w.tl.Dynamic += boolInt(entry.Dynamic)
 	}
 	if w.tl.Events++; w.tl.FirstSequence == 0 {
-		w.tl.FirstSequence = m.seq
+		w.tl.FirstSequence = m.Sequence
 	}
-	w.tl.LastSequence = m.seq
+	w.tl.LastSequence = m.Sequence
 	if w.filter.keep(&entry) {
 		w.tl.Entries = append(w.tl.Entries, entry)
 	}
@@ -216,9 +216,9 @@ func (w *walk) message(m *message) error {
 func (w *walk) before(m *message) bool {
 	switch {
 	case w.from.Seq > 0:
-		return m.seq < w.from.Seq
+		return m.Sequence < w.from.Seq
 	case !w.from.Time.IsZero():
-		return m.time.Before(w.from.Time)
+		return m.Time.Before(w.from.Time)
 	}
 	return false
 }
@@ -233,7 +233,7 @@ func (w *walk) start(seq uint64) {
 
 // step applies one message in range and describes it.
 func (w *walk) step(m *message) Entry {
-	entry := Entry{Time: m.time, Sequence: m.seq}
+	entry := Entry{Time: m.Time, Sequence: m.Sequence}
 	ev := m.ev
 	if m.err != nil {
 		entry.fromSubject(w.r.opts.SubjectPrefix, m)
@@ -257,12 +257,12 @@ func (w *walk) step(m *message) Entry {
 // fromSubject fills the identity of an undecodable message from its
 // subject and headers.
 func (e *Entry) fromSubject(prefix string, m *message) {
-	e.Op = m.header.Get(events.HeaderOp)
-	if k, ns, name, err := events.ParseSubject(prefix, m.subject); err == nil {
+	e.Op = m.Header.Get(events.HeaderOp)
+	if k, ns, name, err := events.ParseSubject(prefix, m.Subject); err == nil {
 		e.Kind, e.Namespace, e.Name = string(k), ns, name
 		return
 	}
-	e.Name = m.subject
+	e.Name = m.Subject
 }
 
 func boolInt(b bool) int {

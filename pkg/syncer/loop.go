@@ -214,5 +214,3 @@ func (s *Syncer) report(ctx context.Context) {
 		s.log.Warn("status report failed", "err", err)
 	}
 }
-
-var _ events.Handler = (*Syncer)(nil)

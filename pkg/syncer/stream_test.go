@@ -17,10 +17,14 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
 
-// TestFromRealStream runs the Syncer behind a real events.Consumer on a real
+// The Syncer is the Handler of the syncer's stream.Consumer.
+var _ stream.Handler = (*Syncer)(nil)
+
+// TestFromRealStream runs the Syncer behind a real stream.Consumer on a real
 // nats-server: malformed messages are counted and skipped, invalid Ingresses
 // are left out with a reason, and everything else is served.
 func TestFromRealStream(t *testing.T) {
@@ -28,10 +32,10 @@ func TestFromRealStream(t *testing.T) {
 	_, js := natstest.Connect(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress"}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: "INGRESS", SubjectPrefix: "ingress"}); err != nil {
 		t.Fatal(err)
 	}
-	pub, err := events.NewPublisher(js, "ingress")
+	pub, err := stream.NewPublisher(js, "ingress")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +70,8 @@ func TestFromRealStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := events.NewConsumer(js, "INGRESS", "ingress", s, events.WithDecodeErrorHandler(s.DecodeError),
-		events.WithConsumerLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	c, err := stream.NewConsumer(js, "INGRESS", "ingress", s, stream.WithDecodeErrorHandler(s.DecodeError),
+		stream.WithConsumerLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,8 +74,8 @@ func (o *Options) setDefaults() error {
 }
 
 // Syncer consumes events into a store and keeps nginx serving the
-// Configuration built from it. It implements events.Handler; run it with
-// Start beside an events.Consumer that calls it.
+// Configuration built from it. It implements stream.Handler; run it with
+// Start beside a stream.Consumer that calls it.
 type Syncer struct {
 	opts    Options
 	applier Applier

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
-	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // Defaults of Config.
@@ -80,7 +80,7 @@ type Config struct {
 	Workers     int
 
 	// PublishAttempts and PublishAckTimeout tune the publisher's own retries
-	// (default events.DefaultRetryAttempts and events.DefaultAckTimeout).
+	// (default stream.DefaultRetryAttempts and stream.DefaultAckTimeout).
 	// When they are exhausted the key is queued again, so nothing is lost
 	// either way: fewer attempts only hand the retrying to the watcher sooner.
 	PublishAttempts   int
@@ -119,9 +119,9 @@ func (c Config) withDefaults() Config {
 		c.Workers = DefaultWorkers
 	}
 	if c.PublishAttempts == 0 {
-		c.PublishAttempts = events.DefaultRetryAttempts
+		c.PublishAttempts = stream.DefaultRetryAttempts
 	}
-	defDur(&c.PublishAckTimeout, events.DefaultAckTimeout)
+	defDur(&c.PublishAckTimeout, stream.DefaultAckTimeout)
 	defDur(&c.ReportStaleAfter, DefaultReportStaleAfter)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -236,8 +236,8 @@ func (c Config) validateStatus() error {
 }
 
 // streamConfig is the event stream the watcher provisions.
-func (c Config) streamConfig() events.StreamConfig {
-	return events.StreamConfig{
+func (c Config) streamConfig() stream.Config {
+	return stream.Config{
 		Name:          c.Stream,
 		SubjectPrefix: c.SubjectPrefix,
 		Replicas:      c.StreamReplicas,

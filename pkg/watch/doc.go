@@ -22,7 +22,7 @@
 //     trimmed object without resourceVersion. Equal digests are dropped and
 //     counted (ingress_sync_watcher_noop_updates_dropped_total).
 //   - On becoming leader it reconciles: it reads the last message of every
-//     subject (events.LastPerSubject) and publishes only objects with no
+//     subject (stream.LastPerSubject) and publishes only objects with no
 //     message, a deleted one, another UID or a changed digest; subjects whose
 //     object is gone get a delete. Nothing unchanged is published again.
 //     Only subjects within the watcher's scope (its namespace, the ConfigMaps

@@ -28,8 +28,8 @@ import (
 )
 
 const (
-	stream = "INGRESS"
-	prefix = "ingress"
+	streamName = "INGRESS"
+	prefix     = "ingress"
 	// waitTimeout bounds every wait for something to happen.
 	waitTimeout = 30 * time.Second
 	pollEvery   = 50 * time.Millisecond
@@ -65,7 +65,7 @@ func (e *env) controller() string { return "example.com/ingress-sync-" + e.ns }
 // no Ingress; TestOnlyReferencedSecretsArePublished tests the default).
 func (e *env) config(id string) watch.Config {
 	return watch.Config{
-		Client: e.client, NATSURL: e.nats.URL(), Stream: stream, SubjectPrefix: prefix,
+		Client: e.client, NATSURL: e.nats.URL(), Stream: streamName, SubjectPrefix: prefix,
 		WatchNamespace: e.ns, ConfigMaps: []string{e.ns + "/ingress-sync"},
 		ControllerClass: e.controller(), WatcherID: id, Workers: 1, PublishAllTLSSecrets: true,
 	}
@@ -209,7 +209,7 @@ func (e *env) messages(t *testing.T) []message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	s, err := e.js.Stream(ctx, stream)
+	s, err := e.js.Stream(ctx, streamName)
 	if err != nil {
 		return nil // not created yet
 	}
@@ -237,7 +237,7 @@ func (e *env) lastSeq(t *testing.T) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	s, err := e.js.Stream(ctx, stream)
+	s, err := e.js.Stream(ctx, streamName)
 	if err != nil {
 		t.Fatalf("stream: %v", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
@@ -286,7 +287,7 @@ func runSyncerWith(t *testing.T, e *env, pod string, opts model.Options) {
 		t.Fatal(err)
 	}
 	eventually(t, "the stream", func() bool { return e.messages(t) != nil })
-	c, err := events.NewConsumer(js, stream, prefix, s)
+	c, err := stream.NewConsumer(js, streamName, prefix, s)
 	if err != nil {
 		t.Fatal(err)
 	}

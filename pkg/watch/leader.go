@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // elect campaigns for the Lease until ctx ends, leading whenever it holds
@@ -121,10 +121,10 @@ func (w *Watcher) reconcileRetrying(ctx context.Context, t *term) bool {
 // no longer leads must stop publishing at once (the next leader's
 // reconcile publishes whatever is missing).
 func (w *Watcher) newPublisher(t *term) (publisher, func(), error) {
-	p, err := events.NewPublisher(w.nats.js, w.cfg.SubjectPrefix,
-		events.WithObserver(t.observe), events.WithPublisherLogger(w.log),
-		events.WithRetry(w.cfg.PublishAttempts, events.DefaultRetryBackoff),
-		events.WithAckTimeout(w.cfg.PublishAckTimeout))
+	p, err := stream.NewPublisher(w.nats.js, w.cfg.SubjectPrefix,
+		stream.WithObserver(t.observe), stream.WithPublisherLogger(w.log),
+		stream.WithRetry(w.cfg.PublishAttempts, stream.DefaultRetryBackoff),
+		stream.WithAckTimeout(w.cfg.PublishAckTimeout))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -119,7 +119,7 @@ func TestStreamUnavailable(t *testing.T) {
 // setStreamSubjects changes the subjects of the test's stream.
 func (e *env) setStreamSubjects(t *testing.T, subjects ...string) {
 	t.Helper()
-	s, err := e.js.Stream(t.Context(), stream)
+	s, err := e.js.Stream(t.Context(), streamName)
 	if err != nil {
 		t.Fatal(err)
 	}

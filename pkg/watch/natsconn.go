@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // natsTimeout bounds each JetStream API call of the watcher.
@@ -29,10 +30,10 @@ type natsLink struct {
 }
 
 // prepareNATS connects to NATS (retrying forever with backoff, each attempt
-// logged by events.Connect), ensures the stream and then closes w.natsReady.
+// logged by stream.Connect), ensures the stream and then closes w.natsReady.
 // It returns nil when ctx ends first.
 func (w *Watcher) prepareNATS(ctx context.Context, url string) error {
-	nc, err := events.Connect(ctx, events.ConnectOptions{
+	nc, err := stream.Connect(ctx, stream.ConnectOptions{
 		URL: url, Name: "ingress-sync-watcher/" + w.cfg.WatcherID,
 		User: w.cfg.NATSUser, Password: w.cfg.NATSPassword, Creds: w.cfg.NATSCredsFile,
 		Logger: w.log,
@@ -67,7 +68,7 @@ func (w *Watcher) prepareNATS(ctx context.Context, url string) error {
 func (w *Watcher) ensureStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
 	for attempt := 1; ; attempt++ {
 		callCtx, cancel := context.WithTimeout(ctx, natsTimeout)
-		stream, err := events.EnsureStream(callCtx, js, w.cfg.streamConfig())
+		stream, err := stream.Ensure(callCtx, js, w.cfg.streamConfig())
 		cancel()
 		if err == nil {
 			w.log.Info("stream ready", "stream", w.cfg.Stream, "subjects", events.FilterSubject(w.cfg.SubjectPrefix))

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // reconcileCounts says what the start-up reconcile found.
@@ -22,7 +23,7 @@ type reconcileCounts struct {
 // workers, started afterwards, do it, and decide drops versions whose digest
 // equals the message's.
 func (w *Watcher) reconcile(ctx context.Context, t *term) error {
-	heads, err := events.LastPerSubject(ctx, w.nats.js, w.cfg.Stream, w.cfg.SubjectPrefix)
+	heads, err := stream.LastPerSubject(ctx, w.nats.js, w.cfg.Stream, w.cfg.SubjectPrefix)
 	if err != nil {
 		return fmt.Errorf("read the last message of every subject: %w", err)
 	}
@@ -68,7 +69,7 @@ func (w *Watcher) reconcile(ctx context.Context, t *term) error {
 // seed records what the stream holds for k from its last message (head) and
 // queues k unless the message has the cached resourceVersion. It reports
 // whether k was queued.
-func (w *Watcher) seed(ctx context.Context, t *term, k key, obj runtime.Object, head events.Head, ok bool) bool {
+func (w *Watcher) seed(ctx context.Context, t *term, k key, obj runtime.Object, head stream.Head, ok bool) bool {
 	cur := stateOf(obj)
 	if !ok || head.Op == events.OpDelete {
 		t.queue.Add(k)

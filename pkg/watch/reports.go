@@ -19,6 +19,7 @@ import (
 	kuberecord "k8s.io/client-go/tools/record"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // EventComponent is the source component of the Events the watcher posts
@@ -114,7 +115,7 @@ func (r *reporter) consumeRetrying(ctx context.Context) (func(), error) {
 func (r *reporter) consume(ctx context.Context) (func(), error) {
 	cctx, cancel := context.WithTimeout(ctx, natsTimeout)
 	defer cancel()
-	name := events.StatusStreamName(r.w.cfg.Stream)
+	name := stream.StatusStreamName(r.w.cfg.Stream)
 	oc, err := r.w.nats.js.OrderedConsumer(cctx, name, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{events.StatusFilter(r.w.cfg.SubjectPrefix)},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,

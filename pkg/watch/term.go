@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // Retry backoff of a key whose publish failed.
@@ -21,7 +22,7 @@ const (
 	retryMax  = 10 * time.Second
 )
 
-// publisher is what the watcher needs of *events.Publisher.
+// publisher is what the watcher needs of *stream.Publisher.
 type publisher interface {
 	Publish(ctx context.Context, ev events.Event) error
 }
@@ -191,9 +192,10 @@ func (t *term) publishDelete(ctx context.Context, k key, rec record) error {
 
 // publish records ev as what the stream holds and hands it to the
 // publisher, which reports the final outcome to observe (possibly before
-// Publish returns, hence the record first). An object too large for the
-// server, or an event the publisher refuses, is dropped (observe reports
-// it); any other error restores the record and is returned for a retry.
+// Publish returns, hence the record first). An event the publisher refuses
+// at once (too large for the server, or not valid) is reported here and
+// dropped; any other error restores the record and is returned for a retry
+// (work logs it).
 func (t *term) publish(ctx context.Context, k key, ev events.Event, rec record) error {
 	if err := ctx.Err(); err != nil {
 		return err // no longer leading: publish nothing more
@@ -219,15 +221,17 @@ func (t *term) publish(ctx context.Context, k key, ev events.Event, rec record) 
 	}
 	if refused(err) {
 		delete(t.observed, k)
+		t.reportRefused(ev, err)
 		return nil
 	}
 	return fmt.Errorf("publish %s %s: %w", ev.Op, k, err)
 }
 
-// observe is the publisher's report of the final outcome of an event: its
-// acknowledgement, or a failure after the publisher's own retries. A failed
-// event's key is queued again (with backoff) so that its current state is
-// published once NATS is back.
+// observe is the publisher's report of the final outcome of an event it
+// accepted, the one place that reports it: its acknowledgement, or a
+// failure after the publisher's own retries. A failed event's key is
+// queued again (with backoff) so that its current state is published once
+// NATS is back.
 func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 	kind := string(ev.Kind)
 	k := key{Kind: ev.Kind, Namespace: ev.Namespace, Name: ev.Name}
@@ -243,21 +247,29 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		return
 	}
 	switch {
-	case tooLarge(err):
-		t.w.reportOversize(ev, err)
+	case refused(err):
+		t.reportRefused(ev, err)
 		t.unrecord(k, ev, false)
 		return
-	case errors.Is(err, events.ErrInvalidEvent):
-		t.w.metrics.errors.WithLabelValues(kind).Inc()
-		t.w.log.Error("event refused", "kind", ev.Kind, "namespace", ev.Namespace, "name", ev.Name, "err", err)
-		t.unrecord(k, ev, false)
-		return
-	case errors.Is(err, events.ErrPublisherClosed):
+	case errors.Is(err, stream.ErrPublisherClosed):
 		return // the term ended; the next leader reconciles
 	}
 	t.w.metrics.errors.WithLabelValues(kind).Inc()
+	t.w.log.Warn("event publish failed, will retry", "kind", ev.Kind, "namespace", ev.Namespace, "name", ev.Name,
+		"op", ev.Op, "err", err)
 	t.unrecord(k, ev, true)
 	t.queue.AddRateLimited(k)
+}
+
+// reportRefused reports an event refused for good: too large for the
+// server (reportOversize), or not valid.
+func (t *term) reportRefused(ev events.Event, err error) {
+	if tooLarge(err) {
+		t.w.reportOversize(ev, err)
+		return
+	}
+	t.w.metrics.errors.WithLabelValues(string(ev.Kind)).Inc()
+	t.w.log.Error("event refused", "kind", ev.Kind, "namespace", ev.Namespace, "name", ev.Name, "err", err)
 }
 
 // dropDeleted forgets an acknowledged delete, if it is still the latest
@@ -309,7 +321,7 @@ func (t *term) forget(k key) {
 // tooLarge reports whether err says the event exceeds the server's
 // max_payload.
 func tooLarge(err error) bool {
-	return errors.Is(err, events.ErrTooLarge) || errors.Is(err, nats.ErrMaxPayload)
+	return errors.Is(err, stream.ErrTooLarge) || errors.Is(err, nats.ErrMaxPayload)
 }
 
 // refused reports whether the publisher refused an event for good: too

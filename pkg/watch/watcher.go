@@ -17,6 +17,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
 
 // Watcher publishes every change of the ingress inputs to JetStream.
@@ -112,7 +113,7 @@ func (w *Watcher) startEmbedded(ctx context.Context) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	srv, err := events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: w.cfg.EmbeddedNATSDir, Host: host, Port: port})
+	srv, err := embedded.Start(ctx, embedded.Options{StoreDir: w.cfg.EmbeddedNATSDir, Host: host, Port: port})
 	if err != nil {
 		return "", nil, fmt.Errorf("watch: embedded NATS: %w", err)
 	}

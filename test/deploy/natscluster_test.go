@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // Churn of the cluster test: churnObjects Services, each updated until
@@ -191,7 +192,7 @@ func ensureClustered(t *testing.T, nc *nats.Conn) (jetstream.JetStream, jetstrea
 	deadline := time.Now().Add(clusterWait)
 	for {
 		ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
-		stream, err := events.EnsureStream(ctx, js, events.StreamConfig{
+		stream, err := stream.Ensure(ctx, js, stream.Config{
 			Name: streamName, SubjectPrefix: subjectPrefix, Replicas: clusterSize})
 		cancel()
 		if err == nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // TestNATSWatcherReadsReports: with the base configuration, the watcher
@@ -34,7 +35,7 @@ func TestNATSWatcherReadsReports(t *testing.T) {
 	if err := snc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	status := events.StatusStreamName(streamName)
+	status := stream.StatusStreamName(streamName)
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.StatusFilter(subjectPrefix)}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy}
 	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // Names that deploy/ gives the watcher's flags and the NATS permissions.
@@ -129,7 +130,7 @@ func watcherStream(t *testing.T, nc *nats.Conn, replicas int) (jetstream.JetStre
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 	defer cancel()
-	stream, err := events.EnsureStream(ctx, js, events.StreamConfig{
+	stream, err := stream.Ensure(ctx, js, stream.Config{
 		Name: streamName, SubjectPrefix: subjectPrefix, Replicas: replicas, History: 10})
 	if err != nil {
 		t.Fatalf("watcher cannot ensure the streams: %v", err)

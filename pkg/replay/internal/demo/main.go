@@ -27,6 +27,8 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/internal/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
+	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
 
 func main() {
@@ -43,7 +45,7 @@ func main() {
 }
 
 func run(ctx context.Context, store string, port int, gap time.Duration, history int64) error {
-	srv, err := events.StartEmbedded(ctx, events.EmbeddedOptions{StoreDir: store, Port: port})
+	srv, err := embedded.Start(ctx, embedded.Options{StoreDir: store, Port: port})
 	if err != nil {
 		return err
 	}
@@ -57,10 +59,10 @@ func run(ctx context.Context, store string, port int, gap time.Duration, history
 	if err != nil {
 		return err
 	}
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress", History: history}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: "INGRESS", SubjectPrefix: "ingress", History: history}); err != nil {
 		return err
 	}
-	pub, err := events.NewPublisher(js, "ingress")
+	pub, err := stream.NewPublisher(js, "ingress")
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func run(ctx context.Context, store string, port int, gap time.Duration, history
 // api endpoints (a 503), gets TLS; an unrelated Service is created; the
 // controller ConfigMap (--configmap kube-system/ingress-sync) raises the
 // global proxy-body-size, the one change that reloads nginx.
-func publishStory(ctx context.Context, pub *events.Publisher, gap time.Duration) error {
+func publishStory(ctx context.Context, pub *stream.Publisher, gap time.Duration) error {
 	pair, err := certs.Generate(certs.Options{Hosts: []string{"shop.example.com"}})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package events_test
+package stream_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // recorder is a Handler that records what it gets.
@@ -78,7 +79,7 @@ func (r *recorder) waitFor(t *testing.T, ctx context.Context, what string, cond 
 
 // runConsumer starts c and stops it when the test ends (or when the
 // returned function is called), checking that Start returns nil.
-func runConsumer(t *testing.T, c *events.Consumer) (stop func()) {
+func runConsumer(t *testing.T, c *stream.Consumer) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -101,10 +102,10 @@ func runConsumer(t *testing.T, c *events.Consumer) (stop func()) {
 	return stop
 }
 
-func newConsumer(t *testing.T, js jetstream.JetStream, h events.Handler, opts ...events.ConsumerOption) *events.Consumer {
+func newConsumer(t *testing.T, js jetstream.JetStream, h stream.Handler, opts ...stream.ConsumerOption) *stream.Consumer {
 	t.Helper()
-	opts = append([]events.ConsumerOption{events.WithConsumerLogger(quiet)}, opts...)
-	c, err := events.NewConsumer(js, "INGRESS", prefix, h, opts...)
+	opts = append([]stream.ConsumerOption{stream.WithConsumerLogger(quiet)}, opts...)
+	c, err := stream.NewConsumer(js, "INGRESS", prefix, h, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func newConsumer(t *testing.T, js jetstream.JetStream, h events.Handler, opts ..
 }
 
 // publishAll publishes evs in order and waits for their acks.
-func publishAll(t *testing.T, ctx context.Context, p *events.Publisher, evs ...events.Event) {
+func publishAll(t *testing.T, ctx context.Context, p *stream.Publisher, evs ...events.Event) {
 	t.Helper()
 	for _, ev := range evs {
 		if err := p.Publish(ctx, ev); err != nil {
@@ -126,7 +127,7 @@ func publishAll(t *testing.T, ctx context.Context, p *events.Publisher, evs ...e
 
 // publishInOrder publishes evs one by one, each acked before the next, so
 // that stream order is evs order.
-func publishInOrder(t *testing.T, ctx context.Context, p *events.Publisher, evs ...events.Event) {
+func publishInOrder(t *testing.T, ctx context.Context, p *stream.Publisher, evs ...events.Event) {
 	t.Helper()
 	for _, ev := range evs {
 		publishAll(t, ctx, p, ev)
@@ -209,7 +210,7 @@ func TestConsumerSkipsMalformedMessages(t *testing.T) {
 	var mu sync.Mutex
 	var failures []decodeFailure
 	rec := newRecorder()
-	runConsumer(t, newConsumer(t, js, rec, events.WithDecodeErrorHandler(func(seq uint64, subject string, err error) {
+	runConsumer(t, newConsumer(t, js, rec, stream.WithDecodeErrorHandler(func(seq uint64, subject string, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		failures = append(failures, decodeFailure{seq, subject, err})
@@ -235,7 +236,7 @@ func TestConsumerSkipsMalformedMessages(t *testing.T) {
 func TestConsumerResumesAfterServerRestart(t *testing.T) {
 	ctx := testContext(t)
 	srv, js, _ := setupStream(t)
-	p := newPublisher(t, js, events.WithRetry(200, 20*time.Millisecond), events.WithAckTimeout(500*time.Millisecond))
+	p := newPublisher(t, js, stream.WithRetry(200, 20*time.Millisecond), stream.WithAckTimeout(500*time.Millisecond))
 	for i := range 5 {
 		publishAll(t, ctx, p, configMapEvent(fmt.Sprintf("before-%d", i), 1))
 	}
@@ -270,7 +271,7 @@ func TestConsumerStartSequenceReplaysHistory(t *testing.T) {
 	_, js, _ := setupStream(t)
 	publishInOrder(t, ctx, newPublisher(t, js), configMapEvent("a", 1), configMapEvent("a", 2), configMapEvent("b", 1), configMapEvent("a", 3))
 	rec := newRecorder()
-	runConsumer(t, newConsumer(t, js, rec, events.WithStartSequence(2)))
+	runConsumer(t, newConsumer(t, js, rec, stream.WithStartSequence(2)))
 	rec.waitFor(t, ctx, "caught up", func(_ []events.Event, ups int) bool { return ups == 1 })
 	if evs, _, _ := rec.snapshot(); fmt.Sprint(names(evs)) != "[a@2#2 b@1#3 a@3#4]" {
 		t.Errorf("replay from 2 = %v", names(evs))
@@ -293,7 +294,7 @@ func TestConsumerWaitsForItsStream(t *testing.T) {
 	_, js := natstest.Connect(t, url)
 	rec := newRecorder()
 	runConsumer(t, newConsumer(t, js, rec))
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: prefix}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: "INGRESS", SubjectPrefix: prefix}); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor(t, ctx, "caught up once the stream exists", func(_ []events.Event, ups int) bool { return ups == 1 })
@@ -305,22 +306,22 @@ func TestNewConsumerRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
 		stream, prefix string
-		h              events.Handler
-		opt            events.ConsumerOption
+		h              stream.Handler
+		opt            stream.ConsumerOption
 	}{
 		{"no handler", "INGRESS", prefix, nil, nil},
 		{"bad stream", "IN.GRESS", prefix, rec, nil},
 		{"bad prefix", "INGRESS", "a.>", rec, nil},
-		{"start sequence 0", "INGRESS", prefix, rec, events.WithStartSequence(0)},
-		{"nil decode error handler", "INGRESS", prefix, rec, events.WithDecodeErrorHandler(nil)},
-		{"nil logger", "INGRESS", prefix, rec, events.WithConsumerLogger(nil)},
+		{"start sequence 0", "INGRESS", prefix, rec, stream.WithStartSequence(0)},
+		{"nil decode error handler", "INGRESS", prefix, rec, stream.WithDecodeErrorHandler(nil)},
+		{"nil logger", "INGRESS", prefix, rec, stream.WithConsumerLogger(nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var opts []events.ConsumerOption
+			var opts []stream.ConsumerOption
 			if tc.opt != nil {
 				opts = append(opts, tc.opt)
 			}
-			if _, err := events.NewConsumer(js, tc.stream, tc.prefix, tc.h, opts...); !errors.Is(err, events.ErrInvalidConfig) {
+			if _, err := stream.NewConsumer(js, tc.stream, tc.prefix, tc.h, opts...); !errors.Is(err, stream.ErrInvalidConfig) {
 				t.Errorf("NewConsumer = %v, want ErrInvalidConfig", err)
 			}
 		})

@@ -1,4 +1,4 @@
-package events_test
+package stream_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // testContext is the bound of one integration test.
@@ -21,30 +22,30 @@ func testContext(t *testing.T) context.Context {
 }
 
 func TestStreamConfigValidate(t *testing.T) {
-	valid := events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress"}
+	valid := stream.Config{Name: "INGRESS", SubjectPrefix: "ingress"}
 	if err := valid.Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
 	for _, tc := range []struct {
 		name   string
-		change func(*events.StreamConfig)
+		change func(*stream.Config)
 	}{
-		{"no name", func(c *events.StreamConfig) { c.Name = "" }},
-		{"dot in name", func(c *events.StreamConfig) { c.Name = "IN.GRESS" }},
-		{"space in name", func(c *events.StreamConfig) { c.Name = "IN GRESS" }},
-		{"no prefix", func(c *events.StreamConfig) { c.SubjectPrefix = "" }},
-		{"wildcard prefix", func(c *events.StreamConfig) { c.SubjectPrefix = "ingress.*" }},
-		{"negative replicas", func(c *events.StreamConfig) { c.Replicas = -1 }},
-		{"too many replicas", func(c *events.StreamConfig) { c.Replicas = 7 }},
-		{"history below -1", func(c *events.StreamConfig) { c.History = -2 }},
-		{"negative max age", func(c *events.StreamConfig) { c.MaxAge = -time.Second }},
-		{"negative duplicate window", func(c *events.StreamConfig) { c.DuplicateWindow = -time.Second }},
-		{"window longer than max age", func(c *events.StreamConfig) { c.MaxAge = time.Minute }},
+		{"no name", func(c *stream.Config) { c.Name = "" }},
+		{"dot in name", func(c *stream.Config) { c.Name = "IN.GRESS" }},
+		{"space in name", func(c *stream.Config) { c.Name = "IN GRESS" }},
+		{"no prefix", func(c *stream.Config) { c.SubjectPrefix = "" }},
+		{"wildcard prefix", func(c *stream.Config) { c.SubjectPrefix = "ingress.*" }},
+		{"negative replicas", func(c *stream.Config) { c.Replicas = -1 }},
+		{"too many replicas", func(c *stream.Config) { c.Replicas = 7 }},
+		{"history below -1", func(c *stream.Config) { c.History = -2 }},
+		{"negative max age", func(c *stream.Config) { c.MaxAge = -time.Second }},
+		{"negative duplicate window", func(c *stream.Config) { c.DuplicateWindow = -time.Second }},
+		{"window longer than max age", func(c *stream.Config) { c.MaxAge = time.Minute }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := valid
 			tc.change(&cfg)
-			if err := cfg.Validate(); !errors.Is(err, events.ErrInvalidConfig) {
+			if err := cfg.Validate(); !errors.Is(err, stream.ErrInvalidConfig) {
 				t.Errorf("Validate = %v, want ErrInvalidConfig", err)
 			}
 		})
@@ -52,13 +53,13 @@ func TestStreamConfigValidate(t *testing.T) {
 }
 
 func TestStreamConfigDefaults(t *testing.T) {
-	c := events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress"}.JetStreamConfig()
-	if c.Replicas != 1 || c.MaxMsgsPerSubject != events.DefaultHistory || c.Duplicates != 2*time.Minute ||
+	c := stream.Config{Name: "INGRESS", SubjectPrefix: "ingress"}.JetStreamConfig()
+	if c.Replicas != 1 || c.MaxMsgsPerSubject != stream.DefaultHistory || c.Duplicates != 2*time.Minute ||
 		c.MaxAge != 0 || c.Storage != jetstream.FileStorage || c.Retention != jetstream.LimitsPolicy ||
 		c.Compression != jetstream.S2Compression || len(c.Subjects) != 1 || c.Subjects[0] != "ingress.>" {
 		t.Errorf("defaults = %+v", c)
 	}
-	unlimited := events.StreamConfig{Name: "I", SubjectPrefix: "i", History: -1}.JetStreamConfig()
+	unlimited := stream.Config{Name: "I", SubjectPrefix: "i", History: -1}.JetStreamConfig()
 	if unlimited.MaxMsgsPerSubject != -1 {
 		t.Errorf("History -1 gives MaxMsgsPerSubject %d", unlimited.MaxMsgsPerSubject)
 	}
@@ -68,32 +69,32 @@ func TestEnsureStreamCreatesAndUpdates(t *testing.T) {
 	ctx := testContext(t)
 	_, url := natstest.Start(t)
 	_, js := natstest.Connect(t, url)
-	cfg := events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress", History: 5}
+	cfg := stream.Config{Name: "INGRESS", SubjectPrefix: "ingress", History: 5}
 
-	s, err := events.EnsureStream(ctx, js, cfg)
+	s, err := stream.Ensure(ctx, js, cfg)
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	assertStream(t, s.CachedInfo().Config, 5)
 
 	cfg.History = 20
-	if s, err = events.EnsureStream(ctx, js, cfg); err != nil {
+	if s, err = stream.Ensure(ctx, js, cfg); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 	assertStream(t, s.CachedInfo().Config, 20)
-	if s, err = events.EnsureStream(ctx, js, cfg); err != nil {
+	if s, err = stream.Ensure(ctx, js, cfg); err != nil {
 		t.Fatalf("same config again: %v", err)
 	}
 	assertStream(t, s.CachedInfo().Config, 20)
 
-	status, err := js.Stream(ctx, events.StatusStreamName("INGRESS"))
+	status, err := js.Stream(ctx, stream.StatusStreamName("INGRESS"))
 	if err != nil {
 		t.Fatalf("status stream: %v", err)
 	}
 	if got := status.CachedInfo().Config.Subjects; len(got) != 1 || got[0] != "ingress-status.>" {
 		t.Errorf("status subjects = %v", got)
 	}
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "X"}); !errors.Is(err, events.ErrInvalidConfig) {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: "X"}); !errors.Is(err, stream.ErrInvalidConfig) {
 		t.Errorf("invalid config: %v, want ErrInvalidConfig", err)
 	}
 }
@@ -101,7 +102,7 @@ func TestEnsureStreamCreatesAndUpdates(t *testing.T) {
 func assertStream(t *testing.T, c jetstream.StreamConfig, history int64) {
 	t.Helper()
 	if c.MaxMsgsPerSubject != history || c.Storage != jetstream.FileStorage || c.Retention != jetstream.LimitsPolicy ||
-		c.Compression != jetstream.S2Compression || c.Duplicates != events.DefaultDuplicateWindow || c.MaxAge != 0 {
+		c.Compression != jetstream.S2Compression || c.Duplicates != stream.DefaultDuplicateWindow || c.MaxAge != 0 {
 		t.Errorf("stream config = %+v, want history %d, file, limits, s2, 2m window, no max age", c, history)
 	}
 }
@@ -110,7 +111,7 @@ func TestStatusReportsAreKept(t *testing.T) {
 	ctx := testContext(t)
 	_, url := natstest.Start(t)
 	nc, js := natstest.Connect(t, url)
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress"}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: "INGRESS", SubjectPrefix: "ingress"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := nc.Publish(events.StatusSubject("ingress", "syncer-0"), []byte(`{"pod":"syncer-0"}`)); err != nil {
@@ -119,7 +120,7 @@ func TestStatusReportsAreKept(t *testing.T) {
 	if err := nc.FlushWithContext(ctx); err != nil {
 		t.Fatal(err)
 	}
-	status, err := js.Stream(ctx, events.StatusStreamName("INGRESS"))
+	status, err := js.Stream(ctx, stream.StatusStreamName("INGRESS"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,20 +135,4 @@ func TestStatusReportsAreKept(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("core NATS status report not captured by the status stream")
-}
-
-func TestStartEmbeddedRejectsBadOptions(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts events.EmbeddedOptions
-	}{
-		{"no store dir", events.EmbeddedOptions{Port: -1}},
-		{"negative max payload", events.EmbeddedOptions{StoreDir: t.TempDir(), Port: -1, MaxPayload: -1}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := events.StartEmbedded(context.Background(), tc.opts); !errors.Is(err, events.ErrInvalidConfig) {
-				t.Errorf("StartEmbedded = %v, want ErrInvalidConfig", err)
-			}
-		})
-	}
 }

@@ -1,4 +1,7 @@
-package events_test
+// Package eventstest holds the event fixtures of the tests of pkg/events and
+// pkg/stream: one event of every kind with every field the configuration
+// builder reads set, and the edge cases of the envelope.
+package eventstest
 
 import (
 	"fmt"
@@ -17,9 +20,10 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
-// created is a creation timestamp as the API server sends it: whole seconds,
-// local time zone (metav1.Time decodes JSON into local time).
-var created = metav1.NewTime(time.Unix(1_767_225_600, 0))
+// Created is the creation timestamp of the fixtures, as the API server
+// sends it: whole seconds, local time zone (metav1.Time decodes JSON into
+// local time).
+func Created() metav1.Time { return metav1.NewTime(time.Unix(1_767_225_600, 0)) }
 
 func objectMeta(ns, name, uid, rv string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
@@ -28,13 +32,13 @@ func objectMeta(ns, name, uid, rv string) metav1.ObjectMeta {
 		UID:               types.UID(uid),
 		ResourceVersion:   rv,
 		Generation:        3,
-		CreationTimestamp: created,
+		CreationTimestamp: Created(),
 		Labels:            map[string]string{"app.kubernetes.io/name": "shop", "tier": ""},
 	}
 }
 
-// fixtureIngress sets every field the configuration builder reads.
-func fixtureIngress() *networkingv1.Ingress {
+// Ingress sets every field the configuration builder reads.
+func Ingress() *networkingv1.Ingress {
 	prefix, exact := networkingv1.PathTypePrefix, networkingv1.PathTypeExact
 	ing := &networkingv1.Ingress{
 		ObjectMeta: objectMeta("shop", "web.v2", "0b5f2a8e-9a1c-4f55-8f77-3c0d8c1e7a01", "48151"),
@@ -76,7 +80,8 @@ func serviceBackend(name string, port networkingv1.ServiceBackendPort) networkin
 	return networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: name, Port: port}}
 }
 
-func fixtureIngressClass() *networkingv1.IngressClass {
+// IngressClass is the cluster-scoped default class, with parameters.
+func IngressClass() *networkingv1.IngressClass {
 	ic := &networkingv1.IngressClass{
 		ObjectMeta: objectMeta("", "nginx", "9d4c7f3e-1b2a-4e6f-8a9b-0c1d2e3f4a5b", "77"),
 		Spec: networkingv1.IngressClassSpec{
@@ -91,7 +96,8 @@ func fixtureIngressClass() *networkingv1.IngressClass {
 	return ic
 }
 
-func fixtureService() *corev1.Service {
+// Service is a ClusterIP Service with named, numbered and UDP ports.
+func Service() *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: objectMeta("shop", "web", "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9", "48100"),
 		Spec: corev1.ServiceSpec{
@@ -109,7 +115,8 @@ func fixtureService() *corev1.Service {
 	}
 }
 
-func fixtureExternalNameService() *corev1.Service {
+// ExternalNameService is a Service of type ExternalName.
+func ExternalNameService() *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: objectMeta("shop", "payments", "6f7a8b9c-0d1e-4f2a-b3c4-d5e6f7a8b9c0", "48101"),
 		Spec: corev1.ServiceSpec{
@@ -120,8 +127,8 @@ func fixtureExternalNameService() *corev1.Service {
 	}
 }
 
-// fixtureEndpointSlice has n endpoints in every condition combination.
-func fixtureEndpointSlice(n int) *discoveryv1.EndpointSlice {
+// EndpointSlice has n endpoints in every condition combination.
+func EndpointSlice(n int) *discoveryv1.EndpointSlice {
 	es := &discoveryv1.EndpointSlice{
 		ObjectMeta:  objectMeta("shop", "web-x7k2p", "7a8b9c0d-1e2f-4a3b-c4d5-e6f7a8b9c0d1", "48160"),
 		AddressType: discoveryv1.AddressTypeIPv4,
@@ -147,7 +154,8 @@ func fixtureEndpointSlice(n int) *discoveryv1.EndpointSlice {
 	return es
 }
 
-func fixtureSecret() *corev1.Secret {
+// Secret is a TLS Secret with a CA bundle.
+func Secret() *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: objectMeta("shop", "shop-tls", "8b9c0d1e-2f3a-4b4c-d5e6-f7a8b9c0d1e2", "48120"),
 		Type:       corev1.SecretTypeTLS,
@@ -159,7 +167,8 @@ func fixtureSecret() *corev1.Secret {
 	}
 }
 
-func fixtureConfigMap() *corev1.ConfigMap {
+// ConfigMap is the controller ConfigMap, with an empty value.
+func ConfigMap() *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: objectMeta("ingress", "ingress-sync-controller", "9c0d1e2f-3a4b-4c5d-e6f7-a8b9c0d1e2f3", "48130"),
 		Data: map[string]string{
@@ -171,11 +180,11 @@ func fixtureConfigMap() *corev1.ConfigMap {
 	}
 }
 
-// observed is the time the fixture events were seen by the watcher.
-var observed = time.Unix(1_767_225_700, 123_456_789)
+// Observed is the time the fixture events were seen by the watcher.
+func Observed() time.Time { return time.Unix(1_767_225_700, 123_456_789) }
 
-// eventOf wraps obj in an event whose envelope is taken from obj.
-func eventOf(op events.Op, obj runtime.Object) events.Event {
+// Of wraps obj in an event whose envelope is taken from obj.
+func Of(op events.Op, obj runtime.Object) events.Event {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		panic(err)
@@ -183,31 +192,31 @@ func eventOf(op events.Op, obj runtime.Object) events.Event {
 	return events.Event{
 		Op: op, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(),
 		UID: string(m.GetUID()), ResourceVersion: m.GetResourceVersion(),
-		ObservedAt: observed, WatcherID: "watcher-0", SchemaVersion: events.SchemaVersion,
+		ObservedAt: Observed(), WatcherID: "watcher-0", SchemaVersion: events.SchemaVersion,
 		Object: obj,
 	}
 }
 
-// namedEvent is one case of the fixture events.
-type namedEvent struct {
-	name string
-	ev   events.Event
+// Named is one case of the fixture events.
+type Named struct {
+	Name  string
+	Event events.Event
 }
 
-// fixtureEvents has one event of every kind with every builder-read field
+// Events has one event of every kind with every builder-read field
 // set, plus the edge cases of the envelope.
-func fixtureEvents() []namedEvent {
+func Events() []Named {
 	bare := events.Event{Op: events.OpDelete, Kind: events.KindService, Namespace: "shop", Name: "gone", SchemaVersion: events.SchemaVersion}
-	return []namedEvent{
-		{"ingress", eventOf(events.OpCreate, fixtureIngress())},
-		{"ingressclass cluster-scoped", eventOf(events.OpUpdate, fixtureIngressClass())},
-		{"service", eventOf(events.OpUpdate, fixtureService())},
-		{"service externalname", eventOf(events.OpCreate, fixtureExternalNameService())},
-		{"endpointslice", eventOf(events.OpUpdate, fixtureEndpointSlice(12))},
-		{"endpointslice empty", eventOf(events.OpUpdate, fixtureEndpointSlice(0))},
-		{"secret", eventOf(events.OpCreate, fixtureSecret())},
-		{"configmap", eventOf(events.OpUpdate, fixtureConfigMap())},
-		{"delete with last state", eventOf(events.OpDelete, fixtureIngress())},
+	return []Named{
+		{"ingress", Of(events.OpCreate, Ingress())},
+		{"ingressclass cluster-scoped", Of(events.OpUpdate, IngressClass())},
+		{"service", Of(events.OpUpdate, Service())},
+		{"service externalname", Of(events.OpCreate, ExternalNameService())},
+		{"endpointslice", Of(events.OpUpdate, EndpointSlice(12))},
+		{"endpointslice empty", Of(events.OpUpdate, EndpointSlice(0))},
+		{"secret", Of(events.OpCreate, Secret())},
+		{"configmap", Of(events.OpUpdate, ConfigMap())},
+		{"delete with last state", Of(events.OpDelete, Ingress())},
 		{"delete without object", bare},
 	}
 }

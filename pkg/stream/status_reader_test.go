@@ -1,4 +1,4 @@
-package events_test
+package stream_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // TestLastStatuses: the last report of every syncer, from the status
@@ -18,10 +19,10 @@ func TestLastStatuses(t *testing.T) {
 	_, js := natstest.Connect(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := events.EnsureStream(ctx, js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: "ingress"}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: "INGRESS", SubjectPrefix: "ingress"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, skipped, err := events.LastStatuses(ctx, js, "INGRESS", "ingress"); err != nil || len(got) != 0 || skipped != 0 {
+	if got, skipped, err := stream.LastStatuses(ctx, js, "INGRESS", "ingress"); err != nil || len(got) != 0 || skipped != 0 {
 		t.Fatalf("empty stream: %v, %d skipped, %v", got, skipped, err)
 	}
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -41,7 +42,7 @@ func TestLastStatuses(t *testing.T) {
 	if _, err := js.Publish(ctx, events.StatusSubject("ingress", "broken"), []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	got, skipped, err := events.LastStatuses(ctx, js, "INGRESS", "ingress")
+	got, skipped, err := stream.LastStatuses(ctx, js, "INGRESS", "ingress")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package events
+package stream
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // Publisher publishes events to the stream asynchronously: Publish encodes
@@ -50,7 +52,7 @@ type Publisher struct {
 
 // pubItem is one accepted event.
 type pubItem struct {
-	ev    Event
+	ev    events.Event
 	msg   *nats.Msg
 	start time.Time
 	epoch uint64
@@ -59,12 +61,12 @@ type pubItem struct {
 // NewPublisher returns a Publisher of events under prefix on the
 // connection of js. It publishes through its own JetStream context on that
 // connection, so that its ack timeout and pending acks are its own; the
-// stream must already exist (see EnsureStream).
+// stream must already exist (see Ensure).
 func NewPublisher(js jetstream.JetStream, prefix string, opts ...PublisherOption) (*Publisher, error) {
 	if js == nil || js.Conn() == nil {
 		return nil, fmt.Errorf("%w: publisher needs a JetStream context", ErrInvalidConfig)
 	}
-	if err := ValidatePrefix(prefix); err != nil {
+	if err := events.ValidatePrefix(prefix); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	cfg := defaultPublisherConfig()
@@ -77,7 +79,7 @@ func NewPublisher(js jetstream.JetStream, prefix string, opts ...PublisherOption
 		jetstream.WithPublishAsyncTimeout(cfg.ackTimeout),
 		jetstream.WithPublishAsyncMaxPending(cfg.maxPending))
 	if err != nil {
-		return nil, fmt.Errorf("events: publisher: %w", err)
+		return nil, fmt.Errorf("stream: publisher: %w", err)
 	}
 	return &Publisher{
 		js: own, nc: js.Conn(), prefix: prefix, cfg: cfg,
@@ -91,18 +93,18 @@ func NewPublisher(js jetstream.JetStream, prefix string, opts ...PublisherOption
 
 // Publish encodes ev, checks its size and hands it to the background
 // sender. It blocks while MaxPending events are pending, until ctx is done.
-// An event that cannot be encoded (ErrInvalidEvent) or is too large
-// (ErrTooLarge, naming the object and the sizes) is refused at once, and
-// reported to the observer too; failures after Publish returned are
-// reported by Flush and the observer. ctx bounds only the wait for a slot.
-func (p *Publisher) Publish(ctx context.Context, ev Event) error {
+// An event that cannot be encoded (events.ErrInvalidEvent) or is too large
+// (ErrTooLarge, naming the object and the sizes) is refused at once: the
+// error is returned, and nothing else reports it. The outcome of an event
+// Publish accepted (returned nil for) goes to the observer, and a failure
+// also to the next Flush. ctx bounds only the wait for a slot.
+func (p *Publisher) Publish(ctx context.Context, ev events.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	start := time.Now()
 	msg, err := p.message(ev)
 	if err != nil {
-		p.observe(ev, start, err)
 		return err
 	}
 	select {
@@ -121,12 +123,12 @@ func (p *Publisher) Publish(ctx context.Context, ev Event) error {
 }
 
 // message builds the NATS message of ev and checks its size.
-func (p *Publisher) message(ev Event) (*nats.Msg, error) {
-	data, err := Encode(ev)
+func (p *Publisher) message(ev events.Event) (*nats.Msg, error) {
+	data, err := events.Encode(ev)
 	if err != nil {
 		return nil, err
 	}
-	msg := &nats.Msg{Subject: Subject(p.prefix, ev.Kind, ev.Namespace, ev.Name), Header: Headers(ev), Data: data}
+	msg := &nats.Msg{Subject: events.Subject(p.prefix, ev.Kind, ev.Namespace, ev.Name), Header: events.Headers(ev), Data: data}
 	limit := p.cfg.maxPayload
 	if limit == 0 {
 		limit = int(p.nc.MaxPayload()) // 0 while never connected: no check
@@ -247,7 +249,7 @@ func (p *Publisher) finalError(it *pubItem, attempts int, err error) error {
 		(errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum) {
 		err = fmt.Errorf("%w: %w", ErrTooLarge, err)
 	}
-	return fmt.Errorf("events: publish %s %s on %s failed after %d attempt(s): %w",
+	return fmt.Errorf("stream: publish %s %s on %s failed after %d attempt(s): %w",
 		it.ev.Kind, it.ev.Key(), it.msg.Subject, attempts, err)
 }
 
@@ -267,10 +269,9 @@ func (p *Publisher) finish(it *pubItem, err error) {
 	<-p.slots
 }
 
-func (p *Publisher) observe(ev Event, start time.Time, err error) {
-	if err != nil {
-		p.cfg.logger.Warn("event publish failed", "kind", ev.Kind, "key", ev.Key(), "err", err)
-	}
+// observe hands the final outcome of an accepted event to the observer,
+// the one place that reports it (the Publisher does not log it).
+func (p *Publisher) observe(ev events.Event, start time.Time, err error) {
 	if p.cfg.observer != nil {
 		p.cfg.observer(ev, time.Since(start), err)
 	}
@@ -278,8 +279,9 @@ func (p *Publisher) observe(ev Event, start time.Time, err error) {
 
 // Flush waits until every event published before the call is finally acked
 // or has finally failed (events published meanwhile are not waited for),
-// and returns the first final failure since the previous Flush, or ctx's
-// error when ctx ends first.
+// and returns the first final failure since the previous Flush (the one
+// report of failures for a Publisher without an observer), or ctx's error
+// when ctx ends first.
 func (p *Publisher) Flush(ctx context.Context) error {
 	p.mu.Lock()
 	target := p.epoch
@@ -331,4 +333,21 @@ func (p *Publisher) Close(ctx context.Context) error {
 	}
 	p.js.CleanupPublisher()
 	return err
+}
+
+// headersSize is the number of bytes h takes on the wire, as nats.go counts
+// it against the server's max_payload.
+func headersSize(h nats.Header) int {
+	const (
+		preamble = len("NATS/1.0\r\n")
+		sep      = len(": ") + len("\r\n")
+		end      = len("\r\n")
+	)
+	n := preamble + end
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + sep + len(v)
+		}
+	}
+	return n
 }

@@ -1,8 +1,7 @@
-package events
+package stream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -24,9 +23,6 @@ type ConnectOptions struct {
 	RetryMax    time.Duration
 	Logger      *slog.Logger
 }
-
-// ErrNoURL is returned by Connect when no server URL is given.
-var ErrNoURL = errors.New("events: no NATS URL")
 
 // Connect dials NATS until it succeeds or ctx is done, with exponential
 // backoff between attempts and a log line for each failed one. Once
@@ -54,7 +50,7 @@ func Connect(ctx context.Context, o ConnectOptions) (*nats.Conn, error) {
 		wait := backoff(attempt, 250*time.Millisecond, o.RetryMax, rand.Int64N)
 		o.Logger.Warn("NATS connection failed, retrying", "url", o.URL, "attempt", attempt, "retryIn", wait, "err", err)
 		if !sleep(ctx, nil, wait) {
-			return nil, fmt.Errorf("events: connecting to NATS at %s: %w (last error: %w)", o.URL, ctx.Err(), err)
+			return nil, fmt.Errorf("stream: connecting to NATS at %s: %w (last error: %w)", o.URL, ctx.Err(), err)
 		}
 	}
 }

@@ -1,4 +1,8 @@
-package watch
+// Package kubeconfig loads the Kubernetes client configuration as kubectl
+// finds it. The watcher and `syncer migrate-check` share it; it is apart
+// from pkg/watch so that the syncer binary does not link the watcher (and
+// its embedded NATS server).
+package kubeconfig
 
 import (
 	"errors"
@@ -8,8 +12,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// ErrKubeconfig wraps errors about the Kubernetes client configuration.
-var ErrKubeconfig = errors.New("watch: kubeconfig")
+// ErrInvalid wraps errors about the Kubernetes client configuration.
+var ErrInvalid = errors.New("kubeconfig: no usable client configuration")
 
 // RESTConfig returns the client configuration as kubectl finds it: the
 // kubeconfig file path, else $KUBECONFIG, else the in-cluster service
@@ -19,7 +23,7 @@ func RESTConfig(path string) (*rest.Config, error) {
 	rules.ExplicitPath = path
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKubeconfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return cfg, nil
 }

@@ -1,4 +1,4 @@
-package events_test
+package stream_test
 
 import (
 	"context"
@@ -6,17 +6,21 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ingress-sync/ingress-sync/internal/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 const prefix = "ingress"
@@ -30,7 +34,7 @@ func setupStream(t *testing.T, opts ...natstest.Option) (*natstest.Server, jetst
 	t.Helper()
 	srv := natstest.New(t, opts...)
 	_, js := natstest.Connect(t, srv.URL())
-	s, err := events.EnsureStream(testContext(t), js, events.StreamConfig{Name: "INGRESS", SubjectPrefix: prefix, History: 10})
+	s, err := stream.Ensure(testContext(t), js, stream.Config{Name: "INGRESS", SubjectPrefix: prefix, History: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +66,10 @@ func (o *observations) counts() (ok, failed int) {
 	return ok, failed
 }
 
-func newPublisher(t *testing.T, js jetstream.JetStream, opts ...events.PublisherOption) *events.Publisher {
+func newPublisher(t *testing.T, js jetstream.JetStream, opts ...stream.PublisherOption) *stream.Publisher {
 	t.Helper()
-	opts = append([]events.PublisherOption{events.WithPublisherLogger(quiet)}, opts...)
-	p, err := events.NewPublisher(js, prefix, opts...)
+	opts = append([]stream.PublisherOption{stream.WithPublisherLogger(quiet)}, opts...)
+	p, err := stream.NewPublisher(js, prefix, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +83,9 @@ func newPublisher(t *testing.T, js jetstream.JetStream, opts ...events.Publisher
 
 // configMapEvent is a small event of ConfigMap ns/name at resourceVersion rv.
 func configMapEvent(name string, rv int) events.Event {
-	cm := fixtureConfigMap()
+	cm := eventstest.ConfigMap()
 	cm.Name, cm.UID, cm.ResourceVersion = name, types.UID("uid-"+name), fmt.Sprint(rv)
-	return eventOf(events.OpUpdate, cm)
+	return eventstest.Of(events.OpUpdate, cm)
 }
 
 // streamMessages reads every message of s in sequence order.
@@ -109,19 +113,19 @@ func TestPublisherPublishesWithHeaders(t *testing.T) {
 	ctx := testContext(t)
 	_, js, s := setupStream(t)
 	var obs observations
-	p := newPublisher(t, js, events.WithObserver(obs.observe))
+	p := newPublisher(t, js, stream.WithObserver(obs.observe))
 	sent := map[string]events.Event{}
-	for _, tc := range fixtureEvents() {
-		if tc.ev.Object == nil {
+	for _, tc := range eventstest.Events() {
+		if tc.Event.Object == nil {
 			continue
 		}
-		subj := events.Subject(prefix, tc.ev.Kind, tc.ev.Namespace, tc.ev.Name)
+		subj := events.Subject(prefix, tc.Event.Kind, tc.Event.Namespace, tc.Event.Name)
 		if _, dup := sent[subj]; dup {
 			continue
 		}
-		sent[subj] = tc.ev
-		if err := p.Publish(ctx, tc.ev); err != nil {
-			t.Fatalf("Publish %s: %v", tc.name, err)
+		sent[subj] = tc.Event
+		if err := p.Publish(ctx, tc.Event); err != nil {
+			t.Fatalf("Publish %s: %v", tc.Name, err)
 		}
 	}
 	if err := p.Flush(ctx); err != nil {
@@ -142,7 +146,7 @@ func TestPublisherPublishesWithHeaders(t *testing.T) {
 				delete(msg.Header, k) // added by the direct get
 			}
 		}
-		if !reflect.DeepEqual(msg.Header, events.Headers(want)) {
+		if !reflect.DeepEqual(msg.Header, nats.Header(events.Headers(want))) {
 			t.Errorf("%s headers = %v\nwant %v", msg.Subject, msg.Header, events.Headers(want))
 		}
 		got, err := events.Decode(msg.Data)
@@ -158,7 +162,7 @@ func TestPublisherPublishesWithHeaders(t *testing.T) {
 func TestPublisherKeepsOrderPerObject(t *testing.T) {
 	ctx := testContext(t)
 	_, js, s := setupStream(t)
-	p := newPublisher(t, js, events.WithMaxPending(8))
+	p := newPublisher(t, js, stream.WithMaxPending(8))
 	const objects, versions = 5, 8
 	for v := 1; v <= versions; v++ {
 		for o := range objects {
@@ -206,14 +210,14 @@ func TestPublisherRefusesTooLargeEvents(t *testing.T) {
 	ctx := testContext(t)
 	_, js, s := setupStream(t, natstest.WithMaxPayload(64<<10))
 	var obs observations
-	p := newPublisher(t, js, events.WithObserver(obs.observe))
+	p := newPublisher(t, js, stream.WithObserver(obs.observe))
 
 	if err := p.Publish(ctx, configMapEvent("before", 1)); err != nil {
 		t.Fatal(err)
 	}
-	huge := eventOf(events.OpUpdate, fixtureEndpointSlice(1000))
+	huge := eventstest.Of(events.OpUpdate, eventstest.EndpointSlice(1000))
 	err := p.Publish(ctx, huge)
-	if !errors.Is(err, events.ErrTooLarge) {
+	if !errors.Is(err, stream.ErrTooLarge) {
 		t.Fatalf("Publish of a huge slice = %v, want ErrTooLarge", err)
 	}
 	for _, part := range []string{"EndpointSlice", "shop/web-x7k2p", "65536"} {
@@ -230,12 +234,13 @@ func TestPublisherRefusesTooLargeEvents(t *testing.T) {
 	if msgs := streamMessages(t, ctx, s); len(msgs) != 2 {
 		t.Errorf("stream has %d messages, want 2", len(msgs))
 	}
-	if ok, failed := obs.counts(); ok != 2 || failed != 1 {
-		t.Errorf("observer: %d ok, %d failed; want 2 and 1", ok, failed)
+	// The refusal was reported by Publish's error, and only there.
+	if ok, failed := obs.counts(); ok != 2 || failed != 0 {
+		t.Errorf("observer: %d ok, %d failed; want 2 and none (the refusal is Publish's error)", ok, failed)
 	}
 
-	small := newPublisher(t, js, events.WithMaxPayload(1024))
-	if err := small.Publish(ctx, eventOf(events.OpUpdate, fixtureEndpointSlice(20))); !errors.Is(err, events.ErrTooLarge) {
+	small := newPublisher(t, js, stream.WithMaxPayload(1024))
+	if err := small.Publish(ctx, eventstest.Of(events.OpUpdate, eventstest.EndpointSlice(20))); !errors.Is(err, stream.ErrTooLarge) {
 		t.Errorf("WithMaxPayload(1024): %v, want ErrTooLarge", err)
 	}
 }
@@ -244,8 +249,8 @@ func TestPublisherRetriesAcrossServerRestart(t *testing.T) {
 	ctx := testContext(t)
 	srv, js, s := setupStream(t)
 	var obs observations
-	p := newPublisher(t, js, events.WithRetry(100, 20*time.Millisecond),
-		events.WithAckTimeout(300*time.Millisecond), events.WithObserver(obs.observe))
+	p := newPublisher(t, js, stream.WithRetry(100, 20*time.Millisecond),
+		stream.WithAckTimeout(300*time.Millisecond), stream.WithObserver(obs.observe))
 
 	srv.Stop()
 	const n = 12
@@ -270,8 +275,8 @@ func TestPublisherRetriesAcrossServerRestart(t *testing.T) {
 func TestPublisherBoundsPending(t *testing.T) {
 	ctx := testContext(t)
 	srv, js, s := setupStream(t)
-	p := newPublisher(t, js, events.WithMaxPending(3), events.WithRetry(100, 20*time.Millisecond),
-		events.WithAckTimeout(300*time.Millisecond))
+	p := newPublisher(t, js, stream.WithMaxPending(3), stream.WithRetry(100, 20*time.Millisecond),
+		stream.WithAckTimeout(300*time.Millisecond))
 
 	srv.Stop()
 	for i := range 3 {
@@ -308,8 +313,8 @@ func TestPublisherReportsFinalFailure(t *testing.T) {
 	ctx := testContext(t)
 	_, js, _ := setupStream(t)
 	var obs observations
-	p, err := events.NewPublisher(js, "nostream", events.WithPublisherLogger(quiet), events.WithRetry(2, 10*time.Millisecond),
-		events.WithAckTimeout(time.Second), events.WithObserver(obs.observe))
+	p, err := stream.NewPublisher(js, "nostream", stream.WithPublisherLogger(quiet), stream.WithRetry(2, 10*time.Millisecond),
+		stream.WithAckTimeout(time.Second), stream.WithObserver(obs.observe))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +334,7 @@ func TestPublisherReportsFinalFailure(t *testing.T) {
 	if err := p.Close(ctx); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	if err := p.Publish(ctx, configMapEvent("late", 1)); !errors.Is(err, events.ErrPublisherClosed) {
+	if err := p.Publish(ctx, configMapEvent("late", 1)); !errors.Is(err, stream.ErrPublisherClosed) {
 		t.Errorf("Publish after Close = %v, want ErrPublisherClosed", err)
 	}
 }
@@ -344,23 +349,23 @@ func TestPublisherRejects(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		opt  events.PublisherOption
+		opt  stream.PublisherOption
 	}{
-		{"max pending 0", events.WithMaxPending(0)},
-		{"retry 0 attempts", events.WithRetry(0, time.Second)},
-		{"retry no backoff", events.WithRetry(3, 0)},
-		{"ack timeout 0", events.WithAckTimeout(0)},
-		{"max payload 0", events.WithMaxPayload(0)},
-		{"nil observer", events.WithObserver(nil)},
-		{"nil logger", events.WithPublisherLogger(nil)},
+		{"max pending 0", stream.WithMaxPending(0)},
+		{"retry 0 attempts", stream.WithRetry(0, time.Second)},
+		{"retry no backoff", stream.WithRetry(3, 0)},
+		{"ack timeout 0", stream.WithAckTimeout(0)},
+		{"max payload 0", stream.WithMaxPayload(0)},
+		{"nil observer", stream.WithObserver(nil)},
+		{"nil logger", stream.WithPublisherLogger(nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := events.NewPublisher(js, prefix, tc.opt); !errors.Is(err, events.ErrInvalidConfig) {
+			if _, err := stream.NewPublisher(js, prefix, tc.opt); !errors.Is(err, stream.ErrInvalidConfig) {
 				t.Errorf("NewPublisher = %v, want ErrInvalidConfig", err)
 			}
 		})
 	}
-	if _, err := events.NewPublisher(js, "bad prefix"); !errors.Is(err, events.ErrInvalidConfig) {
+	if _, err := stream.NewPublisher(js, "bad prefix"); !errors.Is(err, stream.ErrInvalidConfig) {
 		t.Errorf("bad prefix: %v", err)
 	}
 }
@@ -369,8 +374,8 @@ func TestPublisherCloseCutsRetriesShort(t *testing.T) {
 	ctx := testContext(t)
 	srv, js, _ := setupStream(t)
 	var obs observations
-	p := newPublisher(t, js, events.WithObserver(obs.observe),
-		events.WithRetry(1000, 20*time.Millisecond), events.WithAckTimeout(200*time.Millisecond))
+	p := newPublisher(t, js, stream.WithObserver(obs.observe),
+		stream.WithRetry(1000, 20*time.Millisecond), stream.WithAckTimeout(200*time.Millisecond))
 	srv.Stop()
 	for i := range 2 {
 		if err := p.Publish(ctx, configMapEvent(fmt.Sprintf("cm-%d", i), 1)); err != nil {
@@ -387,7 +392,36 @@ func TestPublisherCloseCutsRetriesShort(t *testing.T) {
 	}
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
-	if len(obs.errs) != 2 || !errors.Is(obs.errs[0], events.ErrPublisherClosed) || !errors.Is(obs.errs[1], events.ErrPublisherClosed) {
+	if len(obs.errs) != 2 || !errors.Is(obs.errs[0], stream.ErrPublisherClosed) || !errors.Is(obs.errs[1], stream.ErrPublisherClosed) {
 		t.Errorf("observed %v, want two ErrPublisherClosed", obs.errs)
+	}
+}
+
+// TestPublisherObserverGetsTheSequence: an acked event carries its stream
+// sequence, and a duplicate the sequence of the original.
+func TestPublisherObserverGetsTheSequence(t *testing.T) {
+	ctx := testContext(t)
+	_, js, _ := setupStream(t)
+	var mu sync.Mutex
+	var seqs []uint64
+	p := newPublisher(t, js, stream.WithObserver(func(ev events.Event, _ time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			seqs = append(seqs, ev.Sequence)
+		}
+	}))
+	for _, ev := range []events.Event{configMapEvent("a", 1), configMapEvent("b", 1), configMapEvent("a", 1)} {
+		if err := p.Publish(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Flush(context.WithoutCancel(ctx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seqs, []uint64{1, 2, 1}) {
+		t.Fatalf("acked sequences %v, want [1 2 1]", seqs)
 	}
 }

@@ -1,10 +1,12 @@
-package events
+package stream
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // LastStatuses reads the last report of every syncer from the status
@@ -12,8 +14,8 @@ import (
 // what `syncer fleet` shows. A report that does not decode is skipped and
 // counted in skipped. It is bounded by ctx's deadline, or
 // DefaultHeadsTimeout.
-func LastStatuses(ctx context.Context, js jetstream.JetStream, stream, prefix string) (reports []SyncerStatus, skipped int, err error) {
-	if err := ValidatePrefix(prefix); err != nil {
+func LastStatuses(ctx context.Context, js jetstream.JetStream, stream, prefix string) (reports []events.SyncerStatus, skipped int, err error) {
+	if err := events.ValidatePrefix(prefix); err != nil {
 		return nil, 0, err
 	}
 	ctx, cancel := bounded(ctx, DefaultHeadsTimeout)
@@ -23,24 +25,22 @@ func LastStatuses(ctx context.Context, js jetstream.JetStream, stream, prefix st
 	if err != nil || cu.done {
 		return nil, 0, err
 	}
-	cfg := orderedConfig(StatusPrefix(prefix), 0, false)
-	cfg.FilterSubjects = []string{StatusFilter(prefix)}
-	r, err := openReader(ctx, js, status, cfg)
+	r, err := openReader(ctx, js, status, ReadOptions{Filter: events.StatusFilter(prefix)})
 	if err != nil {
 		return nil, 0, err
 	}
 	defer r.close()
-	last := make(map[string]SyncerStatus)
-	err = readCaughtUp(ctx, r, &cu, func(msg jetstream.Msg, _ uint64) {
-		st, err := DecodeStatus(msg.Data())
+	last := make(map[string]events.SyncerStatus)
+	err = readCaughtUp(ctx, r, &cu, func(m Message) {
+		st, err := events.DecodeStatus(m.Data)
 		if err != nil {
 			skipped++
 			return
 		}
-		last[msg.Subject()] = st
+		last[m.Subject] = st
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("events: last reports of %s: %w", status, err)
+		return nil, 0, fmt.Errorf("stream: last reports of %s: %w", status, err)
 	}
 	for _, st := range last {
 		reports = append(reports, st)

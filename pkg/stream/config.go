@@ -1,4 +1,4 @@
-package events
+package stream
 
 import (
 	"context"
@@ -7,15 +7,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // Stream defaults.
 const (
 	// DefaultHistory is the number of messages kept per subject (per
-	// object) when StreamConfig.History is 0.
+	// object) when Config.History is 0.
 	DefaultHistory = 16
 	// DefaultDuplicateWindow is the Nats-Msg-Id deduplication window when
-	// StreamConfig.DuplicateWindow is 0.
+	// Config.DuplicateWindow is 0.
 	DefaultDuplicateWindow = 2 * time.Minute
 	// MaxReplicas is the largest replication factor JetStream supports.
 	MaxReplicas = 5
@@ -27,9 +29,9 @@ const (
 	StatusMaxAge = 24 * time.Hour
 )
 
-// StreamConfig describes the event stream. EnsureStream also provisions a
+// Config describes the event stream. Ensure also provisions a
 // small companion status stream from it (see StatusStreamName).
-type StreamConfig struct {
+type Config struct {
 	Name          string // stream name, e.g. "INGRESS"
 	SubjectPrefix string // events are on <prefix>.>, statuses on <prefix>-status.>
 	Replicas      int    // 0 means 1; 3 in the clustered deployment
@@ -46,18 +48,18 @@ type StreamConfig struct {
 }
 
 // Validate checks c; errors wrap ErrInvalidConfig.
-func (c StreamConfig) Validate() error {
+func (c Config) Validate() error {
 	if err := c.validate(); err != nil {
 		return fmt.Errorf("%w: stream %q: %s", ErrInvalidConfig, c.Name, err)
 	}
 	return nil
 }
 
-func (c StreamConfig) validate() error {
+func (c Config) validate() error {
 	switch {
 	case c.Name == "" || strings.ContainsAny(c.Name, ">*. /\\") || strings.ContainsFunc(c.Name, isControl):
 		return fmt.Errorf("invalid stream name")
-	case ValidatePrefix(c.SubjectPrefix) != nil:
+	case events.ValidatePrefix(c.SubjectPrefix) != nil:
 		return fmt.Errorf("invalid subject prefix %q", c.SubjectPrefix)
 	case c.Replicas < 0 || c.Replicas > MaxReplicas:
 		return fmt.Errorf("replicas %d not in 0..%d", c.Replicas, MaxReplicas)
@@ -73,24 +75,24 @@ func (c StreamConfig) validate() error {
 
 func isControl(r rune) bool { return r < ' ' || r == 0x7f }
 
-func (c StreamConfig) duplicateWindow() time.Duration {
+func (c Config) duplicateWindow() time.Duration {
 	if c.DuplicateWindow == 0 {
 		return DefaultDuplicateWindow
 	}
 	return c.DuplicateWindow
 }
 
-// JetStreamConfig is the configuration EnsureStream applies to the event
+// JetStreamConfig is the configuration Ensure applies to the event
 // stream: file storage, limits retention, S2 compression, discard old.
-func (c StreamConfig) JetStreamConfig() jetstream.StreamConfig {
+func (c Config) JetStreamConfig() jetstream.StreamConfig {
 	history := c.History
 	if history == 0 {
 		history = DefaultHistory
 	}
 	return jetstream.StreamConfig{
 		Name:              c.Name,
-		Description:       "ingress-sync events: " + FilterSubject(c.SubjectPrefix),
-		Subjects:          []string{FilterSubject(c.SubjectPrefix)},
+		Description:       "ingress-sync events: " + events.FilterSubject(c.SubjectPrefix),
+		Subjects:          []string{events.FilterSubject(c.SubjectPrefix)},
 		Retention:         jetstream.LimitsPolicy,
 		Storage:           jetstream.FileStorage,
 		Discard:           jetstream.DiscardOld,
@@ -106,22 +108,19 @@ func (c StreamConfig) JetStreamConfig() jetstream.StreamConfig {
 // StatusStreamName is the name of the status stream of event stream name.
 func StatusStreamName(name string) string { return name + "_STATUS" }
 
-// StatusPrefix is the subject prefix of status reports: "<prefix>-status".
-func StatusPrefix(prefix string) string { return prefix + "-status" }
-
 // StatusJetStreamConfig is the configuration of the status stream, which
-// holds every subject under StatusPrefix (the syncer reports on
-// StatusSubject). Status reports are published with plain core NATS
+// holds every subject under events.StatusPrefix (the syncer reports on
+// events.StatusSubject). Status reports are published with plain core NATS
 // publishes (or JetStream ones);
 // the stream captures them either way, so live subscribers see them as core
 // NATS messages and a reader that starts later (a new watcher leader) reads
 // the last report of every reporter from the stream. It keeps
 // StatusHistory reports per subject for StatusMaxAge.
-func (c StreamConfig) StatusJetStreamConfig() jetstream.StreamConfig {
+func (c Config) StatusJetStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:              StatusStreamName(c.Name),
-		Description:       "ingress-sync status reports: " + FilterSubject(StatusPrefix(c.SubjectPrefix)),
-		Subjects:          []string{FilterSubject(StatusPrefix(c.SubjectPrefix))},
+		Description:       "ingress-sync status reports: " + events.FilterSubject(events.StatusPrefix(c.SubjectPrefix)),
+		Subjects:          []string{events.FilterSubject(events.StatusPrefix(c.SubjectPrefix))},
 		Retention:         jetstream.LimitsPolicy,
 		Storage:           jetstream.FileStorage,
 		Discard:           jetstream.DiscardOld,
@@ -133,14 +132,14 @@ func (c StreamConfig) StatusJetStreamConfig() jetstream.StreamConfig {
 	}
 }
 
-// EnsureStream creates the event stream described by cfg, or updates it to
+// Ensure creates the event stream described by cfg, or updates it to
 // cfg when it exists (a changed History, MaxAge, Replicas or duplicate
 // window), and does the same for its status stream. Calling it again with
 // the same cfg changes nothing. It returns the event stream. Changes that
 // JetStream cannot apply to an existing stream (such as a different storage
 // type made by hand) are errors. Each call is bounded by DefaultTimeout
 // unless ctx has a deadline.
-func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) (jetstream.Stream, error) {
+func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -159,7 +158,7 @@ func ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamCon
 	defer cancel()
 	s, err := js.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("events: ensure stream %s: %w", cfg.Name, err)
+		return nil, fmt.Errorf("stream: ensure stream %s: %w", cfg.Name, err)
 	}
 	return s, nil
 }

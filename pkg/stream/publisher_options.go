@@ -1,9 +1,11 @@
-package events
+package stream
 
 import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // Publisher defaults.
@@ -27,7 +29,7 @@ type publisherConfig struct {
 	backoff    time.Duration
 	ackTimeout time.Duration
 	maxPayload int // 0: the connection's
-	observer   func(Event, time.Duration, error)
+	observer   func(events.Event, time.Duration, error)
 	logger     *slog.Logger
 }
 
@@ -91,13 +93,15 @@ func WithMaxPayload(n int) PublisherOption {
 	}
 }
 
-// WithObserver sets a function called once per event passed to Publish,
-// when it is finally acked (err nil) or finally fails, with the time since
-// Publish was called. It is called from the publisher's goroutines before
-// Flush counts the event as done; it must not block, nor call Publish. An
-// acked event carries its stream sequence in ev.Sequence (that of the
-// original message when the stream dropped it as a duplicate).
-func WithObserver(f func(ev Event, latency time.Duration, err error)) PublisherOption {
+// WithObserver sets a function called once per event Publish accepted
+// (returned nil for), when it is finally acked (err nil) or finally fails,
+// with the time since Publish was called: the one report of these
+// outcomes (an event Publish refused is reported by its error alone). It
+// is called from the publisher's goroutines before Flush counts the event
+// as done; it must not block, nor call Publish. An acked event carries its
+// stream sequence in ev.Sequence (that of the original message when the
+// stream dropped it as a duplicate).
+func WithObserver(f func(ev events.Event, latency time.Duration, err error)) PublisherOption {
 	return func(c *publisherConfig) error {
 		if f == nil {
 			return fmt.Errorf("nil observer")
@@ -107,8 +111,8 @@ func WithObserver(f func(ev Event, latency time.Duration, err error)) PublisherO
 	}
 }
 
-// WithPublisherLogger sets the logger of retries and final failures
-// (default slog.Default()).
+// WithPublisherLogger sets the logger of retries, at debug level (default
+// slog.Default()). Outcomes are not logged: see WithObserver.
 func WithPublisherLogger(l *slog.Logger) PublisherOption {
 	return func(c *publisherConfig) error {
 		if l == nil {

@@ -1,23 +1,25 @@
-package events_test
+package stream_test
 
 import (
 	"reflect"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 func TestLastPerSubject(t *testing.T) {
 	ctx := testContext(t)
 	_, js, s := setupStream(t)
 
-	heads, err := events.LastPerSubject(ctx, js, "INGRESS", prefix)
+	heads, err := stream.LastPerSubject(ctx, js, "INGRESS", prefix)
 	if err != nil || len(heads) != 0 {
 		t.Fatalf("empty stream: %v, %v", heads, err)
 	}
 
 	p := newPublisher(t, js)
-	ic := eventOf(events.OpCreate, fixtureIngressClass())
+	ic := eventstest.Of(events.OpCreate, eventstest.IngressClass())
 	gone := configMapEvent("b", 2)
 	gone.Op, gone.Object = events.OpDelete, nil
 	publishInOrder(t, ctx, p, configMapEvent("a", 1), configMapEvent("b", 1), configMapEvent("a", 2), ic, gone)
@@ -25,11 +27,11 @@ func TestLastPerSubject(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	heads, err = events.LastPerSubject(ctx, js, "INGRESS", prefix)
+	heads, err = stream.LastPerSubject(ctx, js, "INGRESS", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]events.Head{
+	want := map[string]stream.Head{
 		"ingress.configmap.ingress.a": {Subject: "ingress.configmap.ingress.a", Sequence: 3, Op: events.OpUpdate,
 			Kind: events.KindConfigMap, Namespace: "ingress", Name: "a", UID: "uid-a", ResourceVersion: "2"},
 		"ingress.configmap.ingress.b": {Subject: "ingress.configmap.ingress.b", Sequence: 5, Op: events.OpDelete,
@@ -49,7 +51,7 @@ func TestLastPerSubject(t *testing.T) {
 	if info.State.Consumers != 0 {
 		t.Errorf("%d consumers left on the stream, want 0", info.State.Consumers)
 	}
-	if _, err := events.LastPerSubject(ctx, js, "MISSING", prefix); err == nil {
+	if _, err := stream.LastPerSubject(ctx, js, "MISSING", prefix); err == nil {
 		t.Error("LastPerSubject of a missing stream succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package events
+package stream
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // Restart backoff of a Consumer whose ordered consumer failed for good.
@@ -21,7 +23,7 @@ const (
 
 // errRebootstrap: the ordered consumer recreated itself during the
 // bootstrap; a new bootstrap reads the rest.
-var errRebootstrap = errors.New("events: ordered consumer recreated during the bootstrap")
+var errRebootstrap = errors.New("stream: ordered consumer recreated during the bootstrap")
 
 // Handler receives the events of a Consumer, one at a time, in stream
 // order, on the goroutine that called Start.
@@ -29,7 +31,7 @@ type Handler interface {
 	// HandleEvent gets every decoded event. An error is logged with the
 	// event's sequence and the event is skipped; it does not stop the
 	// consumer.
-	HandleEvent(ctx context.Context, ev Event) error
+	HandleEvent(ctx context.Context, ev events.Event) error
 	// CaughtUp is called once, after the events of the stream as it was
 	// when Start began have been handled (at once for an empty stream).
 	// Events after it are live.
@@ -46,10 +48,11 @@ type consumerConfig struct {
 	logger        *slog.Logger
 }
 
-// WithDecodeErrorHandler sets a function called (besides a log line) for
-// every message that cannot be decoded, or whose subject does not match its
-// payload, with its stream sequence and subject. The message is skipped;
-// the consumer goes on.
+// WithDecodeErrorHandler sets the function that reports every message that
+// cannot be decoded, or whose subject does not match its payload
+// (events.DecodeMessage), with its stream sequence and subject; without
+// one, the Consumer logs a warning. The message is skipped; the consumer
+// goes on.
 func WithDecodeErrorHandler(f func(seq uint64, subject string, err error)) ConsumerOption {
 	return func(c *consumerConfig) error {
 		if f == nil {
@@ -115,7 +118,7 @@ func NewConsumer(js jetstream.JetStream, stream, prefix string, h Handler, opts 
 	if js == nil || h == nil {
 		return nil, fmt.Errorf("%w: consumer needs a JetStream context and a handler", ErrInvalidConfig)
 	}
-	if err := (StreamConfig{Name: stream, SubjectPrefix: prefix}).validate(); err != nil {
+	if err := (Config{Name: stream, SubjectPrefix: prefix}).validate(); err != nil {
 		return nil, fmt.Errorf("%w: consumer: %w", ErrInvalidConfig, err)
 	}
 	cfg := consumerConfig{logger: slog.Default()}
@@ -150,7 +153,7 @@ func (c *Consumer) Start(ctx context.Context) error {
 			continue
 		}
 		if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConnectionClosed) {
-			return fmt.Errorf("events: consumer of %s: %w", c.stream, err)
+			return fmt.Errorf("stream: consumer of %s: %w", c.stream, err)
 		}
 		if c.lastSeq.Load() != before {
 			attempt = 1 // it made progress: not a failure loop
@@ -198,7 +201,7 @@ func (c *Consumer) consume(ctx context.Context) error {
 			c.signalCaughtUp(ctx)
 		}
 	}
-	r, err := openReader(ctx, c.js, c.stream, orderedConfig(c.prefix, c.resumeFrom(), false))
+	r, err := openReader(ctx, c.js, c.stream, eventReads(c.prefix, c.resumeFrom(), false))
 	if err != nil {
 		return err
 	}
@@ -206,49 +209,50 @@ func (c *Consumer) consume(ctx context.Context) error {
 	return c.loop(ctx, r, &cu)
 }
 
-// loop handles messages until the reader fails or ctx is done.
+// loop handles messages until the reader fails or ctx is done. Until
+// caught up, it asks the server whether anything is left whenever no
+// message came for idlePoll.
 func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 	for {
-		msg, err := r.next(ctx, !cu.done)
+		var wait time.Duration
+		if !cu.done {
+			wait = idlePoll
+		}
+		m, err := r.next(ctx, wait)
 		switch {
-		case errors.Is(err, errIdle):
+		case errors.Is(err, ErrIdle):
 			if r.drained(ctx, c.lastSeq.Load()) {
 				cu.done = true
 				c.signalCaughtUp(ctx)
 			}
+		case errors.Is(err, ErrNoMetadata):
+			c.decodeError(0, m.Subject, fmt.Errorf("%w: %w", events.ErrMalformed, err))
 		case err != nil:
 			return err
+		case m.consumer != r.name && c.bootstrapping():
+			return errRebootstrap
 		default:
-			md, err := msg.Metadata()
-			if err != nil {
-				c.decodeError(0, msg.Subject(), fmt.Errorf("%w: no JetStream metadata: %w", ErrMalformed, err))
-				continue
-			}
-			if md.Consumer != r.name && c.bootstrapping() {
-				return errRebootstrap
-			}
-			c.handle(ctx, msg, md, cu)
+			c.handle(ctx, m, cu)
 		}
 	}
 }
 
 // handle delivers one message unless it was delivered before, and signals
 // CaughtUp after the message that completes the bootstrap.
-func (c *Consumer) handle(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, cu *catchUp) {
-	seq := md.Sequence.Stream
-	if seq > c.lastSeq.Load() {
-		c.deliver(ctx, msg, md)
-		c.lastSeq.Store(seq)
+func (c *Consumer) handle(ctx context.Context, m Message, cu *catchUp) {
+	if m.Sequence > c.lastSeq.Load() {
+		c.deliver(ctx, m)
+		c.lastSeq.Store(m.Sequence)
 	}
-	if cu.observe(seq, md.NumPending) {
+	if cu.observe(m.Sequence, m.Pending) {
 		c.signalCaughtUp(ctx)
 	}
 }
 
-func (c *Consumer) deliver(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata) {
-	ev, err := DecodeMessage(c.prefix, msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp)
+func (c *Consumer) deliver(ctx context.Context, m Message) {
+	ev, err := m.Decode(c.prefix)
 	if err != nil {
-		c.decodeError(md.Sequence.Stream, msg.Subject(), err)
+		c.decodeError(m.Sequence, m.Subject, err)
 		return
 	}
 	if err := c.h.HandleEvent(ctx, ev); err != nil {
@@ -257,34 +261,18 @@ func (c *Consumer) deliver(ctx context.Context, msg jetstream.Msg, md *jetstream
 	}
 }
 
+// decodeError reports a skipped message once: to the decode error handler
+// when there is one, else in the log.
 func (c *Consumer) decodeError(seq uint64, subject string, err error) {
-	c.cfg.logger.Warn("undecodable event skipped", "seq", seq, "subject", subject, "err", err)
 	if c.cfg.onDecodeError != nil {
 		c.cfg.onDecodeError(seq, subject, err)
+		return
 	}
+	c.cfg.logger.Warn("undecodable event skipped", "seq", seq, "subject", subject, "err", err)
 }
 
 func (c *Consumer) signalCaughtUp(ctx context.Context) {
 	if c.caughtUp.CompareAndSwap(false, true) {
 		c.h.CaughtUp(ctx)
 	}
-}
-
-// DecodeMessage decodes the payload of a stream message, checks that its
-// subject names the same object as its envelope (a mismatch wraps
-// ErrMalformed), and fills in Sequence, Subject and PublishedAt.
-func DecodeMessage(prefix, subject string, data []byte, seq uint64, published time.Time) (Event, error) {
-	ev, err := Decode(data)
-	if err != nil {
-		return Event{}, err
-	}
-	k, ns, name, err := ParseSubject(prefix, subject)
-	if err != nil {
-		return Event{}, fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	if k != ev.Kind || ns != ev.Namespace || name != ev.Name {
-		return Event{}, fmt.Errorf("%w: subject %s carries %s %s", ErrMalformed, subject, ev.Kind, ev.Key())
-	}
-	ev.Sequence, ev.Subject, ev.PublishedAt = seq, subject, published
-	return ev, nil
 }

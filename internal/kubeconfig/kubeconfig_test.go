@@ -1,4 +1,4 @@
-package watch
+package kubeconfig
 
 import (
 	"errors"
@@ -44,8 +44,8 @@ func TestRESTConfig(t *testing.T) {
 			}
 			got, err := RESTConfig(path)
 			if tc.wantErr {
-				if !errors.Is(err, ErrKubeconfig) {
-					t.Fatalf("RESTConfig() = %v, want ErrKubeconfig", err)
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("RESTConfig() = %v, want ErrInvalid", err)
 				}
 				return
 			}
@@ -57,7 +57,7 @@ func TestRESTConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := RESTConfig(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, ErrKubeconfig) {
+	if _, err := RESTConfig(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, ErrInvalid) {
 		t.Errorf("missing file: %v", err)
 	}
 }
