@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/replay"
@@ -164,20 +163,16 @@ func replayCommand(ctx context.Context, args []string, _ io.Reader, stdout, stde
 // replayer connects to NATS and returns a Replayer; done finishes the
 // progress bar and closes the connection (it may be called twice).
 func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.Replayer, func(), error) {
-	f.model.withListeners(&f.nginx)
-	opts := f.model.opts
-	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
-	if err != nil {
+	// As `syncer run` does, so the checksums found here are those the
+	// syncers report.
+	if err := f.model.complete(&f.nginx); err != nil {
 		return nil, nil, err
 	}
-	// Like `syncer run`: its content is not part of the checksum, so the
-	// checksums found here are those the syncers report.
-	opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
 	nc, js, err := dial(f.nats, "syncer replay", f.timeout)
 	if err != nil {
 		return nil, nil, err
 	}
-	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Model: opts, Timeout: f.timeout}
+	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Model: f.model.opts, Timeout: f.timeout}
 	finish := func() {}
 	if f.progress || isTerminal(stderr) {
 		bar := replay.NewProgressBar(stderr, "replay")

@@ -27,12 +27,12 @@ type natsFlags struct {
 }
 
 func (f *natsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.url, "nats-url", "nats://127.0.0.1:4222", "NATS server URLs, comma-separated")
+	fs.StringVar(&f.url, "nats-url", nats.DefaultURL, "NATS server URLs, comma-separated")
 	fs.StringVar(&f.user, "nats-user", "", "NATS user (read-only syncer account)")
 	fs.StringVar(&f.password, "nats-password", os.Getenv("NATS_PASSWORD"), "NATS password (default $NATS_PASSWORD)")
 	fs.StringVar(&f.creds, "nats-creds", "", "NATS credentials file")
-	fs.StringVar(&f.stream, "stream", "INGRESS", "JetStream stream holding the ingress events")
-	fs.StringVar(&f.prefix, "subject-prefix", "ingress", "subject prefix of the events")
+	fs.StringVar(&f.stream, "stream", events.DefaultStream, "JetStream stream holding the ingress events")
+	fs.StringVar(&f.prefix, "subject-prefix", events.DefaultSubjectPrefix, "subject prefix of the events")
 }
 
 func (f *natsFlags) connect(ctx context.Context, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
@@ -55,8 +55,8 @@ type modelFlags struct {
 }
 
 func (f *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.opts.ControllerClass, "controller-class", "k8s.io/ingress-sync", "spec.controller of the IngressClasses served")
-	fs.StringVar(&f.opts.IngressClass, "ingress-class", "nginx", "ingress class name served (spec.ingressClassName or the legacy annotation)")
+	fs.StringVar(&f.opts.ControllerClass, "controller-class", model.DefaultControllerClass, "spec.controller of the IngressClasses served")
+	fs.StringVar(&f.opts.IngressClass, "ingress-class", model.DefaultIngressClass, "ingress class name served (spec.ingressClassName or the legacy annotation)")
 	fs.BoolVar(&f.opts.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
 	fs.StringVar(&f.opts.DefaultBackendService, "default-backend-service", "", "namespace/name of the Service for unmatched requests (default: 404)")
 	fs.StringVar(&f.opts.DefaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret for unknown SNI names (default: self-signed)")
@@ -68,16 +68,25 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.opts.MaxUpstreamTLSProfiles, "max-upstream-tls-profiles", model.DefaultMaxUpstreamTLSProfiles, "most distinct backend TLS profiles (proxy-ssl-*), 1 to 256: each is 27 nginx locations and a new one reloads nginx; the routes of Ingresses beyond it answer 503")
 }
 
-// withListeners tells the model the ports nginx and the syncer listen on
-// (a TCP or UDP service there is left out; the default metrics port is
-// reserved as in ingress-nginx), and nginx whether SSL passthrough is on.
-// run and replay both call it, so that their checksums agree.
-func (f *modelFlags) withListeners(n *nginx.Options) {
+// complete makes f.opts the Options model.Build gets, in `syncer run` and
+// `syncer replay` alike, so that their checksums agree: it tells the model
+// the ports nginx and the syncer listen on (a TCP or UDP service there is
+// left out; the default metrics port is reserved as in ingress-nginx), and
+// nginx whether SSL passthrough is on; it generates the fallback
+// certificate, which each process makes its own (its content is not part
+// of the checksum). The caller validates f.opts (replay.New does).
+func (f *modelFlags) complete(n *nginx.Options) error {
 	f.opts.ReservedPorts = []int{
 		cmp.Or(n.HTTPPort, nginx.DefaultHTTPPort), cmp.Or(n.HTTPSPort, nginx.DefaultHTTPSPort),
 		cmp.Or(n.StatusPort, nginx.DefaultStatusPort), defaultMetricsPort,
 	}
 	n.EnableSSLPassthrough = f.opts.EnableSSLPassthrough
+	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
+	if err != nil {
+		return err
+	}
+	f.opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
+	return nil
 }
 
 // defaultMetricsPort is the port of --metrics-addr's default.
@@ -187,12 +196,9 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	f.nginx.Logger = log
 	f.nginx.Stdout = stdout // the access log, unless the ConfigMap names a file
-	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
-	if err != nil {
+	if err := f.model.complete(&f.nginx); err != nil {
 		return err
 	}
-	f.model.opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
-	f.model.withListeners(&f.nginx)
 	if err := f.model.opts.Validate(); err != nil {
 		return err
 	}
