@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	kuberecord "k8s.io/client-go/tools/record"
 
+	"github.com/ingress-sync/ingress-sync/internal/retry"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
@@ -94,19 +95,15 @@ func (r *reporter) Start(ctx context.Context) error {
 // consumeRetrying starts reading the status stream, retrying with backoff
 // while it cannot; it fails only when ctx ends.
 func (r *reporter) consumeRetrying(ctx context.Context) (func(), error) {
-	for attempt := 1; ; attempt++ {
-		stop, err := r.consume(ctx)
-		if err == nil {
-			return stop, nil
-		}
-		wait := backoff(attempt, ensureBase, ensureMax)
+	var stop func()
+	err := retry.Until(ctx, natsBackoff, func() error {
+		var err error
+		stop, err = r.consume(ctx)
+		return err
+	}, func(attempt int, wait time.Duration, err error) {
 		r.w.log.Warn("reading syncer reports failed, retrying", "attempt", attempt, "retryIn", wait, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+	})
+	return stop, err
 }
 
 // consume reads the last report of every syncer, then every new one,
