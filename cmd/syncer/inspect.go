@@ -64,7 +64,7 @@ type runningConf struct {
 }
 
 func confCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	dir := "/var/lib/ingress-sync"
+	dir := defaultNginxDir
 	f, err := parseLuaFlags("conf", confUsage, []string{"text", "json"}, args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&dir, "nginx-dir", dir, "the syncer's --nginx-dir")
 	})

@@ -112,18 +112,10 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.DurationVar(&f.holdoff, "holdoff", 5*time.Millisecond, "wait this long after an event for more before rebuilding")
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 100*time.Millisecond, "rebuild at the latest this long after the first event of a burst")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.IntVar(&f.nginx.HTTPPort, "http-port", nginx.DefaultHTTPPort, "nginx HTTP port")
-	fs.IntVar(&f.nginx.HTTPSPort, "https-port", nginx.DefaultHTTPSPort, "nginx HTTPS port")
-	fs.IntVar(&f.nginx.StatusPort, "status-port", nginx.DefaultStatusPort, "status and Lua configuration port, on 127.0.0.1 only")
-	fs.StringVar(&f.nginx.ListenAddress, "listen-address", "", "IP nginx binds for HTTP and HTTPS (default: all)")
 	fs.StringVar(&f.nginx.NginxBinary, "nginx-binary", "", "nginx executable (default: nginx in PATH, then /usr/sbin/nginx)")
-	fs.StringVar(&f.nginx.Dir, "nginx-dir", "/var/lib/ingress-sync", "where nginx.conf, Lua files, certificates and temp paths live")
-	fs.StringVar(&f.nginx.LuaDir, "lua-dir", "", "Lua modules (default: the embedded copy, installed in --nginx-dir)")
-	fs.IntVar(&f.nginx.WorkerProcesses, "worker-processes", 0, "nginx worker processes (0: one per core)")
-	fs.DurationVar(&f.nginx.WorkerShutdownTimeout, "worker-shutdown-timeout", nginx.DefaultWorkerShutdownTimeout, "how long old workers drain on reload and stop")
 	fs.DurationVar(&f.nginx.ReloadTimeout, "reload-timeout", nginx.DefaultReloadTimeout, "bound of nginx -t and of the wait for new workers after a reload (only global settings reload)")
 	fs.DurationVar(&f.nginx.StartTimeout, "start-timeout", nginx.DefaultStartTimeout, "bound of the wait for a started nginx to answer")
-	registerDataPlaneFlags(fs, &f.nginx)
+	registerNginxConfFlags(fs, &f.nginx)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -133,9 +125,28 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	return f, nil
 }
 
+// defaultNginxDir is the default of --nginx-dir.
+const defaultNginxDir = "/var/lib/ingress-sync"
+
+// registerNginxConfFlags registers every flag of `syncer run` that reaches
+// nginx.conf, for run and for `syncer replay --nginx-conf`, so that replay
+// given a syncer's flags renders the file that syncer renders. (Options
+// that reach the file from the model flags, such as
+// --enable-ssl-passthrough, are set by modelFlags.complete.)
+func registerNginxConfFlags(fs *flag.FlagSet, o *nginx.Options) {
+	fs.IntVar(&o.HTTPPort, "http-port", nginx.DefaultHTTPPort, "nginx HTTP port")
+	fs.IntVar(&o.HTTPSPort, "https-port", nginx.DefaultHTTPSPort, "nginx HTTPS port")
+	fs.IntVar(&o.StatusPort, "status-port", nginx.DefaultStatusPort, "status and Lua configuration port, on 127.0.0.1 only")
+	fs.StringVar(&o.ListenAddress, "listen-address", "", "IP nginx binds for HTTP and HTTPS (default: all)")
+	fs.StringVar(&o.Dir, "nginx-dir", defaultNginxDir, "where nginx.conf, Lua files, certificates and temp paths live")
+	fs.StringVar(&o.LuaDir, "lua-dir", "", "Lua modules (default: the embedded copy, installed in --nginx-dir)")
+	fs.IntVar(&o.WorkerProcesses, "worker-processes", 0, "nginx worker processes (0: one per core)")
+	fs.DurationVar(&o.WorkerShutdownTimeout, "worker-shutdown-timeout", nginx.DefaultWorkerShutdownTimeout, "how long old workers drain on reload and stop")
+	registerDataPlaneFlags(fs, o)
+}
+
 // registerDataPlaneFlags registers the flags that size the Lua data plane
-// (for `syncer run`, and for `syncer replay --nginx-conf` to render the
-// same nginx.conf); all three are nginx.conf directives.
+// and its external auth and traffic metrics; all are nginx.conf directives.
 func registerDataPlaneFlags(fs *flag.FlagSet, o *nginx.Options) {
 	o.RoutesDictSize, o.BodySizeCeiling = nginx.DefaultRoutesDictSize, nginx.DefaultBodySizeCeiling
 	fs.Var(sizeFlag{&o.RoutesDictSize}, "routes-dict-size",
