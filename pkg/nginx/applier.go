@@ -361,4 +361,3 @@ func (a *Applier) confirm(ctx context.Context, sum string, oldWorkers []int) err
 
 // confirmPoll paces the polls of confirm: a growing pause of 1 to 20 ms.
 var confirmPoll = retry.Backoff{Base: time.Millisecond, Max: 20 * time.Millisecond}
-
