@@ -155,7 +155,7 @@ func parseFleetFlags(args []string, stderr io.Writer) (*fleetFlags, error) {
 		fs.PrintDefaults()
 	}
 	f.nats.register(fs)
-	fs.DurationVar(&f.stale, "stale", inspect.DefaultStaleAfter, "a report older than this is STALE (syncers report every 30s)")
+	fs.DurationVar(&f.stale, "stale", inspect.DefaultStaleAfter, "a report older than this is STALE (syncers report every "+events.DefaultStatusInterval.String()+")")
 	fs.StringVar(&f.output, "output", "table", "table or json")
 	asJSON := fs.Bool("json", false, "same as --output json")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "bound of the whole read, connecting included")

@@ -29,9 +29,10 @@ const EventComponent = "ingress-sync"
 // Defaults of the report reading.
 const (
 	// DefaultReportStaleAfter is how long a syncer's last report counts: a
-	// syncer reports at least every 30s, so one silent for longer than this
-	// is gone (or cut off) and no longer delays the Sync events.
-	DefaultReportStaleAfter = 2 * time.Minute
+	// syncer reports at least every events.DefaultStatusInterval, so one
+	// silent for four of them is gone (or cut off) and no longer delays the
+	// Sync events.
+	DefaultReportStaleAfter = 4 * events.DefaultStatusInterval
 	// decideEvery is how often the ledger is consulted without new reports
 	// (for stale syncers, and changes acked after the reports that cover
 	// them).
