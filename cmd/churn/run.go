@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/internal/churn"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // runFlags are the flags of `churn run`.
@@ -59,9 +61,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.natsURL, "nats-url", "", "NATS URL: the stream target, and for both targets the stream tap and the syncers' status reports (applied latency, stream lag)")
 	fs.StringVar(&f.natsUser, "nats-user", "", "NATS user")
 	fs.StringVar(&f.natsPassword, "nats-password", "", "NATS password")
-	fs.StringVar(&f.stream, "stream", "INGRESS", "JetStream stream of the events")
-	fs.StringVar(&f.prefix, "subject-prefix", "ingress", "subject prefix of the events")
-	fs.StringVar(&f.controllerClass, "controller-class", "k8s.io/ingress-sync", "spec.controller of the IngressClass the setup creates")
+	fs.StringVar(&f.stream, "stream", events.DefaultStream, "JetStream stream of the events")
+	fs.StringVar(&f.prefix, "subject-prefix", events.DefaultSubjectPrefix, "subject prefix of the events")
+	fs.StringVar(&f.controllerClass, "controller-class", model.DefaultControllerClass, "spec.controller of the IngressClass the setup creates")
 	fs.IntVar(&f.workers, "workers", 16, "concurrent API writes (--target kube); one object is written by one worker")
 	fs.IntVar(&f.maxPending, "max-pending", 8192, "events in flight to the stream (--target stream)")
 	fs.BoolVar(&f.skipSetup, "skip-setup", false, "the cluster was set up by an earlier run with the same flags and seed")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/inspect"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
@@ -64,7 +65,7 @@ type runningConf struct {
 }
 
 func confCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	dir := "/var/lib/ingress-sync"
+	dir := defaultNginxDir
 	f, err := parseLuaFlags("conf", confUsage, []string{"text", "json"}, args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&dir, "nginx-dir", dir, "the syncer's --nginx-dir")
 	})
@@ -155,7 +156,7 @@ func parseFleetFlags(args []string, stderr io.Writer) (*fleetFlags, error) {
 		fs.PrintDefaults()
 	}
 	f.nats.register(fs)
-	fs.DurationVar(&f.stale, "stale", inspect.DefaultStaleAfter, "a report older than this is STALE (syncers report every 30s)")
+	fs.DurationVar(&f.stale, "stale", inspect.DefaultStaleAfter, "a report older than this is STALE (syncers report every "+events.DefaultStatusInterval.String()+")")
 	fs.StringVar(&f.output, "output", "table", "table or json")
 	asJSON := fs.Bool("json", false, "same as --output json")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "bound of the whole read, connecting included")

@@ -40,6 +40,23 @@ func TestInspectLive(t *testing.T) {
 	t.Run("conf", func(t *testing.T) {
 		checkConf(t, run(append([]string{"conf", "--nginx-dir", s.dir}, lua...)...), s.dir)
 	})
+	t.Run("replayed nginx.conf", func(t *testing.T) {
+		// Given the syncer's flags, replay renders the very file it runs.
+		args := append([]string{"replay", "--at", strconv.Itoa(len(story)), "--nginx-conf", "--output", "json"}, common...)
+		var snap struct {
+			NginxConf string `json:"nginxConf"`
+		}
+		if err := json.Unmarshal([]byte(run(append(args, s.confFlags...)...)), &snap); err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.ReadFile(s.dir + "/nginx.conf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.NginxConf != string(file) {
+			t.Errorf("replay --nginx-conf with the syncer's flags differs from its nginx.conf:\n%s\nthe file:\n%s", snap.NginxConf, file)
+		}
+	})
 	var conf runningConf
 	if err := json.Unmarshal([]byte(run(append([]string{"conf", "--json", "--nginx-dir", s.dir}, lua...)...)), &conf); err != nil || !conf.Running || conf.Checksum == "" {
 		t.Errorf("conf --json: %+v, %v", conf, err)

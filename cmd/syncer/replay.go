@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/replay"
@@ -50,6 +49,12 @@ backends, certificates) or, for the global settings only, by a reload.
 prints that of a running nginx, so the two can be diffed.
 A point is a stream sequence (42) or an RFC3339 time (2026-11-01T03:12:00Z).
 
+Give replay the flags your syncers run with: the model flags (--configmap,
+--ingress-class, ...) for the same Configuration and checksum, and with
+--nginx-conf the nginx flags (--nginx-dir, the ports, --listen-address,
+--lua-dir, --worker-processes, --worker-shutdown-timeout, the dict sizes, ...)
+for the same nginx.conf. Nothing is written to --nginx-dir.
+
 `)
 		fs.PrintDefaults()
 	}
@@ -64,11 +69,7 @@ A point is a stream sequence (42) or an RFC3339 time (2026-11-01T03:12:00Z).
 	fs.StringVar(&f.output, "output", "text", "text or json")
 	fs.BoolVar(&f.nginxConf, "nginx-conf", false, "with --at: also print the nginx.conf that would have been rendered")
 	fs.BoolVar(&f.routes, "routes", false, "with --at: print only the route table, as syncer routes does")
-	fs.StringVar(&f.nginx.Dir, "nginx-dir", "/var/lib/ingress-sync", "with --nginx-conf: the syncer's --nginx-dir, for the paths in nginx.conf (nothing is written there)")
-	fs.IntVar(&f.nginx.HTTPPort, "http-port", nginx.DefaultHTTPPort, "with --nginx-conf: the syncer's --http-port")
-	fs.IntVar(&f.nginx.HTTPSPort, "https-port", nginx.DefaultHTTPSPort, "with --nginx-conf: the syncer's --https-port")
-	fs.IntVar(&f.nginx.StatusPort, "status-port", nginx.DefaultStatusPort, "with --nginx-conf: the syncer's --status-port")
-	registerDataPlaneFlags(fs, &f.nginx)
+	registerNginxConfFlags(fs, &f.nginx)
 	fs.BoolVar(&f.progress, "progress", false, "draw a progress bar on stderr (default: when stderr is a terminal)")
 	fs.DurationVar(&f.timeout, "timeout", replay.DefaultTimeout, "bound of each network call (connecting included)")
 	if err := fs.Parse(args); err != nil {
@@ -164,20 +165,16 @@ func replayCommand(ctx context.Context, args []string, _ io.Reader, stdout, stde
 // replayer connects to NATS and returns a Replayer; done finishes the
 // progress bar and closes the connection (it may be called twice).
 func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.Replayer, func(), error) {
-	f.model.withListeners(&f.nginx)
-	opts := f.model.opts
-	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
-	if err != nil {
+	// As `syncer run` does, so the checksums found here are those the
+	// syncers report.
+	if err := f.model.complete(&f.nginx); err != nil {
 		return nil, nil, err
 	}
-	// Like `syncer run`: its content is not part of the checksum, so the
-	// checksums found here are those the syncers report.
-	opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
 	nc, js, err := dial(f.nats, "syncer replay", f.timeout)
 	if err != nil {
 		return nil, nil, err
 	}
-	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Model: opts, Timeout: f.timeout}
+	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Model: f.model.opts, Timeout: f.timeout}
 	finish := func() {}
 	if f.progress || isTerminal(stderr) {
 		bar := replay.NewProgressBar(stderr, "replay")
@@ -240,7 +237,7 @@ func writeSnapshot(w io.Writer, snap *replay.Snapshot, output string, conf bool,
 		return err
 	}
 	if conf {
-		fmt.Fprintf(w, "\n# nginx.conf at seq %d (--nginx-dir %s, other nginx options default)\n", snap.Sequence, o.Dir)
+		fmt.Fprintf(w, "\n# nginx.conf at seq %d (--nginx-dir %s)\n", snap.Sequence, o.Dir)
 		_, err := w.Write(rendered)
 		return err
 	}

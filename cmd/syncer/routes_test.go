@@ -202,6 +202,8 @@ func startSyncer(t *testing.T, flags []string) string {
 type liveSyncer struct {
 	dir, http, https, status, metrics string
 	stdout, stderr                    string
+	// confFlags are its flags that reach nginx.conf.
+	confFlags []string
 }
 
 // runSyncer runs `syncer run --pod-name routes-test` with flags, as
@@ -221,10 +223,11 @@ func runSyncer(t *testing.T, flags []string) *liveSyncer {
 		t.Fatal(err)
 	}
 	p := func(i int) string { return strconv.Itoa(ports[i]) }
-	args := append([]string{"run", "--pod-name", "routes-test", "--nginx-dir", dir, "--listen-address", "127.0.0.1",
-		"--http-port", p(0), "--https-port", p(1), "--status-port", p(2), "--metrics-addr", "127.0.0.1:" + p(3),
-		"--worker-processes", "1", "--worker-shutdown-timeout", "1s", "--routes-dict-size", "8m",
-		"--regex-cache-entries", "128", "--log-level", "warn"}, flags...)
+	conf := []string{"--nginx-dir", dir, "--listen-address", "127.0.0.1", "--http-port", p(0), "--https-port", p(1),
+		"--status-port", p(2), "--worker-processes", "1", "--worker-shutdown-timeout", "1s", "--routes-dict-size", "8m",
+		"--regex-cache-entries", "128"}
+	args := append([]string{"run", "--pod-name", "routes-test", "--metrics-addr", "127.0.0.1:" + p(3), "--log-level", "warn"}, conf...)
+	args = append(args, flags...)
 	logs, err := os.Create(filepath.Join(dir, "syncer.log")) // safe for the syncer's goroutines
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +253,7 @@ func runSyncer(t *testing.T, flags []string) *liveSyncer {
 			t.Errorf("syncer run did not stop within %s", cmdTestTimeout)
 		}
 	})
-	return &liveSyncer{dir: dir, http: p(0), https: p(1), status: p(2), metrics: p(3), stdout: stdout.Name(), stderr: logs.Name()}
+	return &liveSyncer{dir: dir, http: p(0), https: p(1), status: p(2), metrics: p(3), stdout: stdout.Name(), stderr: logs.Name(), confFlags: conf}
 }
 
 // waitForRoutes waits (bounded) until `syncer routes` says nginx holds the

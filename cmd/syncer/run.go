@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
@@ -27,12 +28,12 @@ type natsFlags struct {
 }
 
 func (f *natsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.url, "nats-url", "nats://127.0.0.1:4222", "NATS server URLs, comma-separated")
+	fs.StringVar(&f.url, "nats-url", nats.DefaultURL, "NATS server URLs, comma-separated")
 	fs.StringVar(&f.user, "nats-user", "", "NATS user (read-only syncer account)")
 	fs.StringVar(&f.password, "nats-password", os.Getenv("NATS_PASSWORD"), "NATS password (default $NATS_PASSWORD)")
 	fs.StringVar(&f.creds, "nats-creds", "", "NATS credentials file")
-	fs.StringVar(&f.stream, "stream", "INGRESS", "JetStream stream holding the ingress events")
-	fs.StringVar(&f.prefix, "subject-prefix", "ingress", "subject prefix of the events")
+	fs.StringVar(&f.stream, "stream", events.DefaultStream, "JetStream stream holding the ingress events")
+	fs.StringVar(&f.prefix, "subject-prefix", events.DefaultSubjectPrefix, "subject prefix of the events")
 }
 
 func (f *natsFlags) connect(ctx context.Context, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
@@ -55,8 +56,8 @@ type modelFlags struct {
 }
 
 func (f *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.opts.ControllerClass, "controller-class", "k8s.io/ingress-sync", "spec.controller of the IngressClasses served")
-	fs.StringVar(&f.opts.IngressClass, "ingress-class", "nginx", "ingress class name served (spec.ingressClassName or the legacy annotation)")
+	fs.StringVar(&f.opts.ControllerClass, "controller-class", model.DefaultControllerClass, "spec.controller of the IngressClasses served")
+	fs.StringVar(&f.opts.IngressClass, "ingress-class", model.DefaultIngressClass, "ingress class name served (spec.ingressClassName or the legacy annotation)")
 	fs.BoolVar(&f.opts.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
 	fs.StringVar(&f.opts.DefaultBackendService, "default-backend-service", "", "namespace/name of the Service for unmatched requests (default: 404)")
 	fs.StringVar(&f.opts.DefaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret for unknown SNI names (default: self-signed)")
@@ -68,16 +69,25 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.opts.MaxUpstreamTLSProfiles, "max-upstream-tls-profiles", model.DefaultMaxUpstreamTLSProfiles, "most distinct backend TLS profiles (proxy-ssl-*), 1 to 256: each is 27 nginx locations and a new one reloads nginx; the routes of Ingresses beyond it answer 503")
 }
 
-// withListeners tells the model the ports nginx and the syncer listen on
-// (a TCP or UDP service there is left out; the default metrics port is
-// reserved as in ingress-nginx), and nginx whether SSL passthrough is on.
-// run and replay both call it, so that their checksums agree.
-func (f *modelFlags) withListeners(n *nginx.Options) {
+// complete makes f.opts the Options model.Build gets, in `syncer run` and
+// `syncer replay` alike, so that their checksums agree: it tells the model
+// the ports nginx and the syncer listen on (a TCP or UDP service there is
+// left out; the default metrics port is reserved as in ingress-nginx), and
+// nginx whether SSL passthrough is on; it generates the fallback
+// certificate, which each process makes its own (its content is not part
+// of the checksum). The caller validates f.opts (replay.New does).
+func (f *modelFlags) complete(n *nginx.Options) error {
 	f.opts.ReservedPorts = []int{
 		cmp.Or(n.HTTPPort, nginx.DefaultHTTPPort), cmp.Or(n.HTTPSPort, nginx.DefaultHTTPSPort),
 		cmp.Or(n.StatusPort, nginx.DefaultStatusPort), defaultMetricsPort,
 	}
 	n.EnableSSLPassthrough = f.opts.EnableSSLPassthrough
+	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
+	if err != nil {
+		return err
+	}
+	f.opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
+	return nil
 }
 
 // defaultMetricsPort is the port of --metrics-addr's default.
@@ -103,18 +113,10 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.DurationVar(&f.holdoff, "holdoff", 5*time.Millisecond, "wait this long after an event for more before rebuilding")
 	fs.DurationVar(&f.maxHoldoff, "max-holdoff", 100*time.Millisecond, "rebuild at the latest this long after the first event of a burst")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.IntVar(&f.nginx.HTTPPort, "http-port", nginx.DefaultHTTPPort, "nginx HTTP port")
-	fs.IntVar(&f.nginx.HTTPSPort, "https-port", nginx.DefaultHTTPSPort, "nginx HTTPS port")
-	fs.IntVar(&f.nginx.StatusPort, "status-port", nginx.DefaultStatusPort, "status and Lua configuration port, on 127.0.0.1 only")
-	fs.StringVar(&f.nginx.ListenAddress, "listen-address", "", "IP nginx binds for HTTP and HTTPS (default: all)")
 	fs.StringVar(&f.nginx.NginxBinary, "nginx-binary", "", "nginx executable (default: nginx in PATH, then /usr/sbin/nginx)")
-	fs.StringVar(&f.nginx.Dir, "nginx-dir", "/var/lib/ingress-sync", "where nginx.conf, Lua files, certificates and temp paths live")
-	fs.StringVar(&f.nginx.LuaDir, "lua-dir", "", "Lua modules (default: the embedded copy, installed in --nginx-dir)")
-	fs.IntVar(&f.nginx.WorkerProcesses, "worker-processes", 0, "nginx worker processes (0: one per core)")
-	fs.DurationVar(&f.nginx.WorkerShutdownTimeout, "worker-shutdown-timeout", nginx.DefaultWorkerShutdownTimeout, "how long old workers drain on reload and stop")
 	fs.DurationVar(&f.nginx.ReloadTimeout, "reload-timeout", nginx.DefaultReloadTimeout, "bound of nginx -t and of the wait for new workers after a reload (only global settings reload)")
 	fs.DurationVar(&f.nginx.StartTimeout, "start-timeout", nginx.DefaultStartTimeout, "bound of the wait for a started nginx to answer")
-	registerDataPlaneFlags(fs, &f.nginx)
+	registerNginxConfFlags(fs, &f.nginx)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -124,9 +126,28 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	return f, nil
 }
 
+// defaultNginxDir is the default of --nginx-dir.
+const defaultNginxDir = "/var/lib/ingress-sync"
+
+// registerNginxConfFlags registers every flag of `syncer run` that reaches
+// nginx.conf, for run and for `syncer replay --nginx-conf`, so that replay
+// given a syncer's flags renders the file that syncer renders. (Options
+// that reach the file from the model flags, such as
+// --enable-ssl-passthrough, are set by modelFlags.complete.)
+func registerNginxConfFlags(fs *flag.FlagSet, o *nginx.Options) {
+	fs.IntVar(&o.HTTPPort, "http-port", nginx.DefaultHTTPPort, "nginx HTTP port")
+	fs.IntVar(&o.HTTPSPort, "https-port", nginx.DefaultHTTPSPort, "nginx HTTPS port")
+	fs.IntVar(&o.StatusPort, "status-port", nginx.DefaultStatusPort, "status and Lua configuration port, on 127.0.0.1 only")
+	fs.StringVar(&o.ListenAddress, "listen-address", "", "IP nginx binds for HTTP and HTTPS (default: all)")
+	fs.StringVar(&o.Dir, "nginx-dir", defaultNginxDir, "where nginx.conf, Lua files, certificates and temp paths live")
+	fs.StringVar(&o.LuaDir, "lua-dir", "", "Lua modules (default: the embedded copy, installed in --nginx-dir)")
+	fs.IntVar(&o.WorkerProcesses, "worker-processes", 0, "nginx worker processes (0: one per core)")
+	fs.DurationVar(&o.WorkerShutdownTimeout, "worker-shutdown-timeout", nginx.DefaultWorkerShutdownTimeout, "how long old workers drain on reload and stop")
+	registerDataPlaneFlags(fs, o)
+}
+
 // registerDataPlaneFlags registers the flags that size the Lua data plane
-// (for `syncer run`, and for `syncer replay --nginx-conf` to render the
-// same nginx.conf); all three are nginx.conf directives.
+// and its external auth and traffic metrics; all are nginx.conf directives.
 func registerDataPlaneFlags(fs *flag.FlagSet, o *nginx.Options) {
 	o.RoutesDictSize, o.BodySizeCeiling = nginx.DefaultRoutesDictSize, nginx.DefaultBodySizeCeiling
 	fs.Var(sizeFlag{&o.RoutesDictSize}, "routes-dict-size",
@@ -187,12 +208,9 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	f.nginx.Logger = log
 	f.nginx.Stdout = stdout // the access log, unless the ConfigMap names a file
-	fallback, err := certs.Generate(certs.Options{CommonName: "ingress-sync default certificate", Hosts: []string{"ingress-sync.invalid"}})
-	if err != nil {
+	if err := f.model.complete(&f.nginx); err != nil {
 		return err
 	}
-	f.model.opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
-	f.model.withListeners(&f.nginx)
 	if err := f.model.opts.Validate(); err != nil {
 		return err
 	}

@@ -15,9 +15,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/nats-io/nats.go"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ingress-sync/ingress-sync/internal/kubeconfig"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
 )
@@ -87,21 +90,21 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs := flag.NewFlagSet("watcher", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else in-cluster)")
-	fs.StringVar(&f.natsURL, "nats-url", watch.DefaultNATSURL, "NATS server URLs, comma-separated; with --embedded-nats the host:port to listen on")
+	fs.StringVar(&f.natsURL, "nats-url", nats.DefaultURL, "NATS server URLs, comma-separated; with --embedded-nats the host:port to listen on")
 	fs.StringVar(&f.natsCreds, "nats-creds", "", "NATS credentials file")
 	fs.StringVar(&f.natsUser, "nats-user", "", "NATS user")
 	fs.StringVar(&f.natsPassword, "nats-password", "", "NATS password (default $NATS_PASSWORD)")
 	fs.StringVar(&f.embeddedNATS, "embedded-nats", "", "run nats-server in this process, storing JetStream in this folder")
-	fs.StringVar(&f.stream, "stream", watch.DefaultStream, "JetStream stream name")
-	fs.StringVar(&f.subjectPrefix, "subject-prefix", watch.DefaultSubjectPrefix, "subject prefix of the events")
+	fs.StringVar(&f.stream, "stream", events.DefaultStream, "JetStream stream name")
+	fs.StringVar(&f.subjectPrefix, "subject-prefix", events.DefaultSubjectPrefix, "subject prefix of the events")
 	fs.IntVar(&f.streamReplicas, "stream-replicas", 1, "stream replicas (3 in a NATS cluster)")
 	fs.Int64Var(&f.streamHistory, "stream-history", stream.DefaultHistory, "messages kept per object (-1 unlimited)")
 	fs.StringVar(&f.watchNamespace, "watch-namespace", "", "watch only this namespace (default all)")
 	fs.StringVar(&f.configMap, "configmap", "", "namespace/name of the controller ConfigMap")
 	fs.StringVar(&f.tcpConfigMap, "tcp-services-configmap", "", "namespace/name of the TCP services ConfigMap")
 	fs.StringVar(&f.udpCM, "udp-services-configmap", "", "namespace/name of the UDP services ConfigMap")
-	fs.StringVar(&f.controllerClass, "controller-class", watch.DefaultControllerClass, "spec.controller of our IngressClasses")
-	fs.StringVar(&f.ingressClass, "ingress-class", watch.DefaultIngressClass, "ingress class name we serve")
+	fs.StringVar(&f.controllerClass, "controller-class", model.DefaultControllerClass, "spec.controller of our IngressClasses")
+	fs.StringVar(&f.ingressClass, "ingress-class", model.DefaultIngressClass, "ingress class name we serve")
 	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
 	fs.BoolVar(&f.publishAllTLSSecrets, "publish-all-tls-secrets", false, "publish every kubernetes.io/tls Secret, not only those an Ingress names")
 	fs.StringVar(&f.defaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of a TLS Secret to publish even when no Ingress names it (the syncers' default certificate)")

@@ -26,6 +26,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/proc"
 	"github.com/ingress-sync/ingress-sync/internal/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
@@ -52,12 +53,13 @@ type Options struct {
 	WatcherArgs, SyncerArgs []string
 }
 
-// Controller settings every part of the World agrees on.
+// Controller settings every part of the World agrees on (the defaults but
+// for the ingress class, which is not ingress-nginx's).
 const (
-	ControllerClass = "k8s.io/ingress-sync"
+	ControllerClass = model.DefaultControllerClass
 	IngressClass    = "ingress-sync"
-	Stream          = "INGRESS"
-	Prefix          = "ingress"
+	Stream          = events.DefaultStream
+	Prefix          = events.DefaultSubjectPrefix
 	// NginxWorkers is the worker_processes of every syncer's nginx.
 	NginxWorkers = 2
 )

@@ -13,8 +13,9 @@ import (
 )
 
 // DefaultStaleAfter is the default bound on a report's age: syncers report
-// every 30 seconds when nothing changes, so three missed reports.
-const DefaultStaleAfter = 90 * time.Second
+// every events.DefaultStatusInterval when nothing changes, so three missed
+// reports.
+const DefaultStaleAfter = 3 * events.DefaultStatusInterval
 
 // Fleet is the state of every syncer that reports on the status stream.
 type Fleet struct {

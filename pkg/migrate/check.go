@@ -21,7 +21,7 @@ const DefaultConfigMap = "ingress-nginx/ingress-nginx-controller"
 
 // checkController is the controller class Check builds with; the
 // Ingresses checked are given an IngressClass of it.
-const checkController = "k8s.io/ingress-sync"
+const checkController = model.DefaultControllerClass
 
 // Options say what Check looks at.
 type Options struct {

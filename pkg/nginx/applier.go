@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ingress-sync/ingress-sync/internal/retry"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
@@ -339,7 +340,7 @@ func (a *Applier) confirm(ctx context.Context, sum string, oldWorkers []int) err
 	defer cancel()
 	var last Version
 	var lastErr error
-	served := poll(ctx, func() bool {
+	served := retry.Poll(ctx, confirmPoll, func() bool {
 		v, err := a.client.GetVersion(ctx)
 		if err == nil {
 			last = v
@@ -351,24 +352,12 @@ func (a *Applier) confirm(ctx context.Context, sum string, oldWorkers []int) err
 		return fmt.Errorf("%w: checksum %q not served within %s (workers serve %q, last error: %v)",
 			ErrReloadNotConfirmed, sum, a.opts.ReloadTimeout, last.Checksum, lastErr)
 	}
-	if !poll(ctx, func() bool { return retired(oldWorkers) }) {
+	if !retry.Poll(ctx, confirmPoll, func() bool { return retired(oldWorkers) }) {
 		return fmt.Errorf("%w: workers of the previous configuration still accept connections after %s",
 			ErrReloadNotConfirmed, a.opts.ReloadTimeout)
 	}
 	return nil
 }
 
-// poll calls done with a growing pause (1 to 20 ms) until it returns true
-// or ctx ends.
-func poll(ctx context.Context, done func() bool) bool {
-	wait := time.Millisecond
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 20*time.Millisecond)
-	}
-	return true
-}
+// confirmPoll paces the polls of confirm: a growing pause of 1 to 20 ms.
+var confirmPoll = retry.Backoff{Base: time.Millisecond, Max: 20 * time.Millisecond}

@@ -15,7 +15,8 @@ var (
 	// ErrReloadNotConfirmed is returned when, after SIGHUP, no worker served
 	// the new configuration checksum within Options.ReloadTimeout.
 	ErrReloadNotConfirmed = errors.New("nginx reload not confirmed")
-	// ErrNotRunning is returned when nginx must be signalled but is not running.
+	// ErrNotRunning is returned when nginx must be signalled, or be up, but
+	// is not running.
 	ErrNotRunning = errors.New("nginx is not running")
 	// ErrLuaEndpoint is returned when a Lua configuration endpoint answers
 	// with an error status.

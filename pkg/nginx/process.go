@@ -14,12 +14,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/retry"
 )
 
-// Backoff bounds for restarting nginx after it died.
+// restartBackoff paces the restarts of nginx after it died, and the
+// retries of a failed start hook.
+var restartBackoff = retry.Backoff{Base: 100 * time.Millisecond, Max: 10 * time.Second}
+
 const (
-	minRestartBackoff = 100 * time.Millisecond
-	maxRestartBackoff = 10 * time.Second
 	// stableRun resets the backoff: nginx ran this long before dying.
 	stableRun = 30 * time.Second
 	// killGrace is added to WorkerShutdownTimeout before SIGKILL.
@@ -116,23 +119,20 @@ func (p *Process) Start(ctx context.Context) error {
 	if _, err := os.Stat(p.opts.confPath()); err != nil {
 		return fmt.Errorf("nginx.conf: %w", err)
 	}
-	backoff := minRestartBackoff
-	for {
+	for restarts := 1; ; restarts++ {
 		began := time.Now()
 		err := p.runOnce(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if time.Since(began) > stableRun {
-			backoff = minRestartBackoff
+			restarts = 1
 		}
+		backoff := restartBackoff.Delay(restarts)
 		p.log.Error("nginx exited; restarting", "err", err, "backoff", backoff)
-		select {
-		case <-ctx.Done():
+		if !retry.Sleep(ctx, nil, backoff) {
 			return nil
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, maxRestartBackoff)
 	}
 }
 
@@ -243,42 +243,23 @@ func (p *Process) afterStart(ctx context.Context) {
 
 // retry runs fn until it succeeds or ctx ends, with backoff.
 func (p *Process) retry(ctx context.Context, fn func() error) error {
-	backoff := minRestartBackoff
-	for {
-		err := fn()
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	return retry.Until(ctx, restartBackoff, fn, func(_ int, backoff time.Duration, err error) {
 		p.log.Error("nginx start hook failed; retrying", "err", err, "backoff", backoff)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, maxRestartBackoff)
-	}
+	})
 }
+
+// healthPoll paces waitHealthy: every 10 ms.
+var healthPoll = retry.Backoff{Base: 10 * time.Millisecond, Max: 10 * time.Millisecond}
 
 // waitHealthy polls /healthz until it answers or timeout passes.
 func waitHealthy(ctx context.Context, c *Client, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := c.Healthz(ctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("status server: %w (last error: %w)", ctx.Err(), err)
-		case <-tick.C:
-		}
+	var last error
+	if err := retry.Until(ctx, healthPoll, func() error { last = c.Healthz(ctx); return last }, nil); err != nil {
+		return fmt.Errorf("status server: %w (last error: %w)", err, last)
 	}
+	return nil
 }
 
 // drain asks nginx to stop gracefully and kills it when the workers have

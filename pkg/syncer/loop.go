@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ingress-sync/ingress-sync/internal/retry"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
@@ -15,10 +16,11 @@ import (
 func (s *Syncer) Start(ctx context.Context) error {
 	heartbeat := time.NewTicker(s.opts.StatusInterval)
 	defer heartbeat.Stop()
-	retry := time.NewTimer(time.Hour)
-	retry.Stop()
-	defer retry.Stop()
-	backoff := time.Duration(0)
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	defer again.Stop()
+	backoff := retry.Backoff{Base: s.opts.RetryMin, Max: s.opts.RetryMax}
+	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -27,18 +29,19 @@ func (s *Syncer) Start(ctx context.Context) error {
 			s.report(ctx)
 			continue
 		case <-s.trigger:
-		case <-retry.C:
+		case <-again.C:
 		}
 		if !s.isCaughtUp() || !s.holdoff(ctx) {
 			continue
 		}
 		if err := s.syncOnce(ctx); err != nil {
-			backoff = min(max(2*backoff, s.opts.RetryMin), s.opts.RetryMax)
-			retry.Reset(backoff)
-			s.log.Error("apply failed, keeping the running configuration", "retryIn", backoff, "err", err)
+			failures++
+			wait := backoff.Delay(failures)
+			again.Reset(wait)
+			s.log.Error("apply failed, keeping the running configuration", "retryIn", wait, "err", err)
 		} else {
-			backoff = 0
-			retry.Stop()
+			failures = 0
+			again.Stop()
 		}
 		s.report(ctx)
 	}

@@ -2,7 +2,6 @@ package syncer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -75,11 +74,12 @@ func (n *Nginx) Apply(ctx context.Context, cfg *model.Configuration) (model.Chan
 	}
 }
 
-// Healthy reports whether nginx runs (after the first configuration). It
-// does not wait for an Apply under way.
+// Healthy reports whether nginx runs (after the first configuration):
+// nginx.ErrNotRunning when it does not. It does not wait for an Apply under
+// way.
 func (n *Nginx) Healthy() error {
 	if n.started.Load() && n.proc.Pid() == 0 {
-		return errors.New("nginx is not running")
+		return nginx.ErrNotRunning
 	}
 	return nil
 }

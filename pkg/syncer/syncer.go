@@ -29,7 +29,7 @@ type Options struct {
 	// ApplyTimeout bounds one apply, including the first start of nginx.
 	ApplyTimeout time.Duration // default 2m
 	// StatusInterval is how often status is reported when nothing changes.
-	StatusInterval time.Duration // default 30s
+	StatusInterval time.Duration // default events.DefaultStatusInterval
 	// ListenCheck tells whether nginx can listen on the port of a TCP or
 	// UDP service; the services it refuses are left out with a Problem
 	// (model.WithoutListeners). nil checks nothing. The real one is
@@ -54,7 +54,7 @@ func (o *Options) setDefaults() error {
 	def(&o.MaxHoldoff, 100*time.Millisecond)
 	def(&o.RetryMin, 250*time.Millisecond)
 	def(&o.RetryMax, 30*time.Second)
-	def(&o.StatusInterval, 30*time.Second)
+	def(&o.StatusInterval, events.DefaultStatusInterval)
 	def(&o.ApplyTimeout, 2*time.Minute)
 	switch {
 	case o.Holdoff < 0 || o.MaxHoldoff < o.Holdoff:

@@ -9,33 +9,35 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // Defaults of Config.
 const (
-	DefaultStream          = "INGRESS"
-	DefaultSubjectPrefix   = "ingress"
-	DefaultControllerClass = "k8s.io/ingress-sync"
-	DefaultIngressClass    = "nginx"
-	DefaultElectionID      = "ingress-sync-watcher"
-	DefaultNATSURL         = "nats://127.0.0.1:4222"
-	DefaultLeaseDuration   = 15 * time.Second
-	DefaultRenewDeadline   = 10 * time.Second
-	DefaultRetryPeriod     = 2 * time.Second
-	DefaultWorkers         = 4
+	DefaultElectionID    = "ingress-sync-watcher"
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+	DefaultWorkers       = 4
 )
 
 // ErrInvalidConfig wraps every validation error of Config.
 var ErrInvalidConfig = errors.New("watch: invalid configuration")
 
 // Config is everything the watcher needs. Zero fields take the defaults
-// above; Validate reports what cannot work.
+// above, and NATSURL, Stream, SubjectPrefix, ControllerClass and
+// IngressClass those the syncers share: nats.DefaultURL,
+// events.DefaultStream, events.DefaultSubjectPrefix,
+// model.DefaultControllerClass and model.DefaultIngressClass. Validate
+// reports what cannot work.
 type Config struct {
 	Client kubernetes.Interface // required
 
@@ -101,11 +103,11 @@ func (c Config) withDefaults() Config {
 			*s = v
 		}
 	}
-	def(&c.NATSURL, DefaultNATSURL)
-	def(&c.Stream, DefaultStream)
-	def(&c.SubjectPrefix, DefaultSubjectPrefix)
-	def(&c.ControllerClass, DefaultControllerClass)
-	def(&c.IngressClass, DefaultIngressClass)
+	def(&c.NATSURL, nats.DefaultURL)
+	def(&c.Stream, events.DefaultStream)
+	def(&c.SubjectPrefix, events.DefaultSubjectPrefix)
+	def(&c.ControllerClass, model.DefaultControllerClass)
+	def(&c.IngressClass, model.DefaultIngressClass)
 	def(&c.ElectionID, DefaultElectionID)
 	defDur := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {

@@ -56,15 +56,3 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
-
-func TestBackoff(t *testing.T) {
-	tests := []struct {
-		attempt int
-		want    time.Duration
-	}{{1, 250 * time.Millisecond}, {2, 500 * time.Millisecond}, {5, 4 * time.Second}, {6, 8 * time.Second}, {7, 10 * time.Second}, {100, 10 * time.Second}}
-	for _, tc := range tests {
-		if got := backoff(tc.attempt, 250*time.Millisecond, 10*time.Second); got != tc.want {
-			t.Errorf("backoff(%d) = %s, want %s", tc.attempt, got, tc.want)
-		}
-	}
-}

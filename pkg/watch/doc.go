@@ -42,11 +42,11 @@
 // HTTP endpoints on Config.MetricsAddr:
 //
 //   - /metrics: Prometheus metrics from the watcher's own registry.
-//   - /healthz: 200 when the informer caches have synced and the NATS
-//     connection is up, else 503 naming the failing check. A NATS outage
-//     therefore turns it red: point a readiness probe at it, and a liveness
-//     probe only if restarting during an outage is wanted (nothing is lost
-//     either way; a restart reconciles).
-//   - /readyz: /healthz plus, on the leader, that the start-up reconcile has
-//     finished.
+//   - /healthz: 200 once the informer caches have synced, else 503 naming
+//     the failing check. NATS is not part of it: an outage makes the
+//     watcher unready, not unhealthy, so a liveness probe on /healthz does
+//     not restart it while NATS is down (nothing is lost either way).
+//   - /readyz: /healthz plus the NATS connection being up and, on the
+//     leader, the start-up reconcile having finished; 503 naming the
+//     failing check otherwise.
 package watch

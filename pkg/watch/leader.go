@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/ingress-sync/ingress-sync/internal/retry"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
@@ -101,19 +102,10 @@ func (w *Watcher) lead(ctx context.Context) {
 // reconcileRetrying reconciles, retrying with backoff while the stream cannot
 // be read; false when ctx ended first.
 func (w *Watcher) reconcileRetrying(ctx context.Context, t *term) bool {
-	for attempt := 1; ; attempt++ {
-		err := w.reconcile(ctx, t)
-		if err == nil {
-			return true
-		}
-		wait := backoff(attempt, ensureBase, ensureMax)
-		w.log.Warn("reconcile failed, retrying", "attempt", attempt, "retryIn", wait, "err", err)
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(wait):
-		}
-	}
+	return retry.Until(ctx, natsBackoff, func() error { return w.reconcile(ctx, t) },
+		func(attempt int, wait time.Duration, err error) {
+			w.log.Warn("reconcile failed, retrying", "attempt", attempt, "retryIn", wait, "err", err)
+		}) == nil
 }
 
 // newPublisher is the publisher of one term, reporting final outcomes to

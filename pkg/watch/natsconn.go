@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ingress-sync/ingress-sync/internal/retry"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
@@ -15,11 +16,9 @@ import (
 // natsTimeout bounds each JetStream API call of the watcher.
 const natsTimeout = 10 * time.Second
 
-// Backoff of the stream provisioning retries.
-const (
-	ensureBase = 250 * time.Millisecond
-	ensureMax  = 10 * time.Second
-)
+// natsBackoff paces the watcher's retries of the stream: provisioning it,
+// the leader's reconcile and reading the syncers' reports.
+var natsBackoff = retry.Backoff{Base: 250 * time.Millisecond, Max: 10 * time.Second}
 
 // natsLink is the NATS side of the watcher, set once connected and the
 // stream ensured (then w.natsReady is closed).
@@ -66,22 +65,21 @@ func (w *Watcher) prepareNATS(ctx context.Context, url string) error {
 // JetStream is not available. A configuration JetStream refuses is retried
 // too, and logged each time, as an operator may fix the server meanwhile.
 func (w *Watcher) ensureStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
-	for attempt := 1; ; attempt++ {
+	var st jetstream.Stream
+	err := retry.Until(ctx, natsBackoff, func() error {
 		callCtx, cancel := context.WithTimeout(ctx, natsTimeout)
-		stream, err := stream.Ensure(callCtx, js, w.cfg.streamConfig())
-		cancel()
-		if err == nil {
-			w.log.Info("stream ready", "stream", w.cfg.Stream, "subjects", events.FilterSubject(w.cfg.SubjectPrefix))
-			return stream, nil
-		}
-		wait := backoff(attempt, ensureBase, ensureMax)
+		defer cancel()
+		var err error
+		st, err = stream.Ensure(callCtx, js, w.cfg.streamConfig())
+		return err
+	}, func(attempt int, wait time.Duration, err error) {
 		w.log.Warn("ensure stream failed, retrying", "stream", w.cfg.Stream, "attempt", attempt, "retryIn", wait, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
+	w.log.Info("stream ready", "stream", w.cfg.Stream, "subjects", events.FilterSubject(w.cfg.SubjectPrefix))
+	return st, nil
 }
 
 // natsConnected reports whether the NATS connection is up.
@@ -92,13 +90,4 @@ func (w *Watcher) natsConnected() bool {
 	default:
 		return false
 	}
-}
-
-// backoff is base doubled per attempt, capped at max.
-func backoff(attempt int, base, max time.Duration) time.Duration {
-	d := base
-	for i := 1; i < attempt && d < max; i++ {
-		d *= 2
-	}
-	return min(d, max)
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	kuberecord "k8s.io/client-go/tools/record"
 
+	"github.com/ingress-sync/ingress-sync/internal/retry"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
@@ -29,9 +30,10 @@ const EventComponent = "ingress-sync"
 // Defaults of the report reading.
 const (
 	// DefaultReportStaleAfter is how long a syncer's last report counts: a
-	// syncer reports at least every 30s, so one silent for longer than this
-	// is gone (or cut off) and no longer delays the Sync events.
-	DefaultReportStaleAfter = 2 * time.Minute
+	// syncer reports at least every events.DefaultStatusInterval, so one
+	// silent for four of them is gone (or cut off) and no longer delays the
+	// Sync events.
+	DefaultReportStaleAfter = 4 * events.DefaultStatusInterval
 	// decideEvery is how often the ledger is consulted without new reports
 	// (for stale syncers, and changes acked after the reports that cover
 	// them).
@@ -95,19 +97,15 @@ func (r *reporter) Start(ctx context.Context) error {
 // consumeRetrying starts reading the status stream, retrying with backoff
 // while it cannot; it fails only when ctx ends.
 func (r *reporter) consumeRetrying(ctx context.Context) (func(), error) {
-	for attempt := 1; ; attempt++ {
-		stop, err := r.consume(ctx)
-		if err == nil {
-			return stop, nil
-		}
-		wait := backoff(attempt, ensureBase, ensureMax)
+	var stop func()
+	err := retry.Until(ctx, natsBackoff, func() error {
+		var err error
+		stop, err = r.consume(ctx)
+		return err
+	}, func(attempt int, wait time.Duration, err error) {
 		r.w.log.Warn("reading syncer reports failed, retrying", "attempt", attempt, "retryIn", wait, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+	})
+	return stop, err
 }
 
 // consume reads the last report of every syncer, then every new one,

@@ -153,7 +153,8 @@ func (w *Watcher) runLeadership(ctx context.Context) error {
 	return w.elect(ctx)
 }
 
-// healthz: informer caches synced and NATS connected.
+// healthz: informer caches synced. A NATS outage is readyz's, so that a
+// liveness probe does not restart the watcher for it.
 func (w *Watcher) healthz() error {
 	if !w.synced.Load() {
 		return errors.New("informer caches not synced")
@@ -161,7 +162,7 @@ func (w *Watcher) healthz() error {
 	return nil
 }
 
-// readyz: healthz, and on the leader a finished reconcile.
+// readyz: healthz, NATS connected, and on the leader a finished reconcile.
 func (w *Watcher) readyz() error {
 	if err := w.healthz(); err != nil {
 		return err
