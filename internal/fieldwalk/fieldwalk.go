@@ -2,9 +2,10 @@
 // Fill sets every field reachable from a value (through structs, pointers,
 // slices, maps and the list types a test declares), each to a value of its
 // own; Leaves lists those fields, each with its path and a function that
-// changes it in a value Fill made. Tests use it to check that a checksum,
-// a comparison or a conversion sees every field: a field added later and
-// forgotten by a hand-kept list fails a test that names it.
+// changes it in a value Fill made; Zero lists the fields of a value that
+// were left unset. Tests use it to check that a checksum, a comparison or
+// a conversion sees every field: a field added later and forgotten by a
+// hand-kept list fails a test that names it.
 package fieldwalk
 
 import (
@@ -284,5 +285,54 @@ func changeScalar(v reflect.Value) {
 		v.SetFloat(v.Float() + 1)
 	default:
 		panic("fieldwalk: cannot change a " + v.Type().String())
+	}
+}
+
+// Zero returns the paths of the exported fields reachable from v that hold
+// their zero value (a nil pointer, an empty slice or map, a zero scalar),
+// as Leaves names them; unexported fields (so the elements of the lists
+// of Options.Lists) are not looked at. A conversion
+// of a value Fill made that leaves a field of its result unset shows here.
+func Zero(v any) []string {
+	var out []string
+	zero(reflect.ValueOf(v), "", &out)
+	return out
+}
+
+func zero(v reflect.Value, path string, out *[]string) {
+	name := strings.TrimPrefix(path, ".")
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				zero(v.Field(i), path+"."+f.Name, out)
+			}
+		}
+	case reflect.Pointer:
+		if v.IsNil() {
+			*out = append(*out, name)
+			return
+		}
+		zero(v.Elem(), path, out)
+	case reflect.Slice, reflect.Map:
+		if v.Len() == 0 {
+			*out = append(*out, name)
+			return
+		}
+		if v.Kind() == reflect.Map {
+			for _, k := range v.MapKeys() {
+				zero(v.MapIndex(k), fmt.Sprintf("%s[%v]", path, k), out)
+			}
+			return
+		}
+		if v.Type().Elem().Kind() != reflect.Uint8 {
+			for i := range v.Len() {
+				zero(v.Index(i), fmt.Sprintf("%s[%d]", path, i), out)
+			}
+		}
+	default:
+		if v.IsZero() {
+			*out = append(*out, name)
+		}
 	}
 }

@@ -104,3 +104,17 @@ func TestUnder(t *testing.T) {
 		t.Error("a map key is not under its entry")
 	}
 }
+
+func TestZero(t *testing.T) {
+	var r root
+	Fill(&r, opts)
+	if z := Zero(r); len(z) != 0 {
+		t.Errorf("Zero of a filled value = %q", z)
+	}
+	r = root{Ptr: new(bool), Ins: []inner{{S: "a"}}, M: map[string]inner{"k": {}}}
+	want := []string{"B", "I", "U", "F", "Bytes", "Ptr", "In.S", "In.Tags", "Ins[0].Tags",
+		"M[k].S", "M[k].Tags", "Port"} // not L: its elements are unexported
+	if z := Zero(r); !slices.Equal(z, want) {
+		t.Errorf("Zero\n got %q\nwant %q", z, want)
+	}
+}
