@@ -19,6 +19,7 @@ import (
 )
 
 // What the Applier pushes of a model.Configuration is listed by hand too:
+// deltaOf (dynamic.go) turns each field of a model.Change into pushes,
 // HostOf (routes.go) converts each field of a Server for router.lua, and
 // the stream block takes the listeners and endpoint files of the L4
 // services and passthrough hosts (stream.go, streamfiles.go); on the Lua
@@ -106,6 +107,37 @@ func TestHostOfSeesEveryField(t *testing.T) {
 	// Unavailable is the Applier's, for a host the data plane refused.
 	if z := fieldwalk.Zero(HostOf(filled())); !slices.Equal(z, []string{"Unavailable"}) {
 		t.Errorf("HostOf leaves these Host fields unset: %s", strings.Join(z, ", "))
+	}
+}
+
+// TestDeltaOfSeesEveryChangeField: each field of a model.Change, emptied
+// or changed, changes the pushes deltaOf (dynamic.go) makes of it, but
+// for those the Applier decides itself.
+func TestDeltaOfSeesEveryChangeField(t *testing.T) {
+	notPushed := map[string]string{
+		"Reload":        "the Applier reloads when the nginx.conf it renders differs (renderIfChanged)",
+		"ReloadReasons": "for the log and the caller",
+	}
+	opts := fieldOptions()
+	filled := func() *model.Change {
+		var ch model.Change
+		fieldwalk.Fill(&ch, opts)
+		return &ch
+	}
+	base := deltaOf(filled(), "sum", nil)
+	for _, l := range fieldwalk.Leaves(reflect.TypeFor[model.Change](), opts) {
+		if strings.ContainsAny(l.Path, ".[") {
+			continue // inside a Server, Backend or Certificate: see TestHostOfSeesEveryField
+		}
+		ch := filled()
+		l.Change(ch)
+		why, skip := notPushed[l.Path]
+		switch changed := !reflect.DeepEqual(deltaOf(ch, "sum", nil), base); {
+		case !changed && !skip:
+			t.Errorf("changing Change.%s leaves the pushes unchanged", l)
+		case changed && skip:
+			t.Errorf("changing Change.%s changes the pushes, but notPushed says: %s", l, why)
+		}
 	}
 }
 
