@@ -2,112 +2,248 @@ package model
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/ingress-sync/ingress-sync/internal/fieldwalk"
 )
 
-// fieldSetter changes one field reachable from a value: alloc makes the
-// pointers and slice elements on its way exist, set then changes it.
-type fieldSetter struct {
-	name       string
-	alloc, set func(reflect.Value)
+// The checksum (checksum.go and the canonical writers next to each type)
+// and Diff each list the fields of a Configuration by hand. The test here
+// walks the types instead: every field reachable from a Configuration is
+// changed in turn, and a field a list forgot fails it by name.
+
+// fieldOptions lets fieldwalk reach the Backends (a BackendList keeps
+// them in unexported chunks).
+func fieldOptions() *fieldwalk.Options {
+	return &fieldwalk.Options{Lists: map[reflect.Type]fieldwalk.List{
+		reflect.TypeFor[BackendList](): {
+			Elem: reflect.TypeFor[Backend](),
+			Of: func(s reflect.Value) reflect.Value {
+				bs := make([]*Backend, s.Len())
+				for i := range bs {
+					bs[i] = s.Index(i).Addr().Interface().(*Backend)
+				}
+				return reflect.ValueOf(NewBackendList(bs))
+			},
+			At: func(v reflect.Value, i int) reflect.Value {
+				return reflect.ValueOf(v.Interface().(BackendList).At(i)).Elem()
+			},
+		},
+	}}
 }
 
-// fieldSetters returns a setter for every field reachable from a value of
-// type t through structs, pointers and the first element of slices.
-func fieldSetters(t reflect.Type, name string) []fieldSetter {
-	noop := func(reflect.Value) {}
-	switch t.Kind() {
-	case reflect.Struct:
-		return structSetters(t, name)
-	case reflect.Pointer:
-		ensure := func(v reflect.Value) {
-			if v.IsNil() {
-				v.Set(reflect.New(t.Elem()))
-			}
-		}
-		out := []fieldSetter{{name + " (nil or not)", noop, func(v reflect.Value) {
-			if v.IsNil() {
-				v.Set(reflect.New(t.Elem()))
-			} else {
-				v.Set(reflect.Zero(t))
-			}
-		}}}
-		for _, s := range fieldSetters(t.Elem(), name) {
-			out = append(out, fieldSetter{s.name,
-				func(v reflect.Value) { ensure(v); s.alloc(v.Elem()) },
-				func(v reflect.Value) { ensure(v); s.set(v.Elem()) }})
-		}
-		return out
-	case reflect.Slice:
-		ensure := func(v reflect.Value) {
-			if v.Len() == 0 {
-				v.Set(reflect.Append(v, reflect.Zero(t.Elem())))
-			}
-		}
-		out := []fieldSetter{{name + " (length)", noop, func(v reflect.Value) {
-			v.Set(reflect.Append(v, reflect.Zero(t.Elem())))
-		}}}
-		for _, s := range fieldSetters(t.Elem(), name+"[0]") {
-			out = append(out, fieldSetter{s.name,
-				func(v reflect.Value) { ensure(v); s.alloc(v.Index(0)) },
-				func(v reflect.Value) { ensure(v); s.set(v.Index(0)) }})
-		}
-		return out
-	case reflect.String:
-		return []fieldSetter{{name, noop, func(v reflect.Value) { v.SetString(v.String() + "x") }}}
-	case reflect.Bool:
-		return []fieldSetter{{name, noop, func(v reflect.Value) { v.SetBool(!v.Bool()) }}}
-	case reflect.Int, reflect.Int32, reflect.Int64:
-		return []fieldSetter{{name, noop, func(v reflect.Value) { v.SetInt(v.Int() + 1) }}}
+// filledConfiguration returns a Configuration with every field set (one
+// element in every slice, every pointer allocated, each value its own),
+// sealed as Build leaves it.
+func filledConfiguration() *Configuration {
+	c := &Configuration{}
+	fieldwalk.Fill(c, fieldOptions())
+	sealConfiguration(c)
+	return c
+}
+
+// sealConfiguration recomputes what Build derives from the rest: the
+// checksums of the Backends, of the Certificates and of c, and the names
+// of the backend TLS profiles (a hash of their content).
+func sealConfiguration(c *Configuration) {
+	for _, b := range c.Backends.All() {
+		b.Checksum = BackendChecksum(b)
 	}
-	panic("fieldSetters: unhandled kind " + t.Kind().String() + " at " + name)
+	for i := range c.Certificates {
+		cert := &c.Certificates[i]
+		cert.Checksum = CertificateChecksum(cert.Cert, cert.Key)
+	}
+	for i := range c.UpstreamTLS {
+		c.UpstreamTLS[i].Name = c.UpstreamTLS[i].profileName()
+	}
+	c.Checksum = c.ComputeChecksum()
 }
 
-func structSetters(t reflect.Type, name string) []fieldSetter {
-	var out []fieldSetter
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
+// notCounted are the fields that, changed alone, must leave the checksum
+// as it is, and why.
+func notCounted() map[string]string {
+	derived := "derived from the rest, recomputed as Build computes it: "
+	return map[string]string{
+		"Problems":                 "what Build left out and why: nginx does not see it",
+		"Checksum":                 "the checksum itself",
+		"Backends[0].Checksum":     derived + "BackendChecksum of the Backend's other fields",
+		"Certificates[0].Checksum": derived + "CertificateChecksum of Cert and Key",
+		"UpstreamTLS[0].Name":      derived + "profileName, the hash of the profile's other fields",
+		"gen":                      "Incremental's bookkeeping, which lets Diff skip what a patch shares (unexported)",
+		"patch":                    "Incremental's bookkeeping, which lets Diff skip what a patch shares (unexported)",
+	}
+}
+
+// What Diff reports for a change: a reload, upserts or removals of one
+// kind of part, the default certificate name, or nothing.
+const (
+	reportsReload       = "reload"
+	reportsServers      = "servers"
+	reportsBackends     = "backends"
+	reportsCertificates = "certificates"
+	reportsDefaultCert  = "default certificate"
+	reportsNothing      = "nothing"
+)
+
+// diffKind is what Diff must report for a change of the fields at a path
+// and why.
+type diffKind struct{ kind, why string }
+
+// diffKinds says what Diff reports for a change of each field: the entry
+// of the longest path the field is under.
+func diffKinds() map[string]diffKind {
+	routes := diffKind{reportsNothing, "a route default or value: Build puts it into the Servers' locations, where Diff sees it"}
+	headers := diffKind{reportsNothing, "in the Servers' headers (Build); nginx.conf holds only whether any response gets headers"}
+	backends := diffKind{reportsNothing, "a backend default: Build puts it into the Backends, where Diff sees it"}
+	stream := diffKind{reportsNothing, "the Applier compares the listeners and the endpoint files itself (pkg/nginx stream.go, TestStreamSeesEveryField)"}
+	return map[string]diffKind{
+		"Global":                        {reportsReload, "nginx.conf holds it (Global.rendered)"},
+		"Global.SSLRedirect":            routes,
+		"Global.ForceSSLRedirect":       routes,
+		"Global.AllowSnippets":          {reportsNothing, "decides which annotations Build takes: Diff sees their result in the Servers"},
+		"Global.ProxyConnectTimeout":    routes,
+		"Global.ProxyReadTimeout":       routes,
+		"Global.ProxySendTimeout":       routes,
+		"Global.ProxyBodySize":          routes,
+		"Global.ProxySetHeaders":        headers,
+		"Global.AddHeaders":             headers,
+		"Global.AllowedResponseHeaders": headers,
+		"Global.ServiceUpstream":        backends,
+		"Global.LoadBalance":            backends,
+		"Global.Proxy":                  routes,
+		"Global.AllowSourceRange":       routes,
+		"Global.DenySourceRange":        routes,
+		"Global.LimitReqStatusCode":     routes,
+		"Global.LimitConnStatusCode":    routes,
+		"Global.LimitRate":              routes,
+		"Global.LimitRateAfter":         routes,
+		"Global.NoTLSRedirectLocations": routes,
+		"Global.BlockUserAgents":        {reportsNothing, "in every Server's Block (Build)"},
+		"Global.BlockReferers":          {reportsNothing, "in every Server's Block (Build)"},
+		"Global.BlockCIDRs":             {reportsNothing, "in every Server's Block (Build)"},
+		"Global.Auth":                   routes,
+		"Global.ProxySSLLocationOnly":   routes,
+		"Servers":                       {reportsServers, "the route table of a host, pushed to Lua"},
+		"Backends":                      {reportsBackends, "pushed to the Lua balancer"},
+		"Certificates":                  {reportsCertificates, "pushed to Lua"},
+		"UpstreamTLS":                   {reportsReload, "nginx.conf holds the profiles' fixed locations"},
+		"L4":                            stream,
+		"Passthrough":                   stream,
+		"DefaultCertificate":            {reportsDefaultCert, "pushed to Lua with the certificates"},
+		"DefaultBackend":                {reportsNothing, "Build puts it into every Server's catch-all route, where Diff sees it"},
+	}
+}
+
+// kindAt returns the entry of kinds for l: that of the longest path l is
+// under.
+func kindAt(kinds map[string]diffKind, l fieldwalk.Leaf) (diffKind, bool) {
+	best, found := "", false
+	for path := range kinds {
+		if l.Under(path) && len(path) >= len(best) {
+			best, found = path, true
+		}
+	}
+	return kinds[best], found
+}
+
+// diffReports is what a Change reports, as diffKinds names it.
+func diffReports(ch Change) string {
+	var out []string
+	if ch.Reload {
+		out = append(out, reportsReload)
+	}
+	if len(ch.ServersUpserted)+len(ch.ServersRemoved) > 0 {
+		out = append(out, reportsServers)
+	}
+	if len(ch.BackendsUpserted)+len(ch.BackendsRemoved) > 0 {
+		out = append(out, reportsBackends)
+	}
+	if len(ch.CertificatesUpserted)+len(ch.CertificatesRemoved) > 0 {
+		out = append(out, reportsCertificates)
+	}
+	if ch.DefaultCertificate != "" {
+		out = append(out, reportsDefaultCert)
+	}
+	if len(out) == 0 {
+		return reportsNothing
+	}
+	return strings.Join(out, ", ")
+}
+
+// TestChecksumAndDiffSeeEveryField changes every field reachable from a
+// Configuration in turn (Global and its settings, each Server, Location,
+// LocationSettings and what they hold, Backend, Certificate, UpstreamTLS,
+// L4Service, PassthroughHost...; pointers set to nil and slices emptied
+// too) on a copy of a filled Configuration, and fails, naming the field,
+// when the checksum stays the same or equals that of another change, or
+// when Diff does not report the kind of change diffKinds gives. The
+// fields of notCounted must not change the checksum.
+func TestChecksumAndDiffSeeEveryField(t *testing.T) {
+	base := filledConfiguration()
+	if ch := Diff(base, filledConfiguration()); diffReports(ch) != reportsNothing || base.Checksum != filledConfiguration().Checksum {
+		t.Fatalf("two equal Configurations: Diff reports %s", diffReports(ch))
+	}
+	leaves := fieldwalk.Leaves(reflect.TypeFor[Configuration](), fieldOptions())
+	if len(leaves) < 300 {
+		t.Fatalf("only %d fields found", len(leaves))
+	}
+	skip, kinds := notCounted(), diffKinds()
+	seen := map[string]string{base.Checksum: ""}
+	for _, l := range leaves {
+		if reason, ok := skipped(skip, l); ok {
+			if l.Change == nil {
+				continue
+			}
+			c := filledConfiguration()
+			l.Change(c)
+			sealConfiguration(c)
+			if c.Checksum != base.Checksum {
+				t.Errorf("changing %s changes the checksum, but notCounted says: %s", l, reason)
+			}
 			continue
 		}
-		for _, s := range fieldSetters(f.Type, name+"."+f.Name) {
-			out = append(out, fieldSetter{s.name,
-				func(v reflect.Value) { s.alloc(v.Field(i)) },
-				func(v reflect.Value) { s.set(v.Field(i)) }})
+		if l.Change == nil {
+			t.Errorf("%s: unexported; list it in notCounted with the reason it does not count", l)
+			continue
+		}
+		c := filledConfiguration()
+		l.Change(c)
+		sealConfiguration(c)
+		if other, dup := seen[c.Checksum]; dup && c.Checksum == base.Checksum {
+			t.Errorf("changing %s leaves the checksum unchanged", l)
+		} else if dup {
+			t.Errorf("changing %s gives the checksum of changing %s", l, other)
+		}
+		seen[c.Checksum] = l.String()
+		want, ok := kindAt(kinds, l)
+		if !ok {
+			t.Errorf("%s: no entry in diffKinds", l)
+			continue
+		}
+		if got := diffReports(Diff(base, c)); got != want.kind {
+			t.Errorf("changing %s: Diff reports %s, want %s (%s)", l, got, want.kind, want.why)
 		}
 	}
-	return out
+	for path := range skip {
+		if !slices.ContainsFunc(leaves, func(l fieldwalk.Leaf) bool { return l.Under(path) }) {
+			t.Errorf("notCounted lists %s, which is no field", path)
+		}
+	}
+	for path := range kinds {
+		if !slices.ContainsFunc(leaves, func(l fieldwalk.Leaf) bool { return l.Under(path) }) {
+			t.Errorf("diffKinds lists %s, which is no field", path)
+		}
+	}
 }
 
-// serverSum is the checksum of a Configuration holding only s.
-func serverSum(s *Server) string {
-	return (&Configuration{Servers: []Server{*s}}).ComputeChecksum()
-}
-
-// TestServerChecksumSeesEveryField changes every field of a Server, its
-// Locations and their settings, one at a time, and checks that the
-// Configuration checksum and ServerEqual (Diff) see it: a new field that is
-// not encoded fails here.
-func TestServerChecksumSeesEveryField(t *testing.T) {
-	setters := fieldSetters(reflect.TypeFor[Server](), "Server")
-	if len(setters) < 40 {
-		t.Fatalf("only %d fields found", len(setters))
-	}
-	for _, s := range setters {
-		var srv, same Server
-		v := reflect.ValueOf(&srv).Elem()
-		s.alloc(v)
-		s.alloc(reflect.ValueOf(&same).Elem())
-		before := serverSum(&srv)
-		if !ServerEqual(&srv, &same) {
-			t.Fatalf("%s: ServerEqual is false for equal servers", s.name)
-		}
-		s.set(v)
-		if serverSum(&srv) == before {
-			t.Errorf("changing %s leaves the Configuration checksum unchanged", s.name)
-		}
-		if ServerEqual(&srv, &same) {
-			t.Errorf("changing %s leaves the Server equal", s.name)
+// skipped returns the reason notCounted gives for l, if any.
+func skipped(skip map[string]string, l fieldwalk.Leaf) (string, bool) {
+	for path, reason := range skip {
+		if l.Under(path) {
+			return reason, true
 		}
 	}
+	return "", false
 }

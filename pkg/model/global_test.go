@@ -2,8 +2,6 @@ package model
 
 import (
 	"errors"
-	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -352,43 +350,6 @@ func TestGlobalReloads(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestGlobalChecksumCoversEveryField changes each field of Global, and of
-// its Nginx settings, and expects another checksum.
-func TestGlobalChecksumCoversEveryField(t *testing.T) {
-	base := diffBase(t)
-	sum := base.ComputeChecksum()
-	for _, path := range globalFieldPaths(reflect.TypeOf(Global{}), nil) {
-		c := diffBase(t)
-		f := reflect.ValueOf(&c.Global).Elem().FieldByIndex(path)
-		switch f.Kind() {
-		case reflect.Bool:
-			f.SetBool(!f.Bool())
-		case reflect.Int, reflect.Int64:
-			f.SetInt(f.Int() + 1)
-		case reflect.String:
-			f.SetString(f.String() + "x")
-		default:
-			t.Fatalf("field %v: kind %s", path, f.Kind())
-		}
-		if c.ComputeChecksum() == sum {
-			t.Errorf("field %s does not change the checksum", reflect.TypeOf(Global{}).FieldByIndex(path).Name)
-		}
-	}
-}
-
-func globalFieldPaths(typ reflect.Type, prefix []int) [][]int {
-	var out [][]int
-	for i := 0; i < typ.NumField(); i++ {
-		p := append(slices.Clone(prefix), i)
-		if f := typ.Field(i); f.Type.Kind() == reflect.Struct {
-			out = append(out, globalFieldPaths(f.Type, p)...)
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
 }
 
 // TestGlobalForceSSLRedirect: the ConfigMap's force-ssl-redirect is the
