@@ -259,7 +259,7 @@ write_report() {
 		echo "198.18.0.x), the others on an embedded NATS server and the syncer binary with nginx. Latencies run from"
 		echo "the API write (or the publish) to the syncer's status report of the stream sequence that carried it"
 		echo "(applied), and to the first probe request through nginx answered by the new endpoint (served); see"
-		echo "internal/churn's package documentation."
+		echo "internal/testkit/churn's package documentation."
 		echo
 		cat "$RAW/scenarios.md"
 		# Hand-written analysis of the targets missed (kept with the script).

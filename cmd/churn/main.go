@@ -1,5 +1,5 @@
 // Command churn generates churn against ingress-sync and measures how fast
-// it follows; see internal/churn for what it does and measures.
+// it follows; see internal/testkit/churn for what it does and measures.
 //
 //	churn [run] --target kube --kubeconfig FILE [flags]    through the Kubernetes API
 //	churn [run] --target stream --nats-url URL [flags]     straight to the event stream

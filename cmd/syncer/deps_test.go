@@ -11,7 +11,7 @@ import (
 func TestSyncerLinksNoNATSServer(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command on PATH")
+		t.Fatalf("go not found on PATH: %v", err)
 	}
 	out, err := exec.Command(goBin, "list", "-deps", ".").Output()
 	if err != nil {

@@ -21,8 +21,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/clientcmd/api/latest"
 
-	"github.com/ingress-sync/ingress-sync/internal/natstest"
-	"github.com/ingress-sync/ingress-sync/internal/testenv"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 

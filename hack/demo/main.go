@@ -1,11 +1,11 @@
 // Command demo is `make run`: the whole ingress-sync system on this machine.
-// See internal/demo.
+// See internal/testkit/demo.
 package main
 
 import (
 	"os"
 
-	"github.com/ingress-sync/ingress-sync/internal/demo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/demo"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/golden"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )

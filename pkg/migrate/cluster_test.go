@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ingress-sync/ingress-sync/internal/testenv"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
 )
 
 // TestCluster reads the corpus back from a real kube-apiserver through a

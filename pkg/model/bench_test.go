@@ -8,7 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/cputime"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/cputime"
 	"math/big"
 	"testing"
 	"time"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/fieldwalk"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/fieldwalk"
 )
 
 // The checksum (checksum.go and the canonical writers next to each type)

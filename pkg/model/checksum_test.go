@@ -3,7 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/golden"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
 	"math/rand/v2"
 	"reflect"
 	"testing"

@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/echo"
-	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
@@ -391,7 +391,7 @@ func routerThroughput(b *testing.B, hosts, requested int) {
 }
 
 // bootstrapIngresses and bootstrapTLSEvery are the shape of the churn
-// scenario bootstrap-50k (internal/churn): 16130 Ingresses, one in ten with
+// scenario bootstrap-50k (internal/testkit/churn): 16130 Ingresses, one in ten with
 // TLS.
 const (
 	bootstrapIngresses = 16130

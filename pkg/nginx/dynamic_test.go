@@ -2,7 +2,7 @@ package nginx
 
 import (
 	"context"
-	"github.com/ingress-sync/ingress-sync/internal/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"slices"
 	"sync"
 	"sync/atomic"

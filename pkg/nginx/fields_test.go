@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/fieldwalk"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/fieldwalk"
 	"github.com/ingress-sync/ingress-sync/lua"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )

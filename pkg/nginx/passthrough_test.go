@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 

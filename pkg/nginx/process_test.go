@@ -3,7 +3,7 @@ package nginx
 import (
 	"errors"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"os"
 	"strings"
 	"syscall"

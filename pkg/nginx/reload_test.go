@@ -3,7 +3,7 @@ package nginx
 import (
 	"bytes"
 	"errors"
-	"github.com/ingress-sync/ingress-sync/internal/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"os"
 	"slices"
 	"strings"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/golden"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
 
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )

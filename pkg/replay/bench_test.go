@@ -3,7 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/cputime"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/cputime"
 	"math/rand/v2"
 	"runtime/debug"
 	"strconv"
@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ingress-sync/ingress-sync/internal/fixtures"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 

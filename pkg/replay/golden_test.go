@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/fixtures"
-	goldenfile "github.com/ingress-sync/ingress-sync/internal/golden"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	goldenfile "github.com/ingress-sync/ingress-sync/internal/testkit/golden"
 )
 
 // golden compares got with testdata/<name>.golden (-update rewrites it).

@@ -2,7 +2,7 @@ package deploy
 
 import (
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/golden"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
 	"slices"
 	"strings"
 	"testing"

@@ -18,9 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/echo"
-	"github.com/ingress-sync/ingress-sync/internal/fixtures"
-	"github.com/ingress-sync/ingress-sync/internal/netns"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
 )
 
 func opaqueSecret(ns, name, key, value string) *corev1.Secret {

@@ -17,10 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/echo"
-	"github.com/ingress-sync/ingress-sync/internal/fixtures"
-	"github.com/ingress-sync/ingress-sync/internal/freeport"
-	"github.com/ingress-sync/ingress-sync/internal/netns"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 

@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testenv"
-	"github.com/ingress-sync/ingress-sync/internal/world"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
 )
 
 // Options are the demo's flags.

@@ -19,10 +19,10 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/echo"
-	"github.com/ingress-sync/ingress-sync/internal/fixtures"
-	"github.com/ingress-sync/ingress-sync/internal/netns"
-	"github.com/ingress-sync/ingress-sync/internal/world"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
 )
 
 // backendSet is the demo's echo backends, one per example Service.

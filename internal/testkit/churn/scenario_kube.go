@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/ingress-sync/ingress-sync/internal/netns"
-	"github.com/ingress-sync/ingress-sync/internal/world"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
 )
 
 // kubeWorkers is how many API writes the endpoints scenario runs at once.
