@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/replay"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // errUsage marks a flag error; the message says what to change.
@@ -191,16 +193,10 @@ func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.R
 // dial connects once, bounded by timeout: a command line tool says at once
 // that it cannot reach NATS rather than retrying as the syncer does.
 func dial(f natsFlags, name string, timeout time.Duration) (*nats.Conn, jetstream.JetStream, error) {
-	opts := []nats.Option{nats.Name(name), nats.Timeout(timeout)}
-	if f.user != "" {
-		opts = append(opts, nats.UserInfo(f.user, f.password))
-	}
-	if f.creds != "" {
-		opts = append(opts, nats.UserCredentials(f.creds))
-	}
-	nc, err := nats.Connect(f.url, opts...)
+	nc, err := stream.Connect(context.Background(), stream.ConnectOptions{URL: f.url, Name: name, User: f.user, Password: f.password,
+		Creds: f.creds, DialTimeout: timeout, Once: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to NATS at %s: %w", f.url, err)
+		return nil, nil, err
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -21,7 +21,10 @@ type ConnectOptions struct {
 	// bounds the wait between attempts (default 10s).
 	DialTimeout time.Duration
 	RetryMax    time.Duration
-	Logger      *slog.Logger
+	// Once makes Connect try once and return the error, as a command line
+	// tool should, instead of retrying.
+	Once   bool
+	Logger *slog.Logger
 }
 
 // Connect dials NATS until it succeeds or ctx is done, with exponential
@@ -46,6 +49,9 @@ func Connect(ctx context.Context, o ConnectOptions) (*nats.Conn, error) {
 		if err == nil {
 			o.Logger.Info("connected to NATS", "url", nc.ConnectedUrlRedacted(), "attempts", attempt)
 			return nc, nil
+		}
+		if o.Once {
+			return nil, fmt.Errorf("stream: connecting to NATS at %s: %w", o.URL, err)
 		}
 		wait := backoff(attempt, 250*time.Millisecond, o.RetryMax, rand.Int64N)
 		o.Logger.Warn("NATS connection failed, retrying", "url", o.URL, "attempt", attempt, "retryIn", wait, "err", err)

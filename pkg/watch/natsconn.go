@@ -14,7 +14,7 @@ import (
 )
 
 // natsTimeout bounds each JetStream API call of the watcher.
-const natsTimeout = 10 * time.Second
+const natsTimeout = stream.DefaultTimeout
 
 // natsBackoff paces the watcher's retries of the stream: provisioning it,
 // the leader's reconcile and reading the syncers' reports.

@@ -27,6 +27,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
@@ -59,10 +60,10 @@ func run(ctx context.Context, store string, port int, gap time.Duration, history
 	if err != nil {
 		return err
 	}
-	if _, err := stream.Ensure(ctx, js, stream.Config{Name: "INGRESS", SubjectPrefix: "ingress", History: history}); err != nil {
+	if _, err := stream.Ensure(ctx, js, stream.Config{Name: events.DefaultStream, SubjectPrefix: events.DefaultSubjectPrefix, History: history}); err != nil {
 		return err
 	}
-	pub, err := stream.NewPublisher(js, "ingress")
+	pub, err := stream.NewPublisher(js, events.DefaultSubjectPrefix)
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func publishStory(ctx context.Context, pub *stream.Publisher, gap time.Duration)
 		op  events.Op
 		obj runtime.Object
 	}{
-		{events.OpCreate, fixtures.IngressClass("nginx", "k8s.io/ingress-sync", false)},
+		{events.OpCreate, fixtures.IngressClass(model.DefaultIngressClass, model.DefaultControllerClass, false)},
 		{events.OpCreate, fixtures.Service("shop", "web", 80)},
 		{events.OpCreate, fixtures.EndpointSlice("shop", "web-7xk2p", "web", 8080, "10.244.1.12", "10.244.2.7")},
 		{events.OpCreate, fixtures.Ingress("shop", "web", web)},
