@@ -103,8 +103,11 @@ func (in *Incremental) Build() *Configuration {
 	case in.full || in.cur == nil:
 		in.rebuild()
 	case len(in.changes) > 0:
-		if len(in.touched) > 0 || !in.rebuildHosts() {
+		switch {
+		case !in.rebuildHosts():
 			in.rebuild()
+		case len(in.touched) > 0:
+			in.patch() // the endpoints of the Backends outside the island
 		}
 		in.changes = in.changes[:0]
 	case len(in.touched) > 0:

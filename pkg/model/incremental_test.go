@@ -197,10 +197,17 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 		in := NewIncremental(NewStore(), opts)
 		var prev *Configuration
 		for step := range steps {
-			ev := u.event()
-			matters, err := in.Apply(ev)
-			if err != nil {
-				t.Fatalf("seed %d step %d: Apply(%s %s %s): %v", seed, step, ev.Op, ev.Kind, ev.Key(), err)
+			// One seed in three applies bursts of up to three events
+			// before a Build, as the syncer coalesces them.
+			var ev events.Event
+			matters := false
+			for range 1 + seed%3/2*u.pick(3) {
+				ev = u.event()
+				m, err := in.Apply(ev)
+				if err != nil {
+					t.Fatalf("seed %d step %d: Apply(%s %s %s): %v", seed, step, ev.Op, ev.Kind, ev.Key(), err)
+				}
+				matters = matters || m
 			}
 			got, want := in.Build(), Build(in.Store(), opts)
 			if !reflect.DeepEqual(exported(got), exported(want)) || got.Checksum != configChecksum(got, false) {
