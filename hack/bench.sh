@@ -35,7 +35,7 @@ benchtime_for() {
 		pkg/nginx/BenchmarkAllowListThroughput | pkg/nginx/BenchmarkAllowListLookup | pkg/nginx/BenchmarkLimitThroughput | \
 		pkg/nginx/BenchmarkMetricsThroughput | pkg/nginx/BenchmarkL4Throughput | pkg/nginx/BenchmarkL4ConnectionRate) echo "-benchtime 1x" ;;
 	pkg/nginx/BenchmarkL4EndpointChange) echo "-benchtime 200x" ;;
-	pkg/replay/BenchmarkReplay100k) echo "-benchtime 1x" ;;
+	pkg/replay/BenchmarkReplay100k) echo "-benchtime 3x" ;;
 	# 2000 changes, so that the first garbage collections of the 50k
 	# Ingresses set up do not dominate.
 	pkg/model/BenchmarkEndpointChange) echo "-benchtime 2000x" ;;
@@ -232,7 +232,7 @@ write_report() {
 		echo "make bench                                   # everything below, writes BENCHMARKS.md"
 		echo "go test -run '^\$' -bench . -benchmem ./pkg/events ./pkg/model"
 		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x; RouterThroughput, LuaMemory, BasicAuthThroughput, AllowListThroughput, AllowListLookup, LimitThroughput: 1x"
-		echo "go test -run '^\$' -bench Replay100k -benchtime 1x ./pkg/replay"
+		echo "go test -run '^\$' -bench Replay100k -benchtime 3x ./pkg/replay"
 		echo "go build -o bin/ ./cmd/... && sudo bin/churn scenario                # or --scenarios $(bin/churn scenario --help 2>&1 | sed -n 's/.*default all: \([^)]*\)).*/\1/p')"
 		echo '```'
 		echo
