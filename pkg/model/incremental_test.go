@@ -362,3 +362,52 @@ func TestSharedAnnotationsStayUnchanged(t *testing.T) {
 		t.Fatalf("noAnnotations was modified: %+v", noAnnotations)
 	}
 }
+
+// TestIngressChangeRebuildsItsHosts: an Ingress change rebuilds the
+// Servers of its hosts only (the others keep their Locations), Diff names
+// only those, and a setting decided across hosts makes it a full Build.
+func TestIngressChangeRebuildsItsHosts(t *testing.T) {
+	in := NewIncremental(NewStore(), testOptions())
+	objs := []runtime.Object{service("default", "web"), slice("default", "web-1", "web", "http", 8080, ready("10.0.0.1"))}
+	for _, h := range []string{"a", "b", "c"} {
+		objs = append(objs, ingress("default", h, rule(h+".example.com", prefix("/", "web", 80))))
+	}
+	for _, o := range objs {
+		if _, err := in.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byHost := func(c *Configuration, h string) *Server {
+		for i := range c.Servers {
+			if c.Servers[i].Hostname == h {
+				return &c.Servers[i]
+			}
+		}
+		return nil
+	}
+	apply := func(o runtime.Object) *Configuration {
+		t.Helper()
+		if _, err := in.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+		return in.Build()
+	}
+	base := in.Build()
+	next := apply(ingress("default", "b", rule("b.example.com", prefix("/", "web", 80), prefix("/v2", "web", 80))))
+	if next.patch == nil || !next.patch.spliced {
+		t.Fatalf("an Ingress change was a full Build")
+	}
+	for _, h := range []string{"a.example.com", "c.example.com", DefaultServerName} {
+		if !sameArray(byHost(base, h).Locations, byHost(next, h).Locations) {
+			t.Errorf("server %s was rebuilt", h)
+		}
+	}
+	ch := Diff(base, next)
+	if len(ch.ServersUpserted) != 1 || ch.ServersUpserted[0].Hostname != "b.example.com" || len(ch.ServersRemoved) != 0 || ch.Reload {
+		t.Errorf("diff %+v, want server b.example.com only", ch)
+	}
+	full := apply(ingress("default", "c", rule("c.example.com", prefix("/", "web", 80)), nginx("server-alias", "d.example.com")))
+	if full.patch != nil {
+		t.Errorf("server-alias (decided across hosts) was rebuilt per host")
+	}
+}
