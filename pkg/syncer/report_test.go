@@ -68,7 +68,7 @@ func TestReportedProblemsAreBounded(t *testing.T) {
 func TestLastReportOfAStoppingSyncer(t *testing.T) {
 	reports := make(chan events.SyncerStatus, 100)
 	s, err := New(syncertest.New(), Options{Pod: "p", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Model: model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx"},
+		Model:  model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx"},
 		Report: func(_ context.Context, st events.SyncerStatus) error { reports <- st; return nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,9 @@ func TestUnservedFromBuilds(t *testing.T) {
 	garbage := fixtures.TLSSecret("default", "garbage", pair)
 	garbage.Data[corev1.TLSCertKey] = []byte("not a certificate")
 	h.send(events.OpCreate, garbage)
-	rule := func(host, svc string) fixtures.IngressOption { return fixtures.Rule(host, fixtures.Prefix("/", svc, 80)) }
+	rule := func(host, svc string) fixtures.IngressOption {
+		return fixtures.Rule(host, fixtures.Prefix("/", svc, 80))
+	}
 	objs := []struct {
 		name string
 		opts []fixtures.IngressOption
