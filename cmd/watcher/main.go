@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"k8s.io/client-go/kubernetes"
@@ -80,6 +81,8 @@ type flags struct {
 	publishAllTLSSecrets              bool
 	electionID, electionNamespace     string
 	publishService, publishStatusAddr string
+	statusSyncers                     string
+	statusMaxWait                     time.Duration
 	metricsAddr, watcherID            string
 	workers                           int
 	logLevel                          slog.Level
@@ -113,6 +116,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.electionNamespace, "election-namespace", "", "namespace of the Lease (default $POD_NAMESPACE)")
 	fs.StringVar(&f.publishService, "publish-service", "", "namespace/name of the Service whose addresses go into Ingress status")
 	fs.StringVar(&f.publishStatusAddr, "publish-status-address", "", "comma-separated IPs or host names for Ingress status")
+	fs.StringVar(&f.statusSyncers, "status-syncers", string(watch.StatusAll), "how many of the syncers that report must serve an Ingress before its status address is written: all, quorum or one")
+	fs.DurationVar(&f.statusMaxWait, "status-max-wait", watch.DefaultStatusMaxWait, "write an Ingress's status address after waiting this long for the syncers, with a Warning Event (an Ingress a syncer reports not served waits with no bound)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":10254", "address of /metrics, /healthz and /readyz (empty: none)")
 	fs.StringVar(&f.watcherID, "watcher-id", "", "identity of this replica (default $POD_NAME, else the host name)")
 	fs.IntVar(&f.workers, "workers", watch.DefaultWorkers, "concurrent publishers")
@@ -150,6 +155,7 @@ func (f *flags) config(log *slog.Logger) (watch.Config, error) {
 		DefaultSSLCertificate: f.defaultSSLCertificate, PublishAllTLSSecrets: f.publishAllTLSSecrets,
 		LeaderElect: f.leaderElect, ElectionID: f.electionID, ElectionNamespace: orEnv(f.electionNamespace, "POD_NAMESPACE"),
 		PublishService: f.publishService, PublishStatusAddress: nonEmpty(strings.Split(f.publishStatusAddr, ",")...),
+		StatusSyncers: watch.StatusRule(f.statusSyncers), StatusMaxWait: f.statusMaxWait,
 		MetricsAddr: f.metricsAddr, WatcherID: id, Workers: f.workers, Logger: log,
 	}, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
 	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/watch"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -62,7 +63,8 @@ func TestConfigFromFlags(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "ingress")
 	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:6443", "token")
 	f, err := parseFlags([]string{"--kubeconfig", kubeconfig, "--configmap", "ingress/config",
-		"--udp-services-configmap", "ingress/udp", "--publish-status-address", "198.18.0.1, lb.example.com"}, io.Discard)
+		"--udp-services-configmap", "ingress/udp", "--publish-status-address", "198.18.0.1, lb.example.com",
+		"--status-syncers", "quorum", "--status-max-wait", "30s"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +82,9 @@ func TestConfigFromFlags(t *testing.T) {
 	if !slices.Equal(cfg.PublishStatusAddress, []string{"198.18.0.1", "lb.example.com"}) {
 		t.Errorf("status addresses %v", cfg.PublishStatusAddress)
 	}
+	if cfg.StatusSyncers != watch.StatusQuorum || cfg.StatusMaxWait != 30*time.Second {
+		t.Errorf("status syncers %q, max wait %s", cfg.StatusSyncers, cfg.StatusMaxWait)
+	}
 }
 
 func TestRunRefusesBadFlags(t *testing.T) {
@@ -91,6 +96,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{name: "configmap without namespace", args: []string{"--configmap", "config"}},
 		{name: "leader election without namespace", args: []string{"--watcher-id", "w"}},
 		{name: "status service and addresses", args: []string{"--leader-elect=false", "--publish-service", "a/b", "--publish-status-address", "198.18.0.1"}},
+		{name: "unknown status rule", args: []string{"--leader-elect=false", "--status-syncers", "most"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,9 +9,12 @@ import (
 
 // SyncerStatus is what a syncer reports after every apply and periodically,
 // as JSON on StatusSubject. The watcher turns these reports into Ingress
-// events; operators read them with `nats sub '<prefix>-status.>'`.
+// events and writes an Ingress's status address once they show it served;
+// operators read them with `nats sub '<prefix>-status.>'`.
 type SyncerStatus struct {
-	Pod            string    `json:"pod"`
+	Pod string `json:"pod"`
+	// Ready is true once the syncer has applied a configuration; the last
+	// report of a syncer that stops says false again.
 	Ready          bool      `json:"ready"`
 	CaughtUp       bool      `json:"caughtUp"`
 	Checksum       string    `json:"checksum"`
@@ -26,7 +29,33 @@ type SyncerStatus struct {
 	// syncers older than this field have none; the watcher then knows only
 	// the count.
 	ProblemList []ReportedProblem `json:"problemList,omitempty"`
+	// Unserved lists the Ingresses the applied configuration does not
+	// serve as they ask (see UnservedIngress), at most MaxReportedProblems
+	// of them, sorted by namespace and name. The watcher writes no status
+	// address on them (docs/deploy.md). Reports of syncers older than this
+	// field have none: the watcher then knows only the Sequence they
+	// applied.
+	Unserved []UnservedIngress `json:"unserved,omitempty"`
 }
+
+// UnservedIngress is an Ingress that the configuration a syncer applied
+// leaves out, entirely or in part, or whose TLS host has the default
+// certificate, and why (UnservedRoutes or UnservedCertificate).
+type UnservedIngress struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Why       string `json:"why"`
+}
+
+// Why an Ingress is not served: a rule or path of it is left out (its
+// Service is missing, say) or its routes answer 503 (a Secret of an
+// access-control annotation is missing); or one of its TLS hosts has the
+// default certificate (its Secret is missing or not valid). An Ingress
+// with both is reported with UnservedRoutes.
+const (
+	UnservedRoutes      = "routes"
+	UnservedCertificate = "certificate"
+)
 
 // ReportedProblem is one Problem of a build (pkg/model's Problem) as a
 // syncer reports it: the object left out, or partly ignored, and why.

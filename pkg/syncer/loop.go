@@ -13,6 +13,7 @@ import (
 // Start runs the sync loop until ctx is done: after the bootstrap, every
 // burst of events leads to one build and at most one apply. A failed apply
 // is retried with backoff; the running configuration stays as it was.
+// When ctx ends, a last report says that this syncer no longer serves.
 func (s *Syncer) Start(ctx context.Context) error {
 	heartbeat := time.NewTicker(s.opts.StatusInterval)
 	defer heartbeat.Stop()
@@ -24,6 +25,7 @@ func (s *Syncer) Start(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			s.reportStopping(ctx)
 			return nil
 		case <-heartbeat.C:
 			s.report(ctx)
@@ -155,6 +157,7 @@ func (s *Syncer) applied(cfg *model.Configuration, seq uint64, lags []time.Time)
 	s.state.Checksum, s.state.Sequence, s.state.LastError = cfg.Checksum, seq, ""
 	s.state.Problems = len(cfg.Problems)
 	s.state.ProblemList = reportedProblems(cfg.Problems)
+	s.state.Unserved = unservedIngresses(cfg.Problems)
 }
 
 // reportedProblems is the bounded list of problems a status report carries.
@@ -205,15 +208,35 @@ func (s *Syncer) logProblems(running, next *model.Configuration) {
 
 // report publishes the current status; a failure is logged, never fatal.
 func (s *Syncer) report(ctx context.Context) {
+	st := s.Status()
+	st.CaughtUp = s.isCaughtUp()
+	s.publishReport(ctx, st, reportTimeout)
+}
+
+// reportStopping publishes a last report, not ready, once ctx has ended:
+// the watcher then stops waiting for this syncer before it writes an
+// Ingress's status address, instead of until its last report is stale.
+func (s *Syncer) reportStopping(ctx context.Context) {
+	st := s.Status()
+	st.Ready = false
+	s.publishReport(context.WithoutCancel(ctx), st, stoppingReportTimeout)
+}
+
+// How long a report may take, and the last one of a stopping syncer
+// (which delays the stop).
+const (
+	reportTimeout         = 5 * time.Second
+	stoppingReportTimeout = 2 * time.Second
+)
+
+func (s *Syncer) publishReport(ctx context.Context, st events.SyncerStatus, timeout time.Duration) {
 	if s.opts.Report == nil {
 		return
 	}
-	st := s.Status()
-	st.CaughtUp = s.isCaughtUp()
 	st.Time = time.Now().UTC()
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := s.opts.Report(rctx, st); err != nil {
-		s.log.Warn("status report failed", "err", err)
+		s.log.Warn("status report failed", "ready", st.Ready, "err", err)
 	}
 }

@@ -2,12 +2,15 @@ package syncer
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
 
 // TestReportListsProblems: the status report lists the Problems of the
@@ -57,5 +60,38 @@ func TestReportedProblemsAreBounded(t *testing.T) {
 		if len(p.Reason) > events.MaxProblemReason || !strings.HasPrefix(p.Reason, "éé") || strings.ContainsRune(p.Reason, '\uFFFD') {
 			t.Fatalf("reason of %d bytes not cut at a character boundary within %d", len(p.Reason), events.MaxProblemReason)
 		}
+	}
+}
+
+// TestLastReportOfAStoppingSyncer: once ctx ends, the syncer reports that
+// it is no longer ready, with what it applied.
+func TestLastReportOfAStoppingSyncer(t *testing.T) {
+	reports := make(chan events.SyncerStatus, 100)
+	s, err := New(syncertest.New(), Options{Pod: "p", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Model:  model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx"},
+		Report: func(_ context.Context, st events.SyncerStatus) error { reports <- st; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	s.CaughtUp(ctx)
+	for st := range reports {
+		if st.Ready {
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	close(reports)
+	var last events.SyncerStatus
+	for st := range reports {
+		last = st
+	}
+	if last.Pod != "p" || last.Ready || !last.CaughtUp || last.Checksum == "" {
+		t.Fatalf("last report %+v, want p not ready, with its checksum", last)
 	}
 }

@@ -27,6 +27,12 @@ const (
 	DefaultRenewDeadline = 10 * time.Second
 	DefaultRetryPeriod   = 2 * time.Second
 	DefaultWorkers       = 4
+	// DefaultStatusMaxWait bounds how long an Ingress's status address
+	// waits for the syncers (see Config.StatusSyncers). An apply takes
+	// milliseconds, a reload seconds: a syncer that has not applied an
+	// Ingress within a minute is stuck or gone, and a gone one stops
+	// counting once its last report is older than DefaultReportStaleAfter.
+	DefaultStatusMaxWait = time.Minute
 )
 
 // ErrInvalidConfig wraps every validation error of Config.
@@ -76,6 +82,15 @@ type Config struct {
 
 	PublishService       string   // namespace/name
 	PublishStatusAddress []string // IPs or host names
+	// StatusSyncers is how many of the syncers that report must serve an
+	// Ingress at its published version before its status address is
+	// written (default StatusAll); StatusMaxWait bounds the wait for them
+	// (default DefaultStatusMaxWait), after which the address is written
+	// anyway, with a Warning Event. An Ingress that a syncer reports not
+	// served (its Service is missing, its TLS Secret has not arrived)
+	// waits with no bound.
+	StatusSyncers StatusRule
+	StatusMaxWait time.Duration
 
 	MetricsAddr string // "" serves no HTTP
 	WatcherID   string // required: the Lease identity and Event.WatcherID
@@ -125,6 +140,10 @@ func (c Config) withDefaults() Config {
 	}
 	defDur(&c.PublishAckTimeout, stream.DefaultAckTimeout)
 	defDur(&c.ReportStaleAfter, DefaultReportStaleAfter)
+	defDur(&c.StatusMaxWait, DefaultStatusMaxWait)
+	if c.StatusSyncers == "" {
+		c.StatusSyncers = StatusAll
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -233,6 +252,12 @@ func (c Config) validateStatus() error {
 		if net.ParseIP(a) == nil && len(validation.IsDNS1123Subdomain(a)) > 0 {
 			errs = append(errs, fmt.Errorf("publish status address %q is neither an IP nor a DNS name", a))
 		}
+	}
+	if !c.StatusSyncers.valid() {
+		errs = append(errs, fmt.Errorf("status syncers %q: want %s, %s or %s", c.StatusSyncers, StatusAll, StatusQuorum, StatusOne))
+	}
+	if c.StatusMaxWait < 0 {
+		errs = append(errs, fmt.Errorf("status max wait %s must be >= 0", c.StatusMaxWait))
 	}
 	return errors.Join(errs...)
 }

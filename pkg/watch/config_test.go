@@ -41,6 +41,9 @@ func TestConfigValidate(t *testing.T) {
 		{name: "status addresses", change: func(c *Config) { c.PublishStatusAddress = []string{"198.18.0.1", "lb.example.com", "2001:db8::1"} }, ok: true},
 		{name: "bad status address", change: func(c *Config) { c.PublishStatusAddress = []string{"not an address"} }},
 		{name: "no workers", change: func(c *Config) { c.Workers = -1 }},
+		{name: "status quorum", change: func(c *Config) { c.StatusSyncers, c.StatusMaxWait = StatusQuorum, time.Second }, ok: true},
+		{name: "unknown status rule", change: func(c *Config) { c.StatusSyncers = "most" }},
+		{name: "negative status wait", change: func(c *Config) { c.StatusMaxWait = -time.Second }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,9 @@ type record struct {
 	// Failed marks a publish whose acknowledgement failed after Publish
 	// returned: the stream may not hold it, so the key is published again.
 	Failed bool
+	// Seq is the stream sequence of the message, once acknowledged (or
+	// found while reconciling); 0 until then.
+	Seq uint64
 }
 
 // state is the cached object of a key, reduced to what decide needs.

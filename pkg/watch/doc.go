@@ -35,6 +35,13 @@
 //     sequence). The ledger (ledger.go) makes each one once per change, not
 //     once per syncer and build; client-go's recorder aggregates repeats and
 //     limits the rate per Ingress.
+//   - With --publish-service or --publish-status-address it writes the
+//     address into the status of the Ingresses it serves (status.go) once
+//     the syncers serve them (statusgate.go): enough current syncers
+//     (Config.StatusSyncers) have applied the stream sequence at which the
+//     term published the Ingress, and do not report it unserved. After
+//     Config.StatusMaxWait without them it writes the address anyway, with
+//     a Warning Event.
 //   - An object over the server's max_payload is logged with its kind,
 //     namespace, name and size and counted
 //     (ingress_sync_watcher_oversize_objects_total); everything else goes on.

@@ -65,10 +65,11 @@ func (w *Watcher) lead(ctx context.Context) {
 	}
 	defer closePub()
 	t.pub = pub
-	if w.statusEnabled() {
-		t.status = newStatusWriter(w)
-	}
 	t.events = newReporter(w)
+	if w.statusEnabled() {
+		t.status = newStatusWriter(w, t)
+		t.events.changed = t.status.recheck
+	}
 	w.reconciled.Store(false)
 	w.current.Store(t)
 	defer w.current.CompareAndSwap(t, nil)

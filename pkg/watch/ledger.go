@@ -51,6 +51,9 @@ type syncerView struct {
 	// SyncerStatus.ProblemList).
 	problems map[objectKey][]string
 	listed   bool
+	// unserved are the Ingresses the applied configuration does not serve
+	// (events.UnservedIngress), with why.
+	unserved map[objectKey]string
 }
 
 // ledger decides which Events the syncers' reports call for, so that each
@@ -64,8 +67,9 @@ type syncerView struct {
 //     they are.
 //
 // Current syncers are those whose last report is ready and younger than
-// staleAfter. Without any, nothing is decided. A ledger is not safe for
-// concurrent use.
+// staleAfter. Without any, nothing is decided. The ledger also tells the
+// status writer how many of them serve an Ingress (serving). A ledger is
+// not safe for concurrent use.
 type ledger struct {
 	staleAfter time.Duration
 	syncers    map[string]syncerView
@@ -85,12 +89,21 @@ func newLedger(staleAfter time.Duration) *ledger {
 
 // report takes a syncer's report, stored at. Reports of syncers that have
 // applied nothing yet are ignored: they neither hold Problems nor delay the
-// Normal events.
+// Normal events; a syncer that reports not ready again (it stops) is
+// forgotten.
 func (l *ledger) report(st events.SyncerStatus, at time.Time) {
-	if !st.Ready || st.Pod == "" {
+	if st.Pod == "" {
 		return
 	}
-	if prev, ok := l.syncers[st.Pod]; ok && prev.at.After(at) {
+	prev, known := l.syncers[st.Pod]
+	if known && prev.at.After(at) {
+		return
+	}
+	if !st.Ready {
+		if known {
+			delete(l.syncers, st.Pod)
+			l.dirty = true
+		}
 		return
 	}
 	v := syncerView{seq: st.Sequence, at: at, listed: st.Problems == 0 || len(st.ProblemList) > 0}
@@ -104,6 +117,12 @@ func (l *ledger) report(st events.SyncerStatus, at time.Time) {
 		}
 		k := objectKey{Kind: kind, Namespace: p.Namespace, Name: p.Name}
 		v.problems[k] = append(v.problems[k], p.Reason)
+	}
+	for _, u := range st.Unserved {
+		if v.unserved == nil {
+			v.unserved = make(map[objectKey]string, len(st.Unserved))
+		}
+		v.unserved[ingressKey(u.Namespace, u.Name)] = u.Why
 	}
 	l.syncers[st.Pod] = v
 	l.dirty = true
@@ -126,12 +145,7 @@ func (l *ledger) deleted(k objectKey) {
 // due returns the Events to post as of now, Warnings first, in a stable
 // order, and marks them posted.
 func (l *ledger) due(now time.Time) []notice {
-	for pod, v := range l.syncers {
-		if now.Sub(v.at) > l.staleAfter {
-			delete(l.syncers, pod)
-			l.dirty = true
-		}
-	}
+	l.prune(now)
 	if !l.dirty || len(l.syncers) == 0 {
 		return nil
 	}
@@ -142,6 +156,55 @@ func (l *ledger) due(now time.Time) []notice {
 		out = l.newProblems(current)
 	}
 	return append(out, l.applied(current)...)
+}
+
+// prune forgets the syncers whose last report is stale as of now, and
+// reports whether there were any.
+func (l *ledger) prune(now time.Time) bool {
+	pruned := false
+	for pod, v := range l.syncers {
+		if now.Sub(v.at) > l.staleAfter {
+			delete(l.syncers, pod)
+			l.dirty, pruned = true, true
+		}
+	}
+	return pruned
+}
+
+// serving is what the current syncers' reports say of one Ingress
+// published at a stream sequence.
+type serving struct {
+	current int    // current syncers
+	served  int    // of them, those that applied the sequence and serve the Ingress
+	leftOut int    // those that applied it and do not serve it (events.UnservedIngress)
+	why     string // why not, events.UnservedRoutes before events.UnservedCertificate
+}
+
+// serving counts, as of now, the current syncers that have applied Ingress
+// k at stream sequence seq and serve it, or leave it out. Reports of
+// syncers older than SyncerStatus.Unserved serve every Ingress they
+// applied.
+func (l *ledger) serving(k objectKey, seq uint64, now time.Time) serving {
+	var out serving
+	for _, v := range l.syncers {
+		if now.Sub(v.at) > l.staleAfter {
+			continue
+		}
+		out.current++
+		if v.seq < seq {
+			continue
+		}
+		why, left := v.unserved[k]
+		if !left {
+			out.served++
+			continue
+		}
+		out.leftOut++
+		if out.why != events.UnservedRoutes {
+			out.why = why
+		}
+	}
+	return out
 }
 
 // currentProblems is the union of the Problems the current syncers list;

@@ -169,3 +169,54 @@ func TestLedgerDeleted(t *testing.T) {
 		t.Fatalf("deleted Ingress got %q", describe(got))
 	}
 }
+
+// TestLedgerServing: how many current syncers serve an Ingress at its
+// published sequence, and how many applied it and leave it out.
+func TestLedgerServing(t *testing.T) {
+	unserved := func(st events.SyncerStatus, why string) events.SyncerStatus {
+		st.Unserved = []events.UnservedIngress{{Namespace: web.Namespace, Name: web.Name, Why: why}}
+		return st
+	}
+	l := newLedger(DefaultReportStaleAfter)
+	if got := l.serving(web, 5, t0); got != (serving{}) {
+		t.Fatalf("no syncer: %+v", got)
+	}
+	l.report(rep("a", 5), t0)
+	l.report(rep("b", 4), t0)
+	l.report(events.SyncerStatus{Pod: "starting", Sequence: 9}, t0)
+	if got := l.serving(web, 5, t0); got != (serving{current: 2, served: 1}) {
+		t.Fatalf("a applied, b behind: %+v", got)
+	}
+	l.report(unserved(rep("b", 6), events.UnservedCertificate), t0)
+	l.report(unserved(rep("c", 6), events.UnservedRoutes), t0)
+	if got := l.serving(web, 5, t0); got != (serving{current: 3, served: 1, leftOut: 2, why: events.UnservedRoutes}) {
+		t.Fatalf("b and c leave it out: %+v", got)
+	}
+	if got := l.serving(api, 5, t0); got != (serving{current: 3, served: 3}) {
+		t.Fatalf("another Ingress: %+v", got)
+	}
+	l.report(events.SyncerStatus{Pod: "c", Sequence: 6}, t0.Add(time.Second)) // c stops
+	if got := l.serving(web, 5, t0.Add(time.Second)); got != (serving{current: 2, served: 1, leftOut: 1, why: events.UnservedCertificate}) {
+		t.Fatalf("c stopped: %+v", got)
+	}
+	later := t0.Add(DefaultReportStaleAfter + time.Second)
+	l.report(rep("a", 7), later)
+	if got := l.serving(web, 5, later); got != (serving{current: 1, served: 1}) {
+		t.Fatalf("b stale: %+v", got)
+	}
+}
+
+func TestStatusRuleNeeded(t *testing.T) {
+	for _, tc := range []struct {
+		rule    StatusRule
+		current int
+		want    int
+	}{
+		{StatusAll, 0, 1}, {StatusAll, 3, 3}, {StatusQuorum, 1, 1}, {StatusQuorum, 2, 2}, {StatusQuorum, 3, 2},
+		{StatusQuorum, 4, 3}, {StatusOne, 0, 1}, {StatusOne, 5, 1},
+	} {
+		if got := tc.rule.needed(tc.current); got != tc.want {
+			t.Errorf("%s of %d: %d, want %d", tc.rule, tc.current, got, tc.want)
+		}
+	}
+}

@@ -15,6 +15,8 @@ type metrics struct {
 	reconciled *prometheus.CounterVec // result
 	reports    *prometheus.CounterVec // result
 	kubeEvents *prometheus.CounterVec // type, call, result
+	// statusWaiting: Ingresses whose status address waits for the syncers.
+	statusWaiting prometheus.Gauge
 }
 
 // newMetrics registers the metrics on reg.
@@ -47,8 +49,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		kubeEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "kube_events_total", Help: "Writes of Kubernetes Events on Ingresses that reached the API, by type (Normal, Warning), call (create, patch: a repeat) and result."},
 			[]string{"type", "call", "result"}),
+		statusWaiting: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
+			Name: "status_waiting_ingresses", Help: "Ingresses of the class whose status address waits until the syncers serve them (on the leader)."}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents} {
+	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

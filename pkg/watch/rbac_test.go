@@ -43,6 +43,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	e.waitMessage(t, e.subject(events.KindSecret, "tls"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindConfigMap, "ingress-sync"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate)
+	publishReport(t, e, reportOf("syncer-a", e.lastSeq(t))) // a syncer serves it
 	waitStatus(t, e, "web", []string{"198.18.0.10"})
 	postsEvents(t, e, w, "web")
 }

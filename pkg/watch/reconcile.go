@@ -75,7 +75,7 @@ func (w *Watcher) seed(ctx context.Context, t *term, k key, obj runtime.Object, 
 		t.queue.Add(k)
 		return true
 	}
-	rec := record{UID: head.UID, RV: head.ResourceVersion, Op: head.Op}
+	rec := record{UID: head.UID, RV: head.ResourceVersion, Op: head.Op, Seq: head.Sequence}
 	if head.UID == cur.UID && head.ResourceVersion == cur.RV {
 		rec.Digest, rec.HasDigest = cur.Digest, cur.HasDigest
 		t.setRecord(k, rec)

@@ -47,9 +47,14 @@ const (
 // five minutes (its defaults).
 type reporter struct {
 	w *Watcher
+	// changed is called after each report and when a syncer's reports go
+	// stale: the status writer then looks again at the Ingresses whose
+	// address waits for the syncers. nil calls nothing.
+	changed func()
 
-	mu sync.Mutex
-	l  *ledger
+	mu    sync.Mutex
+	l     *ledger
+	extra []notice // Events of other parts of the term (the status writer), posted with the next decision
 }
 
 func newReporter(w *Watcher) *reporter {
@@ -69,6 +74,21 @@ func (r *reporter) published(ev events.Event) {
 		return
 	}
 	r.l.changedAt(k, ev.Sequence)
+}
+
+// serving says how many current syncers serve Ingress k published at
+// stream sequence seq (ledger.serving).
+func (r *reporter) serving(k objectKey, seq uint64) serving {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.l.serving(k, seq, time.Now())
+}
+
+// notify posts n with the next decision.
+func (r *reporter) notify(n notice) {
+	r.mu.Lock()
+	r.extra = append(r.extra, n)
+	r.mu.Unlock()
 }
 
 // Start reads the reports and posts Events until ctx ends.
@@ -155,13 +175,22 @@ func (r *reporter) take(msg jetstream.Msg) {
 	r.mu.Lock()
 	r.l.report(st, at)
 	r.mu.Unlock()
+	if r.changed != nil {
+		r.changed()
+	}
 }
 
 // post records what the ledger decides, on the Ingresses we still serve.
 func (r *reporter) post(rec kuberecord.EventRecorder) {
+	now := time.Now()
 	r.mu.Lock()
-	due := r.l.due(time.Now())
+	pruned := r.l.prune(now)
+	due := append(r.l.due(now), r.extra...)
+	r.extra = nil
 	r.mu.Unlock()
+	if pruned && r.changed != nil {
+		r.changed()
+	}
 	for _, n := range due {
 		obj := r.eventObject(n.Object)
 		if obj == nil {

@@ -18,20 +18,25 @@ import (
 )
 
 // statusWriter keeps status.loadBalancer.ingress of the Ingresses we serve
-// equal to our addresses, and clears it on Ingresses that left our class.
+// equal to our addresses, once the syncers serve them (statusgate.go), and
+// clears it on Ingresses that left our class.
 type statusWriter struct {
 	w     *Watcher
+	t     *term                                        // its publishes and the syncers' reports (t.events)
 	queue workqueue.TypedRateLimitingInterface[string] // Ingress cache keys
 
 	mu      sync.Mutex
-	written map[string]bool // Ingresses this term wrote addresses to
+	written map[string]bool       // Ingresses this term wrote addresses to
+	waiting map[string]statusWait // Ingresses whose address waits for the syncers
 }
 
-func newStatusWriter(w *Watcher) *statusWriter {
+func newStatusWriter(w *Watcher, t *term) *statusWriter {
 	return &statusWriter{
 		w:       w,
+		t:       t,
 		queue:   newQueue[string](),
 		written: make(map[string]bool),
+		waiting: make(map[string]statusWait),
 	}
 }
 
@@ -54,6 +59,7 @@ func (s *statusWriter) run(ctx context.Context) {
 		<-ctx.Done()
 		s.queue.ShutDown()
 	}()
+	defer s.w.metrics.statusWaiting.Set(0)
 	for {
 		k, shutdown := s.queue.Get()
 		if shutdown {
@@ -77,6 +83,7 @@ func (s *statusWriter) sync(ctx context.Context, cacheKey string) error {
 	}
 	obj, ok := s.w.informers.sources[events.KindIngress].get(key{Kind: events.KindIngress, Namespace: ns, Name: name})
 	if !ok {
+		s.settled(cacheKey)
 		return nil
 	}
 	ing := obj.(*networkingv1.Ingress)
@@ -87,14 +94,41 @@ func (s *statusWriter) sync(ctx context.Context, cacheKey string) error {
 	ours := s.written[cacheKey] || (len(have) > 0 && slices.EqualFunc(have, want, sameAddress))
 	s.mu.Unlock()
 	if !served {
+		s.settled(cacheKey)
 		if !ours || len(have) == 0 {
 			return nil
 		}
 		want = nil
 	}
 	if slices.EqualFunc(have, want, sameAddress) {
+		s.settled(cacheKey)
 		return nil
 	}
+	var warning string
+	if served {
+		if ok, warning = s.confirmed(cacheKey, ing); !ok {
+			return nil
+		}
+	}
+	if err := s.write(ctx, ing, want); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.written[cacheKey] = served
+	s.mu.Unlock()
+	s.settled(cacheKey)
+	if warning != "" {
+		s.w.log.Warn("ingress status address written without the syncers", "namespace", ing.Namespace, "name", ing.Name, "why", warning)
+		if s.t.events != nil {
+			s.t.events.notify(notice{Object: ingressKey(ing.Namespace, ing.Name), Warning: true, Reason: ReasonAddressUnconfirmed, Message: warning})
+		}
+	}
+	s.w.log.Info("ingress status updated", "namespace", ing.Namespace, "name", ing.Name, "served", served, "addresses", addressList(want))
+	return nil
+}
+
+// write sets the status addresses of ing to want.
+func (s *statusWriter) write(ctx context.Context, ing *networkingv1.Ingress, want []networkingv1.IngressLoadBalancerIngress) error {
 	update := ing.DeepCopy()
 	update.Status.LoadBalancer.Ingress = want
 	callCtx, cancel := context.WithTimeout(ctx, natsTimeout)
@@ -102,10 +136,6 @@ func (s *statusWriter) sync(ctx context.Context, cacheKey string) error {
 	if _, err := s.w.cfg.Client.NetworkingV1().Ingresses(ing.Namespace).UpdateStatus(callCtx, update, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("update status: %w", err)
 	}
-	s.mu.Lock()
-	s.written[cacheKey] = served
-	s.mu.Unlock()
-	s.w.log.Info("ingress status updated", "namespace", ing.Namespace, "name", ing.Name, "served", served, "addresses", addressList(want))
 	return nil
 }
 

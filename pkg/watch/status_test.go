@@ -13,8 +13,8 @@ import (
 )
 
 // TestIngressStatus: --publish-status-address lands on the Ingresses we
-// serve and on no other; it is removed when an Ingress leaves our class, and
-// our own status writes publish nothing.
+// serve (once a syncer serves them) and on no other; it is removed when an
+// Ingress leaves our class, and our own status writes publish nothing.
 func TestIngressStatus(t *testing.T) {
 	e := newEnv(t)
 	ctx, c, ns := t.Context(), e.client, e.ns
@@ -24,6 +24,7 @@ func TestIngressStatus(t *testing.T) {
 	cfg := e.config("watcher-a")
 	cfg.PublishStatusAddress = []string{"198.18.0.10", "lb.example.com"}
 	w := start(t, cfg)
+	runSyncer(t, e, "syncer-a")
 	want := []string{"198.18.0.10", "lb.example.com"}
 
 	e.create(t, service(ns, "web"))
@@ -72,7 +73,9 @@ func TestPublishServiceStatus(t *testing.T) {
 	cfg := e.config("watcher-a")
 	cfg.PublishService = ns + "/ingress-sync"
 	start(t, cfg)
+	runSyncer(t, e, "syncer-a")
 
+	e.create(t, service(ns, "web"))
 	e.create(t, ingress(ns, "web", ours, "web"))
 	waitStatus(t, e, "web", []string{"198.18.0.20"})
 

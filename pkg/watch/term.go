@@ -133,6 +133,7 @@ func (t *term) process(ctx context.Context, k key) error {
 		t.w.metrics.noop.WithLabelValues(string(k.Kind)).Inc()
 		rec.RV, rec.Digest, rec.HasDigest = cur.RV, cur.Digest, cur.HasDigest
 		t.setRecord(k, rec)
+		t.statusOf(k)
 	}
 	if p.DeleteOld {
 		if err := t.publishDelete(ctx, k, rec); err != nil {
@@ -240,10 +241,13 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		t.w.metrics.latency.WithLabelValues(kind).Observe(latency.Seconds())
 		if ev.Op == events.OpDelete {
 			t.dropDeleted(k, ev)
+		} else {
+			t.acked(k, ev)
 		}
 		if t.events != nil {
 			t.events.published(ev)
 		}
+		t.statusOf(k)
 		return
 	}
 	switch {
@@ -280,6 +284,39 @@ func (t *term) dropDeleted(k key, ev events.Event) {
 	defer t.mu.Unlock()
 	if rec, ok := t.records[k]; ok && rec.Op == events.OpDelete && rec.UID == ev.UID && !rec.Failed {
 		delete(t.records, k)
+	}
+}
+
+// acked stores the stream sequence of ev in its record, if it is still the
+// latest record of k.
+func (t *term) acked(k key, ev events.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rec, ok := t.records[k]; ok && rec.UID == ev.UID && rec.RV == ev.ResourceVersion && rec.Op == ev.Op {
+		rec.Seq = ev.Sequence
+		t.records[k] = rec
+	}
+}
+
+// publishedAt is the stream sequence of the message that holds the
+// cached state obj of k: 0 while that state is not published and
+// acknowledged (queued, in flight, failed, or deleted).
+func (t *term) publishedAt(k key, obj runtime.Object) uint64 {
+	cur := stateOf(obj)
+	t.mu.Lock()
+	rec, ok := t.records[k]
+	t.mu.Unlock()
+	if !ok || rec.Failed || rec.Op == events.OpDelete || rec.UID != cur.UID || !sameContent(&rec, &cur) {
+		return 0
+	}
+	return rec.Seq
+}
+
+// statusOf queues the status of an Ingress whose published state may
+// have changed (a publish acknowledged, an update dropped as a no-op).
+func (t *term) statusOf(k key) {
+	if t.status != nil && k.Kind == events.KindIngress {
+		t.status.enqueue(k.cacheKey())
 	}
 }
 
