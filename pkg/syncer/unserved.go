@@ -3,7 +3,6 @@ package syncer
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
@@ -18,7 +17,7 @@ func unservedIngresses(ps []model.Problem) []events.UnservedIngress {
 			continue
 		}
 		k := [2]string{p.Namespace, p.Name}
-		switch w := unservedWhy(p.Reason); {
+		switch w := unservedWhy(p); {
 		case w == "":
 		case w == events.UnservedRoutes || why[k] == "":
 			why[k] = w
@@ -34,25 +33,13 @@ func unservedIngresses(ps []model.Problem) []events.UnservedIngress {
 	return out[:min(len(out), events.MaxReportedProblems)]
 }
 
-// unservedWhy says why a Problem of an Ingress leaves it unserved, "" when
-// it does not. The marks are the words of pkg/model's Problem reasons that
-// say so; any other Problem leaves out an annotation or a setting, and the
-// Ingress is still served. TestUnservedFromBuilds pins them against real
-// builds.
-func unservedWhy(reason string) string {
-	has := func(marks ...string) bool {
-		return slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(reason, m) })
-	}
-	switch {
-	// A rule or path left out (invalid, its Service or port missing, or
-	// lost to an older Ingress), routes that answer 503 until a Secret or
-	// an annotation is fixed, an Ingress not served at all (snippets, a
-	// canary without its main Ingress).
-	case has("; rule left out", "; path left out", "routes answer 503", "not served", "): conflicts with Ingress "):
+// unservedWhy is the report's word for what p leaves unserved, "" when
+// nothing (see model.Problem.Unserved).
+func unservedWhy(p model.Problem) string {
+	switch p.Unserved() {
+	case model.RoutesUnserved:
 		return events.UnservedRoutes
-	// A TLS host with the default certificate (its Secret missing or not
-	// valid), or left out.
-	case has("the default certificate is used"), strings.HasPrefix(reason, "tls host ") && strings.HasSuffix(reason, "; left out"):
+	case model.CertificateUnserved:
 		return events.UnservedCertificate
 	}
 	return ""
