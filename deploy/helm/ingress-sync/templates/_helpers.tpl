@@ -57,12 +57,13 @@ app.kubernetes.io/name: nats
 app.kubernetes.io/part-of: ingress-sync
 {{- end -}}
 
+{{/* The ingress-sync image. Call with (dict "ctx" $ "tag" "<override or empty>"). */}}
 {{- define "ingress-sync.image" -}}
-{{- $v := .Values.image -}}
-{{- if $v.digest -}}
+{{- $v := .ctx.Values.image -}}
+{{- if and $v.digest (not .tag) -}}
 {{ $v.repository }}@{{ $v.digest }}
 {{- else -}}
-{{ $v.repository }}:{{ $v.tag | default .Chart.AppVersion }}
+{{ $v.repository }}:{{ .tag | default $v.tag | default .ctx.Chart.AppVersion }}
 {{- end -}}
 {{- end -}}
 
