@@ -1,6 +1,7 @@
 # ingress-sync. Quick start on a fresh machine: `make run` and `make test`.
 # Everything the tests need is installed or built here: the Debian nginx+Lua
-# packages (as root), kube-apiserver and etcd from the Go module proxy, natscli.
+# packages (as root), kube-apiserver and etcd from the Go module proxy, natscli
+# and helm.
 
 SHELL        := /bin/bash
 GO           ?= go
@@ -9,13 +10,15 @@ CONTROLPLANE := $(CACHE)/controlplane
 TOOLS        := $(CACHE)/bin
 BIN          := $(CURDIR)/bin
 NATSCLI      := $(TOOLS)/nats
+HELM         := $(TOOLS)/helm
 TEST_TIMEOUT ?= 40m
 GOTESTFLAGS  ?=
 
 export INGRESS_SYNC_CONTROLPLANE_DIR := $(CONTROLPLANE)
+export INGRESS_SYNC_HELM := $(HELM)
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build test unit e2e bench run lint vet fmt deps nginx-deps controlplane natscli image clean
+.PHONY: all build test unit e2e bench run lint vet fmt deps nginx-deps controlplane natscli helm image clean
 
 all: build
 
@@ -24,7 +27,7 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## deps: everything the tests need that is not Go code
-deps: nginx-deps controlplane natscli
+deps: nginx-deps controlplane natscli helm
 
 nginx-deps:
 	hack/install-nginx.sh
@@ -40,6 +43,11 @@ natscli: $(NATSCLI)
 
 $(NATSCLI):
 	GOBIN=$(TOOLS) $(GO) install github.com/nats-io/natscli/nats@v0.5.0
+
+## helm: helm v4.3.1 from the Go module proxy, in .cache/bin, for the chart
+## tests (deploy/helm); rebuilt only when missing or of another version
+helm:
+	hack/helm/build.sh $(TOOLS)
 
 ## test: every test, against the real nats-server, kube-apiserver and nginx
 test: deps build vet

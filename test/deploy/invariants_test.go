@@ -19,10 +19,24 @@ import (
 // promises: restricted containers, a data plane without Kubernetes
 // credentials, a private status port and consistent names and flags.
 func TestInvariants(t *testing.T) {
-	checks := []struct {
-		name  string
-		check func(t *testing.T, objs []*unstructured.Unstructured)
-	}{
+	for _, dir := range kustomizations {
+		objs := render(t, dir)
+		for _, c := range invariantChecks() {
+			t.Run(dir+"/"+c.name, func(t *testing.T) { c.check(t, objs) })
+		}
+	}
+}
+
+// invariantCheck is one check of TestInvariants, run on a set of objects.
+type invariantCheck struct {
+	name  string
+	check func(t *testing.T, objs []*unstructured.Unstructured)
+}
+
+// invariantChecks are the checks of TestInvariants, for the kustomizations
+// and the Helm chart alike.
+func invariantChecks() []invariantCheck {
+	return []invariantCheck{
 		{"every container is restricted", checkRestricted},
 		{"syncer has no Kubernetes credentials", checkSyncerNoCredentials},
 		{"status port is in no Service", checkStatusPortPrivate},
@@ -33,12 +47,6 @@ func TestInvariants(t *testing.T) {
 		{"nats network policy", checkNATSNetworkPolicy},
 		{"nats statefulset", checkNATSStatefulSet},
 		{"secret keys", checkSecretKeys},
-	}
-	for _, dir := range kustomizations {
-		objs := render(t, dir)
-		for _, c := range checks {
-			t.Run(dir+"/"+c.name, func(t *testing.T) { c.check(t, objs) })
-		}
 	}
 }
 
