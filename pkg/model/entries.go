@@ -205,6 +205,16 @@ func newSliceEntry(key objectKey, slice *discoveryv1.EndpointSlice) *sliceEntry 
 	return e
 }
 
+// canonicalAddr returns a's text: s itself when s is written so already
+// (as Kubernetes writes addresses), sparing a string per endpoint.
+func canonicalAddr(s string, a netip.Addr) string {
+	var buf [64]byte
+	if b := a.AppendTo(buf[:0]); string(b) == s {
+		return s
+	}
+	return a.String()
+}
+
 // readyAddresses returns the sorted, unique first addresses of the ready
 // endpoints.
 func readyAddresses(eps []discoveryv1.Endpoint) []string {
@@ -218,7 +228,7 @@ func readyAddresses(eps []discoveryv1.Endpoint) []string {
 		if err != nil || a.Zone() != "" {
 			continue
 		}
-		out = append(out, a.String())
+		out = append(out, canonicalAddr(ep.Addresses[0], a))
 	}
 	sort.Strings(out)
 	return compactStrings(out)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"net/netip"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -187,5 +188,15 @@ func TestSliceEntry(t *testing.T) {
 			}
 			checkEqual(t, "endpoints", got, tc.want)
 		})
+	}
+}
+
+func TestCanonicalAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.0.0.1": "10.0.0.1", "2001:db8::1": "2001:db8::1", "2001:DB8:0::1": "2001:db8::1", "::ffff:10.0.0.1": "::ffff:10.0.0.1",
+	} {
+		if got := canonicalAddr(in, netip.MustParseAddr(in)); got != want {
+			t.Errorf("canonicalAddr(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

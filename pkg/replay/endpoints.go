@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -67,6 +68,55 @@ func backendHosts(c *model.Configuration) map[string][]string {
 	for k, hs := range out {
 		slices.Sort(hs)
 		out[k] = slices.Compact(hs)
+	}
+	return out
+}
+
+// rehost is backendHosts of the Configuration that ch made of old, whose
+// backendHosts is hosts: hosts is left as it is (a new map shares the lists
+// of the backends whose hosts did not change).
+func rehost(hosts map[string][]string, old *model.Configuration, ch model.Change) map[string][]string {
+	changed := make(map[string]bool, len(ch.ServersUpserted)+len(ch.ServersRemoved))
+	for _, s := range ch.ServersUpserted {
+		changed[s.Hostname] = true
+	}
+	for _, h := range ch.ServersRemoved {
+		changed[h] = true
+	}
+	if len(changed) == 0 {
+		return hosts
+	}
+	out := maps.Clone(hosts)
+	for _, s := range old.Servers {
+		if !changed[s.Hostname] {
+			continue
+		}
+		for _, l := range s.Locations {
+			if hs, ok := out[l.Backend]; ok {
+				if hs = slices.DeleteFunc(slices.Clone(hs), func(h string) bool { return h == s.Hostname }); len(hs) == 0 {
+					delete(out, l.Backend)
+				} else {
+					out[l.Backend] = hs
+				}
+			}
+		}
+	}
+	return addHosts(out, ch.ServersUpserted)
+}
+
+// addHosts adds the hosts of servers to the sorted lists of the backends
+// they route to, copying each list it changes.
+func addHosts(out map[string][]string, servers []model.Server) map[string][]string {
+	for _, s := range servers {
+		for _, l := range s.Locations {
+			if l.Backend == "" {
+				continue
+			}
+			hs := out[l.Backend]
+			if i, found := slices.BinarySearch(hs, s.Hostname); !found {
+				out[l.Backend] = slices.Insert(slices.Clone(hs), i, s.Hostname)
+			}
+		}
 	}
 	return out
 }

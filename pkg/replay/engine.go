@@ -2,6 +2,8 @@ package replay
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
@@ -70,8 +72,11 @@ func (e *engine) step(ev events.Event) (Diff, model.Change, bool, error) {
 	d, ch, changed := Diff{}, model.Change{}, false
 	if matters {
 		old, oldHosts := e.cur, e.hosts
-		e.rebuild()
+		e.cur = e.inc.Build()
 		ch = model.Diff(old, e.cur)
+		if !sameServers(old, e.cur) {
+			e.hosts = rehost(oldHosts, old, ch)
+		}
 		if !ch.Empty() || old.DefaultCertificate != e.cur.DefaultCertificate {
 			d, changed = summarize(old, ch, oldHosts, e.hosts), true
 		}
@@ -82,11 +87,16 @@ func (e *engine) step(ev events.Event) (Diff, model.Change, bool, error) {
 	return d, ch, changed, nil
 }
 
-// check compares cur with a full Build (tests only).
+// check compares cur with a full Build, and hosts with backendHosts of
+// it (tests only).
 func (e *engine) check(ev events.Event) {
 	full := model.Build(e.store(), e.opts)
 	if got, want := e.checksum(), full.Checksum; got != want && e.verifyErr == nil {
 		e.verifyErr = fmt.Errorf("replay: incremental configuration after seq %d (%s %s %s) has checksum %s, a full Build %s",
+			ev.Sequence, ev.Op, ev.Kind, ev.Key(), got, want)
+	}
+	if got, want := e.hosts, backendHosts(full); !maps.EqualFunc(got, want, slices.Equal) && e.verifyErr == nil {
+		e.verifyErr = fmt.Errorf("replay: the hosts of the backends after seq %d (%s %s %s) are %v, a full Build's %v",
 			ev.Sequence, ev.Op, ev.Kind, ev.Key(), got, want)
 	}
 }
