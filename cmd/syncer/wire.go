@@ -34,7 +34,8 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	consumer, err := stream.NewConsumer(js, f.nats.stream, f.nats.prefix, s, stream.WithDecodeErrorHandler(s.DecodeError), stream.WithConsumerLogger(log))
+	consumer, err := stream.NewConsumer(js, f.nats.stream, f.nats.prefix, s, stream.WithDecodeErrorHandler(s.DecodeError),
+		stream.WithStreamRecreated(s.StreamRecreated), stream.WithConsumerLogger(log))
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ const (
 	consumerMaxBackoff = 10 * time.Second
 )
 
+// DefaultStreamCheck is how often a Consumer asks the server whether the
+// stream it reads is still the same one (WithStreamCheck).
+const DefaultStreamCheck = 5 * time.Second
+
 // errRebootstrap: the ordered consumer recreated itself during the
 // bootstrap; a new bootstrap reads the rest.
 var errRebootstrap = errors.New("stream: ordered consumer recreated during the bootstrap")
@@ -34,7 +38,9 @@ type Handler interface {
 	HandleEvent(ctx context.Context, ev events.Event) error
 	// CaughtUp is called once, after the events of the stream as it was
 	// when Start began have been handled (at once for an empty stream).
-	// Events after it are live.
+	// Events after it are live. After a recreated stream (see
+	// WithStreamRecreated) it is called again, once the new stream's
+	// bootstrap has been handled.
 	CaughtUp(ctx context.Context)
 }
 
@@ -44,6 +50,8 @@ type ConsumerOption func(*consumerConfig) error
 
 type consumerConfig struct {
 	onDecodeError func(seq uint64, subject string, err error)
+	onRecreated   func(ctx context.Context)
+	checkEvery    time.Duration
 	startSeq      uint64
 	logger        *slog.Logger
 }
@@ -71,6 +79,36 @@ func WithStartSequence(seq uint64) ConsumerOption {
 			return fmt.Errorf("start sequence %d < 1", seq)
 		}
 		c.startSeq = seq
+		return nil
+	}
+}
+
+// WithStreamRecreated sets the function called when the stream was
+// deleted and created again (its sequences restarted), once the watcher has
+// marked the new stream reconciled (MarkReconciled) and before the events
+// of its bootstrap: the Handler then gets the last message of every
+// subject of the new stream, and CaughtUp again. Until then nothing is
+// delivered. Without it the Handler gets the new bootstrap on top of what
+// it holds.
+func WithStreamRecreated(f func(ctx context.Context)) ConsumerOption {
+	return func(c *consumerConfig) error {
+		if f == nil {
+			return fmt.Errorf("nil stream recreated handler")
+		}
+		c.onRecreated = f
+		return nil
+	}
+}
+
+// WithStreamCheck sets how often the Consumer asks the server whether the
+// stream is still the one it reads (default DefaultStreamCheck). It also
+// asks whenever the ordered consumer recreates itself, and on every restart.
+func WithStreamCheck(d time.Duration) ConsumerOption {
+	return func(c *consumerConfig) error {
+		if d <= 0 {
+			return fmt.Errorf("stream check interval %s <= 0", d)
+		}
+		c.checkEvery = d
 		return nil
 	}
 }
@@ -103,6 +141,13 @@ func WithConsumerLogger(l *slog.Logger) ConsumerOption {
 // starts a new last-per-subject bootstrap; it delivers every object whose
 // last message is after the last handled sequence, and nothing else, since
 // the bootstrap runs in sequence order.
+//
+// A stream deleted and created again (its creation time changed, or its
+// last sequence is below the last one handled) is found on every restart
+// of the ordered consumer and every WithStreamCheck interval. The Consumer
+// then delivers nothing until the watcher has marked the new stream
+// reconciled (MarkReconciled), calls the WithStreamRecreated function, and
+// bootstraps from the new stream as at the start.
 type Consumer struct {
 	js       jetstream.JetStream
 	stream   string
@@ -111,6 +156,7 @@ type Consumer struct {
 	cfg      consumerConfig
 	lastSeq  atomic.Uint64
 	caughtUp atomic.Bool
+	created  time.Time // of the stream read; zero until known (Start's goroutine only)
 }
 
 // NewConsumer returns a Consumer of the events under prefix in stream.
@@ -121,7 +167,7 @@ func NewConsumer(js jetstream.JetStream, stream, prefix string, h Handler, opts 
 	if err := (Config{Name: stream, SubjectPrefix: prefix}).validate(); err != nil {
 		return nil, fmt.Errorf("%w: consumer: %w", ErrInvalidConfig, err)
 	}
-	cfg := consumerConfig{logger: slog.Default()}
+	cfg := consumerConfig{logger: slog.Default(), checkEvery: DefaultStreamCheck}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return nil, fmt.Errorf("%w: consumer: %w", ErrInvalidConfig, err)
@@ -149,6 +195,13 @@ func (c *Consumer) Start(ctx context.Context) error {
 		}
 		if errors.Is(err, errRebootstrap) {
 			c.cfg.logger.Info("event consumer bootstrapping again", "stream", c.stream, "after_seq", c.lastSeq.Load())
+			attempt = 0
+			continue
+		}
+		if errors.Is(err, ErrStreamRecreated) {
+			if !c.recover(ctx) {
+				return nil
+			}
 			attempt = 0
 			continue
 		}
@@ -188,12 +241,16 @@ func (c *Consumer) bootstrapping() bool {
 
 // consume runs one ordered consumer until it fails or ctx is done.
 func (c *Consumer) consume(ctx context.Context) error {
+	info, err := streamInfo(ctx, c.js, c.stream)
+	if err != nil {
+		return err
+	}
+	if err := c.sameStream(stateOf(info)); err != nil {
+		return err
+	}
 	cu := catchUp{done: true}
 	if !c.caughtUp.Load() {
-		var err error
-		if cu, err = newCatchUp(ctx, c.js, c.stream); err != nil {
-			return err
-		}
+		cu = catchUpOf(info)
 		if !cu.done && c.lastSeq.Load() >= cu.target {
 			cu.done = true
 		}
@@ -209,19 +266,17 @@ func (c *Consumer) consume(ctx context.Context) error {
 	return c.loop(ctx, r, &cu)
 }
 
-// loop handles messages until the reader fails or ctx is done. Until
-// caught up, it asks the server whether anything is left whenever no
-// message came for idlePoll.
+// loop handles messages until the reader fails, the stream turns out to be
+// another one, or ctx is done. Until caught up, it asks the server whether
+// anything is left whenever no message came for idlePoll.
 func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
+	check := streamCheck{every: c.cfg.checkEvery, consumer: r.name}
+	check.reset()
 	for {
-		var wait time.Duration
-		if !cu.done {
-			wait = idlePoll
-		}
-		m, err := r.next(ctx, wait)
+		m, err := r.next(ctx, check.wait(cu.done))
 		switch {
 		case errors.Is(err, ErrIdle):
-			if r.drained(ctx, c.lastSeq.Load()) {
+			if !cu.done && r.drained(ctx, c.lastSeq.Load()) {
 				cu.done = true
 				c.signalCaughtUp(ctx)
 			}
@@ -231,8 +286,21 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 			return err
 		case m.consumer != r.name && c.bootstrapping():
 			return errRebootstrap
+		case m.consumer != check.consumer:
+			// The ordered consumer recreated itself: on the same stream?
+			if err := c.checkStream(ctx); err != nil {
+				return err
+			}
+			check.consumer = m.consumer
+			c.handle(ctx, m, cu)
 		default:
 			c.handle(ctx, m, cu)
+		}
+		if check.due() {
+			if err := c.checkStream(ctx); err != nil {
+				return err
+			}
+			check.reset()
 		}
 	}
 }

@@ -45,4 +45,17 @@
 // repeating events. LastPerSubject reads only the headers of the last
 // message of every subject, for the watcher's reconcile on start. ReadRange
 // reads a range of sequences, for replay.
+//
+// # A recreated stream
+//
+// A stream deleted and created again restarts its sequences. The Consumer
+// notices (the stream's creation time changed, or its last sequence is
+// below the last one handled) when its ordered consumer restarts and every
+// WithStreamCheck interval. It then delivers nothing until the watcher has
+// written its reconcile marker on the new stream (MarkReconciled: stream
+// metadata naming the sequence up to which the stream holds the watcher's
+// whole state, and the stream's creation time). Then it calls the
+// WithStreamRecreated function and bootstraps from the new stream, so that
+// a syncer never takes a half-republished stream for the whole state.
+// ReadState reads the creation time, last sequence and marker.
 package stream

@@ -272,15 +272,20 @@ type catchUp struct {
 // newCatchUp reads the target from the stream's state; an empty stream is
 // caught up from the start.
 func newCatchUp(ctx context.Context, js jetstream.JetStream, stream string) (catchUp, error) {
-	s, err := streamOf(ctx, js, stream, ReadOptions{})
+	info, err := streamInfo(ctx, js, stream)
 	if err != nil {
 		return catchUp{}, err
 	}
-	state := s.CachedInfo().State
+	return catchUpOf(info), nil
+}
+
+// catchUpOf is the target of a read of the stream info describes.
+func catchUpOf(info *jetstream.StreamInfo) catchUp {
+	state := info.State
 	if state.Msgs == 0 {
-		return catchUp{done: true}, nil
+		return catchUp{done: true}
 	}
-	return catchUp{target: state.LastSeq}, nil
+	return catchUp{target: state.LastSeq}
 }
 
 // observe records a message; it reports true once, when the reader has

@@ -10,4 +10,10 @@
 // The Syncer never stops on bad input: a message that cannot be decoded is
 // counted and skipped, a failed apply keeps the running configuration and is
 // retried with backoff, and every outcome is reported as status on NATS.
+//
+// A stream deleted and created again (StreamRecreated, the consumer's hook)
+// does not empty the configuration: the new stream's bootstrap goes into a
+// store of its own while the running configuration keeps serving, and at
+// CaughtUp it replaces the store; the first build from it is an ordinary
+// diff.
 package syncer

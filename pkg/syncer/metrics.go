@@ -21,6 +21,8 @@ type metrics struct {
 	caughtUp       prometheus.Gauge
 	ready          prometheus.Gauge
 	problems       prometheus.Gauge
+	// streamRecreated counts the bootstraps of a recreated stream.
+	streamRecreated prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -56,8 +58,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "ready", Help: "1 once the first Configuration is applied."}),
 		problems: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "configuration_problems", Help: "Objects or parts left out of the running Configuration."}),
+		streamRecreated: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "stream_recreated_total", Help: "Times the event stream was found deleted and created again, each followed by a new bootstrap."}),
 	}
 	reg.MustRegister(m.events, m.decodeErrors, m.storeErrors, m.builds, m.buildDuration, m.skippedEqual,
-		m.dynamicUpdates, m.reloads, m.applyErrors, m.eventLag, m.lastSequence, m.caughtUp, m.ready, m.problems)
+		m.dynamicUpdates, m.reloads, m.applyErrors, m.eventLag, m.lastSequence, m.caughtUp, m.ready, m.problems,
+		m.streamRecreated)
 	return m
 }

@@ -88,6 +88,10 @@ type Syncer struct {
 	seq      uint64             // last stream sequence applied to the store
 	caughtUp bool               // bootstrap done
 	observed []time.Time        // ObservedAt of live events not yet applied
+	// next holds the bootstrap of a recreated stream until it is caught
+	// up (then it replaces inc); nil otherwise. nextSeq is its sequence.
+	next    *model.Incremental
+	nextSeq uint64
 
 	// Owned by the Start goroutine; read by Status under stateMu. running
 	// is the last Configuration applied, kept to skip equal builds and for
@@ -120,11 +124,8 @@ func New(a Applier, opts Options) (*Syncer, error) {
 // event the store refuses is logged, counted and skipped.
 func (s *Syncer) HandleEvent(_ context.Context, ev events.Event) error {
 	s.mu.Lock()
-	_, err := s.inc.Apply(ev)
-	s.seq = max(s.seq, ev.Sequence)
-	if err == nil && s.caughtUp && !ev.ObservedAt.IsZero() && len(s.observed) < maxLagSamples {
-		s.observed = append(s.observed, ev.ObservedAt)
-	}
+	err := s.apply(ev)
+	rebuilding := s.next != nil
 	s.mu.Unlock()
 	if err != nil {
 		s.m.storeErrors.Inc()
@@ -132,20 +133,59 @@ func (s *Syncer) HandleEvent(_ context.Context, ev events.Event) error {
 		return nil
 	}
 	s.m.events.WithLabelValues(string(ev.Kind)).Inc()
-	s.poke()
+	if !rebuilding {
+		s.poke()
+	}
 	return nil
+}
+
+// apply puts ev in the store it belongs to: the one served, or the
+// bootstrap of a recreated stream. s.mu is held.
+func (s *Syncer) apply(ev events.Event) error {
+	if s.next != nil {
+		_, err := s.next.Apply(ev)
+		s.nextSeq = max(s.nextSeq, ev.Sequence)
+		return err
+	}
+	_, err := s.inc.Apply(ev)
+	s.seq = max(s.seq, ev.Sequence)
+	if err == nil && s.caughtUp && !ev.ObservedAt.IsZero() && len(s.observed) < maxLagSamples {
+		s.observed = append(s.observed, ev.ObservedAt)
+	}
+	return err
+}
+
+// StreamRecreated is the consumer's hook for a stream deleted and created
+// again (stream.WithStreamRecreated): the events of the new stream's
+// bootstrap go into a store of their own, and the running configuration
+// keeps serving, until CaughtUp makes that store the one served. The first
+// build from it is applied as an ordinary diff, so that nothing still in
+// the new stream is ever removed in between.
+func (s *Syncer) StreamRecreated(context.Context) {
+	s.mu.Lock()
+	s.next, s.nextSeq = model.NewIncremental(model.NewStore(), s.opts.Model), 0
+	s.mu.Unlock()
+	s.m.streamRecreated.Inc()
+	s.log.Warn("event stream recreated: serving the running configuration until its bootstrap is caught up")
 }
 
 // CaughtUp marks the end of the bootstrap: the first build follows.
 func (s *Syncer) CaughtUp(context.Context) {
 	s.mu.Lock()
-	first := !s.caughtUp
+	first, swapped := !s.caughtUp, s.next != nil
 	s.caughtUp = true
-	objects := s.inc.Store().Len()
+	if swapped {
+		s.inc, s.seq, s.observed = s.next, s.nextSeq, nil
+		s.next, s.nextSeq = nil, 0
+	}
+	objects, seq := s.inc.Store().Len(), s.seq
 	s.mu.Unlock()
-	if first {
+	switch {
+	case first:
 		s.m.caughtUp.Set(1)
 		s.log.Info("stream bootstrap caught up", "objects", objects)
+	case swapped:
+		s.log.Info("recreated stream bootstrap caught up", "objects", objects, "seq", seq)
 	}
 	s.poke()
 }
@@ -156,9 +196,16 @@ func (s *Syncer) DecodeError(seq uint64, subject string, err error) {
 	s.m.decodeErrors.Inc()
 	s.log.Error("undecodable message skipped", "seq", seq, "subject", subject, "err", err)
 	s.mu.Lock()
-	s.seq = max(s.seq, seq)
+	rebuilding := s.next != nil
+	if rebuilding {
+		s.nextSeq = max(s.nextSeq, seq)
+	} else {
+		s.seq = max(s.seq, seq)
+	}
 	s.mu.Unlock()
-	s.poke()
+	if !rebuilding {
+		s.poke()
+	}
 }
 
 // Ready reports whether a Configuration has been applied.

@@ -33,6 +33,9 @@ const (
 	// Ingress within a minute is stuck or gone, and a gone one stops
 	// counting once its last report is older than DefaultReportStaleAfter.
 	DefaultStatusMaxWait = time.Minute
+	// DefaultStreamCheckInterval is how often the leader asks whether the
+	// event stream is still the one it reconciled with (Config.StreamCheckInterval).
+	DefaultStreamCheckInterval = 2 * time.Second
 )
 
 // ErrInvalidConfig wraps every validation error of Config.
@@ -107,6 +110,13 @@ type Config struct {
 	// for the Ingress Events (default DefaultReportStaleAfter).
 	ReportStaleAfter time.Duration
 
+	// StreamCheckInterval is how often the leader checks that the event
+	// stream exists and is the one it reconciled with (default
+	// DefaultStreamCheckInterval). A missing stream is created again; a
+	// recreated one (its sequences restarted) is reconciled with the API
+	// again, and marked reconciled once all of it is republished.
+	StreamCheckInterval time.Duration
+
 	Logger   *slog.Logger         // default slog.Default()
 	Registry *prometheus.Registry // default httpserver.NewRegistry()
 }
@@ -141,6 +151,7 @@ func (c Config) withDefaults() Config {
 	defDur(&c.PublishAckTimeout, stream.DefaultAckTimeout)
 	defDur(&c.ReportStaleAfter, DefaultReportStaleAfter)
 	defDur(&c.StatusMaxWait, DefaultStatusMaxWait)
+	defDur(&c.StreamCheckInterval, DefaultStreamCheckInterval)
 	if c.StatusSyncers == "" {
 		c.StatusSyncers = StatusAll
 	}
@@ -177,8 +188,9 @@ func (c Config) validateBasics() error {
 	if c.WatcherID == "" {
 		errs = append(errs, errors.New("empty watcher id"))
 	}
-	if c.ReportStaleAfter < 0 {
-		errs = append(errs, fmt.Errorf("report stale-after %s must be >= 0", c.ReportStaleAfter))
+	if c.ReportStaleAfter < 0 || c.StreamCheckInterval < 0 {
+		errs = append(errs, fmt.Errorf("report stale-after %s and stream check interval %s must be >= 0",
+			c.ReportStaleAfter, c.StreamCheckInterval))
 	}
 	if c.Workers < 1 || c.PublishAttempts < 1 || c.PublishAckTimeout < 0 {
 		errs = append(errs, fmt.Errorf("workers %d and publish attempts %d must be >= 1, ack timeout %s >= 0",

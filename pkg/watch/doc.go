@@ -27,6 +27,14 @@
 //     object is gone get a delete. Nothing unchanged is published again.
 //     Only subjects within the watcher's scope (its namespace, the ConfigMaps
 //     it was given outside it) are considered.
+//   - While leading it checks the event stream every StreamCheckInterval
+//     (recreate.go): a missing stream is created again, and a stream created
+//     after the one it reconciled with (its sequences restarted) is
+//     reconciled again, its records of what the stream holds forgotten.
+//     Once every key a reconcile queued is in the stream, it marks the
+//     stream reconciled (stream.MarkReconciled, round.go): syncers that
+//     found the stream recreated wait for that marker before they bootstrap
+//     from it again.
 //   - While leading it reads the syncers' status reports (the status stream:
 //     the last report of every syncer, then live ones) and posts Kubernetes
 //     Events on the Ingresses it serves (reports.go): a Warning per Problem

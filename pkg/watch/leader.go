@@ -95,9 +95,15 @@ func (w *Watcher) lead(ctx context.Context) {
 		defer close(reported)
 		_ = t.events.Start(ctx)
 	}()
+	guarded := make(chan struct{})
+	go func() {
+		defer close(guarded)
+		w.guardStream(ctx, t)
+	}()
 	t.run(ctx)
 	<-done
 	<-reported
+	<-guarded
 }
 
 // reconcileRetrying reconciles, retrying with backoff while the stream cannot

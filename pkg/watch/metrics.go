@@ -17,6 +17,8 @@ type metrics struct {
 	kubeEvents *prometheus.CounterVec // type, call, result
 	// statusWaiting: Ingresses whose status address waits for the syncers.
 	statusWaiting prometheus.Gauge
+	// streamRecreated: event streams found missing or recreated while leading.
+	streamRecreated prometheus.Counter
 }
 
 // newMetrics registers the metrics on reg.
@@ -51,8 +53,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			[]string{"type", "call", "result"}),
 		statusWaiting: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "status_waiting_ingresses", Help: "Ingresses of the class whose status address waits until the syncers serve them (on the leader)."}),
+		streamRecreated: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "stream_recreated_total", Help: "Times the leader found the event stream deleted and created again, and reconciled it with the API."}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting} {
+	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -21,12 +21,20 @@ type reconcileCounts struct {
 // reconcile compares the last message of every subject with the informer
 // caches and queues what the stream lacks. Nothing is published here: the
 // workers, started afterwards, do it, and decide drops versions whose digest
-// equals the message's.
+// equals the message's. The keys it queues are the term's round (see
+// term.expect): once all of them are in the stream, the guard marks the
+// stream reconciled.
 func (w *Watcher) reconcile(ctx context.Context, t *term) error {
+	st, err := stream.ReadState(ctx, w.nats.js, w.cfg.Stream)
+	if err != nil {
+		return fmt.Errorf("read the stream's state: %w", err)
+	}
 	heads, err := stream.LastPerSubject(ctx, w.nats.js, w.cfg.Stream, w.cfg.SubjectPrefix)
 	if err != nil {
 		return fmt.Errorf("read the last message of every subject: %w", err)
 	}
+	t.beginRound(st.Created)
+	defer t.endRound()
 	c := reconcileCounts{heads: len(heads)}
 	seen := make(map[string]bool)
 	for _, kind := range events.Kinds {
@@ -55,7 +63,7 @@ func (w *Watcher) reconcile(ctx context.Context, t *term) error {
 			continue
 		}
 		t.setRecord(k, record{UID: head.UID, RV: head.ResourceVersion, Op: head.Op})
-		t.queue.Add(k)
+		t.expect(k)
 		c.gone++
 	}
 	w.metrics.reconciled.WithLabelValues("unchanged").Add(float64(c.unchanged))
@@ -72,7 +80,7 @@ func (w *Watcher) reconcile(ctx context.Context, t *term) error {
 func (w *Watcher) seed(ctx context.Context, t *term, k key, obj runtime.Object, head stream.Head, ok bool) bool {
 	cur := stateOf(obj)
 	if !ok || head.Op == events.OpDelete {
-		t.queue.Add(k)
+		t.expect(k)
 		return true
 	}
 	rec := record{UID: head.UID, RV: head.ResourceVersion, Op: head.Op, Seq: head.Sequence}
@@ -85,7 +93,7 @@ func (w *Watcher) seed(ctx context.Context, t *term, k key, obj runtime.Object, 
 		rec.Digest, rec.HasDigest = w.headDigest(ctx, head.Subject)
 	}
 	t.setRecord(k, rec)
-	t.queue.Add(k)
+	t.expect(k)
 	return true
 }
 

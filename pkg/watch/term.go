@@ -35,6 +35,7 @@ type term struct {
 	queue  workqueue.TypedRateLimitingInterface[key]
 	status *statusWriter // nil when no status is published
 	events *reporter     // Ingress Events from the syncers' reports
+	round  *round        // the keys the last reconcile queued, until the stream holds them
 
 	mu       sync.Mutex
 	records  map[key]record
@@ -46,6 +47,7 @@ func newTerm(w *Watcher) *term {
 	return &term{
 		w:        w,
 		queue:    newQueue[key](),
+		round:    newRound(),
 		records:  make(map[key]record),
 		tombs:    make(map[key]runtime.Object),
 		observed: make(map[key]time.Time),
@@ -143,6 +145,7 @@ func (t *term) process(ctx context.Context, k key) error {
 	switch p.Op {
 	case "":
 		t.forget(k)
+		t.round.settle(k)
 		return nil
 	case events.OpDelete:
 		return t.publishDelete(ctx, k, rec)
@@ -223,6 +226,7 @@ func (t *term) publish(ctx context.Context, k key, ev events.Event, rec record) 
 	if refused(err) {
 		delete(t.observed, k)
 		t.reportRefused(ev, err)
+		t.round.settle(k)
 		return nil
 	}
 	return fmt.Errorf("publish %s %s: %w", ev.Op, k, err)
@@ -254,6 +258,7 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 	case refused(err):
 		t.reportRefused(ev, err)
 		t.unrecord(k, ev, false)
+		t.round.settle(k)
 		return
 	case errors.Is(err, stream.ErrPublisherClosed):
 		return // the term ended; the next leader reconciles
@@ -284,6 +289,7 @@ func (t *term) dropDeleted(k key, ev events.Event) {
 	defer t.mu.Unlock()
 	if rec, ok := t.records[k]; ok && rec.Op == events.OpDelete && rec.UID == ev.UID && !rec.Failed {
 		delete(t.records, k)
+		t.round.settle(k)
 	}
 }
 
@@ -295,6 +301,7 @@ func (t *term) acked(k key, ev events.Event) {
 	if rec, ok := t.records[k]; ok && rec.UID == ev.UID && rec.RV == ev.ResourceVersion && rec.Op == ev.Op {
 		rec.Seq = ev.Sequence
 		t.records[k] = rec
+		t.round.settle(k)
 	}
 }
 

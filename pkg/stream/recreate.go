@@ -1,0 +1,215 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Metadata keys of the event stream's reconcile marker (see
+// MarkReconciled): the stream sequence up to which the stream holds the
+// watcher's state, and the creation time of the stream it was written for.
+const (
+	MetaReconciledSequence = "ingress-sync.reconciled.sequence"
+	MetaReconciledCreated  = "ingress-sync.reconciled.created"
+)
+
+// ErrStreamRecreated: the stream is not the one an operation began on (it
+// was deleted and created again, so its sequences restarted).
+var ErrStreamRecreated = errors.New("stream: stream recreated")
+
+// StreamState is what the watcher and the syncer compare to tell a
+// recreated stream from the one they read: its creation time and last
+// sequence, and the reconcile marker it carries.
+type StreamState struct {
+	Created time.Time
+	LastSeq uint64
+	Msgs    uint64
+	// Reconciled is the marker's sequence, and HasMarker whether the
+	// stream carries a marker written for this very stream (its creation
+	// time matches).
+	Reconciled uint64
+	HasMarker  bool
+}
+
+// ReadState reads the current state of stream, bounded by DefaultTimeout
+// unless ctx has a deadline. A missing stream is an error wrapping
+// jetstream.ErrStreamNotFound.
+func ReadState(ctx context.Context, js jetstream.JetStream, stream string) (StreamState, error) {
+	info, err := streamInfo(ctx, js, stream)
+	if err != nil {
+		return StreamState{}, err
+	}
+	return stateOf(info), nil
+}
+
+func streamInfo(ctx context.Context, js jetstream.JetStream, stream string) (*jetstream.StreamInfo, error) {
+	s, err := streamOf(ctx, js, stream, ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return s.CachedInfo(), nil
+}
+
+func stateOf(info *jetstream.StreamInfo) StreamState {
+	st := StreamState{Created: info.Created, LastSeq: info.State.LastSeq, Msgs: info.State.Msgs}
+	md := info.Config.Metadata
+	seq, err := strconv.ParseUint(md[MetaReconciledSequence], 10, 64)
+	if err != nil {
+		return st
+	}
+	created, err := time.Parse(time.RFC3339Nano, md[MetaReconciledCreated])
+	if err != nil || !created.Equal(info.Created) {
+		return st
+	}
+	st.Reconciled, st.HasMarker = seq, true
+	return st
+}
+
+// Replaces reports whether s is another stream than the one old describes:
+// created at another time, or with sequences below old's last one.
+func (s StreamState) Replaces(old StreamState) bool {
+	return !s.Created.Equal(old.Created) || s.LastSeq < old.LastSeq
+}
+
+// MarkReconciled writes the reconcile marker on stream: the watcher's
+// state is complete in it up to its last sequence. A syncer that found the
+// stream recreated waits for this marker before it bootstraps again, so
+// that it never applies the partial state of a half-republished stream.
+// created is the creation time of the stream the watcher reconciled with;
+// when the stream is another one by now, MarkReconciled writes nothing and
+// returns an error wrapping ErrStreamRecreated. It returns the sequence
+// marked. Ensure drops the marker (it writes the configuration without it);
+// the next reconcile writes it again.
+func MarkReconciled(ctx context.Context, js jetstream.JetStream, stream string, created time.Time) (uint64, error) {
+	ctx, cancel := bounded(ctx, DefaultTimeout)
+	defer cancel()
+	info, err := streamInfo(ctx, js, stream)
+	if err != nil {
+		return 0, err
+	}
+	if !info.Created.Equal(created) {
+		return 0, fmt.Errorf("%w: %s created at %s, reconciled the one of %s", ErrStreamRecreated,
+			stream, info.Created.Format(time.RFC3339Nano), created.Format(time.RFC3339Nano))
+	}
+	st := stateOf(info)
+	if st.HasMarker && st.Reconciled == st.LastSeq {
+		return st.LastSeq, nil
+	}
+	cfg := info.Config
+	cfg.Metadata = maps.Clone(cfg.Metadata)
+	if cfg.Metadata == nil {
+		cfg.Metadata = make(map[string]string, 2)
+	}
+	cfg.Metadata[MetaReconciledSequence] = strconv.FormatUint(st.LastSeq, 10)
+	cfg.Metadata[MetaReconciledCreated] = info.Created.Format(time.RFC3339Nano)
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return 0, fmt.Errorf("stream: mark %s reconciled: %w", stream, err)
+	}
+	return st.LastSeq, nil
+}
+
+// How a Consumer that found its stream recreated polls for the marker.
+const (
+	markerPoll    = 250 * time.Millisecond
+	markerMaxPoll = 2 * time.Second
+	markerLogged  = 30 * time.Second
+)
+
+// sameStream checks that st is the stream the Consumer reads (recording it
+// when it knows none yet): an error wrapping ErrStreamRecreated otherwise.
+func (c *Consumer) sameStream(st StreamState) error {
+	if c.created.IsZero() {
+		c.created = st.Created
+		return nil
+	}
+	if st.Replaces(StreamState{Created: c.created, LastSeq: c.lastSeq.Load()}) {
+		return fmt.Errorf("%w: %s created at %s (was %s), last sequence %d (handled %d)", ErrStreamRecreated, c.stream,
+			st.Created.Format(time.RFC3339Nano), c.created.Format(time.RFC3339Nano), st.LastSeq, c.lastSeq.Load())
+	}
+	return nil
+}
+
+// checkStream asks the server whether the stream is still the one read. A
+// missing stream is returned (the reader fails with it too); another
+// failure to ask is left to the next check.
+func (c *Consumer) checkStream(ctx context.Context) error {
+	info, err := streamInfo(ctx, c.js, c.stream)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return err
+	case err != nil:
+		c.cfg.logger.Debug("stream check failed", "stream", c.stream, "err", err)
+		return nil
+	}
+	return c.sameStream(stateOf(info))
+}
+
+// recover follows a recreated stream: it waits for the watcher's marker on
+// the new stream, then resets the Consumer to bootstrap from it and calls
+// the WithStreamRecreated function. False when ctx ended first.
+func (c *Consumer) recover(ctx context.Context) bool {
+	c.cfg.logger.Warn("event stream recreated: keeping what was handled until the watcher has republished",
+		"stream", c.stream, "handled_seq", c.lastSeq.Load())
+	st, ok := c.awaitMarker(ctx)
+	if !ok {
+		return false
+	}
+	c.cfg.logger.Info("recreated event stream reconciled, bootstrapping again", "stream", c.stream,
+		"reconciled_seq", st.Reconciled, "last_seq", st.LastSeq)
+	c.created = st.Created
+	c.lastSeq.Store(0)
+	c.caughtUp.Store(false)
+	if c.cfg.onRecreated != nil {
+		c.cfg.onRecreated(ctx)
+	}
+	return true
+}
+
+// awaitMarker polls the stream until it carries a reconcile marker written
+// for it.
+func (c *Consumer) awaitMarker(ctx context.Context) (StreamState, bool) {
+	logged := time.Now()
+	for attempt := 1; ; attempt++ {
+		st, err := ReadState(ctx, c.js, c.stream)
+		if err == nil && st.HasMarker {
+			return st, true
+		}
+		if time.Since(logged) >= markerLogged {
+			c.cfg.logger.Warn("still waiting for the watcher to republish the recreated stream", "stream", c.stream,
+				"last_seq", st.LastSeq, "err", err)
+			logged = time.Now()
+		}
+		if !sleep(ctx, nil, backoff(attempt, markerPoll, markerMaxPoll, rand.Int64N)) {
+			return StreamState{}, false
+		}
+	}
+}
+
+// streamCheck paces a reader's checks of the stream, and remembers the
+// server-side consumer that delivered last.
+type streamCheck struct {
+	every    time.Duration
+	next     time.Time
+	consumer string
+}
+
+func (s *streamCheck) reset() { s.next = time.Now().Add(s.every) }
+
+func (s *streamCheck) due() bool { return !time.Now().Before(s.next) }
+
+// wait is how long the next read may wait: until the next check, and at
+// most idlePoll while not caught up.
+func (s *streamCheck) wait(caughtUp bool) time.Duration {
+	w := max(time.Until(s.next), time.Millisecond)
+	if !caughtUp {
+		w = min(w, idlePoll)
+	}
+	return w
+}

@@ -1,0 +1,77 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
+)
+
+// guardStream runs beside a leader term until ctx ends. Every
+// StreamCheckInterval it checks the event stream: a missing one is created
+// again (ensureStream), and one created after the stream the term
+// reconciled with (deleted and recreated, so its sequences restarted) is
+// reconciled with the API again, its records forgotten. Whenever a
+// reconcile's round is complete, it marks the stream reconciled
+// (stream.MarkReconciled), retrying at the next check when that fails.
+func (w *Watcher) guardStream(ctx context.Context, t *term) {
+	tick := time.NewTicker(w.cfg.StreamCheckInterval)
+	defer tick.Stop()
+	markDue := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.round.done:
+			markDue = true
+		case <-tick.C:
+			w.checkStream(ctx, t)
+		}
+		if markDue && ctx.Err() == nil {
+			markDue = !w.markReconciled(ctx, t)
+		}
+	}
+}
+
+// checkStream compares the event stream with the one t reconciled with.
+func (w *Watcher) checkStream(ctx context.Context, t *term) {
+	st, err := stream.ReadState(ctx, w.nats.js, w.cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		w.log.Warn("event stream missing, creating it again", "stream", w.cfg.Stream)
+		if _, err := w.ensureStream(ctx, w.nats.js); err != nil {
+			return // ctx ended
+		}
+		st, err = stream.ReadState(ctx, w.nats.js, w.cfg.Stream)
+	}
+	if err != nil {
+		w.log.Debug("stream check failed", "stream", w.cfg.Stream, "err", err)
+		return
+	}
+	if st.Created.Equal(t.round.streamCreated()) {
+		return
+	}
+	w.metrics.streamRecreated.Inc()
+	w.log.Warn("event stream recreated: reconciling it with the API again", "stream", w.cfg.Stream,
+		"created", st.Created, "lastSeq", st.LastSeq)
+	t.resetRecords()
+	w.reconcileRetrying(ctx, t)
+}
+
+// markReconciled writes the reconcile marker; false when it must be tried
+// again (a stream recreated meanwhile is left to the next check).
+func (w *Watcher) markReconciled(ctx context.Context, t *term) bool {
+	seq, err := stream.MarkReconciled(ctx, w.nats.js, w.cfg.Stream, t.round.streamCreated())
+	switch {
+	case errors.Is(err, stream.ErrStreamRecreated):
+		w.log.Info("stream recreated before it was marked reconciled", "stream", w.cfg.Stream, "err", err)
+		return true
+	case err != nil:
+		w.log.Warn("marking the stream reconciled failed, retrying", "stream", w.cfg.Stream, "err", err)
+		return false
+	}
+	w.log.Info("stream holds the watcher's state", "stream", w.cfg.Stream, "seq", seq)
+	return true
+}
