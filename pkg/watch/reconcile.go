@@ -27,6 +27,9 @@ func (w *Watcher) reconcile(ctx context.Context, t *term) error {
 	if err != nil {
 		return fmt.Errorf("read the last message of every subject: %w", err)
 	}
+	for subject, head := range heads {
+		t.pub.Expect(subject, head.Sequence) // fencing: the last message of each subject
+	}
 	c := reconcileCounts{heads: len(heads)}
 	seen := make(map[string]bool)
 	for _, kind := range events.Kinds {
