@@ -98,15 +98,3 @@ func noDeletes(t *testing.T, msgs []message, from uint64) {
 		}
 	}
 }
-
-// within polls cond until it holds or timeout passes.
-func within(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(pollEvery)
-	}
-}
