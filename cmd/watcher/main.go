@@ -80,6 +80,8 @@ type flags struct {
 	withoutClass, leaderElect         bool
 	publishAllTLSSecrets              bool
 	electionID, electionNamespace     string
+	leaseDuration, renewDeadline      time.Duration
+	retryPeriod                       time.Duration
 	publishService, publishStatusAddr string
 	statusSyncers                     string
 	statusMaxWait                     time.Duration
@@ -114,6 +116,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "elect one publishing replica with a Lease")
 	fs.StringVar(&f.electionID, "election-id", watch.DefaultElectionID, "name of the Lease")
 	fs.StringVar(&f.electionNamespace, "election-namespace", "", "namespace of the Lease (default $POD_NAMESPACE)")
+	fs.DurationVar(&f.leaseDuration, "lease-duration", watch.DefaultLeaseDuration, "how long a standby waits, after the Lease was last renewed, before taking it (whole seconds; > --renew-deadline)")
+	fs.DurationVar(&f.renewDeadline, "renew-deadline", watch.DefaultRenewDeadline, "how long the leader retries renewing the Lease before it stops publishing (> 1.2 × --retry-period)")
+	fs.DurationVar(&f.retryPeriod, "retry-period", watch.DefaultRetryPeriod, "how often the leader renews the Lease and a standby checks it")
 	fs.StringVar(&f.publishService, "publish-service", "", "namespace/name of the Service whose addresses go into Ingress status")
 	fs.StringVar(&f.publishStatusAddr, "publish-status-address", "", "comma-separated IPs or host names for Ingress status")
 	fs.StringVar(&f.statusSyncers, "status-syncers", string(watch.StatusAll), "how many of the syncers that report must serve an Ingress before its status address is written: all, quorum or one")
@@ -154,6 +159,7 @@ func (f *flags) config(log *slog.Logger) (watch.Config, error) {
 		ControllerClass: f.controllerClass, IngressClass: f.ingressClass, WatchIngressWithoutClass: f.withoutClass,
 		DefaultSSLCertificate: f.defaultSSLCertificate, PublishAllTLSSecrets: f.publishAllTLSSecrets,
 		LeaderElect: f.leaderElect, ElectionID: f.electionID, ElectionNamespace: orEnv(f.electionNamespace, "POD_NAMESPACE"),
+		LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod,
 		PublishService: f.publishService, PublishStatusAddress: nonEmpty(strings.Split(f.publishStatusAddr, ",")...),
 		StatusSyncers: watch.StatusRule(f.statusSyncers), StatusMaxWait: f.statusMaxWait,
 		MetricsAddr: f.metricsAddr, WatcherID: id, Workers: f.workers, Logger: log,

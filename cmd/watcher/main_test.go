@@ -64,7 +64,8 @@ func TestConfigFromFlags(t *testing.T) {
 	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:6443", "token")
 	f, err := parseFlags([]string{"--kubeconfig", kubeconfig, "--configmap", "ingress/config",
 		"--udp-services-configmap", "ingress/udp", "--publish-status-address", "198.18.0.1, lb.example.com",
-		"--status-syncers", "quorum", "--status-max-wait", "30s"}, io.Discard)
+		"--status-syncers", "quorum", "--status-max-wait", "30s",
+		"--lease-duration", "5s", "--renew-deadline", "3s", "--retry-period", "1s"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +86,9 @@ func TestConfigFromFlags(t *testing.T) {
 	if cfg.StatusSyncers != watch.StatusQuorum || cfg.StatusMaxWait != 30*time.Second {
 		t.Errorf("status syncers %q, max wait %s", cfg.StatusSyncers, cfg.StatusMaxWait)
 	}
+	if cfg.LeaseDuration != 5*time.Second || cfg.RenewDeadline != 3*time.Second || cfg.RetryPeriod != time.Second {
+		t.Errorf("lease %s, renew deadline %s, retry period %s: want the flags'", cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod)
+	}
 }
 
 func TestRunRefusesBadFlags(t *testing.T) {
@@ -97,6 +101,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{name: "leader election without namespace", args: []string{"--watcher-id", "w"}},
 		{name: "status service and addresses", args: []string{"--leader-elect=false", "--publish-service", "a/b", "--publish-status-address", "198.18.0.1"}},
 		{name: "unknown status rule", args: []string{"--leader-elect=false", "--status-syncers", "most"}},
+		{name: "renew deadline over the lease", args: []string{"--watcher-id", "w", "--election-namespace", "ingress", "--renew-deadline", "5s"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,12 @@ var (
 	// message size of the connection.
 	ErrTooLarge = errors.New("stream: event too large")
 
+	// ErrConflict: a fenced Publisher's event that the stream refused, or
+	// that was not sent, because the last message of its subject is not the
+	// one the Publisher expected: another writer published on the subject
+	// (see WithFencing and Publisher.Expect).
+	ErrConflict = errors.New("stream: the subject's last message is not the expected one")
+
 	// ErrPublisherClosed: Publish after Close, or a retry cut short by Close.
 	ErrPublisherClosed = errors.New("stream: publisher closed")
 

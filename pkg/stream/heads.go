@@ -56,6 +56,12 @@ func LastPerSubject(ctx context.Context, js jetstream.JetStream, stream, prefix 
 	return heads, nil
 }
 
+// HeadOf is the Head of one stored message (read with GetMsg or
+// GetLastMsgForSubject), as LastPerSubject reads it.
+func HeadOf(prefix string, m *jetstream.RawStreamMsg) Head {
+	return headOf(prefix, m.Subject, m.Header, m.Sequence)
+}
+
 // readHeads reads messages into heads until caught up.
 func readHeads(ctx context.Context, r *reader, prefix string, cu *catchUp, heads map[string]Head) error {
 	return readCaughtUp(ctx, r, cu, func(m Message) {

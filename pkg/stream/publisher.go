@@ -29,7 +29,9 @@ import (
 // The ordering holds within one Publisher. A watcher that loses its
 // leadership must Close its Publisher (with a short context, cutting its
 // retries) before another one publishes, or a late retry could land after
-// the new leader's event for the same object.
+// the new leader's event for the same object. A fenced Publisher (see
+// WithFencing) also holds it across Publishers: an event is stored only if
+// the last message of its subject is still the one the Publisher knows of.
 //
 // A Publisher is safe for concurrent use.
 type Publisher struct {
@@ -48,6 +50,7 @@ type Publisher struct {
 	open     map[uint64]int        // pending events per epoch
 	changed  chan struct{}         // closed and replaced when an event finishes
 	firstErr error
+	fences   map[string]*fence // fenced Publishers: what is known of each subject
 }
 
 // pubItem is one accepted event.
@@ -56,6 +59,7 @@ type pubItem struct {
 	msg   *nats.Msg
 	start time.Time
 	epoch uint64
+	gen   uint64 // fenced Publishers: the generation of its subject's fence when published
 }
 
 // NewPublisher returns a Publisher of events under prefix on the
@@ -88,6 +92,7 @@ func NewPublisher(js jetstream.JetStream, prefix string, opts ...PublisherOption
 		subjects: make(map[string][]*pubItem),
 		open:     make(map[uint64]int),
 		changed:  make(chan struct{}),
+		fences:   make(map[string]*fence),
 	}, nil
 }
 
@@ -133,7 +138,7 @@ func (p *Publisher) message(ev events.Event) (*nats.Msg, error) {
 	if limit == 0 {
 		limit = int(p.nc.MaxPayload()) // 0 while never connected: no check
 	}
-	if size := len(data) + headersSize(msg.Header); limit > 0 && size > limit {
+	if size := len(data) + headersSize(msg.Header) + p.fenceHeaderSize(); limit > 0 && size > limit {
 		return nil, fmt.Errorf("%w: %s %s: %d bytes (payload %d, headers %d) over the maximum of %d",
 			ErrTooLarge, ev.Kind, ev.Key(), size, len(data), size-len(data), limit)
 	}
@@ -150,6 +155,7 @@ func (p *Publisher) enqueue(it *pubItem) (first bool, err error) {
 		return false, ErrPublisherClosed
 	}
 	it.epoch = p.epoch
+	it.gen = p.fenceGen(it.msg.Subject)
 	p.open[it.epoch]++
 	queue, busy := p.subjects[it.msg.Subject]
 	if busy {
@@ -185,10 +191,17 @@ func (p *Publisher) next(subject string) *pubItem {
 // send publishes it until it is acked, fails for good or runs out of
 // attempts.
 func (p *Publisher) send(it *pubItem) error {
+	if err := p.arm(it); err != nil {
+		return p.finalError(it, 0, err)
+	}
 	for attempt := 1; ; attempt++ {
 		err := p.attempt(it)
 		if err == nil {
+			p.acked(it)
 			return nil
+		}
+		if conflict(err) {
+			p.conflicted(it)
 		}
 		if !retriable(err) || p.nc.IsClosed() || attempt >= p.cfg.attempts {
 			return p.finalError(it, attempt, err)
@@ -245,9 +258,12 @@ func retriable(err error) bool {
 // finalError describes a final failure; size limits wrap ErrTooLarge.
 func (p *Publisher) finalError(it *pubItem, attempts int, err error) error {
 	var apiErr *jetstream.APIError
-	if errors.Is(err, nats.ErrMaxPayload) ||
-		(errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum) {
+	switch {
+	case errors.Is(err, nats.ErrMaxPayload) ||
+		(errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum):
 		err = fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case conflict(err):
+		err = fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return fmt.Errorf("stream: publish %s %s on %s failed after %d attempt(s): %w",
 		it.ev.Kind, it.ev.Key(), it.msg.Subject, attempts, err)

@@ -29,6 +29,7 @@ type publisherConfig struct {
 	backoff    time.Duration
 	ackTimeout time.Duration
 	maxPayload int // 0: the connection's
+	fenced     bool
 	observer   func(events.Event, time.Duration, error)
 	logger     *slog.Logger
 }
@@ -89,6 +90,27 @@ func WithMaxPayload(n int) PublisherOption {
 			return fmt.Errorf("max payload %d < 1", n)
 		}
 		c.maxPayload = n
+		return nil
+	}
+}
+
+// WithFencing makes the Publisher fenced: every event is sent with the
+// Nats-Expected-Last-Subject-Sequence header, the stream sequence of the
+// last message of its subject as far as the Publisher knows (0, none, until
+// Expect says otherwise; then the sequence of its own last event there), so
+// that the stream stores it only if no other writer published on the subject
+// meanwhile. A refused event fails with ErrConflict, without retries, and so
+// do the events of the subject queued behind it, unsent: the caller reads
+// the subject's last message, calls Expect with its sequence and decides
+// again. A retry of an event that was stored but whose ack was lost fails
+// the same way (the stream checks the sequence before the Nats-Msg-Id).
+//
+// Two writers that both believe they are the only one (two watchers in the
+// window where both hold the Lease) can then never interleave their
+// messages of one object unseen.
+func WithFencing() PublisherOption {
+	return func(c *publisherConfig) error {
+		c.fenced = true
 		return nil
 	}
 }

@@ -22,10 +22,21 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultElectionID    = "ingress-sync-watcher"
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	DefaultElectionID = "ingress-sync-watcher"
+	// DefaultLeaseDuration, DefaultRenewDeadline and DefaultRetryPeriod
+	// bound a failover to about LeaseDuration + 2.4 RetryPeriod (4.2 s)
+	// after the leader dies: a standby takes the Lease once it has seen it
+	// unrenewed for LeaseDuration, measured on its own clock (clock skew
+	// between nodes does not matter), checking every RetryPeriod (with
+	// client-go's jitter of 1.2). The leader renews every RetryPeriod and
+	// stops publishing when it could not for RenewDeadline, a second before
+	// any standby may take over: renewals may take up to about a second
+	// each before a healthy leader steps down. A replica that still
+	// believes it leads after that (a long pause) is fenced: see
+	// stream.WithFencing.
+	DefaultLeaseDuration = 3 * time.Second
+	DefaultRenewDeadline = 2 * time.Second
+	DefaultRetryPeriod   = 500 * time.Millisecond
 	DefaultWorkers       = 4
 	// DefaultStatusMaxWait bounds how long an Ingress's status address
 	// waits for the syncers (see Config.StatusSyncers). An apply takes
@@ -79,9 +90,13 @@ type Config struct {
 	LeaderElect       bool
 	ElectionID        string
 	ElectionNamespace string
-	LeaseDuration     time.Duration
-	RenewDeadline     time.Duration
-	RetryPeriod       time.Duration
+	// LeaseDuration (a whole number of seconds, as the Lease stores it),
+	// RenewDeadline and RetryPeriod are client-go's leader election
+	// timings; see DefaultLeaseDuration. Validate wants LeaseDuration >
+	// RenewDeadline > 1.2 RetryPeriod.
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 
 	PublishService       string   // namespace/name
 	PublishStatusAddress []string // IPs or host names
@@ -243,9 +258,13 @@ func (c Config) validateElection() error {
 	if c.ElectionID == "" || c.ElectionNamespace == "" {
 		errs = append(errs, errors.New("leader election needs an election id and namespace (or POD_NAMESPACE)"))
 	}
-	if c.LeaseDuration <= c.RenewDeadline || c.RenewDeadline <= c.RetryPeriod || c.RetryPeriod <= 0 {
-		errs = append(errs, fmt.Errorf("want lease duration %s > renew deadline %s > retry period %s > 0",
+	// client-go's own checks: the renewals' jitter is 1.2 (leaderelection.JitterFactor).
+	if c.LeaseDuration <= c.RenewDeadline || c.RenewDeadline <= c.RetryPeriod*6/5 || c.RetryPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("want lease duration %s > renew deadline %s > 1.2 × retry period %s > 0",
 			c.LeaseDuration, c.RenewDeadline, c.RetryPeriod))
+	}
+	if c.LeaseDuration%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("lease duration %s is not a whole number of seconds (the Lease stores seconds)", c.LeaseDuration))
 	}
 	return errors.Join(errs...)
 }

@@ -34,6 +34,16 @@ func TestConfigValidate(t *testing.T) {
 		{name: "renew deadline over lease", change: func(c *Config) {
 			c.LeaderElect, c.ElectionNamespace, c.RenewDeadline = true, "ingress", time.Minute
 		}},
+		{name: "lease in milliseconds", change: func(c *Config) {
+			c.LeaderElect, c.ElectionNamespace, c.LeaseDuration = true, "ingress", 2500*time.Millisecond
+		}},
+		{name: "renew deadline within the retry jitter", change: func(c *Config) {
+			c.LeaderElect, c.ElectionNamespace, c.RenewDeadline, c.RetryPeriod = true, "ingress", 1100*time.Millisecond, time.Second
+		}},
+		{name: "kubernetes timings", change: func(c *Config) {
+			c.LeaderElect, c.ElectionNamespace = true, "ingress"
+			c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = 15*time.Second, 10*time.Second, 2*time.Second
+		}, ok: true},
 		{name: "publish service and addresses", change: func(c *Config) {
 			c.PublishService, c.PublishStatusAddress = "ingress/lb", []string{"198.18.0.1"}
 		}},

@@ -18,6 +18,10 @@ type record struct {
 	// Seq is the stream sequence of the message, once acknowledged (or
 	// found while reconciling); 0 until then.
 	Seq uint64
+	// Stale marks a record after a publish of the key conflicted (another
+	// writer published on its subject): the subject's last message is read
+	// again before deciding (term.refresh).
+	Stale bool
 }
 
 // state is the cached object of a key, reduced to what decide needs.

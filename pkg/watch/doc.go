@@ -8,7 +8,15 @@
 //
 //   - Every replica runs the informers, so a standby has warm caches. Only the
 //     Lease leader publishes (and writes Ingress status); a replica that loses
-//     the Lease stops publishing at once.
+//     the Lease stops publishing at once. The default timings (3 s lease,
+//     2 s renew deadline, 0.5 s retry period) make a standby lead about 4 s
+//     after the leader dies.
+//   - Publishing is fenced (fence.go): each event expects the stream
+//     sequence of the last message of its subject, so that two replicas
+//     that both believe they lead (a paused leader) never store an older
+//     version of an object after a newer one. A refused event makes the
+//     term read the subject again; a version older than the stream's is
+//     dropped (ingress_sync_watcher_stale_versions_dropped_total).
 //   - Informer handlers do not publish. They put the object's key on a
 //     rate-limited workqueue (and keep the last state of a deleted object).
 //     A worker publishes the current cache state of the key. So nothing is

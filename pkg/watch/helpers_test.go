@@ -288,10 +288,16 @@ func (e *env) waitMessage(t *testing.T, subject string, op events.Op) message {
 // eventually polls cond until it holds or waitTimeout passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	within(t, waitTimeout, what, cond)
+}
+
+// within polls cond until it holds or timeout passes.
+func within(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", waitTimeout, what)
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 		time.Sleep(pollEvery)
 	}
@@ -329,12 +335,10 @@ func (e *env) setServicePort(t *testing.T, name string, port int32) *corev1.Serv
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	svc, err := e.client.CoreV1().Services(e.ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := e.service(t, name)
 	svc.Spec.Ports[0].Port = port
-	if svc, err = e.client.CoreV1().Services(e.ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+	svc, err := e.client.CoreV1().Services(e.ns).Update(ctx, svc, metav1.UpdateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return svc

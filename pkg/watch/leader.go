@@ -121,7 +121,7 @@ func (w *Watcher) reconcileRetrying(ctx context.Context, t *term) bool {
 // reconcile publishes whatever is missing).
 func (w *Watcher) newPublisher(t *term) (publisher, func(), error) {
 	p, err := stream.NewPublisher(w.nats.js, w.cfg.SubjectPrefix,
-		stream.WithObserver(t.observe), stream.WithPublisherLogger(w.log),
+		stream.WithFencing(), stream.WithObserver(t.observe), stream.WithPublisherLogger(w.log),
 		stream.WithRetry(w.cfg.PublishAttempts, stream.DefaultRetryBackoff),
 		stream.WithAckTimeout(w.cfg.PublishAckTimeout))
 	if err != nil {

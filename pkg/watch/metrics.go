@@ -10,6 +10,8 @@ type metrics struct {
 	errors     *prometheus.CounterVec // kind
 	latency    *prometheus.HistogramVec
 	noop       *prometheus.CounterVec // kind
+	conflicts  *prometheus.CounterVec // kind
+	behind     *prometheus.CounterVec // kind
 	oversize   *prometheus.CounterVec // kind
 	leader     prometheus.Gauge
 	reconciled *prometheus.CounterVec // result
@@ -37,6 +39,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		noop: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "noop_updates_dropped_total", Help: "Updates not published because nothing that matters changed, by kind."},
 			[]string{"kind"}),
+		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "publish_conflicts_total", Help: "Events the stream refused because another writer had published on the object's subject (the subject is read again and the object decided anew), by kind."},
+			[]string{"kind"}),
+		behind: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "stale_versions_dropped_total", Help: "Versions not published because the stream already holds a newer one of the object, by kind."},
+			[]string{"kind"}),
 		oversize: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "oversize_objects_total", Help: "Objects not published because they exceed the NATS max_payload, by kind."},
 			[]string{"kind"}),
@@ -56,7 +64,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		streamRecreated: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "stream_recreated_total", Help: "Times the leader found the event stream deleted and created again, and reconciled it with the API."}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated} {
+	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.conflicts, m.behind, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

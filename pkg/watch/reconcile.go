@@ -35,6 +35,9 @@ func (w *Watcher) reconcile(ctx context.Context, t *term) error {
 	}
 	t.beginRound(st.Created)
 	defer t.endRound()
+	for subject, head := range heads {
+		t.pub.Expect(subject, head.Sequence) // fencing: the last message of each subject
+	}
 	c := reconcileCounts{heads: len(heads)}
 	seen := make(map[string]bool)
 	for _, kind := range events.Kinds {

@@ -22,9 +22,11 @@ const (
 	retryMax  = 10 * time.Second
 )
 
-// publisher is what the watcher needs of *stream.Publisher.
+// publisher is what the watcher needs of *stream.Publisher (fenced, see
+// fence.go).
 type publisher interface {
 	Publish(ctx context.Context, ev events.Event) error
+	Expect(subject string, seq uint64)
 }
 
 // term is one period of leadership: its queue of keys to publish, what it
@@ -123,9 +125,17 @@ func (t *term) process(ctx context.Context, k key) error {
 		s := stateOf(obj)
 		cur = &s
 	}
-	t.mu.Lock()
-	rec, hasRec := t.records[k]
-	t.mu.Unlock()
+	rec, hasRec, err := t.recordOf(ctx, k)
+	if err != nil {
+		return err
+	}
+	if hasRec && t.aheadOfCache(k, rec, cur) {
+		// The stream holds a newer version (another replica published it):
+		// publish nothing older, the informer brings the newer one.
+		t.w.metrics.behind.WithLabelValues(string(k.Kind)).Inc()
+		t.forget(k)
+		return nil
+	}
 	var recp *record
 	if hasRec {
 		recp = &rec
@@ -152,6 +162,18 @@ func (t *term) process(ctx context.Context, k key) error {
 	}
 	ev := t.event(p.Op, k, obj, cur)
 	return t.publish(ctx, k, ev, record{UID: cur.UID, RV: cur.RV, Op: p.Op, Digest: cur.Digest, HasDigest: cur.HasDigest})
+}
+
+// recordOf is what the term believes the stream holds for k, read from
+// the stream again after a conflict (refresh).
+func (t *term) recordOf(ctx context.Context, k key) (record, bool, error) {
+	t.mu.Lock()
+	rec, hasRec := t.records[k]
+	t.mu.Unlock()
+	if hasRec && rec.Stale {
+		return t.refresh(ctx, k)
+	}
+	return rec, hasRec, nil
 }
 
 // stateOf reduces a cached object to what decide compares.
@@ -262,6 +284,15 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		return
 	case errors.Is(err, stream.ErrPublisherClosed):
 		return // the term ended; the next leader reconciles
+	case errors.Is(err, stream.ErrConflict):
+		// Another writer published on the subject (or an ack of ours was
+		// lost): read it again before deciding (see fence.go).
+		t.w.metrics.conflicts.WithLabelValues(kind).Inc()
+		t.w.log.Info("publish conflicted with the stream, reading the subject again", "kind", ev.Kind,
+			"namespace", ev.Namespace, "name", ev.Name, "op", ev.Op, "resourceVersion", ev.ResourceVersion)
+		t.stale(k)
+		t.queue.AddRateLimited(k)
+		return
 	}
 	t.w.metrics.errors.WithLabelValues(kind).Inc()
 	t.w.log.Warn("event publish failed, will retry", "kind", ev.Kind, "namespace", ev.Namespace, "name", ev.Name,

@@ -39,6 +39,10 @@ type ControlPlane struct {
 	StartDuration time.Duration
 
 	etcd, apiserver *proc.Process
+	opts            Options
+	apiBin          string
+	apiPort         int
+	apiMu           sync.Mutex // StopAPIServer and StartAPIServer
 	removeDir       bool
 	stopOnce        sync.Once
 	stopErr         error
@@ -76,7 +80,7 @@ func Run(ctx context.Context, o Options) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp := &ControlPlane{Dir: o.Dir}
+	cp := &ControlPlane{Dir: o.Dir, opts: o, apiBin: apiBin}
 	if cp.Dir == "" {
 		if cp.Dir, err = os.MkdirTemp("", "ingress-sync-controlplane-"); err != nil {
 			return nil, err
@@ -126,6 +130,7 @@ func (cp *ControlPlane) start(ctx context.Context, o Options, etcdBin, apiBin st
 	cp.EtcdURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	cp.URL = "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	cp.apiPort = ports[2]
 	dataDir := filepath.Join(cp.Dir, "etcd-"+strconv.Itoa(attempt))
 	cp.etcd, err = proc.Start("etcd", etcdBin, filepath.Join(cp.Dir, "etcd.log"), etcdArgs(dataDir, cp.EtcdURL, peerURL), nil)
 	if err != nil {
@@ -145,6 +150,41 @@ func (cp *ControlPlane) start(ctx context.Context, o Options, etcdBin, apiBin st
 	}
 	cp.CAData, err = readCA(certDir)
 	return err
+}
+
+// StopAPIServer stops kube-apiserver (SIGTERM, then SIGKILL after a grace
+// period) and leaves etcd running: a kube-apiserver outage. Clients get
+// connection refused until StartAPIServer.
+func (cp *ControlPlane) StopAPIServer() error {
+	cp.apiMu.Lock()
+	defer cp.apiMu.Unlock()
+	err := cp.apiserver.Stop(stopGrace)
+	if errors.Is(err, proc.ErrKilled) {
+		err = nil // the outage is what the caller wants
+	}
+	return err
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the
+// same port, with the same certificates and etcd (so the same data, URL
+// and CAData), and returns when /readyz answers ok or ctx ends.
+func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
+	cp.apiMu.Lock()
+	defer cp.apiMu.Unlock()
+	if cp.apiserver != nil {
+		if done, _ := cp.apiserver.Exited(); !done {
+			return errors.New("testenv: kube-apiserver is running")
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, cp.opts.StartTimeout)
+	defer cancel()
+	p, err := proc.Start("kube-apiserver", cp.apiBin, filepath.Join(cp.Dir, "kube-apiserver.log"),
+		cp.apiserverArgs(cp.opts, cp.apiPort, filepath.Join(cp.Dir, "certs")), nil)
+	if err != nil {
+		return err
+	}
+	cp.apiserver = p
+	return waitReady(ctx, p, cp.URL+"/readyz", httpClient(cp.AdminToken))
 }
 
 func etcdArgs(dataDir, clientURL, peerURL string) []string {

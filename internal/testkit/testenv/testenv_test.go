@@ -110,6 +110,29 @@ func TestControlPlane(t *testing.T) {
 	}
 	t.Run("kubeconfig", func(t *testing.T) { checkKubeconfig(t, cp) })
 	t.Run("service account RBAC", func(t *testing.T) { checkServiceAccount(t, cp, client, ns) })
+	t.Run("kube-apiserver restart", func(t *testing.T) { checkAPIServerRestart(t, cp, client, ns) })
+}
+
+// checkAPIServerRestart: StopAPIServer makes the API unreachable;
+// StartAPIServer brings it back at the same URL, with the same certificate
+// and data.
+func checkAPIServerRestart(t *testing.T, cp *ControlPlane, client kubernetes.Interface, ns string) {
+	url, ca := cp.URL, string(cp.CAData)
+	if err := cp.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); err == nil {
+		t.Fatal("the API answered while stopped")
+	}
+	if err := cp.StartAPIServer(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if cp.URL != url || string(cp.CAData) != ca {
+		t.Errorf("URL %s (was %s), or the CA changed", cp.URL, url)
+	}
+	if _, err := client.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); err != nil {
+		t.Errorf("namespace %s after the restart: %v", ns, err)
+	}
 }
 
 func checkKubeconfig(t *testing.T, cp *ControlPlane) {
