@@ -59,6 +59,9 @@ func TestIngressChangesNeverReload(t *testing.T) {
 	applyIngress(t, ours(ns, "burst", fixtures.Rule(h, pathsUpTo(nil)...)))
 	routes(t, nil, map[string]string{"http://" + h + "/a": "web"})
 	converged(t)
+	// The watcher's status write comes once the syncers serve the
+	// Ingress: after it, nothing but the burst writes the Ingress.
+	waitForStatus(t, ns, "burst")
 	before := snapshot(t)
 	// The burst: five updates back to back, each on the resourceVersion the
 	// previous one returned (one API call each).

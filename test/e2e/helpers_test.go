@@ -17,6 +17,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
@@ -136,8 +137,18 @@ func applyIngress(t *testing.T, ing *networkingv1.Ingress) {
 			}
 		})
 	} else if err == nil {
-		ing.ResourceVersion = cur.ResourceVersion
-		_, err = api.Update(t.Context(), ing, metav1.UpdateOptions{})
+		// The watcher writes the status at any time: read again on a
+		// conflict with it.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			ing.ResourceVersion = cur.ResourceVersion
+			_, err := api.Update(t.Context(), ing, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				if latest, gerr := api.Get(t.Context(), ing.Name, metav1.GetOptions{}); gerr == nil {
+					cur = latest
+				}
+			}
+			return err
+		})
 	}
 	if err != nil {
 		t.Fatalf("apply Ingress %s: %v", ing.Name, err)
@@ -224,18 +235,25 @@ func routes(t *testing.T, roots *x509.CertPool, want map[string]string) {
 	reaches(t, roots, hits)
 }
 
-// streamLastSeq is the last sequence of the event stream.
-func streamLastSeq(t *testing.T) uint64 {
+// jetStream connects to the world's NATS for the rest of the test.
+func jetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
 	nc, err := nats.Connect(w.NATSURL, nats.Timeout(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return js
+}
+
+// streamLastSeq is the last sequence of the event stream.
+func streamLastSeq(t *testing.T) uint64 {
+	t.Helper()
+	js := jetStream(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, world.Stream)

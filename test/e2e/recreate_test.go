@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
 )
@@ -56,15 +53,7 @@ func TestStreamRecreated(t *testing.T) {
 // same configuration, as an operator could with the NATS API.
 func recreateStream(t *testing.T) {
 	t.Helper()
-	nc, err := nats.Connect(w.NATSURL, nats.Timeout(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := jetStream(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, world.Stream)
