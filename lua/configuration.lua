@@ -216,7 +216,7 @@ local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
   "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "deny", "sourceRangeInvalid", "forwardedPrefix", "preserveTrailingSlash",
   "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy", "errors", "auth", "limit",
   "extAuth", "upstreamTLS" }
-local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls", "block" }
+local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls", "block", "digest" }
 -- Client certificates (clientauth.lua).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
 HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"

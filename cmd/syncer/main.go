@@ -2,6 +2,7 @@
 // rebuilds the Configuration and keeps nginx serving it. Subcommands:
 //
 //	syncer [run] [flags]   consume the stream and drive nginx (default)
+//	syncer nginx [flags]   run nginx for a syncer run with --nginx-mode=external
 //	syncer replay ...      rebuild past configurations from the stream
 //	syncer decode          turn one stream payload on stdin into JSON
 //	syncer backends ...    show what the running nginx's Lua balancer holds
@@ -30,6 +31,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "consume the stream and keep nginx serving it (default)", runCommand},
+		{"nginx", "run nginx for a syncer run with --nginx-mode=external, and outlive it", nginxCommand},
 		{"replay", "rebuild past configurations from the stream and explain changes", replayCommand},
 		{"decode", "turn one stream payload on stdin into JSON", decodeCommand},
 		{"backends", "show what the running nginx's Lua balancer holds", backendsCommand},

@@ -19,6 +19,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
+	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 )
 
 // natsFlags are the connection flags every subcommand that reads the stream
@@ -100,10 +101,11 @@ type runFlags struct {
 	holdoff, maxHoldoff time.Duration
 	logLevel            string
 	nginx               nginx.Options
+	nginxMode           syncer.NginxMode
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
-	f := &runFlags{}
+	f := &runFlags{nginxMode: syncer.NginxChild}
 	fs := flag.NewFlagSet("syncer run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.nats.register(fs)
@@ -116,6 +118,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.nginx.NginxBinary, "nginx-binary", "", "nginx executable (default: nginx in PATH, then /usr/sbin/nginx)")
 	fs.DurationVar(&f.nginx.ReloadTimeout, "reload-timeout", nginx.DefaultReloadTimeout, "bound of nginx -t and of the wait for new workers after a reload (only global settings reload)")
 	fs.DurationVar(&f.nginx.StartTimeout, "start-timeout", nginx.DefaultStartTimeout, "bound of the wait for a started nginx to answer")
+	fs.Var(&f.nginxMode, "nginx-mode", "child: nginx is this process's child and stops with it; external: `syncer nginx` runs nginx in the same --nginx-dir (its own container, sharing the pod's process namespace), this syncer follows it through its pid file, and nginx keeps serving through a syncer crash")
 	registerNginxConfFlags(fs, &f.nginx)
 	if err := fs.Parse(args); err != nil {
 		return nil, err

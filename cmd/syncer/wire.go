@@ -18,7 +18,7 @@ import (
 // reports and the metrics server, and stops them all when ctx is done.
 func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	reg := httpserver.NewRegistry()
-	ngx, err := syncer.NewNginx(f.nginx)
+	ngx, err := syncer.NewNginx(f.nginx, f.nginxMode)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	if _, err := srv.Listen(); err != nil {
 		return err
 	}
-	log.Info("syncer starting", "pod", f.pod, "stream", f.nats.stream, "prefix", f.nats.prefix)
+	log.Info("syncer starting", "pod", f.pod, "stream", f.nats.stream, "prefix", f.nats.prefix, "nginx-mode", f.nginxMode)
 	return group.Run(ctx, log,
 		group.Part{Name: "nginx", Start: ngx.Start}, group.Part{Name: "sync", Start: s.Start},
 		group.Part{Name: "consumer", Start: consumer.Start}, group.Part{Name: "http", Start: srv.Start})

@@ -59,6 +59,28 @@ type Applier struct {
 	// streamWritten are the stream endpoint files as last written, by
 	// name (streamfiles.go).
 	streamWritten map[string][]byte
+	// pushed counts what the last push sent; restored is Restore's.
+	pushed       pushed
+	restoreStats RestoreStats
+}
+
+// pushed counts the items of one push.
+type pushed struct{ hosts, backends, certificates, removed int }
+
+// RestoreStats describes the last Restore: what it sent to a new nginx
+// master (everything, to a fresh one; only what differs, to one that
+// outlived its syncer) and whether nginx ran another nginx.conf, which
+// it then reloaded.
+type RestoreStats struct {
+	Hosts, Backends, Certificates, Removed int
+	Reloaded                               bool
+}
+
+// LastRestore returns the statistics of the last Restore.
+func (a *Applier) LastRestore() RestoreStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.restoreStats
 }
 
 // NewApplier validates opts, prepares opts.Dir (see Prepare) and returns an
@@ -207,15 +229,17 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 		}
 		a.conf, a.profiles = sum, profileSet(next.UpstreamTLS)
 	}
-	var extra *delta
+	d := deltaOf(ch, next.Checksum)
 	if a.dirty {
-		var err error
-		if extra, err = a.extras(ctx, next); err != nil {
+		h, err := a.fetchHeld(ctx)
+		if err != nil {
 			return err
 		}
+		d.against(h)
 		a.dirty = false
 	}
-	d := deltaOf(ch, next.Checksum, extra)
+	a.pushed = pushed{hosts: len(d.hosts), backends: len(d.backends), certificates: len(d.certificates),
+		removed: len(d.hostsRemoved) + len(d.backendsRemoved) + len(d.certificatesRemove)}
 	if err := a.pushUpserts(ctx, &d); err != nil {
 		return err
 	}
@@ -240,9 +264,12 @@ func (a *Applier) renderIfChanged(next *model.Configuration) ([]byte, string, er
 	return conf, sum, nil
 }
 
-// Restore pushes the whole running state again, removing whatever else
-// the Lua side holds. It is the Process OnStart hook: a new nginx master
-// starts with empty shared dicts.
+// Restore brings a new nginx master to the running state: it is the
+// Runner's OnStart hook. A master started from the running nginx.conf
+// holds nothing yet and is sent the whole state; one that outlived a
+// previous syncer (Attached) is sent only the hosts, backends and
+// certificates that differ from what it holds, and is reloaded only when
+// it runs another nginx.conf.
 func (a *Applier) Restore(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -250,7 +277,6 @@ func (a *Applier) Restore(ctx context.Context) error {
 	if a.running == nil {
 		return nil
 	}
-	ch := model.Diff(nil, a.running)
 	files, err := a.streamFiles(a.running)
 	if err == nil {
 		err = a.writeStreamFiles(files, true)
@@ -258,13 +284,38 @@ func (a *Applier) Restore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	reloaded, err := a.reloadIfOther(ctx)
+	if err != nil {
+		return err
+	}
+	ch := model.Diff(nil, a.running)
 	if err := a.pushChange(ctx, a.running, &ch, false, nil, ""); err != nil {
 		a.dirty = true
 		return err
 	}
-	a.log.Info("dynamic state pushed", "hosts", len(ch.ServersUpserted), "backends", len(ch.BackendsUpserted),
-		"certificates", len(ch.CertificatesUpserted))
+	p := a.pushed
+	a.restoreStats = RestoreStats{Hosts: p.hosts, Backends: p.backends, Certificates: p.certificates, Removed: p.removed, Reloaded: reloaded}
+	a.log.Info("dynamic state pushed", "hosts", p.hosts, "backends", p.backends, "certificates", p.certificates,
+		"removed", p.removed, "reloaded", reloaded)
 	return nil
+}
+
+// reloadIfOther reloads nginx when it serves another nginx.conf than the
+// running one (it outlived a syncer whose global settings were older).
+func (a *Applier) reloadIfOther(ctx context.Context) (bool, error) {
+	v, err := a.client.GetVersion(ctx)
+	if err != nil {
+		return false, err
+	}
+	if v.Checksum == a.conf {
+		return false, nil
+	}
+	conf, err := os.ReadFile(a.opts.confPath())
+	if err != nil {
+		return false, fmt.Errorf("nginx.conf: %w", err)
+	}
+	a.log.Info("nginx runs another nginx.conf; reloading", "serves", v.Checksum, "checksum", a.conf)
+	return true, a.swapAndConfirm(ctx, conf, nil, a.conf)
 }
 
 // test writes conf to a temporary file in Dir and runs nginx -t on it.

@@ -26,54 +26,79 @@ type delta struct {
 	defaultCertificate string // "" leaves it unchanged
 }
 
-// deltaOf turns a Change into pushes; extra adds the removals of what the
-// Lua side holds beyond it (after a restart or a failed push).
-func deltaOf(ch *model.Change, checksum string, extra *delta) delta {
-	d := delta{
+// deltaOf turns a Change into pushes.
+func deltaOf(ch *model.Change, checksum string) delta {
+	return delta{
 		hosts: hostsOf(ch.ServersUpserted), hostsRemoved: ch.ServersRemoved, checksum: checksum,
 		backends: ch.BackendsUpserted, backendsRemoved: ch.BackendsRemoved,
 		certificates: ch.CertificatesUpserted, certificatesRemove: ch.CertificatesRemoved,
 		defaultCertificate: ch.DefaultCertificate,
 	}
-	if extra != nil {
-		d.hostsRemoved = append(slices.Clone(d.hostsRemoved), extra.hostsRemoved...)
-		d.backendsRemoved = append(slices.Clone(d.backendsRemoved), extra.backendsRemoved...)
-		d.certificatesRemove = append(slices.Clone(d.certificatesRemove), extra.certificatesRemove...)
-	}
-	return d
 }
 
-// extras returns the removals of the hosts, backends and certificates the
-// Lua side holds that next does not have.
-func (a *Applier) extras(ctx context.Context, next *model.Configuration) (*delta, error) {
+// held is what the Lua side holds: the digest of each host, backend and
+// certificate by name, and the default certificate's name.
+type held struct {
+	hosts, backends, certificates map[string]string
+	defaultCertificate            string
+}
+
+// fetchHeld reads what the Lua side holds.
+func (a *Applier) fetchHeld(ctx context.Context) (held, error) {
 	routes, err := a.client.GetRoutes(ctx)
 	if err != nil {
-		return nil, err
+		return held{}, err
 	}
 	backends, err := a.client.GetBackends(ctx)
 	if err != nil {
-		return nil, err
+		return held{}, err
 	}
 	certs, err := a.client.GetCertificates(ctx)
 	if err != nil {
-		return nil, err
+		return held{}, err
 	}
-	var d delta
-	d.hostsRemoved = absent(routes.Hosts, func(h *Host) string { return h.Name }, next.Servers, func(s *model.Server) string { return s.Hostname })
-	d.backendsRemoved = absent(backends.Backends, func(b *model.Backend) string { return b.Name }, next.Backends.Slice(), func(b **model.Backend) string { return (*b).Name })
-	d.certificatesRemove = absent(certs.Certificates, func(c *CertificateInfo) string { return c.Name }, next.Certificates, func(c *model.Certificate) string { return c.Name })
-	return &d, nil
+	h := held{hosts: make(map[string]string, len(routes.Hosts)), backends: make(map[string]string, len(backends.Backends)),
+		certificates: make(map[string]string, len(certs.Certificates)), defaultCertificate: certs.DefaultCertificate}
+	for _, x := range routes.Hosts {
+		h.hosts[x.Name] = x.Digest
+	}
+	for _, b := range backends.Backends {
+		h.backends[b.Name] = b.Checksum
+	}
+	for _, c := range certs.Certificates {
+		h.certificates[c.Name] = c.Checksum
+	}
+	return h, nil
 }
 
-// absent returns the names of have that want does not name, sorted.
-func absent[H, W any](have []H, haveName func(*H) string, want []W, wantName func(*W) string) []string {
+// against turns a whole-state delta into the difference with what the Lua
+// side holds: what it holds with the same digest is not sent again, and
+// what it holds beyond d is removed. A fresh nginx holds nothing, so all
+// of d is sent; one that outlived its syncer or missed a failed push gets
+// only what differs.
+func (d *delta) against(h held) {
+	d.hostsRemoved = append(slices.Clone(d.hostsRemoved), absent(h.hosts, d.hosts, func(x *Host) string { return x.Name })...)
+	d.backendsRemoved = append(slices.Clone(d.backendsRemoved), absent(h.backends, d.backends, func(b *model.Backend) string { return b.Name })...)
+	d.certificatesRemove = append(slices.Clone(d.certificatesRemove), absent(h.certificates, d.certificates, func(c *model.Certificate) string { return c.Name })...)
+	d.hosts = slices.DeleteFunc(d.hosts, func(x Host) bool { return x.Digest != "" && h.hosts[x.Name] == x.Digest })
+	d.backends = slices.DeleteFunc(d.backends, func(b model.Backend) bool { return b.Checksum != "" && h.backends[b.Name] == b.Checksum })
+	d.certificates = slices.DeleteFunc(d.certificates, func(c model.Certificate) bool {
+		return c.Checksum != "" && h.certificates[c.Name] == c.Checksum
+	})
+	if d.defaultCertificate == h.defaultCertificate {
+		d.defaultCertificate = ""
+	}
+}
+
+// absent returns the names held that want does not name, sorted.
+func absent[W any](held map[string]string, want []W, name func(*W) string) []string {
 	keep := make(map[string]bool, len(want))
 	for i := range want {
-		keep[wantName(&want[i])] = true
+		keep[name(&want[i])] = true
 	}
 	var out []string
-	for i := range have {
-		if n := haveName(&have[i]); !keep[n] {
+	for n := range held {
+		if !keep[n] {
 			out = append(out, n)
 		}
 	}

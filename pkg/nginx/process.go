@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -36,17 +35,13 @@ type StartHook func(ctx context.Context) error
 
 // Process runs nginx as a child process and keeps it running.
 type Process struct {
+	hooks
 	opts   Options
-	log    *slog.Logger
-	client *Client
 	errors errorLog // nginx's recent error-level lines
 
 	mu      sync.Mutex
-	hooks   []StartHook
 	cmd     *exec.Cmd
 	started bool
-	ready   chan struct{}
-	readyOK bool
 	starts  int
 }
 
@@ -57,23 +52,8 @@ func NewProcess(opts Options) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Process{
-		opts:   o,
-		log:    o.Logger.With("component", "nginx"),
-		client: NewClient(o.StatusPort, o.RequestTimeout),
-		ready:  make(chan struct{}),
-	}, nil
+	return &Process{hooks: newHooks(o, "nginx"), opts: o}, nil
 }
-
-// OnStart registers a hook run after every (re)start; register before Start.
-func (p *Process) OnStart(h StartHook) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.hooks = append(p.hooks, h)
-}
-
-// Ready is closed after the first start whose hooks all succeeded.
-func (p *Process) Ready() <-chan struct{} { return p.ready }
 
 // Pid returns the pid of the nginx master, 0 when it is not running.
 func (p *Process) Pid() int {
@@ -151,7 +131,7 @@ func (p *Process) runOnce(ctx context.Context) error {
 	hooksDone.Add(1)
 	go func() {
 		defer hooksDone.Done()
-		p.afterStart(runCtx)
+		p.afterStart(runCtx, cmd.Process.Pid)
 	}()
 	defer hooksDone.Wait()
 	defer cancel()
@@ -213,53 +193,6 @@ func (p *Process) spawn() (*exec.Cmd, error) {
 	p.mu.Unlock()
 	p.log.Info("nginx started", "pid", cmd.Process.Pid, "conf", p.opts.confPath())
 	return cmd, nil
-}
-
-// afterStart waits for the status server, then runs the hooks until they
-// all succeed or ctx ends (nginx exited or Start's context ended).
-func (p *Process) afterStart(ctx context.Context) {
-	if err := waitHealthy(ctx, p.client, p.opts.StartTimeout); err != nil {
-		if ctx.Err() == nil {
-			p.log.Error("nginx did not become healthy", "err", err)
-		}
-		return
-	}
-	p.mu.Lock()
-	hooks := append([]StartHook(nil), p.hooks...)
-	p.mu.Unlock()
-	for _, h := range hooks {
-		if err := p.retry(ctx, func() error { return h(ctx) }); err != nil {
-			return
-		}
-	}
-	p.mu.Lock()
-	if !p.readyOK {
-		p.readyOK = true
-		close(p.ready)
-	}
-	p.mu.Unlock()
-	p.log.Info("nginx ready", "pid", p.Pid())
-}
-
-// retry runs fn until it succeeds or ctx ends, with backoff.
-func (p *Process) retry(ctx context.Context, fn func() error) error {
-	return retry.Until(ctx, restartBackoff, fn, func(_ int, backoff time.Duration, err error) {
-		p.log.Error("nginx start hook failed; retrying", "err", err, "backoff", backoff)
-	})
-}
-
-// healthPoll paces waitHealthy: every 10 ms.
-var healthPoll = retry.Backoff{Base: 10 * time.Millisecond, Max: 10 * time.Millisecond}
-
-// waitHealthy polls /healthz until it answers or timeout passes.
-func waitHealthy(ctx context.Context, c *Client, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last error
-	if err := retry.Until(ctx, healthPoll, func() error { last = c.Healthz(ctx); return last }, nil); err != nil {
-		return fmt.Errorf("status server: %w (last error: %w)", err, last)
-	}
-	return nil
 }
 
 // drain asks nginx to stop gracefully and kills it when the workers have

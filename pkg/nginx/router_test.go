@@ -509,7 +509,7 @@ func TestRouteTableInspection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := HostOf(&cfg.Servers[1]); !reflect.DeepEqual(got, want) {
+	if want := hostsOf(cfg.Servers[1:2])[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("GetHost(a.test) = %+v, want %+v", got, want)
 	}
 	if w, err := h.lua.GetHost(ctx, "*.w.test"); err != nil || w.Name != "*.w.test" || len(w.Routes) != 1 {

@@ -1,6 +1,9 @@
 package nginx
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"regexp"
 	"strings"
 
@@ -32,6 +35,10 @@ type Host struct {
 	// ClientAuth is the host's client certificate verification
 	// (lua/clientauth.lua).
 	ClientAuth *model.ClientAuth `json:"clientAuth,omitempty"`
+	// Digest is a hash of everything above, kept by the Lua side and
+	// returned by GET, so that a whole-state push sends again only the
+	// hosts that differ from what nginx holds (see delta.against).
+	Digest string `json:"digest,omitempty"`
 }
 
 // Route is one Location of a Server, with its settings resolved against
@@ -183,13 +190,28 @@ func corsOf(c *model.CORS) *CORS {
 	return out
 }
 
-// hostsOf converts Servers.
+// hostsOf converts Servers, with their digests.
 func hostsOf(servers []model.Server) []Host {
 	out := make([]Host, len(servers))
 	for i := range servers {
 		out[i] = HostOf(&servers[i])
+		out[i].Digest = hostDigest(&out[i])
 	}
 	return out
+}
+
+// hostDigest is the Digest of h: the first 16 bytes of the SHA-256 of its
+// wire form without a digest, "" when it cannot be encoded (the host is
+// then always sent again).
+func hostDigest(h *Host) string {
+	c := *h
+	c.Digest = ""
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }
 
 // headerMap is the wire form of a header list: an object, nil when empty.

@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -13,13 +14,42 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
-// Nginx is the real Applier: pkg/nginx's Applier and Process together. nginx
-// needs a configuration before it can start, so the first Apply writes
-// nginx.conf and starts nginx. After every (re)start the whole state is
-// pushed again (the Process OnStart hook).
+// NginxMode says who runs nginx.
+type NginxMode string
+
+const (
+	// NginxChild: the syncer runs nginx as its child, which stops with it.
+	NginxChild NginxMode = "child"
+	// NginxExternal: `syncer nginx` runs nginx (another container of the
+	// pod, sharing its process namespace) and the syncer follows it
+	// (nginx.Attached): nginx keeps serving through a syncer crash, and
+	// the restarted syncer adopts it and sends only what differs.
+	NginxExternal NginxMode = "external"
+)
+
+// ErrNginxMode is returned for a mode that is neither child nor external.
+var ErrNginxMode = errors.New("nginx mode must be child or external")
+
+// Set implements flag.Value.
+func (m *NginxMode) Set(s string) error {
+	switch NginxMode(s) {
+	case NginxChild, NginxExternal:
+		*m = NginxMode(s)
+		return nil
+	}
+	return fmt.Errorf("%w: %q", ErrNginxMode, s)
+}
+
+func (m *NginxMode) String() string { return string(*m) }
+
+// Nginx is the real Applier: pkg/nginx's Applier and a Runner together.
+// nginx needs a configuration before it can start, so the first Apply
+// writes nginx.conf and then starts nginx (or waits for the one `syncer
+// nginx` starts from it, or adopts the one that already runs). After every
+// new nginx master the Applier's Restore brings it to the running state.
 type Nginx struct {
 	applier *nginx.Applier
-	proc    *nginx.Process
+	proc    nginx.Runner
 	start   chan struct{} // closed by the first Apply
 
 	mu      sync.Mutex  // serialises Apply
@@ -27,8 +57,17 @@ type Nginx struct {
 }
 
 // NewNginx validates opts and prepares nginx's directory.
-func NewNginx(opts nginx.Options) (*Nginx, error) {
-	proc, err := nginx.NewProcess(opts)
+func NewNginx(opts nginx.Options, mode NginxMode) (*Nginx, error) {
+	var proc nginx.Runner
+	var err error
+	switch mode {
+	case NginxChild, "":
+		proc, err = nginx.NewProcess(opts)
+	case NginxExternal:
+		proc, err = nginx.NewAttached(opts)
+	default:
+		err = fmt.Errorf("%w: %q", ErrNginxMode, mode)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +80,8 @@ func NewNginx(opts nginx.Options) (*Nginx, error) {
 }
 
 // Start runs nginx once the first configuration is written, restarts it
-// when it dies, and drains it when ctx is done.
+// when it dies, and drains it when ctx is done (in NginxExternal mode it
+// follows the masters `syncer nginx` runs and leaves nginx running).
 func (n *Nginx) Start(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
