@@ -185,6 +185,7 @@ func TestHelmRefuses(t *testing.T) {
 type chartFlags struct {
 	Watcher []string          `json:"watcher"`
 	Syncer  []string          `json:"syncer"`
+	Nginx   []string          `json:"nginx"`
 	Chart   map[string]string `json:"chart"`
 }
 
@@ -200,26 +201,32 @@ func readChartFlags(t *testing.T) chartFlags {
 	return f
 }
 
-// TestHelmFlags: flags.yaml lists exactly the flags of the watcher and of
-// `syncer run` (from their -h), so controller.extraArgs reaches the right
-// components; every flag the chart passes on its own is in its chart map,
-// so controller.extraArgs cannot override it.
+// TestHelmFlags: flags.yaml lists exactly the flags of the watcher, of
+// `syncer run` and of `syncer nginx` (from their -h), so controller.extraArgs
+// reaches the right components; every flag the chart passes on its own is in
+// its chart map, so controller.extraArgs cannot override it.
 func TestHelmFlags(t *testing.T) {
 	f := readChartFlags(t)
 	usageFlags := regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`)
-	for name, listed := range map[string][]string{"watcher": f.Watcher, "syncer": f.Syncer} {
-		sub := map[string][]string{"watcher": nil, "syncer": {"run"}}[name]
+	for _, l := range []struct {
+		key, binary string
+		sub, listed []string
+	}{
+		{"watcher", "watcher", nil, f.Watcher},
+		{"syncer", "syncer", []string{"run"}, f.Syncer},
+		{"nginx", "syncer", []string{"nginx"}, f.Nginx},
+	} {
 		var got []string
-		for _, m := range usageFlags.FindAllStringSubmatch(binaryUsage(t, name, sub), -1) {
+		for _, m := range usageFlags.FindAllStringSubmatch(binaryUsage(t, l.binary, l.sub), -1) {
 			got = append(got, m[1])
 		}
 		slices.Sort(got)
-		if !slices.Equal(got, listed) {
-			t.Errorf("flags.yaml %s: %v\n%s -h: %v", name, listed, name, got)
+		if !slices.Equal(got, l.listed) {
+			t.Errorf("flags.yaml %s: %v\n%s -h: %v", l.key, l.listed, strings.Join(append([]string{l.binary}, l.sub...), " "), got)
 		}
 	}
 	for flag := range f.Chart {
-		if !slices.Contains(f.Watcher, flag) && !slices.Contains(f.Syncer, flag) {
+		if !slices.Contains(f.Watcher, flag) && !slices.Contains(f.Syncer, flag) && !slices.Contains(f.Nginx, flag) {
 			t.Errorf("flags.yaml chart: %s is a flag of neither binary", flag)
 		}
 	}

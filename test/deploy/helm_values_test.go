@@ -184,7 +184,7 @@ func TestHelmExternalNATS(t *testing.T) {
 	}
 	for name, secret := range map[string]string{watcherName: "ingress-sync-watcher-nats", syncerName: "ingress-sync-syncer-nats"} {
 		w := workloadNamed(t, objs, name)
-		c := w.Template.Spec.Containers[0]
+		c := container(t, w, strings.TrimPrefix(name, "ingress-sync-"))
 		if flagValue(t, c, "nats-url") != "tls://nats.messaging.svc:4222" || flagValue(t, c, "nats-creds") != "/etc/nats-creds/creds" {
 			t.Errorf("%s: args %v", name, c.Args)
 		}

@@ -51,17 +51,18 @@ func TestDockerfile(t *testing.T) {
 		if w.Name == natsName {
 			continue
 		}
-		c := w.Template.Spec.Containers[0]
-		bin := c.Command[0]
-		if !strings.Contains(df, "./cmd/"+path.Base(bin)) || !strings.Contains(df, "/out/bin/"+path.Base(bin)) ||
-			path.Dir(bin) != "/usr/local/bin" {
-			t.Errorf("%s runs %s, which the Dockerfile does not build into /usr/local/bin", w, bin)
+		for _, c := range w.Template.Spec.Containers {
+			bin := c.Command[0]
+			if !strings.Contains(df, "./cmd/"+path.Base(bin)) || !strings.Contains(df, "/out/bin/"+path.Base(bin)) ||
+				path.Dir(bin) != "/usr/local/bin" {
+				t.Errorf("%s/%s runs %s, which the Dockerfile does not build into /usr/local/bin", w, c.Name, bin)
+			}
 		}
 		user := strconv.FormatInt(deref(w.Template.Spec.SecurityContext.RunAsUser, -1), 10)
 		if !strings.Contains(df, "\nUSER "+user+":"+user+"\n") {
 			t.Errorf("%s runs as %s, the image's USER differs", w, user)
 		}
-		if w.Name == syncerName && flagValue(t, c, "lua-dir") != "/usr/share/ingress-sync/lua" {
+		if w.Name == syncerName && flagValue(t, container(t, w, "syncer"), "lua-dir") != "/usr/share/ingress-sync/lua" {
 			t.Errorf("--lua-dir is not where the Dockerfile puts lua/")
 		}
 	}
@@ -81,15 +82,20 @@ func installScriptPackages(t *testing.T) []string {
 }
 
 // TestFlagsExist builds cmd/watcher and cmd/syncer and checks that every
-// flag the manifests pass is one the binary defines (from its -h output).
+// flag the manifests pass is one the binary defines (from its -h output):
+// the watcher's, and those of `syncer run` and `syncer nginx` in the two
+// containers of the syncer pod.
 func TestFlagsExist(t *testing.T) {
 	objs := render(t, "base")
-	for _, name := range []string{watcherName, syncerName} {
-		c := container(t, workloadNamed(t, objs, name), strings.TrimPrefix(name, "ingress-sync-"))
+	for _, wc := range []struct{ workload, container string }{
+		{watcherName, "watcher"}, {syncerName, "syncer"}, {syncerName, "nginx"},
+	} {
+		c := container(t, workloadNamed(t, objs, wc.workload), wc.container)
 		usage := binaryUsage(t, path.Base(c.Command[0]), c.Command[1:])
 		for _, flag := range argFlags(t, c) {
 			if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(flag) + `(\s|$)`).MatchString(usage) {
-				t.Errorf("%s passes --%s, which %s does not define", name, flag, c.Command[0])
+				t.Errorf("%s/%s passes --%s, which %s does not define", wc.workload, wc.container, flag,
+					strings.Join(c.Command, " "))
 			}
 		}
 	}

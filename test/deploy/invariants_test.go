@@ -39,6 +39,7 @@ func invariantChecks() []invariantCheck {
 	return []invariantCheck{
 		{"every container is restricted", checkRestricted},
 		{"syncer has no Kubernetes credentials", checkSyncerNoCredentials},
+		{"nginx runs in its own container", checkNginxContainer},
 		{"status port is in no Service", checkStatusPortPrivate},
 		{"services target declared ports", checkServiceTargets},
 		{"ingress class matches the flags", checkIngressClass},
@@ -130,14 +131,16 @@ func checkSyncerNoCredentials(t *testing.T, objs []*unstructured.Unstructured) {
 }
 
 func checkStatusPortPrivate(t *testing.T, objs []*unstructured.Unstructured) {
-	syncer := container(t, workloadNamed(t, objs, syncerName), "syncer")
-	status, err := strconv.Atoi(flagValue(t, syncer, "status-port"))
+	w := workloadNamed(t, objs, syncerName)
+	status, err := strconv.Atoi(flagValue(t, container(t, w, "syncer"), "status-port"))
 	if err != nil {
 		t.Fatalf("--status-port: %v", err)
 	}
-	for _, p := range syncer.Ports {
-		if int(p.ContainerPort) == status {
-			t.Errorf("status port %d is a containerPort (%s)", status, p.Name)
+	for _, c := range w.Template.Spec.Containers {
+		for _, p := range c.Ports {
+			if int(p.ContainerPort) == status {
+				t.Errorf("status port %d is a containerPort (%s/%s)", status, c.Name, p.Name)
+			}
 		}
 	}
 	for _, o := range ofKind(objs, "Service") {
@@ -192,7 +195,7 @@ func checkIngressClass(t *testing.T, objs []*unstructured.Unstructured) {
 	ic := typed[networkingv1.IngressClass](t, classes[0])
 	for _, name := range []string{watcherName, syncerName} {
 		w := workloadNamed(t, objs, name)
-		c := w.Template.Spec.Containers[0]
+		c := container(t, w, strings.TrimPrefix(name, "ingress-sync-"))
 		if got := flagValue(t, c, "controller-class"); got != ic.Spec.Controller {
 			t.Errorf("%s: --controller-class=%s, IngressClass controller %s", w, got, ic.Spec.Controller)
 		}

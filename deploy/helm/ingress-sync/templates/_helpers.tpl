@@ -225,8 +225,9 @@ their fixed ones.
 
 {{/*
 extraArgs for one component: the keys of controller.extraArgs that the
-component has (flags.yaml), then its own extraArgs. Call with
-(dict "ctx" $ "component" "watcher"|"syncer" "own" .Values.watcher.extraArgs).
+component has (flags.yaml: watcher, syncer for `syncer run`, nginx for
+`syncer nginx`), then its own extraArgs. Call with
+(dict "ctx" $ "component" "watcher"|"syncer"|"nginx" "own" .Values.watcher.extraArgs).
 */}}
 {{- define "ingress-sync.extraArgs" -}}
 {{- $flags := .ctx.Files.Get "flags.yaml" | fromYaml -}}
