@@ -51,6 +51,15 @@ type Options struct {
 	ConfigMap string
 	// WatcherArgs and SyncerArgs are appended to the default flags.
 	WatcherArgs, SyncerArgs []string
+	// Watchers is how many watchers to start (0: one), with the watcher
+	// ids watcher-0, watcher-1, ...: one leads, the others stand by.
+	Watchers int
+	// NATSURL, when set, is an external NATS (comma-separated URLs, e.g. a
+	// natscluster) that the World uses instead of starting the embedded
+	// server; NATSOptions (credentials) go to the World's own connection.
+	// Give the components their credentials in WatcherArgs and SyncerArgs.
+	NATSURL     string
+	NATSOptions []nats.Option
 }
 
 // Controller settings every part of the World agrees on (the defaults but
@@ -76,8 +85,10 @@ type World struct {
 	NATSURL  string
 	natsPort int
 
-	Watcher *Component
-	Syncers []*Syncer
+	// Watcher is Watchers[0].
+	Watcher  *Component
+	Watchers []*Component
+	Syncers  []*Syncer
 	status  *statusWatch
 }
 
@@ -118,23 +129,23 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if err := w.startControlPlane(ctx); err != nil {
 		return nil, err
 	}
-	if err := w.StartNATS(ctx); err != nil {
+	if err := w.startNATS(ctx); err != nil {
 		return nil, err
 	}
-	if w.status, err = watchStatus(w.NATSURL); err != nil {
+	if w.status, err = watchStatus(w.NATSURL, o.NATSOptions...); err != nil {
 		return nil, err
 	}
 	// All ports at once: ports chosen by separate calls may coincide.
-	ports, err := freeport.Ports(1 + 4*o.Syncers)
+	nw := w.watcherCount()
+	ports, err := freeport.Ports(nw + 4*o.Syncers)
 	if err != nil {
 		return nil, err
 	}
-	w.newWatcher(ports[0])
-	if err := w.Watcher.Start(); err != nil {
+	if err := w.startWatchers(ports[:nw]); err != nil {
 		return nil, err
 	}
 	for i := range o.Syncers {
-		s, err := w.newSyncer(i, ports[1+4*i:5+4*i])
+		s, err := w.newSyncer(i, ports[nw+4*i:nw+4+4*i])
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +154,7 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 			return nil, err
 		}
 	}
-	for _, c := range append([]*Component{w.Watcher}, w.components()...) {
+	for _, c := range append(append([]*Component{}, w.Watchers...), w.components()...) {
 		if err := c.WaitHealthy(ctx); err != nil {
 			return nil, err
 		}
@@ -236,19 +247,23 @@ func (w *World) StopNATS() {
 	}
 }
 
-func (w *World) newWatcher(port int) {
+func (w *World) newWatcher(i, port int) *Component {
 	args := []string{
 		"--kubeconfig", w.Kubeconfig, "--nats-url", w.NATSURL, "--stream", Stream, "--subject-prefix", Prefix,
 		"--controller-class", ControllerClass, "--ingress-class", IngressClass,
-		"--election-namespace", "default", "--watcher-id", "watcher-0",
+		"--election-namespace", "default", "--watcher-id", fmt.Sprintf("watcher-%d", i),
 		"--metrics-addr", "127.0.0.1:" + strconv.Itoa(port),
 	}
 	if w.opts.StatusAddress != "" {
 		args = append(args, "--publish-status-address", w.opts.StatusAddress)
 	}
 	args = append(args, w.configMapArgs()...)
-	w.Watcher = &Component{Name: "watcher", MetricsPort: port, bin: filepath.Join(w.opts.BinDir, "watcher"), args: append(args, w.opts.WatcherArgs...),
-		log: filepath.Join(w.opts.Dir, "watcher.log")}
+	name := "watcher"
+	if i > 0 {
+		name = fmt.Sprintf("watcher-%d", i)
+	}
+	return &Component{Name: name, MetricsPort: port, bin: filepath.Join(w.opts.BinDir, "watcher"), args: append(args, w.opts.WatcherArgs...),
+		log: filepath.Join(w.opts.Dir, name+".log")}
 }
 
 func (w *World) newSyncer(i int, ports []int) (*Syncer, error) {
@@ -348,7 +363,9 @@ func (w *World) Stop() error {
 	for _, s := range w.Syncers {
 		errs = append(errs, s.Stop())
 	}
-	errs = append(errs, w.Watcher.Stop())
+	for _, c := range w.Watchers {
+		errs = append(errs, c.Stop())
+	}
 	if w.status != nil {
 		w.status.close()
 	}
@@ -366,8 +383,9 @@ type statusWatch struct {
 	last map[string]events.SyncerStatus
 }
 
-func watchStatus(url string) (*statusWatch, error) {
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond), nats.Timeout(5*time.Second))
+func watchStatus(url string, opts ...nats.Option) (*statusWatch, error) {
+	opts = append([]nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond), nats.Timeout(5 * time.Second)}, opts...)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("world: status connection: %w", err)
 	}
