@@ -126,6 +126,7 @@ func (s *suite) killWatcher(ctx context.Context) (string, error) {
 	standbyID := fmt.Sprintf("watcher-%d", 1-indexOf(s.w.Watchers, leader))
 	ns, name, host := s.doomedHost()
 	ing := fixtures.Ingress(ns, name, fixtures.Class(world.IngressClass), fixtures.Rule(host, fixtures.Prefix("/", "app-0", 80)))
+	ing.ResourceVersion = ""
 	if _, err := s.w.Kube.NetworkingV1().Ingresses(ns).Create(ctx, ing, metav1.CreateOptions{}); err != nil {
 		return "", err
 	}

@@ -149,7 +149,7 @@ func (s *suite) inject(ctx context.Context, f fault) error {
 	}
 	row := FaultRow{Name: f.name, Checked: f.checked, Converge: time.Since(began), Failed: s.probes.since(before), Note: note}
 	s.rows = append(s.rows, row)
-	s.t.Logf("fault %s: converged in %s, failed probes %v", f.name, row.Converge, row.Failed)
+	s.t.Logf("fault %s (%s): converged in %s, failed probes %v", f.name, note, row.Converge, row.Failed)
 	if f.after != nil {
 		return f.after(s, row)
 	}
