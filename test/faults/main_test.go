@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,10 @@ func TestMain(m *testing.M) {
 }
 
 func mainFaults(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run() // TestFaults skips; the renderer's test runs
+	}
 	if !netns.Inside() {
 		return outside()
 	}

@@ -53,6 +53,9 @@ type suite struct {
 
 // TestFaults runs the faults of the mode under churn, then the checks.
 func TestFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fault suite runs the whole system: not with -short")
+	}
 	began := time.Now()
 	m, err := parseMode()
 	if err != nil {
