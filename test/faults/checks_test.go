@@ -30,10 +30,7 @@ import (
 
 // checkAll runs the final checks, each polled until it passes, bounded.
 func (s *suite) checkAll(ctx context.Context) {
-	checks := []struct {
-		what string
-		ok   func(context.Context) error
-	}{
+	checks := []condition{
 		{"the stream holds the API's state", s.streamMatchesAPI},
 		{"every syncer applied the checksum syncer replay rebuilds at the last sequence", s.checksumsMatchReplay},
 		{"every host answers from a ready endpoint of its Service, deleted hosts 404", s.hostsServed},

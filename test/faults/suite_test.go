@@ -167,19 +167,13 @@ func (s *suite) converged(ctx context.Context, f fault) error {
 	if err != nil {
 		return err
 	}
-	conds := []struct {
-		what string
-		ok   func(context.Context) error
-	}{
+	conds := []condition{
 		{"every process runs", func(context.Context) error { return s.alive() }},
 		{fmt.Sprintf("every syncer applied sequence %d", target), func(ctx context.Context) error { return s.applied(ctx, target) }},
 		{"every nginx serves the base hosts", s.baseServed},
 	}
 	if f.converged != nil {
-		conds = append(conds, struct {
-			what string
-			ok   func(context.Context) error
-		}{f.checked, func(ctx context.Context) error { return f.converged(s, ctx) }})
+		conds = append(conds, condition{f.checked, func(ctx context.Context) error { return f.converged(s, ctx) }})
 	}
 	for _, c := range conds {
 		if err := s.eventually(ctx, c.what, c.ok); err != nil {
@@ -187,6 +181,12 @@ func (s *suite) converged(ctx context.Context, f fault) error {
 		}
 	}
 	return nil
+}
+
+// condition is a named check of the system, polled until it passes.
+type condition struct {
+	what string
+	ok   func(context.Context) error
 }
 
 // eventually polls cond until it returns nil, bounded by ctx.
