@@ -106,9 +106,12 @@ func rootService(ing *networkingv1.Ingress) (host, svc string) {
 
 // streamMatchesAPI: the last message of every object's subject carries
 // the API's object (what the watcher publishes of it), and every subject
-// of an object the API no longer has ends with a delete.
+// of an object the API no longer has ends with a delete. The API is read
+// before and after the stream: an object the churn changed in between is
+// left out (the stream may hold either version), so that the check
+// converges under churn too.
 func (s *suite) streamMatchesAPI(ctx context.Context) error {
-	a, err := s.readAPI(ctx)
+	before, err := s.readAPI(ctx)
 	if err != nil {
 		return err
 	}
@@ -120,17 +123,15 @@ func (s *suite) streamMatchesAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	want := map[string]any{}
-	for i := range a.ingresses {
-		want[events.Subject(world.Prefix, events.KindIngress, a.ingresses[i].Namespace, a.ingresses[i].Name)] = &a.ingresses[i]
+	after, err := s.readAPI(ctx)
+	if err != nil {
+		return err
 	}
-	for i := range a.services {
-		want[events.Subject(world.Prefix, events.KindService, a.services[i].Namespace, a.services[i].Name)] = &a.services[i]
-	}
-	for i := range a.slices {
-		want[events.Subject(world.Prefix, events.KindEndpointSlice, a.slices[i].Namespace, a.slices[i].Name)] = &a.slices[i]
-	}
+	want, then := before.bySubject(), after.bySubject()
 	for _, subject := range slices.Sorted(maps.Keys(want)) {
+		if rv(then[subject]) != rv(want[subject]) {
+			continue // changed while the stream was read
+		}
 		if err := s.headMatches(ctx, st, heads, subject, want[subject]); err != nil {
 			return err
 		}
@@ -139,14 +140,37 @@ func (s *suite) streamMatchesAPI(ctx context.Context) error {
 	for subject, h := range heads {
 		scoped := slices.Contains(namespaces, h.Namespace) &&
 			slices.Contains([]events.Kind{events.KindIngress, events.KindService, events.KindEndpointSlice}, h.Kind)
-		if scoped && want[subject] == nil && h.Op != events.OpDelete {
+		if scoped && want[subject] == nil && then[subject] == nil && h.Op != events.OpDelete {
 			return fmt.Errorf("%s: the API has no such object, the stream's last message is a %s", subject, h.Op)
 		}
 	}
 	return nil
 }
 
-func (s *suite) headMatches(ctx context.Context, st jetstream.Stream, heads map[string]stream.Head, subject string, obj any) error {
+// bySubject maps the stream subject of every object to the object.
+func (a apiState) bySubject() map[string]metav1.Object {
+	out := map[string]metav1.Object{}
+	for i := range a.ingresses {
+		out[events.Subject(world.Prefix, events.KindIngress, a.ingresses[i].Namespace, a.ingresses[i].Name)] = &a.ingresses[i]
+	}
+	for i := range a.services {
+		out[events.Subject(world.Prefix, events.KindService, a.services[i].Namespace, a.services[i].Name)] = &a.services[i]
+	}
+	for i := range a.slices {
+		out[events.Subject(world.Prefix, events.KindEndpointSlice, a.slices[i].Namespace, a.slices[i].Name)] = &a.slices[i]
+	}
+	return out
+}
+
+// rv is the object's resourceVersion, "" for none.
+func rv(o metav1.Object) string {
+	if o == nil {
+		return ""
+	}
+	return o.GetResourceVersion()
+}
+
+func (s *suite) headMatches(ctx context.Context, st jetstream.Stream, heads map[string]stream.Head, subject string, obj metav1.Object) error {
 	h, ok := heads[subject]
 	if !ok || h.Op == events.OpDelete {
 		return fmt.Errorf("%s: in the API, not in the stream (head %+v)", subject, h)

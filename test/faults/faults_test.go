@@ -69,7 +69,8 @@ func faultByName(name string) fault {
 	case faultSyncerStop:
 		return fault{name: name, checked: "nginx served while its syncer was stopped; the syncer caught up after SIGCONT", run: (*suite).stopSyncer}
 	case faultAPIDown:
-		return fault{name: name, checked: "nginx served throughout; the watchers reconciled after it came back", run: (*suite).apiServerDown}
+		return fault{name: name, checked: "nginx served throughout; the watchers reconciled after it came back: the stream holds the API's state",
+			run: (*suite).apiServerDown, converged: (*suite).streamMatchesAPI}
 	case faultRecreate:
 		return fault{name: name, checked: "the watcher republished: the new stream holds the API's state", run: (*suite).recreateStream, converged: (*suite).streamMatchesAPI}
 	case faultNginxKill:
