@@ -1,7 +1,8 @@
 // Package world runs the whole ingress-sync system on one machine: etcd and
-// kube-apiserver, an embedded nats-server, the watcher binary and syncer
-// binaries each with its own nginx on its own loopback ports. test/e2e and
-// `make run` use it. Backends that appear in EndpointSlices must not be
+// kube-apiserver, an embedded nats-server (or an external NATS such as a
+// natscluster), the watcher binary (one, or a leader and standbys) and
+// syncer binaries each with its own nginx on its own loopback ports.
+// test/e2e, test/faults and `make run` use it. Backends that appear in EndpointSlices must not be
 // loopback, so callers run it inside internal/netns.
 package world
 
