@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -115,7 +116,7 @@ func (s *suite) streamMatchesAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	heads, err := stream.LastPerSubject(ctx, s.js, world.Stream, world.Prefix)
+	heads, err := s.lastPerSubject(ctx)
 	if err != nil {
 		return err
 	}
@@ -145,6 +146,17 @@ func (s *suite) streamMatchesAPI(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// headsTimeout bounds one read of the stream's last messages: such a read
+// (an ordered consumer) has been seen to stall after a NATS node was
+// SIGKILLed; the next poll reads again with a new consumer.
+const headsTimeout = 15 * time.Second
+
+func (s *suite) lastPerSubject(ctx context.Context) (map[string]stream.Head, error) {
+	ctx, cancel := context.WithTimeout(ctx, headsTimeout)
+	defer cancel()
+	return stream.LastPerSubject(ctx, s.js, world.Stream, world.Prefix)
 }
 
 // bySubject maps the stream subject of every object to the object.

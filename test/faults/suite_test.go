@@ -191,14 +191,18 @@ type condition struct {
 
 // eventually polls cond until it returns nil, bounded by ctx.
 func (s *suite) eventually(ctx context.Context, what string, cond func(context.Context) error) error {
+	var first error
 	for {
 		err := cond(ctx)
 		if err == nil {
 			return nil
 		}
+		if first == nil {
+			first = err
+		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (last: %v)", what, ctx.Err(), err)
+			return fmt.Errorf("%s: %w (first: %v; last: %v)", what, ctx.Err(), first, err)
 		case <-time.After(pollPause):
 		}
 	}
