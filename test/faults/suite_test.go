@@ -192,9 +192,12 @@ type condition struct {
 // eventually polls cond until it returns nil, bounded by ctx.
 func (s *suite) eventually(ctx context.Context, what string, cond func(context.Context) error) error {
 	var first error
-	for {
+	for polls := 1; ; polls++ {
 		err := cond(ctx)
 		if err == nil {
+			if first != nil {
+				s.t.Logf("%s: after %d polls (first: %v)", what, polls, first)
+			}
 			return nil
 		}
 		if first == nil {
