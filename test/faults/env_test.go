@@ -27,6 +27,13 @@ import (
 // then asserts zero failed probes through its nginx.
 const externalNginx = false
 
+// The syncers' batching: under churn a syncer applies at least every
+// maxHoldoff, the floor of most convergence times.
+const (
+	holdoff    = "300ms"
+	maxHoldoff = "2s"
+)
+
 // setupTimeout bounds the start of the whole system.
 const setupTimeout = 5 * time.Minute
 
@@ -114,7 +121,7 @@ func (s *suite) startWorld(ctx context.Context) {
 		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: netns.AdvertiseAddress,
 		NATSURL: s.nats.URLs(), NATSOptions: []nats.Option{nats.UserInfo(adminUser, s.pw.admin)},
 		WatcherArgs: []string{"--nats-user", "watcher", "--nats-password", s.pw.watcher, "--stream-replicas", "3"},
-		SyncerArgs:  append(s.syncerNATSArgs(), "--holdoff", "300ms", "--max-holdoff", "2s"),
+		SyncerArgs:  append(s.syncerNATSArgs(), "--holdoff", holdoff, "--max-holdoff", maxHoldoff),
 		// Part 2 of issue 17 adds: ExternalNginx: externalNginx.
 	})
 	if err != nil {

@@ -31,6 +31,8 @@ type Report struct {
 	Failover, FailoverLimit time.Duration
 	// Churn counts the writes of the churn, and those the API refused.
 	Churn ChurnCounts
+	// Holdoff and MaxHoldoff are the syncers' --holdoff and --max-holdoff.
+	Holdoff, MaxHoldoff string
 }
 
 // ChurnCounts are the writes of the churn by class.
@@ -96,6 +98,8 @@ func (r *Report) Markdown() []byte {
 	b.WriteString("Written by `make faults` (test/faults); do not edit: run it again.\n")
 	fmt.Fprintf(&b, "The fault suite runs the real components in a private network namespace: a control plane, a 3-node cluster of nats-server processes, two watchers (leader and standby), two syncers with their nginx, echo backends. Churn runs throughout (%d EndpointSlice and %d Ingress writes, %d refused by the API while it was down), and probes run through every nginx. Faults come one after another, each followed by a bounded wait for convergence.\n\n",
 		r.Churn.Endpoints, r.Churn.Ingresses, r.Churn.Failed)
+	fmt.Fprintf(&b, "The syncers batch changes (`--holdoff %s --max-holdoff %s`): under churn a syncer applies at least every %s, the floor of most convergence times, which end when every syncer reports the stream's sequence at the end of the fault.\n\n",
+		r.Holdoff, r.MaxHoldoff, r.MaxHoldoff)
 	r.faultTable(&b)
 	r.failureTables(&b)
 	b.WriteString("## Watcher failover\n\n")

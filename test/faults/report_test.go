@@ -25,7 +25,7 @@ func TestReportMarkdown(t *testing.T) {
 			{At: 12 * time.Second, Fault: "syncer SIGKILL", Nginx: "syncer-1", Host: "app-2.faults.test", Error: "status 502"},
 		},
 		Failover: 2900 * time.Millisecond, FailoverLimit: 5 * time.Second,
-		Churn: ChurnCounts{Endpoints: 2000, Ingresses: 500, Failed: 120},
+		Churn: ChurnCounts{Endpoints: 2000, Ingresses: 500, Failed: 120}, Holdoff: "300ms", MaxHoldoff: "2s",
 	}
 	golden.Check(t, "reliability", r.Markdown(), "go test ./test/faults -run TestReportMarkdown -update")
 }

@@ -308,7 +308,8 @@ func (s *suite) writeReport(took time.Duration) {
 	counts, _ := s.churn.result()
 	sent, failures := s.probes.result()
 	r := &Report{Mode: s.mode.name, Command: "make faults", Seed: s.mode.seed, Machine: ReadMachine(), Duration: took,
-		Faults: s.rows, Probes: sent, Failures: failures, Failover: s.failover, FailoverLimit: failoverLimit, Churn: counts}
+		Faults: s.rows, Probes: sent, Failures: failures, Failover: s.failover, FailoverLimit: failoverLimit, Churn: counts,
+		Holdoff: holdoff, MaxHoldoff: maxHoldoff}
 	for _, sy := range s.w.Syncers {
 		r.Nginx = append(r.Nginx, sy.Name)
 	}
