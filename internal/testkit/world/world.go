@@ -90,7 +90,7 @@ type World struct {
 	Watcher  *Component
 	Watchers []*Component
 	Syncers  []*Syncer
-	status  *statusWatch
+	status   *statusWatch
 }
 
 // Component is one of the World's binaries.
