@@ -18,7 +18,7 @@ export INGRESS_SYNC_CONTROLPLANE_DIR := $(CONTROLPLANE)
 export INGRESS_SYNC_HELM := $(HELM)
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build test unit e2e bench run lint vet fmt deps nginx-deps controlplane natscli helm image clean
+.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm image clean
 
 all: build
 
@@ -60,6 +60,10 @@ unit:
 ## bench: Go benchmarks and the churn scenario; writes BENCHMARKS.md
 bench: deps build
 	hack/bench.sh
+
+## faults: the fault suite, every fault once under churn (about 10 minutes); writes RELIABILITY.md
+faults: deps build
+	FAULTS=full FAULTS_REPORT=$(CURDIR)/RELIABILITY.md $(GO) test -count=1 -timeout 60m $(GOTESTFLAGS) -v ./test/faults
 
 ## run: the whole system on this machine (control plane, NATS, watcher, syncer + nginx, demo backends)
 run: deps build

@@ -274,6 +274,9 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 	check.reset()
 	for {
 		m, err := r.next(ctx, check.wait(cu.done))
+		if err == nil {
+			check.progressed = true
+		}
 		switch {
 		case errors.Is(err, ErrIdle):
 			if !cu.done && r.drained(ctx, c.lastSeq.Load()) {
@@ -298,6 +301,9 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 		}
 		if check.due() {
 			if err := c.checkStream(ctx); err != nil {
+				return err
+			}
+			if err := r.stalled(ctx, check.progressed); err != nil {
 				return err
 			}
 			check.reset()

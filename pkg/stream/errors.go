@@ -29,6 +29,12 @@ var (
 	// ErrIdle: no message arrived within the wait of a read.
 	ErrIdle = errors.New("stream: no message within the wait")
 
+	// ErrStalled: a consumer that delivered nothing for a whole stream
+	// check while the server had messages pending for it, or whose
+	// server-side consumer is gone (as when the server holding it was
+	// killed); the Consumer opens a new one.
+	ErrStalled = errors.New("stream: consumer stalled")
+
 	// ErrNoMetadata: a delivered message without JetStream metadata.
 	ErrNoMetadata = errors.New("stream: no JetStream metadata")
 )

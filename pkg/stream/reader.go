@@ -252,6 +252,30 @@ func (r *reader) nextMsg(ctx context.Context, wait time.Duration) (jetstream.Msg
 	return msg, err
 }
 
+// stalled asks the server, when no message came since the last check
+// (progressed false), whether the consumer still exists and has nothing
+// pending: an error wrapping ErrStalled when it is gone or has messages it
+// does not deliver. The ordered consumer of nats.go can stop delivering,
+// without an error, after the server that held it was SIGKILLed. A failed
+// call is not a stall: the next check asks again.
+func (r *reader) stalled(ctx context.Context, progressed bool) error {
+	if progressed {
+		return nil
+	}
+	ictx, cancel := r.opts.bound(ctx)
+	defer cancel()
+	info, err := r.oc.Info(ictx)
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		return fmt.Errorf("%w: consumer %s is gone", ErrStalled, r.name)
+	case err != nil || ctx.Err() != nil:
+		return nil
+	case info.NumPending > 0:
+		return fmt.Errorf("%w: %d messages pending, none delivered", ErrStalled, info.NumPending)
+	}
+	return nil
+}
+
 // drained asks the server whether the consumer has nothing left to
 // deliver beyond stream sequence handled.
 func (r *reader) drained(ctx context.Context, handled uint64) bool {

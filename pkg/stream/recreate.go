@@ -198,9 +198,11 @@ type streamCheck struct {
 	every    time.Duration
 	next     time.Time
 	consumer string
+	// progressed: a message came since the last check.
+	progressed bool
 }
 
-func (s *streamCheck) reset() { s.next = time.Now().Add(s.every) }
+func (s *streamCheck) reset() { s.next, s.progressed = time.Now().Add(s.every), false }
 
 func (s *streamCheck) due() bool { return !time.Now().Before(s.next) }
 

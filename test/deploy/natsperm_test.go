@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -212,4 +213,19 @@ func checkHealthz(t *testing.T, s *server.Server) {
 	if !probeOK(t, url) {
 		t.Fatalf("%s does not answer 200", url)
 	}
+}
+
+func probeOK(t *testing.T, url string) bool {
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }

@@ -1,7 +1,8 @@
 // Package world runs the whole ingress-sync system on one machine: etcd and
-// kube-apiserver, an embedded nats-server, the watcher binary and syncer
-// binaries each with its own nginx on its own loopback ports. test/e2e and
-// `make run` use it. Backends that appear in EndpointSlices must not be
+// kube-apiserver, an embedded nats-server (or an external NATS such as a
+// natscluster), the watcher binary (one, or a leader and standbys) and
+// syncer binaries each with its own nginx on its own loopback ports.
+// test/e2e, test/faults and `make run` use it. Backends that appear in EndpointSlices must not be
 // loopback, so callers run it inside internal/netns.
 package world
 
@@ -51,6 +52,15 @@ type Options struct {
 	ConfigMap string
 	// WatcherArgs and SyncerArgs are appended to the default flags.
 	WatcherArgs, SyncerArgs []string
+	// Watchers is how many watchers to start (0: one), with the watcher
+	// ids watcher-0, watcher-1, ...: one leads, the others stand by.
+	Watchers int
+	// NATSURL, when set, is an external NATS (comma-separated URLs, e.g. a
+	// natscluster) that the World uses instead of starting the embedded
+	// server; NATSOptions (credentials) go to the World's own connection.
+	// Give the components their credentials in WatcherArgs and SyncerArgs.
+	NATSURL     string
+	NATSOptions []nats.Option
 }
 
 // Controller settings every part of the World agrees on (the defaults but
@@ -76,9 +86,11 @@ type World struct {
 	NATSURL  string
 	natsPort int
 
-	Watcher *Component
-	Syncers []*Syncer
-	status  *statusWatch
+	// Watcher is Watchers[0].
+	Watcher  *Component
+	Watchers []*Component
+	Syncers  []*Syncer
+	status   *statusWatch
 }
 
 // Component is one of the World's binaries.
@@ -118,23 +130,23 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if err := w.startControlPlane(ctx); err != nil {
 		return nil, err
 	}
-	if err := w.StartNATS(ctx); err != nil {
+	if err := w.startNATS(ctx); err != nil {
 		return nil, err
 	}
-	if w.status, err = watchStatus(w.NATSURL); err != nil {
+	if w.status, err = watchStatus(w.NATSURL, o.NATSOptions...); err != nil {
 		return nil, err
 	}
 	// All ports at once: ports chosen by separate calls may coincide.
-	ports, err := freeport.Ports(1 + 4*o.Syncers)
+	nw := w.watcherCount()
+	ports, err := freeport.Ports(nw + 4*o.Syncers)
 	if err != nil {
 		return nil, err
 	}
-	w.newWatcher(ports[0])
-	if err := w.Watcher.Start(); err != nil {
+	if err := w.startWatchers(ports[:nw]); err != nil {
 		return nil, err
 	}
 	for i := range o.Syncers {
-		s, err := w.newSyncer(i, ports[1+4*i:5+4*i])
+		s, err := w.newSyncer(i, ports[nw+4*i:nw+4+4*i])
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +155,7 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 			return nil, err
 		}
 	}
-	for _, c := range append([]*Component{w.Watcher}, w.components()...) {
+	for _, c := range append(append([]*Component{}, w.Watchers...), w.components()...) {
 		if err := c.WaitHealthy(ctx); err != nil {
 			return nil, err
 		}
@@ -236,19 +248,23 @@ func (w *World) StopNATS() {
 	}
 }
 
-func (w *World) newWatcher(port int) {
+func (w *World) newWatcher(i, port int) *Component {
 	args := []string{
 		"--kubeconfig", w.Kubeconfig, "--nats-url", w.NATSURL, "--stream", Stream, "--subject-prefix", Prefix,
 		"--controller-class", ControllerClass, "--ingress-class", IngressClass,
-		"--election-namespace", "default", "--watcher-id", "watcher-0",
+		"--election-namespace", "default", "--watcher-id", fmt.Sprintf("watcher-%d", i),
 		"--metrics-addr", "127.0.0.1:" + strconv.Itoa(port),
 	}
 	if w.opts.StatusAddress != "" {
 		args = append(args, "--publish-status-address", w.opts.StatusAddress)
 	}
 	args = append(args, w.configMapArgs()...)
-	w.Watcher = &Component{Name: "watcher", MetricsPort: port, bin: filepath.Join(w.opts.BinDir, "watcher"), args: append(args, w.opts.WatcherArgs...),
-		log: filepath.Join(w.opts.Dir, "watcher.log")}
+	name := "watcher"
+	if i > 0 {
+		name = fmt.Sprintf("watcher-%d", i)
+	}
+	return &Component{Name: name, MetricsPort: port, bin: filepath.Join(w.opts.BinDir, "watcher"), args: append(args, w.opts.WatcherArgs...),
+		log: filepath.Join(w.opts.Dir, name+".log")}
 }
 
 func (w *World) newSyncer(i int, ports []int) (*Syncer, error) {
@@ -348,7 +364,9 @@ func (w *World) Stop() error {
 	for _, s := range w.Syncers {
 		errs = append(errs, s.Stop())
 	}
-	errs = append(errs, w.Watcher.Stop())
+	for _, c := range w.Watchers {
+		errs = append(errs, c.Stop())
+	}
 	if w.status != nil {
 		w.status.close()
 	}
@@ -366,8 +384,9 @@ type statusWatch struct {
 	last map[string]events.SyncerStatus
 }
 
-func watchStatus(url string) (*statusWatch, error) {
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond), nats.Timeout(5*time.Second))
+func watchStatus(url string, opts ...nats.Option) (*statusWatch, error) {
+	opts = append([]nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond), nats.Timeout(5 * time.Second)}, opts...)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("world: status connection: %w", err)
 	}

@@ -1,0 +1,80 @@
+package faults
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/testkit/natscluster"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
+)
+
+// envBin passes the binaries built outside the namespace to the suite inside.
+const envBin = "INGRESS_SYNC_FAULTS_BIN"
+
+func TestMain(m *testing.M) {
+	os.Exit(mainFaults(m))
+}
+
+func mainFaults(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run() // TestFaults skips; the renderer's test runs
+	}
+	if !netns.Inside() {
+		return outside()
+	}
+	if err := netns.Setup(); err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// outside builds the watcher, syncer and nats-server binaries, then runs
+// the suite again in a new network namespace. It never skips: without root
+// or unshare, the suite fails.
+func outside() int {
+	bin, err := os.MkdirTemp("", "ingress-sync-faults-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		return 1
+	}
+	defer os.RemoveAll(bin)
+	if err := build(bin); err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		return 1
+	}
+	os.Setenv(envBin, bin)
+	code, err := netns.Reexec()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		return 1
+	}
+	return code
+}
+
+func build(bin string) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, err := testenv.RepoRoot(wd)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "build", "-o", bin+"/", "./cmd/watcher", "./cmd/syncer")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build binaries: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, err = natscluster.Build(ctx, bin)
+	return err
+}
