@@ -458,7 +458,7 @@ func configKeyTable() []RegistryEntry {
 		differs("server-tokens", "false", "false sends Server: nginx without the version; ingress-nginx removes the header", m),
 		supported("worker-processes", "2"),
 		differs("max-worker-connections", "16384", "0 keeps the syncer's --worker-connections (ingress-nginx derives it from max-worker-open-files)", m),
-		differs("worker-shutdown-timeout", "240s", "sets nginx's worker_shutdown_timeout; the syncer's own graceful stop still waits --worker-shutdown-timeout", m),
+		differs("worker-shutdown-timeout", "240s", "sets nginx's worker_shutdown_timeout; the graceful stop of the process that runs nginx (syncer nginx, or the syncer with --nginx-mode=child) still waits its --worker-shutdown-timeout", m),
 		differs("custom-http-errors", "404,503", "the default of the annotation; nginx.conf holds error_page for exactly these codes, so a change reloads; 499 is refused (nginx never answers it)", m),
 		differs("proxy-set-headers", "ingress/custom-headers", "values are sent as written: a value with $ (an nginx variable for ingress-nginx) is left out with a Problem, and so are the headers nginx.conf sets (Host, Connection, Upgrade, X-Real-IP, X-Forwarded-*, X-Original-Forwarded-For, X-Request-ID, X-Scheme, Proxy)", m),
 		differs("add-headers", "ingress/response-headers", "values are sent as written: a value with $ (an nginx variable for ingress-nginx) is left out with a Problem", m),

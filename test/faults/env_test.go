@@ -25,7 +25,7 @@ import (
 // externalNginx says that the syncers run nginx as a separate process
 // (the keeper) that outlives a SIGKILLed syncer: the syncer SIGKILL fault
 // then asserts zero failed probes through its nginx.
-const externalNginx = false
+const externalNginx = true
 
 // The syncers' batching: under churn a syncer applies at least every
 // maxHoldoff, the floor of most convergence times.
@@ -122,7 +122,7 @@ func (s *suite) startWorld(ctx context.Context) {
 		NATSURL: s.nats.URLs(), NATSOptions: []nats.Option{nats.UserInfo(adminUser, s.pw.admin)},
 		WatcherArgs: []string{"--nats-user", "watcher", "--nats-password", s.pw.watcher, "--stream-replicas", "3"},
 		SyncerArgs:  append(s.syncerNATSArgs(), "--holdoff", holdoff, "--max-holdoff", maxHoldoff),
-		// Part 2 of issue 17 adds: ExternalNginx: externalNginx.
+		ExternalNginx: externalNginx,
 	})
 	if err != nil {
 		s.t.Fatal(err)

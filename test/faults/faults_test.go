@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -313,9 +314,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // killSyncer SIGKILLs the second syncer and starts it again after
-// syncerDown; the probes through its nginx count what that costs.
+// syncerDown; the probes through its nginx count what that costs. With
+// nginx outliving its syncer, the restarted syncer must adopt the same
+// master and catch up without a reload (the same workers).
 func (s *suite) killSyncer(ctx context.Context) (string, error) {
 	sy := s.w.Syncers[1]
+	before, err := sy.Nginx()
+	if err != nil {
+		return "", err
+	}
 	if err := kill(&sy.Component); err != nil {
 		return "", err
 	}
@@ -325,13 +332,23 @@ func (s *suite) killSyncer(ctx context.Context) (string, error) {
 	if err := sy.Start(); err != nil {
 		return "", err
 	}
-	note := sy.Name + " killed"
-	if !externalNginx {
-		note += "; nginx is the syncer's child, so it stopped too"
-	}
 	wctx, cancel := context.WithTimeout(ctx, convergeTimeout)
 	defer cancel()
-	return note, sy.WaitReady(wctx)
+	if err := sy.WaitReady(wctx); err != nil {
+		return "", err
+	}
+	if !externalNginx {
+		return sy.Name + " killed; nginx is the syncer's child, so it stopped too", nil
+	}
+	after, err := sy.Nginx()
+	if err != nil {
+		return "", err
+	}
+	if after.Master != before.Master || !slices.Equal(after.Children, before.Children) {
+		return "", fmt.Errorf("%s: nginx %+v before the kill, %+v after the restart: want the same master and workers (adopted, no reload)",
+			sy.Name, before, after)
+	}
+	return sy.Name + " killed; its nginx kept serving, and the restarted syncer adopted it without a reload", nil
 }
 
 // syncerKillCost: with nginx outliving its syncer, not one probe through

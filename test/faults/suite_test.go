@@ -262,6 +262,9 @@ func (s *suite) components() []*world.Component {
 	out := append([]*world.Component{}, s.w.Watchers...)
 	for _, sy := range s.w.Syncers {
 		out = append(out, &sy.Component)
+		if sy.Keeper != nil {
+			out = append(out, sy.Keeper)
+		}
 	}
 	return out
 }

@@ -50,6 +50,9 @@ type Options struct {
 	// ConfigMap is "namespace/name" of the controller ConfigMap (global
 	// settings), given to the watcher and the syncers; "" means none.
 	ConfigMap string
+	// ExternalNginx runs every syncer's nginx in a Keeper process (see
+	// SyncerOptions.ExternalNginx).
+	ExternalNginx bool
 	// WatcherArgs and SyncerArgs are appended to the default flags.
 	WatcherArgs, SyncerArgs []string
 	// Watchers is how many watchers to start (0: one), with the watcher
@@ -114,6 +117,11 @@ type Syncer struct {
 	HTTPPort, HTTPSPort, StatusPort int
 	Dir                             string
 	status                          *nginx.Client // its nginx's status server
+	// Keeper is `syncer nginx`, which runs this syncer's nginx when the
+	// syncer runs with --nginx-mode=external (SyncerOptions.ExternalNginx),
+	// as the nginx container of a pod does; nil otherwise. Start and Stop
+	// of the Syncer leave it alone, so that its nginx outlives the syncer.
+	Keeper *Component
 }
 
 // Start brings the World up: control plane, NATS, watcher, syncers.
@@ -151,6 +159,9 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 			return nil, err
 		}
 		w.Syncers = append(w.Syncers, s)
+		if err := s.StartKeeper(); err != nil {
+			return nil, err
+		}
 		if err := s.Start(); err != nil {
 			return nil, err
 		}
@@ -270,7 +281,7 @@ func (w *World) newWatcher(i, port int) *Component {
 func (w *World) newSyncer(i int, ports []int) (*Syncer, error) {
 	o := SyncerOptions{Bin: filepath.Join(w.opts.BinDir, "syncer"), Dir: w.opts.Dir, Name: fmt.Sprintf("syncer-%d", i),
 		NATSURL: w.NATSURL, Ports: ports, Args: append(w.configMapArgs(), w.opts.SyncerArgs...),
-		Address: fmt.Sprintf("127.0.0.%d", i+1)}
+		Address: fmt.Sprintf("127.0.0.%d", i+1), ExternalNginx: w.opts.ExternalNginx}
 	if w.opts.HTTPPort != 0 && i == 0 {
 		o.Ports = []int{w.opts.HTTPPort, w.opts.HTTPSPort, ports[2], ports[3]}
 	}
@@ -296,6 +307,9 @@ type SyncerOptions struct {
 	Args  []string // appended to the defaults
 	// Address is the loopback address nginx listens on ("": 127.0.0.1).
 	Address string
+	// ExternalNginx runs nginx in a Keeper process (`syncer nginx`) and
+	// the syncer with --nginx-mode=external, as deploy/ runs them.
+	ExternalNginx bool
 }
 
 // NewSyncer prepares (does not start) a syncer: the World's, or a lone one
@@ -319,7 +333,29 @@ func NewSyncer(o SyncerOptions) (*Syncer, error) {
 		"--metrics-addr", "127.0.0.1:" + strconv.Itoa(s.MetricsPort), "--nginx-dir", s.Dir,
 		"--worker-processes", strconv.Itoa(NginxWorkers), "--worker-shutdown-timeout", "5s",
 	}, o.Args...)
+	if o.ExternalNginx {
+		s.args = append(s.args, "--nginx-mode", "external")
+		s.Keeper = &Component{Name: s.Name + "-nginx", bin: o.Bin, log: filepath.Join(o.Dir, s.Name+"-nginx.log"),
+			args: []string{"nginx", "--nginx-dir", s.Dir, "--status-port", strconv.Itoa(s.StatusPort), "--worker-shutdown-timeout", "5s"}}
+	}
 	return s, os.MkdirAll(s.Dir, 0o755)
+}
+
+// StartKeeper starts the Keeper, if there is one.
+func (s *Syncer) StartKeeper() error {
+	if s.Keeper == nil {
+		return nil
+	}
+	return s.Keeper.Start()
+}
+
+// StopAll stops the syncer, then its Keeper (which drains nginx).
+func (s *Syncer) StopAll() error {
+	err := s.Stop()
+	if s.Keeper != nil {
+		err = errors.Join(err, s.Keeper.Stop())
+	}
+	return err
 }
 
 // MetricsURL is the component's /metrics.
@@ -362,7 +398,7 @@ func (c *Component) LogTail() string {
 func (w *World) Stop() error {
 	var errs []error
 	for _, s := range w.Syncers {
-		errs = append(errs, s.Stop())
+		errs = append(errs, s.StopAll())
 	}
 	for _, c := range w.Watchers {
 		errs = append(errs, c.Stop())
