@@ -120,8 +120,8 @@ func (s *suite) startWorld(ctx context.Context) {
 		BinDir: s.bin, Dir: s.dir, Syncers: 2, Watchers: 2,
 		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: netns.AdvertiseAddress,
 		NATSURL: s.nats.URLs(), NATSOptions: []nats.Option{nats.UserInfo(adminUser, s.pw.admin)},
-		WatcherArgs: []string{"--nats-user", "watcher", "--nats-password", s.pw.watcher, "--stream-replicas", "3"},
-		SyncerArgs:  append(s.syncerNATSArgs(), "--holdoff", holdoff, "--max-holdoff", maxHoldoff),
+		WatcherArgs:   []string{"--nats-user", "watcher", "--nats-password", s.pw.watcher, "--stream-replicas", "3"},
+		SyncerArgs:    append(s.syncerNATSArgs(), "--holdoff", holdoff, "--max-holdoff", maxHoldoff),
 		ExternalNginx: externalNginx,
 	})
 	if err != nil {
