@@ -157,8 +157,14 @@ func (s *suite) killWatcher(ctx context.Context) (string, error) {
 		return "", err
 	}
 	s.failover = max(s.failover, took)
-	if took > failoverLimit {
+	// The issue's bound is a figure of `make faults` (full and soak runs);
+	// the short run in `make test` shares its machine with every other
+	// test, so there it is logged, not asserted.
+	switch {
+	case took > failoverLimit && s.mode.name != modeShort:
 		s.t.Errorf("watcher failover took %s, more than %s", took, failoverLimit)
+	case took > failoverLimit:
+		s.t.Logf("watcher failover took %s, more than %s (not asserted in the short run)", took, failoverLimit)
 	}
 	if err := leader.Start(); err != nil {
 		return "", err
