@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -92,20 +91,8 @@ func outside() int {
 		return 1
 	}
 	defer os.RemoveAll(bin)
-	wd, err := os.Getwd()
-	if err != nil {
+	if err := testenv.BuildBinaries(bin); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	root, err := testenv.RepoRoot(wd)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/watcher", "./cmd/syncer")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build binaries:", err)
 		return 1
 	}
 	os.Setenv(envBin, bin)

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -60,21 +59,11 @@ func outside() int {
 }
 
 func build(bin string) error {
-	wd, err := os.Getwd()
-	if err != nil {
+	if err := testenv.BuildBinaries(bin); err != nil {
 		return err
-	}
-	root, err := testenv.RepoRoot(wd)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("go", "build", "-o", bin+"/", "./cmd/watcher", "./cmd/syncer")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("build binaries: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	_, err = natscluster.Build(ctx, bin)
+	_, err := natscluster.Build(ctx, bin)
 	return err
 }

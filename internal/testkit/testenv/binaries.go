@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 )
 
@@ -60,4 +61,23 @@ func binaries(dir string) (etcd, apiserver string, err error) {
 		}
 	}
 	return etcd, apiserver, nil
+}
+
+// BuildBinaries builds the watcher and syncer of the module that holds the
+// working directory into dir (test/e2e and test/faults run them).
+func BuildBinaries(dir string) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, err := RepoRoot(wd)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/watcher", "./cmd/syncer")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build binaries: %w", err)
+	}
+	return nil
 }
