@@ -37,6 +37,16 @@ func LastPerSubject(ctx context.Context, js jetstream.JetStream, stream, prefix 
 	}
 	ctx, cancel := bounded(ctx, DefaultHeadsTimeout)
 	defer cancel()
+	var heads map[string]Head
+	err := readAgainIfStalled(func() (err error) {
+		heads, err = lastPerSubject(ctx, js, stream, prefix)
+		return err
+	})
+	return heads, err
+}
+
+// lastPerSubject is one read of LastPerSubject.
+func lastPerSubject(ctx context.Context, js jetstream.JetStream, stream, prefix string) (map[string]Head, error) {
 	cu, err := newCatchUp(ctx, js, stream)
 	if err != nil {
 		return nil, err

@@ -312,6 +312,21 @@ func catchUpOf(info *jetstream.StreamInfo) catchUp {
 	return catchUp{target: state.LastSeq}
 }
 
+// stalledReads bounds the reads readAgainIfStalled makes.
+const stalledReads = 3
+
+// readAgainIfStalled runs read, and again with a fresh start when it
+// stalled (ErrStalled), at most stalledReads times in all.
+func readAgainIfStalled(read func() error) error {
+	var err error
+	for range stalledReads {
+		if err = read(); !errors.Is(err, ErrStalled) {
+			return err
+		}
+	}
+	return err
+}
+
 // observe records a message; it reports true once, when the reader has
 // caught up.
 func (c *catchUp) observe(seq, pending uint64) bool {
@@ -323,12 +338,19 @@ func (c *catchUp) observe(seq, pending uint64) bool {
 }
 
 // readCaughtUp passes every message of r to handle until r has caught up.
+// A reader that delivered nothing for idlePoll while the server holds
+// messages for it has stalled: the error wraps ErrStalled, and the caller
+// reads again with a new reader (readAgainIfStalled).
 func readCaughtUp(ctx context.Context, r *reader, cu *catchUp, handle func(Message)) error {
 	var last uint64
 	for !cu.done {
 		m, err := r.next(ctx, idlePoll)
 		if errors.Is(err, ErrIdle) {
-			cu.done = r.drained(ctx, last)
+			if cu.done = r.drained(ctx, last); !cu.done {
+				if err := r.stalled(ctx, false); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if err != nil {

@@ -20,7 +20,15 @@ func LastStatuses(ctx context.Context, js jetstream.JetStream, stream, prefix st
 	}
 	ctx, cancel := bounded(ctx, DefaultHeadsTimeout)
 	defer cancel()
-	status := StatusStreamName(stream)
+	err = readAgainIfStalled(func() (err error) {
+		reports, skipped, err = lastStatuses(ctx, js, StatusStreamName(stream), prefix)
+		return err
+	})
+	return reports, skipped, err
+}
+
+// lastStatuses is one read of LastStatuses.
+func lastStatuses(ctx context.Context, js jetstream.JetStream, status, prefix string) (reports []events.SyncerStatus, skipped int, err error) {
 	cu, err := newCatchUp(ctx, js, status)
 	if err != nil || cu.done {
 		return nil, 0, err
