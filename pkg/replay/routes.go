@@ -34,6 +34,9 @@ type RouteView struct {
 // the Lua endpoint; a Configuration puts the default server first).
 func NewRouteView(checksum string, hosts []nginx.Host) RouteView {
 	hosts = slices.Clone(hosts)
+	for i := range hosts {
+		hosts[i].Digest = "" // the Applier's bookkeeping, not a route
+	}
 	slices.SortStableFunc(hosts, func(a, b nginx.Host) int { return cmp.Compare(a.Name, b.Name) })
 	if hosts == nil {
 		hosts = []nginx.Host{}
