@@ -29,10 +29,13 @@
 //     file's checksum and the old workers stopped accepting. On failure the
 //     previous file stays or is put back and the error wraps ErrInvalidValue,
 //     ErrConfigTest, ErrReloadNotConfirmed or ErrNotRunning; after a failed
-//     push or reload the next Apply pushes the whole state. A host the data
-//     plane refuses answers 503 alone. WriteConfig is the bootstrap step before Process.Start; Restore
-//     pushes the whole running state again and removes whatever else Lua
-//     holds.
+//     push or reload the next Apply sends the whole state, less what the
+//     Lua side already holds with the same digest. A host the data plane
+//     refuses answers 503 alone. WriteConfig is the bootstrap step before
+//     the Runner starts; Restore brings a new master to the running state:
+//     it reloads one that runs another nginx.conf, sends only the hosts,
+//     backends and certificates that differ from what it holds, and removes
+//     whatever else it holds.
 //   - Process runs nginx as a child ("daemon off; master_process on") in its
 //     own process group, restarts it with backoff when it dies (killing
 //     workers a dead master left behind), runs the OnStart hooks after every
@@ -40,6 +43,12 @@
 //     context of Start ends: SIGQUIT, then SIGKILL of the group after
 //     WorkerShutdownTimeout. A new master starts with empty shared dicts, so
 //     register Applier.Restore as a hook.
+//   - Attached follows an nginx master another process runs in the same
+//     Dir (`syncer nginx`): it finds it through the pid file (a live
+//     process titled "nginx: master process" with this Dir's nginx.conf),
+//     signals it, runs the OnStart hooks for the first master it finds and
+//     every later one, and never starts or stops nginx. Process and
+//     Attached are Runners.
 //   - Client talks to the Lua endpoints on 127.0.0.1:StatusPort with a
 //     timeout on every call: PostRoutes, PostBackends and PostCertificates
 //     (deltas with a version; an older version is ErrStaleVersion, a refused
