@@ -59,13 +59,9 @@ type Applier struct {
 	// streamWritten are the stream endpoint files as last written, by
 	// name (streamfiles.go).
 	streamWritten map[string][]byte
-	// pushed counts what the last push sent; restored is Restore's.
-	pushed       pushed
+	// restoreStats describes the last Restore.
 	restoreStats RestoreStats
 }
-
-// pushed counts the items of one push.
-type pushed struct{ hosts, backends, certificates, removed int }
 
 // RestoreStats describes the last Restore: what it sent to a new nginx
 // master (everything, to a fresh one; only what differs, to one that
@@ -206,7 +202,7 @@ func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.C
 	} else if conf, sum, err = a.testConf(ctx, next, conf, sum); err != nil {
 		return ch, err
 	}
-	if err := a.pushChange(ctx, next, &ch, reload, conf, sum); err != nil {
+	if _, err := a.pushChange(ctx, next, &ch, reload, conf, sum); err != nil {
 		a.dirty = true
 		return ch, err
 	}
@@ -220,12 +216,13 @@ func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.C
 
 // pushChange pushes ch (everything when dirty), after the reload when
 // reload is set: no route depends on nginx.conf, and a reload that fails
-// then leaves nginx serving the previous Configuration as a whole.
-func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch *model.Change, reload bool, conf []byte, sum string) error {
+// then leaves nginx serving the previous Configuration as a whole. It
+// returns what it sent.
+func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch *model.Change, reload bool, conf []byte, sum string) (RestoreStats, error) {
 	if reload {
 		old, _ := os.ReadFile(a.opts.confPath())
 		if err := a.swapAndConfirm(ctx, conf, old, sum); err != nil {
-			return err
+			return RestoreStats{}, err
 		}
 		a.conf, a.profiles = sum, profileSet(next.UpstreamTLS)
 	}
@@ -233,17 +230,17 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 	if a.dirty {
 		h, err := a.fetchHeld(ctx)
 		if err != nil {
-			return err
+			return RestoreStats{}, err
 		}
 		d.against(h)
 		a.dirty = false
 	}
-	a.pushed = pushed{hosts: len(d.hosts), backends: len(d.backends), certificates: len(d.certificates),
-		removed: len(d.hostsRemoved) + len(d.backendsRemoved) + len(d.certificatesRemove)}
+	sent := RestoreStats{Hosts: len(d.hosts), Backends: len(d.backends), Certificates: len(d.certificates),
+		Removed: len(d.hostsRemoved) + len(d.backendsRemoved) + len(d.certificatesRemove)}
 	if err := a.pushUpserts(ctx, &d); err != nil {
-		return err
+		return sent, err
 	}
-	return a.pushRemovals(ctx, &d)
+	return sent, a.pushRemovals(ctx, &d)
 }
 
 // renderIfChanged returns nginx.conf for next and its checksum when it
@@ -289,14 +286,15 @@ func (a *Applier) Restore(ctx context.Context) error {
 		return err
 	}
 	ch := model.Diff(nil, a.running)
-	if err := a.pushChange(ctx, a.running, &ch, false, nil, ""); err != nil {
+	sent, err := a.pushChange(ctx, a.running, &ch, false, nil, "")
+	if err != nil {
 		a.dirty = true
 		return err
 	}
-	p := a.pushed
-	a.restoreStats = RestoreStats{Hosts: p.hosts, Backends: p.backends, Certificates: p.certificates, Removed: p.removed, Reloaded: reloaded}
-	a.log.Info("dynamic state pushed", "hosts", p.hosts, "backends", p.backends, "certificates", p.certificates,
-		"removed", p.removed, "reloaded", reloaded)
+	sent.Reloaded = reloaded
+	a.restoreStats = sent
+	a.log.Info("dynamic state pushed", "hosts", sent.Hosts, "backends", sent.Backends, "certificates", sent.Certificates,
+		"removed", sent.Removed, "reloaded", reloaded)
 	return nil
 }
 

@@ -46,9 +46,8 @@ type Attached struct {
 	hooks
 	opts Options
 
-	mu      sync.Mutex
-	pid     int
-	started bool
+	mu  sync.Mutex
+	pid int
 }
 
 // NewAttached validates opts.
@@ -86,13 +85,9 @@ func (a *Attached) Signal(sig os.Signal) error {
 // Start follows the masters that appear in the pid file until ctx ends,
 // and leaves nginx running when it does. It may be called only once.
 func (a *Attached) Start(ctx context.Context) error {
-	a.mu.Lock()
-	if a.started {
-		a.mu.Unlock()
-		return fmt.Errorf("nginx attached: already started")
+	if err := a.begin(); err != nil {
+		return err
 	}
-	a.started = true
-	a.mu.Unlock()
 	waiting := false
 	for ctx.Err() == nil {
 		pid := a.master()

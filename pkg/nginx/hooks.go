@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -23,6 +24,7 @@ type hooks struct {
 	list    []StartHook
 	ready   chan struct{}
 	readyOK bool
+	started bool
 }
 
 func newHooks(o Options, component string) hooks {
@@ -39,6 +41,17 @@ func (h *hooks) OnStart(hook StartHook) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.list = append(h.list, hook)
+}
+
+// begin fails when Start was called before: a Runner starts only once.
+func (h *hooks) begin() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started {
+		return errors.New("nginx: already started")
+	}
+	h.started = true
+	return nil
 }
 
 // Ready is closed after the first start whose hooks all succeeded.

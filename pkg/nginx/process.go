@@ -39,10 +39,9 @@ type Process struct {
 	opts   Options
 	errors errorLog // nginx's recent error-level lines
 
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	started bool
-	starts  int
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	starts int
 }
 
 // NewProcess validates opts. nginx.conf must exist in opts.Dir before Start
@@ -89,13 +88,9 @@ func (p *Process) Signal(sig os.Signal) error {
 // exits. When ctx ends it drains nginx (SIGQUIT, then SIGKILL after
 // WorkerShutdownTimeout) and returns nil. It may be called only once.
 func (p *Process) Start(ctx context.Context) error {
-	p.mu.Lock()
-	if p.started {
-		p.mu.Unlock()
-		return errors.New("nginx process already started")
+	if err := p.begin(); err != nil {
+		return err
 	}
-	p.started = true
-	p.mu.Unlock()
 	if _, err := os.Stat(p.opts.confPath()); err != nil {
 		return fmt.Errorf("nginx.conf: %w", err)
 	}
