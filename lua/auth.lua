@@ -22,7 +22,7 @@ local digest = require("digest")
 local equal = require("secure").equal
 
 local ngx = ngx
-local ngx_var = ngx.var
+local var_get = require("nvar").get
 local md5_bin = ngx.md5_bin
 local sha1_bin = ngx.sha1_bin
 local decode_base64 = ngx.decode_base64
@@ -210,7 +210,7 @@ function _M.check(a)
   if a.digest then
     return digest.check(a)
   end
-  local h = ngx_var.http_authorization
+  local h = var_get("http_authorization")
   local user, pw = credentials(h)
   local hash = user and a.users[user]
   if hash then

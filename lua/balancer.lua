@@ -18,7 +18,8 @@ local sticky = require("balancer.sticky")
 local limit = require("limit")
 
 local ngx = ngx
-local ngx_var = ngx.var
+local nvar = require("nvar")
+local var_get = nvar.get
 local set_current_peer = ngx_balancer.set_current_peer
 local set_more_tries = ngx_balancer.set_more_tries
 local get_last_failure = ngx_balancer.get_last_failure
@@ -110,16 +111,16 @@ end
 
 -- balance runs in balancer_by_lua.
 function _M.balance()
-  local timeouts = ngx_var.ingress_timeouts
+  local timeouts = var_get("ingress_timeouts")
   local tries
   if timeouts and timeouts ~= "" then
     tries = apply_timeouts(timeouts)
   end
-  local name = ngx_var.proxy_upstream_name
+  local name = var_get("proxy_upstream_name")
   -- router.lua checked the store for this request. A backend removed since
   -- the request began keeps serving it (an upload still arriving), for
   -- KEEP_REMOVED seconds.
-  local entry = name and (backends:lookup(name) or backends:removed(name, ngx.req.start_time()))
+  local entry = name and (backends:lookup(name) or backends:removed(name, nvar.start_time()))
   if not entry or entry.n == 0 then
     local ok, err = set_current_peer(no_endpoints)
     if not ok then
@@ -155,20 +156,20 @@ function _M.log()
   if not ewma_seen then
     return
   end
-  local name = ngx_var.proxy_upstream_name
+  local name = var_get("proxy_upstream_name")
   if not name then
     return
   end
   local entry = backends.items[name]
   if entry and entry.kind == "ewma" then
-    entry.algo:observe(ngx_var.upstream_addr, ngx_var.upstream_response_time)
+    entry.algo:observe(var_get("upstream_addr"), var_get("upstream_response_time"))
   end
 end
 
 function _M.init_worker()
   local settings = configuration.settings()
   max_tries, no_endpoints = settings.max_tries, settings.no_endpoints
-  math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
+  math.randomseed(nvar.now() * 1000 + ngx.worker.pid())
   backends:start(1)
 end
 

@@ -23,7 +23,7 @@
 -- limit) sends to the main backend.
 
 local ngx = ngx
-local ngx_var = ngx.var
+local var_get = require("nvar").get
 local re_match = ngx.re.match
 local random = math.random
 local type = type
@@ -93,7 +93,7 @@ end
 
 -- by_header returns true (canary), false (main) or nil (no decision).
 local function by_header(c)
-  local v = ngx_var[c.header_var]
+  local v = var_get(c.header_var)
   if not v then
     return nil
   end
@@ -142,7 +142,7 @@ function _M.choose(route)
     to_canary = by_header(c)
   end
   if to_canary == nil and c.cookie_var then
-    local v = ngx_var[c.cookie_var]
+    local v = var_get(c.cookie_var)
     if v == "always" then
       to_canary = true
     elseif v == "never" then

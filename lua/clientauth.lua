@@ -31,7 +31,7 @@ local ssl = require("ngx.ssl")
 
 local C = ffi.C
 local ngx = ngx
-local ngx_var = ngx.var
+local var_get = require("nvar").get
 local re_find = ngx.re.find
 local get_request = base.get_request
 local str_sub = string.sub
@@ -205,18 +205,18 @@ end
 -- the connection was verified for another host.
 local function outcome(c, tls)
   if not tls then
-    return ngx_var.ssl_client_verify
+    return var_get("ssl_client_verify")
   end
   local sid, s = session_context()
   if sid ~= c.sid then
-    local sni = ngx_var.ssl_server_name
+    local sni = var_get("ssl_server_name")
     if (sni ~= nil and sni ~= "") or ours(sid) then
       return nil, nil, 421
     end
     return "NONE" -- no SNI: no certificate was asked for
   end
-  local result = ngx_var.ssl_client_verify
-  if result == "SUCCESS" and c.revoked and c.revoked[ngx_var.ssl_client_serial or ""] then
+  local result = var_get("ssl_client_verify")
+  if result == "SUCCESS" and c.revoked and c.revoked[var_get("ssl_client_serial") or ""] then
     result = "FAILED:certificate revoked"
   end
   return result, s
@@ -256,7 +256,7 @@ end
 -- check enforces c for the request (tls: it came over TLS) and sets the
 -- headers upstream; it ends the request when c refuses it.
 function _M.check(c, tls)
-  local result = ngx_var.ssl_client_verify
+  local result = var_get("ssl_client_verify")
   if c.sid then
     local s, code
     result, s, code = outcome(c, tls)
@@ -267,13 +267,13 @@ function _M.check(c, tls)
       fail(c, tls) -- returns only for an internal error page
     end
   end
-  if c.match_cn and not re_find(ngx_var.ssl_client_s_dn or "", c.match_cn, "jo") then
+  if c.match_cn and not re_find(var_get("ssl_client_s_dn") or "", c.match_cn, "jo") then
     return ngx.exit(403)
   end
   set_header("ssl-client-verify", result)
-  set_header("ssl-client-subject-dn", ngx_var.ssl_client_s_dn)
-  set_header("ssl-client-issuer-dn", ngx_var.ssl_client_i_dn)
-  set_header("ssl-client-cert", c.pass_cert and ngx_var.ssl_client_escaped_cert or nil)
+  set_header("ssl-client-subject-dn", var_get("ssl_client_s_dn"))
+  set_header("ssl-client-issuer-dn", var_get("ssl_client_i_dn"))
+  set_header("ssl-client-cert", c.pass_cert and var_get("ssl_client_escaped_cert") or nil)
 end
 
 return _M

@@ -27,6 +27,7 @@
 
 local cjson = require("cjson.safe")
 local store = require("store")
+local var_get = require("nvar").get
 
 local ngx = ngx
 local type = type
@@ -351,7 +352,7 @@ end
 -- get_items answers a GET of a whole dict (its items under list_field, after
 -- the extra fields) or, with ?<arg>=<name>, of one item.
 local function get_items(dict_name, arg, list_field, extra)
-  local name = ngx.var["arg_" .. arg]
+  local name = var_get("arg_" .. arg)
   if name then
     local json = store.item(dict_name, ngx.unescape_uri(name))
     if not json then
@@ -375,7 +376,7 @@ local function get_certificates()
     local c = cjson.decode(items[i])
     if c then
       -- ?pem=1 adds the certificate chain (syncer certs); never the key.
-      local pem = ngx.var.arg_pem == "1" and c.cert or nil
+      local pem = var_get("arg_pem") == "1" and c.cert or nil
       out[#out + 1] = cjson.encode({ name = c.name, hosts = c.hosts, checksum = c.checksum, cert = pem })
     end
   end
@@ -429,10 +430,10 @@ end
 
 -- call serves the configuration endpoints (content_by_lua).
 function _M.call()
-  if not loopback(ngx.var.remote_addr) then
+  if not loopback(var_get("remote_addr")) then
     return fail(403, "loopback only")
   end
-  local handler = routes[ngx.req.get_method() .. " " .. ngx.var.uri]
+  local handler = routes[ngx.req.get_method() .. " " .. var_get("uri")]
   if not handler then
     return fail(404, "no such endpoint")
   end

@@ -11,7 +11,8 @@
 -- (header values), credentials (boolean), maxAge (seconds).
 
 local ngx = ngx
-local ngx_var = ngx.var
+local nvar = require("nvar")
+local var_get, var_set = nvar.get, nvar.set
 local re_find = ngx.re.find
 local str_find = string.find
 local tostring = tostring
@@ -60,21 +61,21 @@ end
 function _M.apply(c)
   local origin = "*"
   if c.re then
-    origin = ngx_var.http_origin
+    origin = var_get("http_origin")
     if not origin or not re_find(origin, c.re, FLAGS) then
       return
     end
   end
-  ngx_var.cors_origin = origin
+  var_set("cors_origin", origin)
   if c.credentials then
-    ngx_var.cors_credentials = "true"
+    var_set("cors_credentials", "true")
   end
-  ngx_var.cors_methods = c.methods
-  ngx_var.cors_headers = c.headers
+  var_set("cors_methods", c.methods)
+  var_set("cors_headers", c.headers)
   if c.expose then
-    ngx_var.cors_expose = c.expose
+    var_set("cors_expose", c.expose)
   end
-  ngx_var.cors_max_age = c.max_age
+  var_set("cors_max_age", c.max_age)
   if ngx.req.get_method() == "OPTIONS" then
     return ngx.exit(204) -- nginx sends no Content-Type or Content-Length with a 204
   end

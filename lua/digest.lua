@@ -16,7 +16,8 @@
 -- refuse it (401) for EVASION seconds.
 
 local ngx = ngx
-local ngx_var = ngx.var
+local nvar = require("nvar")
+local var_get = nvar.get
 local md5 = ngx.md5
 local hmac_sha1 = ngx.hmac_sha1
 local str_byte = string.byte
@@ -76,10 +77,10 @@ end
 
 local function new_nonce()
   if not seeded then
-    math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
+    math.randomseed(nvar.now() * 1000 + ngx.worker.pid())
     seeded = true
   end
-  local prefix = str_format("%08x%08x", ngx.time(), math.random(0, 0x7fffffff))
+  local prefix = str_format("%08x%08x", nvar.time(), math.random(0, 0x7fffffff))
   return prefix .. sign(prefix)
 end
 
@@ -136,7 +137,7 @@ local function nonce_state(nonce, nc)
   if #nonce ~= 32 or not str_find(prefix, "^%x+$") or not equal(sign(prefix), str_sub(nonce, 17)) then
     return "bad"
   end
-  local now = ngx.time()
+  local now = nvar.time()
   local issued = tonumber(str_sub(prefix, 1, 8), 16)
   if issued > now + 1 then
     return "bad"
@@ -174,7 +175,7 @@ local function verify(a, p)
   if not (nonce and cnonce and uri and resp) or not nc or not str_find(nc, "^%x%x%x%x%x%x%x%x$") then
     return "bad"
   end
-  if uri ~= ngx_var.request_uri then
+  if uri ~= var_get("request_uri") then
     return "bad"
   end
   local ha2 = md5(ngx.req.get_method() .. ":" .. uri)
@@ -192,8 +193,8 @@ function _M.check(a)
     ngx.log(ngx.ERR, "digest auth: no nonce key (cannot read /dev/urandom)")
     return 503
   end
-  local p = params(ngx_var.http_authorization)
-  local fails = "digest:f:" .. ngx_var.remote_addr
+  local p = params(var_get("http_authorization"))
+  local fails = "digest:f:" .. var_get("remote_addr")
   local tries = dict:get(fails) or 0
   local state = tries < MAXTRIES and verify(a, p) or "bad"
   if state == "ok" then

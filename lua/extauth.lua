@@ -24,7 +24,8 @@
 
 
 local ngx = ngx
-local ngx_var = ngx.var
+local nvar = require("nvar")
+local var_get, var_set = nvar.get, nvar.set
 local capture = ngx.location.capture
 local escape_uri = ngx.escape_uri
 local md5 = ngx.md5
@@ -97,9 +98,9 @@ _M.compile_template = compile_template
 
 local function value_of(name)
   if name == "escaped_request_uri" then
-    return escape_uri(ngx_var.request_uri)
+    return escape_uri(var_get("request_uri"))
   end
-  return ngx_var[name] or ""
+  return var_get(name) or ""
 end
 
 local function pct(c)
@@ -265,9 +266,9 @@ end
 local function answer(c, status, www, cookie, values)
   if cookie and cookie ~= "" then
     if c.always_cookie then
-      ngx_var.ingress_auth_cookie_always = cookie
+      var_set("ingress_auth_cookie_always", cookie)
     else
-      ngx_var.ingress_auth_cookie = cookie
+      var_set("ingress_auth_cookie", cookie)
     end
   end
   if status >= 200 and status < 300 then
@@ -323,17 +324,17 @@ end
 -- request sends the auth request; it returns the status, WWW-Authenticate,
 -- Set-Cookie, the values of c.headers and the response's Cache-Control.
 local function request(c)
-  local uri = ngx_var.request_uri
+  local uri = var_get("request_uri")
   local vars = {
     ingress_auth_url = expand(c.url, true),
     ingress_auth_host = c.host,
-    ingress_auth_original_url = ngx_var.scheme .. "://" .. (ngx_var.http_host or ngx_var.host) .. uri,
+    ingress_auth_original_url = var_get("scheme") .. "://" .. (var_get("http_host") or var_get("host")) .. uri,
     ingress_auth_original_method = ngx.req.get_method(),
     ingress_auth_redirect = c.redirect or uri,
-    ingress_auth_request_id = ngx_var.req_id,
+    ingress_auth_request_id = var_get("req_id"),
   }
   if c.method_set then
-    vars.ingress_auth_original_uri, vars.ingress_auth_scheme = uri, ngx_var.pass_access_scheme
+    vars.ingress_auth_original_uri, vars.ingress_auth_scheme = uri, var_get("pass_access_scheme")
   end
   local res = capture(LOCATION, { method = c.method or ngx.HTTP_GET, vars = vars, ctx = c.ctx })
   local status = res.status

@@ -13,7 +13,8 @@
 -- proxy locations clears ngx.ctx but keeps variables.
 
 local ngx = ngx
-local ngx_var = ngx.var
+local nvar = require("nvar")
+local var_get, var_set = nvar.get, nvar.set
 local type = type
 local pairs = pairs
 local tostring = tostring
@@ -133,12 +134,12 @@ end
 
 -- mark makes the response of this request get list (from _M.response).
 function _M.mark(list)
-  ngx_var.ingress_response_headers = list.id
+  var_set("ingress_response_headers", list.id)
 end
 
 -- filter runs in header_filter_by_lua: the marked list, if any.
 function _M.filter()
-  local id = ngx_var.ingress_response_headers
+  local id = var_get("ingress_response_headers")
   if id == "" or id == nil then
     return
   end

@@ -37,8 +37,9 @@
 local ipmatch = require("ipmatch")
 
 local ngx = ngx
-local ngx_var = ngx.var
-local ngx_now = ngx.now
+local nvar = require("nvar")
+local var_get, var_set = nvar.get, nvar.set
+local ngx_now = nvar.now
 local type = type
 local floor = math.floor
 local tostring = tostring
@@ -170,7 +171,7 @@ local function connection(c, addr)
     dict:incr(key, -1)
     return false
   end
-  ngx_var.ingress_limit_conn = key
+  var_set("ingress_limit_conn", key)
   return true
 end
 
@@ -181,15 +182,15 @@ function _M.check(c)
     return 503
   end
   if c.rate then
-    ngx_var.limit_rate = c.rate
+    var_set("limit_rate", c.rate)
     if c.rate_after then
-      ngx_var.ingress_limit_rate_after = c.rate_after
+      var_set("ingress_limit_rate_after", c.rate_after)
     end
   end
-  if not (c.conn or c.rpm or c.rps) or (c.allow and ipmatch.match(c.allow, ngx_var.remote_addr)) then
+  if not (c.conn or c.rpm or c.rps) or (c.allow and ipmatch.match(c.allow, var_get("remote_addr"))) then
     return nil
   end
-  local addr = ngx_var.binary_remote_addr
+  local addr = var_get("binary_remote_addr")
   if c.conn then
     local ok, err = connection(c, addr)
     if not ok then
@@ -214,7 +215,7 @@ end
 -- log runs in the log phase of every request once a route of this worker
 -- has a connection limit (_M.counting): it takes back what check counted.
 function _M.log()
-  local key = ngx_var.ingress_limit_conn
+  local key = var_get("ingress_limit_conn")
   if key and key ~= "" then
     dict:incr(key, -1)
   end

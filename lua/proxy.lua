@@ -17,7 +17,8 @@
 -- or neither), noAccessLog.
 
 local ngx = ngx
-local ngx_var = ngx.var
+local nvar = require("nvar")
+local var_get, var_set = nvar.get, nvar.set
 local str_find = string.find
 local math_floor = math.floor
 local tonumber = tonumber
@@ -105,7 +106,7 @@ end
 local function set_error_headers(code, ns, ingress, service, port, uri)
   local set = ngx.req.set_header
   set("X-Code", code)
-  set("X-Format", ngx_var.http_accept)
+  set("X-Format", var_get("http_accept"))
   set("X-Original-URI", uri)
   set("X-Namespace", ns)
   set("X-Ingress-Name", ingress)
@@ -117,7 +118,7 @@ end
 -- as ingress-nginx does while the route's backend has no endpoints.
 function _M.fallback(err)
   set_error_headers("503", err.ns, err.ingress, err.service, err.port, nil)
-  ngx_var.proxy_upstream_name = err.backend
+  var_set("proxy_upstream_name", err.backend)
 end
 
 -- fail answers code for the router (413, 403): through @custom_error when
@@ -127,8 +128,8 @@ function _M.fail(err, code)
     ngx.req.discard_body()
     ngx.req.clear_header("Content-Length")
     ngx.req.clear_header("Transfer-Encoding")
-    ngx_var.ingress_errors = err.info
-    ngx_var.ingress_error_code = code
+    var_set("ingress_errors", err.info)
+    var_set("ingress_error_code", code)
     return ngx.exec("@custom_error")
   end
   return ngx.exit(code)
@@ -142,22 +143,22 @@ end
 -- $status empty, so that the error backend's answer sets the status, as
 -- in ingress-nginx.
 function _M.error_page()
-  local code = ngx_var.ingress_error_code
+  local code = var_get("ingress_error_code")
   if code == nil or code == "" then
-    code = (ngx_var.upstream_status or ""):match("(%d+)%s*$")
+    code = (var_get("upstream_status") or ""):match("(%d+)%s*$")
   end
   local n = tonumber(code) or 500
   local codes, backend, ns, ingress, service, port =
-    (ngx_var.ingress_errors or ""):match("^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$")
+    (var_get("ingress_errors") or ""):match("^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$")
   if not codes or not str_find(codes, "," .. n .. ",", 1, true) then
     return ngx.exit(n)
   end
   if backend == "" then
     return ngx.exit(404) -- ingress-nginx's built-in default backend
   end
-  set_error_headers(tostring(n), ns, ingress, service, port, ngx_var.request_uri)
-  ngx_var.proxy_upstream_name = backend
-  ngx_var.ingress_timeouts = ""
+  set_error_headers(tostring(n), ns, ingress, service, port, var_get("request_uri"))
+  var_set("proxy_upstream_name", backend)
+  var_set("ingress_timeouts", "")
   ngx.req.set_uri("/")
 end
 
@@ -198,19 +199,19 @@ end
 -- proxy_cookie_* and access_log lines for this request.
 function _M.apply(c)
   if c.redirect_from then
-    ngx_var.proxy_redirect_from = c.redirect_from
-    ngx_var.proxy_redirect_to = c.redirect_to
+    var_set("proxy_redirect_from", c.redirect_from)
+    var_set("proxy_redirect_to", c.redirect_to)
   end
   if c.domain_from then
-    ngx_var.proxy_cookie_domain_from = c.domain_from
-    ngx_var.proxy_cookie_domain_to = c.domain_to
+    var_set("proxy_cookie_domain_from", c.domain_from)
+    var_set("proxy_cookie_domain_to", c.domain_to)
   end
   if c.path_from then
-    ngx_var.proxy_cookie_path_from = c.path_from
-    ngx_var.proxy_cookie_path_to = c.path_to
+    var_set("proxy_cookie_path_from", c.path_from)
+    var_set("proxy_cookie_path_to", c.path_to)
   end
   if c.no_log then
-    ngx_var.ingress_no_access_log = "1"
+    var_set("ingress_no_access_log", "1")
   end
 end
 

@@ -24,7 +24,8 @@ local balancer_backends = require("balancer").backends
 local routes = require("routes")
 
 local ngx = ngx
-local ngx_var = ngx.var
+local nvar = require("nvar")
+local var_get, var_set = nvar.get, nvar.set
 local re_match = ngx.re.match
 local re_find = ngx.re.find
 local str_find = string.find
@@ -45,7 +46,7 @@ local function refuse_source(route)
     proxy_settings.fail(route.err, 503)
     return true
   end
-  local addr = ngx_var.remote_addr
+  local addr = var_get("remote_addr")
   if (acl.deny and ipmatch.match(acl.deny, addr)) or (acl.allow and not ipmatch.match(acl.allow, addr)) then
     proxy_settings.fail(route.err, 403)
     return true
@@ -75,8 +76,8 @@ end
 -- blocked reports whether the request's client, User-Agent or Referer is
 -- blocked.
 local function blocked(b)
-  return (b.cidrs ~= nil and ipmatch.match(b.cidrs, ngx_var.remote_addr))
-    or blocked_value(b.ua, ngx_var.http_user_agent) or blocked_value(b.ref, ngx_var.http_referer)
+  return (b.cidrs ~= nil and ipmatch.match(b.cidrs, var_get("remote_addr")))
+    or blocked_value(b.ua, var_get("http_user_agent")) or blocked_value(b.ref, var_get("http_referer"))
 end
 
 -- build is the store's builder. A host that does not compile (the
@@ -111,27 +112,43 @@ local function find_host(name)
 end
 _M.find_host = find_host
 
--- match_prefix returns the longest prefix route of uri by path elements.
-local function match_prefix(prefix, uri)
-  local p = uri
-  local n = #p
-  while n > 1 and str_byte(p, n) == 47 do
-    n = n - 1
-  end
-  if n < #p then
-    p = str_sub(p, 1, n)
-  end
-  while true do
+-- parent_prefix returns the longest prefix route of p's parent paths by
+-- path elements (p: a path without trailing slash, itself not a route).
+local function parent_prefix(prefix, p)
+  while p ~= "/" do
+    local cut = str_find(p, "/[^/]*$")
+    p = cut == 1 and "/" or str_sub(p, 1, cut - 1)
     local route = prefix[p]
     if route then
       return route
     end
-    if p == "/" then
-      return nil
-    end
-    local cut = str_find(p, "/[^/]*$")
-    p = cut == 1 and "/" or str_sub(p, 1, cut - 1)
   end
+  return nil
+end
+
+-- without_trailing_slashes returns p without its trailing slashes ("/"
+-- stays).
+local function without_trailing_slashes(p)
+  local n = #p
+  while n > 1 and str_byte(p, n) == 47 do
+    n = n - 1
+  end
+  return str_sub(p, 1, n)
+end
+
+-- match_prefix returns the longest prefix route of uri by path elements.
+-- The path itself is looked up before any loop (see nvar.lua on loops).
+local function match_prefix(prefix, uri)
+  local p = uri
+  local n = #p
+  if n > 1 and str_byte(p, n) == 47 then
+    p = without_trailing_slashes(p)
+  end
+  local route = prefix[p]
+  if route then
+    return route
+  end
+  return parent_prefix(prefix, p)
 end
 
 -- match returns the route of uri in host h, and the regex captures.
@@ -190,7 +207,7 @@ local NO_BODY = { GET = true, HEAD = true, OPTIONS = true, DELETE = true }
 -- bodies of routes without request buffering are left to nginx's ceiling:
 -- reading them would end streaming.
 local function check_body(route, limit)
-  local cl = ngx_var.http_content_length
+  local cl = var_get("http_content_length")
   if cl then
     local n = tonumber(cl)
     if n and n > limit then
@@ -201,7 +218,7 @@ local function check_body(route, limit)
   if route.stream_body or NO_BODY[ngx.req.get_method()] then
     return
   end
-  if ngx_var.http_transfer_encoding or ngx.req.http_version() == 2 then
+  if var_get("http_transfer_encoding") or ngx.req.http_version() == 2 then
     ngx.req.read_body()
     if body_size() > limit then
       return proxy_settings.fail(route.err, 413)
@@ -218,14 +235,14 @@ local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true,
 -- redirect_host is the request's host for a redirect: $best_http_host
 -- (X-Forwarded-Host with use-forwarded-headers) without its port.
 local function redirect_host()
-  local host = ngx_var.best_http_host or ngx_var.host
+  local host = var_get("best_http_host") or var_get("host")
   return (host:gsub(":%d+$", ""))
 end
 
 -- request_uri_for_redirect is $request_uri without its trailing slash, as
 -- ingress-nginx's redirects send it (unless keep_slash).
 local function request_uri_for_redirect(keep_slash)
-  local uri = ngx_var.request_uri
+  local uri = var_get("request_uri")
   if not keep_slash and str_byte(uri, -1) == 47 then
     uri = str_sub(uri, 1, -2)
   end
@@ -260,7 +277,7 @@ end
 -- request came with.
 local function redirect_www(to)
   local uri = request_uri_for_redirect(false)
-  return ngx.redirect(ngx_var.pass_access_scheme .. "://" .. to .. ":" .. ngx_var.pass_server_port .. uri, settings.redirect_code or 308)
+  return ngx.redirect(var_get("pass_access_scheme") .. "://" .. to .. ":" .. var_get("pass_server_port") .. uri, settings.redirect_code or 308)
 end
 
 -- has_endpoints reports whether backend name has endpoints in this worker.
@@ -277,22 +294,22 @@ local function proxy(route)
     if tls.fail then
       return proxy_settings.fail(route.err, 503)
     end
-    ngx_var.ingress_proxy_ssl_name = tls.name
+    var_set("ingress_proxy_ssl_name", tls.name)
   end
   local backend = route.canary and canary.choose(route) or route.backend
-  ngx_var.proxy_upstream_name = backend
+  var_set("proxy_upstream_name", backend)
   if route.mkey_canary and backend ~= route.backend then
-    ngx_var.ingress_metrics = route.mkey_canary
+    var_set("ingress_metrics", route.mkey_canary)
   end
   if route.timeouts then
-    ngx_var.ingress_timeouts = route.timeouts
+    var_set("ingress_timeouts", route.timeouts)
   end
   if route.px then
     proxy_settings.apply(route.px)
   end
   local err = route.err
   if err then
-    ngx_var.ingress_errors = err.info
+    var_set("ingress_errors", err.info)
     if err.fallback and not has_endpoints(backend) and has_endpoints(err.backend) then
       proxy_settings.fallback(err)
       return ngx.exec(route.fallback_exec)
@@ -300,7 +317,7 @@ local function proxy(route)
   end
   local loc = route.exec
   if route.auto then
-    loc = route.auto[ngx_var.scheme]
+    loc = route.auto[var_get("scheme")]
   end
   if loc then
     return ngx.exec(loc)
@@ -333,7 +350,7 @@ local function enter_host(h, uri)
     return true, ngx.exit(503)
   end
   local client = h.client
-  if client and ngx_var.https == "on" then
+  if client and var_get("https") == "on" then
     clientauth.check(client, true)
     client = nil
   end
@@ -344,13 +361,13 @@ local function enter_host(h, uri)
     headers.mark(h.resp_headers)
   end
   if h.tls then
-    ngx_var.ingress_tls_host = "1" -- for Strict-Transport-Security
+    var_set("ingress_tls_host", "1") -- for Strict-Transport-Security
   end
   if h.redirect_to then
     return true, redirect_www(h.redirect_to)
   end
   if h.app_root and uri == "/" then
-    return true, ngx.redirect(ngx_var.scheme .. "://" .. (ngx_var.http_host or ngx_var.host) .. h.app_root, 302)
+    return true, ngx.redirect(var_get("scheme") .. "://" .. (var_get("http_host") or var_get("host")) .. h.app_root, 302)
   end
   return false, client
 end
@@ -361,7 +378,7 @@ end
 -- status to answer, or nil to go on.
 local function check_auth(route)
   local a, ea = route.auth, route.extauth
-  local admitted = route.any_acl ~= nil and ipmatch.admits(route.any_acl, ngx_var.remote_addr)
+  local admitted = route.any_acl ~= nil and ipmatch.admits(route.any_acl, var_get("remote_addr"))
   if a then
     if a.unavailable then
       return 503
@@ -415,27 +432,27 @@ local function to_upstream(route, m)
     headers.apply_request(route.req_headers)
   end
   if route.vhost then
-    ngx_var.ingress_upstream_vhost = route.vhost
+    var_set("ingress_upstream_vhost", route.vhost)
   end
   if route.connection then
-    ngx_var.ingress_connection = route.connection
+    var_set("ingress_connection", route.connection)
   end
 end
 
 function _M.rewrite()
   check()
-  local h = find_host(ngx_var.host)
+  local h = find_host(var_get("host"))
   if not h then
     return ngx.exit(404)
   end
-  local uri = ngx_var.uri
+  local uri = var_get("uri")
   local answered, client = enter_host(h, uri)
   if answered then
     return
   end
   local route, m = match(h, uri)
   if route and route.mkey then
-    ngx_var.ingress_metrics = route.mkey -- lua/metrics.lua counts it in the log phase
+    var_set("ingress_metrics", route.mkey) -- lua/metrics.lua counts it in the log phase
   end
   if route and route.resp_headers then
     headers.mark(route.resp_headers)
@@ -456,7 +473,7 @@ function _M.rewrite()
   if route.redirect_url then
     return send_redirect(route)
   end
-  if route.redirect and ngx_var.pass_access_scheme == "http" then
+  if route.redirect and var_get("pass_access_scheme") == "http" then
     return redirect_to_https(route)
   end
   if client then

@@ -19,6 +19,7 @@
 -- changed item up to date outside requests.
 
 local cjson = require("cjson.safe")
+local nvar = require("nvar")
 
 local ngx = ngx
 local ngx_log = ngx.log
@@ -57,7 +58,7 @@ end
 function Store:drop(name)
   local old = self.items[name]
   if old ~= nil and self.keep_removed then
-    self.gone[name] = { entry = old, at = ngx.now() }
+    self.gone[name] = { entry = old, at = nvar.now() }
   end
   self.items[name] = nil
 end
@@ -129,12 +130,12 @@ function Store:lookup(name)
 end
 
 -- removed returns the entry of <name> for a request that started at
--- started (ngx.req.start_time()), if the item was removed after that and at
+-- started (nvar.start_time()), if the item was removed after that and at
 -- most keep_removed seconds ago: requests that began before a removal keep
 -- what they were routed to, later ones do not see it.
 function Store:removed(name, started)
   local g = self.gone[name]
-  if g and started <= g.at and ngx.now() - g.at <= self.keep_removed then
+  if g and started <= g.at and nvar.now() - g.at <= self.keep_removed then
     return g.entry
   end
   return nil
@@ -145,7 +146,7 @@ function Store:expire()
   if not self.keep_removed or next(self.gone) == nil then
     return
   end
-  local now = ngx.now()
+  local now = nvar.now()
   for name, g in pairs(self.gone) do
     if now - g.at > self.keep_removed then
       self.gone[name] = nil

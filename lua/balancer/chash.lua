@@ -14,6 +14,7 @@
 -- linear, so similar strings ("ep#1", "ep#2", "/key-1", "/key-2") land in
 -- correlated places and one endpoint could own a small fraction of the ring.
 
+local var_get = require("nvar").get
 local md5 = ngx.md5
 local concat = table.concat
 local sort = table.sort
@@ -159,14 +160,13 @@ function _M.new(endpoints, item)
 end
 
 function _M:key()
-  local var = ngx.var
   if self.single then
-    return var[self.single] or ""
+    return var_get(self.single) or ""
   end
   local buf = {}
   for i = 1, #self.parts do
     local p = self.parts[i]
-    buf[i] = p.lit or var[p.var] or ""
+    buf[i] = p.lit or var_get(p.var) or ""
   end
   return concat(buf)
 end

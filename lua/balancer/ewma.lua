@@ -4,6 +4,7 @@
 -- endpoint is not used, so that a slow endpoint is probed again later.
 -- Statistics are per worker.
 
+local nvar = require("nvar")
 local exp = math.exp
 local random = math.random
 local tonumber = tonumber
@@ -44,7 +45,7 @@ function _M:pick()
     j = j + 1
   end
   local a, b = self.endpoints[i], self.endpoints[j]
-  local now = ngx.now()
+  local now = nvar.now()
   if score(self.stats[a.id], now) <= score(self.stats[b.id], now) then
     return a
   end
@@ -67,7 +68,7 @@ function _M:observe(addrs, times)
   if not id or not rt then
     return
   end
-  local now = ngx.now()
+  local now = nvar.now()
   local s = self.stats[id]
   if not s then
     for i = 1, self.n do

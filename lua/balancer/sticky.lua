@@ -19,6 +19,8 @@
 -- reject it when conditionalSameSiteNone.
 
 local chash = require("balancer.chash")
+local nvar = require("nvar")
+local var_get = nvar.get
 
 local ngx = ngx
 local md5 = ngx.md5
@@ -75,7 +77,7 @@ end
 
 -- cookie returns the key and the backend key of the request's cookie.
 function _M:cookie()
-  local v = ngx.var[self.cookie_var]
+  local v = var_get(self.cookie_var)
   if not v or v == "" then
     return nil
   end
@@ -120,17 +122,16 @@ local function same_site_none_ok(ua)
 end
 
 function _M:set_cookie(key)
-  local var = ngx.var
   local v = self.prefix .. key .. "|" .. self.bkey
   if self.expires then
-    v = v .. "; Expires=" .. ngx.cookie_time(ngx.time() + self.expires)
+    v = v .. "; Expires=" .. ngx.cookie_time(nvar.time() + self.expires)
   end
   v = v .. self.attrs
-  if self.secure or var.https == "on" then
+  if self.secure or var_get("https") == "on" then
     v = v .. "; Secure"
   end
   v = v .. "; HttpOnly"
-  if self.same_site and not (self.conditional and not same_site_none_ok(var.http_user_agent)) then
+  if self.same_site and not (self.conditional and not same_site_none_ok(var_get("http_user_agent"))) then
     v = v .. "; SameSite=" .. self.same_site
   end
   ngx.header["Set-Cookie"] = v
@@ -139,7 +140,7 @@ end
 -- failed returns the set of "host:port" that failed in this request.
 local function failed()
   local set = {}
-  local addrs = ngx.var.upstream_addr
+  local addrs = var_get("upstream_addr")
   if addrs then
     for a in str_gmatch(addrs, "[^%s,:]+:%d+") do
       set[a] = true
@@ -167,7 +168,7 @@ function _M:new_key(skip)
     local ep = list[random(#list)]
     return ep, self.keys[ep]
   end
-  local now, pid = ngx.now(), ngx.worker.pid()
+  local now, pid = nvar.now(), ngx.worker.pid()
   for i = 1, MAX_KEY_TRIES do
     local key = str_format("%s.%s.%s", now + i, pid, random(999999))
     local ep = self.ring:owner(key)

@@ -1,0 +1,112 @@
+package nginx
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ingress-sync/ingress-sync/pkg/model"
+)
+
+// TestRequestPathCompiles sends traffic through router.lua, balancer.lua
+// and metrics.lua with LuaJIT's trace log (jit.v) on, and fails when a
+// function was blacklisted: from then on every trace that reaches it
+// aborts, and the request path runs in the interpreter, several
+// microseconds a request slower (see lua/nvar.lua). Reading ngx.var or
+// ngx.now in request code did this within some ten thousand requests.
+func TestRequestPathCompiles(t *testing.T) {
+	jitDir := luaJITLibDir(t)
+	ports := freePorts(t, 2)
+	logPath := filepath.Join(testDir(t), "jit.log")
+	cfg := hostTable(10, model.Endpoint{Address: "127.0.0.1", Port: int32(ports[0])})
+	h := startNginx(t, cfg, func(o *Options) {
+		o.DisableAccessLog = true
+		o.WorkerProcesses = 1 // all requests in one LuaJIT VM
+		o.testHTTPSnippet = throughputSnippet(ports[0], ports[1])
+		// In the master: the workers inherit the attached trace log.
+		o.testInitLua = fmt.Sprintf(`package.path = %q .. package.path; require("jit.v").start(%q)`,
+			jitDir+"/?.lua;", logPath)
+	})
+	paths := []string{"/", "/api", "/api/x/y", "/other/thing", "/api/"}
+	const conns, perConn = 8, 5000
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	c := h.newHTTPClient()
+	for w := range conns {
+		wg.Go(func() {
+			for i := range perConn {
+				n := w*perConn + i
+				url := "http://" + tableHost(n%10) + paths[n%len(paths)]
+				if err := getOK(c, url); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces, aborts := 0, map[string]int{}
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.Contains(line, "blacklisted"):
+			t.Errorf("after %d requests: %s", conns*perConn, line)
+		case strings.HasPrefix(line, "[TRACE ---"):
+			aborts[line]++
+		case strings.HasPrefix(line, "[TRACE"):
+			traces++
+		}
+	}
+	t.Logf("%d requests: %d traces, aborts: %v", conns*perConn, traces, aborts)
+	if traces == 0 {
+		t.Fatalf("the trace log has no trace: %q", data)
+	}
+	// An abort that keeps coming back ends in a blacklist.
+	for line, n := range aborts {
+		if n >= maxRepeatedAborts {
+			t.Errorf("aborted %d times: %s", n, line)
+		}
+	}
+}
+
+// maxRepeatedAborts: LuaJIT blacklists a trace start after about a dozen
+// aborts; the code of the request path aborts at most a few times at one
+// place while its loops are being compiled.
+const maxRepeatedAborts = 6
+
+// luaJITLibDir returns the directory of LuaJIT's jit.* modules
+// (libluajit2-5.1-common, a dependency of the nginx Lua module).
+func luaJITLibDir(t *testing.T) string {
+	t.Helper()
+	found, _ := filepath.Glob("/usr/share/luajit-2.1*/jit/v.lua")
+	if len(found) == 0 {
+		t.Fatal("no /usr/share/luajit-2.1*/jit/v.lua: LuaJIT's jit modules (libluajit2-5.1-common) are missing")
+	}
+	return filepath.Dir(filepath.Dir(found[0]))
+}
+
+func getOK(c *http.Client, url string) error {
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: status %s", url, strconv.Itoa(resp.StatusCode))
+	}
+	return nil
+}
