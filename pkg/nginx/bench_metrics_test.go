@@ -12,7 +12,7 @@ import (
 // traffic metrics (lua/metrics.lua, the default) and one with them off,
 // on the same route table (10 hosts, a Prefix "/" each) through router.lua
 // to the tiny backend of throughputSnippet, in alternating bounded load
-// runs (16 connections, 6 rounds of 5k requests each, every host in turn:
+// runs (16 connections, 10 rounds of 15k requests each, every host in turn:
 // 10 label sets). It reports the medians, the median ratio on/off and the
 // nginx CPU time per request of each.
 func BenchmarkMetricsThroughput(b *testing.B) {
@@ -27,7 +27,7 @@ func BenchmarkMetricsThroughput(b *testing.B) {
 	}
 	on, off := start(false), start(true)
 	host := func(i int) string { return tableHost(i % 10) }
-	const conns, total, rounds, warm = 16, 5000, 6, 2000
+	const conns, total, rounds, warm = 16, 15000, 10, 5000
 	loadRun(b, off.opts.HTTPPort, host, conns, warm)
 	loadRun(b, on.opts.HTTPPort, host, conns, warm)
 	var onRates, offRates, ratios []float64
