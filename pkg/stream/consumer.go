@@ -271,9 +271,10 @@ func (c *Consumer) consume(ctx context.Context) error {
 // anything is left whenever no message came for idlePoll.
 func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 	check := streamCheck{every: c.cfg.checkEvery, consumer: r.name}
-	check.reset()
+	check.reset(ctx)
+	defer check.stop()
 	for {
-		m, err := r.next(ctx, check.wait(cu.done))
+		m, err := check.read(ctx, r, cu.done)
 		if err == nil {
 			check.progressed = true
 		}
@@ -299,14 +300,14 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 		default:
 			c.handle(ctx, m, cu)
 		}
-		if check.due() {
+		if check.due() && !check.confirm(ctx) {
 			if err := c.checkStream(ctx); err != nil {
 				return err
 			}
 			if err := r.stalled(ctx, check.progressed); err != nil {
 				return err
 			}
-			check.reset()
+			check.reset(ctx)
 		}
 	}
 }

@@ -225,8 +225,24 @@ func deleteConsumer(js jetstream.JetStream, stream string, oc jetstream.Consumer
 // no message came within it. A message without JetStream metadata is an
 // error wrapping ErrNoMetadata, returned with the message's subject.
 func (r *reader) next(ctx context.Context, wait time.Duration) (Message, error) {
-	msg, err := r.nextMsg(ctx, wait)
+	if wait <= 0 {
+		return r.nextIn(ctx, ctx)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return r.nextIn(ctx, wctx)
+}
+
+// nextIn is next waiting as long as wctx, a context derived from ctx, lives:
+// ErrIdle when its deadline comes first. A caller that reads many messages
+// within one deadline passes the same wctx to each read, which spares a
+// timer per message.
+func (r *reader) nextIn(ctx, wctx context.Context) (Message, error) {
+	msg, err := r.it.Next(jetstream.NextContext(wctx))
 	if err != nil {
+		if wctx != ctx && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return Message{}, ErrIdle
+		}
 		return Message{}, err
 	}
 	md, err := msg.Metadata()
@@ -237,19 +253,6 @@ func (r *reader) next(ctx context.Context, wait time.Duration) (Message, error) 
 		Sequence: md.Sequence.Stream, Subject: msg.Subject(), Time: md.Timestamp,
 		Header: msg.Headers(), Data: msg.Data(), Pending: md.NumPending, consumer: md.Consumer,
 	}, nil
-}
-
-func (r *reader) nextMsg(ctx context.Context, wait time.Duration) (jetstream.Msg, error) {
-	if wait <= 0 {
-		return r.it.Next(jetstream.NextContext(ctx))
-	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	msg, err := r.it.Next(jetstream.NextContext(wctx))
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return nil, fmt.Errorf("%w (%s)", ErrIdle, wait)
-	}
-	return msg, err
 }
 
 // stalled asks the server, when no message came since the last check

@@ -193,25 +193,63 @@ func (c *Consumer) awaitMarker(ctx context.Context) (StreamState, bool) {
 }
 
 // streamCheck paces a reader's checks of the stream, and remembers the
-// server-side consumer that delivered last.
+// server-side consumer that delivered last. Once caught up, reads wait
+// until the next check under one context per check (wctx), not a timer per
+// message.
 type streamCheck struct {
 	every    time.Duration
 	next     time.Time
 	consumer string
 	// progressed: a message came since the last check.
 	progressed bool
+	// confirming: the interval ended without a message, and a short one
+	// (stallGrace) runs before the reader may be called stalled.
+	confirming bool
+	wctx       context.Context
+	cancel     context.CancelFunc
 }
 
-func (s *streamCheck) reset() { s.next, s.progressed = time.Now().Add(s.every), false }
+// stallGrace is the short read that confirms an interval without a message:
+// a process stopped past the check (SIGSTOP, a long pause) finds the
+// messages buffered meanwhile first, and is not taken for a stalled reader.
+const stallGrace = 100 * time.Millisecond
+
+// reset starts the next interval; stop must be called after the last one.
+func (s *streamCheck) reset(ctx context.Context) {
+	s.start(ctx, s.every)
+	s.progressed, s.confirming = false, false
+}
+
+// confirm starts the short interval after one without a message; it
+// reports false when that interval has run already.
+func (s *streamCheck) confirm(ctx context.Context) bool {
+	if s.progressed || s.confirming {
+		return false
+	}
+	s.start(ctx, stallGrace)
+	s.confirming = true
+	return true
+}
+
+func (s *streamCheck) start(ctx context.Context, d time.Duration) {
+	s.stop()
+	s.next = time.Now().Add(d)
+	s.wctx, s.cancel = context.WithDeadline(ctx, s.next)
+}
+
+func (s *streamCheck) stop() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+}
 
 func (s *streamCheck) due() bool { return !time.Now().Before(s.next) }
 
-// wait is how long the next read may wait: until the next check, and at
-// most idlePoll while not caught up.
-func (s *streamCheck) wait(caughtUp bool) time.Duration {
-	w := max(time.Until(s.next), time.Millisecond)
-	if !caughtUp {
-		w = min(w, idlePoll)
+// read returns the next message of r, ErrIdle when none came: once caught
+// up by the next check, before that within idlePoll as well.
+func (s *streamCheck) read(ctx context.Context, r *reader, caughtUp bool) (Message, error) {
+	if caughtUp {
+		return r.nextIn(ctx, s.wctx)
 	}
-	return w
+	return r.next(ctx, min(max(time.Until(s.next), time.Millisecond), idlePoll))
 }

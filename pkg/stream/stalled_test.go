@@ -3,6 +3,7 @@ package stream
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 var errOther = errors.New("another error")
@@ -31,5 +32,36 @@ func TestReadAgainIfStalled(t *testing.T) {
 				t.Errorf("calls %d, err %v; want %d, %v", calls, err, tc.calls, tc.want)
 			}
 		})
+	}
+}
+
+// TestStreamCheckConfirmsAQuietInterval: an interval without a message is
+// followed by one short interval (stallGrace) before the reader may be
+// called stalled, once; an interval with a message needs none.
+func TestStreamCheckConfirmsAQuietInterval(t *testing.T) {
+	ctx := t.Context()
+	s := streamCheck{every: time.Hour}
+	s.reset(ctx)
+	defer s.stop()
+	if s.due() {
+		t.Fatal("due at the start of an interval of an hour")
+	}
+	ended := func() { s.next = time.Now().Add(-time.Millisecond) }
+	ended()
+	if !s.due() || !s.confirm(ctx) {
+		t.Fatal("an interval without a message is not confirmed")
+	}
+	if d, ok := s.wctx.Deadline(); !ok || time.Until(d) > stallGrace {
+		t.Fatalf("the reads of the confirmation wait until %v, want within %s", d, stallGrace)
+	}
+	ended()
+	if s.confirm(ctx) {
+		t.Fatal("confirmed twice: a stalled reader would never be found")
+	}
+	s.reset(ctx)
+	s.progressed = true
+	ended()
+	if s.confirm(ctx) {
+		t.Fatal("an interval with a message is confirmed")
 	}
 }
