@@ -2,11 +2,8 @@ package nginx
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,8 +39,8 @@ func TestRequestPathCompiles(t *testing.T) {
 		wg.Go(func() {
 			for i := range perConn {
 				n := w*perConn + i
-				url := "http://" + tableHost(n%10) + paths[n%len(paths)]
-				if err := getOK(c, url); err != nil {
+				host := tableHost(n % 10)
+				if err := loadRequest(c, "http://"+host+paths[n%len(paths)], host); err != nil {
 					errs <- err
 					return
 				}
@@ -96,17 +93,4 @@ func luaJITLibDir(t *testing.T) string {
 		t.Fatal("no /usr/share/luajit-2.1*/jit/v.lua: LuaJIT's jit modules (libluajit2-5.1-common) are missing")
 	}
 	return filepath.Dir(filepath.Dir(found[0]))
-}
-
-func getOK(c *http.Client, url string) error {
-	resp, err := c.Get(url)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: status %s", url, strconv.Itoa(resp.StatusCode))
-	}
-	return nil
 }
