@@ -341,24 +341,37 @@ func (c *catchUp) observe(seq, pending uint64) bool {
 }
 
 // readCaughtUp passes every message of r to handle until r has caught up.
-// A reader that delivered nothing for idlePoll while the server holds
-// messages for it has stalled: the error wraps ErrStalled, and the caller
-// reads again with a new reader (readAgainIfStalled).
+// A reader that delivered nothing for idlePoll, and then nothing in one
+// short read, while the server holds messages for it has stalled: the error
+// wraps ErrStalled, and the caller reads again with a new reader
+// (readAgainIfStalled). The short read keeps a process that was stopped
+// past idlePoll from taking its buffered messages for a stall.
 func readCaughtUp(ctx context.Context, r *reader, cu *catchUp, handle func(Message)) error {
 	var last uint64
+	// quiet: the last read ended idle with messages left; the next one, of
+	// stallGrace, confirms the stall (see streamCheck.confirm).
+	quiet := false
 	for !cu.done {
-		m, err := r.next(ctx, idlePoll)
+		wait := idlePoll
+		if quiet {
+			wait = stallGrace
+		}
+		m, err := r.next(ctx, wait)
 		if errors.Is(err, ErrIdle) {
 			if cu.done = r.drained(ctx, last); !cu.done {
-				if err := r.stalled(ctx, false); err != nil {
-					return err
+				if quiet {
+					if err := r.stalled(ctx, false); err != nil {
+						return err
+					}
 				}
+				quiet = !quiet
 			}
 			continue
 		}
 		if err != nil {
 			return err
 		}
+		quiet = false
 		handle(m)
 		last = m.Sequence
 		cu.observe(last, m.Pending)
