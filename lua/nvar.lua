@@ -53,11 +53,18 @@ local errmsg = base.get_errmsg_ptr()
 
 local _M = {}
 
-function _M.get(name)
+-- request returns the current request; outside one it raises an error
+-- blaming the caller of get, set or start_time.
+local function request()
   local r = get_request()
   if not r then
-    error("no request found", 2)
+    error("no request found", 3)
   end
+  return r
+end
+
+function _M.get(name)
+  local r = request()
   local len = get_size_ptr()
   local rc = C.ngx_http_lua_ffi_var_get(r, name, #name, get_string_buf(#name), 0, value_ptr, len, errmsg)
   if rc == NGX_OK then
@@ -71,10 +78,7 @@ function _M.get(name)
 end
 
 function _M.set(name, value)
-  local r = get_request()
-  if not r then
-    error("no request found", 2)
-  end
+  local r = request()
   local len = 0
   if value ~= nil then
     if type(value) ~= "string" then
@@ -103,10 +107,7 @@ function _M.time()
 end
 
 function _M.start_time()
-  local r = get_request()
-  if not r then
-    error("no request found", 2)
-  end
+  local r = request()
   local t = tonumber(C.ngx_http_lua_ffi_req_start_time(r))
   return t
 end
