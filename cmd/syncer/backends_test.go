@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"errors"
 	"net"
@@ -11,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
@@ -46,9 +47,9 @@ func closedPort(t *testing.T) string {
 }
 
 func TestBackends(t *testing.T) {
-	held := nginx.Backends{Version: 3, Generation: 2, Backends: []model.Backend{
-		{Name: "shop-api-80", LoadBalance: "ewma", Endpoints: []model.Endpoint{}},
-		{Name: "shop-web-80", LoadBalance: "round_robin", Endpoints: []model.Endpoint{{Address: "10.0.0.1", Port: 8080}, {Address: "10.0.0.2", Port: 8080}}},
+	held := nginx.Backends{Version: 3, Generation: 2, Backends: []config.Backend{
+		{Name: "shop-api-80", LoadBalance: "ewma", Endpoints: []config.Endpoint{}},
+		{Name: "shop-web-80", LoadBalance: "round_robin", Endpoints: []config.Endpoint{{Address: "10.0.0.1", Port: 8080}, {Address: "10.0.0.2", Port: 8080}}},
 	}}
 	port := luaEndpoint(t, map[string]any{"/configuration/backends": held})
 	out, _, err := runCmd(t, "", "backends", "--status-port", port)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"flag"
 	"fmt"
 	"math"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 )
@@ -77,7 +78,7 @@ func controllerLabels(f *runFlags) syncer.ControllerLabels {
 type dataPlane interface {
 	syncer.Applier
 	Client() *nginx.Client
-	Running() *model.Configuration
+	Running() *config.Configuration
 }
 
 // registerMetrics registers what /metrics serves beside the syncer's own

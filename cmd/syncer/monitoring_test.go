@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -13,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 )
@@ -48,11 +49,11 @@ func (r *descRecorder) Unregister(prometheus.Collector) bool { return false }
 // registers metrics, nothing is applied or scraped.
 type idleDataPlane struct{}
 
-func (idleDataPlane) Apply(context.Context, *model.Configuration) (model.Change, error) {
-	return model.Change{}, nil
+func (idleDataPlane) Apply(context.Context, *config.Configuration) (config.Change, error) {
+	return config.Change{}, nil
 }
-func (idleDataPlane) Client() *nginx.Client         { return nginx.NewClient(1, time.Second) }
-func (idleDataPlane) Running() *model.Configuration { return nil }
+func (idleDataPlane) Client() *nginx.Client          { return nginx.NewClient(1, time.Second) }
+func (idleDataPlane) Running() *config.Configuration { return nil }
 
 // exportedNames are the metric names `syncer run` serves, registered as
 // run registers them.

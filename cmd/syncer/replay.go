@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"flag"
@@ -14,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/replay"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
@@ -242,7 +243,7 @@ func writeSnapshot(w io.Writer, snap *replay.Snapshot, output string, conf bool,
 
 // renderConf renders cfg with pkg/nginx's Renderer and options o (the
 // syncer's defaults but for the flags given). Rendering writes nothing.
-func renderConf(cfg *model.Configuration, o nginx.Options) ([]byte, error) {
+func renderConf(cfg *config.Configuration, o nginx.Options) ([]byte, error) {
 	r, err := nginx.NewRenderer(o)
 	if err != nil {
 		return nil, fmt.Errorf("--nginx-conf: %w", err)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"context"
 	"flag"
@@ -87,7 +89,7 @@ func (f *modelFlags) complete(n *nginx.Options) error {
 	if err != nil {
 		return err
 	}
-	f.opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
+	f.opts.FallbackCertificate = &config.Certificate{Name: config.FallbackCertificateName, Cert: fallback.CertPEM, Key: fallback.KeyPEM}
 	return nil
 }
 
@@ -166,8 +168,8 @@ func registerDataPlaneFlags(fs *flag.FlagSet, o *nginx.Options) {
 	registerMetricsFlags(fs, &o.Metrics)
 }
 
-// sizeFlag is a model.Size flag: digits with an optional k, m or g unit.
-type sizeFlag struct{ p *model.Size }
+// sizeFlag is a config.Size flag: digits with an optional k, m or g unit.
+type sizeFlag struct{ p *config.Size }
 
 func (s sizeFlag) String() string {
 	if s.p == nil {
@@ -177,10 +179,10 @@ func (s sizeFlag) String() string {
 }
 
 func (s sizeFlag) Set(v string) error {
-	if _, ok := model.Size(v).Bytes(); !ok {
+	if _, ok := config.Size(v).Bytes(); !ok {
 		return fmt.Errorf("%q is not an nginx size such as 64m, 512k or 0 (at most 1024g)", v)
 	}
-	*s.p = model.Size(v)
+	*s.p = config.Size(v)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"fmt"
 	"slices"
@@ -142,7 +144,7 @@ func keyFindings(cm *corev1.ConfigMap) []Finding {
 }
 
 // build runs model.Build on objs and returns its Problems.
-func build(objs []runtime.Object, configMap string) ([]model.Problem, error) {
+func build(objs []runtime.Object, configMap string) ([]config.Problem, error) {
 	s := model.NewStore()
 	for _, obj := range objs {
 		m := obj.(metav1.Object)
@@ -158,10 +160,10 @@ func build(objs []runtime.Object, configMap string) ([]model.Problem, error) {
 // relevantProblems keeps the Problems of the objects checked, without
 // those a finding already says: an annotation or key reported as not
 // supported, and the refusal of snippets.
-func relevantProblems(problems []model.Problem, checked map[string]bool, findings []Finding) []model.Problem {
-	var out []model.Problem
+func relevantProblems(problems []config.Problem, checked map[string]bool, findings []Finding) []config.Problem {
+	var out []config.Problem
 	for _, p := range problems {
-		if p.Kind != model.ProblemKindOptions && !checked[p.Kind+"/"+p.Namespace+"/"+p.Name] {
+		if p.Kind != config.ProblemKindOptions && !checked[p.Kind+"/"+p.Namespace+"/"+p.Name] {
 			continue
 		}
 		if !saidByFinding(p, findings) {
@@ -171,7 +173,7 @@ func relevantProblems(problems []model.Problem, checked map[string]bool, finding
 	return out
 }
 
-func saidByFinding(p model.Problem, findings []Finding) bool {
+func saidByFinding(p config.Problem, findings []Finding) bool {
 	for _, f := range findings {
 		if f.Kind != p.Kind || f.Namespace != p.Namespace || f.Name != p.Name {
 			continue

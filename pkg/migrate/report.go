@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,9 +45,9 @@ type Report struct {
 	// Problems are those model.Build reports for the objects checked
 	// (invalid values, conflicts, missing references), but those a
 	// Finding already says.
-	Problems []model.Problem `json:"problems"`
-	Notes    []string        `json:"notes,omitempty"`
-	Summary  Summary         `json:"summary"`
+	Problems []config.Problem `json:"problems"`
+	Notes    []string         `json:"notes,omitempty"`
+	Summary  Summary          `json:"summary"`
 }
 
 // Summary counts the findings by status.
@@ -99,7 +101,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		r.Findings = []Finding{}
 	}
 	if r.Problems == nil {
-		r.Problems = []model.Problem{}
+		r.Problems = []config.Problem{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -149,7 +151,7 @@ func statusText(s model.Status, note string, issue int) string {
 	return b.String()
 }
 
-func problemText(p model.Problem) string {
+func problemText(p config.Problem) string {
 	if p.Namespace == "" {
 		return fmt.Sprintf("%s %s: %s", p.Kind, p.Name, p.Reason)
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
 	"sort"
@@ -10,13 +12,6 @@ import (
 
 // AnnotationPrefix is the prefix of the ingress-nginx annotations we read.
 const AnnotationPrefix = "nginx.ingress.kubernetes.io/"
-
-// Balancing defaults.
-const (
-	LoadBalanceRoundRobin = "round_robin"
-	LoadBalanceEWMA       = "ewma"
-	DefaultCookieName     = "INGRESSCOOKIE"
-)
 
 // Limits of annotation values.
 const (
@@ -29,7 +24,7 @@ const (
 // validated once when the Ingress is stored.
 type ingressAnnotations struct {
 	// location holds the per-location settings, SSLRedirect excluded.
-	location LocationSettings
+	location config.LocationSettings
 	// sslRedirect is ssl-redirect when set; forceSSLRedirect is
 	// force-ssl-redirect=true.
 	sslRedirect      *bool
@@ -61,10 +56,10 @@ type ingressAnnotations struct {
 	upstream upstreamInput
 	// errors holds custom-http-errors and disable-proxy-intercept-errors,
 	// errorService the default-backend annotation (see applyErrors).
-	errors       CustomErrors
+	errors       config.CustomErrors
 	errorService string
 	// proxyBufferSize is proxy-buffer-size (see checkBufferSize).
-	proxyBufferSize Size
+	proxyBufferSize config.Size
 	// auth holds the basic auth annotations (see applyAuth).
 	auth authInput
 	// limit holds the rate and connection limits (see applyLimit).
@@ -144,7 +139,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	a.finishClientAuth()
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
-			b.loadBalance = LoadBalanceRoundRobin
+			b.loadBalance = config.LoadBalanceRoundRobin
 		}
 		a.balancing = &b
 	}
@@ -265,18 +260,6 @@ func checkForbidden(v string, dollarOK bool) error {
 	return nil
 }
 
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // parseIntRange parses a plain decimal integer in [lo, hi].
 func parseIntRange(v string, lo, hi int) (int, error) {
 	if !allDigits(v) || len(v) > 10 {
@@ -294,42 +277,14 @@ func parseIntRange(v string, lo, hi int) (int, error) {
 // ConfigMap's proxy timeouts: 1 to maxProxyTimeout.
 func parseTimeout(v string) (int, error) { return parseIntRange(v, 1, maxProxyTimeout) }
 
-// MaxSizeBytes bounds sizes (1 TiB): larger limits mean "no limit" in
-// practice, and every byte count stays exact in JSON.
-const MaxSizeBytes = 1 << 40
-
 // parseSize parses an nginx size: digits with an optional k, m or g unit,
 // at most MaxSizeBytes.
-func parseSize(v string) (Size, error) {
-	s := Size(v)
+func parseSize(v string) (config.Size, error) {
+	s := config.Size(v)
 	if _, ok := s.Bytes(); !ok {
 		return "", errors.New("must be an nginx size such as 8m, 512k or 0, at most 1024g")
 	}
 	return s, nil
-}
-
-// Bytes returns the size in bytes, and false when s is not an nginx size
-// (digits with an optional k, m or g unit) of at most MaxSizeBytes.
-func (s Size) Bytes() (int64, bool) {
-	digits, unit := string(s), int64(1)
-	if n := len(digits); n > 0 {
-		switch digits[n-1] {
-		case 'k', 'K':
-			digits, unit = digits[:n-1], 1<<10
-		case 'm', 'M':
-			digits, unit = digits[:n-1], 1<<20
-		case 'g', 'G':
-			digits, unit = digits[:n-1], 1<<30
-		}
-	}
-	if !allDigits(digits) || len(digits) > 13 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n > MaxSizeBytes/unit {
-		return 0, false
-	}
-	return n * unit, true
 }
 
 func parseBoolPtr(v string) (*bool, error) {
@@ -389,8 +344,20 @@ func compactStrings(s []string) []string {
 }
 
 func parseLoadBalance(v string) (string, error) {
-	if v == LoadBalanceRoundRobin || v == LoadBalanceEWMA {
+	if v == config.LoadBalanceRoundRobin || v == config.LoadBalanceEWMA {
 		return v, nil
 	}
 	return "", errors.New("must be round_robin or ewma")
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

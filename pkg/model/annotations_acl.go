@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
 	"net/netip"
@@ -144,18 +146,6 @@ func parsePrefix(s string) (netip.Prefix, error) {
 	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
-// BlockRules are the ConfigMap's block-cidrs, block-user-agents and
-// block-referers: a request from a client in CIDRs, or whose User-Agent or
-// Referer matches one, answers 403, before any route. An entry is an exact value (compared ignoring case, as
-// nginx's map) or, after "~" (case-sensitive) or "~*" (ignoring case), a
-// regular expression (checked as regex paths are: RE2 syntax with the same
-// meaning in nginx's PCRE), unanchored.
-type BlockRules struct {
-	CIDRs      []string `json:"cidrs,omitempty"`
-	UserAgents []string `json:"userAgents,omitempty"`
-	Referers   []string `json:"referers,omitempty"`
-}
-
 // maxBlockEntryLen bounds one entry of a block list.
 const maxBlockEntryLen = 1024
 
@@ -218,12 +208,12 @@ func validateBlockRegex(p string) error {
 
 // finishBlock gives every Server the ConfigMap's block lists (one shared
 // value: Servers are not modified after Build).
-func (b *builder) finishBlock(cfg *Configuration) {
+func (b *builder) finishBlock(cfg *config.Configuration) {
 	g := &b.global
 	if g.BlockUserAgents == "" && g.BlockReferers == "" && g.BlockCIDRs == "" {
 		return
 	}
-	r := &BlockRules{UserAgents: splitBlock(g.BlockUserAgents), Referers: splitBlock(g.BlockReferers)}
+	r := &config.BlockRules{UserAgents: splitBlock(g.BlockUserAgents), Referers: splitBlock(g.BlockReferers)}
 	if g.BlockCIDRs != "" {
 		r.CIDRs = strings.Split(g.BlockCIDRs, ",")
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"slices"
 	"strings"
 	"testing"
@@ -89,7 +91,7 @@ func TestBuildSourceRangeDefaults(t *testing.T) {
 	}
 	cfg := buildWith(t, objs, func(o *Options) { o.ConfigMap = "ingress/cfg" })
 	checkDataPlane(t, cfg)
-	want := map[string]LocationSettings{
+	want := map[string]config.LocationSettings{
 		"plain.test": {AllowSourceRange: []string{"192.0.2.0/24"}, DenySourceRange: []string{"192.0.2.7/32"}},
 		"own.test":   {AllowSourceRange: []string{"10.0.0.0/8"}, DenySourceRange: []string{"10.0.0.1/32"}},
 		"bad.test":   {SourceRangeInvalid: true},
@@ -104,7 +106,7 @@ func TestBuildSourceRangeDefaults(t *testing.T) {
 			t.Errorf("%s: allow %v deny %v invalid %v, want %+v", s.Hostname, st.AllowSourceRange, st.DenySourceRange, st.SourceRangeInvalid, w)
 		}
 	}
-	if r := cfg.Global.rendered(); r.AllowSourceRange != "" || r.DenySourceRange != "" {
+	if r := cfg.Global.Rendered(); r.AllowSourceRange != "" || r.DenySourceRange != "" {
 		t.Errorf("the route defaults reach nginx.conf: %+v", r)
 	}
 }
@@ -121,7 +123,7 @@ func TestParseRealIPKeys(t *testing.T) {
 	for k, v := range map[string]string{"proxy-real-ip-cidr": "10.0.0.0/8;deny all", "block-cidrs": "", "forwarded-for-header": "X Y",
 		"whitelist-source-range": "1.2.3.4/40"} {
 		g, probs := parseGlobal(configMap("ns", "c", k, v))
-		if len(probs) != 1 || g.Nginx != DefaultGlobal().Nginx || g.AllowSourceRange != "" {
+		if len(probs) != 1 || g.Nginx != config.DefaultGlobal().Nginx || g.AllowSourceRange != "" {
 			t.Errorf("%s=%q: problems %v, settings %+v", k, v, probs, g.Nginx)
 		}
 	}
@@ -197,7 +199,7 @@ func TestBuildBlockLists(t *testing.T) {
 			t.Errorf("%s: Block %+v", s.Hostname, s.Block)
 		}
 	}
-	if r := cfg.Global.rendered(); r.BlockUserAgents != "" || r.BlockReferers != "" || r.BlockCIDRs != "" {
+	if r := cfg.Global.Rendered(); r.BlockUserAgents != "" || r.BlockReferers != "" || r.BlockCIDRs != "" {
 		t.Errorf("the block lists reach nginx.conf: %+v", r)
 	}
 }

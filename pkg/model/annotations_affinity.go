@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"strings"
 )
@@ -34,21 +36,6 @@ import (
 //     groups of that many endpoints and pick one of the group at random.
 //     Affinity, when set, wins over hashing.
 
-// Affinity modes and the cookie's SameSite values.
-const (
-	AffinityBalanced   = "balanced"
-	AffinityPersistent = "persistent"
-	// maxCookieSeconds bounds session-cookie-max-age and -expires.
-	maxCookieSeconds = 1<<31 - 1
-	// defaultSubsetSize is upstream-hash-by-subset-size's default;
-	// maxSubsetSize bounds it (the balancer builds that many entries per
-	// subset).
-	defaultSubsetSize = 3
-	maxSubsetSize     = 1000
-	maxHashByLen      = 256
-	maxCookieDomain   = 253
-)
-
 // balancing is the backend-level part of an Ingress's annotations.
 type balancing struct {
 	loadBalance string
@@ -56,7 +43,7 @@ type balancing struct {
 	// subsetSize is upstream-hash-by-subset-size when
 	// upstream-hash-by-subset is true (and hashBy set); 0 otherwise.
 	subsetSize int
-	affinity   *Affinity
+	affinity   *config.Affinity
 }
 
 func (b *balancing) equal(o *balancing) bool {
@@ -71,7 +58,7 @@ func (b *balancing) equal(o *balancing) bool {
 // combined by setAffinity.
 type affinityInput struct {
 	cookie     bool
-	spec       Affinity
+	spec       config.Affinity
 	subset     bool
 	subsetSize int
 }
@@ -90,7 +77,7 @@ func applyBalancing(name, v string, b *balancing, in *affinityInput) (ok bool, e
 			err = errors.New("only cookie is supported")
 		}
 	case "affinity-mode":
-		err = parseOption(v, AffinityBalanced, AffinityPersistent)
+		err = parseOption(v, config.AffinityBalanced, config.AffinityPersistent)
 		if err == nil {
 			s.Mode = strings.TrimSpace(v)
 		}
@@ -142,10 +129,10 @@ func (b *balancing) setAffinity(in affinityInput) {
 	}
 	a := in.spec
 	if a.CookieName == "" {
-		a.CookieName = DefaultCookieName
+		a.CookieName = config.DefaultCookieName
 	}
 	if a.Mode == "" {
-		a.Mode = AffinityBalanced
+		a.Mode = config.AffinityBalanced
 	}
 	b.affinity = &a
 }
@@ -277,3 +264,16 @@ func commonCookiePath(paths []string) string {
 // noteAffinity is the registry's note on affinity: how it differs from
 // ingress-nginx.
 const noteAffinity = "per backend (Service port): the oldest Ingress routing there decides every affinity setting, every path routed there sets the cookie, and without session-cookie-path its Path is the common path of that Ingress's paths to the backend (ingress-nginx: only the paths of Ingresses with affinity set it, each with its own Path, and the newest Ingress's cookie settings win)"
+
+// Bounds of the affinity annotations.
+const (
+	// maxCookieSeconds bounds session-cookie-max-age and -expires.
+	maxCookieSeconds = 1<<31 - 1
+	// defaultSubsetSize is upstream-hash-by-subset-size's default;
+	// maxSubsetSize bounds it (the balancer builds that many entries per
+	// subset).
+	defaultSubsetSize = 3
+	maxSubsetSize     = 1000
+	maxHashByLen      = 256
+	maxCookieDomain   = 253
+)

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"reflect"
 	"strings"
 	"testing"
@@ -42,7 +44,7 @@ func TestAffinityValues(t *testing.T) {
 			bad:   []string{"", "no", "None;", "Lax Strict"},
 		},
 		"affinity-mode": {
-			parse: func(v string) error { return parseOption(v, AffinityBalanced, AffinityPersistent) },
+			parse: func(v string) error { return parseOption(v, config.AffinityBalanced, config.AffinityPersistent) },
 			good:  []string{"balanced", "persistent", " persistent "},
 			bad:   []string{"", "Balanced", "sticky"},
 		},
@@ -69,7 +71,7 @@ func TestAffinityValues(t *testing.T) {
 }
 
 func TestAffinityAnnotations(t *testing.T) {
-	full := &Affinity{CookieName: "SERVERID", Mode: AffinityPersistent, CookiePath: "/app", CookieDomain: "foo.bar",
+	full := &config.Affinity{CookieName: "SERVERID", Mode: config.AffinityPersistent, CookiePath: "/app", CookieDomain: "foo.bar",
 		CookieMaxAge: 259200, CookieExpires: 172800, CookieSecure: true, CookieSameSite: "None",
 		ConditionalSameSiteNone: true, ChangeOnFailure: true}
 	tests := map[string]struct {
@@ -83,11 +85,11 @@ func TestAffinityAnnotations(t *testing.T) {
 				"session-cookie-path": "/app", "session-cookie-domain": "foo.bar", "session-cookie-max-age": "259200",
 				"session-cookie-expires": "172800", "session-cookie-secure": "true", "session-cookie-samesite": "none",
 				"session-cookie-conditional-samesite-none": "true", "session-cookie-change-on-failure": "true"},
-			want: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: full},
+			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: full},
 		},
 		"defaults: INGRESSCOOKIE, balanced": {
 			in:   map[string]string{"affinity": " cookie"},
-			want: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: &Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced}},
+			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
 		},
 		"cookie settings and mode without affinity mean nothing": {
 			in: map[string]string{"affinity-mode": "persistent", "session-cookie-secure": "true", "session-cookie-domain": "a.b"},
@@ -96,7 +98,7 @@ func TestAffinityAnnotations(t *testing.T) {
 			in: map[string]string{"affinity": "cookie", "affinity-mode": "sticky", "session-cookie-max-age": "0",
 				"session-cookie-expires": "-1", "session-cookie-samesite": "always", "session-cookie-secure": "yes",
 				"session-cookie-domain": "a b"},
-			want: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: &Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced}},
+			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
 			problems: []string{`affinity-mode="sticky": must be balanced or persistent`,
 				`session-cookie-domain="a b": must be a domain name`, `session-cookie-expires="-1": must be a whole number`,
 				`session-cookie-max-age="0": must be between 1 and 2147483647`, `session-cookie-samesite="always": must be None, Lax or Strict`,
@@ -108,19 +110,19 @@ func TestAffinityAnnotations(t *testing.T) {
 		},
 		"hash with subset, default size 3": {
 			in:   map[string]string{"upstream-hash-by": "$cookie_JSESSIONID", "upstream-hash-by-subset": "true"},
-			want: &balancing{loadBalance: LoadBalanceRoundRobin, hashBy: "$cookie_JSESSIONID", subsetSize: 3},
+			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, hashBy: "$cookie_JSESSIONID", subsetSize: 3},
 		},
 		"subset size 0 is the default": {
 			in:   map[string]string{"upstream-hash-by": "${request_uri}-text-value", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "0"},
-			want: &balancing{loadBalance: LoadBalanceRoundRobin, hashBy: "${request_uri}-text-value", subsetSize: 3},
+			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, hashBy: "${request_uri}-text-value", subsetSize: 3},
 		},
 		"subset size": {
 			in:   map[string]string{"upstream-hash-by": "$arg_x", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "2"},
-			want: &balancing{loadBalance: LoadBalanceRoundRobin, hashBy: "$arg_x", subsetSize: 2},
+			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, hashBy: "$arg_x", subsetSize: 2},
 		},
 		"subset without subset=true, or without hash, means nothing": {
 			in:   map[string]string{"upstream-hash-by": "$arg_x", "upstream-hash-by-subset-size": "2"},
-			want: &balancing{loadBalance: LoadBalanceRoundRobin, hashBy: "$arg_x"},
+			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, hashBy: "$arg_x"},
 		},
 		"bad hash": {
 			in:       map[string]string{"upstream-hash-by": "$uri/x"},
@@ -156,7 +158,7 @@ func TestAffinityAnnotations(t *testing.T) {
 	}
 }
 
-func affinityOf(b *balancing) *Affinity {
+func affinityOf(b *balancing) *config.Affinity {
 	if b == nil {
 		return nil
 	}
@@ -187,10 +189,10 @@ func TestCommonCookiePath(t *testing.T) {
 }
 
 func TestAffinityBuild(t *testing.T) {
-	web := func() Backend { return be("default", "web", "80", ep("10.0.0.1", 8080)) }
-	sticky := func(path string, edit ...func(*Affinity)) Backend {
+	web := func() config.Backend { return be("default", "web", "80", ep("10.0.0.1", 8080)) }
+	sticky := func(path string, edit ...func(*config.Affinity)) config.Backend {
 		b := web()
-		b.Affinity = &Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced, CookiePath: path}
+		b.Affinity = &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced, CookiePath: path}
 		for _, e := range edit {
 			e(b.Affinity)
 		}
@@ -200,53 +202,57 @@ func TestAffinityBuild(t *testing.T) {
 	runBuildCases(t, map[string]buildCase{
 		"cookie path is the location's path": {
 			objs:     objs(webService(), one(ingress("default", "a", aff, rule("a.example.com", prefix("/something", "web", 80))))),
-			backends: []Backend{sticky("/something")},
+			backends: []config.Backend{sticky("/something")},
 		},
 		"two paths of the Ingress: their common path": {
 			objs: objs(webService(), one(ingress("default", "a", aff,
 				rule("a.example.com", prefix("/something", "web", 80), prefix("/somewhereelse", "web", 80))))),
-			backends: []Backend{sticky("/")},
+			backends: []config.Backend{sticky("/")},
 		},
 		"session-cookie-path wins": {
 			objs: objs(webService(), one(ingress("default", "a", aff, nginx("session-cookie-path", "/app"),
 				rule("a.example.com", prefix("/something", "web", 80))))),
-			backends: []Backend{sticky("/app")},
+			backends: []config.Backend{sticky("/app")},
 		},
 		"paths of other Ingresses do not count": {
 			objs: objs(webService(), one(
 				ingress("default", "a", created(0), aff, rule("a.example.com", prefix("/foo/bar", "web", 80))),
 				ingress("default", "b", created(1), rule("a.example.com", prefix("/foo", "web", 80))))),
-			backends: []Backend{sticky("/foo/bar")},
+			backends: []config.Backend{sticky("/foo/bar")},
 		},
 		"use-regex: the regex as written, with ingress-nginx's warning": {
 			objs: objs(webService(), one(ingress("default", "a", aff, nginx("use-regex", "true"),
 				rule("a.example.com", implSpecific("/foo/.*", "web", 80))))),
-			backends: []Backend{sticky("/foo/.*")},
+			backends: []config.Backend{sticky("/foo/.*")},
 			problems: []string{`Ingress default/a: annotation nginx.ingress.kubernetes.io/session-cookie-path should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is "/foo/.*"`},
 		},
 		"use-regex with session-cookie-path": {
 			objs: objs(webService(), one(ingress("default", "a", aff, nginx("use-regex", "true"), nginx("session-cookie-path", "/foo/bar"),
 				rule("a.example.com", implSpecific("/foo/.*", "web", 80))))),
-			backends: []Backend{sticky("/foo/bar")},
+			backends: []config.Backend{sticky("/foo/bar")},
 		},
 		"the oldest Ingress decides every affinity setting": {
 			objs: objs(webService(), one(
 				ingress("default", "old", created(0), aff, nginx("affinity-mode", "persistent"), rule("a.example.com", prefix("/a", "web", 80))),
 				ingress("default", "new", created(1), aff, nginx("session-cookie-name", "X"), rule("b.example.com", prefix("/b", "web", 80))))),
-			backends: []Backend{sticky("/a", func(a *Affinity) { a.Mode = AffinityPersistent })},
+			backends: []config.Backend{sticky("/a", func(a *config.Affinity) { a.Mode = config.AffinityPersistent })},
 			problems: []string{"Ingress default/new: backend default-web-80: load-balance, upstream-hash-by and affinity annotations differ from Ingress default/old, which is older and is used; ignored"},
 		},
 		"subset hashing": {
 			objs: objs(webService(), one(ingress("default", "a", nginx("upstream-hash-by", "$arg_x"), nginx("upstream-hash-by-subset", "true"),
 				rule("a.example.com", prefix("/", "web", 80))))),
-			backends: []Backend{func() Backend { b := web(); b.UpstreamHashBy, b.UpstreamHashBySubsetSize = "$arg_x", 3; return b }()},
+			backends: []config.Backend{func() config.Backend {
+				b := web()
+				b.UpstreamHashBy, b.UpstreamHashBySubsetSize = "$arg_x", 3
+				return b
+			}()},
 		},
 	})
 }
 
 func TestAffinityCanaryBehavior(t *testing.T) {
-	mainAff := &Affinity{CookieName: "route", Mode: AffinityBalanced, CookiePath: "/info"}
-	canaryBackend := func(a *Affinity) Backend {
+	mainAff := &config.Affinity{CookieName: "route", Mode: config.AffinityBalanced, CookiePath: "/info"}
+	canaryBackend := func(a *config.Affinity) config.Backend {
 		b := be("default", "canary", "80", ep("10.0.0.9", 8080))
 		b.Affinity = a
 		return b
@@ -257,21 +263,21 @@ func TestAffinityCanaryBehavior(t *testing.T) {
 	runBuildCases(t, map[string]buildCase{
 		"sticky (default): the canary backend takes the main's affinity": {
 			objs:     objs(canaryServices(), one(stickyMain, canaryIngress("canary", 1, []string{"canary-weight", "50"}))),
-			backends: []Backend{canaryBackend(mainAff), main},
+			backends: []config.Backend{canaryBackend(mainAff), main},
 		},
 		"legacy: it does not": {
 			objs: objs(canaryServices(), one(stickyMain,
 				canaryIngress("canary", 1, []string{"canary-weight", "50", "affinity-canary-behavior", "legacy"}))),
-			backends: []Backend{canaryBackend(nil), main},
+			backends: []config.Backend{canaryBackend(nil), main},
 		},
 		"legacy with the canary's own affinity": {
 			objs: objs(canaryServices(), one(stickyMain,
 				canaryIngress("canary", 1, []string{"canary-weight", "50", "affinity-canary-behavior", "legacy", "affinity", "cookie"}))),
-			backends: []Backend{canaryBackend(&Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced, CookiePath: "/"}), main},
+			backends: []config.Backend{canaryBackend(&config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced, CookiePath: "/"}), main},
 		},
 		"no affinity on the main: nothing to take": {
 			objs:     objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-weight", "50"}))),
-			backends: []Backend{canaryBackend(nil), be("default", "web", "80", ep("10.0.0.1", 8080))},
+			backends: []config.Backend{canaryBackend(nil), be("default", "web", "80", ep("10.0.0.1", 8080))},
 		},
 	})
 }

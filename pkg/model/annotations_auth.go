@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"encoding/base64"
 	"errors"
@@ -187,7 +189,7 @@ func (b *builder) annotationSecret(e *ingressEntry, annotation, ref string) (*se
 
 // basicAuth returns the BasicAuth of e's locations (nil without auth),
 // resolved once per Build.
-func (b *builder) basicAuth(e *ingressEntry) *BasicAuth {
+func (b *builder) basicAuth(e *ingressEntry) *config.BasicAuth {
 	if !e.ann.auth.requested {
 		return nil
 	}
@@ -197,16 +199,16 @@ func (b *builder) basicAuth(e *ingressEntry) *BasicAuth {
 	ba, reason := b.resolveAuth(e)
 	if reason != "" {
 		b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
-		ba = &BasicAuth{Realm: e.ann.auth.realm, Unavailable: true}
+		ba = &config.BasicAuth{Realm: e.ann.auth.realm, Unavailable: true}
 	}
 	if b.auth == nil {
-		b.auth = map[*ingressEntry]*BasicAuth{}
+		b.auth = map[*ingressEntry]*config.BasicAuth{}
 	}
 	b.auth[e] = ba
 	return ba
 }
 
-func (b *builder) resolveAuth(e *ingressEntry) (*BasicAuth, string) {
+func (b *builder) resolveAuth(e *ingressEntry) (*config.BasicAuth, string) {
 	in := &e.ann.auth
 	if in.err != "" {
 		return nil, in.err
@@ -222,12 +224,12 @@ func (b *builder) resolveAuth(e *ingressEntry) (*BasicAuth, string) {
 	for _, u := range dropped {
 		b.ingressProblem(e, "annotation %sauth-secret: Secret %s: user %q has an empty password hash and can never sign in", AnnotationPrefix, k, u)
 	}
-	return &BasicAuth{Realm: in.realm, Users: users, SatisfyAny: in.satisfyAny, Digest: in.typ == "digest"}, ""
+	return &config.BasicAuth{Realm: in.realm, Users: users, SatisfyAny: in.satisfyAny, Digest: in.typ == "digest"}, ""
 }
 
 // users parses the users of the auth Secret's data, by auth-type and
 // auth-secret-type.
-func (in *authInput) users(data map[string][]byte) ([]AuthUser, []string, error) {
+func (in *authInput) users(data map[string][]byte) ([]config.AuthUser, []string, error) {
 	if in.secretType == "auth-map" {
 		if in.typ == "digest" {
 			return parseDigestMap(data, in.realm)
@@ -252,7 +254,7 @@ func (in *authInput) users(data map[string][]byte) ([]AuthUser, []string, error)
 // verify is an error (nginx skips the former and answers 500 for the
 // latter: failing the whole file closed is stricter). Users are returned
 // sorted by name.
-func ParseHtpasswd(data []byte) (users []AuthUser, dropped []string, err error) {
+func ParseHtpasswd(data []byte) (users []config.AuthUser, dropped []string, err error) {
 	seen := map[string]bool{}
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		line = bytes.TrimSuffix(line, []byte("\r"))
@@ -279,7 +281,7 @@ func ParseHtpasswd(data []byte) (users []AuthUser, dropped []string, err error) 
 
 // parseAuthMap parses an auth-map Secret: each key a user, each value a
 // hash (ingress-nginx writes them as "key:value" lines).
-func parseAuthMap(data map[string][]byte) (users []AuthUser, dropped []string, err error) {
+func parseAuthMap(data map[string][]byte) (users []config.AuthUser, dropped []string, err error) {
 	names := make([]string, 0, len(data))
 	for k := range data {
 		names = append(names, k)
@@ -303,7 +305,7 @@ func parseAuthMap(data map[string][]byte) (users []AuthUser, dropped []string, e
 	return sortUsers(users, dropped)
 }
 
-func sortUsers(users []AuthUser, dropped []string) ([]AuthUser, []string, error) {
+func sortUsers(users []config.AuthUser, dropped []string) ([]config.AuthUser, []string, error) {
 	if len(users)+len(dropped) > maxAuthUsers {
 		return nil, nil, fmt.Errorf("has more than %d users", maxAuthUsers)
 	}
@@ -313,7 +315,7 @@ func sortUsers(users []AuthUser, dropped []string) ([]AuthUser, []string, error)
 
 // authUser validates one user and hash; a user seen before is skipped
 // (nil, false). dropped is true for an empty hash.
-func authUser(user, hash string, seen map[string]bool) (u *AuthUser, dropped bool, err error) {
+func authUser(user, hash string, seen map[string]bool) (u *config.AuthUser, dropped bool, err error) {
 	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, ": ") || !printable(user) {
 		return nil, false, errors.New("invalid user name")
 	}
@@ -327,7 +329,7 @@ func authUser(user, hash string, seen map[string]bool) (u *AuthUser, dropped boo
 	if err := checkHash(hash); err != nil {
 		return nil, false, fmt.Errorf("user %q: %w", user, err)
 	}
-	return &AuthUser{Name: user, Hash: hash}, false, nil
+	return &config.AuthUser{Name: user, Hash: hash}, false, nil
 }
 
 func printable(s string) bool {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"slices"
 	"strings"
 	"testing"
@@ -42,15 +44,15 @@ func TestCheckHash(t *testing.T) {
 func TestParseHtpasswd(t *testing.T) {
 	tests := []struct {
 		name, data string
-		users      []AuthUser
+		users      []config.AuthUser
 		dropped    []string
 		err        string
 	}{
-		{"one user", "foo:" + testApr1 + "\n", []AuthUser{{"foo", testApr1}}, nil, ""},
-		{"comments, blank lines, CRLF, sorted", "# admins\n\nzed:" + testBcrypt + "\r\nfoo:" + testApr1, []AuthUser{{"foo", testApr1}, {"zed", testBcrypt}}, nil, ""},
-		{"comment field after the hash", "foo:" + testApr1 + ":Foo Bar", []AuthUser{{"foo", testApr1}}, nil, ""},
-		{"the first line of a user wins", "foo:" + testApr1 + "\nfoo:" + testBcrypt, []AuthUser{{"foo", testApr1}}, nil, ""},
-		{"empty hash: dropped (401, as ingress-nginx)", "foo:\nbar:" + testApr1, []AuthUser{{"bar", testApr1}}, []string{"foo"}, ""},
+		{"one user", "foo:" + testApr1 + "\n", []config.AuthUser{{Name: "foo", Hash: testApr1}}, nil, ""},
+		{"comments, blank lines, CRLF, sorted", "# admins\n\nzed:" + testBcrypt + "\r\nfoo:" + testApr1, []config.AuthUser{{Name: "foo", Hash: testApr1}, {Name: "zed", Hash: testBcrypt}}, nil, ""},
+		{"comment field after the hash", "foo:" + testApr1 + ":Foo Bar", []config.AuthUser{{Name: "foo", Hash: testApr1}}, nil, ""},
+		{"the first line of a user wins", "foo:" + testApr1 + "\nfoo:" + testBcrypt, []config.AuthUser{{Name: "foo", Hash: testApr1}}, nil, ""},
+		{"empty hash: dropped (401, as ingress-nginx)", "foo:\nbar:" + testApr1, []config.AuthUser{{Name: "bar", Hash: testApr1}}, []string{"foo"}, ""},
 		{"empty file", "", nil, nil, ""},
 		{"line without a colon", "foo:" + testApr1 + "\nbar", nil, nil, "line 2: not user:hash"},
 		{"plain text password", "foo:secret", nil, nil, "unknown or malformed format"},
@@ -92,7 +94,7 @@ func TestBasicAuthAnnotations(t *testing.T) {
 	basic := func(secret string) []ingOpt {
 		return []ingOpt{nginx("auth-type", "basic"), nginx("auth-secret", secret)}
 	}
-	down := func(realm string) *BasicAuth { return &BasicAuth{Realm: realm, Unavailable: true} }
+	down := func(realm string) *config.BasicAuth { return &config.BasicAuth{Realm: realm, Unavailable: true} }
 	digest := func(secret string) []ingOpt {
 		return []ingOpt{nginx("auth-type", "digest"), nginx("auth-secret", secret)}
 	}
@@ -102,19 +104,19 @@ func TestBasicAuthAnnotations(t *testing.T) {
 		name     string
 		opts     []ingOpt
 		secrets  []runtime.Object
-		want     *BasicAuth
+		want     *config.BasicAuth
 		problems []string
 	}{
 		{"no auth", nil, nil, nil, nil},
-		{"auth-file, default realm", basic("file"), []runtime.Object{file}, &BasicAuth{Users: []AuthUser{{"foo", testApr1}}}, nil},
+		{"auth-file, default realm", basic("file"), []runtime.Object{file}, &config.BasicAuth{Users: []config.AuthUser{{Name: "foo", Hash: testApr1}}}, nil},
 		{"namespace/name and a realm", append(basic("default/file"), nginx("auth-realm", "test auth")), []runtime.Object{file},
-			&BasicAuth{Realm: "test auth", Users: []AuthUser{{"foo", testApr1}}}, nil},
+			&config.BasicAuth{Realm: "test auth", Users: []config.AuthUser{{Name: "foo", Hash: testApr1}}}, nil},
 		{"auth-map", append(basic("map"), nginx("auth-secret-type", "auth-map")), []runtime.Object{amap},
-			&BasicAuth{Users: []AuthUser{{"foo", testApr1}, {"zed", testBcrypt}}}, nil},
+			&config.BasicAuth{Users: []config.AuthUser{{Name: "foo", Hash: testApr1}, {Name: "zed", Hash: testBcrypt}}}, nil},
 		{"realm without auth: nothing", []ingOpt{nginx("auth-realm", "x")}, nil, nil, nil},
 		{"satisfy any", append(basic("file"), nginx("satisfy", "any")), []runtime.Object{file},
-			&BasicAuth{Users: []AuthUser{{"foo", testApr1}}, SatisfyAny: true}, nil},
-		{"satisfy all", append(basic("file"), nginx("satisfy", "all")), []runtime.Object{file}, &BasicAuth{Users: []AuthUser{{"foo", testApr1}}}, nil},
+			&config.BasicAuth{Users: []config.AuthUser{{Name: "foo", Hash: testApr1}}, SatisfyAny: true}, nil},
+		{"satisfy all", append(basic("file"), nginx("satisfy", "all")), []runtime.Object{file}, &config.BasicAuth{Users: []config.AuthUser{{Name: "foo", Hash: testApr1}}}, nil},
 		{"invalid satisfy", append(basic("file"), nginx("satisfy", "Any")), []runtime.Object{file}, down(""), []string{"must be any or all; the Ingress's routes answer 503"}},
 		{"invalid satisfy without auth: ignored", []ingOpt{nginx("satisfy", "x")}, nil, nil, []string{"must be any or all; ignored"}},
 		{"missing Secret", basic("file"), nil, down(""), []string{"Secret default/file not found; the Ingress's routes answer 503"}},
@@ -125,9 +127,9 @@ func TestBasicAuthAnnotations(t *testing.T) {
 		{"another namespace", basic("other/file"), []runtime.Object{opaqueSecret("other", "file", "auth", "foo:"+testApr1)}, down(""),
 			[]string{"must be in the Ingress's namespace default"}},
 		{"digest: the users of the realm", append(digest("htdigest"), nginx("auth-realm", "test")), []runtime.Object{htdigest},
-			&BasicAuth{Realm: "test", Users: []AuthUser{{"foo", testHA1}}, Digest: true}, nil},
+			&config.BasicAuth{Realm: "test", Users: []config.AuthUser{{Name: "foo", Hash: testHA1}}, Digest: true}, nil},
 		{"digest auth-map", append(digest("dmap"), nginx("auth-realm", "test"), nginx("auth-secret-type", "auth-map")), []runtime.Object{dmap},
-			&BasicAuth{Realm: "test", Users: []AuthUser{{"foo", testHA1}}, Digest: true}, nil},
+			&config.BasicAuth{Realm: "test", Users: []config.AuthUser{{Name: "foo", Hash: testHA1}}, Digest: true}, nil},
 		{"digest of an htpasswd file", digest("file"), []runtime.Object{file}, down(""), []string{"line 1: not user:realm:hash"}},
 		{"digest with a bad hash", digest("bad"), []runtime.Object{opaqueSecret("default", "bad", "auth", "foo::xyz")}, down(""), []string{"32 hex digits"}},
 		{"unknown auth-type", []ingOpt{nginx("auth-type", "Basic"), nginx("auth-secret", "file")}, []runtime.Object{file}, down(""), []string{"must be basic or digest"}},
@@ -144,7 +146,7 @@ func TestBasicAuthAnnotations(t *testing.T) {
 			objs := append([]runtime.Object{ingress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.secrets...)
 			cfg := Build(newTestStore(t, objs...), testOptions())
 			checkProblems(t, cfg.Problems, tc.problems)
-			i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Hostname == "a.example.com" })
+			i := slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Hostname == "a.example.com" })
 			if i < 0 {
 				t.Fatal("no server a.example.com")
 			}

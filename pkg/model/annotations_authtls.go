@@ -51,33 +51,6 @@ type clientAuthInput struct {
 	err       string
 }
 
-// ClientAuth is the client certificate verification of a Server: lua/
-// certificate.lua asks for and verifies a client certificate during the
-// handshake of its SNI name, and lua/clientauth.lua enforces the outcome
-// per request and passes it upstream.
-type ClientAuth struct {
-	// Ingress is the "namespace/name" that set it, Secret the CA Secret.
-	Ingress string `json:"ingress"`
-	Secret  string `json:"secret,omitempty"`
-	// CA holds the trusted certificates, PEM (validated by ParseClientCA).
-	CA string `json:"ca,omitempty"`
-	// Revoked are the serial numbers (upper-case hex, as nginx's
-	// $ssl_client_serial) that the Secret's ca.crl revokes, sorted.
-	Revoked []string `json:"revoked,omitempty"`
-	// Verify is on, off, optional or optional_no_ca; Depth 1 to 100.
-	Verify string `json:"verify,omitempty"`
-	Depth  int    `json:"depth,omitempty"`
-	// ErrorPage answers a failed verification instead of 400: a path is
-	// served from the host's routes (nginx's error_page = internal
-	// redirect), anything else is a 302 to it.
-	ErrorPage string `json:"errorPage,omitempty"`
-	// PassCertificate sends the PEM certificate, URL-escaped, as
-	// ssl-client-cert.
-	PassCertificate bool `json:"passCertificate,omitempty"`
-	// MatchCN is a regular expression the subject DN must match (403).
-	MatchCN string `json:"matchCN,omitempty"`
-}
-
 // Verify modes of auth-tls-verify-client.
 const (
 	VerifyOn           = "on"

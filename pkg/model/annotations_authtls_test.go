@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -19,7 +21,7 @@ import (
 )
 
 // clientAuth: what lua/clientauth.lua may receive (it checks it again).
-func (c *contract) clientAuth(host string, a *ClientAuth) {
+func (c *contract) clientAuth(host string, a *config.ClientAuth) {
 	if a == nil {
 		return
 	}
@@ -184,54 +186,54 @@ func TestClientAuthBuild(t *testing.T) {
 		caSecretOf("crl", map[string]string{"ca.crt": a.pem, "ca.crl": a.crl(t, 7)}),
 		caSecretOf("tls-only", map[string]string{"tls.crt": a.pem}),
 	}
-	on := func(ing string) *ClientAuth {
-		return &ClientAuth{Ingress: "default/" + ing, Secret: "default/ca", CA: a.pem, Verify: "on", Depth: 1}
+	on := func(ing string) *config.ClientAuth {
+		return &config.ClientAuth{Ingress: "default/" + ing, Secret: "default/ca", CA: a.pem, Verify: "on", Depth: 1}
 	}
 	tests := []struct {
 		name     string
 		ings     []ingressSpec
-		want     map[string]*ClientAuth
+		want     map[string]*config.ClientAuth
 		closed   []string
 		problems []string
 	}{
 		{"defaults", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "ca"}}},
-			map[string]*ClientAuth{"a.test": on("one")}, nil, nil},
+			map[string]*config.ClientAuth{"a.test": on("one")}, nil, nil},
 		{"every value", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "default/crl", "auth-tls-verify-client": "optional",
 			"auth-tls-verify-depth": "3", "auth-tls-error-page": "/err", "auth-tls-pass-certificate-to-upstream": "true", "auth-tls-match-cn": "CN=x"}}},
-			map[string]*ClientAuth{"a.test": {Ingress: "default/one", Secret: "default/crl", CA: a.pem, Revoked: []string{"07"}, Verify: "optional", Depth: 3,
+			map[string]*config.ClientAuth{"a.test": {Ingress: "default/one", Secret: "default/crl", CA: a.pem, Revoked: []string{"07"}, Verify: "optional", Depth: 3,
 				ErrorPage: "/err", PassCertificate: true, MatchCN: "CN=x"}}, nil, nil},
 		{"depth 0 is 1", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "ca", "auth-tls-verify-depth": "0"}}},
-			map[string]*ClientAuth{"a.test": on("one")}, nil, nil},
+			map[string]*config.ClientAuth{"a.test": on("one")}, nil, nil},
 		{"per host: another Ingress's paths are covered, the oldest wins", []ingressSpec{
 			{"a-plain", "a.test", nil},
 			{"b-ca", "a.test", map[string]string{"auth-tls-secret": "ca"}},
 			{"c-other", "a.test", map[string]string{"auth-tls-secret": "other"}},
 			{"d-same", "a.test", map[string]string{"auth-tls-secret": "ca"}},
-		}, map[string]*ClientAuth{"a.test": on("b-ca")}, nil,
+		}, map[string]*config.ClientAuth{"a.test": on("b-ca")}, nil,
 			[]string{"host a.test: client certificate authentication is that of Ingress default/b-ca, which is older"}},
 		{"hosts of one Ingress", []ingressSpec{{"one", "a.test,b.test", map[string]string{"auth-tls-secret": "ca"}}},
-			map[string]*ClientAuth{"a.test": on("one"), "b.test": on("one")}, nil, nil},
+			map[string]*config.ClientAuth{"a.test": on("one"), "b.test": on("one")}, nil, nil},
 		{"without auth-tls-secret: ignored", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-verify-client": "on", "auth-tls-match-cn": "CN=x"}}},
-			map[string]*ClientAuth{"a.test": nil}, nil,
+			map[string]*config.ClientAuth{"a.test": nil}, nil,
 			[]string{"annotations nginx.ingress.kubernetes.io/auth-tls-match-cn, nginx.ingress.kubernetes.io/auth-tls-verify-client without nginx.ingress.kubernetes.io/auth-tls-secret; ignored"}},
 		{"a failing Ingress closes its own routes; the host keeps the valid one", []ingressSpec{
 			{"a-bad", "a.test", map[string]string{"auth-tls-secret": "ca", "auth-tls-verify-depth": "x"}},
 			{"b-ok", "a.test", map[string]string{"auth-tls-secret": "ca"}},
 			{"c-plain", "a.test,c.test", nil},
-		}, map[string]*ClientAuth{"a.test": on("b-ok"), "c.test": nil}, []string{"/a-bad", "/"},
+		}, map[string]*config.ClientAuth{"a.test": on("b-ok"), "c.test": nil}, []string{"/a-bad", "/"},
 			[]string{`auth-tls-verify-depth="x": must be a whole number; the Ingress's routes answer 503`}},
 		{"missing Secret", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "nope"}}},
-			map[string]*ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{"Secret default/nope not found"}},
+			map[string]*config.ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{"Secret default/nope not found"}},
 		{"no ca.crt", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "tls-only"}}},
-			map[string]*ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{`has no key "ca.crt"`}},
+			map[string]*config.ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{`has no key "ca.crt"`}},
 		{"another namespace", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "kube-system/ca"}}},
-			map[string]*ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{"must be in the Ingress's namespace default"}},
+			map[string]*config.ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{"must be in the Ingress's namespace default"}},
 		{"bad secret name", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "a/b/c"}}},
-			map[string]*ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{`auth-tls-secret="a/b/c": must be "name" or "namespace/name"`}},
+			map[string]*config.ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{`auth-tls-secret="a/b/c": must be "name" or "namespace/name"`}},
 		{"named error page", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "ca", "auth-tls-error-page": "@err"}}},
-			map[string]*ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{"not supported: a named location"}},
+			map[string]*config.ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{"not supported: a named location"}},
 		{"bad pass-certificate", []ingressSpec{{"one", "a.test", map[string]string{"auth-tls-secret": "ca", "auth-tls-pass-certificate-to-upstream": "yes"}}},
-			map[string]*ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{"must be true or false"}},
+			map[string]*config.ClientAuth{"a.test": nil}, []string{"/one", "/"}, []string{"must be true or false"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,7 +280,7 @@ type ingressSpec struct {
 	ann         map[string]string
 }
 
-func buildSpecs(t *testing.T, secrets []*corev1.Secret, specs []ingressSpec) *Configuration {
+func buildSpecs(t *testing.T, secrets []*corev1.Secret, specs []ingressSpec) *config.Configuration {
 	t.Helper()
 	objs := []runtime.Object{service("default", "web", svcPort("http", 80))}
 	for _, s := range secrets {
@@ -297,15 +299,15 @@ func buildSpecs(t *testing.T, secrets []*corev1.Secret, specs []ingressSpec) *Co
 	return Build(newTestStore(t, objs...), testOptions())
 }
 
-func checkDataPlaneContract(t *testing.T, cfg *Configuration) {
+func checkDataPlaneContract(t *testing.T, cfg *config.Configuration) {
 	t.Helper()
 	if v := dataPlaneViolations(cfg); len(v) > 0 {
 		t.Fatalf("data plane contract: %q", v)
 	}
 }
 
-func findServer(cfg *Configuration, host string) *Server {
-	i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Hostname == host })
+func findServer(cfg *config.Configuration, host string) *config.Server {
+	i := slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Hostname == host })
 	if i < 0 {
 		return nil
 	}

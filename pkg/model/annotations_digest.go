@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -20,7 +22,7 @@ import (
 // lines starting with '#' are skipped; the first line of a user and realm
 // wins; a line that is not user:realm:HA1 is an error (fail closed).
 // dropped is always empty: an htdigest line cannot have an empty hash.
-func ParseHtdigest(data []byte, realm string) (users []AuthUser, dropped []string, err error) {
+func ParseHtdigest(data []byte, realm string) (users []config.AuthUser, dropped []string, err error) {
 	seen := map[string]bool{}
 	lines := 0
 	for n, line := range bytes.Split(data, []byte("\n")) {
@@ -48,7 +50,7 @@ func ParseHtdigest(data []byte, realm string) (users []AuthUser, dropped []strin
 
 // parseDigestMap parses a digest auth-map Secret: each key a user, each
 // value "realm:HA1".
-func parseDigestMap(data map[string][]byte, realm string) ([]AuthUser, []string, error) {
+func parseDigestMap(data map[string][]byte, realm string) ([]config.AuthUser, []string, error) {
 	if len(data) == 0 {
 		return nil, nil, errors.New("has no data")
 	}
@@ -61,7 +63,7 @@ func parseDigestMap(data map[string][]byte, realm string) ([]AuthUser, []string,
 	}
 	sort.Strings(names)
 	seen := map[string]bool{}
-	var users []AuthUser
+	var users []config.AuthUser
 	for _, name := range names {
 		u, err := digestUser(name, string(bytes.TrimRight(data[name], "\r\n")), realm, seen)
 		if err != nil {
@@ -76,7 +78,7 @@ func parseDigestMap(data map[string][]byte, realm string) ([]AuthUser, []string,
 
 // digestUser validates one user and its "realm:HA1"; nil (no error) for a
 // line of another realm or a user seen before.
-func digestUser(user, rest, realm string, seen map[string]bool) (*AuthUser, error) {
+func digestUser(user, rest, realm string, seen map[string]bool) (*config.AuthUser, error) {
 	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, `: "\`) || !printable(user) {
 		return nil, errors.New("invalid user name")
 	}
@@ -92,7 +94,7 @@ func digestUser(user, rest, realm string, seen map[string]bool) (*AuthUser, erro
 		return nil, nil
 	}
 	seen[user] = true
-	return &AuthUser{Name: user, Hash: strings.ToLower(ha1)}, nil
+	return &config.AuthUser{Name: user, Hash: strings.ToLower(ha1)}, nil
 }
 
 func isHexMD5(s string) bool {

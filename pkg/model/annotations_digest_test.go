@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"strings"
 	"testing"
 )
@@ -8,14 +10,14 @@ import (
 func TestParseHtdigest(t *testing.T) {
 	tests := []struct {
 		name, data, realm string
-		users             []AuthUser
+		users             []config.AuthUser
 		err               string
 	}{
-		{"the realm's users", "# c\n\nfoo:test:" + testHA1 + "\r\nbar:other:" + testHA1 + "\n", "test", []AuthUser{{"foo", testHA1}}, ""},
-		{"hash lower-cased", "foo:test:" + strings.ToUpper(testHA1), "test", []AuthUser{{"foo", testHA1}}, ""},
-		{"first line of a user wins", "foo:test:" + testHA1 + "\nfoo:test:" + strings.Repeat("0", 32), "test", []AuthUser{{"foo", testHA1}}, ""},
-		{"sorted", "zed:r:" + testHA1 + "\nfoo:r:" + testHA1, "r", []AuthUser{{"foo", testHA1}, {"zed", testHA1}}, ""},
-		{"empty realm", "foo::" + testHA1, "", []AuthUser{{"foo", testHA1}}, ""},
+		{"the realm's users", "# c\n\nfoo:test:" + testHA1 + "\r\nbar:other:" + testHA1 + "\n", "test", []config.AuthUser{{Name: "foo", Hash: testHA1}}, ""},
+		{"hash lower-cased", "foo:test:" + strings.ToUpper(testHA1), "test", []config.AuthUser{{Name: "foo", Hash: testHA1}}, ""},
+		{"first line of a user wins", "foo:test:" + testHA1 + "\nfoo:test:" + strings.Repeat("0", 32), "test", []config.AuthUser{{Name: "foo", Hash: testHA1}}, ""},
+		{"sorted", "zed:r:" + testHA1 + "\nfoo:r:" + testHA1, "r", []config.AuthUser{{Name: "foo", Hash: testHA1}, {Name: "zed", Hash: testHA1}}, ""},
+		{"empty realm", "foo::" + testHA1, "", []config.AuthUser{{Name: "foo", Hash: testHA1}}, ""},
 		{"no realm's user", "foo:test:" + testHA1, "other", nil, ""},
 		{"htpasswd line", "foo:" + testApr1, "test", nil, "not user:realm:hash"},
 		{"no colon", "foo", "test", nil, "not user:realm:hash"},

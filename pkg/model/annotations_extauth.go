@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
 	"strconv"
@@ -38,58 +40,6 @@ import (
 // auth-proxy-set-headers ConfigMap) gives the Ingress's locations an
 // ExternalAuth with Unavailable set (503) and a Problem.
 
-// ExternalAuth is the external auth of a location. URL, Signin and CacheKey
-// are templates: literal text and the variables authVariable accepts, which
-// lua/extauth.lua expands per request.
-type ExternalAuth struct {
-	URL string `json:"url"`
-	// Host is the auth URL's host name, the auth request's Host header.
-	Host   string `json:"host,omitempty"`
-	Method string `json:"method,omitempty"`
-	// Signin is where a 401 redirects (302), redirect parameter included.
-	Signin          string   `json:"signin,omitempty"`
-	ResponseHeaders []string `json:"responseHeaders,omitempty"`
-	RequestRedirect string   `json:"requestRedirect,omitempty"`
-	CacheKey        string   `json:"cacheKey,omitempty"`
-	// CacheDurations say how long an answer is cached, by status code.
-	CacheDurations  []AuthCacheDuration `json:"cacheDurations,omitempty"`
-	ProxySetHeaders []Header            `json:"proxySetHeaders,omitempty"`
-	AlwaysSetCookie bool                `json:"alwaysSetCookie,omitempty"`
-	// SatisfyAny is satisfy=any: a client the allow-list admits needs no
-	// auth request.
-	SatisfyAny bool `json:"satisfyAny,omitempty"`
-	// Unavailable answers 503: the annotations could not be applied.
-	Unavailable bool `json:"unavailable,omitempty"`
-}
-
-// AuthCacheDuration caches the answers with one of Codes (none: 200, 301
-// and 302, as nginx's proxy_cache_valid) for Millis milliseconds.
-type AuthCacheDuration struct {
-	Codes  []int `json:"codes,omitempty"`
-	Millis int64 `json:"ms"`
-}
-
-// GlobalAuth holds the ConfigMap's global-auth-* keys, validated (see
-// globalAuthKeys): the external auth of every location whose Ingress has
-// no auth-url and does not set enable-global-auth to false (routes only,
-// no reload).
-type GlobalAuth struct {
-	URL                 string `json:"url,omitempty"`
-	Method              string `json:"method,omitempty"`
-	Signin              string `json:"signin,omitempty"`
-	SigninRedirectParam string `json:"signinRedirectParam,omitempty"`
-	ResponseHeaders     string `json:"responseHeaders,omitempty"`
-	RequestRedirect     string `json:"requestRedirect,omitempty"`
-	CacheKey            string `json:"cacheKey,omitempty"`
-	CacheDuration       string `json:"cacheDuration,omitempty"`
-	AlwaysSetCookie     string `json:"alwaysSetCookie,omitempty"`
-	// NoAuthLocations is no-auth-locations when set (NoAuthLocationsSet):
-	// paths joined by commas (canonical, see parseLocationList); the locations whose path starts with one
-	// get no external auth (default /.well-known/acme-challenge).
-	NoAuthLocations    string `json:"noAuthLocations,omitempty"`
-	NoAuthLocationsSet bool   `json:"noAuthLocationsSet,omitempty"`
-}
-
 const defaultNoAuthLocations = "/.well-known/acme-challenge"
 
 // parseNoAuthLocations accepts absolute paths separated by commas.
@@ -115,7 +65,7 @@ func parseNoAuthLocations(v string) ([]string, error) {
 
 // noExternalAuth reports whether the location path gets no external auth
 // (no-auth-locations, as ingress-nginx: the path starts with an entry).
-func (ga *GlobalAuth) noExternalAuth(path string) bool {
+func noExternalAuth(ga *config.GlobalAuth, path string) bool {
 	if ga.NoAuthLocationsSet {
 		return pathInList(path, ga.NoAuthLocations)
 	}
@@ -135,7 +85,7 @@ const (
 type extAuthInput struct {
 	url, host, method, signin, signinParam, requestRedirect, cacheKey, proxySetHeaders string
 	responseHeaders                                                                    []string
-	durations                                                                          []AuthCacheDuration
+	durations                                                                          []config.AuthCacheDuration
 	alwaysSetCookie                                                                    bool
 	// requested is set by auth-url; others lists the other annotations
 	// present; err says why they cannot be applied.
@@ -493,8 +443,8 @@ var authTimeUnits = map[string]int64{"ms": 1, "s": 1000, "m": 60000, "h": 360000
 // commas, each status codes (100 to 599) and then one nginx time ("200
 // 202 10m", "5m", "500ms"), at most a year; empty is the default "200 202
 // 401 5m".
-func ParseAuthCacheDurations(v string) ([]AuthCacheDuration, error) {
-	var out []AuthCacheDuration
+func ParseAuthCacheDurations(v string) ([]config.AuthCacheDuration, error) {
+	var out []config.AuthCacheDuration
 	for _, item := range strings.Split(v, ",") {
 		f := strings.Fields(item)
 		if len(f) == 0 {
@@ -503,7 +453,7 @@ func ParseAuthCacheDurations(v string) ([]AuthCacheDuration, error) {
 		if len(out) >= maxAuthHeaders || len(f) > 32 {
 			return nil, errors.New("too many items")
 		}
-		d := AuthCacheDuration{}
+		d := config.AuthCacheDuration{}
 		for _, code := range f[:len(f)-1] {
 			c, err := parseIntRange(code, 100, 599)
 			if err != nil || len(code) != 3 {
@@ -543,7 +493,7 @@ func parseAuthTime(t string) (int64, error) {
 // externalAuth returns the ExternalAuth of e's locations (nil without),
 // resolved once per Build: its own auth-url, else the ConfigMap's
 // global-auth-url unless enable-global-auth is false.
-func (b *builder) externalAuth(e *ingressEntry) *ExternalAuth {
+func (b *builder) externalAuth(e *ingressEntry) *config.ExternalAuth {
 	in := &e.ann.extAuth
 	if !in.requested {
 		if b.globalAuth == nil || in.globalOff {
@@ -562,10 +512,10 @@ func (b *builder) externalAuth(e *ingressEntry) *ExternalAuth {
 	ea, reason := b.resolveExtAuth(e)
 	if reason != "" {
 		b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
-		ea = &ExternalAuth{Unavailable: true}
+		ea = &config.ExternalAuth{Unavailable: true}
 	}
 	if b.extAuth == nil {
-		b.extAuth = map[*ingressEntry]*ExternalAuth{}
+		b.extAuth = map[*ingressEntry]*config.ExternalAuth{}
 	}
 	b.extAuth[e] = ea
 	return ea
@@ -585,7 +535,7 @@ func (in *extAuthInput) proxySetHeadersKey(ns string) (objectKey, bool) {
 	return k, err == nil
 }
 
-func (b *builder) resolveExtAuth(e *ingressEntry) (*ExternalAuth, string) {
+func (b *builder) resolveExtAuth(e *ingressEntry) (*config.ExternalAuth, string) {
 	in := &e.ann.extAuth
 	if in.err != "" {
 		return nil, in.err
@@ -614,8 +564,8 @@ func (b *builder) resolveExtAuth(e *ingressEntry) (*ExternalAuth, string) {
 }
 
 // externalAuth makes the ExternalAuth of valid values.
-func (in *extAuthInput) externalAuth() *ExternalAuth {
-	ea := &ExternalAuth{URL: in.url, Host: in.host, Method: in.method, ResponseHeaders: in.responseHeaders,
+func (in *extAuthInput) externalAuth() *config.ExternalAuth {
+	ea := &config.ExternalAuth{URL: in.url, Host: in.host, Method: in.method, ResponseHeaders: in.responseHeaders,
 		RequestRedirect: in.requestRedirect, CacheKey: in.cacheKey, AlwaysSetCookie: in.alwaysSetCookie}
 	if in.signin != "" {
 		ea.Signin = signinWithRedirect(in.signin, in.signinParam)
@@ -652,21 +602,21 @@ func signinWithRedirect(signin, param string) string {
 // its annotation (see extAuthInput.set), kept as written.
 var globalAuthKeys = map[string]struct {
 	annotation string
-	field      func(*GlobalAuth) *string
+	field      func(*config.GlobalAuth) *string
 }{
-	"global-auth-url":                   {"auth-url", func(g *GlobalAuth) *string { return &g.URL }},
-	"global-auth-method":                {"auth-method", func(g *GlobalAuth) *string { return &g.Method }},
-	"global-auth-signin":                {"auth-signin", func(g *GlobalAuth) *string { return &g.Signin }},
-	"global-auth-signin-redirect-param": {"auth-signin-redirect-param", func(g *GlobalAuth) *string { return &g.SigninRedirectParam }},
-	"global-auth-response-headers":      {"auth-response-headers", func(g *GlobalAuth) *string { return &g.ResponseHeaders }},
-	"global-auth-request-redirect":      {"auth-request-redirect", func(g *GlobalAuth) *string { return &g.RequestRedirect }},
-	"global-auth-cache-key":             {"auth-cache-key", func(g *GlobalAuth) *string { return &g.CacheKey }},
-	"global-auth-cache-duration":        {"auth-cache-duration", func(g *GlobalAuth) *string { return &g.CacheDuration }},
-	"global-auth-always-set-cookie":     {"auth-always-set-cookie", func(g *GlobalAuth) *string { return &g.AlwaysSetCookie }},
+	"global-auth-url":                   {"auth-url", func(g *config.GlobalAuth) *string { return &g.URL }},
+	"global-auth-method":                {"auth-method", func(g *config.GlobalAuth) *string { return &g.Method }},
+	"global-auth-signin":                {"auth-signin", func(g *config.GlobalAuth) *string { return &g.Signin }},
+	"global-auth-signin-redirect-param": {"auth-signin-redirect-param", func(g *config.GlobalAuth) *string { return &g.SigninRedirectParam }},
+	"global-auth-response-headers":      {"auth-response-headers", func(g *config.GlobalAuth) *string { return &g.ResponseHeaders }},
+	"global-auth-request-redirect":      {"auth-request-redirect", func(g *config.GlobalAuth) *string { return &g.RequestRedirect }},
+	"global-auth-cache-key":             {"auth-cache-key", func(g *config.GlobalAuth) *string { return &g.CacheKey }},
+	"global-auth-cache-duration":        {"auth-cache-duration", func(g *config.GlobalAuth) *string { return &g.CacheDuration }},
+	"global-auth-always-set-cookie":     {"auth-always-set-cookie", func(g *config.GlobalAuth) *string { return &g.AlwaysSetCookie }},
 }
 
 // setGlobalAuth sets a global-auth-* key; ok is false for other keys.
-func (g *Global) setGlobalAuth(k, v string) (bool, error) {
+func setGlobalAuth(g *config.Global, k, v string) (bool, error) {
 	if len(v) > maxValueLen && (k == "no-auth-locations" || globalAuthKeys[k].field != nil) {
 		return true, fmt.Errorf("longer than %d characters", maxValueLen)
 	}
@@ -693,7 +643,7 @@ func (g *Global) setGlobalAuth(k, v string) (bool, error) {
 
 // externalAuth returns the ExternalAuth of the global-auth-* keys, nil
 // without global-auth-url.
-func (ga *GlobalAuth) externalAuth() *ExternalAuth {
+func globalExternalAuth(ga *config.GlobalAuth) *config.ExternalAuth {
 	if ga.URL == "" {
 		return nil
 	}
@@ -706,42 +656,4 @@ func (ga *GlobalAuth) externalAuth() *ExternalAuth {
 		}
 	}
 	return in.externalAuth()
-}
-
-// canonical writes ga; nothing when empty (see externalAuth).
-func (ga *GlobalAuth) canonical(w *canonicalWriter) {
-	if *ga == (GlobalAuth{}) {
-		return
-	}
-	w.bool(true)
-	for _, s := range []string{ga.URL, ga.Method, ga.Signin, ga.SigninRedirectParam, ga.ResponseHeaders,
-		ga.RequestRedirect, ga.CacheKey, ga.CacheDuration, ga.AlwaysSetCookie, ga.NoAuthLocations} {
-		w.str(s)
-	}
-	w.bool(ga.NoAuthLocationsSet)
-}
-
-// externalAuth writes a; nothing when nil, so that the checksums of
-// Configurations without external auth stay as they were.
-func (w *canonicalWriter) externalAuth(a *ExternalAuth) {
-	if a == nil {
-		return
-	}
-	w.bool(true)
-	for _, s := range []string{a.URL, a.Host, a.Method, a.Signin, a.RequestRedirect, a.CacheKey} {
-		w.str(s)
-	}
-	w.strs(a.ResponseHeaders)
-	w.uint(uint64(len(a.CacheDurations)))
-	for _, d := range a.CacheDurations {
-		w.int(d.Millis)
-		w.uint(uint64(len(d.Codes)))
-		for _, c := range d.Codes {
-			w.int(int64(c))
-		}
-	}
-	w.headers(a.ProxySetHeaders)
-	w.bool(a.AlwaysSetCookie)
-	w.bool(a.SatisfyAny)
-	w.bool(a.Unavailable)
 }

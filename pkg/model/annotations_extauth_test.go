@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"slices"
 	"strings"
 	"testing"
@@ -36,14 +38,14 @@ func TestParseAuthURL(t *testing.T) {
 func TestParseAuthCacheDurations(t *testing.T) {
 	tests := []struct {
 		in   string
-		want []AuthCacheDuration
+		want []config.AuthCacheDuration
 		err  bool
 	}{
-		{"", []AuthCacheDuration{{Codes: []int{200, 202, 401}, Millis: 300000}}, false},
-		{"200 202 10m", []AuthCacheDuration{{Codes: []int{200, 202}, Millis: 600000}}, false},
-		{"5m", []AuthCacheDuration{{Millis: 300000}}, false},
-		{"200 500ms, 401 1h", []AuthCacheDuration{{Codes: []int{200}, Millis: 500}, {Codes: []int{401}, Millis: 3600000}}, false},
-		{"200 1y", []AuthCacheDuration{{Codes: []int{200}, Millis: 365 * 86400000}}, false},
+		{"", []config.AuthCacheDuration{{Codes: []int{200, 202, 401}, Millis: 300000}}, false},
+		{"200 202 10m", []config.AuthCacheDuration{{Codes: []int{200, 202}, Millis: 600000}}, false},
+		{"5m", []config.AuthCacheDuration{{Millis: 300000}}, false},
+		{"200 500ms, 401 1h", []config.AuthCacheDuration{{Codes: []int{200}, Millis: 500}, {Codes: []int{401}, Millis: 3600000}}, false},
+		{"200 1y", []config.AuthCacheDuration{{Codes: []int{200}, Millis: 365 * 86400000}}, false},
 		{"200", nil, true},
 		{"200 forever", nil, true},
 		{"5m 200", nil, true},
@@ -94,7 +96,7 @@ func configMapOf(ns, name string, kv ...string) *corev1.ConfigMap {
 // closed.
 func TestExternalAuthAnnotations(t *testing.T) {
 	const url = "http://auth.default.svc/verify"
-	down := &ExternalAuth{Unavailable: true}
+	down := &config.ExternalAuth{Unavailable: true}
 	withURL := func(kv ...string) []ingOpt {
 		opts := []ingOpt{nginx("auth-url", url)}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -103,25 +105,25 @@ func TestExternalAuthAnnotations(t *testing.T) {
 		return opts
 	}
 	ctrl := func(kv ...string) runtime.Object { return configMapOf("ingress", "controller", kv...) }
-	global := &ExternalAuth{URL: "http://global/auth", Host: "global", Signin: "https://login/start?rd=$pass_access_scheme://$http_host$escaped_request_uri"}
+	global := &config.ExternalAuth{URL: "http://global/auth", Host: "global", Signin: "https://login/start?rd=$pass_access_scheme://$http_host$escaped_request_uri"}
 	tests := []struct {
 		name     string
 		opts     []ingOpt
 		objs     []runtime.Object
-		want     *ExternalAuth
+		want     *config.ExternalAuth
 		problems []string
 	}{
 		{"none", nil, nil, nil, nil},
-		{"auth-url", withURL(), nil, &ExternalAuth{URL: url, Host: "auth.default.svc"}, nil},
+		{"auth-url", withURL(), nil, &config.ExternalAuth{URL: url, Host: "auth.default.svc"}, nil},
 		{"everything", withURL("auth-method", "POST", "auth-signin", "https://$host/oauth2/start?rd=$escaped_request_uri",
 			"auth-response-headers", "X-User, ,X-Email", "auth-request-redirect", "https://a/b", "auth-cache-key", "$remote_user$http_authorization",
 			"auth-always-set-cookie", "true", "auth-keepalive", "10", "auth-keepalive-share-vars", "true", "satisfy", "any",
 			"auth-proxy-set-headers", "hdrs"), []runtime.Object{configMapOf("default", "hdrs", "X-B", "2", "X-A", "1")},
-			&ExternalAuth{URL: url, Host: "auth.default.svc", Method: "POST", Signin: "https://$host/oauth2/start?rd=$escaped_request_uri",
+			&config.ExternalAuth{URL: url, Host: "auth.default.svc", Method: "POST", Signin: "https://$host/oauth2/start?rd=$escaped_request_uri",
 				ResponseHeaders: []string{"X-User", "X-Email"}, RequestRedirect: "https://a/b", CacheKey: "$remote_user$http_authorization",
-				CacheDurations: []AuthCacheDuration{{Codes: []int{200, 202, 401}, Millis: 300000}}, AlwaysSetCookie: true, SatisfyAny: true,
-				ProxySetHeaders: []Header{{"X-A", "1"}, {"X-B", "2"}}}, nil},
-		{"invalid keepalive: a Problem only", withURL("auth-keepalive", "-1"), nil, &ExternalAuth{URL: url, Host: "auth.default.svc"},
+				CacheDurations: []config.AuthCacheDuration{{Codes: []int{200, 202, 401}, Millis: 300000}}, AlwaysSetCookie: true, SatisfyAny: true,
+				ProxySetHeaders: []config.Header{{Name: "X-A", Value: "1"}, {Name: "X-B", Value: "2"}}}, nil},
+		{"invalid keepalive: a Problem only", withURL("auth-keepalive", "-1"), nil, &config.ExternalAuth{URL: url, Host: "auth.default.svc"},
 			[]string{"auth-keepalive"}},
 		{"auth-signin without auth-url: ignored", []ingOpt{nginx("auth-signin", "https://x/")}, nil, nil, []string{"without " + AnnotationPrefix + "auth-url: ignored"}},
 		{"bad auth-url", []ingOpt{nginx("auth-url", "ftp://x/")}, nil, down, []string{"must be an http:// or https:// URL; the Ingress's routes answer 503"}},
@@ -141,7 +143,7 @@ func TestExternalAuthAnnotations(t *testing.T) {
 		{"global auth, opted out", []ingOpt{nginx("enable-global-auth", "false")},
 			[]runtime.Object{ctrl("global-auth-url", "http://global/auth")}, nil, nil},
 		{"global auth, own auth-url wins", withURL(), []runtime.Object{ctrl("global-auth-url", "http://global/auth")},
-			&ExternalAuth{URL: url, Host: "auth.default.svc"}, nil},
+			&config.ExternalAuth{URL: url, Host: "auth.default.svc"}, nil},
 		{"invalid global-auth-url: none", nil, []runtime.Object{ctrl("global-auth-url", "ftp://global/auth")}, nil, []string{"global-auth-url"}},
 		{"no-auth-locations", nil, []runtime.Object{ctrl("global-auth-url", "http://global/auth", "no-auth-locations", "/a, /")}, nil, nil},
 	}
@@ -153,7 +155,7 @@ func TestExternalAuthAnnotations(t *testing.T) {
 			o.ConfigMap = "ingress/controller"
 			cfg := Build(newTestStore(t, objs...), o)
 			checkProblems(t, cfg.Problems, tc.problems)
-			i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Hostname == "a.example.com" })
+			i := slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Hostname == "a.example.com" })
 			if i < 0 {
 				t.Fatal("no server a.example.com")
 			}
@@ -250,7 +252,7 @@ func FuzzAuthLists(f *testing.F) {
 
 // externalAuth: an http(s) URL, templates of listed variables, valid
 // header names and cache durations; nothing else when unavailable.
-func (c *contract) externalAuth(where string, a *ExternalAuth) {
+func (c *contract) externalAuth(where string, a *config.ExternalAuth) {
 	if a == nil {
 		return
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
 )
@@ -17,41 +19,10 @@ const (
 	maxLimitRateKB         = 1 << 30 // limit-rate, limit-rate-after (KB)
 )
 
-// RateLimit is a route's rate and connection limits (limit-* annotations),
-// counted per client address ($remote_addr) and Ingress in each nginx
-// instance, as ingress-nginx's zones per Ingress and replica. See
-// lua/limit.lua.
-type RateLimit struct {
-	// RPS and RPM are limit-rps and limit-rpm (0: none); each has a burst
-	// of its rate times BurstMultiplier, without delay (nodelay). Both may
-	// be set: a request must pass both.
-	RPS             int `json:"rps,omitempty"`
-	RPM             int `json:"rpm,omitempty"`
-	BurstMultiplier int `json:"burstMultiplier,omitempty"`
-	// Connections is limit-connections: requests in progress per client.
-	Connections int `json:"connections,omitempty"`
-	// Rate and RateAfter are limit-rate and limit-rate-after in bytes
-	// (the annotations are in kilobytes): the response's transfer rate
-	// to the client after its first RateAfter bytes.
-	Rate      int64 `json:"rate,omitempty"`
-	RateAfter int64 `json:"rateAfter,omitempty"`
-	// Allowlist is limit-allowlist (or limit-whitelist): client CIDRs the
-	// request and connection limits skip.
-	Allowlist []string `json:"allowlist,omitempty"`
-	// ReqStatus and ConnStatus answer requests beyond the request and
-	// connection limits: the ConfigMap's limit-req-status-code and
-	// limit-conn-status-code (0: 503).
-	ReqStatus  int `json:"reqStatus,omitempty"`
-	ConnStatus int `json:"connStatus,omitempty"`
-	// Invalid: a limit annotation could not be parsed; the route answers
-	// 503 (fail closed), never unlimited.
-	Invalid bool `json:"invalid,omitempty"`
-}
-
 // limitInput collects the limit annotations of one Ingress (see
 // finishLimit).
 type limitInput struct {
-	rl         RateLimit
+	rl         config.RateLimit
 	burstSet   bool
 	allowNewer bool // limit-allowlist was read: it wins over limit-whitelist
 	any        bool
@@ -158,7 +129,7 @@ func (a *ingressAnnotations) finishLimit() {
 // limit-rate and limit-rate-after where l's annotations set none (as
 // ingress-nginx's defaults of those annotations). It returns a copy: the
 // Ingress's settings are shared by its locations and Builds.
-func (r *RateLimit) withGlobal(l *limitInput, g *Global) *RateLimit {
+func rateLimitWithGlobal(r *config.RateLimit, l *limitInput, g *config.Global) *config.RateLimit {
 	rate, after := !l.rateSet && g.LimitRate > 0, !l.rateAfterSet && g.LimitRateAfter > 0
 	if r == nil && !rate {
 		return nil
@@ -166,7 +137,7 @@ func (r *RateLimit) withGlobal(l *limitInput, g *Global) *RateLimit {
 	if r != nil && !rate && !after && r.ReqStatus == g.LimitReqStatusCode && r.ConnStatus == g.LimitConnStatusCode {
 		return r
 	}
-	var c RateLimit
+	var c config.RateLimit
 	if r != nil {
 		c = *r
 	}
@@ -188,17 +159,4 @@ func parseLimitStatus(v string) (int, error) {
 		n = 0
 	}
 	return n, err
-}
-
-func (w *canonicalWriter) rateLimit(r *RateLimit) {
-	w.bool(r != nil)
-	if r == nil {
-		return
-	}
-	for _, n := range []int64{int64(r.RPS), int64(r.RPM), int64(r.BurstMultiplier), int64(r.Connections),
-		r.Rate, r.RateAfter, int64(r.ReqStatus), int64(r.ConnStatus)} {
-		w.int(n)
-	}
-	w.strs(r.Allowlist)
-	w.bool(r.Invalid)
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"net/netip"
 	"reflect"
 	"slices"
@@ -13,49 +15,49 @@ import (
 func TestParseLimitAnnotations(t *testing.T) {
 	cases := map[string]struct {
 		in      map[string]string
-		want    *RateLimit
+		want    *config.RateLimit
 		problem string
 	}{
 		"none":                 {in: map[string]string{"proxy-body-size": "1m"}},
 		"zero limits are none": {in: map[string]string{"limit-rps": "0", "limit-connections": "0"}},
 		"rps with the default multiplier": {
-			in: map[string]string{"limit-rps": "10"}, want: &RateLimit{RPS: 10, BurstMultiplier: 5},
+			in: map[string]string{"limit-rps": "10"}, want: &config.RateLimit{RPS: 10, BurstMultiplier: 5},
 		},
 		"both rps and rpm, a multiplier": {
 			in:   map[string]string{"limit-rps": "2", "limit-rpm": "30", "limit-burst-multiplier": "1"},
-			want: &RateLimit{RPS: 2, RPM: 30, BurstMultiplier: 1},
+			want: &config.RateLimit{RPS: 2, RPM: 30, BurstMultiplier: 1},
 		},
 		"connections alone has no burst": {
-			in: map[string]string{"limit-connections": "3"}, want: &RateLimit{Connections: 3},
+			in: map[string]string{"limit-connections": "3"}, want: &config.RateLimit{Connections: 3},
 		},
 		"rate and rate-after in kilobytes": {
-			in: map[string]string{"limit-rate": "100", "limit-rate-after": "1024"}, want: &RateLimit{Rate: 102400, RateAfter: 1 << 20},
+			in: map[string]string{"limit-rate": "100", "limit-rate-after": "1024"}, want: &config.RateLimit{Rate: 102400, RateAfter: 1 << 20},
 		},
 		"rate-after alone is nothing (as nginx)": {in: map[string]string{"limit-rate-after": "10"}},
 		"allowlist, the older name loses": {
 			in:   map[string]string{"limit-rps": "1", "limit-allowlist": "10.0.0.0/8, 192.168.1.1", "limit-whitelist": "172.16.0.0/12"},
-			want: &RateLimit{RPS: 1, BurstMultiplier: 5, Allowlist: []string{"10.0.0.0/8", "192.168.1.1/32"}},
+			want: &config.RateLimit{RPS: 1, BurstMultiplier: 5, Allowlist: []string{"10.0.0.0/8", "192.168.1.1/32"}},
 		},
 		"the older name alone": {
-			in: map[string]string{"limit-connections": "1", "limit-whitelist": "2001:db8::/32"}, want: &RateLimit{Connections: 1, Allowlist: []string{"2001:db8::/32"}},
+			in: map[string]string{"limit-connections": "1", "limit-whitelist": "2001:db8::/32"}, want: &config.RateLimit{Connections: 1, Allowlist: []string{"2001:db8::/32"}},
 		},
 		"a negative rps fails closed": {
-			in: map[string]string{"limit-rps": "-1"}, want: &RateLimit{Invalid: true}, problem: "limit-rps=\"-1\": must be a whole number; the Ingress's routes answer 503",
+			in: map[string]string{"limit-rps": "-1"}, want: &config.RateLimit{Invalid: true}, problem: "limit-rps=\"-1\": must be a whole number; the Ingress's routes answer 503",
 		},
 		"a unit fails closed": {
-			in: map[string]string{"limit-rpm": "10r/m", "limit-rps": "5"}, want: &RateLimit{RPS: 5, BurstMultiplier: 5, Invalid: true}, problem: "limit-rpm",
+			in: map[string]string{"limit-rpm": "10r/m", "limit-rps": "5"}, want: &config.RateLimit{RPS: 5, BurstMultiplier: 5, Invalid: true}, problem: "limit-rpm",
 		},
 		"a bad multiplier fails closed": {
-			in: map[string]string{"limit-rps": "5", "limit-burst-multiplier": "x"}, want: &RateLimit{RPS: 5, Invalid: true}, problem: "limit-burst-multiplier",
+			in: map[string]string{"limit-rps": "5", "limit-burst-multiplier": "x"}, want: &config.RateLimit{RPS: 5, Invalid: true}, problem: "limit-burst-multiplier",
 		},
 		"a bad allowlist fails closed": {
-			in: map[string]string{"limit-rps": "5", "limit-allowlist": "10.0.0.0/33"}, want: &RateLimit{RPS: 5, BurstMultiplier: 5, Invalid: true}, problem: "limit-allowlist",
+			in: map[string]string{"limit-rps": "5", "limit-allowlist": "10.0.0.0/33"}, want: &config.RateLimit{RPS: 5, BurstMultiplier: 5, Invalid: true}, problem: "limit-allowlist",
 		},
 		"a hostile value fails closed": {
-			in: map[string]string{"limit-connections": "1;\n}"}, want: &RateLimit{Invalid: true}, problem: "limit-connections",
+			in: map[string]string{"limit-connections": "1;\n}"}, want: &config.RateLimit{Invalid: true}, problem: "limit-connections",
 		},
 		"too large fails closed": {
-			in: map[string]string{"limit-rate": "99999999999"}, want: &RateLimit{Invalid: true}, problem: "limit-rate",
+			in: map[string]string{"limit-rate": "99999999999"}, want: &config.RateLimit{Invalid: true}, problem: "limit-rate",
 		},
 	}
 	for name, tc := range cases {
@@ -103,7 +105,7 @@ func TestBuildLimits(t *testing.T) {
 			checkDataPlane(t, cfg)
 			for _, s := range cfg.Servers {
 				for _, l := range s.Locations {
-					want := &RateLimit{RPS: 3, BurstMultiplier: 5, ReqStatus: tc.req, ConnStatus: tc.conn}
+					want := &config.RateLimit{RPS: 3, BurstMultiplier: 5, ReqStatus: tc.req, ConnStatus: tc.conn}
 					if s.Hostname != "a.test" {
 						want = nil
 					}
@@ -128,16 +130,16 @@ func TestConfigMapLimitRate(t *testing.T) {
 	for name, tc := range map[string]struct {
 		kv   []string
 		ann  []string
-		want *RateLimit
+		want *config.RateLimit
 	}{
 		"none":                         {want: nil},
-		"limit-rate":                   {kv: []string{"limit-rate", "100"}, want: &RateLimit{Rate: 100 << 10}},
-		"limit-rate and after":         {kv: []string{"limit-rate", "100", "limit-rate-after", "10"}, want: &RateLimit{Rate: 100 << 10, RateAfter: 10 << 10}},
+		"limit-rate":                   {kv: []string{"limit-rate", "100"}, want: &config.RateLimit{Rate: 100 << 10}},
+		"limit-rate and after":         {kv: []string{"limit-rate", "100", "limit-rate-after", "10"}, want: &config.RateLimit{Rate: 100 << 10, RateAfter: 10 << 10}},
 		"after alone limits nothing":   {kv: []string{"limit-rate-after", "10"}, want: nil},
-		"the annotation wins":          {kv: []string{"limit-rate", "100", "limit-rate-after", "10"}, ann: []string{"limit-rate", "5"}, want: &RateLimit{Rate: 5 << 10, RateAfter: 10 << 10}},
+		"the annotation wins":          {kv: []string{"limit-rate", "100", "limit-rate-after", "10"}, ann: []string{"limit-rate", "5"}, want: &config.RateLimit{Rate: 5 << 10, RateAfter: 10 << 10}},
 		"an annotation 0 turns it off": {kv: []string{"limit-rate", "100"}, ann: []string{"limit-rate", "0"}, want: nil},
 		"with a request limit": {kv: []string{"limit-rate", "1", "limit-req-status-code", "429"}, ann: []string{"limit-rps", "3"},
-			want: &RateLimit{RPS: 3, BurstMultiplier: 5, Rate: 1 << 10, ReqStatus: 429}},
+			want: &config.RateLimit{RPS: 3, BurstMultiplier: 5, Rate: 1 << 10, ReqStatus: 429}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			opts := []ingOpt{rule("a.test", prefix("/", "web", 80))}
@@ -192,7 +194,7 @@ func FuzzLimitValues(f *testing.F) {
 }
 
 // rateLimit: what lua/limit.lua accepts.
-func (c *contract) rateLimit(where string, r *RateLimit) {
+func (c *contract) rateLimit(where string, r *config.RateLimit) {
 	if r == nil {
 		return
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"errors"
 	"fmt"
@@ -11,35 +13,6 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 )
-
-// ProxySettings are the proxy annotations of a location that the data plane
-// applies per request (see docs/dataplane.md, "Per-route settings"). Zero
-// values mean the default: the ConfigMap's proxy-buffering, request
-// buffering on, HTTP/1.1, the syncer's --max-tries, no rewriting of
-// Location and Set-Cookie headers, access log on.
-type ProxySettings struct {
-	// Buffering and RequestBuffering are "on" or "off"; HTTPVersion is
-	// "1.0" or "1.1".
-	Buffering        string `json:"buffering,omitempty"`
-	RequestBuffering string `json:"requestBuffering,omitempty"`
-	HTTPVersion      string `json:"httpVersion,omitempty"`
-	// NextUpstreamTries bounds the attempts of a request over the
-	// backend's endpoints, 1 (no retry, proxy-next-upstream: off) to
-	// MaxNextUpstreamTries.
-	NextUpstreamTries int `json:"nextUpstreamTries,omitempty"`
-	// RedirectFrom and RedirectTo rewrite the prefix of the Location and
-	// Refresh headers of responses (proxy_redirect).
-	RedirectFrom string `json:"redirectFrom,omitempty"`
-	RedirectTo   string `json:"redirectTo,omitempty"`
-	// CookieDomain* and CookiePath* rewrite the domain and path attributes
-	// of Set-Cookie headers (proxy_cookie_domain, proxy_cookie_path).
-	CookieDomainFrom string `json:"cookieDomainFrom,omitempty"`
-	CookieDomainTo   string `json:"cookieDomainTo,omitempty"`
-	CookiePathFrom   string `json:"cookiePathFrom,omitempty"`
-	CookiePathTo     string `json:"cookiePathTo,omitempty"`
-	// NoAccessLog is enable-access-log=false.
-	NoAccessLog bool `json:"noAccessLog,omitempty"`
-}
 
 // MaxNextUpstreamTries is the largest proxy-next-upstream-tries kept as
 // given; 0 (nginx's "no limit") and larger values become it. The syncer's
@@ -66,7 +39,7 @@ var errPerRoute = fmt.Errorf("%w per Ingress: an nginx directive that takes no v
 func (a *ingressAnnotations) applyProxy(name, v string) (ok bool, err error) {
 	p := a.location.Proxy
 	if p == nil {
-		p = &ProxySettings{}
+		p = &config.ProxySettings{}
 	}
 	switch name {
 	case "proxy-buffering":
@@ -84,7 +57,7 @@ func (a *ingressAnnotations) applyProxy(name, v string) (ok bool, err error) {
 			p.NextUpstreamTries = cappedTries(n, p.NextUpstreamTries)
 		}
 	case "proxy-next-upstream":
-		err = p.setNextUpstream(v)
+		err = setNextUpstream(p, v)
 	case "proxy-redirect-from":
 		p.RedirectFrom, err = parseProxyURL(v)
 	case "proxy-redirect-to":
@@ -136,7 +109,7 @@ func cappedTries(n, prev int) int {
 // setNextUpstream applies proxy-next-upstream. nginx.conf retries on
 // "error timeout" for every route; "off" means one attempt. Other
 // conditions cannot vary per route and are left out.
-func (p *ProxySettings) setNextUpstream(v string) error {
+func setNextUpstream(p *config.ProxySettings, v string) error {
 	if !nextUpstreamRE.MatchString(v) {
 		return errors.New("must be nginx proxy_next_upstream conditions such as \"error timeout\" or off")
 	}
@@ -198,40 +171,9 @@ func (a *ingressAnnotations) finishProxy() {
 	if p.RedirectFrom == "" || p.RedirectFrom == "off" || p.RedirectFrom == "default" || p.RedirectTo == "off" || p.RedirectTo == "" {
 		p.RedirectFrom, p.RedirectTo = "", ""
 	}
-	if *p == (ProxySettings{}) {
+	if *p == (config.ProxySettings{}) {
 		a.location.Proxy = nil
 	}
-}
-
-// CustomErrors are a location's error pages (custom-http-errors, the
-// ConfigMap's custom-http-errors, default-backend,
-// disable-proxy-intercept-errors), as ingress-nginx serves them: a response
-// with one of Codes, from the backend or from nginx, is replaced by
-// Backend's answer to a request for "/" carrying X-Code, X-Format,
-// X-Original-URI, X-Namespace, X-Ingress-Name, X-Service-Name,
-// X-Service-Port and X-Request-ID.
-type CustomErrors struct {
-	// Codes are 400 to 599, sorted; empty with Fallback only.
-	Codes []int `json:"codes,omitempty"`
-	// Backend answers the error pages: the default-backend annotation's
-	// Service, else the Configuration's DefaultBackend; "" answers 404 (the
-	// built-in default backend).
-	Backend string `json:"backend,omitempty"`
-	// Fallback (the default-backend annotation) also sends the requests to
-	// Backend, with X-Code 503, while the location's backend has no
-	// endpoints.
-	Fallback bool `json:"fallback,omitempty"`
-	// NoIntercept is disable-proxy-intercept-errors: the backend's own
-	// error responses pass; only nginx's (502, 504, 413...) are replaced.
-	NoIntercept bool `json:"noIntercept,omitempty"`
-	// Global is set when Codes are the ConfigMap's custom-http-errors:
-	// nginx.conf then holds error_page for exactly these codes, and the
-	// backend's other errors pass (see lua/proxy.lua).
-	Global bool `json:"global,omitempty"`
-	// Service and ServicePort are the location's backend, for
-	// X-Service-Name and X-Service-Port.
-	Service     string `json:"service,omitempty"`
-	ServicePort string `json:"servicePort,omitempty"`
 }
 
 // maxErrorCodes bounds a custom-http-errors list (400 to 599).
@@ -308,8 +250,8 @@ func (a *ingressAnnotations) applyErrors(name, v string) (ok bool, err error) {
 // annotation's Service (its first port), else the default backend.
 //
 // e is nil for a catch-all without Ingress: the ConfigMap's codes only.
-func (b *builder) setErrors(e *ingressEntry, st *LocationSettings, be *backendState) {
-	var own CustomErrors
+func (b *builder) setErrors(e *ingressEntry, st *config.LocationSettings, be *backendState) {
+	var own config.CustomErrors
 	var fallback *backendState
 	if e != nil {
 		own, fallback = e.ann.errors, b.errorBackendOf(e)
@@ -321,7 +263,7 @@ func (b *builder) setErrors(e *ingressEntry, st *LocationSettings, be *backendSt
 	if len(codes) == 0 && fallback == nil {
 		return
 	}
-	ce := &CustomErrors{Codes: slices.Clone(codes), NoIntercept: own.NoIntercept}
+	ce := &config.CustomErrors{Codes: slices.Clone(codes), NoIntercept: own.NoIntercept}
 	ce.Global = len(codes) > 0 && joinCodes(codes) == b.global.CustomHTTPErrors
 	if len(ce.Codes) == 0 {
 		ce.Codes = nil
@@ -387,7 +329,7 @@ func (b *builder) checkBufferSize(e *ingressEntry) {
 	if !ok {
 		return
 	}
-	global := cmp.Or(b.global.Nginx.ProxyBufferSize, DefaultGlobal().Nginx.ProxyBufferSize)
+	global := cmp.Or(b.global.Nginx.ProxyBufferSize, config.DefaultGlobal().Nginx.ProxyBufferSize)
 	if have, _ := global.Bytes(); want > have {
 		b.ingressProblem(e, "annotation %sproxy-buffer-size=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
 			"(an nginx directive that takes no variables); set the ConfigMap key; left out", AnnotationPrefix, e.ann.proxyBufferSize, global)
@@ -399,9 +341,9 @@ func (b *builder) checkBufferSize(e *ingressEntry) {
 // withProxyDefaults); a value equal to ingress-nginx's default is not kept,
 // so that routes at the defaults stay in location /.
 func proxyField(name string) setter {
-	return func(g *Global, v string) error {
+	return func(g *config.Global, v string) error {
 		p := g.Proxy
-		a := ingressAnnotations{location: LocationSettings{Proxy: &p}}
+		a := ingressAnnotations{location: config.LocationSettings{Proxy: &p}}
 		if _, err := a.applyProxy(name, v); err != nil {
 			return err
 		}
@@ -431,16 +373,16 @@ func proxyField(name string) setter {
 }
 
 // defaultProxy is what ingress-nginx's proxy defaults come to here.
-var defaultProxy = ProxySettings{RequestBuffering: "on", HTTPVersion: "1.1", NextUpstreamTries: 3}
+var defaultProxy = config.ProxySettings{RequestBuffering: "on", HTTPVersion: "1.1", NextUpstreamTries: 3}
 
 // withProxyDefaults fills the proxy settings st does not set from the
 // ConfigMap's (Global.Proxy). The redirect and the cookie rewrites come as
 // pairs.
-func withProxyDefaults(st *LocationSettings, g *ProxySettings) {
-	if *g == (ProxySettings{}) {
+func withProxyDefaults(st *config.LocationSettings, g *config.ProxySettings) {
+	if *g == (config.ProxySettings{}) {
 		return
 	}
-	p := ProxySettings{}
+	p := config.ProxySettings{}
 	if st.Proxy != nil {
 		p = *st.Proxy
 	}
@@ -463,7 +405,7 @@ func withProxyDefaults(st *LocationSettings, g *ProxySettings) {
 	if p.CookiePathFrom == "" {
 		p.CookiePathFrom, p.CookiePathTo = g.CookiePathFrom, g.CookiePathTo
 	}
-	if p != (ProxySettings{}) {
+	if p != (config.ProxySettings{}) {
 		st.Proxy = &p
 	}
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"reflect"
 	"slices"
 	"strings"
@@ -12,28 +14,28 @@ import (
 func TestParseProxyAnnotations(t *testing.T) {
 	cases := map[string]struct {
 		in       map[string]string
-		want     *ProxySettings
+		want     *config.ProxySettings
 		problems []string // substrings, one per problem, in order
 	}{
 		"none": {in: map[string]string{"proxy-body-size": "1m"}},
 		"buffering, request buffering and HTTP version": {
 			in:   map[string]string{"proxy-buffering": "on", "proxy-request-buffering": "OFF", "proxy-http-version": "1.0"},
-			want: &ProxySettings{Buffering: "on", RequestBuffering: "off", HTTPVersion: "1.0"},
+			want: &config.ProxySettings{Buffering: "on", RequestBuffering: "off", HTTPVersion: "1.0"},
 		},
 		"bad enums": {
 			in:       map[string]string{"proxy-buffering": "yes", "proxy-http-version": "2", "proxy-request-buffering": ""},
 			problems: []string{"proxy-buffering=\"yes\": must be on or off", "proxy-http-version=\"2\": must be 1.0 or 1.1", "proxy-request-buffering=\"\": must be on or off"},
 		},
-		"tries": {in: map[string]string{"proxy-next-upstream-tries": "5"}, want: &ProxySettings{NextUpstreamTries: 5}},
+		"tries": {in: map[string]string{"proxy-next-upstream-tries": "5"}, want: &config.ProxySettings{NextUpstreamTries: 5}},
 		"tries 0 is no limit": {
-			in: map[string]string{"proxy-next-upstream-tries": "0"}, want: &ProxySettings{NextUpstreamTries: MaxNextUpstreamTries},
+			in: map[string]string{"proxy-next-upstream-tries": "0"}, want: &config.ProxySettings{NextUpstreamTries: MaxNextUpstreamTries},
 		},
 		"tries beyond the bound": {
-			in: map[string]string{"proxy-next-upstream-tries": "888888"}, want: &ProxySettings{NextUpstreamTries: MaxNextUpstreamTries},
+			in: map[string]string{"proxy-next-upstream-tries": "888888"}, want: &config.ProxySettings{NextUpstreamTries: MaxNextUpstreamTries},
 		},
 		"next upstream off is one try, whatever tries says": {
 			in:   map[string]string{"proxy-next-upstream": "off", "proxy-next-upstream-tries": "5"},
-			want: &ProxySettings{NextUpstreamTries: 1},
+			want: &config.ProxySettings{NextUpstreamTries: 1},
 		},
 		"next upstream error timeout is nginx.conf's": {in: map[string]string{"proxy-next-upstream": "timeout error"}},
 		"next upstream http_502 cannot vary per route": {
@@ -45,7 +47,7 @@ func TestParseProxyAnnotations(t *testing.T) {
 		},
 		"redirect from and to": {
 			in:   map[string]string{"proxy-redirect-from": "http://internal.example.com/", "proxy-redirect-to": "https://www.example.com/app?x=1"},
-			want: &ProxySettings{RedirectFrom: "http://internal.example.com/", RedirectTo: "https://www.example.com/app?x=1"},
+			want: &config.ProxySettings{RedirectFrom: "http://internal.example.com/", RedirectTo: "https://www.example.com/app?x=1"},
 		},
 		"redirect from alone, default and off mean nothing": {
 			in: map[string]string{"proxy-redirect-from": "http://a.example.com/"},
@@ -58,12 +60,12 @@ func TestParseProxyAnnotations(t *testing.T) {
 		},
 		"cookie domain and path": {
 			in:   map[string]string{"proxy-cookie-domain": "localhost  example.org", "proxy-cookie-path": "/one/ /"},
-			want: &ProxySettings{CookieDomainFrom: "localhost", CookieDomainTo: "example.org", CookiePathFrom: "/one/", CookiePathTo: "/"},
+			want: &config.ProxySettings{CookieDomainFrom: "localhost", CookieDomainTo: "example.org", CookiePathFrom: "/one/", CookiePathTo: "/"},
 		},
 		"cookie off":       {in: map[string]string{"proxy-cookie-domain": "off", "proxy-cookie-path": "off"}},
 		"cookie one value": {in: map[string]string{"proxy-cookie-path": "/one/"}, problems: []string{"must be off or two values"}},
 		"access log off": {
-			in: map[string]string{"enable-access-log": "false"}, want: &ProxySettings{NoAccessLog: true},
+			in: map[string]string{"enable-access-log": "false"}, want: &config.ProxySettings{NoAccessLog: true},
 		},
 		"access log on is the default": {in: map[string]string{"enable-access-log": "true"}},
 		"rewrite log": {
@@ -127,35 +129,35 @@ func TestBuildErrorPages(t *testing.T) {
 	}
 	cases := map[string]struct {
 		objs []runtime.Object
-		want map[string]*CustomErrors // host -> the errors of its "/" location
+		want map[string]*config.CustomErrors // host -> the errors of its "/" location
 		prob string
 	}{
 		"annotation codes go to the default backend": {
 			objs: []runtime.Object{ing("a", "a.test", nginx("custom-http-errors", "503, 404"), defaultBackend("pages", 8080))},
-			want: map[string]*CustomErrors{"a.test": {Codes: []int{404, 503}, Backend: "default-pages-8080", Service: "web", ServicePort: "80"}},
+			want: map[string]*config.CustomErrors{"a.test": {Codes: []int{404, 503}, Backend: "default-pages-8080", Service: "web", ServicePort: "80"}},
 		},
 		"default-backend: its first port, and the fallback": {
 			objs: []runtime.Object{ing("a", "a.test", nginx("default-backend", "pages"), nginx("disable-proxy-intercept-errors", "true"),
 				nginx("custom-http-errors", "404"))},
-			want: map[string]*CustomErrors{"a.test": {Codes: []int{404}, Backend: "default-pages-8080", Fallback: true, NoIntercept: true,
+			want: map[string]*config.CustomErrors{"a.test": {Codes: []int{404}, Backend: "default-pages-8080", Fallback: true, NoIntercept: true,
 				Service: "web", ServicePort: "80"}},
 		},
 		"the ConfigMap's codes, unless the annotation says otherwise": {
 			objs: []runtime.Object{configMap("ingress", "cfg", "custom-http-errors", "502,503"), ing("a", "a.test"),
 				ing("b", "b.test", nginx("custom-http-errors", "404"))},
-			want: map[string]*CustomErrors{
+			want: map[string]*config.CustomErrors{
 				"a.test": {Codes: []int{502, 503}, Global: true, Service: "web", ServicePort: "80"},
 				"b.test": {Codes: []int{404}, Service: "web", ServicePort: "80"},
 			},
 		},
 		"an unknown default-backend Service is a Problem": {
 			objs: []runtime.Object{ing("a", "a.test", nginx("default-backend", "missing"))},
-			want: map[string]*CustomErrors{"a.test": nil},
+			want: map[string]*config.CustomErrors{"a.test": nil},
 			prob: "Service missing not found",
 		},
 		"499 is refused": {
 			objs: []runtime.Object{ing("a", "a.test", nginx("custom-http-errors", "404,499"))},
-			want: map[string]*CustomErrors{"a.test": nil},
+			want: map[string]*config.CustomErrors{"a.test": nil},
 			prob: "but 499",
 		},
 	}
@@ -166,7 +168,7 @@ func TestBuildErrorPages(t *testing.T) {
 			cfg := Build(newTestStore(t, append(slices.Clone(svcs), tc.objs...)...), opts)
 			checkDataPlane(t, cfg)
 			for host, want := range tc.want {
-				var got *CustomErrors
+				var got *config.CustomErrors
 				for _, s := range cfg.Servers {
 					if s.Hostname == host {
 						got = s.Locations[0].Settings.Errors

@@ -1,10 +1,10 @@
 package model
 
 import (
-	"crypto/sha256"
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -62,42 +62,6 @@ const DefaultMaxUpstreamTLSProfiles = 16
 // MaxUpstreamTLSProfilesLimit is the largest Options.MaxUpstreamTLSProfiles
 // (pkg/nginx renders at most as many).
 const MaxUpstreamTLSProfilesLimit = 256
-
-// UpstreamTLS is a backend TLS profile: what nginx's proxy_ssl_* and
-// grpc_ssl_* directives that take no variables say, plus the CA and client
-// certificate files. Name is "t" and 16 hex digits of its content's hash.
-type UpstreamTLS struct {
-	Name string `json:"name"`
-	// CA is the PEM of the trusted certificates (re-encoded); nil: none.
-	CA []byte `json:"ca,omitempty"`
-	// Cert and Key are the PEM client certificate chain and key
-	// (re-encoded); nil: none.
-	Cert []byte `json:"cert,omitempty"`
-	Key  []byte `json:"key,omitempty"`
-	// Verify is proxy-ssl-verify on (only with a CA).
-	Verify      bool `json:"verify,omitempty"`
-	VerifyDepth int  `json:"verifyDepth"`
-	// Protocols are "TLSv1.2", "TLSv1.3" or both, sorted, by spaces.
-	Protocols string `json:"protocols"`
-	// Ciphers is a validated OpenSSL cipher list.
-	Ciphers    string `json:"ciphers"`
-	ServerName bool   `json:"serverName,omitempty"`
-	// PeerName is, with Verify or ServerName, the proxy-ssl-name of the
-	// profile's routes ("": the default): each name verified or sent as SNI
-	// is a profile of its own, so that a kept-alive connection opened (and
-	// verified) for one name, to a backend that may route by SNI, is never
-	// reused for another. nginx.conf does not hold it: the route's name
-	// reaches proxy_ssl_name through a variable.
-	PeerName string `json:"peerName,omitempty"`
-}
-
-// ProxySSL is a location's backend TLS: its profile and proxy-ssl-name.
-// Unavailable makes the location answer 503 (fail closed).
-type ProxySSL struct {
-	Profile     string `json:"profile,omitempty"`
-	Name        string `json:"name,omitempty"`
-	Unavailable bool   `json:"unavailable,omitempty"`
-}
 
 // proxySSLInput collects the proxy-ssl-* annotations of one Ingress.
 type proxySSLInput struct {
@@ -311,23 +275,12 @@ func parseClientPair(certPEM, keyPEM []byte) (cert, key []byte, err error) {
 	return nil, nil, errors.New("tls.key holds no private key")
 }
 
-// profileName names an UpstreamTLS by the hash of its content.
-func (p *UpstreamTLS) profileName() string {
-	h := sha256.New()
-	for _, b := range [][]byte{p.CA, p.Cert, p.Key, []byte(p.Protocols), []byte(p.Ciphers), []byte(p.PeerName)} {
-		fmt.Fprintf(h, "%d:", len(b))
-		h.Write(b)
-	}
-	fmt.Fprintf(h, "%t:%d:%t", p.Verify, p.VerifyDepth, p.ServerName)
-	return "t" + hex.EncodeToString(h.Sum(nil))[:16]
-}
-
 // upstreamTLSState is the backend TLS of one Build.
 type upstreamTLSState struct {
-	byIngress map[*ingressEntry]*ProxySSL
+	byIngress map[*ingressEntry]*config.ProxySSL
 	// hasCA: the Ingress's profile has a CA (it may be a host's default).
 	hasCA    map[*ingressEntry]bool
-	profiles map[string]*UpstreamTLS
+	profiles map[string]*config.UpstreamTLS
 }
 
 // resolveUpstreamTLS resolves the proxy-ssl-* annotations of every served
@@ -344,7 +297,7 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 			continue
 		}
 		if st.byIngress == nil {
-			st.byIngress, st.hasCA, st.profiles = map[*ingressEntry]*ProxySSL{}, map[*ingressEntry]bool{}, map[string]*UpstreamTLS{}
+			st.byIngress, st.hasCA, st.profiles = map[*ingressEntry]*config.ProxySSL{}, map[*ingressEntry]bool{}, map[string]*config.UpstreamTLS{}
 		}
 		p, reason := b.upstreamTLSProfile(e)
 		if p != nil && st.profiles[p.Name] == nil && len(st.profiles) >= limit {
@@ -352,20 +305,20 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 		}
 		if p == nil {
 			b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
-			st.byIngress[e] = &ProxySSL{Unavailable: true}
+			st.byIngress[e] = &config.ProxySSL{Unavailable: true}
 			continue
 		}
 		if st.profiles[p.Name] == nil {
 			st.profiles[p.Name] = p
 		}
-		st.byIngress[e] = &ProxySSL{Profile: p.Name, Name: e.ann.proxySSL.name}
+		st.byIngress[e] = &config.ProxySSL{Profile: p.Name, Name: e.ann.proxySSL.name}
 		st.hasCA[e] = p.CA != nil
 	}
 	return st
 }
 
 // upstreamTLSProfile builds e's profile, or says why it cannot.
-func (b *builder) upstreamTLSProfile(e *ingressEntry) (*UpstreamTLS, string) {
+func (b *builder) upstreamTLSProfile(e *ingressEntry) (*config.UpstreamTLS, string) {
 	in := &e.ann.proxySSL
 	if in.err != "" {
 		return nil, in.err
@@ -374,7 +327,7 @@ func (b *builder) upstreamTLSProfile(e *ingressEntry) (*UpstreamTLS, string) {
 	if reason != "" {
 		return nil, reason
 	}
-	p := &UpstreamTLS{VerifyDepth: max(in.depth, 1), Protocols: in.protocols, Ciphers: in.ciphers, ServerName: in.serverName}
+	p := &config.UpstreamTLS{VerifyDepth: max(in.depth, 1), Protocols: in.protocols, Ciphers: in.ciphers, ServerName: in.serverName}
 	if p.Protocols == "" {
 		p.Protocols = defaultProxySSLProtocols
 	}
@@ -408,13 +361,13 @@ func (b *builder) upstreamTLSProfile(e *ingressEntry) (*UpstreamTLS, string) {
 	if p.Verify || p.ServerName {
 		p.PeerName = in.name
 	}
-	p.Name = p.profileName()
+	p.Name = p.ProfileName()
 	return p, ""
 }
 
 // finishUpstreamTLS sets the ProxySSL of every location and
 // cfg.UpstreamTLS, sorted by Name.
-func (b *builder) finishUpstreamTLS(cfg *Configuration) {
+func (b *builder) finishUpstreamTLS(cfg *config.Configuration) {
 	st := b.resolveUpstreamTLS()
 	if st.byIngress == nil {
 		return
@@ -445,7 +398,7 @@ func (b *builder) finishUpstreamTLS(cfg *Configuration) {
 			cfg.UpstreamTLS = append(cfg.UpstreamTLS, *p)
 		}
 	}
-	slices.SortFunc(cfg.UpstreamTLS, func(x, y UpstreamTLS) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(cfg.UpstreamTLS, func(x, y config.UpstreamTLS) int { return strings.Compare(x.Name, y.Name) })
 }
 
 // hostUpstreamTLS returns, by namespace, the profile srv's other
@@ -454,7 +407,7 @@ func (b *builder) finishUpstreamTLS(cfg *Configuration) {
 // across namespaces (ingress-nginx: any Ingress of the host, and its
 // default backend): one namespace's client certificate never
 // authenticates another's routes.
-func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*ingressEntry, srv *Server) map[string]*ProxySSL {
+func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*ingressEntry, srv *config.Server) map[string]*config.ProxySSL {
 	if b.global.ProxySSLLocationOnly {
 		return nil
 	}
@@ -471,34 +424,9 @@ func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*ingre
 			oldest[e.key.Namespace] = e
 		}
 	}
-	out := make(map[string]*ProxySSL, len(oldest))
+	out := make(map[string]*config.ProxySSL, len(oldest))
 	for ns, e := range oldest {
 		out[ns] = st.byIngress[e]
 	}
 	return out
-}
-
-// proxySSL writes a location's ProxySSL for the checksum.
-func (w *canonicalWriter) proxySSL(p *ProxySSL) {
-	w.bool(p != nil)
-	if p != nil {
-		w.str(p.Profile)
-		w.str(p.Name)
-		w.bool(p.Unavailable)
-	}
-}
-
-// upstreamTLS writes the profiles for the checksum (their Names are hashes
-// of their content).
-func (w *canonicalWriter) upstreamTLS(list []UpstreamTLS) {
-	w.uint(uint64(len(list)))
-	for i := range list {
-		w.str(list[i].Name)
-	}
-}
-
-// upstreamTLSEqual reports whether two sorted profile lists are the same
-// (by Name, a hash of the content).
-func upstreamTLSEqual(a, b []UpstreamTLS) bool {
-	return slices.EqualFunc(a, b, func(x, y UpstreamTLS) bool { return x.Name == y.Name })
 }

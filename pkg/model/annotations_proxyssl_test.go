@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/pem"
 	"slices"
 	"strings"
@@ -84,27 +86,27 @@ func proxySSLSecret(t *testing.T, name string, keys ...string) runtime.Object {
 // locations, and fail closed.
 func TestProxySSLAnnotations(t *testing.T) {
 	secret := func(v string) ingOpt { return nginx("proxy-ssl-secret", v) }
-	down := &ProxySSL{Unavailable: true}
+	down := &config.ProxySSL{Unavailable: true}
 	ca := proxySSLSecret(t, "ca", "ca.crt")
 	full := proxySSLSecret(t, "full", "ca.crt", "tls.crt", "tls.key")
 	tests := []struct {
 		name     string
 		opts     []ingOpt
 		secrets  []runtime.Object
-		want     *ProxySSL
-		profile  *UpstreamTLS // Name, CA, Cert and Key not compared
+		want     *config.ProxySSL
+		profile  *config.UpstreamTLS // Name, CA, Cert and Key not compared
 		problems []string
 	}{
 		{"none", nil, nil, nil, nil, nil},
-		{"CA, defaults", []ingOpt{secret("default/ca")}, []runtime.Object{ca}, &ProxySSL{},
-			&UpstreamTLS{VerifyDepth: 1, Protocols: "TLSv1.2", Ciphers: "DEFAULT"}, nil},
+		{"CA, defaults", []ingOpt{secret("default/ca")}, []runtime.Object{ca}, &config.ProxySSL{},
+			&config.UpstreamTLS{VerifyDepth: 1, Protocols: "TLSv1.2", Ciphers: "DEFAULT"}, nil},
 		{"everything", []ingOpt{secret("full"), nginx("proxy-ssl-verify", "on"), nginx("proxy-ssl-verify-depth", "2"),
 			nginx("proxy-ssl-name", "b.example.com"), nginx("proxy-ssl-server-name", "on"),
 			nginx("proxy-ssl-protocols", "TLSv1.3"), nginx("proxy-ssl-ciphers", "HIGH:!aNULL")}, []runtime.Object{full},
-			&ProxySSL{Name: "b.example.com"},
-			&UpstreamTLS{Verify: true, VerifyDepth: 2, Protocols: "TLSv1.3", Ciphers: "HIGH:!aNULL", ServerName: true, PeerName: "b.example.com"}, nil},
+			&config.ProxySSL{Name: "b.example.com"},
+			&config.UpstreamTLS{Verify: true, VerifyDepth: 2, Protocols: "TLSv1.3", Ciphers: "HIGH:!aNULL", ServerName: true, PeerName: "b.example.com"}, nil},
 		{"client certificate only", []ingOpt{secret("c")}, []runtime.Object{proxySSLSecret(t, "c", "tls.crt", "tls.key")},
-			&ProxySSL{}, &UpstreamTLS{VerifyDepth: 1, Protocols: "TLSv1.2", Ciphers: "DEFAULT"}, nil},
+			&config.ProxySSL{}, &config.UpstreamTLS{VerifyDepth: 1, Protocols: "TLSv1.2", Ciphers: "DEFAULT"}, nil},
 		{"verify without a Secret", []ingOpt{nginx("proxy-ssl-verify", "on")}, nil, down, nil,
 			[]string{"proxy-ssl-verify=on without proxy-ssl-secret (no CA to verify with); the Ingress's routes answer 503"}},
 		{"name without a Secret: ignored", []ingOpt{nginx("proxy-ssl-name", "b.example.com")}, nil, nil, nil,
@@ -156,9 +158,9 @@ func TestProxySSLAnnotations(t *testing.T) {
 	}
 }
 
-func locationOf(t *testing.T, cfg *Configuration, host, ing string) Location {
+func locationOf(t *testing.T, cfg *config.Configuration, host, ing string) config.Location {
 	t.Helper()
-	i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Hostname == host })
+	i := slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Hostname == host })
 	if i < 0 {
 		t.Fatalf("no server %s", host)
 	}
@@ -168,7 +170,7 @@ func locationOf(t *testing.T, cfg *Configuration, host, ing string) Location {
 		}
 	}
 	t.Fatalf("no location of %s on %s", ing, host)
-	return Location{}
+	return config.Location{}
 }
 
 // TestProxySSLProfiles: Ingresses with the same settings share one
@@ -199,21 +201,21 @@ func TestProxySSLProfiles(t *testing.T) {
 		t.Fatalf("profiles %v, want 2", cfg.UpstreamTLS)
 	}
 	pa := locationOf(t, cfg, "a.example.com", "default/a").Settings.ProxySSL
-	checkEqual(t, "a", pa, &ProxySSL{Profile: pa.Profile, Name: "a.example.com"})
-	checkEqual(t, "b", locationOf(t, cfg, "b.example.com", "default/b").Settings.ProxySSL, &ProxySSL{Profile: pa.Profile})
+	checkEqual(t, "a", pa, &config.ProxySSL{Profile: pa.Profile, Name: "a.example.com"})
+	checkEqual(t, "b", locationOf(t, cfg, "b.example.com", "default/b").Settings.ProxySSL, &config.ProxySSL{Profile: pa.Profile})
 	checkEqual(t, "c inherits a", locationOf(t, cfg, "a.example.com", "default/c").Settings.ProxySSL, pa)
-	checkEqual(t, "the catch-all does not inherit", locationOf(t, cfg, "a.example.com", "").Settings.ProxySSL, (*ProxySSL)(nil))
-	checkEqual(t, "another namespace does not inherit", locationOf(t, cfg, "a.example.com", "other/f").Settings.ProxySSL, (*ProxySSL)(nil))
+	checkEqual(t, "the catch-all does not inherit", locationOf(t, cfg, "a.example.com", "").Settings.ProxySSL, (*config.ProxySSL)(nil))
+	checkEqual(t, "another namespace does not inherit", locationOf(t, cfg, "a.example.com", "other/f").Settings.ProxySSL, (*config.ProxySSL)(nil))
 	pd := locationOf(t, cfg, "c.example.com", "default/d").Settings.ProxySSL
 	if pd.Profile == pa.Profile || pd.Profile == "" {
 		t.Fatalf("d's profile %q, a's %q", pd.Profile, pa.Profile)
 	}
-	checkEqual(t, "e beyond the bound", locationOf(t, cfg, "c.example.com", "default/e").Settings.ProxySSL, &ProxySSL{Unavailable: true})
+	checkEqual(t, "e beyond the bound", locationOf(t, cfg, "c.example.com", "default/e").Settings.ProxySSL, &config.ProxySSL{Unavailable: true})
 
 	objs = append(objs, configMap("ingress", "cfg", "proxy-ssl-location-only", "true"))
 	opts.ConfigMap = "ingress/cfg"
 	cfg = Build(newTestStore(t, objs...), opts)
-	checkEqual(t, "location only: c", locationOf(t, cfg, "a.example.com", "default/c").Settings.ProxySSL, (*ProxySSL)(nil))
+	checkEqual(t, "location only: c", locationOf(t, cfg, "a.example.com", "default/c").Settings.ProxySSL, (*config.ProxySSL)(nil))
 	checkEqual(t, "location only: a", locationOf(t, cfg, "a.example.com", "default/a").Settings.ProxySSL, pa)
 }
 
@@ -268,13 +270,13 @@ func FuzzCAPEM(f *testing.F) {
 // proxySSL: what lua/router.lua takes as upstreamTLS: a profile of the
 // Configuration and a DNS name (its PeerName when the profile verifies or
 // sends one), or unavailable alone.
-func (c *contract) proxySSL(where string, p *ProxySSL) {
+func (c *contract) proxySSL(where string, p *config.ProxySSL) {
 	if p == nil {
 		return
 	}
-	i := slices.IndexFunc(c.cfg.UpstreamTLS, func(u UpstreamTLS) bool { return u.Name == p.Profile })
+	i := slices.IndexFunc(c.cfg.UpstreamTLS, func(u config.UpstreamTLS) bool { return u.Name == p.Profile })
 	_, nameErr := ParseProxySSLName(p.Name)
-	u := UpstreamTLS{}
+	u := config.UpstreamTLS{}
 	if i >= 0 {
 		u = c.cfg.UpstreamTLS[i]
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"errors"
 	"fmt"
@@ -8,37 +10,6 @@ import (
 	"regexp"
 	"strings"
 )
-
-// The ingress-nginx defaults of the redirect and CORS annotations.
-const (
-	DefaultPermanentRedirectCode = 301
-	DefaultTemporalRedirectCode  = 302
-	DefaultCORSMethods           = "GET, PUT, POST, DELETE, PATCH, OPTIONS"
-	DefaultCORSHeaders           = "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization"
-	DefaultCORSMaxAge            = 1728000
-	maxCORSMaxAge                = 1 << 31
-	maxCORSOrigins               = 100
-)
-
-// Redirect answers a location's requests with a redirect instead of
-// proxying them (permanent-redirect, temporal-redirect).
-type Redirect struct {
-	URL  string `json:"url"`
-	Code int    `json:"code"`
-}
-
-// CORS is what enable-cors and the cors-* annotations say.
-type CORS struct {
-	// Origins are the allowed origins ("scheme://host[:port]", the host
-	// possibly starting with "*." for one label, or "null"); nil allows any
-	// origin and answers "*".
-	Origins     []string `json:"origins,omitempty"`
-	Methods     string   `json:"methods"`
-	Headers     string   `json:"headers"`
-	Expose      string   `json:"expose,omitempty"`
-	Credentials bool     `json:"credentials"`
-	MaxAge      int      `json:"maxAge"`
-}
 
 // redirectInput and corsInput collect annotations that only mean something
 // together; they are combined once every annotation is read.
@@ -135,16 +106,16 @@ func (a *ingressAnnotations) finishRouting() {
 	r := a.redirect
 	switch {
 	case r.temporal != "":
-		a.location.Redirect = &Redirect{URL: r.temporal, Code: cmp.Or(r.temporalCode, DefaultTemporalRedirectCode)}
+		a.location.Redirect = &config.Redirect{URL: r.temporal, Code: cmp.Or(r.temporalCode, config.DefaultTemporalRedirectCode)}
 	case r.permanent != "":
-		a.location.Redirect = &Redirect{URL: r.permanent, Code: cmp.Or(r.permanentCode, DefaultPermanentRedirectCode)}
+		a.location.Redirect = &config.Redirect{URL: r.permanent, Code: cmp.Or(r.permanentCode, config.DefaultPermanentRedirectCode)}
 	}
 	c := a.cors
 	if !c.enabled || (!c.anyOrigin && c.origins != nil && len(c.origins) == 0) {
 		return // no origin allowed: nothing to add
 	}
-	out := &CORS{Methods: cmp.Or(c.methods, DefaultCORSMethods), Headers: cmp.Or(c.headers, DefaultCORSHeaders),
-		Expose: c.expose, Credentials: c.credentials == nil || *c.credentials, MaxAge: DefaultCORSMaxAge}
+	out := &config.CORS{Methods: cmp.Or(c.methods, config.DefaultCORSMethods), Headers: cmp.Or(c.headers, config.DefaultCORSHeaders),
+		Expose: c.expose, Credentials: c.credentials == nil || *c.credentials, MaxAge: config.DefaultCORSMaxAge}
 	if c.maxAge != nil {
 		out.MaxAge = *c.maxAge
 	}
@@ -221,3 +192,9 @@ func matchOrDefault(v string, re *regexp.Regexp, want string) (string, error) {
 	}
 	return v, nil
 }
+
+// Bounds of the CORS annotations.
+const (
+	maxCORSMaxAge  = 1 << 31
+	maxCORSOrigins = 100
+)

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"strings"
 	"testing"
 
@@ -20,7 +22,7 @@ func TestParseAnnotations(t *testing.T) {
 		"timeouts and body size": {
 			in: map[string]string{AnnotationPrefix + "proxy-connect-timeout": "5", AnnotationPrefix + "proxy-read-timeout": "3600",
 				AnnotationPrefix + "proxy-send-timeout": "1", AnnotationPrefix + "proxy-body-size": "8M"},
-			want: ingressAnnotations{location: LocationSettings{ProxyConnectTimeout: 5, ProxyReadTimeout: 3600,
+			want: ingressAnnotations{location: config.LocationSettings{ProxyConnectTimeout: 5, ProxyReadTimeout: 3600,
 				ProxySendTimeout: 1, ProxyBodySize: "8M"}},
 		},
 		"bad timeouts and sizes, injection attempts": {
@@ -57,11 +59,11 @@ func TestParseAnnotations(t *testing.T) {
 		},
 		"backend protocol in any case": {
 			in:   map[string]string{AnnotationPrefix + "backend-protocol": "grpcs"},
-			want: ingressAnnotations{location: LocationSettings{BackendProtocol: "GRPCS"}},
+			want: ingressAnnotations{location: config.LocationSettings{BackendProtocol: "GRPCS"}},
 		},
 		"rewrite target with capture references": {
 			in:   map[string]string{AnnotationPrefix + "rewrite-target": "/api/$1/$2"},
-			want: ingressAnnotations{location: LocationSettings{RewriteTarget: "/api/$1/$2"}},
+			want: ingressAnnotations{location: config.LocationSettings{RewriteTarget: "/api/$1/$2"}},
 		},
 		"rewrite target with a variable, a quote or relative": {
 			in: map[string]string{AnnotationPrefix + "rewrite-target": "/$host"},
@@ -76,13 +78,13 @@ func TestParseAnnotations(t *testing.T) {
 		"source ranges: sorted, masked, de-duplicated; allowlist wins": {
 			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "1.1.1.1",
 				AnnotationPrefix + "allowlist-source-range": "10.1.2.3/8, 192.168.0.1,2001:db8::/32,10.0.0.0/8"},
-			want: ingressAnnotations{location: LocationSettings{
+			want: ingressAnnotations{location: config.LocationSettings{
 				AllowSourceRange: []string{"10.0.0.0/8", "192.168.0.1/32", "2001:db8::/32"}}},
 		},
 		"bad source ranges fail closed": {
 			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "10.0.0.0/8,,1.2.3.4",
 				AnnotationPrefix + "allowlist-source-range": "10.0.0.0/33"},
-			want:     ingressAnnotations{location: LocationSettings{SourceRangeInvalid: true}, allowlistInvalid: true},
+			want:     ingressAnnotations{location: config.LocationSettings{SourceRangeInvalid: true}, allowlistInvalid: true},
 			problems: []string{`"10.0.0.0/33" is not a CIDR`},
 		},
 		"redirects": {
@@ -94,11 +96,11 @@ func TestParseAnnotations(t *testing.T) {
 				AnnotationPrefix + "affinity": "cookie", AnnotationPrefix + "session-cookie-name": "route",
 				AnnotationPrefix + "session-cookie-path": "/app", AnnotationPrefix + "session-cookie-max-age": "3600"},
 			want: ingressAnnotations{balancing: &balancing{loadBalance: "ewma", hashBy: "$host$request_uri",
-				affinity: &Affinity{CookieName: "route", Mode: AffinityBalanced, CookiePath: "/app", CookieMaxAge: 3600}}},
+				affinity: &config.Affinity{CookieName: "route", Mode: config.AffinityBalanced, CookiePath: "/app", CookieMaxAge: 3600}}},
 		},
 		"affinity defaults; cookie settings without affinity are ignored": {
 			in:   map[string]string{AnnotationPrefix + "affinity": "cookie"},
-			want: ingressAnnotations{balancing: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: &Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced}}},
+			want: ingressAnnotations{balancing: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
 		},
 		"cookie settings alone": {
 			in: map[string]string{AnnotationPrefix + "session-cookie-name": "x"},
@@ -107,7 +109,7 @@ func TestParseAnnotations(t *testing.T) {
 			in: map[string]string{AnnotationPrefix + "upstream-hash-by": "$request_uri;", AnnotationPrefix + "session-cookie-name": "a=b",
 				AnnotationPrefix + "session-cookie-path": "app", AnnotationPrefix + "session-cookie-max-age": "-1",
 				AnnotationPrefix + "affinity": "cookie"},
-			want: ingressAnnotations{balancing: &balancing{loadBalance: LoadBalanceRoundRobin, affinity: &Affinity{CookieName: DefaultCookieName, Mode: AffinityBalanced}}},
+			want: ingressAnnotations{balancing: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
 			problems: []string{
 				`session-cookie-max-age="-1": must be a whole number`,
 				`session-cookie-name="a=b": may only contain`,
@@ -213,7 +215,7 @@ func TestMatchHost(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := MatchHost(tc.pattern, tc.host); got != tc.want {
+			if got := config.MatchHost(tc.pattern, tc.host); got != tc.want {
 				t.Errorf("MatchHost(%q, %q) = %v", tc.pattern, tc.host, got)
 			}
 		})
@@ -227,7 +229,7 @@ func TestBuildAnnotations(t *testing.T) {
 	}
 	lb := be("default", "web", "80", ep("10.0.0.1", 8080))
 	ewma := lb
-	ewma.LoadBalance = LoadBalanceEWMA
+	ewma.LoadBalance = config.LoadBalanceEWMA
 	hashed := lb
 	hashed.UpstreamHashBy = "$request_uri"
 	runBuildCases(t, map[string]buildCase{
@@ -237,8 +239,8 @@ func TestBuildAnnotations(t *testing.T) {
 				nginx("rewrite-target", "/$1"), nginx("whitelist-source-range", "10.0.0.0/8"),
 				nginx("proxy-send-timeout", "1s; }"),
 				rule("a.example.com", prefix("/", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", withSettings(loc("/", PathRegex, web80, ing),
-				LocationSettings{ProxyReadTimeout: 120, ProxyBodySize: "8m", BackendProtocol: "HTTPS", RewriteTarget: "/$1",
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", withSettings(loc("/", config.PathRegex, web80, ing),
+				config.LocationSettings{ProxyReadTimeout: 120, ProxyBodySize: "8m", BackendProtocol: "HTTPS", RewriteTarget: "/$1",
 					AllowSourceRange: []string{"10.0.0.0/8"}}))},
 			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/proxy-send-timeout="1s; }": contains ';'; ignored`},
 		},
@@ -248,16 +250,16 @@ func TestBuildAnnotations(t *testing.T) {
 				routeWith("hash", 5, nginx("upstream-hash-by", "$request_uri")),
 				routeWith("ewma", 1, nginx("load-balance", "ewma")),
 				routeWith("same", 9, nginx("load-balance", "ewma")))),
-			backends: []Backend{ewma},
+			backends: []config.Backend{ewma},
 			problems: []string{"Ingress default/hash: backend default-web-80: load-balance, upstream-hash-by and affinity annotations differ from Ingress default/ewma, which is older and is used; ignored"},
 		},
 		"no Ingress sets balancing: round robin": {
 			objs:     objs(webService(), one(routeWith("a", 0))),
-			backends: []Backend{lb},
+			backends: []config.Backend{lb},
 		},
 		"hash by": {
 			objs:     objs(webService(), one(routeWith("a", 0, nginx("upstream-hash-by", "$request_uri")))),
-			backends: []Backend{hashed},
+			backends: []config.Backend{hashed},
 		},
 	})
 }
@@ -276,10 +278,10 @@ func TestSizeBytes(t *testing.T) {
 		"megabytes":                {"1m", 1 << 20},
 		"upper-case megabytes":     {"2M", 2 << 20},
 		"zero gigabytes":           {"0g", 0},
-		"1024g is the maximum":     {"1024g", MaxSizeBytes},
-		"maximum in bytes":         {"1099511627776", MaxSizeBytes},
-		"maximum in kilobytes":     {"1073741824k", MaxSizeBytes},
-		"maximum in megabytes":     {"1048576M", MaxSizeBytes},
+		"1024g is the maximum":     {"1024g", config.MaxSizeBytes},
+		"maximum in bytes":         {"1099511627776", config.MaxSizeBytes},
+		"maximum in kilobytes":     {"1073741824k", config.MaxSizeBytes},
+		"maximum in megabytes":     {"1048576M", config.MaxSizeBytes},
 		"eleven digits of bytes":   {"99999999999", 99999999999},
 		"leading zeros":            {"0008k", 8 << 10},
 		"1025g":                    {"1025g", -1},
@@ -305,7 +307,7 @@ func TestSizeBytes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			n, ok := Size(tc.in).Bytes()
+			n, ok := config.Size(tc.in).Bytes()
 			if ok != (tc.want >= 0) || ok && n != tc.want {
 				t.Errorf("Bytes(%q) = %d, %v; want %d", tc.in, n, ok, tc.want)
 			}

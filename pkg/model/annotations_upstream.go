@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
 	"slices"
@@ -32,13 +34,6 @@ import (
 //
 // Header values never reach nginx.conf: they are route data that
 // lua/router.lua and lua/headers.lua apply.
-
-// Header is one header name and value, validated: the name an RFC 7230
-// token, the value printable ASCII (no CR, LF or other control character).
-type Header struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
 
 // Limits of header ConfigMaps.
 const (
@@ -182,13 +177,13 @@ type headerRule struct {
 // headersOf validates the data of a header ConfigMap: each entry is a
 // header, sorted by name; a bad entry is left out and its reason returned.
 // Names that differ only in case keep the first in sorted order.
-func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]Header, []string) {
+func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]config.Header, []string) {
 	keys := make([]string, 0, len(cm.Data))
 	for k := range cm.Data {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	var out []Header
+	var out []config.Header
 	var problems []string
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -215,7 +210,7 @@ func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]Header, []string) {
 			problems = append(problems, fmt.Sprintf("%s: header %s %s; left out", rule.what, quoteValue(k), reason))
 			continue
 		}
-		out = append(out, Header{Name: k, Value: v})
+		out = append(out, config.Header{Name: k, Value: v})
 	}
 	return out, problems
 }
@@ -254,9 +249,9 @@ func parseAllowedHeaders(v string) (string, error) {
 type upstreamState struct {
 	// requestHeaders and responseHeaders are the ConfigMap's
 	// proxy-set-headers and add-headers, for every Server.
-	requestHeaders, responseHeaders []Header
+	requestHeaders, responseHeaders []config.Header
 	// custom caches the custom headers of each Ingress.
-	custom map[*ingressEntry][]Header
+	custom map[*ingressEntry][]config.Header
 	// aliases are the names taken by server-alias; aliasOf maps each to
 	// its host and the aliasing Ingress's namespace.
 	aliases map[string]bool
@@ -276,7 +271,7 @@ func (b *builder) buildHeaders() {
 	b.up.responseHeaders = b.globalHeaders("add-headers", b.global.AddHeaders, headerRule{noDollar: true})
 }
 
-func (b *builder) globalHeaders(key, ref string, rule headerRule) []Header {
+func (b *builder) globalHeaders(key, ref string, rule headerRule) []config.Header {
 	if ref == "" {
 		return nil
 	}
@@ -298,7 +293,7 @@ func (b *builder) globalHeaders(key, ref string, rule headerRule) []Header {
 // annotation, resolved once per Build: a ConfigMap of e's namespace, only
 // names that global-allowed-response-headers lists (as ingress-nginx, which
 // denies the others). Values are sent as written ('$' included).
-func (b *builder) customHeaders(e *ingressEntry) []Header {
+func (b *builder) customHeaders(e *ingressEntry) []config.Header {
 	ref := e.ann.upstream.customHeaders
 	if ref == "" {
 		return nil
@@ -308,13 +303,13 @@ func (b *builder) customHeaders(e *ingressEntry) []Header {
 	}
 	hs := b.resolveCustomHeaders(e, ref)
 	if b.up.custom == nil {
-		b.up.custom = map[*ingressEntry][]Header{}
+		b.up.custom = map[*ingressEntry][]config.Header{}
 	}
 	b.up.custom[e] = hs
 	return hs
 }
 
-func (b *builder) resolveCustomHeaders(e *ingressEntry, ref string) []Header {
+func (b *builder) resolveCustomHeaders(e *ingressEntry, ref string) []config.Header {
 	const ann = AnnotationPrefix + "custom-headers"
 	k, _ := parseObjectKey(ref)
 	if k.Namespace != e.key.Namespace {
@@ -343,7 +338,7 @@ func (b *builder) resolveCustomHeaders(e *ingressEntry, ref string) []Header {
 // finishUpstream gives every Server the ConfigMap's request and response
 // headers (shared slices: Servers are not modified after Build), and the
 // aliases their certificates.
-func (b *builder) finishUpstream(cfg *Configuration) {
+func (b *builder) finishUpstream(cfg *config.Configuration) {
 	if b.aliasCertificates() {
 		cfg.Certificates = b.certs.finish()
 	}
@@ -397,7 +392,7 @@ func (b *builder) aliasCertificates() bool {
 // serves only the paths of Ingresses in the aliasing Ingress's namespace
 // (and the default backend for the rest): an Ingress cannot publish
 // another namespace's routes under a name of its choosing.
-func (b *builder) appendAliases(out []Server, states []*serverState, defaultBackend string) []Server {
+func (b *builder) appendAliases(out []config.Server, states []*serverState, defaultBackend string) []config.Server {
 	n := len(out)
 	type claim struct {
 		host string
@@ -405,7 +400,7 @@ func (b *builder) appendAliases(out []Server, states []*serverState, defaultBack
 	}
 	claims := map[string]claim{}
 	for _, s := range states {
-		if s.hostname == DefaultServerName {
+		if s.hostname == config.DefaultServerName {
 			continue
 		}
 		e := s.aliasIngress(b)
@@ -435,7 +430,7 @@ func (b *builder) appendAliases(out []Server, states []*serverState, defaultBack
 	if len(claims) == 0 {
 		return out
 	}
-	byHost := make(map[string]*Server, len(out))
+	byHost := make(map[string]*config.Server, len(out))
 	for i := range out {
 		byHost[out[i].Hostname] = &out[i]
 	}
@@ -450,7 +445,7 @@ func (b *builder) appendAliases(out []Server, states []*serverState, defaultBack
 		b.up.aliases[alias] = true
 	}
 	if len(out) > n {
-		slices.SortFunc(out, func(x, y Server) int { return compareHostnames(x.Hostname, y.Hostname) })
+		slices.SortFunc(out, func(x, y config.Server) int { return config.CompareHostnames(x.Hostname, y.Hostname) })
 	}
 	return out
 }
@@ -458,21 +453,21 @@ func (b *builder) appendAliases(out []Server, states []*serverState, defaultBack
 // aliasLocations returns the locations of Ingresses of namespace ns among
 // locs, and a catch-all to the default backend when the host's is not
 // among them.
-func aliasLocations(locs []Location, ns, defaultBackend string) []Location {
-	out := make([]Location, 0, len(locs)+1)
+func aliasLocations(locs []config.Location, ns, defaultBackend string) []config.Location {
+	out := make([]config.Location, 0, len(locs)+1)
 	regex, root := false, false
 	for _, l := range locs {
-		regex = regex || l.PathType == PathRegex
+		regex = regex || l.PathType == config.PathRegex
 		if l.Ingress != "" && !strings.HasPrefix(l.Ingress, ns+"/") {
 			continue
 		}
-		root = root || l.Path == "/" && l.PathType != PathExact
+		root = root || l.Path == "/" && l.PathType != config.PathExact
 		out = append(out, l)
 	}
 	if !root {
-		catchAll := Location{Path: "/", PathType: PathPrefix, Backend: defaultBackend}
+		catchAll := config.Location{Path: "/", PathType: config.PathPrefix, Backend: defaultBackend}
 		if regex {
-			catchAll.PathType = PathRegex
+			catchAll.PathType = config.PathRegex
 		}
 		out = append(out, catchAll)
 		slices.SortStableFunc(out, compareLocations)
@@ -524,7 +519,7 @@ func (b *builder) serviceUpstream(e *ingressEntry) bool {
 // they differ), else the ConfigMap's default. A Service without a
 // ClusterIP (headless) keeps its endpoints, with a Problem, as
 // ingress-nginx falls back to them.
-func (b *builder) applyServiceUpstream(be *backendState, out *Backend) {
+func (b *builder) applyServiceUpstream(be *backendState, out *config.Backend) {
 	on := b.global.ServiceUpstream
 	if len(be.upstreamOpinions) > 0 {
 		slices.SortFunc(be.upstreamOpinions, compareAge)
@@ -552,8 +547,8 @@ func (b *builder) applyServiceUpstream(be *backendState, out *Backend) {
 	for i := range svc.ports {
 		p := &svc.ports[i]
 		if p.name == be.key.port || fmt.Sprint(p.port) == be.key.port {
-			out.Endpoints = []Endpoint{{Address: ip, Port: p.port}}
-			be.epSum, be.clusterIP = sumEndpoints(out.Endpoints), true
+			out.Endpoints = []config.Endpoint{{Address: ip, Port: p.port}}
+			be.epSum, be.clusterIP = config.SumEndpoints(out.Endpoints), true
 			return
 		}
 	}
@@ -567,14 +562,5 @@ func (be *backendState) noteServiceUpstream(e *ingressEntry) {
 	}
 	if n := len(be.upstreamOpinions); n == 0 || be.upstreamOpinions[n-1] != e {
 		be.upstreamOpinions = append(be.upstreamOpinions, e)
-	}
-}
-
-// headers writes a header list for the checksum.
-func (w *canonicalWriter) headers(hs []Header) {
-	w.uint(uint64(len(hs)))
-	for _, h := range hs {
-		w.str(h.Name)
-		w.str(h.Value)
 	}
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"reflect"
 	"regexp"
@@ -114,7 +116,7 @@ func TestHeadersOf(t *testing.T) {
 		"X-Tab", "a\tb",
 		"X-Utf8", "é")
 	got, problems := headersOf(cm, headerRule{what: "w", noDollar: true})
-	want := []Header{{"X-Good", "a value; with \"quotes\" and {braces}"}, {"X-Tab", "a\tb"}}
+	want := []config.Header{{Name: "X-Good", Value: "a value; with \"quotes\" and {braces}"}, {Name: "X-Tab", Value: "a\tb"}}
 	checkEqual(t, "headers", got, want)
 	checkContains(t, problems, []string{
 		`header "Bad Name" is not a header name`, `header "X-CRLF" the value holds a control`,
@@ -135,9 +137,9 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 	controller := func(kv ...string) runtime.Object { return configMap("ingress", "controller", kv...) }
 	cases := map[string]struct {
 		objs     []runtime.Object
-		req      []Header
-		resp     []Header
-		custom   []Header
+		req      []config.Header
+		resp     []config.Header
+		custom   []config.Header
 		problems []string
 	}{
 		"no ConfigMap": {objs: one(route())},
@@ -145,8 +147,8 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 			objs: one(route(), controller("proxy-set-headers", "ingress/req", "add-headers", "ingress/resp"),
 				configMap("ingress", "req", "X-Using", "ingress-sync", "Host", "evil", "X-Forwarded-For", "1.2.3.4", "X-Var", "${msec}"),
 				configMap("ingress", "resp", "X-Frame-Options", "DENY", "X-Var", "$host")),
-			req:  []Header{{"X-Using", "ingress-sync"}},
-			resp: []Header{{"X-Frame-Options", "DENY"}},
+			req:  []config.Header{{Name: "X-Using", Value: "ingress-sync"}},
+			resp: []config.Header{{Name: "X-Frame-Options", Value: "DENY"}},
 			problems: []string{
 				`ConfigMap ingress/req: ConfigMap proxy-set-headers: header "Host" is set by the proxy itself`,
 				`ConfigMap ingress/req: ConfigMap proxy-set-headers: header "X-Forwarded-For" is set by the proxy itself`,
@@ -167,7 +169,7 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 		"custom-headers allowed, '$' as written": {
 			objs: one(route(nginx("custom-headers", "default/hdrs")), controller("global-allowed-response-headers", "x-custom, X-Dollar"),
 				configMap("default", "hdrs", "X-Custom", "42", "X-Dollar", "$remote_addr", "X-Other", "1")),
-			custom:   []Header{{"X-Custom", "42"}, {"X-Dollar", "$remote_addr"}},
+			custom:   []config.Header{{Name: "X-Custom", Value: "42"}, {Name: "X-Dollar", Value: "$remote_addr"}},
 			problems: []string{`header "X-Other" is not listed`},
 		},
 		"custom-headers of another namespace": {
@@ -205,9 +207,9 @@ func TestBuildUpstreamSettings(t *testing.T) {
 		if l.Ingress == "" {
 			continue // the catch-all takes the settings of the host's first path
 		}
-		want := LocationSettings{}
+		want := config.LocationSettings{}
 		if l.Ingress == "default/vhost" {
-			want = LocationSettings{UpstreamVhost: "internal.example.com", ConnectionHeader: "close"}
+			want = config.LocationSettings{UpstreamVhost: "internal.example.com", ConnectionHeader: "close"}
 		}
 		if l.Settings.UpstreamVhost != want.UpstreamVhost || l.Settings.ConnectionHeader != want.ConnectionHeader {
 			t.Errorf("%s: vhost %q connection %q, want %q %q", l.Path, l.Settings.UpstreamVhost, l.Settings.ConnectionHeader, want.UpstreamVhost, want.ConnectionHeader)
@@ -215,7 +217,7 @@ func TestBuildUpstreamSettings(t *testing.T) {
 	}
 }
 
-func hostnames(servers []Server) []string {
+func hostnames(servers []config.Server) []string {
 	out := make([]string, len(servers))
 	for i, s := range servers {
 		out[i] = s.Hostname
@@ -275,7 +277,7 @@ func TestBuildServerAlias(t *testing.T) {
 	cfg := buildWith(t, objs(webService(), one(ingress("default", "a", nginx("server-alias", "bar.example.com"), rule("foo.example.com", prefix("/x", "web", 80))))), nil)
 	foo, bar := cfg.Servers[2], cfg.Servers[1]
 	bar.Hostname = foo.Hostname
-	if !ServerEqual(&foo, &bar) {
+	if !config.ServerEqual(&foo, &bar) {
 		t.Errorf("alias differs from its host:\n%+v\n%+v", bar, foo)
 	}
 }
@@ -292,20 +294,20 @@ func TestBuildServiceUpstream(t *testing.T) {
 	cases := map[string]struct {
 		objs     []runtime.Object
 		opts     func(*Options)
-		eps      []Endpoint
+		eps      []config.Endpoint
 		problems []string
 	}{
-		"endpoints by default":                {objs: objs(svc("10.96.0.10"), one(route("a", 1))), eps: []Endpoint{ep("10.0.0.1", 8080)}},
-		"the ClusterIP and port":              {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "true")))), eps: []Endpoint{ep("10.96.0.10", 80)}},
-		"ConfigMap default":                   {objs: objs(svc("10.96.0.10"), one(route("a", 1), configMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []Endpoint{ep("10.96.0.10", 80)}},
-		"annotation false over the ConfigMap": {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "false")), configMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []Endpoint{ep("10.0.0.1", 8080)}},
+		"endpoints by default":                {objs: objs(svc("10.96.0.10"), one(route("a", 1))), eps: []config.Endpoint{ep("10.0.0.1", 8080)}},
+		"the ClusterIP and port":              {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "true")))), eps: []config.Endpoint{ep("10.96.0.10", 80)}},
+		"ConfigMap default":                   {objs: objs(svc("10.96.0.10"), one(route("a", 1), configMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []config.Endpoint{ep("10.96.0.10", 80)}},
+		"annotation false over the ConfigMap": {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "false")), configMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []config.Endpoint{ep("10.0.0.1", 8080)}},
 		"headless Service keeps its endpoints": {
-			objs: objs(svc(corev1.ClusterIPNone), one(route("a", 1, nginx("service-upstream", "true")))), eps: []Endpoint{ep("10.0.0.1", 8080)},
+			objs: objs(svc(corev1.ClusterIPNone), one(route("a", 1, nginx("service-upstream", "true")))), eps: []config.Endpoint{ep("10.0.0.1", 8080)},
 			problems: []string{`Service default/web: service-upstream: the Service has no ClusterIP (headless); its endpoints are used`},
 		},
 		"Ingresses disagree: the oldest that sets it decides": {
 			objs:     objs(svc("10.96.0.10"), one(route("a", 1), route("b", 2, nginx("service-upstream", "true")), route("c", 3, nginx("service-upstream", "false")))),
-			eps:      []Endpoint{ep("10.96.0.10", 80)},
+			eps:      []config.Endpoint{ep("10.96.0.10", 80)},
 			problems: []string{`Ingress default/c: backend default-web-80: service-upstream differs from Ingress default/b, which is older and is used; ignored`},
 		},
 	}
@@ -317,7 +319,7 @@ func TestBuildServiceUpstream(t *testing.T) {
 				t.Fatalf("backends %+v", cfg.Backends.Slice())
 			}
 			checkEqual(t, "endpoints", cfg.Backends.At(0).Endpoints, tc.eps)
-			if be := cfg.Backends.At(0); be.Checksum != BackendChecksum(be) {
+			if be := cfg.Backends.At(0); be.Checksum != config.BackendChecksum(be) {
 				t.Error("backend checksum does not cover the ClusterIP endpoint")
 			}
 			checkProblems(t, cfg.Problems, tc.problems)
@@ -332,7 +334,7 @@ func TestBuildServiceUpstream(t *testing.T) {
 func TestHeaderConfigMapsReload(t *testing.T) {
 	base := objs(webService(), one(ingress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80))),
 		configMap("ingress", "req", "X-A", "1"), configMap("default", "h", "X-A", "2")))
-	build := func(kv ...string) *Configuration {
+	build := func(kv ...string) *config.Configuration {
 		return buildWith(t, objs(base, one(configMap("ingress", "controller", kv...))), headerOpts)
 	}
 	cases := map[string]struct {
@@ -349,10 +351,10 @@ func TestHeaderConfigMapsReload(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			before, after := build(tc.before...), build(tc.after...)
-			if got := before.Global.rendered() != after.Global.rendered(); got != tc.reload {
-				t.Errorf("reload %v, want %v:\n%+v\n%+v", got, tc.reload, before.Global.rendered(), after.Global.rendered())
+			if got := before.Global.Rendered() != after.Global.Rendered(); got != tc.reload {
+				t.Errorf("reload %v, want %v:\n%+v\n%+v", got, tc.reload, before.Global.Rendered(), after.Global.Rendered())
 			}
-			if ServerEqual(&before.Servers[1], &after.Servers[1]) && name != "service-upstream" {
+			if config.ServerEqual(&before.Servers[1], &after.Servers[1]) && name != "service-upstream" {
 				t.Error("servers equal: the headers do not reach the routes")
 			}
 		})
@@ -368,7 +370,7 @@ var (
 // headers checks a header list: sorted unique tokens, printable values;
 // global lists (ConfigMap values) never hold '$' nor, for requests, a
 // header nginx.conf sets.
-func (c *contract) headers(where string, hs []Header, global bool) {
+func (c *contract) headers(where string, hs []config.Header, global bool) {
 	for i, h := range hs {
 		if !headerTokenRE.MatchString(h.Name) || !headerValueRE.MatchString(h.Value) || len(h.Value) > maxHeaderValueLen || global && strings.Contains(h.Value, "$") ||
 			i > 0 && hs[i-1].Name >= h.Name {
@@ -432,6 +434,6 @@ func TestBuildAliasCertificates(t *testing.T) {
 		configMap("ingress", "controller", "global-allowed-response-headers", "X-A"), configMap("default", "h", "X-A", "1"),
 		ingress("default", "a", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/x", "web", 80))))), headerOpts)
 	for _, l := range cfg.Servers[1].Locations {
-		checkEqual(t, l.Path+" custom headers", l.Settings.ResponseHeaders, []Header{{"X-A", "1"}})
+		checkEqual(t, l.Path+" custom headers", l.Settings.ResponseHeaders, []config.Header{{Name: "X-A", Value: "1"}})
 	}
 }

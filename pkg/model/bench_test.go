@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,10 +10,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/cputime"
 	"math/big"
 	"testing"
 	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/testkit/cputime"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -108,7 +111,7 @@ func BenchmarkApply(b *testing.B) {
 }
 
 // benchConfigs builds 10k Ingresses, then again with one endpoint changed.
-func benchConfigs(b *testing.B) (old, new *Configuration) {
+func benchConfigs(b *testing.B) (old, new *config.Configuration) {
 	s := newTestStore(b, benchObjects(b, 10000)...)
 	opts := testOptions()
 	old = Build(s, opts)
@@ -121,7 +124,7 @@ func benchConfigs(b *testing.B) (old, new *Configuration) {
 
 func BenchmarkDiff(b *testing.B) {
 	old, new := benchConfigs(b)
-	ch := Diff(old, new)
+	ch := config.Diff(old, new)
 	if ch.Reload || len(ch.BackendsUpserted) != 1 {
 		b.Fatalf("want one backend upserted and no reload, got %+v", summarize(ch))
 	}
@@ -129,7 +132,7 @@ func BenchmarkDiff(b *testing.B) {
 		b.ReportAllocs()
 		start := cputime.Process()
 		for b.Loop() {
-			Diff(old, new)
+			config.Diff(old, new)
 		}
 		reportCPU(b, start)
 	})
@@ -168,7 +171,7 @@ func BenchmarkEndpointChange(b *testing.B) {
 					b.Fatal(err)
 				}
 				next := in.Build()
-				if ch := Diff(cur, next); len(ch.BackendsUpserted) != 1 || len(ch.ServersUpserted) != 0 {
+				if ch := config.Diff(cur, next); len(ch.BackendsUpserted) != 1 || len(ch.ServersUpserted) != 0 {
 					b.Fatalf("change %+v", ch)
 				}
 				cur = next

@@ -1,17 +1,13 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"fmt"
 	"slices"
 
 	networkingv1 "k8s.io/api/networking/v1"
-)
-
-// Problem kinds that are not Kubernetes kinds.
-const (
-	// ProblemKindOptions marks a Problem with the controller flags.
-	ProblemKindOptions = "Options"
 )
 
 // Build turns the Store into the Configuration nginx serves. It is pure
@@ -73,14 +69,14 @@ const (
 //     backend of their own: see buildCanaries.
 //   - Snippets: an Ingress carrying any *-snippet annotation is not served
 //     at all, whatever allow-snippet-annotations says (see refuseSnippets).
-func Build(s *Store, opts Options) *Configuration {
+func Build(s *Store, opts Options) *config.Configuration {
 	cfg, _ := build(s, opts)
 	return cfg
 }
 
 // build is Build, returning the builder too (its sums and backend states
 // are what Incremental keeps).
-func build(s *Store, opts Options) (*Configuration, *builder) {
+func build(s *Store, opts Options) (*config.Configuration, *builder) {
 	b := newBuilder(s, opts, len(s.ingresses))
 	b.buildGlobal()
 	b.buildHeaders()
@@ -96,7 +92,7 @@ func build(s *Store, opts Options) (*Configuration, *builder) {
 type builder struct {
 	s      *Store
 	opts   Options
-	global Global
+	global config.Global
 	// ingresses are the served ones, oldest first.
 	ingresses []*ingressEntry
 	// canaries are the served canary Ingresses, oldest first: they add
@@ -109,7 +105,7 @@ type builder struct {
 	// backend.
 	lastBackend *backendState
 	// sums are the checksum trees of the result (see finish).
-	sums    *configSums
+	sums    *config.Sums
 	servers map[string]*serverState
 	tls     map[string]*tlsClaim
 	// slabs of the states above.
@@ -121,16 +117,16 @@ type builder struct {
 	defaultWinner  *ingressEntry
 	certs          certificates
 	// auth caches each Ingress's BasicAuth (see basicAuth).
-	auth map[*ingressEntry]*BasicAuth
+	auth map[*ingressEntry]*config.BasicAuth
 	// extAuth caches each Ingress's ExternalAuth; globalAuth is the
 	// ConfigMap's (see externalAuth).
-	extAuth    map[*ingressEntry]*ExternalAuth
-	globalAuth *ExternalAuth
+	extAuth    map[*ingressEntry]*config.ExternalAuth
+	globalAuth *config.ExternalAuth
 	// clientAuths caches each Ingress's ClientAuth (see clientAuth).
-	clientAuths map[*ingressEntry]*ClientAuth
+	clientAuths map[*ingressEntry]*config.ClientAuth
 	// up holds the header ConfigMaps and server aliases.
 	up       upstreamState
-	problems []Problem
+	problems []config.Problem
 
 	// errorBackends are the default-backend annotations' backends.
 	errorBackends map[*ingressEntry]*backendState
@@ -149,12 +145,12 @@ func newBuilder(s *Store, opts Options, n int) *builder {
 		tls:      map[string]*tlsClaim{},
 	}
 	b.serverSlab.size, b.backendSlab.size = n+1, n
-	b.server(DefaultServerName)
+	b.server(config.DefaultServerName)
 	return b
 }
 
 func (b *builder) problem(kind, namespace, name, format string, args ...any) {
-	b.problems = append(b.problems, Problem{Kind: kind, Namespace: namespace, Name: name, Reason: fmt.Sprintf(format, args...)})
+	b.problems = append(b.problems, config.Problem{Kind: kind, Namespace: namespace, Name: name, Reason: fmt.Sprintf(format, args...)})
 }
 
 func (b *builder) ingressProblem(e *ingressEntry, format string, args ...any) {
@@ -163,19 +159,19 @@ func (b *builder) ingressProblem(e *ingressEntry, format string, args ...any) {
 
 // buildGlobal reads the controller ConfigMap.
 func (b *builder) buildGlobal() {
-	b.global = DefaultGlobal()
+	b.global = config.DefaultGlobal()
 	if b.opts.ConfigMap == "" {
 		return
 	}
 	key, err := parseObjectKey(b.opts.ConfigMap)
 	if err != nil {
-		b.problem(ProblemKindOptions, "", "configmap", "%v", err)
+		b.problem(config.ProblemKindOptions, "", "configmap", "%v", err)
 		return
 	}
 	g, problems := b.s.configMaps[key].global()
 	b.global = g
 	b.routeDefaults = routeDefaultsOf(&g)
-	b.globalAuth = g.Auth.externalAuth()
+	b.globalAuth = globalExternalAuth(&g.Auth)
 	for _, p := range problems {
 		b.problem("ConfigMap", key.Namespace, key.Name, "%s", p)
 	}
@@ -269,7 +265,7 @@ func (b *builder) buildRules() {
 func (b *builder) buildRule(e *ingressEntry, rule *networkingv1.IngressRule) {
 	host := rule.Host
 	if host == "" {
-		host = DefaultServerName
+		host = config.DefaultServerName
 	} else if err := validHost(host); err != nil {
 		b.ingressProblem(e, "rule host %q %v; rule left out", host, err)
 		return
@@ -317,29 +313,29 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.H
 // normalizePath validates the path of an Ingress rule and returns it with
 // its path type as built. regex makes ImplementationSpecific paths regular
 // expressions (use-regex, rewrite-target).
-func normalizePath(p *networkingv1.HTTPIngressPath, regex bool) (string, PathType, error) {
+func normalizePath(p *networkingv1.HTTPIngressPath, regex bool) (string, config.PathType, error) {
 	path := p.Path
-	pathType := PathPrefix
+	pathType := config.PathPrefix
 	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
-		pathType = PathExact
+		pathType = config.PathExact
 	}
 	isImpl := p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific
 	if path == "" && isImpl {
 		path = "/"
 	}
-	if p.PathType != nil && !isImpl && pathType != PathExact && *p.PathType != networkingv1.PathTypePrefix {
+	if p.PathType != nil && !isImpl && pathType != config.PathExact && *p.PathType != networkingv1.PathTypePrefix {
 		return "", "", fmt.Errorf("unknown pathType %q", *p.PathType)
 	}
 	if isImpl && regex {
 		if err := validateRegexPath(path); err != nil {
 			return "", "", err
 		}
-		return path, PathRegex, nil
+		return path, config.PathRegex, nil
 	}
 	if err := validatePath(path); err != nil {
 		return "", "", err
 	}
-	if pathType == PathPrefix {
+	if pathType == config.PathPrefix {
 		path = normalizePrefix(path)
 	}
 	return path, pathType, nil

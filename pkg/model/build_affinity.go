@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"slices"
 )
@@ -23,7 +25,7 @@ type affinityLink struct {
 //   - a canary backend takes the affinity of the main backend of its
 //     Location unless the canary Ingress says affinity-canary-behavior:
 //     legacy, so that a client served by the canary stays there.
-func (b *builder) finishAffinity(used []*backendState, out []Backend) {
+func (b *builder) finishAffinity(used []*backendState, out []config.Backend) {
 	index := make(map[*backendState]int)
 	for i := range out {
 		if out[i].Affinity != nil {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"slices"
 )
@@ -11,8 +13,8 @@ import (
 // cannot be applied does not take part: its own routes answer 503 (see
 // clientAuthClosed), those of the host's other Ingresses keep the host's
 // verification.
-func (b *builder) clientAuthOf(s *serverState) *ClientAuth {
-	var winner *ClientAuth
+func (b *builder) clientAuthOf(s *serverState) *config.ClientAuth {
+	var winner *config.ClientAuth
 	var from *ingressEntry
 	var seen []*ingressEntry
 	for i := range s.locations {
@@ -40,7 +42,7 @@ func (b *builder) clientAuthClosed(e *ingressEntry) bool {
 }
 
 // clientAuthEqual compares what two Ingresses ask of a host.
-func clientAuthEqual(x, y *ClientAuth) bool {
+func clientAuthEqual(x, y *config.ClientAuth) bool {
 	return x.Secret == y.Secret && x.CA == y.CA && x.Verify == y.Verify && x.Depth == y.Depth &&
 		x.ErrorPage == y.ErrorPage && x.PassCertificate == y.PassCertificate && x.MatchCN == y.MatchCN &&
 		slices.Equal(x.Revoked, y.Revoked)
@@ -48,7 +50,7 @@ func clientAuthEqual(x, y *ClientAuth) bool {
 
 // clientAuth resolves e's auth-tls annotations once per Build: nil when
 // they cannot be applied (a Problem of e says why).
-func (b *builder) clientAuth(e *ingressEntry) *ClientAuth {
+func (b *builder) clientAuth(e *ingressEntry) *config.ClientAuth {
 	if ca, ok := b.clientAuths[e]; ok {
 		return ca
 	}
@@ -57,13 +59,13 @@ func (b *builder) clientAuth(e *ingressEntry) *ClientAuth {
 		b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
 	}
 	if b.clientAuths == nil {
-		b.clientAuths = map[*ingressEntry]*ClientAuth{}
+		b.clientAuths = map[*ingressEntry]*config.ClientAuth{}
 	}
 	b.clientAuths[e] = ca
 	return ca
 }
 
-func (b *builder) resolveClientAuth(e *ingressEntry) (*ClientAuth, string) {
+func (b *builder) resolveClientAuth(e *ingressEntry) (*config.ClientAuth, string) {
 	in := &e.ann.clientAuth
 	if in.err != "" {
 		return nil, in.err
@@ -80,7 +82,7 @@ func (b *builder) resolveClientAuth(e *ingressEntry) (*ClientAuth, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("annotation %sauth-tls-secret: Secret %s: %v", AnnotationPrefix, k, err)
 	}
-	ca := &ClientAuth{Ingress: e.name, Secret: k.String(), CA: pemCA, Verify: in.verify, Depth: max(in.depth, 1),
+	ca := &config.ClientAuth{Ingress: e.name, Secret: k.String(), CA: pemCA, Verify: in.verify, Depth: max(in.depth, 1),
 		ErrorPage: in.errorPage, PassCertificate: in.passCert, MatchCN: in.matchCN}
 	if ca.Verify == "" {
 		ca.Verify = VerifyOn
@@ -91,32 +93,4 @@ func (b *builder) resolveClientAuth(e *ingressEntry) (*ClientAuth, string) {
 		}
 	}
 	return ca, ""
-}
-
-// clientAuth encodes a Server's ClientAuth for its checksum; nil writes
-// nothing (so that the checksums of Servers without one stay as they
-// were): the Server's next field is a length whose first byte is 0, the
-// tag's first byte is its length.
-func (w *canonicalWriter) clientAuth(c *ClientAuth) {
-	if c == nil {
-		return
-	}
-	w.str("clientAuth")
-	w.str(c.Ingress)
-	w.str(c.Secret)
-	w.str(c.CA)
-	w.strs(c.Revoked)
-	w.str(c.Verify)
-	w.uint(uint64(c.Depth))
-	w.str(c.ErrorPage)
-	w.bool(c.PassCertificate)
-	w.str(c.MatchCN)
-}
-
-// clientAuthClosed encodes LocationSettings.ClientAuthUnavailable; false
-// writes nothing (the canary that follows starts with a 0 or 1 byte).
-func (w *canonicalWriter) clientAuthClosed(closed bool) {
-	if closed {
-		w.str("clientAuthUnavailable")
-	}
 }

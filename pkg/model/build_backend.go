@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,8 +37,8 @@ func compareBackendKeys(a, b backendKey) int {
 type backendState struct {
 	key       backendKey
 	err       error
-	endpoints []Endpoint
-	epSum     endpointsSum
+	endpoints []config.Endpoint
+	epSum     config.EndpointsSum
 	// used is set when a location or the default backend routes here;
 	// users are the Ingresses that do (nil for the default backend flag
 	// and the default-backend annotation), oldest first.
@@ -141,9 +143,9 @@ func servicePort(svc *serviceEntry, ref *networkingv1.ServiceBackendPort) *servi
 // endpoints merges the ready endpoints of the Service's slices for the
 // slice port named portName. A single contributing slice is used as it is,
 // with the sum the Store computed.
-func (b *builder) endpoints(svc objectKey, portName string) ([]Endpoint, endpointsSum) {
+func (b *builder) endpoints(svc objectKey, portName string) ([]config.Endpoint, config.EndpointsSum) {
 	var first *slicePort
-	var merged []Endpoint
+	var merged []config.Endpoint
 	for _, se := range b.s.slicesByService[svc] {
 		p := se.port(portName)
 		switch {
@@ -152,7 +154,7 @@ func (b *builder) endpoints(svc objectKey, portName string) ([]Endpoint, endpoin
 			first = p
 		default:
 			if merged == nil {
-				merged = append(make([]Endpoint, 0, 2*len(first.endpoints)), first.endpoints...)
+				merged = append(make([]config.Endpoint, 0, 2*len(first.endpoints)), first.endpoints...)
 			}
 			merged = append(merged, p.endpoints...)
 		}
@@ -161,14 +163,14 @@ func (b *builder) endpoints(svc objectKey, portName string) ([]Endpoint, endpoin
 	case merged != nil:
 		slices.SortFunc(merged, compareEndpoints)
 		merged = slices.Compact(merged)
-		return merged, sumEndpoints(merged)
+		return merged, config.SumEndpoints(merged)
 	case first != nil:
 		return first.endpoints, first.sum
 	}
-	return []Endpoint{}, sumEndpoints(nil)
+	return []config.Endpoint{}, config.SumEndpoints(nil)
 }
 
-func compareEndpoints(a, b Endpoint) int {
+func compareEndpoints(a, b config.Endpoint) int {
 	if c := cmp.Compare(a.Address, b.Address); c != 0 {
 		return c
 	}
@@ -180,7 +182,7 @@ func compareEndpoints(a, b Endpoint) int {
 func (b *builder) flagDefaultBackend() *backendState {
 	key, err := parseObjectKey(b.opts.DefaultBackendService)
 	if err != nil {
-		b.problem(ProblemKindOptions, "", "default-backend-service", "%v", err)
+		b.problem(config.ProblemKindOptions, "", "default-backend-service", "%v", err)
 		return nil
 	}
 	svc := b.s.services[key]
@@ -201,7 +203,7 @@ func (b *builder) flagDefaultBackend() *backendState {
 }
 
 // finishBackends names the used backends and returns them sorted by name.
-func (b *builder) finishBackends() BackendList {
+func (b *builder) finishBackends() config.BackendList {
 	used := make([]*backendState, 0, len(b.backendList))
 	for _, be := range b.backendList {
 		if be.used {
@@ -228,18 +230,18 @@ func (b *builder) finishBackends() BackendList {
 	if renamed {
 		slices.SortFunc(used, func(x, y *backendState) int { return cmp.Compare(x.name, y.name) })
 	}
-	w := newCanonicalWriter(smallWriter)
-	arr := make([]Backend, len(used))
+	w := config.NewHasher()
+	arr := make([]config.Backend, len(used))
 	for i, be := range used {
 		arr[i] = b.backend(be)
 	}
 	b.finishAffinity(used, arr)
-	out := make([]*Backend, len(used))
+	out := make([]*config.Backend, len(used))
 	for i, be := range used {
-		arr[i].Checksum = w.backendSum(&arr[i], be.epSum)
+		arr[i].Checksum = w.Backend(&arr[i], be.epSum)
 		out[i] = &arr[i]
 	}
-	return NewBackendList(out)
+	return config.NewBackendList(out)
 }
 
 func keyHash(k backendKey) string {
@@ -249,14 +251,14 @@ func keyHash(k backendKey) string {
 
 // backend builds the Backend of be, with the balancing settings of the
 // oldest Ingress that sets them.
-func (b *builder) backend(be *backendState) Backend {
-	out := Backend{
+func (b *builder) backend(be *backendState) config.Backend {
+	out := config.Backend{
 		Name:        be.name,
 		Namespace:   be.key.namespace,
 		Service:     be.key.service,
 		Port:        be.key.port,
 		Endpoints:   be.endpoints,
-		LoadBalance: cmp.Or(b.global.LoadBalance, LoadBalanceRoundRobin),
+		LoadBalance: cmp.Or(b.global.LoadBalance, config.LoadBalanceRoundRobin),
 	}
 	b.applyServiceUpstream(be, &out)
 	if len(be.opinions) == 0 {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"errors"
 	"fmt"
@@ -61,7 +63,7 @@ type canaryInput struct {
 	// set lists the other canary annotations accepted, in sorted order.
 	set []string
 	// spec holds the values; Backend and Ingress are set per Location.
-	spec Canary
+	spec config.Canary
 }
 
 // applyCanary parses one canary* annotation into a.canary. Only
@@ -69,7 +71,7 @@ type canaryInput struct {
 // validateHeaderPattern); the others go through checkForbidden.
 func (a *ingressAnnotations) applyCanary(name, v string) error {
 	if a.canary == nil {
-		a.canary = &canaryInput{spec: Canary{WeightTotal: defaultCanaryWeightTotal}}
+		a.canary = &canaryInput{spec: config.Canary{WeightTotal: defaultCanaryWeightTotal}}
 	}
 	c := &a.canary.spec
 	var err error
@@ -202,12 +204,12 @@ func validateHeaderPattern(p string) error {
 type canaryRoute struct {
 	e   *ingressEntry
 	be  *backendState
-	out *Canary
+	out *config.Canary
 }
 
 // location returns the Location's Canary (nil for none), once backends
 // are named.
-func (c *canaryRoute) location() *Canary {
+func (c *canaryRoute) location() *config.Canary {
 	if c == nil {
 		return nil
 	}
@@ -231,7 +233,7 @@ func (b *builder) buildCanaries() {
 		}
 		for i := range e.obj.Spec.Rules {
 			r := &e.obj.Spec.Rules[i]
-			host := cmp.Or(r.Host, DefaultServerName)
+			host := cmp.Or(r.Host, config.DefaultServerName)
 			if r.Host != "" {
 				if err := validHost(r.Host); err != nil {
 					b.ingressProblem(e, "rule host %q %v; rule left out", r.Host, err)
@@ -274,11 +276,11 @@ func (b *builder) mergeCanaryPath(e *ingressEntry, host string, p *networkingv1.
 // mergeCanaryDefault merges the spec.defaultBackend of canary Ingress e
 // into every location of the default server, as ingress-nginx does.
 func (b *builder) mergeCanaryDefault(e *ingressEntry, ref *networkingv1.IngressBackend) {
-	srv := b.servers[DefaultServerName]
+	srv := b.servers[config.DefaultServerName]
 	merged := false
 	for i := range srv.locations {
 		if l := &srv.locations[i]; l.ingress.key.Namespace == e.key.Namespace {
-			where := fmt.Sprintf("spec.defaultBackend, host %s path %q", DefaultServerName, l.path)
+			where := fmt.Sprintf("spec.defaultBackend, host %s path %q", config.DefaultServerName, l.path)
 			merged = b.mergeCanary(e, where, l, ref) || merged
 		}
 	}
@@ -322,7 +324,7 @@ func (b *builder) mergeCanary(e *ingressEntry, where string, l *location, ref *n
 // path matching a regex location by its text first.
 func (s *serverState) canaryTarget(p *networkingv1.HTTPIngressPath) (*location, error) {
 	if p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific {
-		if l := s.locationOf(pathKey{cmp.Or(p.Path, "/"), PathRegex}); l != nil {
+		if l := s.locationOf(pathKey{cmp.Or(p.Path, "/"), config.PathRegex}); l != nil {
 			return l, nil
 		}
 	}
@@ -370,22 +372,4 @@ func (b *builder) canaryIgnored(e *ingressEntry) {
 		b.ingressProblem(e, "annotations %s: ignored on a canary Ingress, whose paths take the main Ingress's settings (only load-balance, upstream-hash-by and affinity apply, to its backend)",
 			strings.Join(ignored, ", "))
 	}
-}
-
-// canary writes c into a Location's checksum: nothing when nil, so that
-// Locations without a canary keep their encoding; else a marker that no
-// path (starting with '/') nor hostname can start with, then the fields.
-func (w *canonicalWriter) canary(c *Canary) {
-	if c == nil {
-		return
-	}
-	w.str("+canary")
-	w.str(c.Backend)
-	w.str(c.Ingress)
-	w.int(int64(c.Weight))
-	w.int(int64(c.WeightTotal))
-	w.str(c.Header)
-	w.str(c.HeaderValue)
-	w.str(c.HeaderPattern)
-	w.str(c.Cookie)
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"slices"
 	"strings"
@@ -22,7 +24,7 @@ type serverState struct {
 // pathKey is what two rules of one host may conflict on.
 type pathKey struct {
 	path     string
-	pathType PathType
+	pathType config.PathType
 }
 
 // indexAt is the number of locations from which a server indexes them.
@@ -32,7 +34,7 @@ const indexAt = 16
 // end, once every backend is known.
 type location struct {
 	path     string
-	pathType PathType
+	pathType config.PathType
 	backend  *backendState
 	ingress  *ingressEntry
 	// canary is set by buildCanaries; nil when none.
@@ -84,7 +86,7 @@ func (s *serverState) claimedBy(k pathKey) *ingressEntry {
 }
 
 func (s *serverState) add(l location) {
-	if l.path == "/" && l.pathType == PathPrefix {
+	if l.path == "/" && l.pathType == config.PathPrefix {
 		s.rootPrefix = true
 	}
 	s.locations = append(s.locations, l)
@@ -100,21 +102,21 @@ func (s *serverState) add(l location) {
 }
 
 // finish assembles the Configuration.
-func (b *builder) finish() *Configuration {
+func (b *builder) finish() *config.Configuration {
 	cfg := b.finishRoutes()
 	cfg.L4 = b.buildL4()
 	b.finishPassthrough(cfg)
 	cfg.Problems = sortProblems(b.problems)
-	b.sums = newConfigSums(cfg, true)
-	cfg.Checksum = b.sums.checksum(cfg)
+	b.sums = config.NewSums(cfg)
+	cfg.Checksum = b.sums.Checksum(cfg)
 	return cfg
 }
 
 // finishRoutes assembles what the Ingresses make of the Configuration:
 // everything but the TCP and UDP services, the passthrough hosts, the
 // Problems and the checksum.
-func (b *builder) finishRoutes() *Configuration {
-	cfg := &Configuration{
+func (b *builder) finishRoutes() *config.Configuration {
+	cfg := &config.Configuration{
 		Global:             b.global,
 		Backends:           b.finishBackends(),
 		Certificates:       b.certs.finish(),
@@ -132,7 +134,7 @@ func (b *builder) finishRoutes() *Configuration {
 
 // finishServers returns the Servers, the default server first, then by
 // Hostname.
-func (b *builder) finishServers(defaultBackend string) []Server {
+func (b *builder) finishServers(defaultBackend string) []config.Server {
 	redirect := [2]bool{false, true}
 	states := make([]*serverState, 0, len(b.servers))
 	n := 0
@@ -140,9 +142,9 @@ func (b *builder) finishServers(defaultBackend string) []Server {
 		states = append(states, s)
 		n += len(s.locations) + 1
 	}
-	slices.SortFunc(states, func(x, y *serverState) int { return compareHostnames(x.hostname, y.hostname) })
-	locs := make([]Location, 0, n)
-	out := make([]Server, len(states))
+	slices.SortFunc(states, func(x, y *serverState) int { return config.CompareHostnames(x.hostname, y.hostname) })
+	locs := make([]config.Location, 0, n)
+	out := make([]config.Server, len(states))
 	for i, s := range states {
 		m := len(locs) + len(s.locations) + 1
 		out[i] = b.finishServer(s, defaultBackend, &redirect, locs[len(locs):len(locs):m])
@@ -156,10 +158,10 @@ func (b *builder) finishServers(defaultBackend string) []Server {
 // starting with "www.", the host without it) redirects every request to
 // the host, unless a rule defines that name itself (it is then served as
 // its rules say). Wildcard hosts and the default server get none.
-func (b *builder) appendWWWRedirects(out []Server, states []*serverState) []Server {
+func (b *builder) appendWWWRedirects(out []config.Server, states []*serverState) []config.Server {
 	n := len(out)
 	for _, s := range states {
-		if s.hostname == DefaultServerName || strings.HasPrefix(s.hostname, "*.") ||
+		if s.hostname == config.DefaultServerName || strings.HasPrefix(s.hostname, "*.") ||
 			!slices.ContainsFunc(s.locations, func(l location) bool { return l.ingress.ann.fromToWWW }) {
 			continue
 		}
@@ -170,36 +172,21 @@ func (b *builder) appendWWWRedirects(out []Server, states []*serverState) []Serv
 		if b.servers[from] != nil || b.up.aliases[from] || validHost(from) != nil {
 			continue
 		}
-		out = append(out, Server{Hostname: from, RedirectTo: s.hostname})
+		out = append(out, config.Server{Hostname: from, RedirectTo: s.hostname})
 	}
 	if len(out) > n {
-		slices.SortFunc(out, func(x, y Server) int { return compareHostnames(x.Hostname, y.Hostname) })
+		slices.SortFunc(out, func(x, y config.Server) int { return config.CompareHostnames(x.Hostname, y.Hostname) })
 	}
 	return out
-}
-
-// compareHostnames orders the default server first, then by name.
-func compareHostnames(a, b string) int {
-	if a == DefaultServerName || b == DefaultServerName {
-		return boolRank(a != DefaultServerName) - boolRank(b != DefaultServerName)
-	}
-	return cmp.Compare(a, b)
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // finishServer builds one Server: TLS, redirect, its locations sorted and
 // the catch-all, appended to locs (empty, with room for them all).
 // redirect holds the shared false and true values that
 // LocationSettings.SSLRedirect points to.
-func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *[2]bool, locs []Location) Server {
-	srv := Server{Hostname: s.hostname}
-	if c, ok := b.tls[s.hostname]; ok && s.hostname != DefaultServerName {
+func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *[2]bool, locs []config.Location) config.Server {
+	srv := config.Server{Hostname: s.hostname}
+	if c, ok := b.tls[s.hostname]; ok && s.hostname != config.DefaultServerName {
 		srv.TLS = true
 		srv.SSLRedirect = b.global.SSLRedirect
 		if v := c.ingress.ann.sslRedirect; v != nil {
@@ -210,9 +197,9 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	srv.Locations = locs
 	for i := range s.locations {
 		l := &s.locations[i]
-		loc := Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
+		loc := config.Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
 		loc.Settings = b.settingsOf(l.ingress, &srv, redirect)
-		if loc.Settings.ExternalAuth != nil && b.global.Auth.noExternalAuth(l.path) {
+		if loc.Settings.ExternalAuth != nil && noExternalAuth(&b.global.Auth, l.path) {
 			loc.Settings.ExternalAuth = nil
 		}
 		if pathInList(l.path, b.global.NoTLSRedirectLocations) && srv.RedirectsToHTTPS(&loc) {
@@ -242,7 +229,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 // annotations, the HTTPS redirect resolved against srv, and the ConfigMap's
 // proxy timeouts and body size where the annotations set none (see
 // withGlobalDefaults).
-func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) LocationSettings {
+func (b *builder) settingsOf(e *ingressEntry, srv *config.Server, redirect *[2]bool) config.LocationSettings {
 	st := e.ann.location
 	if r := st.AllowSourceRange; r != nil {
 		st.AllowSourceRange = slices.Clone(r)
@@ -255,10 +242,14 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 		st.DenySourceRange = strings.Split(b.global.DenySourceRange, ",")
 	}
 	if v, override := locationRedirect(e, srv, b.global.ForceSSLRedirect); override {
-		st.SSLRedirect = &redirect[boolRank(v)]
+		i := 0
+		if v {
+			i = 1
+		}
+		st.SSLRedirect = &redirect[i]
 	}
 	b.withGlobalDefaults(&st)
-	st.RateLimit = st.RateLimit.withGlobal(&e.ann.limit, &b.global)
+	st.RateLimit = rateLimitWithGlobal(st.RateLimit, &e.ann.limit, &b.global)
 	st.ResponseHeaders = b.customHeaders(e)
 	st.BasicAuth = b.basicAuth(e)
 	st.ExternalAuth = b.externalAuth(e)
@@ -271,13 +262,13 @@ func (b *builder) settingsOf(e *ingressEntry, srv *Server, redirect *[2]bool) Lo
 // "" where they do not), and its proxy settings.
 type routeDefaults struct {
 	connect, read, send int
-	body                Size
-	proxy               ProxySettings
+	body                config.Size
+	proxy               config.ProxySettings
 	any                 bool
 }
 
-func routeDefaultsOf(g *Global) routeDefaults {
-	d := DefaultGlobal()
+func routeDefaultsOf(g *config.Global) routeDefaults {
+	d := config.DefaultGlobal()
 	var r routeDefaults
 	differs := func(v, def int) int {
 		if v != def {
@@ -300,7 +291,7 @@ func routeDefaultsOf(g *Global) routeDefaults {
 // withGlobalDefaults fills the proxy timeouts, body size and proxy settings
 // st does not set from the ConfigMap (b.routeDefaults): per-route
 // defaults, so that changing them pushes routes and never reloads nginx.
-func (b *builder) withGlobalDefaults(st *LocationSettings) {
+func (b *builder) withGlobalDefaults(st *config.LocationSettings) {
 	r := &b.routeDefaults
 	if !r.any {
 		return
@@ -324,10 +315,10 @@ func (b *builder) withGlobalDefaults(st *LocationSettings) {
 // ingress-nginx gives its root location the annotations of the Ingress
 // that created the server (its allow-list and redirects then cover every
 // path of the host); a rewrite is not applied to it.
-func (b *builder) catchAll(s *serverState, srv *Server, defaultBackend string, regexHost bool, redirect *[2]bool) Location {
-	l := Location{Path: "/", PathType: PathPrefix, Backend: defaultBackend}
+func (b *builder) catchAll(s *serverState, srv *config.Server, defaultBackend string, regexHost bool, redirect *[2]bool) config.Location {
+	l := config.Location{Path: "/", PathType: config.PathPrefix, Backend: defaultBackend}
 	if regexHost {
-		l.PathType = PathRegex
+		l.PathType = config.PathRegex
 	}
 	if len(s.locations) > 0 {
 		l.Settings = b.settingsOf(s.locations[0].ingress, srv, redirect)
@@ -364,19 +355,19 @@ func (s *serverState) regexHost() bool {
 // Ingress without regex or rewrite is "^/foo/" plus "^/foo" (unless an
 // Exact "/foo" exists), every other path its own text. A text that is not a
 // valid regular expression is left out with a Problem.
-func (b *builder) appendRegex(out []Location, s *serverState, l *location, loc Location) []Location {
+func (b *builder) appendRegex(out []config.Location, s *serverState, l *location, loc config.Location) []config.Location {
 	paths := []string{l.path}
 	switch {
-	case l.pathType == PathRegex, l.pathType == PathExact:
+	case l.pathType == config.PathRegex, l.pathType == config.PathExact:
 	case l.impl || l.raw == "/" || l.ingress.ann.useRegex || l.rewrites():
 		paths[0] = l.raw
 	default:
 		paths[0] = strings.TrimSuffix(l.raw, "/") + "/"
-		if s.claimedBy(pathKey{l.raw, PathExact}) == nil {
+		if s.claimedBy(pathKey{l.raw, config.PathExact}) == nil {
 			paths = append(paths, l.raw)
 		}
 	}
-	loc.PathType = PathRegex
+	loc.PathType = config.PathRegex
 	for _, p := range paths {
 		if err := validateRegexPath(p); err != nil {
 			b.ingressProblem(l.ingress, "host %s path %q: %v (every path of this host is a regular expression, as one of its Ingresses sets use-regex or rewrite-target); path left out", s.hostname, p, err)
@@ -391,7 +382,7 @@ func (b *builder) appendRegex(out []Location, s *serverState, l *location, loc L
 // appRoot is the app-root of the first location (in order) whose Ingress
 // sets one: ingress-nginx applies every such annotation host-wide, the
 // first one winning.
-func (s *serverState) appRoot(locs []Location) string {
+func (s *serverState) appRoot(locs []config.Location) string {
 	roots := map[string]string{}
 	for i := range s.locations {
 		if e := s.locations[i].ingress; e.ann.appRoot != "" {
@@ -415,7 +406,7 @@ func (s *serverState) appRoot(locs []Location) string {
 // applies to TLS servers only. forceDefault is the ConfigMap's
 // force-ssl-redirect, the default of the annotation: an Ingress without a
 // valid force-ssl-redirect annotation takes it, one with "false" opts out.
-func locationRedirect(e *ingressEntry, srv *Server, forceDefault bool) (redirect, override bool) {
+func locationRedirect(e *ingressEntry, srv *config.Server, forceDefault bool) (redirect, override bool) {
 	redirect = srv.SSLRedirect
 	force := e.ann.forceSSLRedirect
 	if forceDefault && !force {
@@ -437,7 +428,7 @@ func locationRedirect(e *ingressEntry, srv *Server, forceDefault bool) (redirect
 // the same path Exact, then Regex, then Prefix. Only regex locations of a
 // regex host (see regexHost) can tie; a stable sort keeps them oldest
 // Ingress first.
-func compareLocations(a, b Location) int {
+func compareLocations(a, b config.Location) int {
 	if c := cmp.Compare(len(b.Path), len(a.Path)); c != 0 {
 		return c
 	}
@@ -448,29 +439,20 @@ func compareLocations(a, b Location) int {
 }
 
 // pathTypeRank orders the path types of one path.
-func pathTypeRank(t PathType) int {
+func pathTypeRank(t config.PathType) int {
 	switch t {
-	case PathExact:
+	case config.PathExact:
 		return 0
-	case PathRegex:
+	case config.PathRegex:
 		return 1
 	}
 	return 2
 }
 
-// RedirectsToHTTPS reports whether requests for l over plain HTTP are
-// redirected to HTTPS: l.Settings.SSLRedirect when set, else s.SSLRedirect.
-func (s *Server) RedirectsToHTTPS(l *Location) bool {
-	if l.Settings.SSLRedirect != nil {
-		return *l.Settings.SSLRedirect
-	}
-	return s.SSLRedirect
-}
-
 // sortProblems sorts by kind, namespace, name and reason, without
 // duplicates.
-func sortProblems(ps []Problem) []Problem {
-	slices.SortFunc(ps, func(a, b Problem) int {
+func sortProblems(ps []config.Problem) []config.Problem {
+	slices.SortFunc(ps, func(a, b config.Problem) int {
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace),
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Reason, b.Reason))
 	})

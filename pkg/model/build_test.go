@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"testing"
 
@@ -15,13 +17,13 @@ import (
 type buildCase struct {
 	objs     []runtime.Object
 	opts     func(*Options)
-	servers  []Server
-	backends []Backend
+	servers  []config.Server
+	backends []config.Backend
 	problems []string
 }
 
 // buildWith builds objs with testOptions changed by opts (when not nil).
-func buildWith(t *testing.T, objs []runtime.Object, opts func(*Options)) *Configuration {
+func buildWith(t *testing.T, objs []runtime.Object, opts func(*Options)) *config.Configuration {
 	t.Helper()
 	o := testOptions()
 	if opts != nil {
@@ -71,56 +73,56 @@ func TestBuildRouting(t *testing.T) {
 	runBuildCases(t, map[string]buildCase{
 		"prefix path on a host": {
 			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com", prefix("/foo", "web", 80))))),
-			servers: []Server{
+			servers: []config.Server{
 				srv("_", catchAll("")),
-				srv("a.example.com", loc("/foo", PathPrefix, web80, ing), catchAll("")),
+				srv("a.example.com", loc("/foo", config.PathPrefix, web80, ing), catchAll("")),
 			},
-			backends: []Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
+			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 		},
 		"trailing slash of a prefix is ignored": {
 			objs:    objs(webService(), one(ingress("default", "ing", rule("a.example.com", prefix("/foo/", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", loc("/foo", PathPrefix, web80, ing), catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/foo", config.PathPrefix, web80, ing), catchAll(""))},
 		},
 		"exact path keeps its trailing slash": {
 			objs:    objs(webService(), one(ingress("default", "ing", rule("a.example.com", exact("/foo/", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", loc("/foo/", PathExact, web80, ing), catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/foo/", config.PathExact, web80, ing), catchAll(""))},
 		},
 		"implementation specific is prefix, empty path is root": {
 			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com",
 				implSpecific("/api/", "web", 80), implSpecific("", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
-				loc("/api", PathPrefix, web80, ing), loc("/", PathPrefix, web80, ing))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
+				loc("/api", config.PathPrefix, web80, ing), loc("/", config.PathPrefix, web80, ing))},
 		},
 		"exact before prefix for the same path, longest first, then reverse byte order": {
 			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com",
 				prefix("/a", "web", 80), exact("/", "web", 80), prefix("/abc", "web", 80),
 				exact("/a", "web", 80), prefix("/b", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
-				loc("/abc", PathPrefix, web80, ing), loc("/b", PathPrefix, web80, ing), loc("/a", PathExact, web80, ing),
-				loc("/a", PathPrefix, web80, ing), loc("/", PathExact, web80, ing), catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
+				loc("/abc", config.PathPrefix, web80, ing), loc("/b", config.PathPrefix, web80, ing), loc("/a", config.PathExact, web80, ing),
+				loc("/a", config.PathPrefix, web80, ing), loc("/", config.PathExact, web80, ing), catchAll(""))},
 		},
 		"rule without host goes to the default server": {
 			objs:    objs(webService(), one(ingress("default", "ing", rule("", prefix("/x", "web", 80))))),
-			servers: []Server{srv("_", loc("/x", PathPrefix, web80, ing), catchAll(""))},
+			servers: []config.Server{srv("_", loc("/x", config.PathPrefix, web80, ing), catchAll(""))},
 		},
 		"prefix root of a rule replaces the catch-all": {
 			objs:    objs(webService(), one(ingress("default", "ing", rule("", prefix("/", "web", 80))))),
-			servers: []Server{srv("_", loc("/", PathPrefix, web80, ing))},
+			servers: []config.Server{srv("_", loc("/", config.PathPrefix, web80, ing))},
 		},
 		"wildcard and exact hosts are separate servers, sorted": {
 			objs: objs(webService(), one(ingress("default", "ing",
 				rule("b.example.com", prefix("/", "web", 80)), rule("*.example.com", prefix("/", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")),
-				srv("*.example.com", loc("/", PathPrefix, web80, ing)),
-				srv("b.example.com", loc("/", PathPrefix, web80, ing))},
+			servers: []config.Server{srv("_", catchAll("")),
+				srv("*.example.com", loc("/", config.PathPrefix, web80, ing)),
+				srv("b.example.com", loc("/", config.PathPrefix, web80, ing))},
 		},
 		"rule without paths still creates its server": {
 			objs:    objs(webService(), one(ingress("default", "ing", rule("a.example.com")))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
 		},
 		"no ingress: only the default server": {
-			servers:  []Server{srv("_", catchAll(""))},
-			backends: []Backend{},
+			servers:  []config.Server{srv("_", catchAll(""))},
+			backends: []config.Backend{},
 		},
 		"invalid paths and hosts are left out, the rest is served": {
 			objs: objs(webService(), one(ingress("default", "ing",
@@ -130,7 +132,7 @@ func TestBuildRouting(t *testing.T) {
 					httpPath("Regex", "/r", "web", 80)),
 				rule("Bad_Host.com", prefix("/", "web", 80)),
 				rule("a.*.com", prefix("/", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", loc("/ok", PathPrefix, web80, ing), catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/ok", config.PathPrefix, web80, ing), catchAll(""))},
 			problems: []string{
 				`host a.example.com path "/$host": may only contain`,
 				`host a.example.com path "/a b": may only contain`,
@@ -159,19 +161,19 @@ func TestBuildBackends(t *testing.T) {
 			objs: one(named, route("http"),
 				slice("default", "web-1", "web", "http", 8080, ready("10.0.0.2"), ready("10.0.0.1")),
 				slice("default", "web-2", "web", "metrics", 9100, ready("10.0.0.9"))),
-			backends: []Backend{be("default", "web", "http", ep("10.0.0.1", 8080), ep("10.0.0.2", 8080))},
-			servers:  []Server{srv("_", catchAll("")), srv("a.example.com", loc("/", PathPrefix, "default-web-http", ing))},
+			backends: []config.Backend{be("default", "web", "http", ep("10.0.0.1", 8080), ep("10.0.0.2", 8080))},
+			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/", config.PathPrefix, "default-web-http", ing))},
 		},
 		"port by number uses the service port's name": {
 			objs: one(named, route(80),
 				slice("default", "web-1", "web", "http", 8080, ready("10.0.0.1")),
 				slice("default", "web-2", "web", "metrics", 9100, ready("10.0.0.9"))),
-			backends: []Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
+			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 		},
 		"only ready endpoints, unset readiness counts as ready": {
 			objs: one(named, route("http"),
 				slice("default", "web-1", "web", "http", 8080, ready("10.0.0.1"), notReady("10.0.0.2"), readyUnknown("10.0.0.3"))),
-			backends: []Backend{be("default", "web", "http", ep("10.0.0.1", 8080), ep("10.0.0.3", 8080))},
+			backends: []config.Backend{be("default", "web", "http", ep("10.0.0.1", 8080), ep("10.0.0.3", 8080))},
 		},
 		"all slices of the service merged, sorted and de-duplicated": {
 			objs: one(named, route("http"),
@@ -179,7 +181,7 @@ func TestBuildBackends(t *testing.T) {
 				slice("default", "web-a", "web", "http", 8080, ready("10.0.0.2"), ready("10.0.0.1")),
 				slice("default", "other", "other", "http", 8080, ready("10.9.9.9")),
 				slice("other", "web-x", "web", "http", 8080, ready("10.8.8.8"))),
-			backends: []Backend{be("default", "web", "http", ep("10.0.0.1", 8080), ep("10.0.0.2", 8080), ep("10.0.0.3", 8080))},
+			backends: []config.Backend{be("default", "web", "http", ep("10.0.0.1", 8080), ep("10.0.0.2", 8080), ep("10.0.0.3", 8080))},
 		},
 		"slice ports the data plane cannot connect to are not used": {
 			objs: one(named, route("http"),
@@ -187,23 +189,23 @@ func TestBuildBackends(t *testing.T) {
 				slice("default", "web-big", "web", "http", 65536, ready("10.0.0.2")),
 				slice("default", "web-neg", "web", "http", -1, ready("10.0.0.3")),
 				slice("default", "web-max", "web", "http", 65535, ready("10.0.0.4"))),
-			backends: []Backend{be("default", "web", "http", ep("10.0.0.4", 65535))},
+			backends: []config.Backend{be("default", "web", "http", ep("10.0.0.4", 65535))},
 		},
 		"service without endpoints is a backend without endpoints": {
 			objs:     one(named, route("http")),
-			backends: []Backend{be("default", "web", "http")},
+			backends: []config.Backend{be("default", "web", "http")},
 		},
 		"unknown service: path left out, the rest served": {
 			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com",
 				prefix("/a", "nope", 80), prefix("/b", "web", 80))))),
-			servers:  []Server{srv("_", catchAll("")), srv("a.example.com", loc("/b", PathPrefix, web80, ing), catchAll(""))},
-			backends: []Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
+			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/b", config.PathPrefix, web80, ing), catchAll(""))},
+			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 			problems: []string{"host a.example.com path /a: service default/nope not found; path left out"},
 		},
 		"missing port number and name": {
 			objs: one(named, ingress("default", "ing", rule("a.example.com",
 				prefix("/a", "web", 81), prefix("/b", "web", "grpc"), prefix("/c", "web", 0)))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
 			problems: []string{
 				"path /a: service default/web has no port 81",
 				"path /b: service default/web has no port grpc",
@@ -213,7 +215,7 @@ func TestBuildBackends(t *testing.T) {
 		"invalid service and port names": {
 			objs: one(named, ingress("default", "ing", rule("a.example.com",
 				prefix("/a", "web;x", 80), prefix("/b", "web", "http}"), prefix("/c", "Web", 80)))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
 			problems: []string{
 				`path /a: service "web;x" in namespace "default" is not a valid name`,
 				`path /b: service web port name "http}" is not valid`,
@@ -222,7 +224,7 @@ func TestBuildBackends(t *testing.T) {
 		},
 		"external name service is not supported": {
 			objs:     one(externalName("default", "web", "example.org"), route(80)),
-			servers:  []Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
+			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
 			problems: []string{"service default/web is of type ExternalName, which is not supported"},
 		},
 		"resource backend is not supported": {
@@ -239,9 +241,9 @@ func TestBuildBackends(t *testing.T) {
 			objs: one(service("a-b", "c"), service("a", "b-c"),
 				ingress("a-b", "i1", rule("x.example.com", prefix("/", "c", 80))),
 				ingress("a", "i2", rule("y.example.com", prefix("/", "b-c", 80)))),
-			servers: []Server{srv("_", catchAll("")),
-				srv("x.example.com", loc("/", PathPrefix, "a-b-c-80-"+keyHash(backendKey{"a-b", "c", "80"}), "a-b/i1")),
-				srv("y.example.com", loc("/", PathPrefix, "a-b-c-80", "a/i2"))},
+			servers: []config.Server{srv("_", catchAll("")),
+				srv("x.example.com", loc("/", config.PathPrefix, "a-b-c-80-"+keyHash(backendKey{"a-b", "c", "80"}), "a-b/i1")),
+				srv("y.example.com", loc("/", config.PathPrefix, "a-b-c-80", "a/i2"))},
 		},
 	})
 }
@@ -255,27 +257,27 @@ func TestBuildDefaultBackend(t *testing.T) {
 		"flag service answers unmatched requests on its first port": {
 			objs:     one(dflt, slice("kube-system", "fb", "fallback", "http", 8080, ready("10.1.0.1"))),
 			opts:     withFlag,
-			servers:  []Server{srv("_", catchAll("kube-system-fallback-8080"))},
-			backends: []Backend{be("kube-system", "fallback", "8080", ep("10.1.0.1", 8080))},
+			servers:  []config.Server{srv("_", catchAll("kube-system-fallback-8080"))},
+			backends: []config.Backend{be("kube-system", "fallback", "8080", ep("10.1.0.1", 8080))},
 		},
 		"spec.defaultBackend wins over the flag, the oldest Ingress wins": {
 			objs: objs(webService(), one(dflt, service("default", "other"),
 				ingress("default", "young", created(10), defaultBackend("other", 80)),
 				ingress("default", "old", created(1), defaultBackend("web", 80), rule("a.example.com")))),
 			opts:     withFlag,
-			servers:  []Server{srv("_", catchAll(web80)), srv("a.example.com", catchAll(web80))},
-			backends: []Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
+			servers:  []config.Server{srv("_", catchAll(web80)), srv("a.example.com", catchAll(web80))},
+			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 			problems: []string{"Ingress default/young: spec.defaultBackend: ignored, Ingress default/old is older and its default backend (service web port 80) is used"},
 		},
 		"invalid spec.defaultBackend is skipped": {
 			objs:     one(dflt, ingress("default", "ing", defaultBackend("nope", 80))),
 			opts:     withFlag,
-			servers:  []Server{srv("_", catchAll("kube-system-fallback-8080"))},
+			servers:  []config.Server{srv("_", catchAll("kube-system-fallback-8080"))},
 			problems: []string{"Ingress default/ing: spec.defaultBackend: service default/nope not found; ignored"},
 		},
 		"missing flag service falls back to the built-in 404": {
 			opts:     withFlag,
-			servers:  []Server{srv("_", catchAll(""))},
+			servers:  []config.Server{srv("_", catchAll(""))},
 			problems: []string{"Service kube-system/fallback: default backend service not found"},
 		},
 		"malformed flag": {
@@ -292,8 +294,8 @@ func TestBuildConflicts(t *testing.T) {
 			objs: objs(webService(), one(other,
 				ingress("default", "a", created(5), rule("a.example.com", prefix("/x", "other", 80))),
 				ingress("default", "b", created(1), rule("a.example.com", prefix("/x", "web", 80))))),
-			servers:  []Server{srv("_", catchAll("")), srv("a.example.com", loc("/x", PathPrefix, web80, "default/b"), catchAll(""))},
-			backends: []Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
+			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/x", config.PathPrefix, web80, "default/b"), catchAll(""))},
+			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 			problems: []string{"Ingress default/a: host a.example.com path /x (Prefix): conflicts with Ingress default/b, which is older"},
 		},
 		"same age: namespace then name decide": {
@@ -302,9 +304,9 @@ func TestBuildConflicts(t *testing.T) {
 				ingress("default", "a", rule("a.example.com", prefix("/x", "other", 80))),
 				ingress("aaa", "z", rule("b.example.com", prefix("/x", "web", 80))),
 				ingress("default", "c", rule("b.example.com", prefix("/x", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")),
-				srv("a.example.com", loc("/x", PathPrefix, "default-other-80", "default/a"), catchAll("")),
-				srv("b.example.com", loc("/x", PathPrefix, "aaa-web-80", "aaa/z"), catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")),
+				srv("a.example.com", loc("/x", config.PathPrefix, "default-other-80", "default/a"), catchAll("")),
+				srv("b.example.com", loc("/x", config.PathPrefix, "aaa-web-80", "aaa/z"), catchAll(""))},
 			problems: []string{
 				"Ingress default/b: host a.example.com path /x (Prefix): conflicts with Ingress default/a",
 				"Ingress default/c: host b.example.com path /x (Prefix): conflicts with Ingress aaa/z",
@@ -314,8 +316,8 @@ func TestBuildConflicts(t *testing.T) {
 			objs: objs(webService(), one(other,
 				ingress("default", "a", rule("a.example.com", prefix("/x", "other", 80))),
 				ingress("default", "b", rule("a.example.com", exact("/x", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
-				loc("/x", PathExact, web80, "default/b"), loc("/x", PathPrefix, "default-other-80", "default/a"), catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
+				loc("/x", config.PathExact, web80, "default/b"), loc("/x", config.PathPrefix, "default-other-80", "default/a"), catchAll(""))},
 		},
 		"conflicts in a server with many locations": {
 			objs: objs(webService(), one(
@@ -326,7 +328,7 @@ func TestBuildConflicts(t *testing.T) {
 		"prefix with and without trailing slash conflict, also within one Ingress": {
 			objs: objs(webService(), one(
 				ingress("default", "a", rule("a.example.com", prefix("/x/", "web", 80), implSpecific("/x", "web", 80))))),
-			servers:  []Server{srv("_", catchAll("")), srv("a.example.com", loc("/x", PathPrefix, web80, "default/a"), catchAll(""))},
+			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/x", config.PathPrefix, web80, "default/a"), catchAll(""))},
 			problems: []string{"Ingress default/a: host a.example.com path /x (Prefix): defined twice; the first rule is used"},
 		},
 	})
@@ -336,10 +338,10 @@ func TestBuildClasses(t *testing.T) {
 	route := func(name string, opts ...ingOpt) runtime.Object {
 		return ingress("default", name, append(opts, rule(name+".example.com", prefix("/", "web", 80)))...)
 	}
-	hosts := func(names ...string) []Server {
-		out := []Server{srv("_", catchAll(""))}
+	hosts := func(names ...string) []config.Server {
+		out := []config.Server{srv("_", catchAll(""))}
 		for _, n := range names {
-			out = append(out, srv(n+".example.com", loc("/", PathPrefix, web80, "default/"+n)))
+			out = append(out, srv(n+".example.com", loc("/", config.PathPrefix, web80, "default/"+n)))
 		}
 		return out
 	}

@@ -1,15 +1,12 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"slices"
 	"sort"
 )
-
-// FallbackCertificateName is the Name Build gives Options.FallbackCertificate
-// (whatever its own Name). Every syncer and replay generates its own, so the
-// content of the certificate of this name is left out of the checksum.
-const FallbackCertificateName = "_fallback"
 
 // tlsClaim is the TLS setting of one host: the Secret (Name "" for the
 // default certificate) and the oldest Ingress that listed the host.
@@ -23,7 +20,7 @@ type certState struct {
 	name  string
 	entry *secretEntry
 	// fallback is set for Options.FallbackCertificate.
-	fallback *Certificate
+	fallback *config.Certificate
 	hosts    []string
 }
 
@@ -145,7 +142,7 @@ func (b *builder) defaultCertificate(cs *certificates) *certState {
 	if name := b.opts.DefaultSSLCertificate; name != "" {
 		key, err := parseObjectKey(name)
 		if err != nil {
-			b.problem(ProblemKindOptions, "", "default-ssl-certificate", "%v", err)
+			b.problem(config.ProblemKindOptions, "", "default-ssl-certificate", "%v", err)
 		} else if entry := b.s.secrets[key]; entry == nil {
 			b.problem("Secret", key.Namespace, key.Name, "default SSL certificate not found; the fallback certificate is used")
 		} else if entry.err != nil {
@@ -155,8 +152,8 @@ func (b *builder) defaultCertificate(cs *certificates) *certState {
 		}
 	}
 	if f := b.opts.FallbackCertificate; f != nil {
-		c := &certState{name: FallbackCertificateName, fallback: f}
-		cs.byName[FallbackCertificateName] = c
+		c := &certState{name: config.FallbackCertificateName, fallback: f}
+		cs.byName[config.FallbackCertificateName] = c
 		return c
 	}
 	return nil
@@ -164,8 +161,8 @@ func (b *builder) defaultCertificate(cs *certificates) *certState {
 
 // finish returns the certificates sorted by Name: the default one and
 // those serving at least one host.
-func (cs *certificates) finish() []Certificate {
-	out := make([]Certificate, 0, len(cs.byName))
+func (cs *certificates) finish() []config.Certificate {
+	out := make([]config.Certificate, 0, len(cs.byName))
 	for _, c := range cs.byName {
 		if len(c.hosts) == 0 && c != cs.defaultCert {
 			continue
@@ -174,18 +171,18 @@ func (cs *certificates) finish() []Certificate {
 		if hosts == nil {
 			hosts = []string{}
 		}
-		cert := Certificate{Name: c.name, Hosts: hosts}
+		cert := config.Certificate{Name: c.name, Hosts: hosts}
 		if f := c.fallback; f != nil {
 			cert.Cert, cert.Key, cert.Checksum = f.Cert, f.Key, f.Checksum
 			if cert.Checksum == "" {
-				cert.Checksum = certChecksum(f.Cert, f.Key)
+				cert.Checksum = config.CertificateChecksum(f.Cert, f.Key)
 			}
 		} else {
 			cert.Cert, cert.Key, cert.Checksum = c.entry.cert, c.entry.key, c.entry.checksum
 		}
 		out = append(out, cert)
 	}
-	slices.SortFunc(out, func(a, b Certificate) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b config.Certificate) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,7 +10,7 @@ import (
 )
 
 // certNames renders certificates as "name: host,host".
-func certNames(cs []Certificate) []string {
+func certNames(cs []config.Certificate) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Name + ":"
@@ -25,44 +27,44 @@ func certNames(cs []Certificate) []string {
 type tlsCase struct {
 	objs        []runtime.Object
 	opts        func(*Options)
-	servers     []Server
+	servers     []config.Server
 	certs       []string
 	defaultCert string
 	problems    []string
 }
 
 func TestBuildTLS(t *testing.T) {
-	fallback := &Certificate{Name: "_fallback", Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
+	fallback := &config.Certificate{Name: "_fallback", Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
 	withFallback := func(o *Options) { o.FallbackCertificate = fallback }
 	web := func(host string, opts ...ingOpt) []runtime.Object {
 		return objs(webService(), one(ingress("default", "ing", append(opts, rule(host, prefix("/", "web", 80)))...)))
 	}
-	root := func(ing string) Location { return loc("/", PathPrefix, web80, ing) }
+	root := func(ing string) config.Location { return loc("/", config.PathPrefix, web80, ing) }
 	cases := map[string]tlsCase{
 		"tls host with a valid secret": {
 			objs:        append(web("a.example.com", tlsFor("cert", "a.example.com")), tlsSecret(t, "default", "cert", "example")),
 			opts:        withFallback,
-			servers:     []Server{srv("_", catchAll("")), tlsSrv("a.example.com", true, root("default/ing"))},
+			servers:     []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", true, root("default/ing"))},
 			certs:       []string{"_fallback:", "default/cert:a.example.com"},
 			defaultCert: "_fallback",
 		},
 		"ssl-redirect annotation turns the server redirect off": {
 			objs: append(web("a.example.com", tlsFor("cert", "a.example.com"), nginx("ssl-redirect", "false")),
 				tlsSecret(t, "default", "cert", "example")),
-			servers: []Server{srv("_", catchAll("")), tlsSrv("a.example.com", false, root("default/ing"))},
+			servers: []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", false, root("default/ing"))},
 			certs:   []string{"default/cert:a.example.com"},
 		},
 		"global ssl-redirect false": {
 			objs: append(web("a.example.com", tlsFor("cert", "a.example.com")),
 				tlsSecret(t, "default", "cert", "example"), configMap("ingress", "cfg", "ssl-redirect", "false")),
 			opts:    func(o *Options) { o.ConfigMap = "ingress/cfg" },
-			servers: []Server{srv("_", catchAll("")), tlsSrv("a.example.com", false, root("default/ing"))},
+			servers: []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", false, root("default/ing"))},
 			certs:   []string{"default/cert:a.example.com"},
 		},
 		"missing secret: default certificate, still TLS": {
 			objs:        web("a.example.com", tlsFor("nope", "a.example.com")),
 			opts:        withFallback,
-			servers:     []Server{srv("_", catchAll("")), tlsSrv("a.example.com", true, root("default/ing"))},
+			servers:     []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", true, root("default/ing"))},
 			certs:       []string{"_fallback:"},
 			defaultCert: "_fallback",
 			problems:    []string{"tls host a.example.com: secret default/nope not found; the default certificate is used"},
@@ -79,12 +81,12 @@ func TestBuildTLS(t *testing.T) {
 		},
 		"empty secretName uses the default certificate without a problem": {
 			objs:    web("a.example.com", tlsFor("", "a.example.com")),
-			servers: []Server{srv("_", catchAll("")), tlsSrv("a.example.com", true, root("default/ing"))},
+			servers: []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", true, root("default/ing"))},
 			certs:   []string{},
 		},
 		"tls entry without hosts applies to the rule hosts": {
 			objs:    append(web("a.example.com", tlsFor("cert")), tlsSecret(t, "default", "cert", "example")),
-			servers: []Server{srv("_", catchAll("")), tlsSrv("a.example.com", true, root("default/ing"))},
+			servers: []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", true, root("default/ing"))},
 			certs:   []string{"default/cert:a.example.com"},
 		},
 		"default SSL certificate flag": {
@@ -123,29 +125,29 @@ func TestBuildTLS(t *testing.T) {
 		},
 		"certificate not covering its host is used with a problem": {
 			objs:     append(web("a.example.org", tlsFor("cert", "a.example.org")), tlsSecret(t, "default", "cert", "example")),
-			servers:  []Server{srv("_", catchAll("")), tlsSrv("a.example.org", true, root("default/ing"))},
+			servers:  []config.Server{srv("_", catchAll("")), tlsSrv("a.example.org", true, root("default/ing"))},
 			certs:    []string{"default/cert:a.example.org"},
 			problems: []string{"tls host a.example.org: the certificate of secret default/cert does not cover it (used anyway)"},
 		},
 		"tls host without rule: certificate but no server": {
 			objs:    append(web("a.example.com", tlsFor("cert", "b.example.com")), tlsSecret(t, "default", "cert", "example")),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", root("default/ing"))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", root("default/ing"))},
 			certs:   []string{"default/cert:b.example.com"},
 		},
 		"force-ssl-redirect redirects a plain server's locations": {
 			objs: objs(webService(), one(ingress("default", "ing", nginx("force-ssl-redirect", "true"),
 				rule("a.example.com", prefix("/", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com",
-				withSettings(root("default/ing"), LocationSettings{SSLRedirect: ptr(true)}))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
+				withSettings(root("default/ing"), config.LocationSettings{SSLRedirect: ptr(true)}))},
 			certs: []string{},
 		},
 		"ssl-redirect of another Ingress on a TLS host overrides its own locations": {
 			objs: objs(webService(), one(tlsSecret(t, "default", "cert", "example"),
 				ingress("default", "a", created(1), tlsFor("cert", "a.example.com"), rule("a.example.com", prefix("/a", "web", 80))),
 				ingress("default", "b", created(2), nginx("ssl-redirect", "false"), rule("a.example.com", prefix("/b", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), tlsSrv("a.example.com", true,
-				withSettings(loc("/b", PathPrefix, web80, "default/b"), LocationSettings{SSLRedirect: ptr(false)}),
-				loc("/a", PathPrefix, web80, "default/a"),
+			servers: []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", true,
+				withSettings(loc("/b", config.PathPrefix, web80, "default/b"), config.LocationSettings{SSLRedirect: ptr(false)}),
+				loc("/a", config.PathPrefix, web80, "default/a"),
 				catchAll(""))},
 			certs: []string{"default/cert:a.example.com"},
 		},
@@ -177,16 +179,16 @@ func badSecret(t *testing.T) *corev1.Secret {
 }
 
 func TestBuildCertificateContent(t *testing.T) {
-	fallback := &Certificate{Name: "mine", Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
+	fallback := &config.Certificate{Name: "mine", Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
 	opts := testOptions()
 	opts.FallbackCertificate = fallback
 	cfg := Build(newTestStore(t, append(webService(), tlsSecret(t, "default", "cert", "example"),
 		ingress("default", "ing", tlsFor("cert", "a.example.com"), rule("a.example.com", prefix("/", "web", 80))))...), opts)
-	if len(cfg.Certificates) != 2 || cfg.DefaultCertificate != FallbackCertificateName {
+	if len(cfg.Certificates) != 2 || cfg.DefaultCertificate != config.FallbackCertificateName {
 		t.Fatalf("certificates %q, default %q", certNames(cfg.Certificates), cfg.DefaultCertificate)
 	}
 	for _, c := range cfg.Certificates {
-		if c.Checksum != CertificateChecksum(c.Cert, c.Key) {
+		if c.Checksum != config.CertificateChecksum(c.Cert, c.Key) {
 			t.Errorf("%s: checksum %q does not match its content", c.Name, c.Checksum)
 		}
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"reflect"
 	"slices"
 	"strings"
@@ -51,12 +53,12 @@ func canaryIngress(name string, age int, kv []string, opts ...ingOpt) *networkin
 	return ing
 }
 
-func withCanary(l Location, c Canary) Location {
+func withCanary(l config.Location, c config.Canary) config.Location {
 	l.Canary = &c
 	return l
 }
 
-func canaryOf(c Canary) Canary {
+func canaryOf(c config.Canary) config.Canary {
 	if c.Backend == "" {
 		c.Backend = canary80
 	}
@@ -70,8 +72,8 @@ func canaryOf(c Canary) Canary {
 }
 
 // mainServer is canaryHost with /info to web, with canary c when not nil.
-func mainServer(c *Canary) Server {
-	l := loc("/info", PathPrefix, web80, mainIng)
+func mainServer(c *config.Canary) config.Server {
+	l := loc("/info", config.PathPrefix, web80, mainIng)
 	if c != nil {
 		l = withCanary(l, canaryOf(*c))
 	}
@@ -88,42 +90,42 @@ func TestBuildCanary(t *testing.T) {
 	runBuildCases(t, map[string]buildCase{
 		"by header, merged into the main's location": {
 			objs:     objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, header))),
-			servers:  []Server{srv("_", catchAll("")), mainServer(&Canary{Header: "X-Canary"})},
-			backends: []Backend{canaryBackend, webBackend},
+			servers:  []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Header: "X-Canary"})},
+			backends: []config.Backend{canaryBackend, webBackend},
 		},
 		"canary older than the main one": {
 			objs:    objs(canaryServices(), one(mainIngress(created(5)), canaryIngress("canary", 1, header))),
-			servers: []Server{srv("_", catchAll("")), mainServer(&Canary{Header: "X-Canary"})},
+			servers: []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Header: "X-Canary"})},
 		},
 		"every value": {
 			objs: objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{
 				"canary-weight", "30", "canary-weight-total", "1000", "canary-by-header", "X_Flag",
 				"canary-by-header-value", " DoCanary ", "canary-by-cookie", "Canary-By-Cookie"}))),
-			servers: []Server{srv("_", catchAll("")), mainServer(&Canary{Weight: 30, WeightTotal: 1000, Header: "X_Flag",
+			servers: []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Weight: 30, WeightTotal: 1000, Header: "X_Flag",
 				HeaderValue: "DoCanary", Cookie: "Canary-By-Cookie"})},
 		},
 		"header pattern with '$' and backslash": {
 			objs:    objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-by-header", "V", "canary-by-header-pattern", `^v\d+$`}))),
-			servers: []Server{srv("_", catchAll("")), mainServer(&Canary{Header: "V", HeaderPattern: `^v\d+$`})},
+			servers: []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Header: "V", HeaderPattern: `^v\d+$`})},
 		},
 		"weight above the total is the total": {
 			objs:    objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-weight", "250"}))),
-			servers: []Server{srv("_", catchAll("")), mainServer(&Canary{Weight: 100})},
+			servers: []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Weight: 100})},
 		},
 		"weight 0 and the default total": {
 			objs:    objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-weight", "0"}))),
-			servers: []Server{srv("_", catchAll("")), mainServer(&Canary{})},
+			servers: []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{})},
 		},
 		"a total below 100 is 100, as ingress-nginx takes it": {
 			objs:     objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-weight", "50", "canary-weight-total", "50"}))),
-			servers:  []Server{srv("_", catchAll("")), mainServer(&Canary{Weight: 50})},
+			servers:  []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Weight: 50})},
 			problems: []string{"canary-weight-total=\"50\": below 100, which ingress-nginx takes as 100"},
 		},
 		"invalid values left out, the rest applies": {
 			objs: objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{
 				"canary-weight", "-5", "canary-by-header", "X Canary", "canary-by-cookie", "a;b", "canary-weight-total", "1.5",
 				"canary-by-header-value", "", "canary-by-header-pattern", "[][**da?$&*", "canary-x", "1"}))),
-			servers: []Server{srv("_", catchAll("")), mainServer(&Canary{})},
+			servers: []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{})},
 			problems: []string{
 				`canary-by-cookie="a;b": contains ';'`,
 				`canary-by-header-pattern="[][**da?$&*": is not a valid regular expression`,
@@ -136,25 +138,25 @@ func TestBuildCanary(t *testing.T) {
 		},
 		"a pattern nginx's PCRE reads otherwise is refused": {
 			objs:     objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-by-header", "V", "canary-by-header-pattern", `\pL`}))),
-			servers:  []Server{srv("_", catchAll("")), mainServer(&Canary{Header: "V"})},
+			servers:  []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Header: "V"})},
 			problems: []string{`canary-by-header-pattern="\\pL"`},
 		},
 		"a value wins over a pattern": {
 			objs: objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-by-header", "V",
 				"canary-by-header-value", "yes", "canary-by-header-pattern", "^y"}))),
-			servers:  []Server{srv("_", catchAll("")), mainServer(&Canary{Header: "V", HeaderValue: "yes"})},
+			servers:  []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Header: "V", HeaderValue: "yes"})},
 			problems: []string{"canary-by-header-pattern: ignored, nginx.ingress.kubernetes.io/canary-by-header-value is set"},
 		},
 		"a value without a header means nothing": {
 			objs:     objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-by-header-value", "yes"}))),
-			servers:  []Server{srv("_", catchAll("")), mainServer(&Canary{})},
+			servers:  []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{})},
 			problems: []string{"mean nothing without nginx.ingress.kubernetes.io/canary-by-header"},
 		},
 		"canary annotations without canary=true: a main Ingress": {
 			objs: objs(canaryServices(), one(mainIngress(), ingress("default", "canary", created(1), nginx("canary", "false"),
 				nginx("canary-by-header", "X-Canary"), rule(canaryHost, prefix("/info", "canary", 80), prefix("/new", "canary", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv(canaryHost, loc("/info", PathPrefix, web80, mainIng),
-				loc("/new", PathPrefix, canary80, canaryIng), catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv(canaryHost, loc("/info", config.PathPrefix, web80, mainIng),
+				loc("/new", config.PathPrefix, canary80, canaryIng), catchAll(""))},
 			problems: []string{
 				`annotation nginx.ingress.kubernetes.io/canary-by-header: nginx.ingress.kubernetes.io/canary is not "true"; ignored`,
 				"host a.example.com path /info (Prefix): conflicts with Ingress default/main",
@@ -163,14 +165,14 @@ func TestBuildCanary(t *testing.T) {
 		"canary=yes is invalid: a main Ingress": {
 			objs: objs(canaryServices(), one(mainIngress(), ingress("default", "canary", created(1), nginx("canary", "yes"),
 				rule(canaryHost, prefix("/new", "canary", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv(canaryHost, loc("/info", PathPrefix, web80, mainIng),
-				loc("/new", PathPrefix, canary80, canaryIng), catchAll(""))},
+			servers: []config.Server{srv("_", catchAll("")), srv(canaryHost, loc("/info", config.PathPrefix, web80, mainIng),
+				loc("/new", config.PathPrefix, canary80, canaryIng), catchAll(""))},
 			problems: []string{`canary="yes": must be true or false`},
 		},
 		"the canary alone is never served": {
 			objs:     objs(canaryServices(), one(canaryIngress("canary", 1, header, tlsFor("tls", canaryHost), defaultBackend("canary", 80)))),
-			servers:  []Server{srv("_", catchAll(""))},
-			backends: []Backend{},
+			servers:  []config.Server{srv("_", catchAll(""))},
+			backends: []config.Backend{},
 			problems: []string{
 				"host a.example.com path \"/info\" (Prefix): no main Ingress serves this host; the canary path is not served",
 				"spec.defaultBackend: no path of a main Ingress of this namespace without host",
@@ -180,8 +182,8 @@ func TestBuildCanary(t *testing.T) {
 		"no main Ingress for the path": {
 			objs: objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, header,
 				rule(canaryHost, prefix("/other", "canary", 80), exact("/info", "canary", 80), prefix("/info/", "canary", 80))))),
-			servers:  []Server{srv("_", catchAll("")), mainServer(&Canary{Header: "X-Canary"})},
-			backends: []Backend{canaryBackend, webBackend},
+			servers:  []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Header: "X-Canary"})},
+			backends: []config.Backend{canaryBackend, webBackend},
 			problems: []string{
 				`path "/info" (Exact): no main Ingress serves this host and path`,
 				`path "/other" (Prefix): no main Ingress serves this host and path`,
@@ -192,7 +194,7 @@ func TestBuildCanary(t *testing.T) {
 				canaryIngress("canary", 2, header),
 				canaryIngress("canary-b", 3, []string{"canary-weight", "100"}, rule(canaryHost, prefix("/info", "web", 80))),
 				canaryIngress("canary-c", 4, []string{"canary-weight", "100"}, rule(canaryHost, prefix("/info", "canary", 80))))),
-			servers: []Server{srv("_", catchAll("")), mainServer(&Canary{Header: "X-Canary"})},
+			servers: []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Header: "X-Canary"})},
 			problems: []string{
 				`Ingress default/canary-b: host a.example.com path "/info" (Prefix): the main Ingress default/main routes to the same backend; the canary is ignored`,
 				`Ingress default/canary-c: host a.example.com path "/info" (Prefix): has the canary of Ingress default/canary, which is older and is used`,
@@ -201,32 +203,32 @@ func TestBuildCanary(t *testing.T) {
 		"a canary of another namespace is ignored": {
 			objs: objs(canaryServices(), one(mainIngress(), ingress("other", "canary", created(1), nginx("canary", "true"),
 				nginx("canary-weight", "100"), rule(canaryHost, prefix("/info", "canary", 80))))),
-			servers:  []Server{srv("_", catchAll("")), mainServer(nil)},
-			backends: []Backend{webBackend},
+			servers:  []config.Server{srv("_", catchAll("")), mainServer(nil)},
+			backends: []config.Backend{webBackend},
 			problems: []string{"served by Ingress default/main of another namespace, and a canary applies to its own namespace only"},
 		},
 		"a canary whose service is missing": {
 			objs:     objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, header, rule(canaryHost, prefix("/info", "missing", 80))))),
-			servers:  []Server{srv("_", catchAll("")), mainServer(nil)},
+			servers:  []config.Server{srv("_", catchAll("")), mainServer(nil)},
 			problems: []string{"service default/missing not found; path left out"},
 		},
 		"the main Ingress's settings apply, the canary's are ignored": {
 			objs: objs(canaryServices(), one(mainIngress(nginx("proxy-read-timeout", "30")),
 				canaryIngress("canary", 1, []string{"proxy-read-timeout", "99", "load-balance", "ewma", "ssl-redirect", "false"}))),
-			servers: []Server{srv("_", catchAll("")), srv(canaryHost,
-				withCanary(withSettings(loc("/info", PathPrefix, web80, mainIng), LocationSettings{ProxyReadTimeout: 30}), canaryOf(Canary{})),
-				withSettings(catchAll(""), LocationSettings{ProxyReadTimeout: 30}))},
-			backends: []Backend{{Name: canary80, Namespace: "default", Service: "canary", Port: "80",
-				Endpoints: []Endpoint{ep("10.0.0.9", 8080)}, LoadBalance: LoadBalanceEWMA}, webBackend},
+			servers: []config.Server{srv("_", catchAll("")), srv(canaryHost,
+				withCanary(withSettings(loc("/info", config.PathPrefix, web80, mainIng), config.LocationSettings{ProxyReadTimeout: 30}), canaryOf(config.Canary{})),
+				withSettings(catchAll(""), config.LocationSettings{ProxyReadTimeout: 30}))},
+			backends: []config.Backend{{Name: canary80, Namespace: "default", Service: "canary", Port: "80",
+				Endpoints: []config.Endpoint{ep("10.0.0.9", 8080)}, LoadBalance: config.LoadBalanceEWMA}, webBackend},
 			problems: []string{"annotations nginx.ingress.kubernetes.io/proxy-read-timeout, nginx.ingress.kubernetes.io/ssl-redirect: ignored on a canary Ingress"},
 		},
 		"a canary's default backend joins the paths without host": {
 			objs: objs(canaryServices(), one(
 				ingress("default", "main", created(0), rule("", prefix("/a", "web", 80), exact("/bb", "web", 80))),
 				canaryIngress("canary", 1, header, defaultBackend("canary", 80), rule("", prefix("/a", "canary", 80))))),
-			servers: []Server{srv("_",
-				withCanary(loc("/bb", PathExact, web80, mainIng), canaryOf(Canary{Header: "X-Canary"})),
-				withCanary(loc("/a", PathPrefix, web80, mainIng), canaryOf(Canary{Header: "X-Canary"})),
+			servers: []config.Server{srv("_",
+				withCanary(loc("/bb", config.PathExact, web80, mainIng), canaryOf(config.Canary{Header: "X-Canary"})),
+				withCanary(loc("/a", config.PathPrefix, web80, mainIng), canaryOf(config.Canary{Header: "X-Canary"})),
 				catchAll(""))},
 		},
 	})
@@ -246,7 +248,7 @@ func TestBuildCanaryRegexPath(t *testing.T) {
 		for _, l := range s.Locations {
 			switch {
 			case l.Canary == nil:
-			case l.Path == "/api/v[0-9]+" && *l.Canary == canaryOf(Canary{Weight: 10}):
+			case l.Path == "/api/v[0-9]+" && *l.Canary == canaryOf(config.Canary{Weight: 10}):
 				withCanaries++
 			default:
 				t.Errorf("location %s %q has canary %+v", l.PathType, l.Path, *l.Canary)
@@ -263,16 +265,16 @@ func TestBuildCanaryRegexPath(t *testing.T) {
 func TestCanaryMainRemoved(t *testing.T) {
 	s := newTestStore(t, objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-weight", "20"})))...)
 	before := Build(s, testOptions())
-	checkEqual(t, "servers", before.Servers, []Server{srv("_", catchAll("")), mainServer(&Canary{Weight: 20})})
+	checkEqual(t, "servers", before.Servers, []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Weight: 20})})
 	if _, err := s.Apply(deleteEvent(events.KindIngress, "default", "main")); err != nil {
 		t.Fatal(err)
 	}
 	after := Build(s, testOptions())
 	checkDataPlane(t, after)
-	checkEqual(t, "servers", after.Servers, []Server{srv("_", catchAll(""))})
-	checkEqual(t, "backends", after.Backends, BackendList{})
+	checkEqual(t, "servers", after.Servers, []config.Server{srv("_", catchAll(""))})
+	checkEqual(t, "backends", after.Backends, config.BackendList{})
 	checkProblems(t, after.Problems, []string{"no main Ingress serves this host; the canary path is not served"})
-	ch := Diff(before, after)
+	ch := config.Diff(before, after)
 	if ch.Reload || !slices.Contains(ch.ServersRemoved, canaryHost) || !slices.Contains(ch.BackendsRemoved, canary80) {
 		t.Errorf("diff: %+v", ch)
 	}
@@ -287,7 +289,7 @@ func TestCanaryMainRemoved(t *testing.T) {
 // A change of a canary value changes the checksum and is a route change of
 // its host only, never a reload.
 func TestCanaryChangeIsARouteChange(t *testing.T) {
-	build := func(kv ...string) *Configuration {
+	build := func(kv ...string) *config.Configuration {
 		return buildWith(t, objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, kv),
 			ingress("default", "b", created(2), rule("b.example.com", prefix("/", "web", 80))))), nil)
 	}
@@ -304,7 +306,7 @@ func TestCanaryChangeIsARouteChange(t *testing.T) {
 			if next.Checksum == base.Checksum {
 				t.Fatal("same checksum")
 			}
-			ch := Diff(base, next)
+			ch := config.Diff(base, next)
 			if ch.Reload || len(ch.ServersUpserted) != 1 || ch.ServersUpserted[0].Hostname != canaryHost || len(ch.BackendsUpserted) != 0 {
 				t.Errorf("diff: reload %v, servers %d, backends %d", ch.Reload, len(ch.ServersUpserted), len(ch.BackendsUpserted))
 			}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"reflect"
 	"slices"
 	"strings"
@@ -18,17 +20,17 @@ import (
 // them in unexported chunks).
 func fieldOptions() *fieldwalk.Options {
 	return &fieldwalk.Options{Lists: map[reflect.Type]fieldwalk.List{
-		reflect.TypeFor[BackendList](): {
-			Elem: reflect.TypeFor[Backend](),
+		reflect.TypeFor[config.BackendList](): {
+			Elem: reflect.TypeFor[config.Backend](),
 			Of: func(s reflect.Value) reflect.Value {
-				bs := make([]*Backend, s.Len())
+				bs := make([]*config.Backend, s.Len())
 				for i := range bs {
-					bs[i] = s.Index(i).Addr().Interface().(*Backend)
+					bs[i] = s.Index(i).Addr().Interface().(*config.Backend)
 				}
-				return reflect.ValueOf(NewBackendList(bs))
+				return reflect.ValueOf(config.NewBackendList(bs))
 			},
 			At: func(v reflect.Value, i int) reflect.Value {
-				return reflect.ValueOf(v.Interface().(BackendList).At(i)).Elem()
+				return reflect.ValueOf(v.Interface().(config.BackendList).At(i)).Elem()
 			},
 		},
 	}}
@@ -37,8 +39,8 @@ func fieldOptions() *fieldwalk.Options {
 // filledConfiguration returns a Configuration with every field set (one
 // element in every slice, every pointer allocated, each value its own),
 // sealed as Build leaves it.
-func filledConfiguration() *Configuration {
-	c := &Configuration{}
+func filledConfiguration() *config.Configuration {
+	c := &config.Configuration{}
 	fieldwalk.Fill(c, fieldOptions())
 	sealConfiguration(c)
 	return c
@@ -47,16 +49,16 @@ func filledConfiguration() *Configuration {
 // sealConfiguration recomputes what Build derives from the rest: the
 // checksums of the Backends, of the Certificates and of c, and the names
 // of the backend TLS profiles (a hash of their content).
-func sealConfiguration(c *Configuration) {
+func sealConfiguration(c *config.Configuration) {
 	for _, b := range c.Backends.All() {
-		b.Checksum = BackendChecksum(b)
+		b.Checksum = config.BackendChecksum(b)
 	}
 	for i := range c.Certificates {
 		cert := &c.Certificates[i]
-		cert.Checksum = CertificateChecksum(cert.Cert, cert.Key)
+		cert.Checksum = config.CertificateChecksum(cert.Cert, cert.Key)
 	}
 	for i := range c.UpstreamTLS {
-		c.UpstreamTLS[i].Name = c.UpstreamTLS[i].profileName()
+		c.UpstreamTLS[i].Name = c.UpstreamTLS[i].ProfileName()
 	}
 	c.Checksum = c.ComputeChecksum()
 }
@@ -149,7 +151,7 @@ func kindAt(kinds map[string]diffKind, l fieldwalk.Leaf) (diffKind, bool) {
 }
 
 // diffReports is what a Change reports, as diffKinds names it.
-func diffReports(ch Change) string {
+func diffReports(ch config.Change) string {
 	var out []string
 	if ch.Reload {
 		out = append(out, reportsReload)
@@ -182,10 +184,10 @@ func diffReports(ch Change) string {
 // fields of notCounted must not change the checksum.
 func TestChecksumAndDiffSeeEveryField(t *testing.T) {
 	base := filledConfiguration()
-	if ch := Diff(base, filledConfiguration()); diffReports(ch) != reportsNothing || base.Checksum != filledConfiguration().Checksum {
+	if ch := config.Diff(base, filledConfiguration()); diffReports(ch) != reportsNothing || base.Checksum != filledConfiguration().Checksum {
 		t.Fatalf("two equal Configurations: Diff reports %s", diffReports(ch))
 	}
-	leaves := fieldwalk.Leaves(reflect.TypeFor[Configuration](), fieldOptions())
+	leaves := fieldwalk.Leaves(reflect.TypeFor[config.Configuration](), fieldOptions())
 	if len(leaves) < 300 {
 		t.Fatalf("only %d fields found", len(leaves))
 	}
@@ -222,7 +224,7 @@ func TestChecksumAndDiffSeeEveryField(t *testing.T) {
 			t.Errorf("%s: no entry in diffKinds", l)
 			continue
 		}
-		if got := diffReports(Diff(base, c)); got != want.kind {
+		if got := diffReports(config.Diff(base, c)); got != want.kind {
 			t.Errorf("changing %s: Diff reports %s, want %s (%s)", l, got, want.kind, want.why)
 		}
 	}

@@ -1,12 +1,15 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -15,13 +18,20 @@ import (
 // does not make (the same values split otherwise between the elements of
 // a list, an element more) give checksums of their own.
 func TestChecksumEncodingUnambiguous(t *testing.T) {
-	tests := map[string]func(c *Configuration){
-		"server added":           func(c *Configuration) { c.Servers = append(c.Servers, srv("b.com")) },
-		"location added":         func(c *Configuration) { c.Servers[1].Locations = append(c.Servers[1].Locations, catchAll("")) },
-		"backend added":          func(c *Configuration) { c.Backends = ptrs(append(values(c.Backends), be("ns", "zz", "80"))...) },
-		"certificate host split": func(c *Configuration) { c.Certificates[1].Hosts = []string{"a.c", "om"} },
-		"ranges":                 func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"::/0", "::/1"} },
-		"ranges joined":          func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"::/0::/1"} },
+	tests := map[string]func(c *config.Configuration){
+		"server added":   func(c *config.Configuration) { c.Servers = append(c.Servers, srv("b.com")) },
+		"location added": func(c *config.Configuration) { c.Servers[1].Locations = append(c.Servers[1].Locations, catchAll("")) },
+		"backend added": func(c *config.Configuration) {
+			added := be("ns", "zz", "80")
+			c.Backends = config.NewBackendList(append(c.Backends.Slice(), &added))
+		},
+		"certificate host split": func(c *config.Configuration) { c.Certificates[1].Hosts = []string{"a.c", "om"} },
+		"ranges": func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"::/0", "::/1"}
+		},
+		"ranges joined": func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"::/0::/1"}
+		},
 	}
 	base := diffBase(t).ComputeChecksum()
 	seen := map[string]string{base: "base"}
@@ -44,7 +54,7 @@ func TestChecksumAndEqual(t *testing.T) {
 		t.Fatalf("Build checksum %q, ComputeChecksum %q", cfg.Checksum, cfg.ComputeChecksum())
 	}
 	for _, b := range cfg.Backends.All() {
-		if b.Checksum != BackendChecksum(b) {
+		if b.Checksum != config.BackendChecksum(b) {
 			t.Errorf("backend %s: stored checksum differs from BackendChecksum", b.Name)
 		}
 	}
@@ -53,7 +63,7 @@ func TestChecksumAndEqual(t *testing.T) {
 	if !cfg.Equal(&stale) || !stale.Equal(cfg) {
 		t.Error("Equal is false for the same content without a stored checksum")
 	}
-	var nilCfg *Configuration
+	var nilCfg *config.Configuration
 	if !nilCfg.Equal(nil) || cfg.Equal(nil) || nilCfg.Equal(cfg) {
 		t.Error("Equal with nil")
 	}
@@ -64,7 +74,7 @@ func goldenOptions(t testing.TB) Options {
 	o := testOptions()
 	o.DefaultBackendService = "ingress/fallback"
 	o.ConfigMap = "ingress/config"
-	o.FallbackCertificate = &Certificate{Name: FallbackCertificateName, Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
+	o.FallbackCertificate = &config.Certificate{Name: config.FallbackCertificateName, Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
 	return o
 }
 

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -27,7 +29,7 @@ var cookieDomainRE = regexp.MustCompile(`^\.?[A-Za-z0-9.-]{1,253}$`)
 
 // contract collects the violations of one Configuration.
 type contract struct {
-	cfg        *Configuration
+	cfg        *config.Configuration
 	backends   map[string]bool
 	violations []string
 }
@@ -37,7 +39,7 @@ func (c *contract) fail(format string, args ...any) {
 }
 
 // dataPlaneViolations lists what in cfg the data plane cannot take.
-func dataPlaneViolations(cfg *Configuration) []string {
+func dataPlaneViolations(cfg *config.Configuration) []string {
 	c := &contract{cfg: cfg, backends: map[string]bool{}}
 	c.global(&cfg.Global)
 	for _, b := range cfg.Backends.All() {
@@ -46,7 +48,7 @@ func dataPlaneViolations(cfg *Configuration) []string {
 	for i := range cfg.Certificates {
 		c.certificate(&cfg.Certificates[i])
 	}
-	if len(cfg.Servers) == 0 || cfg.Servers[0].Hostname != DefaultServerName {
+	if len(cfg.Servers) == 0 || cfg.Servers[0].Hostname != config.DefaultServerName {
 		c.fail("the default server is not first")
 	}
 	for i := range cfg.Servers {
@@ -55,7 +57,7 @@ func dataPlaneViolations(cfg *Configuration) []string {
 	return c.violations
 }
 
-func (c *contract) global(g *Global) {
+func (c *contract) global(g *config.Global) {
 	for _, t := range []int{g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout} {
 		if t < 1 || t > maxProxyTimeout {
 			c.fail("global timeout %d", t)
@@ -68,7 +70,7 @@ func (c *contract) global(g *Global) {
 
 // hostnameOK: "_", or an optional "*." and a lower-case DNS name.
 func hostnameOK(h string) bool {
-	if h == DefaultServerName {
+	if h == config.DefaultServerName {
 		return true
 	}
 	name := strings.TrimPrefix(h, "*.")
@@ -86,7 +88,7 @@ func hostnameOK(h string) bool {
 // luaNameOK mirrors is_name of lua/configuration.lua (320: "<namespace>/<secret>").
 func luaNameOK(n string) bool { return len(n) <= 320 && luaNameRE.MatchString(n) }
 
-func (c *contract) backend(b *Backend) {
+func (c *contract) backend(b *config.Backend) {
 	if !luaNameOK(b.Name) || c.backends[b.Name] {
 		c.fail("backend name %q invalid or repeated", b.Name)
 	}
@@ -97,7 +99,7 @@ func (c *contract) backend(b *Backend) {
 			c.fail("backend %s endpoint %q port %d", b.Name, ep.Address, ep.Port)
 		}
 	}
-	if b.LoadBalance != LoadBalanceRoundRobin && b.LoadBalance != LoadBalanceEWMA {
+	if b.LoadBalance != config.LoadBalanceRoundRobin && b.LoadBalance != config.LoadBalanceEWMA {
 		c.fail("backend %s load balance %q", b.Name, b.LoadBalance)
 	}
 	if b.UpstreamHashBy != "" && !hashByRE.MatchString(b.UpstreamHashBy) {
@@ -108,7 +110,7 @@ func (c *contract) backend(b *Backend) {
 	}
 	if a := b.Affinity; a != nil {
 		if !cookieNameRE.MatchString(a.CookieName) || a.CookiePath != "" && !cookiePathOK(a.CookiePath) ||
-			a.CookieMaxAge < 0 || a.CookieExpires < 0 || a.Mode != AffinityBalanced && a.Mode != AffinityPersistent ||
+			a.CookieMaxAge < 0 || a.CookieExpires < 0 || a.Mode != config.AffinityBalanced && a.Mode != config.AffinityPersistent ||
 			a.CookieDomain != "" && !cookieDomainRE.MatchString(a.CookieDomain) ||
 			!slices.Contains([]string{"", "None", "Lax", "Strict"}, a.CookieSameSite) {
 			c.fail("backend %s affinity %+v", b.Name, *a)
@@ -116,18 +118,18 @@ func (c *contract) backend(b *Backend) {
 	}
 }
 
-func (c *contract) certificate(cert *Certificate) {
+func (c *contract) certificate(cert *config.Certificate) {
 	if !luaNameOK(cert.Name) {
 		c.fail("certificate name %q (%d characters)", cert.Name, len(cert.Name))
 	}
 	for _, h := range cert.Hosts {
-		if h == DefaultServerName || !hostnameOK(h) {
+		if h == config.DefaultServerName || !hostnameOK(h) {
 			c.fail("certificate %s host %q", cert.Name, h)
 		}
 	}
 }
 
-func (c *contract) server(s *Server) {
+func (c *contract) server(s *config.Server) {
 	if !hostnameOK(s.Hostname) {
 		c.fail("server hostname %q", s.Hostname)
 	}
@@ -143,21 +145,21 @@ func (c *contract) server(s *Server) {
 		}
 		return
 	}
-	regexHost := slices.ContainsFunc(s.Locations, func(l Location) bool { return l.PathType == PathRegex })
+	regexHost := slices.ContainsFunc(s.Locations, func(l config.Location) bool { return l.PathType == config.PathRegex })
 	roots := 0
 	for i := range s.Locations {
 		l := &s.Locations[i]
 		if i > 0 {
 			// Only the regex locations of a regex host may tie (the
 			// oldest Ingress first).
-			if d := compareLocations(s.Locations[i-1], *l); d > 0 || d == 0 && l.PathType != PathRegex {
+			if d := compareLocations(s.Locations[i-1], *l); d > 0 || d == 0 && l.PathType != config.PathRegex {
 				c.fail("server %s: location %s %q not strictly after the one before", s.Hostname, l.PathType, l.Path)
 			}
 		}
-		if regexHost && l.PathType != PathRegex {
+		if regexHost && l.PathType != config.PathRegex {
 			c.fail("server %s: %s location %q on a regex host", s.Hostname, l.PathType, l.Path)
 		}
-		if l.Path == "/" && (l.PathType == PathPrefix || regexHost) {
+		if l.Path == "/" && (l.PathType == config.PathPrefix || regexHost) {
 			roots++
 		}
 		c.location(s.Hostname, l)
@@ -167,14 +169,14 @@ func (c *contract) server(s *Server) {
 	}
 }
 
-func (c *contract) location(host string, l *Location) {
+func (c *contract) location(host string, l *config.Location) {
 	where := fmt.Sprintf("server %s location %s %q", host, l.PathType, l.Path)
 	switch l.PathType {
-	case PathExact, PathPrefix:
-		if err := validatePath(l.Path); err != nil || l.PathType == PathPrefix && l.Path != normalizePrefix(l.Path) {
+	case config.PathExact, config.PathPrefix:
+		if err := validatePath(l.Path); err != nil || l.PathType == config.PathPrefix && l.Path != normalizePrefix(l.Path) {
 			c.fail("%s: %v", where, err)
 		}
-	case PathRegex:
+	case config.PathRegex:
 		if err := validateRegexPath(l.Path); err != nil {
 			c.fail("%s: %v", where, err)
 		}
@@ -198,7 +200,7 @@ var headerNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 // promises on top: a backend that is sent and is not the main one, no
 // canary on a catch-all, a value or pattern only with a header, one of
 // them only.
-func (c *contract) canary(where string, l *Location) {
+func (c *contract) canary(where string, l *config.Location) {
 	k := l.Canary
 	if k == nil {
 		return
@@ -223,7 +225,7 @@ func (c *contract) canary(where string, l *Location) {
 	}
 }
 
-func (c *contract) settings(where string, s *LocationSettings) {
+func (c *contract) settings(where string, s *config.LocationSettings) {
 	for _, t := range []int{s.ProxyConnectTimeout, s.ProxyReadTimeout, s.ProxySendTimeout} {
 		if t != 0 && (t < 1 || t > maxProxyTimeout) {
 			c.fail("%s: timeout %d", where, t)
@@ -266,7 +268,7 @@ func (c *contract) settings(where string, s *LocationSettings) {
 
 // basicAuth: a valid realm; users with valid names and hashes, sorted and
 // unique; none when unavailable.
-func (c *contract) basicAuth(where string, a *BasicAuth) {
+func (c *contract) basicAuth(where string, a *config.BasicAuth) {
 	if a == nil {
 		return
 	}
@@ -281,7 +283,7 @@ func (c *contract) basicAuth(where string, a *BasicAuth) {
 }
 
 // errors: codes 400 to 599, sorted and unique; a known backend; names.
-func (c *contract) errors(where string, e *CustomErrors) {
+func (c *contract) errors(where string, e *config.CustomErrors) {
 	if e == nil {
 		return
 	}
@@ -302,7 +304,7 @@ func (c *contract) errors(where string, e *CustomErrors) {
 }
 
 // proxy: the enums router.lua takes, tries in range, URL characters only.
-func (c *contract) proxy(where string, p *ProxySettings) {
+func (c *contract) proxy(where string, p *config.ProxySettings) {
 	if p == nil {
 		return
 	}
@@ -321,7 +323,7 @@ func (c *contract) proxy(where string, p *ProxySettings) {
 	}
 }
 
-func (c *contract) cors(where string, p *CORS) {
+func (c *contract) cors(where string, p *config.CORS) {
 	if p == nil {
 		return
 	}
@@ -355,7 +357,7 @@ func (c *contract) allowList(where string, list []string) {
 }
 
 // checkDataPlane fails t with the contract violations of cfg.
-func checkDataPlane(t testing.TB, cfg *Configuration) {
+func checkDataPlane(t testing.TB, cfg *config.Configuration) {
 	t.Helper()
 	if v := dataPlaneViolations(cfg); len(v) > 0 {
 		if len(v) > 20 {
@@ -368,55 +370,57 @@ func checkDataPlane(t testing.TB, cfg *Configuration) {
 // TestDataPlaneContract checks the contract checker itself on values the
 // data plane refuses.
 func TestDataPlaneContract(t *testing.T) {
-	good := func() *Configuration { return diffBase(t) }
+	good := func() *config.Configuration { return diffBase(t) }
 	tests := map[string]struct {
-		mutate func(c *Configuration)
+		mutate func(c *config.Configuration)
 		want   string
 	}{
-		"valid":           {func(c *Configuration) {}, ""},
-		"upper-case host": {func(c *Configuration) { c.Servers[1].Hostname = "A.com" }, `server hostname "A.com"`},
-		"deep wildcard":   {func(c *Configuration) { c.Servers[1].Hostname = "*.*.a.com" }, `server hostname`},
-		"regex in prefix": {func(c *Configuration) { c.Servers[1].Locations[0].Path = "/a b" }, `location Prefix "/a b"`},
-		"invalid regex": {func(c *Configuration) {
-			c.Servers[1].Locations[0].PathType = PathRegex
+		"valid":           {func(c *config.Configuration) {}, ""},
+		"upper-case host": {func(c *config.Configuration) { c.Servers[1].Hostname = "A.com" }, `server hostname "A.com"`},
+		"deep wildcard":   {func(c *config.Configuration) { c.Servers[1].Hostname = "*.*.a.com" }, `server hostname`},
+		"regex in prefix": {func(c *config.Configuration) { c.Servers[1].Locations[0].Path = "/a b" }, `location Prefix "/a b"`},
+		"invalid regex": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].PathType = config.PathRegex
 			c.Servers[1].Locations[0].Path = "/("
 		}, `location Regex "/("`},
-		"unknown type":     {func(c *Configuration) { c.Servers[1].Locations[0].PathType = "Glob" }, `unknown path type`},
-		"timeout":          {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyReadTimeout = 86401 }, `timeout 86401`},
-		"body size":        {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyBodySize = "2t" }, `body size "2t"`},
-		"protocol":         {func(c *Configuration) { c.Servers[1].Locations[0].Settings.BackendProtocol = "FCGI" }, `protocol "FCGI"`},
-		"relative rewrite": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.RewriteTarget = "x" }, `rewrite target "x"`},
-		"allow entry":      {func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"10.0.0.1/8"} }, `allow entry "10.0.0.1/8"`},
-		"empty allow-list": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{} }, `allow-list of 0 entries`},
-		"unsorted": {func(c *Configuration) {
+		"unknown type":     {func(c *config.Configuration) { c.Servers[1].Locations[0].PathType = "Glob" }, `unknown path type`},
+		"timeout":          {func(c *config.Configuration) { c.Servers[1].Locations[0].Settings.ProxyReadTimeout = 86401 }, `timeout 86401`},
+		"body size":        {func(c *config.Configuration) { c.Servers[1].Locations[0].Settings.ProxyBodySize = "2t" }, `body size "2t"`},
+		"protocol":         {func(c *config.Configuration) { c.Servers[1].Locations[0].Settings.BackendProtocol = "FCGI" }, `protocol "FCGI"`},
+		"relative rewrite": {func(c *config.Configuration) { c.Servers[1].Locations[0].Settings.RewriteTarget = "x" }, `rewrite target "x"`},
+		"allow entry": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"10.0.0.1/8"}
+		}, `allow entry "10.0.0.1/8"`},
+		"empty allow-list": {func(c *config.Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{} }, `allow-list of 0 entries`},
+		"unsorted": {func(c *config.Configuration) {
 			c.Servers[1].Locations = slices.Clone(c.Servers[1].Locations)
 			slices.Reverse(c.Servers[1].Locations)
 		}, `not strictly after`},
-		"no catch-all":    {func(c *Configuration) { c.Servers[1].Locations = c.Servers[1].Locations[:1] }, `has 0 Prefix / locations`},
-		"unknown backend": {func(c *Configuration) { c.Servers[1].Locations[0].Backend = "nope" }, `backend "nope" is not sent`},
-		"endpoint port":   {func(c *Configuration) { c.Backends.At(1).Endpoints[0].Port = 0 }, `endpoint "10.0.0.1" port 0`},
-		"long cert name":  {func(c *Configuration) { c.Certificates[1].Name = "ns/" + strings.Repeat("a", 318) }, `certificate name`},
-		"valid canary": {func(c *Configuration) {
-			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", Weight: 5, WeightTotal: 100,
+		"no catch-all":    {func(c *config.Configuration) { c.Servers[1].Locations = c.Servers[1].Locations[:1] }, `has 0 Prefix / locations`},
+		"unknown backend": {func(c *config.Configuration) { c.Servers[1].Locations[0].Backend = "nope" }, `backend "nope" is not sent`},
+		"endpoint port":   {func(c *config.Configuration) { c.Backends.At(1).Endpoints[0].Port = 0 }, `endpoint "10.0.0.1" port 0`},
+		"long cert name":  {func(c *config.Configuration) { c.Certificates[1].Name = "ns/" + strings.Repeat("a", 318) }, `certificate name`},
+		"valid canary": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Canary = &config.Canary{Backend: "ns-api-80", Ingress: "ns/c", Weight: 5, WeightTotal: 100,
 				Header: "X-Canary", HeaderPattern: `^v\d$`, Cookie: "c"}
 		}, ""},
-		"canary backend not sent": {func(c *Configuration) {
-			c.Servers[1].Locations[0].Canary = &Canary{Backend: "nope", Ingress: "ns/c", WeightTotal: 100}
+		"canary backend not sent": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Canary = &config.Canary{Backend: "nope", Ingress: "ns/c", WeightTotal: 100}
 		}, `canary backend "nope"`},
-		"canary to the main backend": {func(c *Configuration) {
-			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-web-80", Ingress: "ns/c", WeightTotal: 100}
+		"canary to the main backend": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Canary = &config.Canary{Backend: "ns-web-80", Ingress: "ns/c", WeightTotal: 100}
 		}, `canary backend "ns-web-80"`},
-		"canary weight above total": {func(c *Configuration) {
-			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", Weight: 101, WeightTotal: 100}
+		"canary weight above total": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Canary = &config.Canary{Backend: "ns-api-80", Ingress: "ns/c", Weight: 101, WeightTotal: 100}
 		}, `canary weight 101 of 100`},
-		"canary header": {func(c *Configuration) {
-			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, Header: "X.Canary"}
+		"canary header": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Canary = &config.Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, Header: "X.Canary"}
 		}, `canary header "X.Canary"`},
-		"canary pattern": {func(c *Configuration) {
-			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, Header: "X", HeaderPattern: "(a"}
+		"canary pattern": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Canary = &config.Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, Header: "X", HeaderPattern: "(a"}
 		}, `canary header pattern "(a"`},
-		"canary value without header": {func(c *Configuration) {
-			c.Servers[1].Locations[0].Canary = &Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, HeaderValue: "yes"}
+		"canary value without header": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Canary = &config.Canary{Backend: "ns-api-80", Ingress: "ns/c", WeightTotal: 100, HeaderValue: "yes"}
 		}, `canary header "" value "yes"`},
 	}
 	for name, tc := range tests {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"slices"
 	"testing"
@@ -9,15 +11,15 @@ import (
 )
 
 // diffBase is a small hand-built Configuration for Diff cases.
-func diffBase(t *testing.T) *Configuration {
-	return &Configuration{
-		Global: DefaultGlobal(),
-		Servers: []Server{
+func diffBase(t *testing.T) *config.Configuration {
+	return &config.Configuration{
+		Global: config.DefaultGlobal(),
+		Servers: []config.Server{
 			srv("_", catchAll("")),
-			tlsSrv("a.com", true, loc("/x", PathPrefix, "ns-web-80", "ns/ing"), catchAll("")),
+			tlsSrv("a.com", true, loc("/x", config.PathPrefix, "ns-web-80", "ns/ing"), catchAll("")),
 		},
 		Backends: ptrs(be("ns", "api", "80"), be("ns", "web", "80", ep("10.0.0.1", 80))),
-		Certificates: []Certificate{
+		Certificates: []config.Certificate{
 			{Name: "_fallback", Hosts: []string{}, Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")},
 			{Name: "ns/cert", Hosts: []string{"a.com"}, Cert: testdata(t, "example.crt"), Key: testdata(t, "example.key")},
 		},
@@ -38,7 +40,7 @@ type changeSummary struct {
 	DefaultCert     string
 }
 
-func summarize(c Change) changeSummary {
+func summarize(c config.Change) changeSummary {
 	s := changeSummary{Reload: c.Reload, Reasons: c.ReloadReasons, ServersRemoved: c.ServersRemoved,
 		BackendsRemoved: c.BackendsRemoved, CertsRemoved: c.CertificatesRemoved, DefaultCert: c.DefaultCertificate}
 	for _, srv := range c.ServersUpserted {
@@ -60,11 +62,11 @@ func servers(hosts ...string) changeSummary { return changeSummary{Servers: host
 
 // checkUpsertedServers wants every upserted Server to be new's Server of
 // that Hostname, whole.
-func checkUpsertedServers(t *testing.T, ch Change, new *Configuration) {
+func checkUpsertedServers(t *testing.T, ch config.Change, new *config.Configuration) {
 	t.Helper()
 	for _, u := range ch.ServersUpserted {
-		i := slices.IndexFunc(new.Servers, func(s Server) bool { return s.Hostname == u.Hostname })
-		if i < 0 || !ServerEqual(&u, &new.Servers[i]) {
+		i := slices.IndexFunc(new.Servers, func(s config.Server) bool { return s.Hostname == u.Hostname })
+		if i < 0 || !config.ServerEqual(&u, &new.Servers[i]) {
 			t.Errorf("upserted server %s is not the new one", u.Hostname)
 		}
 	}
@@ -73,107 +75,109 @@ func checkUpsertedServers(t *testing.T, ch Change, new *Configuration) {
 func TestDiff(t *testing.T) {
 	web := 1 // index of ns-web-80 in diffBase
 	tests := map[string]struct {
-		mutate func(c *Configuration)
+		mutate func(c *config.Configuration)
 		want   changeSummary
 	}{
-		"unchanged":     {func(c *Configuration) {}, changeSummary{}},
-		"problems only": {func(c *Configuration) { c.Problems = []Problem{{Kind: "Ingress", Reason: "x"}} }, changeSummary{}},
-		"endpoint added": {func(c *Configuration) {
+		"unchanged":     {func(c *config.Configuration) {}, changeSummary{}},
+		"problems only": {func(c *config.Configuration) { c.Problems = []config.Problem{{Kind: "Ingress", Reason: "x"}} }, changeSummary{}},
+		"endpoint added": {func(c *config.Configuration) {
 			c.Backends.At(web).Endpoints = append(c.Backends.At(web).Endpoints, ep("10.0.0.2", 80))
 		}, changeSummary{Backends: []string{"ns-web-80"}}},
-		"endpoint port changed": {func(c *Configuration) {
-			c.Backends.At(web).Endpoints = []Endpoint{ep("10.0.0.1", 81)}
+		"endpoint port changed": {func(c *config.Configuration) {
+			c.Backends.At(web).Endpoints = []config.Endpoint{ep("10.0.0.1", 81)}
 		}, changeSummary{Backends: []string{"ns-web-80"}}},
-		"balancing changed": {func(c *Configuration) { c.Backends.At(web).LoadBalance = LoadBalanceEWMA },
+		"balancing changed": {func(c *config.Configuration) { c.Backends.At(web).LoadBalance = config.LoadBalanceEWMA },
 			changeSummary{Backends: []string{"ns-web-80"}}},
-		"affinity changed": {func(c *Configuration) { c.Backends.At(web).Affinity = &Affinity{CookieName: "x"} },
+		"affinity changed": {func(c *config.Configuration) { c.Backends.At(web).Affinity = &config.Affinity{CookieName: "x"} },
 			changeSummary{Backends: []string{"ns-web-80"}}},
-		"hash by changed": {func(c *Configuration) { c.Backends.At(0).UpstreamHashBy = "$host" },
+		"hash by changed": {func(c *config.Configuration) { c.Backends.At(0).UpstreamHashBy = "$host" },
 			changeSummary{Backends: []string{"ns-api-80"}}},
-		"backend added": {func(c *Configuration) {
-			c.Backends = NewBackendList(append(c.Backends.Slice(), ptrs(be("ns", "zzz", "80")).Slice()...))
+		"backend added": {func(c *config.Configuration) {
+			c.Backends = config.NewBackendList(append(c.Backends.Slice(), ptrs(be("ns", "zzz", "80")).Slice()...))
 		},
 			changeSummary{Backends: []string{"ns-zzz-80"}}},
-		"backend removed": {func(c *Configuration) { c.Backends = NewBackendList(c.Backends.Slice()[1:]) },
+		"backend removed": {func(c *config.Configuration) { c.Backends = config.NewBackendList(c.Backends.Slice()[1:]) },
 			changeSummary{BackendsRemoved: []string{"ns-api-80"}}},
-		"certificate content changed": {func(c *Configuration) { c.Certificates[1].Cert = c.Certificates[0].Cert },
+		"certificate content changed": {func(c *config.Configuration) { c.Certificates[1].Cert = c.Certificates[0].Cert },
 			changeSummary{Certs: []string{"ns/cert"}}},
-		"certificate hosts changed": {func(c *Configuration) { c.Certificates[1].Hosts = []string{"a.com", "b.com"} },
+		"certificate hosts changed": {func(c *config.Configuration) { c.Certificates[1].Hosts = []string{"a.com", "b.com"} },
 			changeSummary{Certs: []string{"ns/cert"}}},
-		"certificate added": {func(c *Configuration) {
-			c.Certificates = append(c.Certificates, Certificate{Name: "ns/new", Hosts: []string{"n.com"}})
+		"certificate added": {func(c *config.Configuration) {
+			c.Certificates = append(c.Certificates, config.Certificate{Name: "ns/new", Hosts: []string{"n.com"}})
 		}, changeSummary{Certs: []string{"ns/new"}}},
-		"certificate removed": {func(c *Configuration) { c.Certificates = c.Certificates[:1] },
+		"certificate removed": {func(c *config.Configuration) { c.Certificates = c.Certificates[:1] },
 			changeSummary{CertsRemoved: []string{"ns/cert"}}},
 		// The content of the generated fallback certificate is left out of
 		// the checksum on purpose (see TestFallbackCertificateContentNotInChecksum).
-		"default certificate content": {func(c *Configuration) {
+		"default certificate content": {func(c *config.Configuration) {
 			c.DefaultCertificate = "ns/cert"
 			c.Certificates[1].Key = c.Certificates[0].Key
 		}, changeSummary{Certs: []string{"ns/cert"}, DefaultCert: "ns/cert"}},
-		"default certificate renamed is dynamic": {func(c *Configuration) { c.DefaultCertificate = "ns/cert" },
+		"default certificate renamed is dynamic": {func(c *config.Configuration) { c.DefaultCertificate = "ns/cert" },
 			changeSummary{Certs: []string{"ns/cert"}, DefaultCert: "ns/cert"}},
-		"global settings": {func(c *Configuration) { c.Global.UpstreamKeepalive = 61 }, reload("global settings changed")},
+		"global settings": {func(c *config.Configuration) { c.Global.UpstreamKeepalive = 61 }, reload("global settings changed")},
 		// The proxy timeouts and body size act through the routes Build
 		// makes (withGlobalDefaults).
-		"global proxy timeout alone applies nothing": {func(c *Configuration) { c.Global.ProxyReadTimeout = 61 }, changeSummary{}},
+		"global proxy timeout alone applies nothing": {func(c *config.Configuration) { c.Global.ProxyReadTimeout = 61 }, changeSummary{}},
 		// The default backend reaches the data plane as the catch-all
 		// routes that Build points at it.
-		"default backend": {func(c *Configuration) {
+		"default backend": {func(c *config.Configuration) {
 			c.DefaultBackend = "ns-api-80"
 			c.Servers[0].Locations[0].Backend = "ns-api-80"
 			c.Servers[1].Locations[1].Backend = "ns-api-80"
 		}, servers("_", "a.com")},
-		"server added":     {func(c *Configuration) { c.Servers = append(c.Servers, srv("b.com")) }, servers("b.com")},
-		"server removed":   {func(c *Configuration) { c.Servers = c.Servers[:1] }, changeSummary{ServersRemoved: []string{"a.com"}}},
-		"server tls":       {func(c *Configuration) { c.Servers[1].TLS = false }, servers("a.com")},
-		"server redirect":  {func(c *Configuration) { c.Servers[1].SSLRedirect = false }, servers("a.com")},
-		"location backend": {func(c *Configuration) { c.Servers[1].Locations[0].Backend = "ns-api-80" }, servers("a.com")},
-		"location ingress": {func(c *Configuration) { c.Servers[1].Locations[0].Ingress = "ns/other" }, servers("a.com")},
-		"location settings": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"10.0.0.0/8"} },
+		"server added":     {func(c *config.Configuration) { c.Servers = append(c.Servers, srv("b.com")) }, servers("b.com")},
+		"server removed":   {func(c *config.Configuration) { c.Servers = c.Servers[:1] }, changeSummary{ServersRemoved: []string{"a.com"}}},
+		"server tls":       {func(c *config.Configuration) { c.Servers[1].TLS = false }, servers("a.com")},
+		"server redirect":  {func(c *config.Configuration) { c.Servers[1].SSLRedirect = false }, servers("a.com")},
+		"location backend": {func(c *config.Configuration) { c.Servers[1].Locations[0].Backend = "ns-api-80" }, servers("a.com")},
+		"location ingress": {func(c *config.Configuration) { c.Servers[1].Locations[0].Ingress = "ns/other" }, servers("a.com")},
+		"location settings": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Settings.AllowSourceRange = []string{"10.0.0.0/8"}
+		},
 			servers("a.com")},
-		"location redirect": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.SSLRedirect = ptr(false) },
+		"location redirect": {func(c *config.Configuration) { c.Servers[1].Locations[0].Settings.SSLRedirect = ptr(false) },
 			servers("a.com")},
-		"location body size": {func(c *Configuration) { c.Servers[1].Locations[0].Settings.ProxyBodySize = "1k" },
+		"location body size": {func(c *config.Configuration) { c.Servers[1].Locations[0].Settings.ProxyBodySize = "1k" },
 			servers("a.com")},
-		"location added and removed": {func(c *Configuration) {
-			c.Servers[1].Locations[0] = loc("/y", PathExact, "ns-web-80", "ns/ing")
+		"location added and removed": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0] = loc("/y", config.PathExact, "ns-web-80", "ns/ing")
 		}, servers("a.com")},
-		"path type changed": {func(c *Configuration) { c.Servers[1].Locations[0].PathType = PathExact }, servers("a.com")},
-		"path type regex":   {func(c *Configuration) { c.Servers[1].Locations[0].PathType = PathRegex }, servers("a.com")},
-		"default server changed": {func(c *Configuration) {
-			c.Servers[0].Locations = append([]Location{loc("/z", PathPrefix, "ns-web-80", "ns/ing")}, c.Servers[0].Locations...)
+		"path type changed": {func(c *config.Configuration) { c.Servers[1].Locations[0].PathType = config.PathExact }, servers("a.com")},
+		"path type regex":   {func(c *config.Configuration) { c.Servers[1].Locations[0].PathType = config.PathRegex }, servers("a.com")},
+		"default server changed": {func(c *config.Configuration) {
+			c.Servers[0].Locations = append([]config.Location{loc("/z", config.PathPrefix, "ns-web-80", "ns/ing")}, c.Servers[0].Locations...)
 		}, servers("_")},
-		"servers in hostname order, the default first": {func(c *Configuration) {
+		"servers in hostname order, the default first": {func(c *config.Configuration) {
 			c.Servers[0].Locations[0].Backend = "ns-api-80"
 			c.Servers = append(c.Servers, srv("b.com"), srv("*.a.com"))
 		}, servers("_", "*.a.com", "b.com")},
-		"added, changed and removed at once": {func(c *Configuration) {
+		"added, changed and removed at once": {func(c *config.Configuration) {
 			c.Servers[0].Locations[0].Backend = "ns-web-80"
 			c.Servers[1] = srv("c.com")
 		}, changeSummary{Servers: []string{"_", "c.com"}, ServersRemoved: []string{"a.com"}}},
-		"many servers are all listed": {func(c *Configuration) {
+		"many servers are all listed": {func(c *config.Configuration) {
 			for i := range 12 {
 				c.Servers = append(c.Servers, srv(fmt.Sprintf("s%02d.com", i)))
 			}
 		}, servers("s00.com", "s01.com", "s02.com", "s03.com", "s04.com", "s05.com",
 			"s06.com", "s07.com", "s08.com", "s09.com", "s10.com", "s11.com")},
-		"reload and dynamic together": {func(c *Configuration) {
+		"reload and dynamic together": {func(c *config.Configuration) {
 			c.Global.UpstreamKeepalive = 61
-			c.Backends = NewBackendList(c.Backends.Slice()[1:])
+			c.Backends = config.NewBackendList(c.Backends.Slice()[1:])
 		}, changeSummary{Reload: true, Reasons: []string{"global settings changed"}, BackendsRemoved: []string{"ns-api-80"}}},
 		// ssl-redirect and allow-snippet-annotations act through the routes
 		// Build makes, not through nginx.conf.
-		"global ssl-redirect is route changes": {func(c *Configuration) {
+		"global ssl-redirect is route changes": {func(c *config.Configuration) {
 			c.Global.SSLRedirect = false
 			c.Servers[1].SSLRedirect = false
 		}, servers("a.com")},
-		"global snippets alone apply nothing": {func(c *Configuration) { c.Global.AllowSnippets = true }, changeSummary{}},
-		"unsorted input is handled": {func(c *Configuration) {
+		"global snippets alone apply nothing": {func(c *config.Configuration) { c.Global.AllowSnippets = true }, changeSummary{}},
+		"unsorted input is handled": {func(c *config.Configuration) {
 			c.Servers[0], c.Servers[1] = c.Servers[1], c.Servers[0]
 			bs := c.Backends.Slice()
 			bs[0], bs[1] = bs[1], bs[0]
-			c.Backends = NewBackendList(bs)
+			c.Backends = config.NewBackendList(bs)
 			c.Certificates[0], c.Certificates[1] = c.Certificates[1], c.Certificates[0]
 		}, changeSummary{}},
 	}
@@ -184,7 +188,7 @@ func TestDiff(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			old, new := diffBase(t), diffBase(t)
 			tc.mutate(new)
-			ch := Diff(old, new)
+			ch := config.Diff(old, new)
 			checkEqual(t, "change", summarize(ch), tc.want)
 			checkUpsertedServers(t, ch, new)
 			if ch.Empty() != (tc.want.Reload == false && !ch.Dynamic()) {
@@ -199,38 +203,11 @@ func TestDiff(t *testing.T) {
 
 func TestDiffInitial(t *testing.T) {
 	c := diffBase(t)
-	ch := Diff(nil, c)
+	ch := config.Diff(nil, c)
 	checkEqual(t, "initial", summarize(ch), changeSummary{Reload: true, Reasons: []string{"initial configuration"},
 		Servers: []string{"_", "a.com"}, Backends: []string{"ns-api-80", "ns-web-80"}, Certs: []string{"_fallback", "ns/cert"}, DefaultCert: "_fallback"})
-	if !Diff(c, nil).Empty() {
+	if !config.Diff(c, nil).Empty() {
 		t.Error("Diff(c, nil) is not empty")
-	}
-}
-
-// TestReloadReasons checks that reload reasons are capped at
-// maxReloadReasons, the rest counted.
-func TestReloadReasons(t *testing.T) {
-	tests := map[string]struct {
-		n    int
-		want []string
-	}{
-		"none":     {0, nil},
-		"one":      {1, []string{"r0"}},
-		"at cap":   {10, []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"}},
-		"over cap": {12, []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "and 2 more"}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			var r reasons
-			for i := range tc.n {
-				r.add("r%d", i)
-			}
-			reload, list := r.result()
-			if reload != (tc.n > 0) {
-				t.Errorf("reload = %v", reload)
-			}
-			checkEqual(t, "reasons", list, tc.want)
-		})
 	}
 }
 
@@ -276,7 +253,7 @@ func TestDiffBuilt(t *testing.T) {
 			step.opts(&opts)
 		}
 		new := Build(s, opts)
-		ch := Diff(old, new)
+		ch := config.Diff(old, new)
 		checkEqual(t, step.name, summarize(ch), step.want)
 		checkUpsertedServers(t, ch, new)
 		if old.Equal(new) {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"crypto/tls"
 	"crypto/x509"
@@ -103,10 +105,10 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 func ingressHosts(ing *networkingv1.Ingress) []string {
 	var out []string
 	if ing.Spec.DefaultBackend != nil {
-		out = append(out, DefaultServerName)
+		out = append(out, config.DefaultServerName)
 	}
 	for i := range ing.Spec.Rules {
-		out = append(out, cmp.Or(ing.Spec.Rules[i].Host, DefaultServerName))
+		out = append(out, cmp.Or(ing.Spec.Rules[i].Host, config.DefaultServerName))
 	}
 	for _, t := range ing.Spec.TLS {
 		out = append(out, t.Hosts...)
@@ -171,8 +173,8 @@ type sliceEntry struct {
 // address and port, without duplicates.
 type slicePort struct {
 	name      string
-	endpoints []Endpoint
-	sum       endpointsSum
+	endpoints []config.Endpoint
+	sum       config.EndpointsSum
 }
 
 // newSliceEntry keeps the ready endpoints (conditions.ready unset counts as
@@ -192,14 +194,14 @@ func newSliceEntry(key objectKey, slice *discoveryv1.EndpointSlice) *sliceEntry 
 		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
 			continue // no port, or one the data plane cannot connect to
 		}
-		sp := slicePort{endpoints: make([]Endpoint, len(addrs))}
+		sp := slicePort{endpoints: make([]config.Endpoint, len(addrs))}
 		if p.Name != nil {
 			sp.name = *p.Name
 		}
 		for i, a := range addrs {
-			sp.endpoints[i] = Endpoint{Address: a, Port: *p.Port}
+			sp.endpoints[i] = config.Endpoint{Address: a, Port: *p.Port}
 		}
-		sp.sum = sumEndpoints(sp.endpoints)
+		sp.sum = config.SumEndpoints(sp.endpoints)
 		e.ports = append(e.ports, sp)
 	}
 	return e
@@ -281,6 +283,6 @@ func newSecretEntry(s *corev1.Secret) *secretEntry {
 			return e
 		}
 	}
-	e.checksum = certChecksum(e.cert, e.key)
+	e.checksum = config.CertificateChecksum(e.cert, e.key)
 	return e
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"testing"
 )
 
@@ -14,7 +16,7 @@ func TestFallbackCertificateContentNotInChecksum(t *testing.T) {
 	}
 	a := goldenOptions(t)
 	b := goldenOptions(t)
-	b.FallbackCertificate = &Certificate{Name: FallbackCertificateName, Cert: testdata(t, "example.crt"), Key: testdata(t, "example.key")}
+	b.FallbackCertificate = &config.Certificate{Name: config.FallbackCertificateName, Cert: testdata(t, "example.crt"), Key: testdata(t, "example.key")}
 	ca, cb := Build(newTestStore(t, objs...), a), Build(newTestStore(t, objs...), b)
 	if ca.Checksum != cb.Checksum || ca.ComputeChecksum() != cb.ComputeChecksum() {
 		t.Fatalf("checksums %s and %s differ by the fallback certificate only", ca.Checksum, cb.Checksum)

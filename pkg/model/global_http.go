@@ -11,10 +11,6 @@ import (
 // router's init settings in nginx.conf), no-tls-redirect-locations (route
 // values), hide-headers and gzip-disable (nginx.conf).
 
-// defaultNoTLSRedirectLocations is ingress-nginx's no-tls-redirect-locations:
-// ACME HTTP-01 challenges are answered over HTTP.
-const defaultNoTLSRedirectLocations = "/.well-known/acme-challenge"
-
 // parseRedirectCode accepts 301, 302, 307 and 308.
 func parseRedirectCode(v string) (int, error) {
 	switch v {

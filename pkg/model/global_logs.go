@@ -1,23 +1,12 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
-)
-
-// Access log destinations that are not files.
-const (
-	// AccessLogStdout is nginx's stdout, which the syncer passes on as its
-	// own (the container convention); it is the default.
-	AccessLogStdout = "/dev/stdout"
-	// AccessLogStderr is nginx's stderr, which carries its error log.
-	AccessLogStderr = "/dev/stderr"
-	// ingressNginxAccessLog is ingress-nginx's default access-log-path, a
-	// symlink to /dev/stdout in its image.
-	ingressNginxAccessLog = "/var/log/nginx/access.log"
-	maxAccessLogPathLen   = 256
 )
 
 // accessLogPathRe is an absolute path of plain names: letters, digits,
@@ -33,9 +22,9 @@ var accessLogPathRe = regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+$`)
 // nginx destinations are refused.
 func parseAccessLogPath(v string) (string, error) {
 	switch v {
-	case AccessLogStdout, ingressNginxAccessLog:
+	case config.AccessLogStdout, ingressNginxAccessLog:
 		return "", nil
-	case AccessLogStderr:
+	case config.AccessLogStderr:
 		return v, nil
 	}
 	switch {
@@ -56,3 +45,10 @@ func parseAccessLogPath(v string) (string, error) {
 	}
 	return v, nil
 }
+
+const (
+	// ingressNginxAccessLog is ingress-nginx's default access-log-path, a
+	// symlink to /dev/stdout in its image.
+	ingressNginxAccessLog = "/var/log/nginx/access.log"
+	maxAccessLogPathLen   = 256
+)

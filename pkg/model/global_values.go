@@ -174,9 +174,6 @@ func parseStreamLogFormat(v string) (string, error) {
 	return parseLogFormatOf(v, func(name string) bool { return streamLogVariables[name] })
 }
 
-// DefaultStreamLogFormat is ingress-nginx's log-format-stream.
-const DefaultStreamLogFormat = "[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time"
-
 // streamLogVariables are the variables of nginx's stream module (core,
 // proxy, upstream, ssl_preread) a stream log format may use.
 var streamLogVariables = toSet(

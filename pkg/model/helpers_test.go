@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -236,42 +238,42 @@ func testOptions() Options {
 
 // Constructors of expected output.
 
-func srv(host string, locs ...Location) Server {
+func srv(host string, locs ...config.Location) config.Server {
 	if locs == nil {
-		locs = []Location{}
+		locs = []config.Location{}
 	}
-	return Server{Hostname: host, Locations: locs}
+	return config.Server{Hostname: host, Locations: locs}
 }
 
-func tlsSrv(host string, redirect bool, locs ...Location) Server {
+func tlsSrv(host string, redirect bool, locs ...config.Location) config.Server {
 	s := srv(host, locs...)
 	s.TLS, s.SSLRedirect = true, redirect
 	return s
 }
 
-func loc(path string, pt PathType, backend, ing string) Location {
-	return Location{Path: path, PathType: pt, Backend: backend, Ingress: ing}
+func loc(path string, pt config.PathType, backend, ing string) config.Location {
+	return config.Location{Path: path, PathType: pt, Backend: backend, Ingress: ing}
 }
 
-func withSettings(l Location, s LocationSettings) Location {
+func withSettings(l config.Location, s config.LocationSettings) config.Location {
 	l.Settings = s
 	return l
 }
 
-func catchAll(backend string) Location { return loc("/", PathPrefix, backend, "") }
+func catchAll(backend string) config.Location { return loc("/", config.PathPrefix, backend, "") }
 
-func be(ns, svc, port string, eps ...Endpoint) Backend {
+func be(ns, svc, port string, eps ...config.Endpoint) config.Backend {
 	if eps == nil {
-		eps = []Endpoint{}
+		eps = []config.Endpoint{}
 	}
-	return Backend{Name: ns + "-" + svc + "-" + port, Namespace: ns, Service: svc, Port: port,
-		Endpoints: eps, LoadBalance: LoadBalanceRoundRobin}
+	return config.Backend{Name: ns + "-" + svc + "-" + port, Namespace: ns, Service: svc, Port: port,
+		Endpoints: eps, LoadBalance: config.LoadBalanceRoundRobin}
 }
 
-func ep(addr string, port int32) Endpoint { return Endpoint{Address: addr, Port: port} }
+func ep(addr string, port int32) config.Endpoint { return config.Endpoint{Address: addr, Port: port} }
 
 // problemStrings renders problems as "Kind ns/name: reason".
-func problemStrings(ps []Problem) []string {
+func problemStrings(ps []config.Problem) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = fmt.Sprintf("%s %s/%s: %s", p.Kind, p.Namespace, p.Name, p.Reason)
@@ -281,7 +283,7 @@ func problemStrings(ps []Problem) []string {
 
 // checkProblems wants one problem per entry, in order, each containing the
 // entry as a substring.
-func checkProblems(t *testing.T, got []Problem, want []string) {
+func checkProblems(t *testing.T, got []config.Problem, want []string) {
 	t.Helper()
 	gs := problemStrings(got)
 	ok := len(gs) == len(want)
@@ -304,8 +306,8 @@ func checkEqual(t *testing.T, what string, got, want any) {
 }
 
 // withoutChecksums returns backends with Checksum cleared, for comparison.
-func withoutChecksums(bs BackendList) []Backend {
-	out := make([]Backend, bs.Len())
+func withoutChecksums(bs config.BackendList) []config.Backend {
+	out := make([]config.Backend, bs.Len())
 	for i, b := range bs.All() {
 		out[i] = *b
 		out[i].Checksum = ""
@@ -315,12 +317,12 @@ func withoutChecksums(bs BackendList) []Backend {
 
 // ptrs returns the list of pointers to copies of bs, for Configuration
 // literals.
-func ptrs(bs ...Backend) BackendList {
-	out := make([]*Backend, len(bs))
+func ptrs(bs ...config.Backend) config.BackendList {
+	out := make([]*config.Backend, len(bs))
 	for i := range bs {
 		out[i] = &bs[i]
 	}
-	return NewBackendList(out)
+	return config.NewBackendList(out)
 }
 
 func objMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -274,15 +276,15 @@ func (g *hostileGen) ingress(i int) *networkingv1.Ingress {
 // flags of their servers, its backends and certificates, the default
 // backend.
 type tenantView struct {
-	Locations      map[string][]Location
+	Locations      map[string][]config.Location
 	ServerFlags    map[string][2]bool
-	Backends       []Backend
+	Backends       []config.Backend
 	Certificates   []string
 	DefaultBackend string
 }
 
-func viewOf(cfg *Configuration, ns string) tenantView {
-	v := tenantView{Locations: map[string][]Location{}, ServerFlags: map[string][2]bool{}, DefaultBackend: cfg.DefaultBackend}
+func viewOf(cfg *config.Configuration, ns string) tenantView {
+	v := tenantView{Locations: map[string][]config.Location{}, ServerFlags: map[string][2]bool{}, DefaultBackend: cfg.DefaultBackend}
 	for _, s := range cfg.Servers {
 		for _, l := range s.Locations {
 			if strings.HasPrefix(l.Ingress, ns+"/") {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,8 +35,8 @@ import (
 type Incremental struct {
 	s    *Store
 	opts Options
-	cur  *Configuration
-	sums *configSums
+	cur  *config.Configuration
+	sums *config.Sums
 	// deps are, by Service, the Backends of cur whose endpoints are that
 	// Service's (not service-upstream's ClusterIP).
 	deps map[objectKey][]endpointDep
@@ -54,14 +56,14 @@ type Incremental struct {
 	// annotations).
 	users map[string][]objectKey
 	// w is the writer of the Backends' checksums of patches.
-	w *canonicalWriter
+	w *config.Hasher
 }
 
 // endpointDep is a Backend of cur fed by a Service's slices.
 type endpointDep struct {
 	name string // of the Backend
 	port string // the slices' port name
-	sum  endpointsSum
+	sum  config.EndpointsSum
 }
 
 // NewIncremental returns an Incremental over s (which it applies events
@@ -98,7 +100,7 @@ func (in *Incremental) Apply(ev events.Event) (bool, error) {
 // Build returns the Configuration of the Store as it is now: the previous
 // one when nothing that matters changed, a patch of its endpoints after
 // EndpointSlice events only, a full Build otherwise.
-func (in *Incremental) Build() *Configuration {
+func (in *Incremental) Build() *config.Configuration {
 	switch {
 	case in.full || in.cur == nil:
 		in.rebuild()
@@ -119,7 +121,7 @@ func (in *Incremental) Build() *Configuration {
 // rebuild builds in full and indexes the result.
 func (in *Incremental) rebuild() {
 	cfg, b := build(in.s, in.opts)
-	cfg.gen = new(generation)
+	cfg.NewGeneration()
 	in.cur, in.sums, in.full = cfg, b.sums, false
 	clear(in.touched)
 	in.changes = in.changes[:0]
@@ -157,7 +159,7 @@ func (in *Incremental) patch() {
 	out := *in.cur
 	b := &builder{s: in.s}
 	if in.w == nil {
-		in.w = newCanonicalWriter(smallWriter)
+		in.w = config.NewHasher()
 	}
 	w := in.w
 	var changed []int
@@ -174,12 +176,12 @@ func (in *Incremental) patch() {
 				continue
 			}
 			if changed == nil {
-				out.Backends = in.cur.Backends.patched()
+				out.Backends = in.cur.Backends.Patched()
 			}
 			be := *out.Backends.At(i)
-			be.Endpoints, be.Checksum, d.sum = eps, w.backendSum(&be, sum), sum
-			out.Backends.replace(i, &be, in.cur.Backends)
-			in.sums.backends.set(be.Name, be.Checksum)
+			be.Endpoints, be.Checksum, d.sum = eps, w.Backend(&be, sum), sum
+			out.Backends.Replace(i, &be, in.cur.Backends)
+			in.sums.SetBackend(be.Name, be.Checksum)
 			changed = append(changed, i)
 		}
 	}
@@ -189,14 +191,14 @@ func (in *Incremental) patch() {
 	if changed == nil && !l4 {
 		return
 	}
-	out.Checksum = in.sums.checksum(&out)
-	out.gen, out.patch = new(generation), &patchHint{base: in.cur.gen, backends: changed}
+	out.Checksum = in.sums.Checksum(&out)
+	out.PatchedFrom(in.cur, changed)
 	in.cur = &out
 }
 
 // patchPassthrough copies the new endpoints of the changed Backends into
 // the passthrough hosts of out that use them.
-func (in *Incremental) patchPassthrough(out *Configuration, changed []int) {
+func (in *Incremental) patchPassthrough(out *config.Configuration, changed []int) {
 	if len(changed) == 0 || len(out.Passthrough) == 0 {
 		return
 	}
@@ -212,7 +214,7 @@ func (in *Incremental) patchPassthrough(out *Configuration, changed []int) {
 
 // patchL4 puts the current endpoints of the touched Services into the TCP
 // and UDP services of out, copying them first; it reports a change.
-func (in *Incremental) patchL4(out *Configuration, b *builder) bool {
+func (in *Incremental) patchL4(out *config.Configuration, b *builder) bool {
 	changed := false
 	for i := range out.L4 {
 		svc := &out.L4[i]
@@ -241,21 +243,3 @@ func (in *Incremental) patchL4(out *Configuration, b *builder) bool {
 	}
 	return changed
 }
-
-// patchHint tells Diff what an Incremental patch changed from the
-// Configuration of generation base: only the Backends at these indexes.
-// It names the base by its generation token, not by pointer, so that a
-// chain of patches keeps no old Configuration alive.
-//
-// A splice of Ingress changes (see incremental_hosts.go) says instead that
-// only the Servers of hosts may differ (and any Backend: spliced).
-type patchHint struct {
-	base     *generation
-	backends []int
-	hosts    []string
-	spliced  bool
-}
-
-// generation identifies one Configuration an Incremental returned: a
-// token of its own (not zero-sized, so that no two share an address).
-type generation struct{ _ byte }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"slices"
 	"strings"
 
@@ -41,7 +43,7 @@ type island struct {
 // host, and the name from-to-www-redirect pairs it with (see
 // appendWWWRedirects).
 func hostVariants(host string) []string {
-	if host == DefaultServerName || strings.HasPrefix(host, "*.") {
+	if host == config.DefaultServerName || strings.HasPrefix(host, "*.") {
 		return []string{host}
 	}
 	if bare, ok := strings.CutPrefix(host, "www."); ok {
@@ -146,20 +148,19 @@ func (in *Incremental) rebuildHosts() bool {
 // splice replaces the island's part of cur by part, built from the island
 // only; false when part disagrees with cur on what the island does not
 // decide.
-func (in *Incremental) splice(is *island, b *builder, part *Configuration) bool {
+func (in *Incremental) splice(is *island, b *builder, part *config.Configuration) bool {
 	cur := in.cur
 	if part.DefaultBackend != cur.DefaultBackend || part.DefaultCertificate != cur.DefaultCertificate {
 		return false
 	}
 	out := *cur
-	out.patch = &patchHint{base: cur.gen, hosts: sortedHosts(is.hosts), spliced: true}
+	out.SplicedFrom(cur, sortedHosts(is.hosts))
 	if !in.spliceServers(&out, is, part) || !in.spliceBackends(&out, is, b, part) {
 		return false
 	}
 	in.spliceCertificates(&out, is, part)
 	out.Problems = spliceProblems(cur.Problems, is, b.problems)
-	out.Checksum = in.sums.checksum(&out)
-	out.gen = new(generation)
+	out.Checksum = in.sums.Checksum(&out)
 	in.cur = &out
 	return true
 }
@@ -170,24 +171,24 @@ func sortedHosts(hosts map[string]bool) []string {
 	for h := range hosts {
 		out = append(out, h)
 	}
-	slices.SortFunc(out, compareHostnames)
+	slices.SortFunc(out, config.CompareHostnames)
 	return out
 }
 
 // spliceServers replaces the Servers of the island's hosts.
-func (in *Incremental) spliceServers(out *Configuration, is *island, part *Configuration) bool {
-	w := newCanonicalWriter(smallWriter)
-	add := make([]Server, 0, len(part.Servers))
+func (in *Incremental) spliceServers(out *config.Configuration, is *island, part *config.Configuration) bool {
+	w := config.NewHasher()
+	add := make([]config.Server, 0, len(part.Servers))
 	for _, s := range part.Servers {
 		if s.RedirectTo != "" {
 			return false
 		}
 		if is.hosts[s.Hostname] {
 			add = append(add, s)
-			in.sums.servers.set(s.Hostname, w.serverSum(&s))
+			in.sums.SetServer(s.Hostname, w.Server(&s))
 		}
 	}
-	merged := make([]Server, 0, len(out.Servers)+len(add))
+	merged := make([]config.Server, 0, len(out.Servers)+len(add))
 	for _, s := range out.Servers {
 		if !is.hosts[s.Hostname] {
 			merged = append(merged, s)
@@ -196,11 +197,11 @@ func (in *Incremental) spliceServers(out *Configuration, is *island, part *Confi
 		if s.RedirectTo != "" {
 			return false
 		}
-		if !slices.ContainsFunc(add, func(x Server) bool { return x.Hostname == s.Hostname }) {
-			in.sums.servers.remove(s.Hostname)
+		if !slices.ContainsFunc(add, func(x config.Server) bool { return x.Hostname == s.Hostname }) {
+			in.sums.RemoveServer(s.Hostname)
 		}
 	}
-	out.Servers = mergeSorted(merged, add, func(x, y Server) int { return compareHostnames(x.Hostname, y.Hostname) })
+	out.Servers = mergeSorted(merged, add, func(x, y config.Server) int { return config.CompareHostnames(x.Hostname, y.Hostname) })
 	return true
 }
 
@@ -222,7 +223,7 @@ func mergeSorted[T any](a, b []T, cmp func(x, y T) int) []T {
 
 // islandBackends are the names of the Backends the island's Servers of cur
 // route to.
-func islandBackends(servers []Server, is *island) map[string]bool {
+func islandBackends(servers []config.Server, is *island) map[string]bool {
 	out := map[string]bool{}
 	for i := range servers {
 		if !is.hosts[servers[i].Hostname] {
@@ -251,13 +252,13 @@ func (in *Incremental) usedOutside(is *island, name string) bool {
 // spliceBackends replaces the island's Backends: those only the island
 // routes to are the island's; those something else routes to too must be
 // the same in part as in cur.
-func (in *Incremental) spliceBackends(out *Configuration, is *island, b *builder, part *Configuration) bool {
+func (in *Incremental) spliceBackends(out *config.Configuration, is *island, b *builder, part *config.Configuration) bool {
 	cur := in.cur.Backends
 	names := islandBackends(in.cur.Servers, is)
 	for _, be := range part.Backends.All() {
 		names[be.Name] = true
 	}
-	changed := map[string]*Backend{} // nil: removed
+	changed := map[string]*config.Backend{} // nil: removed
 	for name := range names {
 		nb, _, inPart := part.Backends.Find(name)
 		old, _, inCur := cur.Find(name)
@@ -321,9 +322,9 @@ func appendUsers(keys []objectKey, users []*ingressEntry) []objectKey {
 
 // applyBackendChanges returns cur with the changes (nil removes) and
 // records them in the checksum tree.
-func (in *Incremental) applyBackendChanges(cur BackendList, changed map[string]*Backend) BackendList {
-	list := make([]*Backend, 0, cur.Len()+len(changed))
-	var added []*Backend
+func (in *Incremental) applyBackendChanges(cur config.BackendList, changed map[string]*config.Backend) config.BackendList {
+	list := make([]*config.Backend, 0, cur.Len()+len(changed))
+	var added []*config.Backend
 	for _, be := range cur.All() {
 		nb, ok := changed[be.Name]
 		switch {
@@ -335,20 +336,20 @@ func (in *Incremental) applyBackendChanges(cur BackendList, changed map[string]*
 	}
 	for name, nb := range changed {
 		if nb == nil {
-			in.sums.backends.remove(name)
+			in.sums.RemoveBackend(name)
 			continue
 		}
-		in.sums.backends.set(name, nb.Checksum)
+		in.sums.SetBackend(name, nb.Checksum)
 		if _, _, found := cur.Find(name); !found {
 			added = append(added, nb)
 		}
 	}
-	slices.SortFunc(added, func(x, y *Backend) int { return strings.Compare(x.Name, y.Name) })
-	return NewBackendList(mergeSorted(list, added, func(x, y *Backend) int { return strings.Compare(x.Name, y.Name) }))
+	slices.SortFunc(added, func(x, y *config.Backend) int { return strings.Compare(x.Name, y.Name) })
+	return config.NewBackendList(mergeSorted(list, added, func(x, y *config.Backend) int { return strings.Compare(x.Name, y.Name) }))
 }
 
 // updateDeps records which Services feed the changed Backends.
-func (in *Incremental) updateDeps(b *builder, changed map[string]*Backend) {
+func (in *Incremental) updateDeps(b *builder, changed map[string]*config.Backend) {
 	for k, deps := range in.deps {
 		deps = slices.DeleteFunc(deps, func(d endpointDep) bool { _, ok := changed[d.name]; return ok })
 		if len(deps) == 0 {
@@ -365,13 +366,13 @@ func (in *Incremental) updateDeps(b *builder, changed map[string]*Backend) {
 }
 
 // spliceCertificates gives the island's TLS hosts their certificates.
-func (in *Incremental) spliceCertificates(out *Configuration, is *island, part *Configuration) {
-	w := newCanonicalWriter(smallWriter)
-	fresh := map[string]*Certificate{}
+func (in *Incremental) spliceCertificates(out *config.Configuration, is *island, part *config.Configuration) {
+	w := config.NewHasher()
+	fresh := map[string]*config.Certificate{}
 	for i := range part.Certificates {
 		fresh[part.Certificates[i].Name] = &part.Certificates[i]
 	}
-	certs := make([]Certificate, 0, len(in.cur.Certificates))
+	certs := make([]config.Certificate, 0, len(in.cur.Certificates))
 	for _, c := range in.cur.Certificates {
 		hosts := slices.DeleteFunc(slices.Clone(c.Hosts), func(h string) bool { return is.hosts[h] })
 		if f := fresh[c.Name]; f != nil {
@@ -384,29 +385,29 @@ func (in *Incremental) spliceCertificates(out *Configuration, is *island, part *
 			continue
 		}
 		if len(hosts) == 0 && c.Name != out.DefaultCertificate {
-			in.sums.certs.remove(c.Name)
+			in.sums.RemoveCertificate(c.Name)
 			continue
 		}
 		c.Hosts = hosts
-		in.sums.certs.set(c.Name, w.certEntry(&c, true))
+		in.sums.SetCertificate(c.Name, w.CertificateEntry(&c))
 		certs = append(certs, c)
 	}
-	var added []Certificate
+	var added []config.Certificate
 	for _, f := range fresh {
 		if len(f.Hosts) > 0 {
-			in.sums.certs.set(f.Name, w.certEntry(f, true))
+			in.sums.SetCertificate(f.Name, w.CertificateEntry(f))
 			added = append(added, *f)
 		}
 	}
-	slices.SortFunc(added, func(x, y Certificate) int { return strings.Compare(x.Name, y.Name) })
-	out.Certificates = mergeSorted(certs, added, func(x, y Certificate) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(added, func(x, y config.Certificate) int { return strings.Compare(x.Name, y.Name) })
+	out.Certificates = mergeSorted(certs, added, func(x, y config.Certificate) int { return strings.Compare(x.Name, y.Name) })
 }
 
 // spliceProblems replaces the Problems of the island's Ingresses. The
 // island's other Problems (the ConfigMap's, the flags') are those of cur,
 // and sortProblems drops the copies.
-func spliceProblems(cur []Problem, is *island, add []Problem) []Problem {
-	var out []Problem
+func spliceProblems(cur []config.Problem, is *island, add []config.Problem) []config.Problem {
+	var out []config.Problem
 	for _, p := range cur {
 		if p.Kind != "Ingress" || !is.keys[objectKey{p.Namespace, p.Name}] {
 			out = append(out, p)

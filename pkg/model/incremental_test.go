@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -195,7 +197,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 		u := universe{t: t, rnd: rand.New(rand.NewPCG(uint64(seed), 0x1e)), wide: 2 + seed%2*8}
 		opts := propOptions()
 		in := NewIncremental(NewStore(), opts)
-		var prev *Configuration
+		var prev *config.Configuration
 		for step := range steps {
 			// One seed in three applies bursts of up to three events
 			// before a Build, as the syncer coalesces them.
@@ -210,7 +212,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 				matters = matters || m
 			}
 			got, want := in.Build(), Build(in.Store(), opts)
-			if !reflect.DeepEqual(exported(got), exported(want)) || got.Checksum != configChecksum(got, false) {
+			if !reflect.DeepEqual(exported(got), exported(want)) || got.Checksum != got.ComputeChecksum() {
 				t.Fatalf("seed %d step %d (%s %s %s): incremental differs from Build:\n%s", seed, step, ev.Op, ev.Kind, ev.Key(), firstDiff(got, want))
 			}
 			if !matters && prev != nil && prev.Checksum != got.Checksum {
@@ -218,7 +220,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 			}
 			if prev != nil {
 				x, y := exported(prev), exported(want)
-				if d, full := Diff(prev, got), Diff(&x, &y); !reflect.DeepEqual(d, full) {
+				if d, full := config.Diff(prev, got), config.Diff(&x, &y); !reflect.DeepEqual(d, full) {
 					t.Fatalf("seed %d step %d (%s %s %s): Diff with the Incremental's hint differs from a full Diff:\n got  %+v\n want %+v",
 						seed, step, ev.Op, ev.Kind, ev.Key(), d, full)
 				}
@@ -229,14 +231,12 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 }
 
 // exported is c without the Incremental's bookkeeping (gen, patch).
-func exported(c *Configuration) Configuration {
-	x := *c
-	x.gen, x.patch = nil, nil
-	return x
+func exported(c *config.Configuration) config.Configuration {
+	return c.Content()
 }
 
 // firstDiff names the first top-level field in which a and b differ.
-func firstDiff(a, b *Configuration) string {
+func firstDiff(a, b *config.Configuration) string {
 	va, vb := reflect.ValueOf(*a), reflect.ValueOf(*b)
 	for i := range va.NumField() {
 		if !va.Type().Field(i).IsExported() {
@@ -260,7 +260,7 @@ func firstDiff(a, b *Configuration) string {
 			return fmt.Sprintf("field %s:\n got  %+v\n want %+v", va.Type().Field(i).Name, va.Field(i).Interface(), vb.Field(i).Interface())
 		}
 	}
-	return "checksum " + a.Checksum + " recomputed " + configChecksum(a, false)
+	return "checksum " + a.Checksum + " recomputed " + a.ComputeChecksum()
 }
 
 // diffPath finds the first leaf where a and b differ and names its path.
@@ -298,7 +298,7 @@ func diffPath(a, b reflect.Value, path string) (string, any, any, bool) {
 	return path, a.Interface(), b.Interface(), true
 }
 
-func serverNames(ss []Server) []string {
+func serverNames(ss []config.Server) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, s.Hostname+"->"+s.RedirectTo)
@@ -306,7 +306,7 @@ func serverNames(ss []Server) []string {
 	return out
 }
 
-func backendsText(l BackendList) string {
+func backendsText(l config.BackendList) string {
 	var out []string
 	for _, be := range l.All() {
 		out = append(out, fmt.Sprintf("%+v", *be))
@@ -331,10 +331,10 @@ func TestIncrementalShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := in.Build()
-	if !sameArray(a.Servers, b.Servers) || !sameArray(a.Certificates, b.Certificates) || a.Backends.same(b.Backends) {
+	if !sameBacking(a.Servers, b.Servers) || !sameBacking(a.Certificates, b.Certificates) || a.Backends.Same(b.Backends) {
 		t.Errorf("an endpoint change copied the servers or certificates, or not the backends")
 	}
-	ch := Diff(a, b)
+	ch := config.Diff(a, b)
 	if len(ch.BackendsUpserted) != 1 || ch.BackendsUpserted[0].Service != "web" || len(ch.ServersUpserted) != 0 || ch.Reload {
 		t.Errorf("diff %+v, want the web backend only", ch)
 	}
@@ -377,7 +377,7 @@ func TestIngressChangeRebuildsItsHosts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	byHost := func(c *Configuration, h string) *Server {
+	byHost := func(c *config.Configuration, h string) *config.Server {
 		for i := range c.Servers {
 			if c.Servers[i].Hostname == h {
 				return &c.Servers[i]
@@ -385,7 +385,7 @@ func TestIngressChangeRebuildsItsHosts(t *testing.T) {
 		}
 		return nil
 	}
-	apply := func(o runtime.Object) *Configuration {
+	apply := func(o runtime.Object) *config.Configuration {
 		t.Helper()
 		if _, err := in.Apply(upsertEvent(o)); err != nil {
 			t.Fatal(err)
@@ -394,20 +394,25 @@ func TestIngressChangeRebuildsItsHosts(t *testing.T) {
 	}
 	base := in.Build()
 	next := apply(ingress("default", "b", rule("b.example.com", prefix("/", "web", 80), prefix("/v2", "web", 80))))
-	if next.patch == nil || !next.patch.spliced {
+	if !next.Spliced() {
 		t.Fatalf("an Ingress change was a full Build")
 	}
-	for _, h := range []string{"a.example.com", "c.example.com", DefaultServerName} {
-		if !sameArray(byHost(base, h).Locations, byHost(next, h).Locations) {
+	for _, h := range []string{"a.example.com", "c.example.com", config.DefaultServerName} {
+		if !sameBacking(byHost(base, h).Locations, byHost(next, h).Locations) {
 			t.Errorf("server %s was rebuilt", h)
 		}
 	}
-	ch := Diff(base, next)
+	ch := config.Diff(base, next)
 	if len(ch.ServersUpserted) != 1 || ch.ServersUpserted[0].Hostname != "b.example.com" || len(ch.ServersRemoved) != 0 || ch.Reload {
 		t.Errorf("diff %+v, want server b.example.com only", ch)
 	}
 	full := apply(ingress("default", "c", rule("c.example.com", prefix("/", "web", 80)), nginx("server-alias", "d.example.com")))
-	if full.patch != nil {
+	if full.Patched() {
 		t.Errorf("server-alias (decided across hosts) was rebuilt per host")
 	}
+}
+
+// sameBacking reports whether a and b are the same slice.
+func sameBacking[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -8,10 +8,6 @@ import (
 	"strings"
 )
 
-// DefaultServerName is the Hostname of the server answering requests for
-// unknown hosts and Ingress rules without a host.
-const DefaultServerName = "_"
-
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
@@ -63,20 +59,6 @@ func validHost(h string) error {
 		return errInvalidHost
 	}
 	return nil
-}
-
-// MatchHost reports whether host is served by pattern under Ingress v1
-// rules: an exact name matches itself, and "*.foo.com" matches "bar.foo.com"
-// but neither "foo.com" nor "baz.bar.foo.com" (the wildcard is exactly one
-// label). Renderers must honour this: nginx's own "*.foo.com" matches any
-// depth.
-func MatchHost(pattern, host string) bool {
-	suffix, ok := strings.CutPrefix(pattern, "*")
-	if !ok {
-		return pattern == host
-	}
-	label, found := strings.CutSuffix(host, suffix)
-	return found && label != "" && !strings.Contains(label, ".")
 }
 
 // path validation errors.

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -45,7 +47,7 @@ type Options struct {
 	// name FallbackCertificateName. Build does not modify it. When nil and
 	// no default certificate is valid, Configuration.DefaultCertificate is
 	// "".
-	FallbackCertificate *Certificate
+	FallbackCertificate *config.Certificate
 	// ConfigMap is "namespace/name" of the controller ConfigMap holding the
 	// Global settings, or "" for the defaults.
 	ConfigMap string

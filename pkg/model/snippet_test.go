@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,11 +18,11 @@ func TestBuildSnippetsFailClosed(t *testing.T) {
 			append(opts, created(1), defaultBackend("web", 80), tlsFor("cert", "a.example.com"),
 				rule("a.example.com", prefix("/", "web", 80), exact("/admin", "web", 80)))...)))
 	}
-	nothing := []Server{srv("_", catchAll(""))}
+	nothing := []config.Server{srv("_", catchAll(""))}
 	cases := map[string]buildCase{
 		"without a snippet the Ingress is served": {
 			objs:    full(),
-			servers: []Server{srv("_", catchAll(web80)), tlsSrv("a.example.com", true, loc("/admin", PathExact, web80, "default/snip"), loc("/", PathPrefix, web80, "default/snip"))},
+			servers: []config.Server{srv("_", catchAll(web80)), tlsSrv("a.example.com", true, loc("/admin", config.PathExact, web80, "default/snip"), loc("/", config.PathPrefix, web80, "default/snip"))},
 		},
 		"allow-snippet-annotations in the ConfigMap changes nothing": {
 			objs:     append(full(nginx("server-snippet", "return 200;")), configMap("ingress", "cfg", "allow-snippet-annotations", "true")),
@@ -51,18 +53,18 @@ func TestBuildSnippetsFailClosed(t *testing.T) {
 		"a refused Ingress claims nothing: a younger one serves the host": {
 			objs: append(full(nginx("configuration-snippet", "allow 10.0.0.0/8; deny all;")),
 				ingress("default", "plain", created(5), rule("a.example.com", prefix("/", "web", 80)))),
-			servers:  []Server{srv("_", catchAll("")), srv("a.example.com", loc("/", PathPrefix, web80, "default/plain"))},
+			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/", config.PathPrefix, web80, "default/plain"))},
 			problems: []string{"Ingress default/snip: annotation nginx.ingress.kubernetes.io/configuration-snippet: " + refused},
 		},
 		"a snippet-like name outside the prefix is not a snippet": {
 			objs:    objs(webService(), one(ingress("default", "other", annotation("example.com/server-snippet", "x"), rule("a.example.com", prefix("/", "web", 80))))),
-			servers: []Server{srv("_", catchAll("")), srv("a.example.com", loc("/", PathPrefix, web80, "default/other"))},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/", config.PathPrefix, web80, "default/other"))},
 		},
 	}
 	runBuildCases(t, cases)
 	cfg := buildWith(t, full(nginx("server-snippet", "return 200;")), nil)
 	for _, c := range cfg.Certificates {
-		if c.Name != FallbackCertificateName {
+		if c.Name != config.FallbackCertificateName {
 			t.Errorf("a refused Ingress left certificate %s", c.Name)
 		}
 	}

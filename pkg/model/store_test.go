@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"net/netip"
 	"testing"
@@ -168,21 +170,21 @@ func TestSliceEntry(t *testing.T) {
 	multi.Endpoints[0].Addresses = append(multi.Endpoints[0].Addresses, "10.0.0.2")
 	tests := map[string]struct {
 		slice *discoveryv1.EndpointSlice
-		want  []Endpoint
+		want  []config.Endpoint
 	}{
 		"fqdn slices are ignored":            {fqdn, nil},
-		"ipv6 canonical, invalid ignored":    {v6, []Endpoint{ep("2001:db8::1", 80)}},
+		"ipv6 canonical, invalid ignored":    {v6, []config.Endpoint{ep("2001:db8::1", 80)}},
 		"a port without number is ignored":   {noPort, nil},
-		"only the first address is used":     {multi, []Endpoint{ep("10.0.0.1", 80)}},
-		"no endpoints":                       {slice("default", "e", "web", "", 80), []Endpoint{}},
-		"unready excluded, unknown included": {slice("default", "u", "web", "", 80, notReady("10.0.0.1"), readyUnknown("10.0.0.2")), []Endpoint{ep("10.0.0.2", 80)}},
+		"only the first address is used":     {multi, []config.Endpoint{ep("10.0.0.1", 80)}},
+		"no endpoints":                       {slice("default", "e", "web", "", 80), []config.Endpoint{}},
+		"unready excluded, unknown included": {slice("default", "u", "web", "", 80, notReady("10.0.0.1"), readyUnknown("10.0.0.2")), []config.Endpoint{ep("10.0.0.2", 80)}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var got []Endpoint
+			var got []config.Endpoint
 			if p := newSliceEntry(objectKey{"default", tc.slice.Name}, tc.slice).port(""); p != nil {
 				got = p.endpoints
-				if p.sum != sumEndpoints(got) {
+				if p.sum != config.SumEndpoints(got) {
 					t.Error("stored endpoints sum differs")
 				}
 			}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"fmt"
 	"slices"
@@ -24,23 +26,20 @@ import (
 // maxL4Value bounds a services ConfigMap value.
 const maxL4Value = 512
 
-// ProblemKindConfigMap is the kind of Problems of a ConfigMap entry.
-const ProblemKindConfigMap = "ConfigMap"
-
 // l4Source is a services ConfigMap ("namespace/name", or "") and the
 // protocol of its entries.
 type l4Source struct {
 	ref   string
-	proto L4Protocol
+	proto config.L4Protocol
 }
 
 // l4Sources are the TCP and UDP services ConfigMaps of opts.
 func l4Sources(opts Options) [2]l4Source {
-	return [2]l4Source{{opts.TCPServicesConfigMap, L4TCP}, {opts.UDPServicesConfigMap, L4UDP}}
+	return [2]l4Source{{opts.TCPServicesConfigMap, config.L4TCP}, {opts.UDPServicesConfigMap, config.L4UDP}}
 }
 
 // l4ConfigMap is the services ConfigMap of proto in opts.
-func l4ConfigMap(opts Options, proto L4Protocol) string {
+func l4ConfigMap(opts Options, proto config.L4Protocol) string {
 	for _, src := range l4Sources(opts) {
 		if src.proto == proto {
 			return src.ref
@@ -51,26 +50,26 @@ func l4ConfigMap(opts Options, proto L4Protocol) string {
 
 // l4EntryProblem is the Problem of an entry (port, as written) of the
 // services ConfigMap ref that is left out because of err.
-func l4EntryProblem(ref string, proto L4Protocol, port string, err error) Problem {
+func l4EntryProblem(ref string, proto config.L4Protocol, port string, err error) config.Problem {
 	key, _ := parseObjectKey(ref)
-	return Problem{Kind: ProblemKindConfigMap, Namespace: key.Namespace, Name: key.Name,
+	return config.Problem{Kind: config.ProblemKindConfigMap, Namespace: key.Namespace, Name: key.Name,
 		Reason: fmt.Sprintf("%s port %s: %v; entry left out", proto, quoteValue(port), err)}
 }
 
 // buildL4 builds Configuration.L4 from the two services ConfigMaps.
-func (b *builder) buildL4() []L4Service {
-	var out []L4Service
+func (b *builder) buildL4() []config.L4Service {
+	var out []config.L4Service
 	for _, src := range l4Sources(b.opts) {
 		out = append(out, b.l4From(src.ref, src.proto)...)
 	}
-	slices.SortFunc(out, func(x, y L4Service) int {
+	slices.SortFunc(out, func(x, y config.L4Service) int {
 		return cmp.Or(cmp.Compare(x.Protocol, y.Protocol), cmp.Compare(x.Port, y.Port))
 	})
 	return out
 }
 
 // l4From builds the services of one ConfigMap, sorted by port.
-func (b *builder) l4From(ref string, proto L4Protocol) []L4Service {
+func (b *builder) l4From(ref string, proto config.L4Protocol) []config.L4Service {
 	if ref == "" {
 		return nil
 	}
@@ -87,7 +86,7 @@ func (b *builder) l4From(ref string, proto L4Protocol) []L4Service {
 		ports = append(ports, k)
 	}
 	slices.Sort(ports)
-	var out []L4Service
+	var out []config.L4Service
 	for _, port := range ports {
 		svc, err := b.l4Service(proto, port, cm.Data[port])
 		if err != nil {
@@ -100,21 +99,21 @@ func (b *builder) l4From(ref string, proto L4Protocol) []L4Service {
 }
 
 // l4Service parses and resolves one entry.
-func (b *builder) l4Service(proto L4Protocol, port, value string) (L4Service, error) {
+func (b *builder) l4Service(proto config.L4Protocol, port, value string) (config.L4Service, error) {
 	p, err := parseL4Port(port)
 	if err != nil {
-		return L4Service{}, err
+		return config.L4Service{}, err
 	}
 	if slices.Contains(b.opts.ReservedPorts, p) {
-		return L4Service{}, fmt.Errorf("is reserved for the controller's own listeners")
+		return config.L4Service{}, fmt.Errorf("is reserved for the controller's own listeners")
 	}
 	svc, err := parseL4Value(proto, value)
 	if err != nil {
-		return L4Service{}, fmt.Errorf("value %s: %w", quoteValue(value), err)
+		return config.L4Service{}, fmt.Errorf("value %s: %w", quoteValue(value), err)
 	}
 	svc.Port = p
 	if err := b.resolveL4(&svc); err != nil {
-		return L4Service{}, err
+		return config.L4Service{}, err
 	}
 	return svc, nil
 }
@@ -133,29 +132,29 @@ func parseL4Port(s string) (int, error) {
 // option field is no option (ingress-nginx's "ns/svc:80::PROXY" encodes
 // only); anything but PROXY (any case) is refused. PROXY on a UDP entry is
 // refused too: the PROXY protocol is TCP's (ingress-nginx ignores it).
-func parseL4Value(proto L4Protocol, v string) (L4Service, error) {
+func parseL4Value(proto config.L4Protocol, v string) (config.L4Service, error) {
 	if len(v) > maxL4Value {
-		return L4Service{}, fmt.Errorf("longer than %d characters", maxL4Value)
+		return config.L4Service{}, fmt.Errorf("longer than %d characters", maxL4Value)
 	}
 	parts := strings.Split(strings.TrimSpace(v), ":")
 	if len(parts) < 2 || len(parts) > 4 {
-		return L4Service{}, fmt.Errorf("must be namespace/service:port with up to two PROXY options")
+		return config.L4Service{}, fmt.Errorf("must be namespace/service:port with up to two PROXY options")
 	}
 	key, err := parseObjectKey(parts[0])
 	if err != nil || !isDNSLabel(key.Name) {
-		return L4Service{}, fmt.Errorf("%s is not namespace/service", quoteValue(parts[0]))
+		return config.L4Service{}, fmt.Errorf("%s is not namespace/service", quoteValue(parts[0]))
 	}
 	if !validServicePort(parts[1]) {
-		return L4Service{}, fmt.Errorf("service port %s is not a number from 1 to 65535 or a port name", quoteValue(parts[1]))
+		return config.L4Service{}, fmt.Errorf("service port %s is not a number from 1 to 65535 or a port name", quoteValue(parts[1]))
 	}
-	svc := L4Service{Protocol: proto, Namespace: key.Namespace, Service: key.Name, ServicePort: parts[1]}
+	svc := config.L4Service{Protocol: proto, Namespace: key.Namespace, Service: key.Name, ServicePort: parts[1]}
 	for i, opt := range parts[2:] {
 		switch {
 		case opt == "":
 		case !strings.EqualFold(opt, "PROXY"):
-			return L4Service{}, fmt.Errorf("option %s is not PROXY", quoteValue(opt))
-		case proto == L4UDP:
-			return L4Service{}, fmt.Errorf("PROXY is a TCP option (the PROXY protocol has no UDP form here)")
+			return config.L4Service{}, fmt.Errorf("option %s is not PROXY", quoteValue(opt))
+		case proto == config.L4UDP:
+			return config.L4Service{}, fmt.Errorf("PROXY is a TCP option (the PROXY protocol has no UDP form here)")
 		case i == 0:
 			svc.DecodeProxy = true
 		default:
@@ -178,7 +177,7 @@ func validServicePort(s string) bool {
 // its ready endpoints. A Service without ready endpoints keeps its
 // listener (connections are closed until one is ready), unlike
 // ingress-nginx, which removes the listener: a reload per scale to zero.
-func (b *builder) resolveL4(svc *L4Service) error {
+func (b *builder) resolveL4(svc *config.L4Service) error {
 	key := objectKey{svc.Namespace, svc.Service}
 	obj := b.s.services[key]
 	switch {
@@ -215,7 +214,7 @@ func l4ServicePort(svc *serviceEntry, ref string, proto corev1.Protocol) *servic
 // Ingress with ssl-passthrough, the endpoints of the backend of the host's
 // Prefix "/" path, as ingress-nginx (which needs that path too). Without
 // --enable-ssl-passthrough the annotation is left out with a Problem.
-func (b *builder) finishPassthrough(cfg *Configuration) {
+func (b *builder) finishPassthrough(cfg *config.Configuration) {
 	hosts := b.passthroughHosts()
 	if len(hosts) == 0 {
 		return
@@ -225,7 +224,7 @@ func (b *builder) finishPassthrough(cfg *Configuration) {
 			cfg.Passthrough = append(cfg.Passthrough, p)
 		}
 	}
-	slices.SortFunc(cfg.Passthrough, func(x, y PassthroughHost) int { return cmp.Compare(x.Hostname, y.Hostname) })
+	slices.SortFunc(cfg.Passthrough, func(x, y config.PassthroughHost) int { return cmp.Compare(x.Hostname, y.Hostname) })
 }
 
 type passthroughClaim struct {
@@ -262,25 +261,25 @@ func (b *builder) passthroughHosts() []passthroughClaim {
 }
 
 // passthroughHost resolves one claimed host against the built servers.
-func (b *builder) passthroughHost(cfg *Configuration, c passthroughClaim) (PassthroughHost, bool) {
+func (b *builder) passthroughHost(cfg *config.Configuration, c passthroughClaim) (config.PassthroughHost, bool) {
 	// Not a binary search: aliases and www redirects follow the sorted
 	// servers; passthrough hosts are few.
-	i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Hostname == c.host })
+	i := slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Hostname == c.host })
 	if i < 0 {
-		return PassthroughHost{}, false // the rule was left out with its own Problem
+		return config.PassthroughHost{}, false // the rule was left out with its own Problem
 	}
 	for _, l := range cfg.Servers[i].Locations {
-		if l.Path != "/" || l.PathType != PathPrefix || l.Ingress == "" {
+		if l.Path != "/" || l.PathType != config.PathPrefix || l.Ingress == "" {
 			continue
 		}
 		be, _, ok := cfg.Backends.Find(l.Backend)
 		if !ok {
 			break
 		}
-		return PassthroughHost{Hostname: c.host, Ingress: l.Ingress, Backend: l.Backend, Endpoints: be.Endpoints}, true
+		return config.PassthroughHost{Hostname: c.host, Ingress: l.Ingress, Backend: l.Backend, Endpoints: be.Endpoints}, true
 	}
 	b.ingressProblem(c.e, "ssl-passthrough: host %s has no Prefix / path with a Service backend; passthrough ignored", c.host)
-	return PassthroughHost{}, false
+	return config.PassthroughHost{}, false
 }
 
 // WithoutListeners returns cfg without the TCP and UDP services that
@@ -289,9 +288,9 @@ func (b *builder) passthroughHost(cfg *Configuration, c passthroughClaim) (Passt
 // change), each with a Problem on its ConfigMap, and the checksum of what
 // is left. cfg itself is returned when check refuses none; it is never
 // modified.
-func WithoutListeners(cfg *Configuration, opts Options, check func(L4Service) error) *Configuration {
-	var kept []L4Service
-	var problems []Problem
+func WithoutListeners(cfg *config.Configuration, opts Options, check func(config.L4Service) error) *config.Configuration {
+	var kept []config.L4Service
+	var problems []config.Problem
 	for i, svc := range cfg.L4 {
 		err := check(svc)
 		if err == nil {
@@ -301,7 +300,7 @@ func WithoutListeners(cfg *Configuration, opts Options, check func(L4Service) er
 			continue
 		}
 		if problems == nil {
-			kept = append(make([]L4Service, 0, len(cfg.L4)), cfg.L4[:i]...)
+			kept = append(make([]config.L4Service, 0, len(cfg.L4)), cfg.L4[:i]...)
 		}
 		problems = append(problems, l4EntryProblem(l4ConfigMap(opts, svc.Protocol), svc.Protocol, strconv.Itoa(svc.Port),
 			fmt.Errorf("nginx cannot listen on it: %w", err)))
@@ -312,6 +311,6 @@ func WithoutListeners(cfg *Configuration, opts Options, check func(L4Service) er
 	out := *cfg
 	out.L4 = kept
 	out.Problems = sortProblems(append(slices.Clone(cfg.Problems), problems...))
-	out.Checksum = configChecksum(&out, true)
+	out.Checksum = config.ChecksumTrustingParts(&out)
 	return &out
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"strings"
 	"testing"
@@ -34,36 +36,39 @@ func l4Objects() []runtime.Object {
 }
 
 func TestBuildL4(t *testing.T) {
-	tcp := func(port int, ns, svc, sp string, eps ...Endpoint) L4Service {
+	tcp := func(port int, ns, svc, sp string, eps ...config.Endpoint) config.L4Service {
 		if eps == nil {
-			eps = []Endpoint{}
+			eps = []config.Endpoint{}
 		}
-		return L4Service{Protocol: L4TCP, Port: port, Namespace: ns, Service: svc, ServicePort: sp, Endpoints: eps}
+		return config.L4Service{Protocol: config.L4TCP, Port: port, Namespace: ns, Service: svc, ServicePort: sp, Endpoints: eps}
 	}
-	withProxy := func(s L4Service, dec, enc bool) L4Service { s.DecodeProxy, s.EncodeProxy = dec, enc; return s }
-	udp := func(s L4Service) L4Service { s.Protocol = L4UDP; return s }
-	pg := []Endpoint{ep("10.0.0.1", 5432), ep("10.0.0.2", 5432)}
+	withProxy := func(s config.L4Service, dec, enc bool) config.L4Service {
+		s.DecodeProxy, s.EncodeProxy = dec, enc
+		return s
+	}
+	udp := func(s config.L4Service) config.L4Service { s.Protocol = config.L4UDP; return s }
+	pg := []config.Endpoint{ep("10.0.0.1", 5432), ep("10.0.0.2", 5432)}
 	tests := map[string]struct {
 		tcp, udp []string // key, value pairs
-		want     []L4Service
+		want     []config.L4Service
 		problems []string
 	}{
-		"by number": {tcp: []string{"9000", "data/db:5432"}, want: []L4Service{tcp(9000, "data", "db", "5432", pg...)}},
-		"by name":   {tcp: []string{"9000", "data/db:pg"}, want: []L4Service{tcp(9000, "data", "db", "pg", pg...)}},
+		"by number": {tcp: []string{"9000", "data/db:5432"}, want: []config.L4Service{tcp(9000, "data", "db", "5432", pg...)}},
+		"by name":   {tcp: []string{"9000", "data/db:pg"}, want: []config.L4Service{tcp(9000, "data", "db", "pg", pg...)}},
 		"proxy options": {tcp: []string{"9000", "data/db:5432:PROXY", "9001", "data/db:5432::proxy", "9002", "data/db:5432:PROXY:PROXY"},
-			want: []L4Service{withProxy(tcp(9000, "data", "db", "5432", pg...), true, false),
+			want: []config.L4Service{withProxy(tcp(9000, "data", "db", "5432", pg...), true, false),
 				withProxy(tcp(9001, "data", "db", "5432", pg...), false, true),
 				withProxy(tcp(9002, "data", "db", "5432", pg...), true, true)}},
 		"udp and tcp of one number": {tcp: []string{"53", "kube-system/dns:53"}, udp: []string{"53", "kube-system/dns:53"},
-			want: []L4Service{tcp(53, "kube-system", "dns", "53", ep("10.0.1.2", 5300)), udp(tcp(53, "kube-system", "dns", "53", ep("10.0.1.1", 5353)))}},
-		"no ready endpoints keeps the listener": {tcp: []string{"9000", "data/empty:5432"}, want: []L4Service{tcp(9000, "data", "empty", "5432")}},
+			want: []config.L4Service{tcp(53, "kube-system", "dns", "53", ep("10.0.1.2", 5300)), udp(tcp(53, "kube-system", "dns", "53", ep("10.0.1.1", 5353)))}},
+		"no ready endpoints keeps the listener": {tcp: []string{"9000", "data/empty:5432"}, want: []config.L4Service{tcp(9000, "data", "empty", "5432")}},
 		"bad entries never block the others": {
 			tcp: []string{"9000", "data/db:5432", "0", "data/db:5432", "65536", "data/db:5432", "09001", "data/db:5432",
 				"http", "data/db:5432", "80", "data/db:5432", "9002", "data/db", "9003", "data/missing:5432", "9004", "data/db:5433",
 				"9005", "data/db:5432:PROXY:PROXY:PROXY", "9006", "data/db:5432:SSL", "9007", "Data/db:5432", "9008", "data/db:pg;x",
 				"9009", "data/db:0", "9010", "kube-system/dns:dns"},
 			udp:  []string{"5353", "kube-system/dns:53:PROXY"},
-			want: []L4Service{tcp(9000, "data", "db", "5432", pg...)},
+			want: []config.L4Service{tcp(9000, "data", "db", "5432", pg...)},
 			problems: []string{
 				`TCP port "0": is not a port number`, `TCP port "09001": is not a port number`, `TCP port "65536": is not a port number`,
 				`TCP port "80": is reserved`, `TCP port "9002": value "data/db": must be namespace/service:port`,
@@ -79,9 +84,9 @@ func TestBuildL4(t *testing.T) {
 			all := append(l4Objects(), configMap("ingress", "tcp", tc.tcp...), configMap("ingress", "udp", tc.udp...))
 			cfg := Build(newTestStore(t, all...), l4Options())
 			checkEqual(t, "L4", cfg.L4, tc.want)
-			var ps []Problem
+			var ps []config.Problem
 			for _, p := range cfg.Problems {
-				if p.Kind == ProblemKindConfigMap {
+				if p.Kind == config.ProblemKindConfigMap {
 					ps = append(ps, p)
 				}
 			}
@@ -99,7 +104,7 @@ func TestBuildL4ChecksumFollowsEndpoints(t *testing.T) {
 	if a.Checksum == b.Checksum || a.Checksum == none.Checksum {
 		t.Errorf("checksums %s %s %s: an endpoint change and a removed service must change it", a.Checksum, b.Checksum, none.Checksum)
 	}
-	if got := configChecksum(a, false); got != a.Checksum {
+	if got := a.ComputeChecksum(); got != a.Checksum {
 		t.Errorf("checksum from parts %s, whole %s", a.Checksum, got)
 	}
 }
@@ -111,11 +116,11 @@ func TestBuildPassthrough(t *testing.T) {
 	tests := map[string]struct {
 		objs     []runtime.Object
 		disabled bool
-		want     []PassthroughHost
+		want     []config.PassthroughHost
 		problems []string
 	}{
 		"root path": {objs: one(ingress("default", "argo", pt, rule("argo.example.com", prefix("/", "argocd", 443)))),
-			want: []PassthroughHost{{Hostname: "argo.example.com", Ingress: "default/argo", Backend: "default-argocd-443", Endpoints: []Endpoint{ep("10.0.2.1", 8443)}}}},
+			want: []config.PassthroughHost{{Hostname: "argo.example.com", Ingress: "default/argo", Backend: "default-argocd-443", Endpoints: []config.Endpoint{ep("10.0.2.1", 8443)}}}},
 		"flag off": {disabled: true, objs: one(ingress("default", "argo", pt, rule("argo.example.com", prefix("/", "argocd", 443)))),
 			problems: []string{"needs the syncer's --enable-ssl-passthrough"}},
 		"no root path": {objs: one(ingress("default", "argo", pt, rule("argo.example.com", prefix("/api", "argocd", 443)))),
@@ -123,7 +128,7 @@ func TestBuildPassthrough(t *testing.T) {
 		"root path of another Ingress of the host": {objs: one(
 			ingress("default", "web", created(1), rule("argo.example.com", prefix("/", "web", 80))),
 			ingress("default", "argo", created(2), pt, rule("argo.example.com", prefix("/x", "argocd", 443)))),
-			want: []PassthroughHost{{Hostname: "argo.example.com", Ingress: "default/web", Backend: "default-web-80", Endpoints: []Endpoint{ep("10.0.3.1", 8080)}}}},
+			want: []config.PassthroughHost{{Hostname: "argo.example.com", Ingress: "default/web", Backend: "default-web-80", Endpoints: []config.Endpoint{ep("10.0.3.1", 8080)}}}},
 		"wildcard and no host": {objs: one(ingress("default", "argo", pt, rule("*.example.com", prefix("/", "argocd", 443)), rule("", prefix("/", "argocd", 443)))),
 			problems: []string{"a rule without host", "wildcard host *.example.com"}},
 		"false": {objs: one(ingress("default", "argo", nginx("ssl-passthrough", "false"), rule("argo.example.com", prefix("/", "argocd", 443))))},
@@ -151,7 +156,7 @@ func FuzzL4Value(f *testing.F) {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		for _, proto := range []L4Protocol{L4TCP, L4UDP} {
+		for _, proto := range []config.L4Protocol{config.L4TCP, config.L4UDP} {
 			s, err := parseL4Value(proto, v)
 			if err != nil {
 				continue
@@ -159,7 +164,7 @@ func FuzzL4Value(f *testing.F) {
 			if !isDNSLabel(s.Namespace) || !isDNSLabel(s.Service) || !validServicePort(s.ServicePort) {
 				t.Fatalf("accepted %q as %+v", v, s)
 			}
-			if proto == L4UDP && (s.DecodeProxy || s.EncodeProxy) || strings.ContainsAny(s.ServicePort, ";{}\"' \n$") {
+			if proto == config.L4UDP && (s.DecodeProxy || s.EncodeProxy) || strings.ContainsAny(s.ServicePort, ";{}\"' \n$") {
 				t.Fatalf("accepted %q as %+v", v, s)
 			}
 		}
@@ -169,11 +174,11 @@ func FuzzL4Value(f *testing.F) {
 func TestWithoutListeners(t *testing.T) {
 	cm := configMap("ingress", "tcp", "9000", "data/db:5432", "9001", "data/db:5432")
 	cfg := Build(newTestStore(t, append(l4Objects(), cm)...), l4Options())
-	same := WithoutListeners(cfg, l4Options(), func(L4Service) error { return nil })
+	same := WithoutListeners(cfg, l4Options(), func(config.L4Service) error { return nil })
 	if same != cfg {
 		t.Errorf("nothing refused: want cfg itself")
 	}
-	out := WithoutListeners(cfg, l4Options(), func(s L4Service) error {
+	out := WithoutListeners(cfg, l4Options(), func(s config.L4Service) error {
 		if s.Port == 9000 {
 			return errors.New("permission denied")
 		}

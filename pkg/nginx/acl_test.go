@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -24,7 +26,7 @@ import (
 
 // buildACL builds objs as buildObjects does, but returns the Problems
 // instead of failing on them (the fail-closed cases have some).
-func buildACL(t *testing.T, objs ...runtime.Object) *model.Configuration {
+func buildACL(t *testing.T, objs ...runtime.Object) *config.Configuration {
 	t.Helper()
 	s := model.NewStore()
 	for _, obj := range objs {
@@ -134,7 +136,7 @@ func TestSourceRanges(t *testing.T) {
 	})
 }
 
-func problemsOf(cfg *model.Configuration) []string {
+func problemsOf(cfg *config.Configuration) []string {
 	var out []string
 	for _, p := range cfg.Problems {
 		out = append(out, fmt.Sprint(p))
@@ -153,7 +155,7 @@ func TestRealClientAddress(t *testing.T) {
 		aclIngress("plain"),
 		aclIngress("client", "allowlist-source-range", "10.1.2.3"),
 	)
-	with := func(kv ...string) *model.Configuration {
+	with := func(kv ...string) *config.Configuration {
 		return buildACL(t, append(ings[:len(ings):len(ings)], headerConfigMap("ingress", "controller", kv...))...)
 	}
 	h := startNginx(t, with("use-forwarded-headers", "true"), nil)
@@ -211,7 +213,7 @@ func TestRealClientAddress(t *testing.T) {
 
 // reload applies cfg, which must reload nginx (a ConfigMap change of
 // nginx.conf).
-func reload(t *testing.T, h *harness, cfg *model.Configuration) {
+func reload(t *testing.T, h *harness, cfg *config.Configuration) {
 	t.Helper()
 	ch, err := h.app.Apply(context.Background(), cfg)
 	if err != nil {

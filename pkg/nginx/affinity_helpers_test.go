@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"crypto/md5" //nolint:gosec // the balancer's own hash, mirrored to predict its choices
 	"encoding/hex"
 	"net/http"
@@ -22,7 +24,7 @@ import (
 // buildServices builds, with model.Build, the Configuration of ings and a
 // Service per entry of services, with one endpoint per echo server (an
 // EndpointSlice each, as their ports differ). Problems fail the test.
-func buildServices(t *testing.T, services map[string][]*echo.Server, ings ...*networkingv1.Ingress) *model.Configuration {
+func buildServices(t *testing.T, services map[string][]*echo.Server, ings ...*networkingv1.Ingress) *config.Configuration {
 	t.Helper()
 	cfg := buildServicesWithProblems(t, services, ings...)
 	if len(cfg.Problems) > 0 {
@@ -32,7 +34,7 @@ func buildServices(t *testing.T, services map[string][]*echo.Server, ings ...*ne
 }
 
 // buildServicesWithProblems is buildServices, Problems left to the caller.
-func buildServicesWithProblems(t *testing.T, services map[string][]*echo.Server, ings ...*networkingv1.Ingress) *model.Configuration {
+func buildServicesWithProblems(t *testing.T, services map[string][]*echo.Server, ings ...*networkingv1.Ingress) *config.Configuration {
 	t.Helper()
 	s := model.NewStore()
 	apply := func(ev events.Event) {

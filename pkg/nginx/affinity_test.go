@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"net/http"
 	"regexp"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Session affinity and consistent hashing through a real nginx, from the
@@ -134,7 +135,7 @@ func TestAffinityCookiePathWithRegex(t *testing.T) {
 	h := startNginx(t, cfg, nil)
 	for host, want := range map[string]string{"rx.test": "/foo/.*", "rxp.test": "/foo/bar"} {
 		r := h.mustGet("http://" + host + "/foo/bar")
-		if ck := setCookie(t, r, model.DefaultCookieName); r.Status != 200 || ck == nil || ck.Path != want {
+		if ck := setCookie(t, r, config.DefaultCookieName); r.Status != 200 || ck == nil || ck.Path != want {
 			t.Errorf("%s: status %d, Set-Cookie %q, want Path=%s", host, r.Status, r.Header.Values("Set-Cookie"), want)
 		}
 	}
@@ -145,9 +146,9 @@ func TestAffinityCookiePathWithRegex(t *testing.T) {
 var cookieOrder = regexp.MustCompile(`^[^=;]+=[^;]+(; Expires=[^;]+)?(; Max-Age=\d+)?(; Domain=[^;]+)?; Path=[^;]+(; Secure)?; HttpOnly(; SameSite=(None|Lax|Strict))?$`)
 
 // stickyBackend is a backend of eps with affinity in mode.
-func stickyBackend(name, mode string, eps ...*echo.Server) model.Backend {
+func stickyBackend(name, mode string, eps ...*echo.Server) config.Backend {
 	b := backendOf(name, eps...)
-	b.Affinity = &model.Affinity{CookieName: "route", Mode: mode}
+	b.Affinity = &config.Affinity{CookieName: "route", Mode: mode}
 	return b
 }
 
@@ -192,7 +193,7 @@ func revisit(t *testing.T, url string, clients []*http.Client) ([]string, int) {
 func TestAffinityModesWhenEndpointsChange(t *testing.T) {
 	eps := echoes(t, "a", "b", "c", "d", "e")
 	const clients = 40
-	for _, mode := range []string{model.AffinityBalanced, model.AffinityPersistent} {
+	for _, mode := range []string{config.AffinityBalanced, config.AffinityPersistent} {
 		t.Run(mode, func(t *testing.T) {
 			b := stickyBackend("sticky-"+mode, mode, eps[:2]...)
 			h := startNginx(t, balancerConfig(b), nil)
@@ -203,7 +204,7 @@ func TestAffinityModesWhenEndpointsChange(t *testing.T) {
 			}
 
 			b.Endpoints = append(b.Endpoints, endpointOf(eps[2]), endpointOf(eps[3]), endpointOf(eps[4]))
-			if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{b}}); err != nil {
+			if err := h.update(t.Context(), config.Change{BackendsUpserted: []config.Backend{b}}); err != nil {
 				t.Fatal(err)
 			}
 			after, renewed := revisit(t, "http://lb.test/", cs)
@@ -218,16 +219,16 @@ func TestAffinityModesWhenEndpointsChange(t *testing.T) {
 			}
 			// Balanced: each key is rehashed onto 5 endpoints, 3/5 of the
 			// sessions move on average (24 of 40).
-			if mode == model.AffinityBalanced && (moved < clients/5 || moved > clients*9/10) {
+			if mode == config.AffinityBalanced && (moved < clients/5 || moved > clients*9/10) {
 				t.Errorf("balanced: %d of %d sessions moved after 2 -> 5 endpoints, want about 3/5", moved, clients)
 			}
-			if mode == model.AffinityPersistent && moved > 0 {
+			if mode == config.AffinityPersistent && moved > 0 {
 				t.Errorf("persistent: %d of %d sessions moved after a scale-up", moved, clients)
 			}
 
 			// Endpoint "a" goes: its sessions move; the others stay.
 			b.Endpoints = b.Endpoints[1:]
-			if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{b}}); err != nil {
+			if err := h.update(t.Context(), config.Change{BackendsUpserted: []config.Backend{b}}); err != nil {
 				t.Fatal(err)
 			}
 			final, renewed := revisit(t, "http://lb.test/", cs)
@@ -242,10 +243,10 @@ func TestAffinityModesWhenEndpointsChange(t *testing.T) {
 					t.Errorf("client %d moved from %s to %s, which stayed", i, after[i], final[i])
 				}
 			}
-			if mode == model.AffinityPersistent && renewed != onA {
+			if mode == config.AffinityPersistent && renewed != onA {
 				t.Errorf("persistent: %d new cookies for the %d sessions of the removed endpoint", renewed, onA)
 			}
-			if mode == model.AffinityBalanced && renewed != 0 {
+			if mode == config.AffinityBalanced && renewed != 0 {
 				t.Errorf("balanced: %d new cookies after a scale-down", renewed)
 			}
 			checkNotReloaded(t, h, workers)
@@ -262,8 +263,8 @@ func TestAffinityChangeOnFailure(t *testing.T) {
 	deadKey := md5hex("cof" + "127.0.0.1:" + itoa(dead))
 	for _, change := range []bool{false, true} {
 		t.Run(map[bool]string{false: "off", true: "on"}[change], func(t *testing.T) {
-			b := stickyBackend("cof", model.AffinityPersistent, alive)
-			b.Endpoints = append(b.Endpoints, model.Endpoint{Address: "127.0.0.1", Port: int32(dead)})
+			b := stickyBackend("cof", config.AffinityPersistent, alive)
+			b.Endpoints = append(b.Endpoints, config.Endpoint{Address: "127.0.0.1", Port: int32(dead)})
 			b.Affinity.ChangeOnFailure = change
 			h := startNginx(t, balancerConfig(b), nil)
 			h.allowLuaErrors = true // nginx logs the refused connections
@@ -422,7 +423,7 @@ func TestUpstreamHashBySubset(t *testing.T) {
 // canary header says always; with legacy, the canary sets no cookie.
 func TestAffinityCanaryBehavior(t *testing.T) {
 	mainEps, canaryEps := echoes(t, "main"), echoes(t, "canary")
-	build := func(kv ...string) *model.Configuration {
+	build := func(kv ...string) *config.Configuration {
 		opts := []fixtures.IngressOption{fixtures.Created(fixtures.Epoch.Add(time.Second)), ann("canary", "true"),
 			ann("canary-weight", "50"), ann("canary-by-header", "X-Canary"), fixtures.Rule("c.test", fixtures.Prefix("/", "canary", 80))}
 		for i := 0; i+1 < len(kv); i += 2 {

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"net/http"
 	"testing"
 
@@ -12,7 +14,7 @@ import (
 
 // buildIngresses builds, with model.Build, the Configuration of ings and
 // a Service with one endpoint per echo backend (named as the backend).
-func buildIngresses(t *testing.T, backends map[string]int, ings ...*networkingv1.Ingress) *model.Configuration {
+func buildIngresses(t *testing.T, backends map[string]int, ings ...*networkingv1.Ingress) *config.Configuration {
 	t.Helper()
 	return buildWithSecrets(t, backends, nil, nil, ings...) // no Problem
 }
@@ -123,8 +125,8 @@ func TestCORSAnnotations(t *testing.T) {
 	defaults := map[string]string{
 		"Access-Control-Allow-Origin":      "*",
 		"Access-Control-Allow-Credentials": "true",
-		"Access-Control-Allow-Methods":     model.DefaultCORSMethods,
-		"Access-Control-Allow-Headers":     model.DefaultCORSHeaders,
+		"Access-Control-Allow-Methods":     config.DefaultCORSMethods,
+		"Access-Control-Allow-Headers":     config.DefaultCORSHeaders,
 		"Access-Control-Expose-Headers":    "",
 		"Access-Control-Max-Age":           "1728000",
 	}

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"context"
 	"fmt"
@@ -13,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/retry"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Signaler is what the Applier needs of a Process: a way to signal the
@@ -47,7 +48,7 @@ type Applier struct {
 	version uint64
 	// running is the Configuration nginx serves (nil before WriteConfig or
 	// the first Apply); conf is the checksum of the nginx.conf it runs.
-	running *model.Configuration
+	running *config.Configuration
 	conf    string
 	// dirty: the Lua side may differ from running (a failed push, a
 	// restart): the next push sends everything.
@@ -115,7 +116,7 @@ func (a *Applier) LastReload() ReloadStats {
 
 // Running returns the Configuration nginx serves, nil before the first.
 // It must not be modified.
-func (a *Applier) Running() *model.Configuration {
+func (a *Applier) Running() *config.Configuration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.running
@@ -124,7 +125,7 @@ func (a *Applier) Running() *model.Configuration {
 // WriteConfig renders and tests nginx.conf for cfg and installs it without
 // signalling nginx: the bootstrap step before Process.Start. cfg becomes the
 // running Configuration, which Restore (the Process OnStart hook) pushes.
-func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) error {
+func (a *Applier) WriteConfig(ctx context.Context, cfg *config.Configuration) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	conf, sum, err := a.render(cfg)
@@ -153,7 +154,7 @@ func (a *Applier) WriteConfig(ctx context.Context, cfg *model.Configuration) err
 
 // render renders nginx.conf for cfg's global settings and records the time
 // it took.
-func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
+func (a *Applier) render(cfg *config.Configuration) ([]byte, string, error) {
 	start := time.Now()
 	conf, sum, err := a.renderer.render(cfg, cfg.UpstreamTLS)
 	a.stats = ReloadStats{Render: time.Since(start)}
@@ -173,14 +174,14 @@ func (a *Applier) render(cfg *model.Configuration) ([]byte, string, error) {
 // ErrNotRunning. The endpoint files of the stream servers are written
 // before any reload (a failure wraps ErrStreamFiles). Whatever fails, the
 // next Apply pushes the whole state again.
-func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.Change, error) {
+func (a *Applier) Apply(ctx context.Context, next *config.Configuration) (config.Change, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	base := a.running
 	if a.dirty {
 		base = nil // push everything
 	}
-	ch := model.Diff(base, next)
+	ch := config.Diff(base, next)
 	conf, sum, err := a.renderIfChanged(next)
 	if err != nil {
 		return ch, err
@@ -218,7 +219,7 @@ func (a *Applier) Apply(ctx context.Context, next *model.Configuration) (model.C
 // reload is set: no route depends on nginx.conf, and a reload that fails
 // then leaves nginx serving the previous Configuration as a whole. It
 // returns what it sent.
-func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch *model.Change, reload bool, conf []byte, sum string) (RestoreStats, error) {
+func (a *Applier) pushChange(ctx context.Context, next *config.Configuration, ch *config.Change, reload bool, conf []byte, sum string) (RestoreStats, error) {
 	if reload {
 		old, _ := os.ReadFile(a.opts.confPath())
 		if err := a.swapAndConfirm(ctx, conf, old, sum); err != nil {
@@ -249,7 +250,7 @@ func (a *Applier) pushChange(ctx context.Context, next *model.Configuration, ch 
 // only, so equal global settings and listeners and no new profile skip
 // the rendering: an endpoint change does no template work, and a profile
 // no route uses any more stays until the next reload.
-func (a *Applier) renderIfChanged(next *model.Configuration) ([]byte, string, error) {
+func (a *Applier) renderIfChanged(next *config.Configuration) ([]byte, string, error) {
 	if a.running != nil && next.Global == a.running.Global && a.hasProfiles(next.UpstreamTLS) && a.conf != "" &&
 		sameListeners(next.L4, a.running.L4) {
 		return nil, "", nil
@@ -285,7 +286,7 @@ func (a *Applier) Restore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ch := model.Diff(nil, a.running)
+	ch := config.Diff(nil, a.running)
 	sent, err := a.pushChange(ctx, a.running, &ch, false, nil, "")
 	if err != nil {
 		a.dirty = true

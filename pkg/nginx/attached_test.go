@@ -1,19 +1,19 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // summed returns b with its Checksum, as model.Build sets it.
-func summed(b model.Backend) model.Backend {
-	b.Checksum = model.BackendChecksum(&b)
+func summed(b config.Backend) config.Backend {
+	b.Checksum = config.BackendChecksum(&b)
 	return b
 }
 
@@ -30,7 +30,7 @@ type attachedSyncer struct {
 
 // attach writes cfg as a restarted syncer's first Apply does and starts
 // following h's nginx, waiting until the start hook has run.
-func attach(t *testing.T, h *harness, cfg *model.Configuration) *attachedSyncer {
+func attach(t *testing.T, h *harness, cfg *config.Configuration) *attachedSyncer {
 	t.Helper()
 	// h's Applier was the syncer that crashed: from now on h's Process is
 	// the keeper, which runs no hooks.
@@ -70,10 +70,10 @@ func (s *attachedSyncer) stop() {
 
 // attachFixture starts nginx serving two hosts on two backends, and
 // returns it with its Configuration and the echo servers.
-func attachFixture(t *testing.T) (*harness, *model.Configuration, []model.Backend) {
+func attachFixture(t *testing.T) (*harness, *config.Configuration, []config.Backend) {
 	a, b := startEcho(t, "a"), startEcho(t, "b")
-	backends := []model.Backend{summed(backendOf("a", a)), summed(backendOf("b", b))}
-	cfg := configOf("adopt-1", []model.Server{serverOf("a.test", prefixLoc("/", "a")), serverOf("b.test", prefixLoc("/", "b"))}, backends...)
+	backends := []config.Backend{summed(backendOf("a", a)), summed(backendOf("b", b))}
+	cfg := configOf("adopt-1", []config.Server{serverOf("a.test", prefixLoc("/", "a")), serverOf("b.test", prefixLoc("/", "b"))}, backends...)
 	h := startNginx(t, cfg, nil)
 	checkServed(t, h, "http://a.test/", 200, "a")
 	checkServed(t, h, "http://b.test/", 200, "b")
@@ -89,7 +89,7 @@ func TestAttachedAdoptsRunningNginxWithADelta(t *testing.T) {
 
 	c := startEcho(t, "c")
 	moved := summed(backendOf("b", c)) // b's endpoints changed
-	next := configOf("adopt-2", []model.Server{serverOf("a.test", prefixLoc("/", "a")), serverOf("c.test", prefixLoc("/", "b"))},
+	next := configOf("adopt-2", []config.Server{serverOf("a.test", prefixLoc("/", "a")), serverOf("c.test", prefixLoc("/", "b"))},
 		backends[0], moved) // b.test removed, c.test added
 	s := attach(t, h, next)
 

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -47,7 +49,7 @@ func htpasswdOf(hashes map[string]string) string {
 
 // buildWithSecrets builds Ingresses and Secrets; the Problems must be those
 // listed (by substring).
-func buildWithSecrets(t testing.TB, backends map[string]int, secrets []*corev1.Secret, problems []string, ings ...*networkingv1.Ingress) *model.Configuration {
+func buildWithSecrets(t testing.TB, backends map[string]int, secrets []*corev1.Secret, problems []string, ings ...*networkingv1.Ingress) *config.Configuration {
 	t.Helper()
 	s := model.NewStore()
 	apply := func(ev events.Event) {
@@ -213,15 +215,15 @@ func TestSatisfy(t *testing.T) {
 // (503); the other hosts are served.
 func TestBasicAuthThatDoesNotCompile(t *testing.T) {
 	app := startEcho(t, "app")
-	bad := func(a *model.BasicAuth) model.Location {
+	bad := func(a *config.BasicAuth) config.Location {
 		l := prefixLoc("/", "app")
 		l.Settings.BasicAuth = a
 		return l
 	}
-	cfg := configOf("auth-bad-1", []model.Server{
+	cfg := configOf("auth-bad-1", []config.Server{
 		serverOf("good.test", prefixLoc("/", "app")),
-		serverOf("realm.test", bad(&model.BasicAuth{Realm: `a"b`})),
-		serverOf("user.test", bad(&model.BasicAuth{Users: []model.AuthUser{{Name: "foo"}}})),
+		serverOf("realm.test", bad(&config.BasicAuth{Realm: `a"b`})),
+		serverOf("user.test", bad(&config.BasicAuth{Users: []config.AuthUser{{Name: "foo"}}})),
 	}, backendOf("app", app))
 	h := startNginx(t, cfg, nil)
 	h.allowLuaErrors = true

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // mtlsWorld is the CAs and client certificates of the client certificate
@@ -358,7 +359,7 @@ func TestClientCertificatesWithoutReload(t *testing.T) {
 		t.Fatalf("status %d", r.Status)
 	}
 	next := buildWithSecrets(t, map[string]int{"web": web.Port()}, []*corev1.Secret{caSecret("ca", w.other.pem, nil)}, nil, ing)
-	if err := h.update(t.Context(), model.Diff(cfg, next)); err != nil {
+	if err := h.update(t.Context(), config.Diff(cfg, next)); err != nil {
 		t.Fatal(err)
 	}
 	if r := kept.get(t, "on.test", "/"); r.Status != 421 {
@@ -408,8 +409,8 @@ func TestClientCertificatesHTTP2(t *testing.T) {
 func TestClientCertificatesRefusedHost(t *testing.T) {
 	app := startEcho(t, "app")
 	bad := serverOf("bad.test", prefixLoc("/", "app"))
-	bad.ClientAuth = &model.ClientAuth{Ingress: "default/bad", CA: "not a certificate", Verify: "on", Depth: 1}
-	cfg := configOf("refuse-ca", []model.Server{serverOf("good.test", prefixLoc("/", "app")), bad}, backendOf("app", app))
+	bad.ClientAuth = &config.ClientAuth{Ingress: "default/bad", CA: "not a certificate", Verify: "on", Depth: 1}
+	cfg := configOf("refuse-ca", []config.Server{serverOf("good.test", prefixLoc("/", "app")), bad}, backendOf("app", app))
 	h := startNginx(t, cfg, nil)
 	h.allowLuaErrors = true
 	for url, want := range map[string]int{"http://good.test/": 200, "http://bad.test/": 503, "https://bad.test/": 503, "https://good.test/": 200} {

@@ -1,15 +1,16 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"net/http"
 	"net/http/cookiejar"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 )
 
 func echoes(t *testing.T, names ...string) []*echo.Server {
@@ -20,8 +21,8 @@ func echoes(t *testing.T, names ...string) []*echo.Server {
 	return out
 }
 
-func balancerConfig(b model.Backend) *model.Configuration {
-	return configOf("balancer-"+b.Name, []model.Server{serverOf("lb.test", prefixLoc("/", b.Name))}, b)
+func balancerConfig(b config.Backend) *config.Configuration {
+	return configOf("balancer-"+b.Name, []config.Server{serverOf("lb.test", prefixLoc("/", b.Name))}, b)
 }
 
 func TestRoundRobinSpreadsEvenly(t *testing.T) {
@@ -43,7 +44,7 @@ func TestRoundRobinSpreadsEvenly(t *testing.T) {
 func TestStickyCookieKeepsClientOnOneEndpoint(t *testing.T) {
 	eps := echoes(t, "a", "b", "c")
 	b := backendOf("sticky", eps...)
-	b.Affinity = &model.Affinity{CookieName: "route", Mode: model.AffinityBalanced, CookieMaxAge: 3600}
+	b.Affinity = &config.Affinity{CookieName: "route", Mode: config.AffinityBalanced, CookieMaxAge: 3600}
 	h := startNginx(t, balancerConfig(b), nil)
 
 	first := h.mustGet("http://lb.test/")
@@ -84,9 +85,9 @@ func TestStickyCookieKeepsClientOnOneEndpoint(t *testing.T) {
 	})
 	t.Run("persistent: an unknown key gets an endpoint and a new cookie", func(t *testing.T) {
 		p := backendOf("persistent", eps...)
-		p.Affinity = &model.Affinity{CookieName: "route", Mode: model.AffinityPersistent}
-		if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{p},
-			ServersUpserted: []model.Server{serverOf("p.test", prefixLoc("/", "persistent"))}}); err != nil {
+		p.Affinity = &config.Affinity{CookieName: "route", Mode: config.AffinityPersistent}
+		if err := h.update(t.Context(), config.Change{BackendsUpserted: []config.Backend{p},
+			ServersUpserted: []config.Server{serverOf("p.test", prefixLoc("/", "persistent"))}}); err != nil {
 			t.Fatal(err)
 		}
 		r := h.mustGet("http://p.test/", "Cookie", "route=0123456789abcdef0123456789abcdef")
@@ -132,8 +133,8 @@ func TestConsistentHashingIsStable(t *testing.T) {
 	}
 
 	// Remove "c": only its keys move.
-	b.Endpoints = []model.Endpoint{endpointOf(eps[0]), endpointOf(eps[1]), endpointOf(eps[3]), endpointOf(eps[4])}
-	if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{b}}); err != nil {
+	b.Endpoints = []config.Endpoint{endpointOf(eps[0]), endpointOf(eps[1]), endpointOf(eps[3]), endpointOf(eps[4])}
+	if err := h.update(t.Context(), config.Change{BackendsUpserted: []config.Backend{b}}); err != nil {
 		t.Fatal(err)
 	}
 	after := owner()
@@ -175,7 +176,7 @@ func TestRetryOnDeadEndpoint(t *testing.T) {
 	eps := echoes(t, "alive")
 	dead := freePorts(t, 1)[0] // nothing listens there
 	b := backendOf("retry", eps...)
-	b.Endpoints = append(b.Endpoints, model.Endpoint{Address: "127.0.0.1", Port: int32(dead)})
+	b.Endpoints = append(b.Endpoints, config.Endpoint{Address: "127.0.0.1", Port: int32(dead)})
 	h := startNginx(t, balancerConfig(b), nil)
 	h.allowLuaErrors = true // nginx logs the refused connections
 	for i := range 20 {

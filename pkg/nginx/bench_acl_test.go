@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,8 +10,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // aclBenchList is n distinct /24 CIDRs of 10.0.0.0/8 and, last in
@@ -32,11 +32,11 @@ func aclBenchList(n int) []string {
 func BenchmarkAllowListThroughput(b *testing.B) {
 	ports := freePorts(b, 2)
 	backend, static := ports[0], ports[1]
-	be := model.Backend{Name: "bench-web-80", Namespace: "bench", Service: "web", Port: "80", LoadBalance: "round_robin",
-		Endpoints: []model.Endpoint{{Address: "127.0.0.1", Port: int32(backend)}}}
+	be := config.Backend{Name: "bench-web-80", Namespace: "bench", Service: "web", Port: "80", LoadBalance: "round_robin",
+		Endpoints: []config.Endpoint{{Address: "127.0.0.1", Port: int32(backend)}}}
 	acl := prefixLoc("/", be.Name)
 	acl.Settings.AllowSourceRange = aclBenchList(999)
-	cfg := configOf("acl-bench", []model.Server{serverOf("plain.bench", prefixLoc("/", be.Name)), serverOf("acl.bench", acl)}, be)
+	cfg := configOf("acl-bench", []config.Server{serverOf("plain.bench", prefixLoc("/", be.Name)), serverOf("acl.bench", acl)}, be)
 	h := startNginx(b, cfg, func(o *Options) {
 		o.DisableAccessLog = true
 		o.testHTTPSnippet = throughputSnippet(backend, static)

@@ -1,9 +1,9 @@
 package nginx
 
 import (
-	"testing"
+	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"testing"
 )
 
 // BenchmarkLimitThroughput compares a route with a rate limit that is
@@ -16,24 +16,24 @@ import (
 func BenchmarkLimitThroughput(b *testing.B) {
 	for _, c := range []struct {
 		name  string
-		limit model.RateLimit
+		limit config.RateLimit
 	}{
-		{"rps", model.RateLimit{RPS: 1 << 20, BurstMultiplier: 5}},
-		{"rps+connections", model.RateLimit{RPS: 1 << 20, BurstMultiplier: 5, Connections: 1 << 20}},
+		{"rps", config.RateLimit{RPS: 1 << 20, BurstMultiplier: 5}},
+		{"rps+connections", config.RateLimit{RPS: 1 << 20, BurstMultiplier: 5, Connections: 1 << 20}},
 	} {
 		b.Run(c.name, func(b *testing.B) { limitThroughput(b, c.limit) })
 	}
 }
 
-func limitThroughput(b *testing.B, limit model.RateLimit) {
+func limitThroughput(b *testing.B, limit config.RateLimit) {
 	ports := freePorts(b, 2)
 	backend := ports[0]
-	be := model.Backend{Name: "svc", Namespace: "default", Service: "svc", Port: "80", LoadBalance: "round_robin",
-		Endpoints: []model.Endpoint{{Address: "127.0.0.1", Port: int32(backend)}}}
+	be := config.Backend{Name: "svc", Namespace: "default", Service: "svc", Port: "80", LoadBalance: "round_robin",
+		Endpoints: []config.Endpoint{{Address: "127.0.0.1", Port: int32(backend)}}}
 	limited := prefixLoc("/", "svc")
 	limited.Ingress = "default/limited"
 	limited.Settings.RateLimit = &limit
-	cfg := configOf("bench-limit", []model.Server{serverOf("plain.test", prefixLoc("/", "svc")), serverOf("limited.test", limited)}, be)
+	cfg := configOf("bench-limit", []config.Server{serverOf("plain.test", prefixLoc("/", "svc")), serverOf("limited.test", limited)}, be)
 	h := startNginx(b, cfg, func(o *Options) {
 		o.DisableAccessLog = true
 		o.testHTTPSnippet = throughputSnippet(backend, ports[1])

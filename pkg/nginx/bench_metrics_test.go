@@ -1,11 +1,11 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // BenchmarkMetricsThroughput compares two nginx, one collecting the
@@ -18,7 +18,7 @@ import (
 func BenchmarkMetricsThroughput(b *testing.B) {
 	start := func(disabled bool) *harness {
 		ports := freePorts(b, 2)
-		cfg := hostTable(10, model.Endpoint{Address: "127.0.0.1", Port: int32(ports[0])})
+		cfg := hostTable(10, config.Endpoint{Address: "127.0.0.1", Port: int32(ports[0])})
 		return startNginx(b, cfg, func(o *Options) {
 			o.DisableAccessLog = true
 			o.Metrics.Disabled = disabled

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"io"
 	"net"
 	"slices"
@@ -8,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Benchmarks of the stream block (TCP services) on a real nginx, each
@@ -21,7 +21,7 @@ import (
 
 // startSource starts a TCP server that writes size bytes to each
 // connection and closes it (size 1: a connection-rate backend).
-func startSource(b *testing.B, size int) model.Endpoint {
+func startSource(b *testing.B, size int) config.Endpoint {
 	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -46,7 +46,7 @@ func startSource(b *testing.B, size int) model.Endpoint {
 			}()
 		}
 	}()
-	return model.Endpoint{Address: "127.0.0.1", Port: int32(ln.Addr().(*net.TCPAddr).Port)}
+	return config.Endpoint{Address: "127.0.0.1", Port: int32(ln.Addr().(*net.TCPAddr).Port)}
 }
 
 // drainRun makes conns parallel connections to port, each total/conns
@@ -94,7 +94,7 @@ func drainOnce(port int) (int64, error) {
 
 // l4Bench starts nginx with one TCP service on a free port to ep and
 // returns the harness and the port.
-func l4Bench(b *testing.B, ep model.Endpoint) (*harness, int) {
+func l4Bench(b *testing.B, ep config.Endpoint) (*harness, int) {
 	port := freePorts(b, 1)[0]
 	h := startNginx(b, l4Config("l4-bench", tcpService(port, ep)), func(o *Options) { o.DisableAccessLog = true })
 	return h, port

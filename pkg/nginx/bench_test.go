@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,26 +50,26 @@ func reportLatency(b *testing.B, prefix string, d []time.Duration) {
 
 // renderConfig is a Configuration of servers hosts, each with two Prefix
 // paths to its own backend (no endpoints), one in ten with TLS.
-func renderConfig(servers int) *model.Configuration {
-	cfg := &model.Configuration{
-		Global:             model.Global{SSLRedirect: true, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60, ProxyBodySize: "1m", UpstreamKeepalive: 320},
-		Servers:            []model.Server{{Hostname: "_"}},
+func renderConfig(servers int) *config.Configuration {
+	cfg := &config.Configuration{
+		Global:             config.Global{SSLRedirect: true, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60, ProxyBodySize: "1m", UpstreamKeepalive: 320},
+		Servers:            []config.Server{{Hostname: "_"}},
 		DefaultCertificate: "ingress/default",
 		Checksum:           "bench-" + strconv.Itoa(servers),
 	}
-	var backends []*model.Backend
+	var backends []*config.Backend
 	for i := range servers {
 		name := fmt.Sprintf("ns%d-svc%d-80", i%100, i)
-		backends = append(backends, &model.Backend{Name: name})
-		cfg.Servers = append(cfg.Servers, model.Server{
+		backends = append(backends, &config.Backend{Name: name})
+		cfg.Servers = append(cfg.Servers, config.Server{
 			Hostname: fmt.Sprintf("host-%d.example.com", i), TLS: i%10 == 0, SSLRedirect: i%10 == 0,
-			Locations: []model.Location{
-				{Path: "/api", PathType: model.PathPrefix, Backend: name},
-				{Path: "/", PathType: model.PathPrefix, Backend: name},
+			Locations: []config.Location{
+				{Path: "/api", PathType: config.PathPrefix, Backend: name},
+				{Path: "/", PathType: config.PathPrefix, Backend: name},
 			},
 		})
 	}
-	cfg.Backends = model.NewBackendList(backends)
+	cfg.Backends = config.NewBackendList(backends)
 	return cfg
 }
 
@@ -76,13 +78,13 @@ func tableHost(i int) string { return "host-" + strconv.Itoa(i) + ".example.com"
 
 // hostTable is a route table of n plain-HTTP hosts, each with Prefix /api
 // and / to its own backend whose one endpoint is ep.
-func hostTable(n int, ep model.Endpoint) *model.Configuration {
-	servers := make([]model.Server, 0, n)
-	backends := make([]model.Backend, 0, n)
+func hostTable(n int, ep config.Endpoint) *config.Configuration {
+	servers := make([]config.Server, 0, n)
+	backends := make([]config.Backend, 0, n)
 	for i := range n {
 		name := fmt.Sprintf("ns%d-svc%d-80", i%100, i)
-		backends = append(backends, model.Backend{Name: name, Namespace: "ns", Service: name, Port: "80",
-			LoadBalance: "round_robin", Endpoints: []model.Endpoint{ep}})
+		backends = append(backends, config.Backend{Name: name, Namespace: "ns", Service: name, Port: "80",
+			LoadBalance: "round_robin", Endpoints: []config.Endpoint{ep}})
 		servers = append(servers, serverOf(tableHost(i), prefixLoc("/api", name), prefixLoc("/", name)))
 	}
 	return configOf("table-"+itoa(n), servers, backends...)
@@ -92,7 +94,7 @@ func hostTable(n int, ep model.Endpoint) *model.Configuration {
 // endpoints to the first request answered by the new endpoint.
 func BenchmarkDynamicUpdate(b *testing.B) {
 	a, c := startEcho(b, "a"), startEcho(b, "c")
-	h := startNginx(b, configOf("bench-dynamic", []model.Server{serverOf("dyn.test", prefixLoc("/", "svc"))}, backendOf("svc", a)),
+	h := startNginx(b, configOf("bench-dynamic", []config.Server{serverOf("dyn.test", prefixLoc("/", "svc"))}, backendOf("svc", a)),
 		func(o *Options) { o.DisableAccessLog = true })
 	ctx := context.Background()
 	eps := []*echo.Server{a, c}
@@ -101,7 +103,7 @@ func BenchmarkDynamicUpdate(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		next := eps[(i+1)%2]
 		start := time.Now()
-		if err := h.update(ctx, model.Change{BackendsUpserted: []model.Backend{backendOf("svc", next)}}); err != nil {
+		if err := h.update(ctx, config.Change{BackendsUpserted: []config.Backend{backendOf("svc", next)}}); err != nil {
 			b.Fatal(err)
 		}
 		post = append(post, time.Since(start))
@@ -148,8 +150,8 @@ func BenchmarkAddHost(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		be := backendOf("added-"+itoa(i), e)
 		host := "added-" + itoa(i) + ".example.com"
-		next := withChange(h.app.Running(), model.Change{
-			ServersUpserted: []model.Server{serverOf(host, prefixLoc("/", be.Name))}, BackendsUpserted: []model.Backend{be}})
+		next := withChange(h.app.Running(), config.Change{
+			ServersUpserted: []config.Server{serverOf(host, prefixLoc("/", be.Name))}, BackendsUpserted: []config.Backend{be}})
 		next.Checksum = "added-" + itoa(i)
 		start := time.Now()
 		if _, err := h.app.Apply(ctx, next); err != nil {
@@ -347,7 +349,7 @@ func BenchmarkRouterThroughput(b *testing.B) {
 func routerThroughput(b *testing.B, hosts, requested int) {
 	ports := freePorts(b, 2)
 	backend, static := ports[0], ports[1]
-	cfg := hostTable(hosts, model.Endpoint{Address: "127.0.0.1", Port: int32(backend)})
+	cfg := hostTable(hosts, config.Endpoint{Address: "127.0.0.1", Port: int32(backend)})
 	h := startNginx(b, cfg, func(o *Options) {
 		o.DisableAccessLog = true
 		o.Metrics.Disabled = true
@@ -402,7 +404,7 @@ const (
 // bootstrap-50k cluster: Ingress app-<i> (host app-<i>.churn.test, Prefix
 // "/") to its own Service with 1 to 4 endpoints over 100 namespaces, and
 // for one in ten a TLS Secret (from a pool of 4 certificates).
-func bootstrapConfig(b *testing.B, n int) *model.Configuration {
+func bootstrapConfig(b *testing.B, n int) *config.Configuration {
 	pool := make([]*certs.Pair, 4)
 	for i := range pool {
 		p, err := certs.Generate(certs.Options{Hosts: []string{"*.churn.test"}})
@@ -540,7 +542,7 @@ func BenchmarkLuaMemory(b *testing.B) {
 // memoryOf starts nginx on cfg, reads the memory of its workers and stops
 // it; it also returns how long the start took (nginx -t, start, the whole
 // state pushed).
-func memoryOf(b *testing.B, cfg *model.Configuration) (map[int]workerMemory, time.Duration) {
+func memoryOf(b *testing.B, cfg *config.Configuration) (map[int]workerMemory, time.Duration) {
 	port := freePorts(b, 1)[0]
 	t0 := time.Now()
 	h := startNginx(b, cfg, func(o *Options) {

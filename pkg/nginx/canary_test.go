@@ -1,9 +1,9 @@
 package nginx
 
 import (
-	"testing"
+	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"testing"
 )
 
 // Canary routes through a real nginx (lua/canary.lua), from the facts of
@@ -11,7 +11,7 @@ import (
 // cookie, then the weight decide, per request.
 
 // canaryLoc is a Prefix route to "main" with canary c to "canary".
-func canaryLoc(path string, c model.Canary) model.Location {
+func canaryLoc(path string, c config.Canary) config.Location {
 	l := prefixLoc(path, "main")
 	c.Backend, c.Ingress = "canary", "default/canary"
 	if c.WeightTotal == 0 {
@@ -23,25 +23,25 @@ func canaryLoc(path string, c model.Canary) model.Location {
 
 // canaryConfig serves c.test with locs (by default, a route per canary
 // rule) to the echo backends "main" and "canary".
-func canaryConfig(sum string, backends []model.Backend, locs ...model.Location) *model.Configuration {
+func canaryConfig(sum string, backends []config.Backend, locs ...config.Location) *config.Configuration {
 	if len(locs) == 0 {
-		locs = []model.Location{
-			canaryLoc("/header", model.Canary{Header: "X-Canary"}),
-			canaryLoc("/underscore", model.Canary{Header: "X_Canary"}),
-			canaryLoc("/value", model.Canary{Header: "CanaryByHeader", HeaderValue: "DoCanary"}),
-			canaryLoc("/pattern", model.Canary{Header: "CanaryByHeader", HeaderPattern: "^Do[A-Z][a-z]+y$"}),
-			canaryLoc("/cookie", model.Canary{Cookie: "Canary-By-Cookie"}),
-			canaryLoc("/weight0", model.Canary{Weight: 0}),
-			canaryLoc("/weight100", model.Canary{Weight: 100}),
-			canaryLoc("/weight-total", model.Canary{Weight: 1000, WeightTotal: 1000}),
-			canaryLoc("/half", model.Canary{Weight: 50}),
-			canaryLoc("/half-of-200", model.Canary{Weight: 100, WeightTotal: 200}),
-			canaryLoc("/all", model.Canary{Header: "X-Canary", Cookie: "c", Weight: 100}),
-			canaryLoc("/value-cookie", model.Canary{Header: "CanaryByHeader", HeaderValue: "DoCanary", Cookie: "CanaryByCookie"}),
+		locs = []config.Location{
+			canaryLoc("/header", config.Canary{Header: "X-Canary"}),
+			canaryLoc("/underscore", config.Canary{Header: "X_Canary"}),
+			canaryLoc("/value", config.Canary{Header: "CanaryByHeader", HeaderValue: "DoCanary"}),
+			canaryLoc("/pattern", config.Canary{Header: "CanaryByHeader", HeaderPattern: "^Do[A-Z][a-z]+y$"}),
+			canaryLoc("/cookie", config.Canary{Cookie: "Canary-By-Cookie"}),
+			canaryLoc("/weight0", config.Canary{Weight: 0}),
+			canaryLoc("/weight100", config.Canary{Weight: 100}),
+			canaryLoc("/weight-total", config.Canary{Weight: 1000, WeightTotal: 1000}),
+			canaryLoc("/half", config.Canary{Weight: 50}),
+			canaryLoc("/half-of-200", config.Canary{Weight: 100, WeightTotal: 200}),
+			canaryLoc("/all", config.Canary{Header: "X-Canary", Cookie: "c", Weight: 100}),
+			canaryLoc("/value-cookie", config.Canary{Header: "CanaryByHeader", HeaderValue: "DoCanary", Cookie: "CanaryByCookie"}),
 			prefixLoc("/plain", "main"),
 		}
 	}
-	return configOf(sum, []model.Server{serverOf("c.test", locs...)}, backends...)
+	return configOf(sum, []config.Server{serverOf("c.test", locs...)}, backends...)
 }
 
 func TestCanaryRules(t *testing.T) {
@@ -133,12 +133,12 @@ func TestCanaryChangesWithoutReload(t *testing.T) {
 	h := startNginx(t, canaryConfig("canary-r1", backends, prefixLoc("/app", "main")), nil)
 	steps := []struct {
 		name string
-		loc  model.Location
+		loc  config.Location
 		want string
 	}{
-		{"canary added", canaryLoc("/app", model.Canary{Weight: 100}), "canary"},
-		{"weight to 0", canaryLoc("/app", model.Canary{Weight: 0}), "main"},
-		{"by cookie", canaryLoc("/app", model.Canary{Cookie: "c"}), "canary"},
+		{"canary added", canaryLoc("/app", config.Canary{Weight: 100}), "canary"},
+		{"weight to 0", canaryLoc("/app", config.Canary{Weight: 0}), "main"},
+		{"by cookie", canaryLoc("/app", config.Canary{Cookie: "c"}), "canary"},
 		{"canary removed", prefixLoc("/app", "main"), "main"},
 	}
 	for i, st := range steps {
@@ -154,17 +154,17 @@ func TestCanaryChangesWithoutReload(t *testing.T) {
 // configuration endpoint refuse its host, which answers 503; other hosts
 // are served.
 func TestCanaryRefused(t *testing.T) {
-	bad := []model.Canary{
+	bad := []config.Canary{
 		{Weight: 101, WeightTotal: 100},
 		{Header: "X Canary"},
 		{Header: "X", HeaderPattern: "(a"},
 		{Cookie: "a=b"},
 	}
-	servers := []model.Server{serverOf("good.test", canaryLoc("/", model.Canary{Weight: 100}))}
+	servers := []config.Server{serverOf("good.test", canaryLoc("/", config.Canary{Weight: 100}))}
 	for i, c := range bad {
 		servers = append(servers, serverOf("bad"+itoa(i)+".test", canaryLoc("/", c)))
 	}
-	noBackend := canaryLoc("/", model.Canary{})
+	noBackend := canaryLoc("/", config.Canary{})
 	noBackend.Canary.Backend = ""
 	servers = append(servers, serverOf("bad-backend.test", noBackend))
 	h := startNginx(t, configOf("canary-bad", servers, echoBackends(t, "canary", "main")...), nil)

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // testCA issues certificates for the TLS tests.
@@ -32,15 +33,15 @@ func newTestCA(t testing.TB) *testCA {
 	return &testCA{ca: ca, pool: pool}
 }
 
-// issue returns a model.Certificate for hosts and its serial number.
-func (ca *testCA) issue(t testing.TB, name string, hosts ...string) (model.Certificate, string) {
+// issue returns a config.Certificate for hosts and its serial number.
+func (ca *testCA) issue(t testing.TB, name string, hosts ...string) (config.Certificate, string) {
 	t.Helper()
 	p, err := certs.Generate(certs.Options{Hosts: hosts, Validity: 24 * time.Hour, Parent: ca.ca.Cert, ParentKey: ca.ca.Key})
 	if err != nil {
 		t.Fatal(err)
 	}
 	serial := p.Cert.SerialNumber.String()
-	return model.Certificate{Name: name, Hosts: hosts, Cert: p.CertPEM, Key: p.KeyPEM, Checksum: "serial-" + serial}, serial
+	return config.Certificate{Name: name, Hosts: hosts, Cert: p.CertPEM, Key: p.KeyPEM, Checksum: "serial-" + serial}, serial
 }
 
 // served returns the serial of the certificate nginx presents for sni,
@@ -68,9 +69,9 @@ func (h *harness) served(ca *testCA, sni, verifyHost string) (string, error) {
 func TestCertificatesWithoutReload(t *testing.T) {
 	ca := newTestCA(t)
 	backend := startEcho(t, "secure")
-	cfg := configOf("certs-1", []model.Server{
-		{Hostname: "secure.test", TLS: true, SSLRedirect: true, Locations: []model.Location{prefixLoc("/", "secure")}},
-		{Hostname: "*.wild.test", TLS: true, SSLRedirect: true, Locations: []model.Location{prefixLoc("/", "secure")}},
+	cfg := configOf("certs-1", []config.Server{
+		{Hostname: "secure.test", TLS: true, SSLRedirect: true, Locations: []config.Location{prefixLoc("/", "secure")}},
+		{Hostname: "*.wild.test", TLS: true, SSLRedirect: true, Locations: []config.Location{prefixLoc("/", "secure")}},
 	}, backendOf("secure", backend))
 	h := startNginx(t, cfg, nil)
 	master := h.proc.Pid()
@@ -83,7 +84,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 	secure, serial1 := ca.issue(t, "default/secure", "secure.test")
 	wild, wildSerial := ca.issue(t, "default/wild", "*.wild.test")
 	def, defSerial := ca.issue(t, "default/default", "default.test")
-	ch := model.Change{CertificatesUpserted: []model.Certificate{def, secure, wild}, DefaultCertificate: "default/default"}
+	ch := config.Change{CertificatesUpserted: []config.Certificate{def, secure, wild}, DefaultCertificate: "default/default"}
 	if err := h.update(t.Context(), ch); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 
 	t.Run("rotation", func(t *testing.T) {
 		rotated, serial2 := ca.issue(t, "default/secure", "secure.test")
-		if err := h.update(t.Context(), model.Change{CertificatesUpserted: []model.Certificate{rotated}}); err != nil {
+		if err := h.update(t.Context(), config.Change{CertificatesUpserted: []config.Certificate{rotated}}); err != nil {
 			t.Fatal(err)
 		}
 		// Every worker serves the new certificate right after the POST.
@@ -131,7 +132,7 @@ func TestCertificatesWithoutReload(t *testing.T) {
 	})
 
 	t.Run("removal falls back to the default", func(t *testing.T) {
-		if err := h.update(t.Context(), model.Change{CertificatesRemoved: []string{"default/wild"}}); err != nil {
+		if err := h.update(t.Context(), config.Change{CertificatesRemoved: []string{"default/wild"}}); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := h.served(ca, "a.wild.test", "default.test"); err != nil || got != defSerial {

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,8 +14,6 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // MaxVersion is the largest version the Lua side stores exactly (its JSON
@@ -25,19 +25,19 @@ const MaxVersion = 99_999_999_999_999
 
 // BackendsDelta is the body of POST /configuration/backends.
 type BackendsDelta struct {
-	Version  uint64          `json:"version"`
-	Upserted []model.Backend `json:"upserted,omitempty"`
-	Removed  []string        `json:"removed,omitempty"`
+	Version  uint64           `json:"version"`
+	Upserted []config.Backend `json:"upserted,omitempty"`
+	Removed  []string         `json:"removed,omitempty"`
 }
 
 // CertificatesDelta is the body of POST /configuration/certs. Cert and Key
 // travel as base64 PEM (the encoding of []byte). DefaultCertificate, when
 // set, names the certificate served for unknown SNI names.
 type CertificatesDelta struct {
-	Version            uint64              `json:"version"`
-	Upserted           []model.Certificate `json:"upserted,omitempty"`
-	Removed            []string            `json:"removed,omitempty"`
-	DefaultCertificate string              `json:"defaultCertificate,omitempty"`
+	Version            uint64               `json:"version"`
+	Upserted           []config.Certificate `json:"upserted,omitempty"`
+	Removed            []string             `json:"removed,omitempty"`
+	DefaultCertificate string               `json:"defaultCertificate,omitempty"`
 }
 
 // RoutesDelta is the body of POST /configuration/routes. Checksum, when
@@ -81,9 +81,9 @@ type Version struct {
 
 // Backends is GET /configuration/backends: what the Lua balancer holds.
 type Backends struct {
-	Version    uint64          `json:"version"`
-	Generation uint64          `json:"generation"`
-	Backends   []model.Backend `json:"backends"`
+	Version    uint64           `json:"version"`
+	Generation uint64           `json:"generation"`
+	Backends   []config.Backend `json:"backends"`
 }
 
 // CertificateInfo describes a stored certificate (never its key).
@@ -130,13 +130,13 @@ func NewClient(port int, timeout time.Duration) *Client {
 }
 
 // PostBackends sends changed (upserted) and removed backends.
-func (c *Client) PostBackends(ctx context.Context, upserted []model.Backend, removed []string, version uint64) (DeltaResult, error) {
+func (c *Client) PostBackends(ctx context.Context, upserted []config.Backend, removed []string, version uint64) (DeltaResult, error) {
 	return c.post(ctx, "/configuration/backends", BackendsDelta{Version: version, Upserted: upserted, Removed: removed}, version)
 }
 
 // PostCertificates sends changed and removed certificates and, when
 // defaultCertificate is not "", the name of the default certificate.
-func (c *Client) PostCertificates(ctx context.Context, upserted []model.Certificate, removed []string, defaultCertificate string, version uint64) (DeltaResult, error) {
+func (c *Client) PostCertificates(ctx context.Context, upserted []config.Certificate, removed []string, defaultCertificate string, version uint64) (DeltaResult, error) {
 	return c.post(ctx, "/configuration/certs", CertificatesDelta{
 		Version: version, Upserted: upserted, Removed: removed, DefaultCertificate: defaultCertificate,
 	}, version)

@@ -8,9 +8,9 @@
 // configuration endpoint, so no Ingress change reloads nginx and no value
 // of the cluster is written into nginx.conf. The package has four parts:
 //
-//   - Renderer renders nginx.conf from Options and model.Global alone, with
+//   - Renderer renders nginx.conf from Options and config.Global alone, with
 //     an embedded text/template, plus the fixed locations of the backend TLS
-//     profiles (model.Configuration.UpstreamTLS, proxyssl.go: no value of
+//     profiles (config.Configuration.UpstreamTLS, proxyssl.go: no value of
 //     the cluster but files the Applier writes, named by hash); Servers,
 //     Backends and Certificates never reach it. Each global value goes through a validator (validate.go); one
 //     that fails is an error wrapping ErrInvalidValue and nothing is
@@ -58,7 +58,7 @@
 //     as checksum, the Configuration of the last routes push as
 //     configuration). The wire format is JSON with lowerCamel names.
 //
-// TCP and UDP services (model.Configuration.L4) and SSL passthrough
+// TCP and UDP services (config.Configuration.L4) and SSL passthrough
 // (Options.EnableSSLPassthrough) are a stream block (stream.go), rendered
 // and its modules loaded only when there is one of them: nginx.conf holds
 // the listeners (protocol, port, PROXY protocol options), and lua/l4.js

@@ -1,11 +1,11 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"slices"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // The pushes to the Lua endpoints. Callers hold a.mu.
@@ -19,15 +19,15 @@ type delta struct {
 	hosts              []Host
 	hostsRemoved       []string
 	checksum           string
-	backends           []model.Backend
+	backends           []config.Backend
 	backendsRemoved    []string
-	certificates       []model.Certificate
+	certificates       []config.Certificate
 	certificatesRemove []string
 	defaultCertificate string // "" leaves it unchanged
 }
 
 // deltaOf turns a Change into pushes.
-func deltaOf(ch *model.Change, checksum string) delta {
+func deltaOf(ch *config.Change, checksum string) delta {
 	return delta{
 		hosts: hostsOf(ch.ServersUpserted), hostsRemoved: ch.ServersRemoved, checksum: checksum,
 		backends: ch.BackendsUpserted, backendsRemoved: ch.BackendsRemoved,
@@ -78,11 +78,11 @@ func (a *Applier) fetchHeld(ctx context.Context) (held, error) {
 // only what differs.
 func (d *delta) against(h held) {
 	d.hostsRemoved = append(slices.Clone(d.hostsRemoved), absent(h.hosts, d.hosts, func(x *Host) string { return x.Name })...)
-	d.backendsRemoved = append(slices.Clone(d.backendsRemoved), absent(h.backends, d.backends, func(b *model.Backend) string { return b.Name })...)
-	d.certificatesRemove = append(slices.Clone(d.certificatesRemove), absent(h.certificates, d.certificates, func(c *model.Certificate) string { return c.Name })...)
+	d.backendsRemoved = append(slices.Clone(d.backendsRemoved), absent(h.backends, d.backends, func(b *config.Backend) string { return b.Name })...)
+	d.certificatesRemove = append(slices.Clone(d.certificatesRemove), absent(h.certificates, d.certificates, func(c *config.Certificate) string { return c.Name })...)
 	d.hosts = slices.DeleteFunc(d.hosts, func(x Host) bool { return x.Digest != "" && h.hosts[x.Name] == x.Digest })
-	d.backends = slices.DeleteFunc(d.backends, func(b model.Backend) bool { return b.Checksum != "" && h.backends[b.Name] == b.Checksum })
-	d.certificates = slices.DeleteFunc(d.certificates, func(c model.Certificate) bool {
+	d.backends = slices.DeleteFunc(d.backends, func(b config.Backend) bool { return b.Checksum != "" && h.backends[b.Name] == b.Checksum })
+	d.certificates = slices.DeleteFunc(d.certificates, func(c config.Certificate) bool {
 		return c.Checksum != "" && h.certificates[c.Name] == c.Checksum
 	})
 	if d.defaultCertificate == h.defaultCertificate {
@@ -110,7 +110,7 @@ func absent[W any](held map[string]string, want []W, name func(*W) string) []str
 // default certificate name), then the routes with their removals and the
 // Configuration's checksum: a route arrives after what it uses.
 func (a *Applier) pushUpserts(ctx context.Context, d *delta) error {
-	err := chunks(d.backends, func(part []model.Backend) error {
+	err := chunks(d.backends, func(part []config.Backend) error {
 		return a.post(ctx, func(v uint64) error {
 			_, err := a.client.PostBackends(ctx, part, nil, v)
 			return err

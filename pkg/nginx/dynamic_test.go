@@ -1,15 +1,16 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 )
 
 // loadLoop sends requests from several goroutines until stopped (bounded by
@@ -86,7 +87,7 @@ func answeredBy(t *testing.T, h *harness, url string, n int) map[string]int {
 
 func TestEndpointChangeWithoutReload(t *testing.T) {
 	a, b, c := startEcho(t, "a"), startEcho(t, "b"), startEcho(t, "c")
-	cfg := configOf("dynamic-1", []model.Server{serverOf("dyn.test", prefixLoc("/", "svc"), prefixLoc("/later", "later"))},
+	cfg := configOf("dynamic-1", []config.Server{serverOf("dyn.test", prefixLoc("/", "svc"), prefixLoc("/later", "later"))},
 		backendOf("svc", a))
 	h := startNginx(t, cfg, nil)
 	master := h.proc.Pid()
@@ -95,7 +96,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 	load := startLoad(h, "http://dyn.test/load", 4)
 	steps := [][]*echo.Server{{a, b}, {b}, {b, c}, {c}, {a, c}, {a}}
 	for i, eps := range steps {
-		if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", eps...)}}); err != nil {
+		if err := h.update(t.Context(), config.Change{BackendsUpserted: []config.Backend{backendOf("svc", eps...)}}); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		// Every request after the POST returned uses the new endpoints.
@@ -130,7 +131,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
 			t.Fatalf("unknown backend: status %d, want 503", r.Status)
 		}
-		if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later", b)}}); err != nil {
+		if err := h.update(t.Context(), config.Change{BackendsUpserted: []config.Backend{backendOf("later", b)}}); err != nil {
 			t.Fatal(err)
 		}
 		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 200 || r.Reply.Backend != "b" {
@@ -138,7 +139,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		}
 	})
 	t.Run("backend without endpoints answers 503", func(t *testing.T) {
-		if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("later")}}); err != nil {
+		if err := h.update(t.Context(), config.Change{BackendsUpserted: []config.Backend{backendOf("later")}}); err != nil {
 			t.Fatal(err)
 		}
 		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
@@ -146,7 +147,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		}
 	})
 	t.Run("removed backend answers 503", func(t *testing.T) {
-		if err := h.update(t.Context(), model.Change{BackendsRemoved: []string{"later"}}); err != nil {
+		if err := h.update(t.Context(), config.Change{BackendsRemoved: []string{"later"}}); err != nil {
 			t.Fatal(err)
 		}
 		if r := h.mustGet("http://dyn.test/later/x"); r.Status != 503 {
@@ -158,7 +159,7 @@ func TestEndpointChangeWithoutReload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Backends) != 1 || got.Backends[0].Name != "svc" || !slices.Equal(got.Backends[0].Endpoints, []model.Endpoint{endpointOf(a)}) {
+		if len(got.Backends) != 1 || got.Backends[0].Name != "svc" || !slices.Equal(got.Backends[0].Endpoints, []config.Endpoint{endpointOf(a)}) {
 			t.Fatalf("backends = %+v", got.Backends)
 		}
 		if got.Version == 0 || got.Generation == 0 {
@@ -175,15 +176,15 @@ func TestLuaEndpointRejectsBadDeltas(t *testing.T) {
 		send func() error
 	}{
 		{"endpoint without port", func() error {
-			_, err := h.lua.PostBackends(ctx, []model.Backend{{Name: "x", Endpoints: []model.Endpoint{{Address: "127.0.0.1"}}}}, nil, 1000)
+			_, err := h.lua.PostBackends(ctx, []config.Backend{{Name: "x", Endpoints: []config.Endpoint{{Address: "127.0.0.1"}}}}, nil, 1000)
 			return err
 		}},
 		{"endpoint with a host name", func() error {
-			_, err := h.lua.PostBackends(ctx, []model.Backend{{Name: "x", Endpoints: []model.Endpoint{{Address: "evil.example", Port: 80}}}}, nil, 1000)
+			_, err := h.lua.PostBackends(ctx, []config.Backend{{Name: "x", Endpoints: []config.Endpoint{{Address: "evil.example", Port: 80}}}}, nil, 1000)
 			return err
 		}},
 		{"backend without name", func() error {
-			_, err := h.lua.PostBackends(ctx, []model.Backend{{}}, nil, 1000)
+			_, err := h.lua.PostBackends(ctx, []config.Backend{{}}, nil, 1000)
 			return err
 		}},
 		{"name with newline in removed", func() error {
@@ -191,7 +192,7 @@ func TestLuaEndpointRejectsBadDeltas(t *testing.T) {
 			return err
 		}},
 		{"certificate that is not PEM", func() error {
-			_, err := h.lua.PostCertificates(ctx, []model.Certificate{{Name: "ns/c", Cert: []byte("x"), Key: []byte("y")}}, nil, "", 1000)
+			_, err := h.lua.PostCertificates(ctx, []config.Certificate{{Name: "ns/c", Cert: []byte("x"), Key: []byte("y")}}, nil, "", 1000)
 			return err
 		}},
 	}
@@ -217,11 +218,11 @@ func TestLuaEndpointRejectsBadDeltas(t *testing.T) {
 // (workers that fall behind reload everything) and one large delta.
 func TestManyDeltasAndLargeDelta(t *testing.T) {
 	a := startEcho(t, "a")
-	cfg := configOf("many-1", []model.Server{serverOf("many.test", exactLoc("/first", "b0"), exactLoc("/last", "b1099"))})
+	cfg := configOf("many-1", []config.Server{serverOf("many.test", exactLoc("/first", "b0"), exactLoc("/last", "b1099"))})
 	h := startNginx(t, cfg, nil)
 	ctx := t.Context()
 	for i := range 1100 {
-		if err := h.update(ctx, model.Change{BackendsUpserted: []model.Backend{backendOf("b"+itoa(i), a)}}); err != nil {
+		if err := h.update(ctx, config.Change{BackendsUpserted: []config.Backend{backendOf("b"+itoa(i), a)}}); err != nil {
 			t.Fatalf("delta %d: %v", i, err)
 		}
 	}
@@ -229,7 +230,7 @@ func TestManyDeltasAndLargeDelta(t *testing.T) {
 	for i := 0; i < 1100; i += 2 {
 		removed = append(removed, "b"+itoa(i))
 	}
-	if err := h.update(ctx, model.Change{BackendsRemoved: removed}); err != nil {
+	if err := h.update(ctx, config.Change{BackendsRemoved: removed}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Reply.Backend != "a" {
@@ -244,17 +245,17 @@ func TestManyDeltasAndLargeDelta(t *testing.T) {
 	}
 
 	// One delta of 5000 backends with 4 endpoints each (about 1 MB).
-	var big []model.Backend
+	var big []config.Backend
 	for i := range 5000 {
 		b := backendOf("big"+itoa(i), a)
 		for p := range 3 {
-			b.Endpoints = append(b.Endpoints, model.Endpoint{Address: "10.0." + itoa(i%250) + "." + itoa(p+1), Port: 8080})
+			b.Endpoints = append(b.Endpoints, config.Endpoint{Address: "10.0." + itoa(i%250) + "." + itoa(p+1), Port: 8080})
 		}
 		big = append(big, b)
 	}
-	big[4999].Endpoints = []model.Endpoint{endpointOf(a)}
+	big[4999].Endpoints = []config.Endpoint{endpointOf(a)}
 	big[4999].Name = "b1099"
-	if err := h.update(ctx, model.Change{BackendsUpserted: big}); err != nil {
+	if err := h.update(ctx, config.Change{BackendsUpserted: big}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.mustGet("http://many.test/last"); r.Status != 200 || r.Reply.Backend != "a" {

@@ -1,13 +1,13 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // statusBackend answers ?status=N with N and the body "app N"; ?hang
@@ -50,26 +50,26 @@ func errorPages() http.Handler {
 func TestCustomErrors(t *testing.T) {
 	app := startHTTPTest(t, statusBackend(), false, false)
 	pages := startHTTPTest(t, errorPages(), false, false)
-	errs := func(e model.CustomErrors) model.LocationSettings {
+	errs := func(e config.CustomErrors) config.LocationSettings {
 		e.Service, e.ServicePort = "app", "80"
-		return model.LocationSettings{Errors: &e}
+		return config.LocationSettings{Errors: &e}
 	}
-	withBody := errs(model.CustomErrors{Codes: []int{403, 413}, Backend: "pages"})
+	withBody := errs(config.CustomErrors{Codes: []int{403, 413}, Backend: "pages"})
 	withBody.ProxyBodySize, withBody.AllowSourceRange = "1k", []string{"0.0.0.0/0", "::/0"}
-	denied := errs(model.CustomErrors{Codes: []int{403}, Backend: "pages"})
+	denied := errs(config.CustomErrors{Codes: []int{403}, Backend: "pages"})
 	denied.AllowSourceRange = []string{"10.0.0.0/8"}
-	slow := errs(model.CustomErrors{Codes: []int{504}, Backend: "pages"})
+	slow := errs(config.CustomErrors{Codes: []int{504}, Backend: "pages"})
 	slow.ProxyReadTimeout = 1
-	cfg := configOf("errors-1", []model.Server{serverOf("err.test",
-		settingsLoc("/app", "app", errs(model.CustomErrors{Codes: []int{404, 503}, Backend: "pages"})),
-		settingsLoc("/pass", "app", errs(model.CustomErrors{Codes: []int{404}, Backend: "pages", NoIntercept: true})),
-		settingsLoc("/builtin", "app", errs(model.CustomErrors{Codes: []int{404}})),
+	cfg := configOf("errors-1", []config.Server{serverOf("err.test",
+		settingsLoc("/app", "app", errs(config.CustomErrors{Codes: []int{404, 503}, Backend: "pages"})),
+		settingsLoc("/pass", "app", errs(config.CustomErrors{Codes: []int{404}, Backend: "pages", NoIntercept: true})),
+		settingsLoc("/builtin", "app", errs(config.CustomErrors{Codes: []int{404}})),
 		settingsLoc("/small", "app", withBody),
 		settingsLoc("/denied", "app", denied),
 		settingsLoc("/slow", "app", slow),
-		settingsLoc("/fallback", "empty", errs(model.CustomErrors{Backend: "pages", Fallback: true})),
-		settingsLoc("/plain", "app", model.LocationSettings{}),
-		settingsLoc("/global", "app", errs(model.CustomErrors{Codes: []int{500, 503}, Backend: "pages", Global: true})),
+		settingsLoc("/fallback", "empty", errs(config.CustomErrors{Backend: "pages", Fallback: true})),
+		settingsLoc("/plain", "app", config.LocationSettings{}),
+		settingsLoc("/global", "app", errs(config.CustomErrors{Codes: []int{500, 503}, Backend: "pages", Global: true})),
 	)}, backendAt("app", app), backendAt("pages", pages), backendAt("empty"))
 	cfg.Global.CustomHTTPErrors = "500,503"
 	h := startNginx(t, cfg, nil)
@@ -149,9 +149,9 @@ func TestCustomErrors(t *testing.T) {
 // that answer goes to the error backend as well.
 func TestCustomErrorsGRPC(t *testing.T) {
 	pages := startHTTPTest(t, errorPages(), false, false)
-	st := model.LocationSettings{BackendProtocol: "GRPC", Errors: &model.CustomErrors{Codes: []int{502}, Backend: "pages",
+	st := config.LocationSettings{BackendProtocol: "GRPC", Errors: &config.CustomErrors{Codes: []int{502}, Backend: "pages",
 		Service: "grpc", ServicePort: "50051"}}
-	cfg := configOf("errors-grpc", []model.Server{serverOf("g.test", settingsLoc("/", "grpc", st))},
+	cfg := configOf("errors-grpc", []config.Server{serverOf("g.test", settingsLoc("/", "grpc", st))},
 		backendAt("grpc", deadPort(t)), backendAt("pages", pages))
 	h := startNginx(t, cfg, nil)
 	resp, r := send(t, h, "POST", "http://g.test/svc.Echo/Call", nil, "Content-Type", "application/grpc")
@@ -165,18 +165,18 @@ func TestCustomErrorsGRPC(t *testing.T) {
 // served.
 func TestRefusedProxyAndErrors(t *testing.T) {
 	app := startEcho(t, "app")
-	bad := func(host string, st model.LocationSettings) model.Server {
+	bad := func(host string, st config.LocationSettings) config.Server {
 		return serverOf(host, settingsLoc("/", "app", st))
 	}
-	cfg := configOf("proxy-refused", []model.Server{
-		bad("good.test", model.LocationSettings{Proxy: &model.ProxySettings{Buffering: "on"}, Errors: &model.CustomErrors{Codes: []int{404}}}),
-		bad("version.test", model.LocationSettings{Proxy: &model.ProxySettings{HTTPVersion: "2"}}),
-		bad("tries.test", model.LocationSettings{Proxy: &model.ProxySettings{NextUpstreamTries: 101}}),
-		bad("redirect.test", model.LocationSettings{Proxy: &model.ProxySettings{RedirectFrom: "/a"}}),
-		bad("space.test", model.LocationSettings{Proxy: &model.ProxySettings{CookiePathFrom: "/a b", CookiePathTo: "/"}}),
-		bad("code.test", model.LocationSettings{Errors: &model.CustomErrors{Codes: []int{499}}}),
-		bad("pipe.test", model.LocationSettings{Errors: &model.CustomErrors{Codes: []int{404}, Backend: "a|b"}}),
-		bad("fallback.test", model.LocationSettings{Errors: &model.CustomErrors{Fallback: true}}),
+	cfg := configOf("proxy-refused", []config.Server{
+		bad("good.test", config.LocationSettings{Proxy: &config.ProxySettings{Buffering: "on"}, Errors: &config.CustomErrors{Codes: []int{404}}}),
+		bad("version.test", config.LocationSettings{Proxy: &config.ProxySettings{HTTPVersion: "2"}}),
+		bad("tries.test", config.LocationSettings{Proxy: &config.ProxySettings{NextUpstreamTries: 101}}),
+		bad("redirect.test", config.LocationSettings{Proxy: &config.ProxySettings{RedirectFrom: "/a"}}),
+		bad("space.test", config.LocationSettings{Proxy: &config.ProxySettings{CookiePathFrom: "/a b", CookiePathTo: "/"}}),
+		bad("code.test", config.LocationSettings{Errors: &config.CustomErrors{Codes: []int{499}}}),
+		bad("pipe.test", config.LocationSettings{Errors: &config.CustomErrors{Codes: []int{404}, Backend: "a|b"}}),
+		bad("fallback.test", config.LocationSettings{Errors: &config.CustomErrors{Fallback: true}}),
 	}, backendOf("app", app))
 	h := startNginx(t, cfg, nil)
 	h.allowLuaErrors = true

@@ -1,14 +1,14 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // External auth (lua/extauth.lua): nginx.conf holds one fixed internal
@@ -21,7 +21,7 @@ import (
 
 // Defaults of the external auth options.
 const (
-	DefaultAuthCacheDictSize = model.Size("10m")
+	DefaultAuthCacheDictSize = config.Size("10m")
 	DefaultAuthTimeout       = 60 * time.Second
 	// maxAuthConnectTimeout is ingress-nginx's default proxy-connect-timeout.
 	maxAuthConnectTimeout = 5 * time.Second

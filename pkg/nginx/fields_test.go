@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -15,11 +17,10 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fieldwalk"
 	"github.com/ingress-sync/ingress-sync/lua"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-// What the Applier pushes of a model.Configuration is listed by hand too:
-// deltaOf (dynamic.go) turns each field of a model.Change into pushes,
+// What the Applier pushes of a config.Configuration is listed by hand too:
+// deltaOf (dynamic.go) turns each field of a config.Change into pushes,
 // HostOf (routes.go) converts each field of a Server for router.lua, and
 // the stream block takes the listeners and endpoint files of the L4
 // services and passthrough hosts (stream.go, streamfiles.go); on the Lua
@@ -33,15 +34,15 @@ import (
 // and a port is left out of the stream files.
 func fieldOptions() *fieldwalk.Options {
 	return &fieldwalk.Options{Values: map[reflect.Type]func(int) any{
-		reflect.TypeFor[model.Size](): func(n int) any { return model.Size(fmt.Sprintf("%dk", n)) },
-		reflect.TypeFor[model.Endpoint](): func(n int) any {
-			return model.Endpoint{Address: fmt.Sprintf("10.0.%d.%d", n/256, n%256), Port: int32(1000 + n)}
+		reflect.TypeFor[config.Size](): func(n int) any { return config.Size(fmt.Sprintf("%dk", n)) },
+		reflect.TypeFor[config.Endpoint](): func(n int) any {
+			return config.Endpoint{Address: fmt.Sprintf("10.0.%d.%d", n/256, n%256), Port: int32(1000 + n)}
 		},
 	}}
 }
 
 // hostJSON is the wire form of s, as the Applier posts it.
-func hostJSON(t *testing.T, s *model.Server) string {
+func hostJSON(t *testing.T, s *config.Server) string {
 	t.Helper()
 	b, err := json.Marshal(HostOf(s))
 	if err != nil {
@@ -54,16 +55,16 @@ func hostJSON(t *testing.T, s *model.Server) string {
 // another field has a given value: the function sets it (on both Servers
 // compared), and why.
 func shadowed() map[string]struct {
-	set func(*model.Server)
+	set func(*config.Server)
 	why string
 } {
 	return map[string]struct {
-		set func(*model.Server)
+		set func(*config.Server)
 		why string
 	}{
-		"SSLRedirect": {func(s *model.Server) { s.Locations[0].Settings.SSLRedirect = nil },
+		"SSLRedirect": {func(s *config.Server) { s.Locations[0].Settings.SSLRedirect = nil },
 			"it is the HTTPS redirect of the routes whose Location has no ssl-redirect of its own"},
-		"Locations[0].Settings.SSLRedirect": {func(s *model.Server) { s.SSLRedirect = !*s.Locations[0].Settings.SSLRedirect },
+		"Locations[0].Settings.SSLRedirect": {func(s *config.Server) { s.SSLRedirect = !*s.Locations[0].Settings.SSLRedirect },
 			"nil takes the Server's ssl-redirect, here the other value"},
 	}
 }
@@ -74,12 +75,12 @@ func shadowed() map[string]struct {
 // of that Host HostOf leaves unset.
 func TestHostOfSeesEveryField(t *testing.T) {
 	opts := fieldOptions()
-	filled := func() *model.Server {
-		var s model.Server
+	filled := func() *config.Server {
+		var s config.Server
 		fieldwalk.Fill(&s, opts)
 		return &s
 	}
-	leaves := fieldwalk.Leaves(reflect.TypeFor[model.Server](), opts)
+	leaves := fieldwalk.Leaves(reflect.TypeFor[config.Server](), opts)
 	if len(leaves) < 100 {
 		t.Fatalf("only %d fields found", len(leaves))
 	}
@@ -111,7 +112,7 @@ func TestHostOfSeesEveryField(t *testing.T) {
 	}
 }
 
-// TestDeltaOfSeesEveryChangeField: each field of a model.Change, emptied
+// TestDeltaOfSeesEveryChangeField: each field of a config.Change, emptied
 // or changed, changes the pushes deltaOf (dynamic.go) makes of it, but
 // for those the Applier decides itself.
 func TestDeltaOfSeesEveryChangeField(t *testing.T) {
@@ -120,13 +121,13 @@ func TestDeltaOfSeesEveryChangeField(t *testing.T) {
 		"ReloadReasons": "for the log and the caller",
 	}
 	opts := fieldOptions()
-	filled := func() *model.Change {
-		var ch model.Change
+	filled := func() *config.Change {
+		var ch config.Change
 		fieldwalk.Fill(&ch, opts)
 		return &ch
 	}
 	base := deltaOf(filled(), "sum")
-	for _, l := range fieldwalk.Leaves(reflect.TypeFor[model.Change](), opts) {
+	for _, l := range fieldwalk.Leaves(reflect.TypeFor[config.Change](), opts) {
 		if strings.ContainsAny(l.Path, ".[") {
 			continue // inside a Server, Backend or Certificate: see TestHostOfSeesEveryField
 		}
@@ -144,8 +145,8 @@ func TestDeltaOfSeesEveryChangeField(t *testing.T) {
 
 // streamState is what the stream block serves of a Configuration.
 type streamState struct {
-	L4          []model.L4Service
-	Passthrough []model.PassthroughHost
+	L4          []config.L4Service
+	Passthrough []config.PassthroughHost
 }
 
 // streamEffect is what nginx sees of s: "listeners" (nginx.conf holds
@@ -154,7 +155,7 @@ type streamState struct {
 func streamEffect(t *testing.T, a *Applier, base, s *streamState) string {
 	t.Helper()
 	files := func(s *streamState) map[string][]byte {
-		f, err := a.streamFiles(&model.Configuration{L4: s.L4, Passthrough: s.Passthrough})
+		f, err := a.streamFiles(&config.Configuration{L4: s.L4, Passthrough: s.Passthrough})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +281,7 @@ func namesField(code, name string, fieldsOnly bool) bool {
 }
 
 // TestLuaReadsEveryWireName looks up the wire names of what the Applier
-// posts (Host, model.Backend, model.Certificate) in the Lua code, comments
+// posts (Host, config.Backend, config.Certificate) in the Lua code, comments
 // left out: lua/configuration.lua keeps only the fields of a host, a
 // route, a backend and a certificate it names (ROUTE_FIELDS, HOST_FIELDS,
 // normalize_backend...), so a field it does not name is dropped on
@@ -293,8 +294,8 @@ func TestLuaReadsEveryWireName(t *testing.T) {
 	unread := map[string]string{
 		"Host.ClientAuth.Secret": "the CA Secret's name, kept for inspection (GET /configuration/routes)",
 	}
-	kept := []reflect.Type{reflect.TypeFor[Host](), reflect.TypeFor[Route](), reflect.TypeFor[model.Backend](),
-		reflect.TypeFor[model.Endpoint](), reflect.TypeFor[model.Affinity](), reflect.TypeFor[model.Certificate]()}
+	kept := []reflect.Type{reflect.TypeFor[Host](), reflect.TypeFor[Route](), reflect.TypeFor[config.Backend](),
+		reflect.TypeFor[config.Endpoint](), reflect.TypeFor[config.Affinity](), reflect.TypeFor[config.Certificate]()}
 	for _, typ := range kept {
 		for path, name := range wireNames(typ, false) {
 			if !namesField(code["configuration.lua"], name, false) {
@@ -302,7 +303,7 @@ func TestLuaReadsEveryWireName(t *testing.T) {
 			}
 		}
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[Host](), reflect.TypeFor[model.Backend](), reflect.TypeFor[model.Certificate]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[Host](), reflect.TypeFor[config.Backend](), reflect.TypeFor[config.Certificate]()} {
 		for path, name := range wireNames(typ, true) {
 			why, listed := unread[path]
 			switch read := namesField(all, name, true); {

@@ -1,13 +1,13 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,7 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
 )
 
 // The harness runs a real nginx (Debian packages, see hack/install-nginx.sh)
@@ -135,7 +136,7 @@ type harness struct {
 
 // startNginx writes cfg, starts nginx and waits until it is ready and the
 // dynamic state of cfg is pushed.
-func startNginx(t testing.TB, cfg *model.Configuration, mutate func(*Options)) *harness {
+func startNginx(t testing.TB, cfg *config.Configuration, mutate func(*Options)) *harness {
 	t.Helper()
 	requireNginx(t)
 	opts := testOptions(t)
@@ -321,44 +322,44 @@ func startEcho(t testing.TB, name string) *echo.Server {
 	return e
 }
 
-func endpointOf(e *echo.Server) model.Endpoint {
-	return model.Endpoint{Address: "127.0.0.1", Port: int32(e.Port())}
+func endpointOf(e *echo.Server) config.Endpoint {
+	return config.Endpoint{Address: "127.0.0.1", Port: int32(e.Port())}
 }
 
 // Configuration builders.
 
-func backendOf(name string, eps ...*echo.Server) model.Backend {
-	b := model.Backend{Name: name, Namespace: "default", Service: name, Port: "80", LoadBalance: "round_robin"}
+func backendOf(name string, eps ...*echo.Server) config.Backend {
+	b := config.Backend{Name: name, Namespace: "default", Service: name, Port: "80", LoadBalance: "round_robin"}
 	for _, e := range eps {
 		b.Endpoints = append(b.Endpoints, endpointOf(e))
 	}
 	return b
 }
 
-func prefixLoc(path, backend string) model.Location {
-	return model.Location{Path: path, PathType: model.PathPrefix, Backend: backend, Ingress: "default/test"}
+func prefixLoc(path, backend string) config.Location {
+	return config.Location{Path: path, PathType: config.PathPrefix, Backend: backend, Ingress: "default/test"}
 }
 
-func exactLoc(path, backend string) model.Location {
-	return model.Location{Path: path, PathType: model.PathExact, Backend: backend, Ingress: "default/test"}
+func exactLoc(path, backend string) config.Location {
+	return config.Location{Path: path, PathType: config.PathExact, Backend: backend, Ingress: "default/test"}
 }
 
-func serverOf(host string, locs ...model.Location) model.Server {
-	return model.Server{Hostname: host, Locations: locs}
+func serverOf(host string, locs ...config.Location) config.Server {
+	return config.Server{Hostname: host, Locations: locs}
 }
 
 // configOf returns a Configuration as model.Build makes them: a default
 // server, and a catch-all Prefix "/" (to the built-in 404) on every server
 // without one.
-func configOf(sum string, servers []model.Server, backends ...model.Backend) *model.Configuration {
-	all := append([]model.Server{{Hostname: "_"}}, servers...)
+func configOf(sum string, servers []config.Server, backends ...config.Backend) *config.Configuration {
+	all := append([]config.Server{{Hostname: "_"}}, servers...)
 	for i := range all {
-		if !slices.ContainsFunc(all[i].Locations, func(l model.Location) bool { return l.Path == "/" && l.PathType == model.PathPrefix }) {
-			all[i].Locations = append(slices.Clone(all[i].Locations), model.Location{Path: "/", PathType: model.PathPrefix})
+		if !slices.ContainsFunc(all[i].Locations, func(l config.Location) bool { return l.Path == "/" && l.PathType == config.PathPrefix }) {
+			all[i].Locations = append(slices.Clone(all[i].Locations), config.Location{Path: "/", PathType: config.PathPrefix})
 		}
 	}
-	return &model.Configuration{
-		Global:   model.Global{SSLRedirect: true, UpstreamKeepalive: 32, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60, ProxyBodySize: "1m"},
+	return &config.Configuration{
+		Global:   config.Global{SSLRedirect: true, UpstreamKeepalive: 32, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60, ProxyBodySize: "1m"},
 		Servers:  all,
 		Backends: backendPtrs(backends),
 		Checksum: sum,
@@ -367,25 +368,25 @@ func configOf(sum string, servers []model.Server, backends ...model.Backend) *mo
 
 // backendPtrs is the list of pointers to copies of bs, as
 // Configuration.Backends holds them.
-func backendPtrs(bs []model.Backend) model.BackendList {
-	out := make([]*model.Backend, len(bs))
+func backendPtrs(bs []config.Backend) config.BackendList {
+	out := make([]*config.Backend, len(bs))
 	for i := range bs {
 		b := bs[i]
 		out[i] = &b
 	}
-	return model.NewBackendList(out)
+	return config.NewBackendList(out)
 }
 
 // withDefaultBackend returns a copy of cfg whose generated catch-alls (Prefix
 // "/" of no Ingress) go to backend, as Build makes them for a default backend.
-func withDefaultBackend(cfg *model.Configuration, backend, sum string) *model.Configuration {
+func withDefaultBackend(cfg *config.Configuration, backend, sum string) *config.Configuration {
 	next := *cfg
 	next.DefaultBackend, next.Checksum = backend, sum
 	next.Servers = slices.Clone(cfg.Servers)
 	for i := range next.Servers {
 		locs := slices.Clone(next.Servers[i].Locations)
 		for j := range locs {
-			if locs[j].Path == "/" && locs[j].PathType == model.PathPrefix && locs[j].Ingress == "" {
+			if locs[j].Path == "/" && locs[j].PathType == config.PathPrefix && locs[j].Ingress == "" {
 				locs[j].Backend = backend
 			}
 		}
@@ -400,7 +401,7 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
 // reload applies cfg as a whole (a reload only when its global settings
 // differ from the running ones).
-func (h *harness) reload(ctx context.Context, cfg *model.Configuration) error {
+func (h *harness) reload(ctx context.Context, cfg *config.Configuration) error {
 	_, err := h.app.Apply(ctx, cfg)
 	return err
 }
@@ -408,7 +409,7 @@ func (h *harness) reload(ctx context.Context, cfg *model.Configuration) error {
 // update applies ch on top of the running Configuration: the dynamic
 // changes tests make without building a whole Configuration. Its checksum
 // is the running one's up to the first "+", then "+<n>" for the n-th update.
-func (h *harness) update(ctx context.Context, ch model.Change) error {
+func (h *harness) update(ctx context.Context, ch config.Change) error {
 	h.version++
 	next := withChange(h.app.Running(), ch)
 	base, _, _ := strings.Cut(next.Checksum, "+")
@@ -420,7 +421,7 @@ func (h *harness) update(ctx context.Context, ch model.Change) error {
 // confChecksum returns the checksum of the nginx.conf that h's renderer
 // makes for cfg's global settings: what GET /configuration/version reports
 // as checksum once the workers run that file.
-func (h *harness) confChecksum(cfg *model.Configuration) string {
+func (h *harness) confChecksum(cfg *config.Configuration) string {
 	h.t.Helper()
 	_, sum, err := h.app.renderer.render(cfg, cfg.UpstreamTLS)
 	if err != nil {
@@ -440,11 +441,11 @@ func (h *harness) mustVersion() Version {
 }
 
 // withChange returns a copy of cfg with ch applied.
-func withChange(cfg *model.Configuration, ch model.Change) *model.Configuration {
+func withChange(cfg *config.Configuration, ch config.Change) *config.Configuration {
 	next := *cfg
-	next.Servers = upsert(cfg.Servers, ch.ServersUpserted, ch.ServersRemoved, func(s model.Server) string { return s.Hostname })
-	next.Backends = model.NewBackendList(upsert(cfg.Backends.Slice(), backendPtrs(ch.BackendsUpserted).Slice(), ch.BackendsRemoved, func(b *model.Backend) string { return b.Name }))
-	next.Certificates = upsert(cfg.Certificates, ch.CertificatesUpserted, ch.CertificatesRemoved, func(c model.Certificate) string { return c.Name })
+	next.Servers = upsert(cfg.Servers, ch.ServersUpserted, ch.ServersRemoved, func(s config.Server) string { return s.Hostname })
+	next.Backends = config.NewBackendList(upsert(cfg.Backends.Slice(), backendPtrs(ch.BackendsUpserted).Slice(), ch.BackendsRemoved, func(b *config.Backend) string { return b.Name }))
+	next.Certificates = upsert(cfg.Certificates, ch.CertificatesUpserted, ch.CertificatesRemoved, func(c config.Certificate) string { return c.Name })
 	if ch.DefaultCertificate != "" {
 		next.DefaultCertificate = ch.DefaultCertificate
 	}

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +24,7 @@ const headerController = "ingress/controller"
 // buildObjects builds, with model.Build and the controller ConfigMap
 // headerController, the Configuration of objs (Ingresses, Services,
 // EndpointSlices and ConfigMaps), and fails on any Problem.
-func buildObjects(t *testing.T, objs ...runtime.Object) *model.Configuration {
+func buildObjects(t *testing.T, objs ...runtime.Object) *config.Configuration {
 	t.Helper()
 	s := model.NewStore()
 	for _, obj := range objs {
@@ -235,22 +237,22 @@ func TestServerAlias(t *testing.T) {
 func TestRefusedHeaders(t *testing.T) {
 	app := startEcho(t, "app")
 	good := serverOf("good.test", prefixLoc("/", "app"))
-	good.ResponseHeaders = []model.Header{{Name: "X-Ok", Value: "1"}}
+	good.ResponseHeaders = []config.Header{{Name: "X-Ok", Value: "1"}}
 	good.Locations[0].Settings.UpstreamVhost = "a:8080" // one letter and a port
-	bad := func(host string, mutate func(*model.Server)) model.Server {
+	bad := func(host string, mutate func(*config.Server)) config.Server {
 		s := serverOf(host, prefixLoc("/", "app"))
 		mutate(&s)
 		return s
 	}
-	cfg := configOf("headers-refused", []model.Server{good,
-		bad("crlf.test", func(s *model.Server) { s.RequestHeaders = []model.Header{{Name: "X-A", Value: "a\r\nInjected: 1"}} }),
-		bad("name.test", func(s *model.Server) { s.ResponseHeaders = []model.Header{{Name: "Bad Name", Value: "1"}} }),
-		bad("route.test", func(s *model.Server) {
-			s.Locations[0].Settings.ResponseHeaders = []model.Header{{Name: "X-B", Value: "\x00"}}
+	cfg := configOf("headers-refused", []config.Server{good,
+		bad("crlf.test", func(s *config.Server) { s.RequestHeaders = []config.Header{{Name: "X-A", Value: "a\r\nInjected: 1"}} }),
+		bad("name.test", func(s *config.Server) { s.ResponseHeaders = []config.Header{{Name: "Bad Name", Value: "1"}} }),
+		bad("route.test", func(s *config.Server) {
+			s.Locations[0].Settings.ResponseHeaders = []config.Header{{Name: "X-B", Value: "\x00"}}
 		}),
-		bad("vhost.test", func(s *model.Server) { s.Locations[0].Settings.UpstreamVhost = "a.test/evil" }),
-		bad("conn.test", func(s *model.Server) { s.Locations[0].Settings.ConnectionHeader = "upgrade" }),
-		bad("port.test", func(s *model.Server) { s.Locations[0].Settings.UpstreamVhost = "a.test:" }),
+		bad("vhost.test", func(s *config.Server) { s.Locations[0].Settings.UpstreamVhost = "a.test/evil" }),
+		bad("conn.test", func(s *config.Server) { s.Locations[0].Settings.ConnectionHeader = "upgrade" }),
+		bad("port.test", func(s *config.Server) { s.Locations[0].Settings.UpstreamVhost = "a.test:" }),
 	}, backendOf("app", app))
 	cfg.Global.AddHeaders = "ingress/resp" // the response header filter on
 	cfg.Checksum = cfg.ComputeChecksum()
@@ -269,9 +271,9 @@ func TestRefusedHeaders(t *testing.T) {
 // TestUpstreamVhostGRPC: upstream-vhost is the :authority a gRPC backend
 // receives, as ingress-nginx's grpc_set_header Host.
 func TestUpstreamVhostGRPC(t *testing.T) {
-	vhost := settingsLoc("/v.Echo", "grpc", model.LocationSettings{BackendProtocol: "GRPC", UpstreamVhost: "internal.example.com"})
-	plain := settingsLoc("/p.Echo", "grpc", model.LocationSettings{BackendProtocol: "GRPC"})
-	cfg := configOf("grpc-vhost", []model.Server{serverOf("g.test", vhost, plain)}, backendAt("grpc", startH2C(t, grpcReflector("grpc"))))
+	vhost := settingsLoc("/v.Echo", "grpc", config.LocationSettings{BackendProtocol: "GRPC", UpstreamVhost: "internal.example.com"})
+	plain := settingsLoc("/p.Echo", "grpc", config.LocationSettings{BackendProtocol: "GRPC"})
+	cfg := configOf("grpc-vhost", []config.Server{serverOf("g.test", vhost, plain)}, backendAt("grpc", startH2C(t, grpcReflector("grpc"))))
 	h := startNginx(t, cfg, nil)
 	c := h.h2Client()
 	for path, want := range map[string]string{"/v.Echo/Call": "internal.example.com", "/p.Echo/Call": "g.test"} {
@@ -287,12 +289,12 @@ func TestUpstreamVhostGRPC(t *testing.T) {
 // (backend-protocol HTTPS, proxy-buffering off), where ngx.ctx is gone.
 func TestHeadersThroughProxyLocations(t *testing.T) {
 	srv := serverOf("p.test",
-		settingsLoc("/secure", "secure", model.LocationSettings{BackendProtocol: "HTTPS",
-			ResponseHeaders: []model.Header{{Name: "X-Route", Value: "secure"}}}),
-		settingsLoc("/unbuffered", "plain", model.LocationSettings{Proxy: &model.ProxySettings{Buffering: "off"}}))
-	srv.RequestHeaders = []model.Header{{Name: "X-Req", Value: "1"}}
-	srv.ResponseHeaders = []model.Header{{Name: "X-Global", Value: "1"}}
-	cfg := configOf("headers-locations", []model.Server{srv},
+		settingsLoc("/secure", "secure", config.LocationSettings{BackendProtocol: "HTTPS",
+			ResponseHeaders: []config.Header{{Name: "X-Route", Value: "secure"}}}),
+		settingsLoc("/unbuffered", "plain", config.LocationSettings{Proxy: &config.ProxySettings{Buffering: "off"}}))
+	srv.RequestHeaders = []config.Header{{Name: "X-Req", Value: "1"}}
+	srv.ResponseHeaders = []config.Header{{Name: "X-Global", Value: "1"}}
+	cfg := configOf("headers-locations", []config.Server{srv},
 		backendAt("secure", startHTTPTest(t, reflector("secure"), true, false)),
 		backendAt("plain", startHTTPTest(t, reflector("plain"), false, false)))
 	cfg.Global.AddHeaders = "ingress/resp"

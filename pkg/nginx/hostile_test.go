@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -32,7 +34,7 @@ const (
 )
 
 // hostileBuild builds s with the controller flags of the test.
-func hostileBuild(s *model.Store) *model.Configuration {
+func hostileBuild(s *model.Store) *config.Configuration {
 	return model.Build(s, model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx"})
 }
 
@@ -334,13 +336,13 @@ func TestHostileIngresses(t *testing.T) {
 
 // checkGoodServers fails unless the good hosts have the routes they have
 // without any hostile Ingress, and are served by their backends.
-func checkGoodServers(t *testing.T, h *harness, cfg, good *model.Configuration) {
+func checkGoodServers(t *testing.T, h *harness, cfg, good *config.Configuration) {
 	t.Helper()
 	for i := range goodIngresses {
 		name := fmt.Sprintf("good-%d", i)
 		have := serverNamed(cfg, name+".test")
 		want := serverNamed(good, name+".test")
-		if have == nil || want == nil || !model.ServerEqual(have, want) {
+		if have == nil || want == nil || !config.ServerEqual(have, want) {
 			t.Errorf("server %s.test changed by hostile Ingresses:\nhave %+v\nwant %+v", name, have, want)
 		}
 		for _, path := range []string{"/", "/x/y?z=1", "/(.*)"} {
@@ -349,7 +351,7 @@ func checkGoodServers(t *testing.T, h *harness, cfg, good *model.Configuration) 
 	}
 }
 
-func serverNamed(cfg *model.Configuration, host string) *model.Server {
+func serverNamed(cfg *config.Configuration, host string) *config.Server {
 	for i := range cfg.Servers {
 		if cfg.Servers[i].Hostname == host {
 			return &cfg.Servers[i]
@@ -376,13 +378,13 @@ func checkCurated(t *testing.T, h *harness) {
 // host may take a request, a regex one from another Ingress too): not
 // those with a route to a backend without endpoints (503) or speaking
 // another protocol than the echo backend's plain HTTP.
-func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g hostileGen) {
+func checkHostileRoutes(t *testing.T, h *harness, cfg *config.Configuration, g hostileGen) {
 	t.Helper()
 	withEndpoints := map[string]bool{"": true} // "" answers 404
 	for _, b := range cfg.Backends.All() {
 		withEndpoints[b.Name] = len(b.Endpoints) > 0
 	}
-	safe := func(l *model.Location) bool {
+	safe := func(l *config.Location) bool {
 		proto := strings.ToUpper(l.Settings.BackendProtocol)
 		// A route whose allow- or deny-list is invalid answers 503 (fail closed).
 		return withEndpoints[l.Backend] && (proto == "" || proto == "HTTP") && !l.Settings.SourceRangeInvalid &&
@@ -392,15 +394,15 @@ func checkHostileRoutes(t *testing.T, h *harness, cfg *model.Configuration, g ho
 	}
 	// auth-tls annotations that cannot be applied answer 503 too.
 	withoutClientAuth := safe
-	safe = func(l *model.Location) bool { return withoutClientAuth(l) && !l.Settings.ClientAuthUnavailable }
+	safe = func(l *config.Location) bool { return withoutClientAuth(l) && !l.Settings.ClientAuthUnavailable }
 	// Rate and connection limits answer 503 beyond them and when invalid
 	// (fail closed): hosts with them are not sampled.
-	unlimited := func(l *model.Location) bool { return l.Settings.RateLimit == nil }
-	kinds := map[model.PathType]int{}
+	unlimited := func(l *config.Location) bool { return l.Settings.RateLimit == nil }
+	kinds := map[config.PathType]int{}
 	var urls []string
 	hosts, skipped := 0, 0
 	for _, s := range cfg.Servers {
-		if !slices.ContainsFunc(s.Locations, func(l model.Location) bool { return strings.HasPrefix(l.Ingress, "default/hostile-") }) {
+		if !slices.ContainsFunc(s.Locations, func(l config.Location) bool { return strings.HasPrefix(l.Ingress, "default/hostile-") }) {
 			continue
 		}
 		if !all(s.Locations, safe) || !all(s.Locations, unlimited) {
@@ -438,7 +440,7 @@ func all[T any](s []T, f func(*T) bool) bool {
 // requestURL is a URL that reaches host with path as its literal path.
 func requestURL(host, path string) string {
 	switch {
-	case host == model.DefaultServerName:
+	case host == config.DefaultServerName:
 		host = "unrouted.hostile.test"
 	case strings.HasPrefix(host, "*."):
 		host = "any" + host[1:]
@@ -496,7 +498,7 @@ func TestRegexPathsBuildKeeps(t *testing.T) {
 			base.apply(upsertEventOf(ing, events.KindIngress, "default", "regex"), false)
 			cfg := hostileBuild(base.store)
 			kept := serverNamed(cfg, "regex.test") != nil && slices.ContainsFunc(serverNamed(cfg, "regex.test").Locations,
-				func(l model.Location) bool { return l.PathType == model.PathRegex })
+				func(l config.Location) bool { return l.PathType == config.PathRegex })
 			t.Logf("path %.40q kept by Build: %v", tc.path, kept)
 			if _, err := h.app.Apply(t.Context(), cfg); err != nil {
 				t.Fatalf("apply: %v", err)

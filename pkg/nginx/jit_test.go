@@ -1,14 +1,14 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // TestRequestPathCompiles sends traffic through router.lua, balancer.lua
@@ -21,7 +21,7 @@ func TestRequestPathCompiles(t *testing.T) {
 	jitDir := luaJITLibDir(t)
 	ports := freePorts(t, 2)
 	logPath := filepath.Join(testDir(t), "jit.log")
-	cfg := hostTable(10, model.Endpoint{Address: "127.0.0.1", Port: int32(ports[0])})
+	cfg := hostTable(10, config.Endpoint{Address: "127.0.0.1", Port: int32(ports[0])})
 	h := startNginx(t, cfg, func(o *Options) {
 		o.DisableAccessLog = true
 		o.WorkerProcesses = 1 // all requests in one LuaJIT VM

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bufio"
 	"context"
 	"io"
@@ -9,8 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Logs: nginx's error log goes to its stderr (error_log stderr), which
@@ -34,8 +34,8 @@ var accessLogFileRe = regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+$`)
 func accessLogPath(p string) (string, error) {
 	switch p {
 	case "":
-		return model.AccessLogStdout, nil
-	case model.AccessLogStderr:
+		return config.AccessLogStdout, nil
+	case config.AccessLogStderr:
 		return p, nil
 	}
 	if len(p) > maxAccessLogPath || !accessLogFileRe.MatchString(p) || strings.Contains(p+"/", "/../") ||
@@ -46,7 +46,7 @@ func accessLogPath(p string) (string, error) {
 }
 
 // setAccessLog sets the access log of v from the ConfigMap's settings.
-func (v *view) setAccessLog(n *model.NginxSettings) error {
+func (v *view) setAccessLog(n *config.NginxSettings) error {
 	v.AccessLog = v.AccessLog && !n.DisableAccessLog
 	p, err := accessLogPath(n.AccessLogPath)
 	v.AccessLogPath = p

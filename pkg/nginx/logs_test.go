@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"context"
 	"errors"
@@ -11,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // TestRenderAccessLog: the access log goes to nginx's stdout unless the
@@ -22,25 +22,25 @@ import (
 func TestRenderAccessLog(t *testing.T) {
 	tests := []struct {
 		name    string
-		n       func(*model.NginxSettings)
+		n       func(*config.NginxSettings)
 		off     bool // Options.DisableAccessLog
 		want    []string
 		notWant []string
 		bad     bool
 	}{
 		{name: "stdout by default", want: []string{"\n    access_log /dev/stdout upstreaminfo;", "access_log /dev/stdout upstreaminfo if=$ingress_log;"}},
-		{name: "stderr", n: func(n *model.NginxSettings) { n.AccessLogPath = "/dev/stderr" },
+		{name: "stderr", n: func(n *config.NginxSettings) { n.AccessLogPath = "/dev/stderr" },
 			want: []string{"\n    access_log /dev/stderr upstreaminfo;", "access_log /dev/stderr upstreaminfo if=$ingress_log;"}},
-		{name: "a file", n: func(n *model.NginxSettings) { n.AccessLogPath = "/var/log/ingress/access.log" },
+		{name: "a file", n: func(n *config.NginxSettings) { n.AccessLogPath = "/var/log/ingress/access.log" },
 			want: []string{"\n    access_log /var/log/ingress/access.log upstreaminfo;", "access_log /var/log/ingress/access.log upstreaminfo if=$ingress_log;"}},
-		{name: "off by the ConfigMap", n: func(n *model.NginxSettings) { n.DisableAccessLog = true },
+		{name: "off by the ConfigMap", n: func(n *config.NginxSettings) { n.DisableAccessLog = true },
 			want: []string{"\n    access_log off;"}, notWant: []string{"upstreaminfo;", "if=$ingress_log"}},
-		{name: "off by the syncer", off: true, n: func(n *model.NginxSettings) { n.AccessLogPath = "/tmp/a.log" },
+		{name: "off by the syncer", off: true, n: func(n *config.NginxSettings) { n.AccessLogPath = "/tmp/a.log" },
 			want: []string{"\n    access_log off;"}, notWant: []string{"/tmp/a.log"}},
-		{name: "relative", n: func(n *model.NginxSettings) { n.AccessLogPath = "a.log" }, bad: true},
-		{name: "directive", n: func(n *model.NginxSettings) { n.AccessLogPath = "/tmp/a.log; include /etc/passwd" }, bad: true},
-		{name: "dot dot", n: func(n *model.NginxSettings) { n.AccessLogPath = "/tmp/../etc/passwd" }, bad: true},
-		{name: "device", n: func(n *model.NginxSettings) { n.AccessLogPath = "/dev/sda" }, bad: true},
+		{name: "relative", n: func(n *config.NginxSettings) { n.AccessLogPath = "a.log" }, bad: true},
+		{name: "directive", n: func(n *config.NginxSettings) { n.AccessLogPath = "/tmp/a.log; include /etc/passwd" }, bad: true},
+		{name: "dot dot", n: func(n *config.NginxSettings) { n.AccessLogPath = "/tmp/../etc/passwd" }, bad: true},
+		{name: "device", n: func(n *config.NginxSettings) { n.AccessLogPath = "/dev/sda" }, bad: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,12 +50,12 @@ func TestRenderAccessLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := nginxGlobal(func(n *model.NginxSettings) {
+			g := nginxGlobal(func(n *config.NginxSettings) {
 				if tc.n != nil {
 					tc.n(n)
 				}
 			})
-			out, err := r.Render(&model.Configuration{Global: g})
+			out, err := r.Render(&config.Configuration{Global: g})
 			if tc.bad {
 				if !errors.Is(err, ErrInvalidValue) {
 					t.Fatalf("rendered an invalid access log path: %v\n%s", err, out)
@@ -126,7 +126,7 @@ func TestAccessLogStdout(t *testing.T) {
 	e := startEcho(t, "web")
 	format := `{"host": "$host", "uri": "$request_uri", "status": $status, "agent": "$http_user_agent"}`
 	cfg := hostTable(1, endpointOf(e))
-	cfg.Global.Nginx = model.DefaultGlobal().Nginx
+	cfg.Global.Nginx = config.DefaultGlobal().Nginx
 	cfg.Global.Nginx.LogFormatUpstream, cfg.Global.Nginx.LogFormatEscapeJSON = format, true
 	stdout := &syncBuffer{}
 	h := startNginx(t, cfg, func(o *Options) { o.Stdout = stdout })

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -11,8 +13,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Traffic metrics (lua/metrics.lua): the log phase of every routed request
@@ -23,7 +23,7 @@ import (
 
 // Defaults of the metrics options.
 const (
-	DefaultMetricsDictSize  = model.Size("32m")
+	DefaultMetricsDictSize  = config.Size("32m")
 	DefaultMetricsMaxSeries = 10000
 	maxMetricsBuckets       = 64
 )
@@ -49,7 +49,7 @@ type MetricsOptions struct {
 	// it are dropped and counted.
 	MaxSeries int
 	// DictSize sizes the shared dict (about 3 KB, estimated, per label set).
-	DictSize model.Size
+	DictSize config.Size
 	// TimeBuckets, LengthBuckets and SizeBuckets are the histograms'
 	// upper bounds, increasing.
 	TimeBuckets, LengthBuckets, SizeBuckets []float64

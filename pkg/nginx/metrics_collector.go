@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"log/slog"
@@ -8,8 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // TrafficCollectorOptions configure a TrafficCollector.
@@ -23,7 +23,7 @@ type TrafficCollectorOptions struct {
 	ConstLabels prometheus.Labels
 	// Running returns the running Configuration (its backends give the
 	// service label); nil, or nil returned: the label is empty.
-	Running func() *model.Configuration
+	Running func() *config.Configuration
 	// Timeout bounds one scrape of nginx (default 5s).
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -46,7 +46,7 @@ type TrafficCollector struct {
 
 	mu       sync.Mutex
 	services map[string]string
-	of       *model.Configuration
+	of       *config.Configuration
 }
 
 // requestLabels are ingress-nginx's request labels, host last (only
@@ -183,7 +183,7 @@ func constHistogram(d *prometheus.Desc, bounds []float64, h *TrafficHistogram, l
 // serviceNames maps the running Configuration's backend names to their
 // Service names, rebuilt when the Configuration changes.
 func (c *TrafficCollector) serviceNames() map[string]string {
-	var cfg *model.Configuration
+	var cfg *config.Configuration
 	if c.o.Running != nil {
 		cfg = c.o.Running()
 	}

@@ -1,27 +1,27 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // metricsConfig has two hosts with known answers: a.test "/" (200 from
 // web-a) and Exact "/gone" to a backend without endpoints (503); b.test
 // "/" (200 from web-b) and Exact "/none" without a backend (404).
-func metricsConfig(t *testing.T, sum string) *model.Configuration {
+func metricsConfig(t *testing.T, sum string) *config.Configuration {
 	a, b := startEcho(t, "web-a"), startEcho(t, "web-b")
-	gone := model.Backend{Name: "gone", Namespace: "default", Service: "gone", Port: "80", LoadBalance: "round_robin"}
+	gone := config.Backend{Name: "gone", Namespace: "default", Service: "gone", Port: "80", LoadBalance: "round_robin"}
 	locA, locB := prefixLoc("/", "web-a"), prefixLoc("/", "web-b")
 	locA.Ingress, locB.Ingress = "shop/front", "blog/main"
 	goneLoc, noneLoc := exactLoc("/gone", "gone"), exactLoc("/none", "")
 	goneLoc.Ingress, noneLoc.Ingress = "shop/front", "blog/main"
-	return configOf(sum, []model.Server{serverOf("a.test", locA, goneLoc), serverOf("b.test", locB, noneLoc)},
+	return configOf(sum, []config.Server{serverOf("a.test", locA, goneLoc), serverOf("b.test", locB, noneLoc)},
 		backendOf("web-a", a), backendOf("web-b", b), gone)
 }
 
@@ -240,7 +240,7 @@ func TestTrafficMetricsDisabled(t *testing.T) {
 // as ingress-nginx's $proxy_alternative_upstream_name.
 func TestTrafficMetricsCanary(t *testing.T) {
 	mainBackend, canaryBackend := backendOf("main", startEcho(t, "main")), backendOf("canary", startEcho(t, "canary"))
-	cfg := configOf("metrics-canary", []model.Server{serverOf("c.test", canaryLoc("/", model.Canary{Header: "X-Canary"}))},
+	cfg := configOf("metrics-canary", []config.Server{serverOf("c.test", canaryLoc("/", config.Canary{Header: "X-Canary"}))},
 		mainBackend, canaryBackend)
 	h := startNginx(t, cfg, nil)
 	reg := gatherer(t, h)

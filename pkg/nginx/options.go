@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Defaults applied by Options.Complete.
@@ -24,17 +24,17 @@ const (
 	DefaultModulesDir            = "/usr/lib/nginx/modules"
 	DefaultSystemLuaDir          = "/usr/share/lua/5.1"
 	DefaultErrorLogLevel         = "notice"
-	DefaultBackendsDictSize      = model.Size("64m")
-	DefaultCertificatesDictSize  = model.Size("16m")
-	DefaultRoutesDictSize        = model.Size("64m")
-	DefaultLimitsDictSize        = model.Size("16m")
-	DefaultBodySizeCeiling       = model.Size("0")
+	DefaultBackendsDictSize      = config.Size("64m")
+	DefaultCertificatesDictSize  = config.Size("16m")
+	DefaultRoutesDictSize        = config.Size("64m")
+	DefaultLimitsDictSize        = config.Size("16m")
+	DefaultBodySizeCeiling       = config.Size("0")
 	DefaultRegexCacheEntries     = 8192
 	DefaultMaxTries              = 3
 	DefaultReloadTimeout         = 30 * time.Second
 	DefaultStartTimeout          = 30 * time.Second
 	DefaultRequestTimeout        = 10 * time.Second
-	DefaultMaxDeltaSize          = model.Size("64m")
+	DefaultMaxDeltaSize          = config.Size("64m")
 )
 
 // maxDirLen keeps the unix socket of the "no endpoints" server (Dir +
@@ -89,22 +89,22 @@ type Options struct {
 
 	// BackendsDictSize and CertificatesDictSize size the Lua shared dicts
 	// that hold the dynamic state. Changing them loses that state on reload.
-	BackendsDictSize     model.Size
-	CertificatesDictSize model.Size
+	BackendsDictSize     config.Size
+	CertificatesDictSize config.Size
 	// RoutesDictSize sizes the shared dict of the route tables (about
 	// 400 bytes per Ingress path; see docs/deploy.md).
-	RoutesDictSize model.Size
+	RoutesDictSize config.Size
 	// LimitsDictSize sizes the shared dict of the rate and connection
 	// limits (lua/limit.lua: about 128 bytes, estimated, per client
 	// address, Ingress and kind of limit); when full, the least recently
 	// used entries are dropped, and a request that still finds no room
 	// answers the limit's status code.
-	LimitsDictSize model.Size
+	LimitsDictSize config.Size
 	// AuthCacheDictSize sizes the shared dict of the external auth cache
 	// (auth-cache-key); AuthTimeout bounds each auth request (connect: at
 	// most 5s of it); Resolvers resolve the host names of auth URLs (none:
 	// only addresses work). See extauth.go.
-	AuthCacheDictSize model.Size
+	AuthCacheDictSize config.Size
 	AuthTimeout       time.Duration
 	Resolvers         []string
 	// Metrics: the traffic metrics of lua/metrics.lua (see metrics.go).
@@ -117,13 +117,13 @@ type Options struct {
 	// BodySizeCeiling is nginx's client_max_body_size, above every route's
 	// own limit (proxy-body-size), which router.lua enforces: "0" (the
 	// default) leaves it to the routes, a size caps every route at it.
-	BodySizeCeiling model.Size
+	BodySizeCeiling config.Size
 	// RegexCacheEntries is lua_regex_cache_max_entries: compiled regex
 	// paths kept per worker. More regex paths than this still work, but are
 	// compiled on every request.
 	RegexCacheEntries int
 	// MaxDeltaSize is the largest body the Lua configuration endpoint takes.
-	MaxDeltaSize model.Size
+	MaxDeltaSize config.Size
 	// MaxTries is proxy_next_upstream_tries: attempts per request across
 	// endpoints (on connection errors and timeouts).
 	MaxTries int
@@ -252,7 +252,7 @@ func (o *Options) validate() []error {
 	}
 	for _, s := range []struct {
 		name string
-		v    model.Size
+		v    config.Size
 	}{{"BackendsDictSize", o.BackendsDictSize}, {"CertificatesDictSize", o.CertificatesDictSize},
 		{"RoutesDictSize", o.RoutesDictSize}, {"LimitsDictSize", o.LimitsDictSize}, {"MaxDeltaSize", o.MaxDeltaSize}} {
 		if _, err := nginxSize(s.v); err != nil || s.v == "0" {

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bufio"
 	"crypto/tls"
 	"encoding/json"
@@ -13,13 +15,12 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // startTLSBackend starts a TLS server with its own certificate for host
 // (from ca) that answers each connection with "<name>\n" once the
 // handshake is done; it returns its endpoint and the certificate's serial.
-func startTLSBackend(t testing.TB, ca *testCA, name, host string) (model.Endpoint, string) {
+func startTLSBackend(t testing.TB, ca *testCA, name, host string) (config.Endpoint, string) {
 	t.Helper()
 	c, serial := ca.issue(t, name, host)
 	pair, err := tls.X509KeyPair(c.Cert, c.Key)
@@ -44,7 +45,7 @@ func startTLSBackend(t testing.TB, ca *testCA, name, host string) (model.Endpoin
 			}()
 		}
 	}()
-	return model.Endpoint{Address: "127.0.0.1", Port: int32(ln.Addr().(*net.TCPAddr).Port)}, serial
+	return config.Endpoint{Address: "127.0.0.1", Port: int32(ln.Addr().(*net.TCPAddr).Port)}, serial
 }
 
 // passthroughCall makes a TLS connection with sni to the HTTPS port and
@@ -70,11 +71,11 @@ func TestSSLPassthrough(t *testing.T) {
 	pt2EP, pt2Serial := startTLSBackend(t, ca, "pt2-backend", "pt2.example.com")
 	webCert, webSerial := ca.issue(t, "default/web", "web.example.com")
 	def, defSerial := ca.issue(t, "default/default", "default.test")
-	cfg := configOf("pt-1", []model.Server{
-		{Hostname: "web.example.com", TLS: true, SSLRedirect: true, Locations: []model.Location{prefixLoc("/", "web")}},
+	cfg := configOf("pt-1", []config.Server{
+		{Hostname: "web.example.com", TLS: true, SSLRedirect: true, Locations: []config.Location{prefixLoc("/", "web")}},
 	}, backendOf("web", web))
-	cfg.Certificates, cfg.DefaultCertificate = []model.Certificate{def, webCert}, def.Name
-	cfg.Passthrough = []model.PassthroughHost{{Hostname: "pt.example.com", Ingress: "default/pt", Backend: "pt", Endpoints: []model.Endpoint{ptEP}}}
+	cfg.Certificates, cfg.DefaultCertificate = []config.Certificate{def, webCert}, def.Name
+	cfg.Passthrough = []config.PassthroughHost{{Hostname: "pt.example.com", Ingress: "default/pt", Backend: "pt", Endpoints: []config.Endpoint{ptEP}}}
 	h := startNginx(t, cfg, func(o *Options) { o.EnableSSLPassthrough = true })
 	workers := workerPIDs(t, h.proc.Pid())
 
@@ -111,7 +112,7 @@ func TestSSLPassthrough(t *testing.T) {
 	t.Run("passthrough hosts added and removed without a reload", func(t *testing.T) {
 		next := *h.app.Running()
 		next.Checksum = "pt-2"
-		next.Passthrough = []model.PassthroughHost{{Hostname: "pt2.example.com", Ingress: "default/pt2", Backend: "pt2", Endpoints: []model.Endpoint{pt2EP}}}
+		next.Passthrough = []config.PassthroughHost{{Hostname: "pt2.example.com", Ingress: "default/pt2", Backend: "pt2", Endpoints: []config.Endpoint{pt2EP}}}
 		if _, err := h.app.Apply(t.Context(), &next); err != nil {
 			t.Fatal(err)
 		}
@@ -133,12 +134,12 @@ func TestSSLPassthroughBehindProxyProtocol(t *testing.T) {
 	ca := newTestCA(t)
 	web := startEcho(t, "web")
 	ptEP, ptSerial := startTLSBackend(t, ca, "pt-backend", "pt.example.com")
-	cfg := configOf("pp-1", []model.Server{
-		{Hostname: "web.example.com", TLS: true, Locations: []model.Location{prefixLoc("/", "web")}},
+	cfg := configOf("pp-1", []config.Server{
+		{Hostname: "web.example.com", TLS: true, Locations: []config.Location{prefixLoc("/", "web")}},
 	}, backendOf("web", web))
-	cfg.Global.Nginx = model.DefaultGlobal().Nginx
+	cfg.Global.Nginx = config.DefaultGlobal().Nginx
 	cfg.Global.Nginx.UseProxyProtocol = true
-	cfg.Passthrough = []model.PassthroughHost{{Hostname: "pt.example.com", Endpoints: []model.Endpoint{ptEP}}}
+	cfg.Passthrough = []config.PassthroughHost{{Hostname: "pt.example.com", Endpoints: []config.Endpoint{ptEP}}}
 	h := startNginx(t, cfg, func(o *Options) { o.EnableSSLPassthrough = true })
 
 	dial := func(sni string) *tls.Conn {

@@ -1,16 +1,17 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 )
 
 // alive reports whether pid runs (a zombie waiting for its new parent to
@@ -27,9 +28,9 @@ func alive(pid int) bool {
 
 func TestProcessRestartsNginxAndRestoresState(t *testing.T) {
 	a := startEcho(t, "a")
-	h := startNginx(t, configOf("restart-1", []model.Server{serverOf("p.test", prefixLoc("/", "svc"))}), nil)
+	h := startNginx(t, configOf("restart-1", []config.Server{serverOf("p.test", prefixLoc("/", "svc"))}), nil)
 	// State pushed after the start (a later Apply) must survive too.
-	if err := h.update(t.Context(), model.Change{BackendsUpserted: []model.Backend{backendOf("svc", a)}}); err != nil {
+	if err := h.update(t.Context(), config.Change{BackendsUpserted: []config.Backend{backendOf("svc", a)}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.mustGet("http://p.test/"); r.Status != 200 {
@@ -70,7 +71,7 @@ func TestProcessRestartsNginxAndRestoresState(t *testing.T) {
 func TestGracefulStopDrainsRequests(t *testing.T) {
 	slow := startEcho(t, "slow")
 	slow.SetDelay(700 * time.Millisecond)
-	h := startNginx(t, configOf("drain-1", []model.Server{serverOf("d.test", prefixLoc("/", "slow"))}, backendOf("slow", slow)), nil)
+	h := startNginx(t, configOf("drain-1", []config.Server{serverOf("d.test", prefixLoc("/", "slow"))}, backendOf("slow", slow)), nil)
 	master := h.proc.Pid()
 
 	type answer struct {
@@ -109,7 +110,7 @@ func TestGracefulStopDrainsRequests(t *testing.T) {
 func TestGracefulStopIsBounded(t *testing.T) {
 	slow := startEcho(t, "slow")
 	slow.SetDelay(30 * time.Second)
-	h := startNginx(t, configOf("kill-1", []model.Server{serverOf("k.test", prefixLoc("/", "slow"))}, backendOf("slow", slow)),
+	h := startNginx(t, configOf("kill-1", []config.Server{serverOf("k.test", prefixLoc("/", "slow"))}, backendOf("slow", slow)),
 		func(o *Options) { o.WorkerShutdownTimeout = time.Second })
 	master := h.proc.Pid()
 	go func() { _, _ = h.get("http://k.test/stuck") }()

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -16,7 +18,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 const seenChunked = "X-Seen-Chunked"
@@ -76,8 +77,8 @@ func send(t *testing.T, h *harness, method, url string, body io.Reader, header .
 	return resp, reply
 }
 
-func proxyLoc(path, backend string, p *model.ProxySettings) model.Location {
-	return settingsLoc(path, backend, model.LocationSettings{Proxy: p})
+func proxyLoc(path, backend string, p *config.ProxySettings) config.Location {
+	return settingsLoc(path, backend, config.LocationSettings{Proxy: p})
 }
 
 // TestProxySettings: request buffering, HTTP version, tries, Location and
@@ -87,21 +88,21 @@ func TestProxySettings(t *testing.T) {
 	started := make(chan struct{}, 1)
 	plain := startHTTPTest(t, proxyReflector("plain", started), false, false)
 	secure := startHTTPTest(t, proxyReflector("secure", nil), true, false)
-	servers := func(v string) []model.Server {
-		return []model.Server{serverOf("px.test",
+	servers := func(v string) []config.Server {
+		return []config.Server{serverOf("px.test",
 			proxyLoc("/default", "plain", nil),
-			proxyLoc("/stream", "plain", &model.ProxySettings{RequestBuffering: "off"}),
-			proxyLoc("/old", "plain", &model.ProxySettings{HTTPVersion: "1.0", Buffering: "on"}),
-			proxyLoc("/one-try", "flaky", &model.ProxySettings{NextUpstreamTries: 1}),
-			settingsLoc("/tries", "flaky", model.LocationSettings{}),
-			proxyLoc("/rewrite", "plain", &model.ProxySettings{RedirectFrom: "http://internal.test/", RedirectTo: "https://" + v + "/",
+			proxyLoc("/stream", "plain", &config.ProxySettings{RequestBuffering: "off"}),
+			proxyLoc("/old", "plain", &config.ProxySettings{HTTPVersion: "1.0", Buffering: "on"}),
+			proxyLoc("/one-try", "flaky", &config.ProxySettings{NextUpstreamTries: 1}),
+			settingsLoc("/tries", "flaky", config.LocationSettings{}),
+			proxyLoc("/rewrite", "plain", &config.ProxySettings{RedirectFrom: "http://internal.test/", RedirectTo: "https://" + v + "/",
 				CookieDomainFrom: "internal.test", CookieDomainTo: v, CookiePathFrom: "/in/", CookiePathTo: "/"}),
-			proxyLoc("/quiet", "plain", &model.ProxySettings{NoAccessLog: true}),
-			settingsLoc("/auto", "auto", model.LocationSettings{BackendProtocol: "AUTO_HTTP"}),
-			settingsLoc("/auto-secure", "auto-secure", model.LocationSettings{BackendProtocol: "AUTO_HTTP"}),
+			proxyLoc("/quiet", "plain", &config.ProxySettings{NoAccessLog: true}),
+			settingsLoc("/auto", "auto", config.LocationSettings{BackendProtocol: "AUTO_HTTP"}),
+			settingsLoc("/auto-secure", "auto-secure", config.LocationSettings{BackendProtocol: "AUTO_HTTP"}),
 		)}
 	}
-	backends := []model.Backend{backendAt("plain", plain), backendAt("flaky", deadPort(t), plain),
+	backends := []config.Backend{backendAt("plain", plain), backendAt("flaky", deadPort(t), plain),
 		backendAt("auto", plain), backendAt("auto-secure", secure)}
 	h := startNginx(t, configOf("px-1", servers("www.test"), backends...), nil)
 	body := func() io.Reader { return io.MultiReader(strings.NewReader("hello")) } // no length: chunked
@@ -269,11 +270,11 @@ func TestProxyBuffering(t *testing.T) {
 	done := make(chan bool, 4)
 	const size = 64 << 20
 	port := startHTTPTest(t, bigBackend(done, size), false, false)
-	cfg := configOf("buffering-1", []model.Server{serverOf("buf.test",
-		proxyLoc("/off", "big", &model.ProxySettings{Buffering: "off"}),
+	cfg := configOf("buffering-1", []config.Server{serverOf("buf.test",
+		proxyLoc("/off", "big", &config.ProxySettings{Buffering: "off"}),
 		proxyLoc("/on", "big", nil), // the ConfigMap's: on
 	)}, backendAt("big", port))
-	cfg.Global.Nginx = model.DefaultGlobal().Nginx
+	cfg.Global.Nginx = config.DefaultGlobal().Nginx
 	cfg.Global.Nginx.ProxyBuffering = true
 	h := startNginx(t, cfg, nil)
 	for _, tc := range []struct {

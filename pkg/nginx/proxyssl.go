@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +16,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-// Backend TLS profiles (model.UpstreamTLS). nginx's proxy_ssl_* and
+// Backend TLS profiles (config.UpstreamTLS). nginx's proxy_ssl_* and
 // grpc_ssl_* directives but proxy_ssl_name take no variables, so each
 // profile is a copy of the https and grpcs proxy locations (every
 // buffering, request buffering, HTTP version and error interception
@@ -27,10 +29,10 @@ import (
 // it writes under Dir/certs (named by the profile), the TLS versions and
 // the cipher list (validated constants). proxy_ssl_name is the route's,
 // through $ingress_proxy_ssl_name (lua/router.lua); with verify or SNI on,
-// each name is a profile of its own (model.UpstreamTLS.PeerName): a pooled
+// each name is a profile of its own (config.UpstreamTLS.PeerName): a pooled
 // connection is only reused for the name it was opened (and verified) with.
 
-// profileNameRe is the form of model.UpstreamTLS.Name.
+// profileNameRe is the form of config.UpstreamTLS.Name.
 var profileNameRe = regexp.MustCompile(`^t[0-9a-f]{16}$`)
 
 // maxProfiles bounds what the renderer takes.
@@ -43,7 +45,7 @@ func (o *Options) profileFile(profile, kind string) string {
 
 // setUpstreamTLS adds the locations and upstreams of the profiles, after
 // validating each value again.
-func (v *view) setUpstreamTLS(o *Options, list []model.UpstreamTLS) error {
+func (v *view) setUpstreamTLS(o *Options, list []config.UpstreamTLS) error {
 	if len(list) > maxProfiles {
 		return invalid("backend TLS profiles", strconv.Itoa(len(list)))
 	}
@@ -99,7 +101,7 @@ func tlsPass(l proxyLocation) (module, pass string, ok bool) {
 
 // profileDirectives returns the directives of p, without their
 // "proxy_ssl_" or "grpc_ssl_" prefix.
-func profileDirectives(o *Options, p *model.UpstreamTLS) ([]string, error) {
+func profileDirectives(o *Options, p *config.UpstreamTLS) ([]string, error) {
 	protocols, perr := model.ParseProxySSLProtocols(p.Protocols)
 	ciphers, cerr := model.ParseProxySSLCiphers(p.Ciphers)
 	switch {
@@ -135,7 +137,7 @@ func profileDirectives(o *Options, p *model.UpstreamTLS) ([]string, error) {
 }
 
 // profileSet returns the names of list (hashes of their content).
-func profileSet(list []model.UpstreamTLS) map[string]bool {
+func profileSet(list []config.UpstreamTLS) map[string]bool {
 	m := make(map[string]bool, len(list))
 	for i := range list {
 		m[list[i].Name] = true
@@ -145,7 +147,7 @@ func profileSet(list []model.UpstreamTLS) map[string]bool {
 
 // hasProfiles reports whether the running nginx.conf holds (or refused)
 // every profile of list: then list needs no reload.
-func (a *Applier) hasProfiles(list []model.UpstreamTLS) bool {
+func (a *Applier) hasProfiles(list []config.UpstreamTLS) bool {
 	for i := range list {
 		if !a.profiles[list[i].Name] {
 			return false
@@ -157,7 +159,7 @@ func (a *Applier) hasProfiles(list []model.UpstreamTLS) bool {
 // writeProfiles writes the files of the profiles that are not there yet
 // (a file's name is its content's hash): CA and certificate 0644, key
 // 0600, under Dir/certs (0700).
-func (a *Applier) writeProfiles(list []model.UpstreamTLS) error {
+func (a *Applier) writeProfiles(list []config.UpstreamTLS) error {
 	for i := range list {
 		p := &list[i]
 		if !profileNameRe.MatchString(p.Name) {
@@ -185,7 +187,7 @@ func (a *Applier) writeProfiles(list []model.UpstreamTLS) error {
 
 // removeStaleProfiles removes the files of profiles that list (nginx.conf
 // now running) does not use.
-func (a *Applier) removeStaleProfiles(list []model.UpstreamTLS) {
+func (a *Applier) removeStaleProfiles(list []config.UpstreamTLS) {
 	dir := filepath.Join(a.opts.Dir, "certs")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -211,7 +213,7 @@ func (a *Applier) removeStaleProfiles(list []model.UpstreamTLS) {
 // its own, and those nginx refuses are left out of nginx.conf (their
 // routes answer 503, lua/router.lua): one Ingress's profile never holds
 // back the changes of the others. It returns the nginx.conf to install.
-func (a *Applier) testConf(ctx context.Context, cfg *model.Configuration, conf []byte, sum string) ([]byte, string, error) {
+func (a *Applier) testConf(ctx context.Context, cfg *config.Configuration, conf []byte, sum string) ([]byte, string, error) {
 	if err := a.writeProfiles(cfg.UpstreamTLS); err != nil {
 		return nil, "", err
 	}
@@ -223,9 +225,9 @@ func (a *Applier) testConf(ctx context.Context, cfg *model.Configuration, conf [
 	if berr != nil || a.test(ctx, base) != nil {
 		return nil, "", err // not a profile's fault
 	}
-	var good []model.UpstreamTLS
+	var good []config.UpstreamTLS
 	for _, p := range cfg.UpstreamTLS {
-		one, _, rerr := a.renderer.render(cfg, []model.UpstreamTLS{p})
+		one, _, rerr := a.renderer.render(cfg, []config.UpstreamTLS{p})
 		if rerr == nil {
 			if terr := a.test(ctx, one); terr != nil {
 				a.log.Error("nginx refuses a backend TLS profile; its routes answer 503", "profile", p.Name, "err", terr)

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -316,7 +318,7 @@ func TestProxySSLRefusedProfile(t *testing.T) {
 	checkServed(t, h, "http://bad.test/", 503, "")
 	checkServed(t, h, "http://other.test/", 200, "web")
 	checkServed(t, h, "http://good.test/", 200, "web")
-	if !slices.ContainsFunc(cfg.UpstreamTLS, func(p model.UpstreamTLS) bool { return p.Ciphers == "HIGH:!HIGH" }) {
+	if !slices.ContainsFunc(cfg.UpstreamTLS, func(p config.UpstreamTLS) bool { return p.Ciphers == "HIGH:!HIGH" }) {
 		t.Fatal("the refused profile is not in the Configuration")
 	}
 	h.stop()
@@ -408,16 +410,16 @@ func TestProxySSLVariants(t *testing.T) {
 // fails its host alone.
 func TestProxySSLRouteChecks(t *testing.T) {
 	app := startEcho(t, "app")
-	tlsLoc := func(path string, st model.LocationSettings) model.Location {
+	tlsLoc := func(path string, st config.LocationSettings) config.Location {
 		return settingsLoc(path, "app", st)
 	}
-	unknown := &model.ProxySSL{Profile: "t0123456789abcdef"}
-	cfg := configOf("tls-checks-1", []model.Server{
+	unknown := &config.ProxySSL{Profile: "t0123456789abcdef"}
+	cfg := configOf("tls-checks-1", []config.Server{
 		serverOf("good.test", prefixLoc("/", "app")),
-		serverOf("unknown.test", tlsLoc("/", model.LocationSettings{BackendProtocol: "HTTPS", ProxySSL: unknown})),
-		serverOf("plain.test", tlsLoc("/", model.LocationSettings{ProxySSL: unknown})),
-		serverOf("badname.test", tlsLoc("/", model.LocationSettings{ProxySSL: &model.ProxySSL{Name: "a;b"}})),
-		serverOf("down.test", tlsLoc("/", model.LocationSettings{ProxySSL: &model.ProxySSL{Unavailable: true}})),
+		serverOf("unknown.test", tlsLoc("/", config.LocationSettings{BackendProtocol: "HTTPS", ProxySSL: unknown})),
+		serverOf("plain.test", tlsLoc("/", config.LocationSettings{ProxySSL: unknown})),
+		serverOf("badname.test", tlsLoc("/", config.LocationSettings{ProxySSL: &config.ProxySSL{Name: "a;b"}})),
+		serverOf("down.test", tlsLoc("/", config.LocationSettings{ProxySSL: &config.ProxySSL{Unavailable: true}})),
 	}, backendOf("app", app))
 	h := startNginx(t, cfg, nil)
 	h.allowLuaErrors = true // the refused host is logged

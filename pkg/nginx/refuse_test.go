@@ -1,10 +1,10 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"strings"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // A host the data plane refuses (here a path type Lua does not know; Build
@@ -12,8 +12,8 @@ import (
 // older version of its routes, and every other host is served.
 func TestRefusedHostFailsClosedAlone(t *testing.T) {
 	app := startEcho(t, "app")
-	bogus := model.Location{Path: "/", PathType: "Bogus", Backend: "app"}
-	cfg := configOf("refuse-1", []model.Server{
+	bogus := config.Location{Path: "/", PathType: "Bogus", Backend: "app"}
+	cfg := configOf("refuse-1", []config.Server{
 		serverOf("good.test", prefixLoc("/", "app")),
 		serverOf("bad.test", bogus),
 		serverOf("later.test", prefixLoc("/", "app")),
@@ -31,7 +31,7 @@ func TestRefusedHostFailsClosedAlone(t *testing.T) {
 	}
 	check(t, map[string]int{"http://good.test/": 200, "http://bad.test/": 503, "http://later.test/": 200})
 
-	next := configOf("refuse-2", []model.Server{
+	next := configOf("refuse-2", []config.Server{
 		serverOf("good.test", prefixLoc("/", "app")),
 		serverOf("bad.test", bogus),
 		serverOf("later.test", bogus),
@@ -46,10 +46,10 @@ func TestRefusedHostFailsClosedAlone(t *testing.T) {
 // namespace>/<253-character Secret>") is taken like any other.
 func TestLongestCertificateName(t *testing.T) {
 	app := startEcho(t, "app")
-	h := startNginx(t, configOf("long-1", []model.Server{serverOf("long.test", prefixLoc("/", "app"))}, backendOf("app", app)), nil)
+	h := startNginx(t, configOf("long-1", []config.Server{serverOf("long.test", prefixLoc("/", "app"))}, backendOf("app", app)), nil)
 	name := strings.Repeat("n", 63) + "/" + strings.Repeat("s", 253)
 	cert, _ := newTestCA(t).issue(t, name, "long.test")
-	if err := h.update(t.Context(), model.Change{CertificatesUpserted: []model.Certificate{cert}}); err != nil {
+	if err := h.update(t.Context(), config.Change{CertificatesUpserted: []config.Certificate{cert}}); err != nil {
 		t.Fatalf("push a certificate named with %d characters: %v", len(name), err)
 	}
 	if r := h.mustGet("https://long.test/"); r.Status != 200 {

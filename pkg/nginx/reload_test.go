@@ -1,24 +1,25 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"errors"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
 )
 
 // reloadConfigs returns two Configurations whose global settings differ
 // (proxy-read-timeout), so that going from the first to the second reloads
 // nginx; the second also adds the Exact route /b.
-func reloadConfigs(a, b *echo.Server) (*model.Configuration, *model.Configuration) {
-	first := configOf("reload-1", []model.Server{serverOf("r.test", prefixLoc("/a", "a"))}, backendOf("a", a))
-	second := configOf("reload-2", []model.Server{serverOf("r.test", prefixLoc("/a", "a"), exactLoc("/b", "b"))},
+func reloadConfigs(a, b *echo.Server) (*config.Configuration, *config.Configuration) {
+	first := configOf("reload-1", []config.Server{serverOf("r.test", prefixLoc("/a", "a"))}, backendOf("a", a))
+	second := configOf("reload-2", []config.Server{serverOf("r.test", prefixLoc("/a", "a"), exactLoc("/b", "b"))},
 		backendOf("a", a), backendOf("b", b))
 	second.Global.UpstreamKeepalive = 64 // nginx.conf's upstream keepalive
 	return first, second
@@ -74,7 +75,7 @@ func TestReloadIsConfirmed(t *testing.T) {
 	})
 	t.Run("changing only servers and locations does not reload", func(t *testing.T) {
 		now := workerPIDs(t, master)
-		routes := configOf("reload-2b", []model.Server{
+		routes := configOf("reload-2b", []config.Server{
 			serverOf("new.test", prefixLoc("/", "b")),
 			serverOf("r.test", prefixLoc("/a", "a"), exactLoc("/c", "a")),
 		}, backendOf("a", a), backendOf("b", b))
@@ -91,7 +92,7 @@ func TestReloadIsConfirmed(t *testing.T) {
 		}
 	})
 	t.Run("reload removes backends after the swap", func(t *testing.T) {
-		third := configOf("reload-3", []model.Server{serverOf("r.test", exactLoc("/b", "b"))}, backendOf("b", b))
+		third := configOf("reload-3", []config.Server{serverOf("r.test", exactLoc("/b", "b"))}, backendOf("b", b))
 		third.Global = second.Global
 		third.Global.UpstreamKeepalive = 32
 		if err := h.reload(t.Context(), third); err != nil {
@@ -139,13 +140,13 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 	tests := []struct {
 		name    string
 		hooks   func(*Options)
-		cfg     func() *model.Configuration
+		cfg     func() *config.Configuration
 		want    error
 		message string
 	}{
 		{
 			name: "invalid global value is never rendered",
-			cfg: func() *model.Configuration {
+			cfg: func() *config.Configuration {
 				c := *second
 				c.Global.UpstreamKeepalive = -1
 				return &c
@@ -155,7 +156,7 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 		{
 			name:  "nginx -t failure",
 			hooks: func(o *Options) { o.testHTTPSnippet = "    no_such_directive on;" },
-			cfg:   func() *model.Configuration { return second },
+			cfg:   func() *config.Configuration { return second },
 			want:  ErrConfigTest, message: `unknown directive "no_such_directive"`,
 		},
 		{
@@ -164,7 +165,7 @@ func TestBrokenConfigurationIsRejected(t *testing.T) {
 				o.testInitLua = `error("broken on purpose")`
 				o.ReloadTimeout = 2 * time.Second
 			},
-			cfg:  func() *model.Configuration { return second },
+			cfg:  func() *config.Configuration { return second },
 			want: ErrReloadNotConfirmed, message: "broken on purpose",
 		},
 	}

@@ -1,12 +1,12 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	_ "embed"
 	"fmt"
 	"text/template"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 //go:embed nginx.conf.tmpl
@@ -38,7 +38,7 @@ func (r *Renderer) Options() Options { return r.opts }
 // it: hosts, paths, backends and certificates are pushed to Lua. An invalid
 // value is an error wrapping ErrInvalidValue that names it; nothing is
 // rendered then.
-func (r *Renderer) Render(cfg *model.Configuration) ([]byte, error) {
+func (r *Renderer) Render(cfg *config.Configuration) ([]byte, error) {
 	conf, _, err := r.render(cfg, cfg.UpstreamTLS)
 	return conf, err
 }
@@ -46,7 +46,7 @@ func (r *Renderer) Render(cfg *model.Configuration) ([]byte, error) {
 // render returns nginx.conf for cfg's global settings and L4 listeners
 // with the backend TLS profiles tls, and its checksum, which the file's
 // workers report at GET /configuration/version.
-func (r *Renderer) render(cfg *model.Configuration, tls []model.UpstreamTLS) ([]byte, string, error) {
+func (r *Renderer) render(cfg *config.Configuration, tls []config.UpstreamTLS) ([]byte, string, error) {
 	v, err := newView(&r.opts, &cfg.Global, listenersOf(cfg.L4), tls)
 	if err != nil {
 		return nil, "", fmt.Errorf("render nginx.conf: %w", err)

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"errors"
 	"os"
@@ -10,8 +12,6 @@ import (
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 func goldenOptions() Options {
@@ -27,28 +27,28 @@ func ptr[T any](v T) *T { return &v }
 
 func goldenConfigs() map[string]struct {
 	opts func(*Options)
-	cfg  *model.Configuration
+	cfg  *config.Configuration
 } {
 	return map[string]struct {
 		opts func(*Options)
-		cfg  *model.Configuration
+		cfg  *config.Configuration
 	}{
-		"empty": {cfg: &model.Configuration{Checksum: "c0ffee"}},
-		"hosts": {cfg: &model.Configuration{
-			Global: model.Global{SSLRedirect: true, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60,
+		"empty": {cfg: &config.Configuration{Checksum: "c0ffee"}},
+		"hosts": {cfg: &config.Configuration{
+			Global: config.Global{SSLRedirect: true, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60,
 				ProxyBodySize: "1m", UpstreamKeepalive: 320},
-			Servers: []model.Server{
-				{Hostname: "_", Locations: []model.Location{{Path: "/", PathType: model.PathPrefix, Backend: "default-fallback-80"}}},
-				{Hostname: "*.apps.example.com", Locations: []model.Location{{Path: "/", PathType: model.PathPrefix, Backend: "default-apps-http"}}},
-				{Hostname: "shop.example.com", TLS: true, SSLRedirect: true, Locations: []model.Location{
-					{Path: "/cart", PathType: model.PathExact, Backend: "shop-cart-80", Ingress: "shop/cart"},
-					{Path: "/cart", PathType: model.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web"},
-					{Path: "/health", PathType: model.PathExact, Backend: "", Ingress: "shop/web"},
-					{Path: "/public/", PathType: model.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web",
-						Settings: model.LocationSettings{SSLRedirect: ptr(false)}},
-					{Path: "/", PathType: model.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web"},
+			Servers: []config.Server{
+				{Hostname: "_", Locations: []config.Location{{Path: "/", PathType: config.PathPrefix, Backend: "default-fallback-80"}}},
+				{Hostname: "*.apps.example.com", Locations: []config.Location{{Path: "/", PathType: config.PathPrefix, Backend: "default-apps-http"}}},
+				{Hostname: "shop.example.com", TLS: true, SSLRedirect: true, Locations: []config.Location{
+					{Path: "/cart", PathType: config.PathExact, Backend: "shop-cart-80", Ingress: "shop/cart"},
+					{Path: "/cart", PathType: config.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web"},
+					{Path: "/health", PathType: config.PathExact, Backend: "", Ingress: "shop/web"},
+					{Path: "/public/", PathType: config.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web",
+						Settings: config.LocationSettings{SSLRedirect: ptr(false)}},
+					{Path: "/", PathType: config.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web"},
 				}},
-				{Hostname: "www.example.com", Locations: []model.Location{{Path: "/blog", PathType: model.PathPrefix, Backend: "www-blog-8080"}}},
+				{Hostname: "www.example.com", Locations: []config.Location{{Path: "/blog", PathType: config.PathPrefix, Backend: "www-blog-8080"}}},
 			},
 			DefaultBackend:     "default-fallback-80",
 			DefaultCertificate: "ingress/default-cert",
@@ -58,16 +58,16 @@ func goldenConfigs() map[string]struct {
 			opts: func(o *Options) {
 				o.IPv6, o.User, o.Group, o.DisableAccessLog, o.HTTPSPort = true, "www-data", "www-data", true, 8443
 			},
-			cfg: &model.Configuration{
-				Global: model.Global{UseForwardedHeaders: true},
-				Servers: []model.Server{{Hostname: "_"}, {Hostname: "api.example.com", TLS: true, SSLRedirect: true, Locations: []model.Location{
-					{Path: "/grpc", PathType: model.PathPrefix, Backend: "api-grpc-50051", Settings: model.LocationSettings{
+			cfg: &config.Configuration{
+				Global: config.Global{UseForwardedHeaders: true},
+				Servers: []config.Server{{Hostname: "_"}, {Hostname: "api.example.com", TLS: true, SSLRedirect: true, Locations: []config.Location{
+					{Path: "/grpc", PathType: config.PathPrefix, Backend: "api-grpc-50051", Settings: config.LocationSettings{
 						BackendProtocol: "GRPC", ProxyReadTimeout: 3600, ProxySendTimeout: 3600}},
-					{Path: "/secure", PathType: model.PathExact, Backend: "api-tls-443", Settings: model.LocationSettings{
+					{Path: "/secure", PathType: config.PathExact, Backend: "api-tls-443", Settings: config.LocationSettings{
 						BackendProtocol: "HTTPS", RewriteTarget: "/", AllowSourceRange: []string{"10.0.0.1/8", "192.168.1.7", "2001:db8::/32"}}},
-					{Path: "/v1.0", PathType: model.PathPrefix, Backend: "api-v1-80", Settings: model.LocationSettings{
+					{Path: "/v1.0", PathType: config.PathPrefix, Backend: "api-v1-80", Settings: config.LocationSettings{
 						RewriteTarget: "/api/", ProxyBodySize: "16M", ProxyConnectTimeout: 2}},
-					{Path: "/", PathType: model.PathPrefix, Backend: "api-web-80", Settings: model.LocationSettings{
+					{Path: "/", PathType: config.PathPrefix, Backend: "api-web-80", Settings: config.LocationSettings{
 						RewriteTarget: "/web", BackendProtocol: "GRPCS"}},
 				}}},
 				Checksum: "v2",
@@ -75,18 +75,18 @@ func goldenConfigs() map[string]struct {
 		},
 		"stream": {
 			opts: func(o *Options) { o.IPv6, o.EnableSSLPassthrough = true, true },
-			cfg: &model.Configuration{
-				Global: model.Global{ProxyConnectTimeout: 7},
-				L4: []model.L4Service{
-					{Protocol: model.L4TCP, Port: 5432, Namespace: "db", Service: "postgres", ServicePort: "pg",
-						Endpoints: []model.Endpoint{{Address: "10.1.0.4", Port: 5432}}},
-					{Protocol: model.L4TCP, Port: 9000, Namespace: "mq", Service: "broker", ServicePort: "amqp",
+			cfg: &config.Configuration{
+				Global: config.Global{ProxyConnectTimeout: 7},
+				L4: []config.L4Service{
+					{Protocol: config.L4TCP, Port: 5432, Namespace: "db", Service: "postgres", ServicePort: "pg",
+						Endpoints: []config.Endpoint{{Address: "10.1.0.4", Port: 5432}}},
+					{Protocol: config.L4TCP, Port: 9000, Namespace: "mq", Service: "broker", ServicePort: "amqp",
 						DecodeProxy: true, EncodeProxy: true},
-					{Protocol: model.L4UDP, Port: 53, Namespace: "kube-system", Service: "coredns", ServicePort: "dns",
-						Endpoints: []model.Endpoint{{Address: "fd00::53", Port: 53}}},
+					{Protocol: config.L4UDP, Port: 53, Namespace: "kube-system", Service: "coredns", ServicePort: "dns",
+						Endpoints: []config.Endpoint{{Address: "fd00::53", Port: 53}}},
 				},
-				Passthrough: []model.PassthroughHost{{Hostname: "argocd.example.com", Ingress: "argocd/server",
-					Backend: "argocd-server-443", Endpoints: []model.Endpoint{{Address: "10.1.0.9", Port: 8443}}}},
+				Passthrough: []config.PassthroughHost{{Hostname: "argocd.example.com", Ingress: "argocd/server",
+					Backend: "argocd-server-443", Endpoints: []config.Endpoint{{Address: "10.1.0.9", Port: 8443}}}},
 				Checksum: "sha256:l4stream",
 			},
 		},
@@ -94,15 +94,15 @@ func goldenConfigs() map[string]struct {
 			opts: func(o *Options) {
 				o.EnableSSLPassthrough, o.ListenAddress, o.DisableAccessLog = true, "127.0.0.1", true
 			},
-			cfg: &model.Configuration{
-				Global: model.Global{UseForwardedHeaders: true, Nginx: func() model.NginxSettings {
-					n := model.DefaultGlobal().Nginx
+			cfg: &config.Configuration{
+				Global: config.Global{UseForwardedHeaders: true, Nginx: func() config.NginxSettings {
+					n := config.DefaultGlobal().Nginx
 					n.UseProxyProtocol, n.UseHTTP2, n.ProxyRealIPCIDR = true, true, "10.0.0.0/8"
 					n.ProxyStreamTimeout, n.ProxyStreamResponses = 30, 2
 					n.LogFormatStream = "$remote_addr $ssl_preread_server_name $upstream_addr"
 					return n
 				}()},
-				Passthrough: []model.PassthroughHost{{Hostname: "vault.example.com", Ingress: "vault/vault"}},
+				Passthrough: []config.PassthroughHost{{Hostname: "vault.example.com", Ingress: "vault/vault"}},
 				Checksum:    "pt",
 			},
 		},
@@ -137,7 +137,7 @@ func TestRenderGolden(t *testing.T) {
 // model checksum) that appear in conf as a whole word (so "/health" is not
 // found in the status server's "/healthz"). "_" and "/" are left out:
 // nginx.conf has them of its own.
-func leaks(conf []byte, cfg *model.Configuration) []string {
+func leaks(conf []byte, cfg *config.Configuration) []string {
 	values := []string{cfg.DefaultBackend, cfg.DefaultCertificate, cfg.Checksum}
 	for _, s := range cfg.Servers {
 		values = append(values, s.Hostname)
@@ -210,21 +210,21 @@ var hostile = []string{
 // hostileConfig puts every hostile value in every place of a Configuration
 // that is not Global: host names, paths, path types, route settings,
 // backends, endpoints, certificates, the defaults and the checksum.
-func hostileConfig(g model.Global) *model.Configuration {
-	cfg := &model.Configuration{Global: g, Servers: []model.Server{{Hostname: "_"}}}
-	var backends []*model.Backend
+func hostileConfig(g config.Global) *config.Configuration {
+	cfg := &config.Configuration{Global: g, Servers: []config.Server{{Hostname: "_"}}}
+	var backends []*config.Backend
 	for i, v := range hostile {
-		loc := model.Location{Path: v, PathType: model.PathType(v), Backend: v, Ingress: v, Settings: model.LocationSettings{
-			ProxyConnectTimeout: -i, ProxyReadTimeout: 1 << 30, ProxyBodySize: model.Size(v), BackendProtocol: v,
+		loc := config.Location{Path: v, PathType: config.PathType(v), Backend: v, Ingress: v, Settings: config.LocationSettings{
+			ProxyConnectTimeout: -i, ProxyReadTimeout: 1 << 30, ProxyBodySize: config.Size(v), BackendProtocol: v,
 			RewriteTarget: v, AllowSourceRange: []string{v},
 		}}
-		cfg.Servers = append(cfg.Servers, model.Server{Hostname: v, TLS: true, Locations: []model.Location{loc, loc}})
-		backends = append(backends, &model.Backend{Name: v, Namespace: v, Service: v, Port: v, LoadBalance: v,
-			UpstreamHashBy: v, Affinity: &model.Affinity{CookieName: v, CookiePath: v},
-			Endpoints: []model.Endpoint{{Address: v, Port: -1}}})
-		cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: v, Hosts: []string{v}, Cert: []byte(v), Key: []byte(v)})
+		cfg.Servers = append(cfg.Servers, config.Server{Hostname: v, TLS: true, Locations: []config.Location{loc, loc}})
+		backends = append(backends, &config.Backend{Name: v, Namespace: v, Service: v, Port: v, LoadBalance: v,
+			UpstreamHashBy: v, Affinity: &config.Affinity{CookieName: v, CookiePath: v},
+			Endpoints: []config.Endpoint{{Address: v, Port: -1}}})
+		cfg.Certificates = append(cfg.Certificates, config.Certificate{Name: v, Hosts: []string{v}, Cert: []byte(v), Key: []byte(v)})
 	}
-	cfg.Backends = model.NewBackendList(backends)
+	cfg.Backends = config.NewBackendList(backends)
 	cfg.Servers = append(cfg.Servers, cfg.Servers...) // duplicates too
 	cfg.DefaultBackend, cfg.DefaultCertificate, cfg.Checksum = hostile[5], hostile[6], hostile[7]
 	return cfg
@@ -237,12 +237,12 @@ func TestRenderDependsOnlyOnGlobal(t *testing.T) {
 	global := goldenConfigs()["hosts"].cfg.Global
 	tests := []struct {
 		name string
-		cfg  *model.Configuration
+		cfg  *config.Configuration
 	}{
 		{"hosts, paths and settings", goldenConfigs()["hosts"].cfg},
-		{"more settings", func() *model.Configuration { c := *goldenConfigs()["settings"].cfg; c.Global = global; return &c }()},
+		{"more settings", func() *config.Configuration { c := *goldenConfigs()["settings"].cfg; c.Global = global; return &c }()},
 		{"hostile values everywhere but Global", hostileConfig(global)},
-		{"ten thousand hosts", func() *model.Configuration { c := renderConfig(10000); c.Global = global; return c }()},
+		{"ten thousand hosts", func() *config.Configuration { c := renderConfig(10000); c.Global = global; return c }()},
 	}
 	options := map[string]func(*Options){"default options": nil, "settings options": goldenConfigs()["settings"].opts}
 	for optsName, opts := range options {
@@ -254,7 +254,7 @@ func TestRenderDependsOnlyOnGlobal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, wantSum, err := r.render(&model.Configuration{Global: global}, nil)
+		want, wantSum, err := r.render(&config.Configuration{Global: global}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,19 +282,19 @@ func TestRenderDependsOnlyOnGlobal(t *testing.T) {
 func TestRenderRejectsInvalidGlobalValues(t *testing.T) {
 	tests := []struct {
 		name   string
-		global model.Global
+		global config.Global
 	}{
-		{"negative keepalive", model.Global{UpstreamKeepalive: -1}},
-		{"huge keepalive", model.Global{UpstreamKeepalive: 1 << 20}},
-		{"gzip types with a directive", nginxGlobal(func(n *model.NginxSettings) { n.UseGzip, n.GzipTypes = true, "text/css;}" })},
-		{"ciphers with a quote", nginxGlobal(func(n *model.NginxSettings) { n.SSLCiphers = "HIGH'" })},
-		{"protocols unknown", nginxGlobal(func(n *model.NginxSettings) { n.SSLProtocols = "SSLv2" })},
-		{"session cache size", nginxGlobal(func(n *model.NginxSettings) { n.SSLSessionCacheSize = "10m;" })},
-		{"log format with a literal $", nginxGlobal(func(n *model.NginxSettings) { n.LogFormatUpstream = "$ {" })},
-		{"worker processes", nginxGlobal(func(n *model.NginxSettings) { n.WorkerProcesses = "2;" })},
-		{"error log level", nginxGlobal(func(n *model.NginxSettings) { n.ErrorLogLevel = "loud" })},
-		{"keep-alive negative", nginxGlobal(func(n *model.NginxSettings) { n.KeepAlive = -1 })},
-		{"gzip level", nginxGlobal(func(n *model.NginxSettings) { n.UseGzip, n.GzipLevel = true, 10 })},
+		{"negative keepalive", config.Global{UpstreamKeepalive: -1}},
+		{"huge keepalive", config.Global{UpstreamKeepalive: 1 << 20}},
+		{"gzip types with a directive", nginxGlobal(func(n *config.NginxSettings) { n.UseGzip, n.GzipTypes = true, "text/css;}" })},
+		{"ciphers with a quote", nginxGlobal(func(n *config.NginxSettings) { n.SSLCiphers = "HIGH'" })},
+		{"protocols unknown", nginxGlobal(func(n *config.NginxSettings) { n.SSLProtocols = "SSLv2" })},
+		{"session cache size", nginxGlobal(func(n *config.NginxSettings) { n.SSLSessionCacheSize = "10m;" })},
+		{"log format with a literal $", nginxGlobal(func(n *config.NginxSettings) { n.LogFormatUpstream = "$ {" })},
+		{"worker processes", nginxGlobal(func(n *config.NginxSettings) { n.WorkerProcesses = "2;" })},
+		{"error log level", nginxGlobal(func(n *config.NginxSettings) { n.ErrorLogLevel = "loud" })},
+		{"keep-alive negative", nginxGlobal(func(n *config.NginxSettings) { n.KeepAlive = -1 })},
+		{"gzip level", nginxGlobal(func(n *config.NginxSettings) { n.UseGzip, n.GzipLevel = true, 10 })},
 	}
 	r, err := NewRenderer(goldenOptions())
 	if err != nil {
@@ -302,7 +302,7 @@ func TestRenderRejectsInvalidGlobalValues(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := r.Render(&model.Configuration{Global: tc.global})
+			out, err := r.Render(&config.Configuration{Global: tc.global})
 			if !errors.Is(err, ErrInvalidValue) {
 				t.Fatalf("Render = %v, want an error wrapping ErrInvalidValue", err)
 			}
@@ -326,7 +326,7 @@ func TestLargeConfigurationPassesNginxTest(t *testing.T) {
 	}
 	cfg := renderConfig(10000)
 	long := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + ".example.com"
-	cfg.Servers = append(cfg.Servers, model.Server{Hostname: long})
+	cfg.Servers = append(cfg.Servers, config.Server{Hostname: long})
 	if err := app.WriteConfig(t.Context(), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestLargeConfigurationPassesNginxTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := app.Renderer().Render(&model.Configuration{Global: cfg.Global})
+	want, err := app.Renderer().Render(&config.Configuration{Global: cfg.Global})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,8 +346,8 @@ func TestLargeConfigurationPassesNginxTest(t *testing.T) {
 
 // nginxGlobal is the default Global with mutate applied to its Nginx
 // settings.
-func nginxGlobal(mutate func(*model.NginxSettings)) model.Global {
-	g := model.DefaultGlobal()
+func nginxGlobal(mutate func(*config.NginxSettings)) config.Global {
+	g := config.DefaultGlobal()
 	mutate(&g.Nginx)
 	return g
 }
@@ -359,12 +359,12 @@ func TestRenderSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := nginxGlobal(func(n *model.NginxSettings) {
+	g := nginxGlobal(func(n *config.NginxSettings) {
 		n.KeepAlive, n.KeepAliveRequests, n.UpstreamKeepaliveTimeout, n.UpstreamKeepaliveRequests = 10, 20, 30, 40
 		n.WorkerProcesses, n.MaxWorkerConnections, n.WorkerShutdownTimeout, n.ErrorLogLevel = "3", 2048, 60, "warn"
 		n.SSLSessionCache, n.LogFormatEscapeJSON = false, true
 	})
-	out, err := r.Render(&model.Configuration{Global: g})
+	out, err := r.Render(&config.Configuration{Global: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,13 +389,13 @@ func TestRouteDefaultsAreNotRendered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := r.Render(&model.Configuration{Global: model.DefaultGlobal()})
+	plain, err := r.Render(&config.Configuration{Global: config.DefaultGlobal()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := model.DefaultGlobal()
+	g := config.DefaultGlobal()
 	g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout, g.ProxyBodySize = 1, 300, 301, "8m; allow all"
-	out, err := r.Render(&model.Configuration{Global: g})
+	out, err := r.Render(&config.Configuration{Global: g})
 	if err != nil || !bytes.Equal(out, plain) {
 		t.Fatalf("Render with other route defaults = %v, same output %v; want the defaults' nginx.conf", err, bytes.Equal(out, plain))
 	}
@@ -417,8 +417,8 @@ func TestRenderLogEscape(t *testing.T) {
 		{true, true, "log_format upstreaminfo escape=none '"},
 		{false, true, "log_format upstreaminfo escape=none '"},
 	} {
-		g := nginxGlobal(func(n *model.NginxSettings) { n.LogFormatEscapeJSON, n.LogFormatEscapeNone = tc.json, tc.none })
-		out, err := r.Render(&model.Configuration{Global: g})
+		g := nginxGlobal(func(n *config.NginxSettings) { n.LogFormatEscapeJSON, n.LogFormatEscapeNone = tc.json, tc.none })
+		out, err := r.Render(&config.Configuration{Global: g})
 		if err != nil {
 			t.Fatal(err)
 		}

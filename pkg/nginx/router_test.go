@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bufio"
 	"context"
 	"fmt"
@@ -19,7 +21,6 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Tests of router.lua through a real nginx: route changes without reloads,
@@ -65,17 +66,17 @@ func runChecks(t *testing.T, h *harness, checks []namedCheck) {
 
 // echoBackends starts an echo backend per name and returns a Backend of
 // that name for each.
-func echoBackends(t *testing.T, names ...string) []model.Backend {
-	out := make([]model.Backend, len(names))
+func echoBackends(t *testing.T, names ...string) []config.Backend {
+	out := make([]config.Backend, len(names))
 	for i, n := range names {
 		out[i] = backendOf(n, startEcho(t, n))
 	}
 	return out
 }
 
-func regexLoc(path, backend, rewrite string) model.Location {
-	return model.Location{Path: path, PathType: model.PathRegex, Backend: backend, Ingress: "default/test",
-		Settings: model.LocationSettings{RewriteTarget: rewrite}}
+func regexLoc(path, backend, rewrite string) config.Location {
+	return config.Location{Path: path, PathType: config.PathRegex, Backend: backend, Ingress: "default/test",
+		Settings: config.LocationSettings{RewriteTarget: rewrite}}
 }
 
 // sortedWorkers returns the sorted worker pids of h's nginx master.
@@ -89,7 +90,7 @@ func sortedWorkers(t testing.TB, h *harness) []int {
 // applyWithoutReload applies cfg and fails unless it went through the Lua
 // endpoints only: no reload reported, and the same nginx master and
 // workers as before.
-func applyWithoutReload(t testing.TB, h *harness, cfg *model.Configuration) model.Change {
+func applyWithoutReload(t testing.TB, h *harness, cfg *config.Configuration) config.Change {
 	t.Helper()
 	master, workers := h.proc.Pid(), sortedWorkers(t, h)
 	ch, err := h.app.Apply(context.Background(), cfg)
@@ -108,34 +109,34 @@ func applyWithoutReload(t testing.TB, h *harness, cfg *model.Configuration) mode
 
 func TestRouteChangesWithoutReload(t *testing.T) {
 	a, b := startEcho(t, "a"), startEcho(t, "b")
-	backends := []model.Backend{backendOf("a", a), backendOf("b", b)}
+	backends := []config.Backend{backendOf("a", a), backendOf("b", b)}
 	one := serverOf("one.test", prefixLoc("/", "a"))
 	two := serverOf("two.test", prefixLoc("/", "b"))
 	steps := []struct {
 		name    string
-		servers []model.Server
+		servers []config.Server
 		checks  []routeCheck
 	}{
-		{"add a host", []model.Server{one, two}, []routeCheck{
+		{"add a host", []config.Server{one, two}, []routeCheck{
 			{"http://two.test/x", 200, "b", "/x"}, {"http://one.test/x", 200, "a", "/x"}}},
-		{"add a prefix path", []model.Server{serverOf("one.test", prefixLoc("/extra", "b"), prefixLoc("/", "a")), two}, []routeCheck{
+		{"add a prefix path", []config.Server{serverOf("one.test", prefixLoc("/extra", "b"), prefixLoc("/", "a")), two}, []routeCheck{
 			{"http://one.test/extra/y", 200, "b", "/extra/y"}, {"http://one.test/extras", 200, "a", "/extras"}}},
-		{"add an exact path", []model.Server{serverOf("one.test", exactLoc("/only", "b"), prefixLoc("/", "a")), two}, []routeCheck{
+		{"add an exact path", []config.Server{serverOf("one.test", exactLoc("/only", "b"), prefixLoc("/", "a")), two}, []routeCheck{
 			{"http://one.test/only", 200, "b", "/only"}, {"http://one.test/extra/y", 200, "a", "/extra/y"},
 			{"http://one.test/only/x", 200, "a", "/only/x"}}},
-		{"remove the paths", []model.Server{one, two}, []routeCheck{{"http://one.test/only", 200, "a", "/only"}}},
-		{"add an Ingress of several hosts", []model.Server{one, two,
+		{"remove the paths", []config.Server{one, two}, []routeCheck{{"http://one.test/only", 200, "a", "/only"}}},
+		{"add an Ingress of several hosts", []config.Server{one, two,
 			serverOf("three.test", prefixLoc("/", "b")), serverOf("*.four.test", prefixLoc("/", "b")), serverOf("five.test", exactLoc("/5", "a"))},
 			[]routeCheck{{"http://three.test/", 200, "b", "/"}, {"http://x.four.test/y", 200, "b", "/y"},
 				{"http://five.test/5", 200, "a", "/5"}, {"http://five.test/6", 404, "", ""}}},
-		{"remove that Ingress", []model.Server{one, two}, []routeCheck{
+		{"remove that Ingress", []config.Server{one, two}, []routeCheck{
 			{"http://three.test/", 404, "", ""}, {"http://x.four.test/y", 404, "", ""}, {"http://five.test/5", 404, "", ""},
 			{"http://two.test/x", 200, "b", "/x"}}},
-		{"remove a host", []model.Server{one}, []routeCheck{{"http://two.test/x", 404, "", ""}, {"http://one.test/x", 200, "a", "/x"}}},
+		{"remove a host", []config.Server{one}, []routeCheck{{"http://two.test/x", 404, "", ""}, {"http://one.test/x", 200, "a", "/x"}}},
 		{"remove every host", nil, []routeCheck{{"http://one.test/x", 404, "", ""}}},
-		{"add a host back", []model.Server{two}, []routeCheck{{"http://two.test/x", 200, "b", "/x"}, {"http://one.test/x", 404, "", ""}}},
+		{"add a host back", []config.Server{two}, []routeCheck{{"http://two.test/x", 200, "b", "/x"}, {"http://one.test/x", 404, "", ""}}},
 	}
-	h := startNginx(t, configOf("zero-0", []model.Server{one}, backends...), nil)
+	h := startNginx(t, configOf("zero-0", []config.Server{one}, backends...), nil)
 	routeCheck{"http://one.test/x", 200, "a", "/x"}.verify(t, h)
 	for i, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -249,7 +250,7 @@ func (hm *hammer) finish(t testing.TB) {
 // swapServers is step i of TestRequestsDuringRouteSwap: paths of swap.test
 // move between backends a and b (and between path types), extra.test comes
 // and goes, steady.test stays.
-func swapServers(i int) []model.Server {
+func swapServers(i int) []config.Server {
 	from, to := "a", "b"
 	if i%2 == 1 {
 		from, to = to, from
@@ -258,7 +259,7 @@ func swapServers(i int) []model.Server {
 	if i%2 == 1 {
 		r = prefixLoc("/r", from)
 	}
-	out := []model.Server{
+	out := []config.Server{
 		serverOf("steady.test", prefixLoc("/", "a")),
 		serverOf("swap.test", exactLoc("/e", to), prefixLoc("/p", from), r),
 	}
@@ -273,7 +274,7 @@ func swapServers(i int) []model.Server {
 
 func TestRequestsDuringRouteSwap(t *testing.T) {
 	a, b := startEcho(t, "a"), startEcho(t, "b")
-	backends := []model.Backend{backendOf("a", a), backendOf("b", b)}
+	backends := []config.Backend{backendOf("a", a), backendOf("b", b)}
 	h := startNginx(t, configOf("swap-0", swapServers(0), backends...), nil)
 	either := []string{"200 a", "200 b"}
 	hm := startHammer(t, h, 4, map[string][]string{
@@ -297,8 +298,8 @@ func TestRequestsDuringRouteSwap(t *testing.T) {
 func TestRouteAndBackendInOneApply(t *testing.T) {
 	a, f := startEcho(t, "a"), startEcho(t, "fresh")
 	keep := serverOf("keep.test", prefixLoc("/", "a"))
-	base := func(i int) *model.Configuration {
-		return configOf(fmt.Sprintf("order-%d", i), []model.Server{keep}, backendOf("a", a))
+	base := func(i int) *config.Configuration {
+		return configOf(fmt.Sprintf("order-%d", i), []config.Server{keep}, backendOf("a", a))
 	}
 	h := startNginx(t, base(0), nil)
 	hm := startHammer(t, h, 4, map[string][]string{
@@ -307,7 +308,7 @@ func TestRouteAndBackendInOneApply(t *testing.T) {
 		"http://keep.test/": {"200 a"},
 	})
 	for i := 1; i <= 30; i++ {
-		with := configOf(fmt.Sprintf("order-%d-new", i), []model.Server{keep, serverOf("new.test", prefixLoc("/", "fresh"))},
+		with := configOf(fmt.Sprintf("order-%d-new", i), []config.Server{keep, serverOf("new.test", prefixLoc("/", "fresh"))},
 			backendOf("a", a), backendOf("fresh", f))
 		ch := applyWithoutReload(t, h, with)
 		if len(ch.BackendsUpserted) != 1 || len(ch.ServersUpserted) != 1 {
@@ -327,7 +328,7 @@ func TestRouteAndBackendInOneApply(t *testing.T) {
 // make nginx answer GET /foo with a 301 to /foo/; Prefix paths match whole
 // path elements.
 func TestNoAutoRedirect(t *testing.T) {
-	cfg := configOf("slash-1", []model.Server{serverOf("slash.test",
+	cfg := configOf("slash-1", []config.Server{serverOf("slash.test",
 		exactLoc("/foo/", "a"), prefixLoc("/bar", "b"), prefixLoc("/dir/", "a"), exactLoc("/x/y/", "b"))},
 		echoBackends(t, "a", "b")...)
 	h := startNginx(t, cfg, nil)
@@ -351,7 +352,7 @@ func TestNoAutoRedirect(t *testing.T) {
 
 func TestRegexRoutes(t *testing.T) {
 	backends := echoBackends(t, "api", "img1", "img2", "exact", "prefix", "caps")
-	cfg := configOf("regex-1", []model.Server{serverOf("re.test",
+	cfg := configOf("regex-1", []config.Server{serverOf("re.test",
 		exactLoc("/api/exact", "exact"),
 		regexLoc("/api/(.*)", "api", "/$1"),
 		regexLoc("/img/[0-9]+", "img1", ""),
@@ -382,7 +383,7 @@ func TestRegexRoutes(t *testing.T) {
 // "#"); the rewritten path reaches the backend escaped again, as the
 // same path (a "?" stays in the path, it does not start a query).
 func TestRegexRewriteOfEncodedBytes(t *testing.T) {
-	cfg := configOf("regex-enc", []model.Server{serverOf("enc.test", regexLoc("/api/(.*)", "api", "/$1"))},
+	cfg := configOf("regex-enc", []config.Server{serverOf("enc.test", regexLoc("/api/(.*)", "api", "/$1"))},
 		backendOf("api", startEcho(t, "api")))
 	h := startNginx(t, cfg, nil)
 	tests := []struct {
@@ -414,12 +415,12 @@ func TestRegexRewriteOfEncodedBytes(t *testing.T) {
 
 func TestHostLookup(t *testing.T) {
 	backends := echoBackends(t, "exact", "wild", "xexact", "catchall")
-	cfg := configOf("hosts-1", []model.Server{
+	cfg := configOf("hosts-1", []config.Server{
 		serverOf("exact.test", prefixLoc("/", "exact")),
 		serverOf("*.wild.test", prefixLoc("/", "wild")),
 		serverOf("x.wild.test", prefixLoc("/", "xexact")),
 	}, backends...)
-	cfg.Servers[0].Locations = []model.Location{prefixLoc("/", "catchall")} // the "_" server
+	cfg.Servers[0].Locations = []config.Location{prefixLoc("/", "catchall")} // the "_" server
 	h := startNginx(t, cfg, nil)
 	tests := []struct {
 		name, url, host, backend string
@@ -459,7 +460,7 @@ func hostsByName(hosts []Host) map[string]Host {
 }
 
 // checkRouteTable fails t unless the route table nginx holds is cfg's.
-func checkRouteTable(t testing.TB, h *harness, cfg *model.Configuration) {
+func checkRouteTable(t testing.TB, h *harness, cfg *config.Configuration) {
 	t.Helper()
 	got, err := h.lua.GetRoutes(t.Context())
 	if err != nil {
@@ -491,13 +492,13 @@ func checkRouteTable(t testing.TB, h *harness, cfg *model.Configuration) {
 func TestRouteTableInspection(t *testing.T) {
 	a := startEcho(t, "a")
 	yes := true
-	full := model.Location{Path: "/full", PathType: model.PathPrefix, Backend: "a", Ingress: "ns/full", Settings: model.LocationSettings{
+	full := config.Location{Path: "/full", PathType: config.PathPrefix, Backend: "a", Ingress: "ns/full", Settings: config.LocationSettings{
 		ProxyConnectTimeout: 2, ProxyReadTimeout: 3, ProxySendTimeout: 4, ProxyBodySize: "0", BackendProtocol: "HTTPS",
 		AllowSourceRange: []string{"10.0.0.0/8", "127.0.0.1/32"}, SSLRedirect: &yes, PreserveTrailingSlash: true,
-		UsePortInRedirects: true, Redirect: &model.Redirect{URL: "https://x.test/y?a=b", Code: 307},
-		CORS: &model.CORS{Origins: []string{"https://*.a.test"}, Methods: "GET", Headers: "X-A", Expose: "*", Credentials: true, MaxAge: 5},
+		UsePortInRedirects: true, Redirect: &config.Redirect{URL: "https://x.test/y?a=b", Code: 307},
+		CORS: &config.CORS{Origins: []string{"https://*.a.test"}, Methods: "GET", Headers: "X-A", Expose: "*", Credentials: true, MaxAge: 5},
 	}}
-	cfg := configOf("inspect-1", []model.Server{
+	cfg := configOf("inspect-1", []config.Server{
 		serverOf("a.test", full, exactLoc("/e", "a"), regexLoc("/r/(.*)", "a", "/$1"), prefixLoc("/", "a")),
 		serverOf("*.w.test", prefixLoc("/", "a")),
 	}, backendOf("a", a))
@@ -521,7 +522,7 @@ func TestRouteTableInspection(t *testing.T) {
 		}
 	}
 
-	next := configOf("inspect-2", []model.Server{serverOf("b.test", prefixLoc("/b", "a"))}, backendOf("a", a))
+	next := configOf("inspect-2", []config.Server{serverOf("b.test", prefixLoc("/b", "a"))}, backendOf("a", a))
 	applyWithoutReload(t, h, next)
 	checkRouteTable(t, h, next)
 	if _, err := h.lua.GetHost(ctx, "a.test"); !errorsIs(err, ErrNotFound) {
@@ -534,9 +535,9 @@ func TestRouteTableInspection(t *testing.T) {
 // old one was killed. process_test.go covers the backends.
 func TestRoutesRestoredAfterRestart(t *testing.T) {
 	a, b := startEcho(t, "a"), startEcho(t, "b")
-	backends := []model.Backend{backendOf("a", a), backendOf("b", b)}
-	h := startNginx(t, configOf("restore-1", []model.Server{serverOf("old.test", prefixLoc("/", "a"))}, backends...), nil)
-	next := configOf("restore-2", []model.Server{
+	backends := []config.Backend{backendOf("a", a), backendOf("b", b)}
+	h := startNginx(t, configOf("restore-1", []config.Server{serverOf("old.test", prefixLoc("/", "a"))}, backends...), nil)
+	next := configOf("restore-2", []config.Server{
 		serverOf("new.test", exactLoc("/e", "b"), regexLoc("/r/(.*)", "a", "/$1"), prefixLoc("/", "b")),
 		serverOf("*.wild.test", prefixLoc("/", "a")),
 	}, backends...)
@@ -593,7 +594,7 @@ func writingRequests(t testing.TB, h *harness) int {
 // route, not with a 503.
 func TestRouteRemovedDuringUpload(t *testing.T) {
 	f := startEcho(t, "fresh")
-	with := configOf("upload-1", []model.Server{serverOf("up.test", prefixLoc("/", "fresh"))}, backendOf("fresh", f))
+	with := configOf("upload-1", []config.Server{serverOf("up.test", prefixLoc("/", "fresh"))}, backendOf("fresh", f))
 	h := startNginx(t, with, nil)
 	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", itoa(h.opts.HTTPPort)), 5*time.Second)
 	if err != nil {

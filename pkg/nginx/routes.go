@@ -1,17 +1,17 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Host is one entry of router.lua's route table: the routes of one
-// model.Server. It is the wire format of POST /configuration/routes.
+// config.Server. It is the wire format of POST /configuration/routes.
 type Host struct {
 	// Name is the Server's Hostname: exact, "*.example.com" or "_".
 	Name   string  `json:"name"`
@@ -31,10 +31,10 @@ type Host struct {
 	// Strict-Transport-Security (when the ConfigMap's hsts is on).
 	TLS bool `json:"tls,omitempty"`
 	// Block holds block-user-agents and block-referers (403).
-	Block *model.BlockRules `json:"block,omitempty"`
+	Block *config.BlockRules `json:"block,omitempty"`
 	// ClientAuth is the host's client certificate verification
 	// (lua/clientauth.lua).
-	ClientAuth *model.ClientAuth `json:"clientAuth,omitempty"`
+	ClientAuth *config.ClientAuth `json:"clientAuth,omitempty"`
 	// Digest is a hash of everything above, kept by the Lua side and
 	// returned by GET, so that a whole-state push sends again only the
 	// hosts that differ from what nginx holds (see delta.against).
@@ -78,7 +78,7 @@ type Route struct {
 	RedirectCode int    `json:"redirectCode,omitempty"`
 	CORS         *CORS  `json:"cors,omitempty"`
 	// Canary is the alternative backend chosen per request (lua/canary.lua).
-	Canary *model.Canary `json:"canary,omitempty"`
+	Canary *config.Canary `json:"canary,omitempty"`
 	// UpstreamVhost and Connection are the Host and Connection headers
 	// sent to the backend; ResponseHeaders (custom-headers) are set on the
 	// route's responses, over the host's.
@@ -86,18 +86,18 @@ type Route struct {
 	Connection      string            `json:"connection,omitempty"`
 	ResponseHeaders map[string]string `json:"responseHeaders,omitempty"`
 	// Proxy holds the proxy behaviour settings (lua/proxy.lua).
-	Proxy *model.ProxySettings `json:"proxy,omitempty"`
+	Proxy *config.ProxySettings `json:"proxy,omitempty"`
 	// Errors are the route's error pages (lua/proxy.lua).
-	Errors *model.CustomErrors `json:"errors,omitempty"`
+	Errors *config.CustomErrors `json:"errors,omitempty"`
 	// Auth is the route's basic auth (lua/auth.lua).
-	Auth *model.BasicAuth `json:"auth,omitempty"`
+	Auth *config.BasicAuth `json:"auth,omitempty"`
 	// Limit holds the rate and connection limits (lua/limit.lua).
-	Limit *model.RateLimit `json:"limit,omitempty"`
+	Limit *config.RateLimit `json:"limit,omitempty"`
 	// ExtAuth is the route's external auth (lua/extauth.lua).
-	ExtAuth *model.ExternalAuth `json:"extAuth,omitempty"`
+	ExtAuth *config.ExternalAuth `json:"extAuth,omitempty"`
 	// UpstreamTLS is the backend TLS profile and proxy-ssl-name (the
 	// profile's fixed locations, see proxyssl.go); unavailable answers 503.
-	UpstreamTLS *model.ProxySSL `json:"upstreamTLS,omitempty"`
+	UpstreamTLS *config.ProxySSL `json:"upstreamTLS,omitempty"`
 	// ClientAuthUnavailable answers 503: the Ingress's auth-tls
 	// annotations cannot be applied.
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
@@ -117,7 +117,7 @@ type CORS struct {
 
 // HostOf converts a Server of a Configuration built by model.Build. Every
 // value was validated there; HostOf only changes its form.
-func HostOf(s *model.Server) Host {
+func HostOf(s *config.Server) Host {
 	h := Host{Name: s.Hostname, Routes: make([]Route, len(s.Locations)), AppRoot: s.AppRoot, RedirectTo: s.RedirectTo, TLS: s.TLS}
 	for i := range s.Locations {
 		h.Routes[i] = routeOf(s, &s.Locations[i])
@@ -128,7 +128,7 @@ func HostOf(s *model.Server) Host {
 	return h
 }
 
-func routeOf(s *model.Server, l *model.Location) Route {
+func routeOf(s *config.Server, l *config.Location) Route {
 	st := &l.Settings
 	r := Route{
 		Path:                  l.Path,
@@ -174,7 +174,7 @@ func routeOf(s *model.Server, l *model.Location) Route {
 // corsOf converts a CORS policy: the origins become one regex, each quoted
 // but for a leading "*." that stands for one label, as ingress-nginx reads
 // them.
-func corsOf(c *model.CORS) *CORS {
+func corsOf(c *config.CORS) *CORS {
 	if c == nil {
 		return nil
 	}
@@ -191,7 +191,7 @@ func corsOf(c *model.CORS) *CORS {
 }
 
 // hostsOf converts Servers, with their digests.
-func hostsOf(servers []model.Server) []Host {
+func hostsOf(servers []config.Server) []Host {
 	out := make([]Host, len(servers))
 	for i := range servers {
 		out[i] = HostOf(&servers[i])
@@ -215,7 +215,7 @@ func hostDigest(h *Host) string {
 }
 
 // headerMap is the wire form of a header list: an object, nil when empty.
-func headerMap(hs []model.Header) map[string]string {
+func headerMap(hs []config.Header) map[string]string {
 	if len(hs) == 0 {
 		return nil
 	}

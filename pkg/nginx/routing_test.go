@@ -1,12 +1,12 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 func TestRouting(t *testing.T) {
@@ -15,7 +15,7 @@ func TestRouting(t *testing.T) {
 	exact := startEcho(t, "exact")
 	wild := startEcho(t, "wild")
 	def := startEcho(t, "default")
-	cfg := configOf("routing-1", []model.Server{
+	cfg := configOf("routing-1", []config.Server{
 		serverOf("*.wild.test", prefixLoc("/", "wild")),
 		serverOf("foo.test",
 			exactLoc("/api", "exact"),
@@ -121,23 +121,23 @@ func TestRouting(t *testing.T) {
 func TestLocationSettings(t *testing.T) {
 	app := startEcho(t, "app")
 	no := false
-	loc := func(path string, pt model.PathType, st model.LocationSettings) model.Location {
-		return model.Location{Path: path, PathType: pt, Backend: "app", Settings: st}
+	loc := func(path string, pt config.PathType, st config.LocationSettings) config.Location {
+		return config.Location{Path: path, PathType: pt, Backend: "app", Settings: st}
 	}
-	cfg := configOf("settings-1", []model.Server{
-		{Hostname: "s.test", TLS: true, SSLRedirect: true, Locations: []model.Location{
-			loc("/allowed", model.PathPrefix, model.LocationSettings{AllowSourceRange: []string{"127.0.0.0/8"}}),
-			loc("/denied", model.PathPrefix, model.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8"}}),
-			loc("/small", model.PathPrefix, model.LocationSettings{ProxyBodySize: "1k"}),
-			loc("/plain", model.PathPrefix, model.LocationSettings{SSLRedirect: &no}),
-			loc("/", model.PathPrefix, model.LocationSettings{}),
+	cfg := configOf("settings-1", []config.Server{
+		{Hostname: "s.test", TLS: true, SSLRedirect: true, Locations: []config.Location{
+			loc("/allowed", config.PathPrefix, config.LocationSettings{AllowSourceRange: []string{"127.0.0.0/8"}}),
+			loc("/denied", config.PathPrefix, config.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8"}}),
+			loc("/small", config.PathPrefix, config.LocationSettings{ProxyBodySize: "1k"}),
+			loc("/plain", config.PathPrefix, config.LocationSettings{SSLRedirect: &no}),
+			loc("/", config.PathPrefix, config.LocationSettings{}),
 		}},
 		// A regex host (use-regex or rewrite-target on one of its Ingresses):
 		// rewrite-target replaces the whole path, as ingress-nginx's rewrite.
-		{Hostname: "rw.test", Locations: []model.Location{
-			loc("/rw(/|$)(.*)", model.PathRegex, model.LocationSettings{RewriteTarget: "/new/$2"}),
-			loc("/exact-rw", model.PathRegex, model.LocationSettings{RewriteTarget: "/target"}),
-			loc("/", model.PathRegex, model.LocationSettings{}),
+		{Hostname: "rw.test", Locations: []config.Location{
+			loc("/rw(/|$)(.*)", config.PathRegex, config.LocationSettings{RewriteTarget: "/new/$2"}),
+			loc("/exact-rw", config.PathRegex, config.LocationSettings{RewriteTarget: "/target"}),
+			loc("/", config.PathRegex, config.LocationSettings{}),
 		}},
 	}, backendOf("app", app))
 	h := startNginx(t, cfg, nil)

@@ -1,12 +1,12 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Bounds of the ConfigMap settings the renderer accepts (pkg/model applies
@@ -20,9 +20,9 @@ const (
 // it is a regular expression).
 var gzipDisableRe = regexp.MustCompile(`^[A-Za-z0-9 .*+?()\[\]|^/_:-]{1,256}$`)
 
-// setNginx validates the ConfigMap's nginx directives (model.NginxSettings)
+// setNginx validates the ConfigMap's nginx directives (config.NginxSettings)
 // and renders them. The worker settings override the options when set.
-func (v *view) setNginx(n *model.NginxSettings) error {
+func (v *view) setNginx(n *config.NginxSettings) error {
 	if err := v.setWorkers(n); err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (v *view) setNginx(n *model.NginxSettings) error {
 
 // setWorkers applies worker-processes, max-worker-connections,
 // worker-shutdown-timeout and error-log-level when the ConfigMap sets them.
-func (v *view) setWorkers(n *model.NginxSettings) error {
+func (v *view) setWorkers(n *config.NginxSettings) error {
 	if p := n.WorkerProcesses; p != "" {
 		if _, err := strconv.Atoi(p); p != "auto" && (err != nil || !allDigits(p) || len(p) > 4) {
 			return invalid("worker processes", p)
@@ -122,7 +122,7 @@ func (d *directives) fail(err error) string {
 	return "invalid"
 }
 
-func (d *directives) size(what string, s model.Size) string {
+func (d *directives) size(what string, s config.Size) string {
 	out, err := nginxSize(s)
 	if err != nil || s == "0" {
 		return d.fail(invalid(what, string(s)))
@@ -144,7 +144,7 @@ func (d *directives) seconds(what string, n, min int) string {
 	return strconv.Itoa(n) + "s"
 }
 
-func (d *directives) gzip(n *model.NginxSettings) {
+func (d *directives) gzip(n *config.NginxSettings) {
 	if !n.UseGzip {
 		return
 	}
@@ -173,7 +173,7 @@ func (d *directives) gzip(n *model.NginxSettings) {
 // buffers renders the proxy and client body buffers. nginx refuses a
 // proxy_busy_buffers_size below one buffer or not below all buffers but
 // one: say so here, with the values.
-func (d *directives) buffers(n *model.NginxSettings) {
+func (d *directives) buffers(n *config.NginxSettings) {
 	size := d.size("proxy buffer size", n.ProxyBufferSize)
 	number := n.ProxyBuffersNumber
 	if number == 0 {
@@ -198,7 +198,7 @@ func (d *directives) buffers(n *model.NginxSettings) {
 }
 
 // proxy renders the ConfigMap's proxy directives of every backend.
-func (d *directives) proxy(n *model.NginxSettings) {
+func (d *directives) proxy(n *config.NginxSettings) {
 	if n.ProxyNextUpstreamTimeout != 0 {
 		t := d.seconds("proxy next upstream timeout", n.ProxyNextUpstreamTimeout, 1)
 		d.add("proxy_next_upstream_timeout %s", t)
@@ -221,7 +221,7 @@ func (d *directives) proxy(n *model.NginxSettings) {
 	}
 }
 
-func (d *directives) client(n *model.NginxSettings) {
+func (d *directives) client(n *config.NginxSettings) {
 	d.add("keepalive_timeout %s", d.seconds("keep-alive", n.KeepAlive, 0))
 	d.add("keepalive_requests %s", d.count("keep-alive requests", n.KeepAliveRequests, 1))
 	d.add("client_header_timeout %s", d.seconds("client header timeout", n.ClientHeaderTimeout, 1))
@@ -234,7 +234,7 @@ func (d *directives) client(n *model.NginxSettings) {
 		d.size("large client header buffer size", n.LargeClientHeaderBufferSize))
 }
 
-func (d *directives) ssl(n *model.NginxSettings) {
+func (d *directives) ssl(n *config.NginxSettings) {
 	protocols, err := sslProtocols(n.SSLProtocols)
 	if err != nil {
 		d.fail(err)
@@ -254,7 +254,7 @@ func (d *directives) ssl(n *model.NginxSettings) {
 }
 
 // hsts returns the quoted Strict-Transport-Security value.
-func (d *directives) hsts(n *model.NginxSettings) string {
+func (d *directives) hsts(n *config.NginxSettings) string {
 	v := "max-age=" + d.count("hsts max age", n.HSTSMaxAge, 0)
 	if n.HSTSIncludeSubdomains {
 		v += "; includeSubDomains"

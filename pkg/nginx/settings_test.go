@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -23,11 +25,11 @@ import (
 // settingsConfig is a Configuration serving host a.test from one echo
 // backend, with the ConfigMap defaults and mutate applied to its Nginx
 // settings.
-func settingsConfig(t *testing.T, mutate func(*model.NginxSettings)) *model.Configuration {
+func settingsConfig(t *testing.T, mutate func(*config.NginxSettings)) *config.Configuration {
 	t.Helper()
 	e := startEcho(t, "web")
-	cfg := configOf("settings", []model.Server{serverOf("a.test", prefixLoc("/", "web"))}, backendOf("web", e))
-	cfg.Global.Nginx = model.DefaultGlobal().Nginx
+	cfg := configOf("settings", []config.Server{serverOf("a.test", prefixLoc("/", "web"))}, backendOf("web", e))
+	cfg.Global.Nginx = config.DefaultGlobal().Nginx
 	if mutate != nil {
 		mutate(&cfg.Global.Nginx)
 	}
@@ -74,15 +76,15 @@ func rawGet(t *testing.T, h *harness, url string, header ...string) (http.Header
 func TestSettingsGzip(t *testing.T) {
 	pad := strings.Repeat("x", 2000)
 	tests := map[string]struct {
-		mutate  func(*model.NginxSettings)
+		mutate  func(*config.NginxSettings)
 		pad     bool
 		gzipped bool
 	}{
 		"off by default": {pad: true},
-		"on, a default type above the minimum length": {mutate: func(n *model.NginxSettings) { n.UseGzip = true }, pad: true, gzipped: true},
-		"on, below the minimum length":                {mutate: func(n *model.NginxSettings) { n.UseGzip, n.GzipMinLength = true, 1500 }},
-		"on, a type not listed":                       {mutate: func(n *model.NginxSettings) { n.UseGzip, n.GzipTypes = true, "text/css" }, pad: true},
-		"on, every type":                              {mutate: func(n *model.NginxSettings) { n.UseGzip, n.GzipTypes, n.GzipLevel = true, "*", 9 }, pad: true, gzipped: true},
+		"on, a default type above the minimum length": {mutate: func(n *config.NginxSettings) { n.UseGzip = true }, pad: true, gzipped: true},
+		"on, below the minimum length":                {mutate: func(n *config.NginxSettings) { n.UseGzip, n.GzipMinLength = true, 1500 }},
+		"on, a type not listed":                       {mutate: func(n *config.NginxSettings) { n.UseGzip, n.GzipTypes = true, "text/css" }, pad: true},
+		"on, every type":                              {mutate: func(n *config.NginxSettings) { n.UseGzip, n.GzipTypes, n.GzipLevel = true, "*", 9 }, pad: true, gzipped: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -105,7 +107,7 @@ func TestSettingsGzip(t *testing.T) {
 func TestSettingsServerTokens(t *testing.T) {
 	for _, tokens := range []bool{false, true} {
 		t.Run("server-tokens="+strconv.FormatBool(tokens), func(t *testing.T) {
-			h := startNginx(t, settingsConfig(t, func(n *model.NginxSettings) { n.ServerTokens = tokens }), nil)
+			h := startNginx(t, settingsConfig(t, func(n *config.NginxSettings) { n.ServerTokens = tokens }), nil)
 			got, _ := rawGet(t, h, "http://a.test/")
 			server := got.Get("Server")
 			if hasVersion := strings.HasPrefix(server, "nginx/"); hasVersion != tokens || !strings.HasPrefix(server, "nginx") {
@@ -117,20 +119,20 @@ func TestSettingsServerTokens(t *testing.T) {
 
 func TestSettingsHSTS(t *testing.T) {
 	tests := map[string]struct {
-		mutate func(*model.NginxSettings)
+		mutate func(*config.NginxSettings)
 		want   string
 	}{
 		"default":    {want: "max-age=31536000; includeSubDomains"},
-		"off":        {mutate: func(n *model.NginxSettings) { n.HSTS = false }},
-		"configured": {mutate: func(n *model.NginxSettings) { n.HSTSMaxAge, n.HSTSIncludeSubdomains, n.HSTSPreload = 600, false, true }, want: "max-age=600; preload"},
-		"everything": {mutate: func(n *model.NginxSettings) { n.HSTSMaxAge, n.HSTSPreload = 0, true }, want: "max-age=0; includeSubDomains; preload"},
+		"off":        {mutate: func(n *config.NginxSettings) { n.HSTS = false }},
+		"configured": {mutate: func(n *config.NginxSettings) { n.HSTSMaxAge, n.HSTSIncludeSubdomains, n.HSTSPreload = 600, false, true }, want: "max-age=600; preload"},
+		"everything": {mutate: func(n *config.NginxSettings) { n.HSTSMaxAge, n.HSTSPreload = 0, true }, want: "max-age=0; includeSubDomains; preload"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			cfg := settingsConfig(t, tc.mutate)
 			// a.test has a TLS section (the certificate does not matter
 			// here); plain.test has none, as ingress-nginx, it gets no HSTS.
-			i := slices.IndexFunc(cfg.Servers, func(s model.Server) bool { return s.Hostname == "a.test" })
+			i := slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Hostname == "a.test" })
 			cfg.Servers[i].TLS = true
 			cfg.Servers = append(cfg.Servers, serverOf("plain.test", prefixLoc("/", "web")))
 			h := startNginx(t, cfg, nil)
@@ -162,7 +164,7 @@ func handshake(h *harness, min, max uint16, alpn ...string) (tls.ConnectionState
 }
 
 func TestSettingsSSLProtocols(t *testing.T) {
-	h := startNginx(t, settingsConfig(t, func(n *model.NginxSettings) { n.SSLProtocols = "TLSv1.3" }), nil)
+	h := startNginx(t, settingsConfig(t, func(n *config.NginxSettings) { n.SSLProtocols = "TLSv1.3" }), nil)
 	h.allowLuaErrors = true // nginx logs the refused handshake
 	if _, err := handshake(h, tls.VersionTLS12, tls.VersionTLS12); err == nil {
 		t.Error("TLS 1.2 handshake succeeded with ssl-protocols TLSv1.3")
@@ -175,7 +177,7 @@ func TestSettingsSSLProtocols(t *testing.T) {
 func TestSettingsHTTP2(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run("use-http2="+strconv.FormatBool(on), func(t *testing.T) {
-			h := startNginx(t, settingsConfig(t, func(n *model.NginxSettings) { n.UseHTTP2 = on }), nil)
+			h := startNginx(t, settingsConfig(t, func(n *config.NginxSettings) { n.UseHTTP2 = on }), nil)
 			st, err := handshake(h, tls.VersionTLS12, tls.VersionTLS13, "h2", "http/1.1")
 			if err != nil {
 				t.Fatal(err)
@@ -197,7 +199,7 @@ func TestSettingsLogFormatVariables(t *testing.T) {
 		b.WriteString(" $" + v)
 	}
 	b.WriteString(` $http_x_a $sent_http_x_b $upstream_http_x_c $cookie_d $arg_e $upstream_cookie_f"}`)
-	h := startNginx(t, settingsConfig(t, func(n *model.NginxSettings) {
+	h := startNginx(t, settingsConfig(t, func(n *config.NginxSettings) {
 		n.LogFormatUpstream, n.LogFormatEscapeJSON = b.String(), true
 	}), nil)
 	rawGet(t, h, "http://a.test/")
@@ -249,7 +251,7 @@ func TestSettingsReloadMatchesRender(t *testing.T) {
 			if err != nil {
 				t.Fatalf("a value the model accepts does not render: %v", err)
 			}
-			if reload, differs := model.Diff(base, next).Reload, !bytes.Equal(conf, baseConf); reload != differs {
+			if reload, differs := config.Diff(base, next).Reload, !bytes.Equal(conf, baseConf); reload != differs {
 				t.Errorf("Diff reloads %v, nginx.conf differs %v", reload, differs)
 			}
 		})
@@ -288,7 +290,7 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 	}
 	cfg := settingsConfig(t, nil)
 	cfg.Global = built.Global
-	cfg.Servers[slices.IndexFunc(cfg.Servers, func(s model.Server) bool { return s.Hostname == "a.test" })].TLS = true
+	cfg.Servers[slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Hostname == "a.test" })].TLS = true
 	h := startNginx(t, cfg, nil)
 	got, _ := rawGet(t, h, "https://a.test:443/")
 	if v := got.Get("Strict-Transport-Security"); v != "max-age=100; preload" {
@@ -328,7 +330,7 @@ func TestSettingsRequestHeaders(t *testing.T) {
 		{"generate-request-id false, proxy-add-original-uri-header true", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := startNginx(t, settingsConfig(t, func(n *model.NginxSettings) {
+			h := startNginx(t, settingsConfig(t, func(n *config.NginxSettings) {
 				n.GenerateRequestID, n.ProxyAddOriginalURIHeader = tc.generate, tc.originalURI
 			}), nil)
 			r := h.mustGet("http://a.test/p?q=1", "X-Request-ID", "from-client", "X-Forwarded-For", "192.0.2.7")
@@ -359,7 +361,7 @@ func TestSettingsRequestHeaders(t *testing.T) {
 func TestSettingsResponseHeaders(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		t.Run("allow-backend-server-header="+strconv.FormatBool(allow), func(t *testing.T) {
-			h := startNginx(t, settingsConfig(t, func(n *model.NginxSettings) {
+			h := startNginx(t, settingsConfig(t, func(n *config.NginxSettings) {
 				n.AllowBackendServerHeader, n.HideHeaders = allow, "x-echo-backend"
 			}), nil)
 			got, _ := rawGet(t, h, "http://a.test/")

@@ -1,16 +1,16 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-// The stream block: TCP and UDP services (model.Configuration.L4) and SSL
+// The stream block: TCP and UDP services (config.Configuration.L4) and SSL
 // passthrough (Options.EnableSSLPassthrough) on nginx's stream module and
 // its njs module (Debian's libnginx-mod-stream and libnginx-mod-stream-js;
 // there is no stream-lua). nginx.conf holds the listeners only: a port,
@@ -30,14 +30,14 @@ import (
 // l4Listener is what nginx.conf holds of an L4Service: a change of any of
 // it reloads nginx.
 type l4Listener struct {
-	Protocol    model.L4Protocol
+	Protocol    config.L4Protocol
 	Port        int
 	DecodeProxy bool
 	EncodeProxy bool
 }
 
 // listenersOf returns the listeners of l4, sorted by protocol and port.
-func listenersOf(l4 []model.L4Service) []l4Listener {
+func listenersOf(l4 []config.L4Service) []l4Listener {
 	out := make([]l4Listener, 0, len(l4))
 	for _, s := range l4 {
 		out = append(out, l4Listener{Protocol: s.Protocol, Port: s.Port, DecodeProxy: s.DecodeProxy, EncodeProxy: s.EncodeProxy})
@@ -49,7 +49,7 @@ func listenersOf(l4 []model.L4Service) []l4Listener {
 }
 
 // sameListeners reports whether a and b have the same listeners.
-func sameListeners(a, b []model.L4Service) bool {
+func sameListeners(a, b []config.L4Service) bool {
 	return slices.Equal(listenersOf(a), listenersOf(b))
 }
 
@@ -93,7 +93,7 @@ type passthroughView struct {
 
 // setStream renders the stream block when there are L4 listeners or SSL
 // passthrough is on, and the HTTPS server's internal listener with it.
-func (v *view) setStream(o *Options, g *model.Global, n *model.NginxSettings, listeners []l4Listener) error {
+func (v *view) setStream(o *Options, g *config.Global, n *config.NginxSettings, listeners []l4Listener) error {
 	if len(listeners) == 0 && !o.EnableSSLPassthrough {
 		return nil
 	}
@@ -131,27 +131,27 @@ func (v *view) setStream(o *Options, g *model.Global, n *model.NginxSettings, li
 }
 
 // setSettings validates and renders the stream settings of the ConfigMap.
-func (s *streamView) setSettings(o *Options, g *model.Global, n *model.NginxSettings) error {
+func (s *streamView) setSettings(o *Options, g *config.Global, n *config.NginxSettings) error {
 	var d directives
 	connect := g.ProxyConnectTimeout
 	if connect == 0 {
-		connect = model.DefaultGlobal().ProxyConnectTimeout
+		connect = config.DefaultGlobal().ProxyConnectTimeout
 	}
 	timeout := n.ProxyStreamTimeout
 	if timeout == 0 {
-		timeout = model.DefaultGlobal().Nginx.ProxyStreamTimeout
+		timeout = config.DefaultGlobal().Nginx.ProxyStreamTimeout
 	}
 	s.ConnectTimeout = d.seconds("proxy connect timeout", connect, 1)
 	s.ProxyTimeout = d.seconds("proxy stream timeout", timeout, 1)
 	s.ProxyProtocolTimeout = d.seconds("proxy protocol header timeout",
-		cmp.Or(n.ProxyProtocolHeaderTimeout, model.DefaultGlobal().Nginx.ProxyProtocolHeaderTimeout), 1)
+		cmp.Or(n.ProxyProtocolHeaderTimeout, config.DefaultGlobal().Nginx.ProxyProtocolHeaderTimeout), 1)
 	d.count("proxy stream responses", n.ProxyStreamResponses, 0)
 	if d.err != nil {
 		return d.err
 	}
 	format := n.LogFormatStream
 	if format == "" {
-		format = model.DefaultStreamLogFormat
+		format = config.DefaultStreamLogFormat
 	}
 	f, err := logFormat(format, "")
 	if err != nil {
@@ -171,7 +171,7 @@ func (s *streamView) setSettings(o *Options, g *model.Global, n *model.NginxSett
 // streamTrusted returns the proxies trusted to send a PROXY header:
 // proxy-real-ip-cidr, or every peer when it is empty (a listener that
 // decodes PROXY refuses connections without one), as use-proxy-protocol.
-func streamTrusted(n *model.NginxSettings) ([]string, error) {
+func streamTrusted(n *config.NginxSettings) ([]string, error) {
 	trusted, err := cidrList("proxy real ip cidr", n.ProxyRealIPCIDR)
 	if err != nil {
 		return nil, err
@@ -190,13 +190,13 @@ func checkListeners(o *Options, listeners []l4Listener) error {
 	for _, l := range listeners {
 		what := fmt.Sprintf("%s port", l.Protocol)
 		switch {
-		case l.Protocol != model.L4TCP && l.Protocol != model.L4UDP:
+		case l.Protocol != config.L4TCP && l.Protocol != config.L4UDP:
 			return invalid("stream protocol", string(l.Protocol))
 		case l.Port < 1 || l.Port > 65535:
 			return invalid(what, strconv.Itoa(l.Port))
-		case l.Protocol == model.L4TCP && (l.Port == o.HTTPPort || l.Port == o.HTTPSPort || l.Port == o.StatusPort):
+		case l.Protocol == config.L4TCP && (l.Port == o.HTTPPort || l.Port == o.HTTPSPort || l.Port == o.StatusPort):
 			return invalid(what+" (used by the HTTP server)", strconv.Itoa(l.Port))
-		case l.Protocol == model.L4UDP && (l.DecodeProxy || l.EncodeProxy):
+		case l.Protocol == config.L4UDP && (l.DecodeProxy || l.EncodeProxy):
 			return invalid("UDP port with PROXY protocol", strconv.Itoa(l.Port))
 		}
 		key := l4Listener{Protocol: l.Protocol, Port: l.Port}
@@ -212,7 +212,7 @@ func checkListeners(o *Options, listeners []l4Listener) error {
 func streamServerOf(o *Options, l l4Listener, trusted []string, responses int) streamServer {
 	s := streamServer{
 		Comment:       fmt.Sprintf("%s %d", l.Protocol, l.Port),
-		UDP:           l.Protocol == model.L4UDP,
+		UDP:           l.Protocol == config.L4UDP,
 		Responses:     responses,
 		ProxyProtocol: l.EncodeProxy,
 	}

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,8 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // TestRenderRefusesBadListeners: the renderer's own checks of the L4
@@ -21,47 +21,47 @@ func TestRenderRefusesBadListeners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tcp := func(port int) model.L4Service { return model.L4Service{Protocol: model.L4TCP, Port: port} }
-	udpProxy := model.L4Service{Protocol: model.L4UDP, Port: 53, EncodeProxy: true}
-	nginx := func(f func(*model.NginxSettings)) model.Global {
-		n := model.DefaultGlobal().Nginx
+	tcp := func(port int) config.L4Service { return config.L4Service{Protocol: config.L4TCP, Port: port} }
+	udpProxy := config.L4Service{Protocol: config.L4UDP, Port: 53, EncodeProxy: true}
+	nginx := func(f func(*config.NginxSettings)) config.Global {
+		n := config.DefaultGlobal().Nginx
 		f(&n)
-		return model.Global{Nginx: n}
+		return config.Global{Nginx: n}
 	}
 	tests := []struct {
 		name   string
-		l4     []model.L4Service
-		global model.Global
+		l4     []config.L4Service
+		global config.Global
 	}{
-		{"port 0", []model.L4Service{tcp(0)}, model.Global{}},
-		{"port 65536", []model.L4Service{tcp(65536)}, model.Global{}},
-		{"negative port", []model.L4Service{tcp(-1)}, model.Global{}},
-		{"the HTTP port", []model.L4Service{tcp(opts.HTTPPort)}, model.Global{}},
-		{"the HTTPS port", []model.L4Service{tcp(443)}, model.Global{}},
-		{"the status port", []model.L4Service{tcp(DefaultStatusPort)}, model.Global{}},
-		{"twice", []model.L4Service{tcp(9000), tcp(9000)}, model.Global{}},
-		{"unknown protocol", []model.L4Service{{Protocol: "SCTP", Port: 9000}}, model.Global{}},
-		{"hostile protocol", []model.L4Service{{Protocol: "TCP;\nlisten 1", Port: 9000}}, model.Global{}},
-		{"UDP with PROXY", []model.L4Service{udpProxy}, model.Global{}},
-		{"stream timeout", []model.L4Service{tcp(9000)}, nginx(func(n *model.NginxSettings) { n.ProxyStreamTimeout = -1 })},
-		{"stream responses", []model.L4Service{tcp(9000)}, nginx(func(n *model.NginxSettings) { n.ProxyStreamResponses = -1 })},
-		{"connect timeout", []model.L4Service{tcp(9000)}, model.Global{ProxyConnectTimeout: 1 << 30}},
-		{"log format", []model.L4Service{tcp(9000)}, nginx(func(n *model.NginxSettings) { n.LogFormatStream = "$remote_addr;\n}" })},
-		{"log format variable", []model.L4Service{tcp(9000)}, nginx(func(n *model.NginxSettings) { n.LogFormatStream = "${remote_addr" })},
-		{"log path", []model.L4Service{tcp(9000)}, nginx(func(n *model.NginxSettings) { n.StreamAccessLogPath = "/var/log/x;" })},
-		{"log path in /proc", []model.L4Service{tcp(9000)}, nginx(func(n *model.NginxSettings) { n.StreamAccessLogPath = "/proc/self/fd/1" })},
-		{"trusted CIDR", []model.L4Service{tcp(9000)}, nginx(func(n *model.NginxSettings) { n.ProxyRealIPCIDR = "10.0.0.1/8" })},
+		{"port 0", []config.L4Service{tcp(0)}, config.Global{}},
+		{"port 65536", []config.L4Service{tcp(65536)}, config.Global{}},
+		{"negative port", []config.L4Service{tcp(-1)}, config.Global{}},
+		{"the HTTP port", []config.L4Service{tcp(opts.HTTPPort)}, config.Global{}},
+		{"the HTTPS port", []config.L4Service{tcp(443)}, config.Global{}},
+		{"the status port", []config.L4Service{tcp(DefaultStatusPort)}, config.Global{}},
+		{"twice", []config.L4Service{tcp(9000), tcp(9000)}, config.Global{}},
+		{"unknown protocol", []config.L4Service{{Protocol: "SCTP", Port: 9000}}, config.Global{}},
+		{"hostile protocol", []config.L4Service{{Protocol: "TCP;\nlisten 1", Port: 9000}}, config.Global{}},
+		{"UDP with PROXY", []config.L4Service{udpProxy}, config.Global{}},
+		{"stream timeout", []config.L4Service{tcp(9000)}, nginx(func(n *config.NginxSettings) { n.ProxyStreamTimeout = -1 })},
+		{"stream responses", []config.L4Service{tcp(9000)}, nginx(func(n *config.NginxSettings) { n.ProxyStreamResponses = -1 })},
+		{"connect timeout", []config.L4Service{tcp(9000)}, config.Global{ProxyConnectTimeout: 1 << 30}},
+		{"log format", []config.L4Service{tcp(9000)}, nginx(func(n *config.NginxSettings) { n.LogFormatStream = "$remote_addr;\n}" })},
+		{"log format variable", []config.L4Service{tcp(9000)}, nginx(func(n *config.NginxSettings) { n.LogFormatStream = "${remote_addr" })},
+		{"log path", []config.L4Service{tcp(9000)}, nginx(func(n *config.NginxSettings) { n.StreamAccessLogPath = "/var/log/x;" })},
+		{"log path in /proc", []config.L4Service{tcp(9000)}, nginx(func(n *config.NginxSettings) { n.StreamAccessLogPath = "/proc/self/fd/1" })},
+		{"trusted CIDR", []config.L4Service{tcp(9000)}, nginx(func(n *config.NginxSettings) { n.ProxyRealIPCIDR = "10.0.0.1/8" })},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := r.Render(&model.Configuration{Global: tc.global, L4: tc.l4})
+			_, err := r.Render(&config.Configuration{Global: tc.global, L4: tc.l4})
 			if !errors.Is(err, ErrInvalidValue) {
 				t.Fatalf("err = %v, want ErrInvalidValue", err)
 			}
 		})
 	}
 	t.Run("UDP on the HTTP ports is fine", func(t *testing.T) {
-		if _, err := r.Render(&model.Configuration{L4: []model.L4Service{{Protocol: model.L4UDP, Port: 443}}}); err != nil {
+		if _, err := r.Render(&config.Configuration{L4: []config.L4Service{{Protocol: config.L4UDP, Port: 443}}}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -74,7 +74,7 @@ func TestStreamOnlyWhenNeeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf, err := r.Render(&model.Configuration{})
+	conf, err := r.Render(&config.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestListenersDecideTheReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := func(cfg *model.Configuration) string {
+	sum := func(cfg *config.Configuration) string {
 		t.Helper()
 		_, s, err := r.render(cfg, nil)
 		if err != nil {
@@ -100,22 +100,22 @@ func TestListenersDecideTheReload(t *testing.T) {
 		}
 		return s
 	}
-	base := &model.Configuration{L4: []model.L4Service{{Protocol: model.L4TCP, Port: 9000}}}
-	same := &model.Configuration{
-		L4: []model.L4Service{{Protocol: model.L4TCP, Port: 9000, Namespace: "x", Service: "y", ServicePort: "z",
-			Endpoints: []model.Endpoint{{Address: "10.0.0.1", Port: 1}}}},
-		Passthrough: []model.PassthroughHost{{Hostname: "a.example.com"}},
+	base := &config.Configuration{L4: []config.L4Service{{Protocol: config.L4TCP, Port: 9000}}}
+	same := &config.Configuration{
+		L4: []config.L4Service{{Protocol: config.L4TCP, Port: 9000, Namespace: "x", Service: "y", ServicePort: "z",
+			Endpoints: []config.Endpoint{{Address: "10.0.0.1", Port: 1}}}},
+		Passthrough: []config.PassthroughHost{{Hostname: "a.example.com"}},
 	}
 	if sum(base) != sum(same) {
 		t.Error("endpoints, names or passthrough hosts changed nginx.conf")
 	}
-	for name, l := range map[string]model.L4Service{
-		"port":   {Protocol: model.L4TCP, Port: 9001},
-		"udp":    {Protocol: model.L4UDP, Port: 9000},
-		"decode": {Protocol: model.L4TCP, Port: 9000, DecodeProxy: true},
-		"encode": {Protocol: model.L4TCP, Port: 9000, EncodeProxy: true},
+	for name, l := range map[string]config.L4Service{
+		"port":   {Protocol: config.L4TCP, Port: 9001},
+		"udp":    {Protocol: config.L4UDP, Port: 9000},
+		"decode": {Protocol: config.L4TCP, Port: 9000, DecodeProxy: true},
+		"encode": {Protocol: config.L4TCP, Port: 9000, EncodeProxy: true},
 	} {
-		if sum(&model.Configuration{L4: []model.L4Service{l}}) == sum(base) {
+		if sum(&config.Configuration{L4: []config.L4Service{l}}) == sum(base) {
 			t.Errorf("%s: nginx.conf did not change", name)
 		}
 	}
@@ -130,10 +130,10 @@ func FuzzEndpointFiles(f *testing.F) {
 	}
 	a := &Applier{log: slog.New(slog.NewTextHandler(io.Discard, nil)), opts: Options{EnableSSLPassthrough: true}}
 	f.Fuzz(func(t *testing.T, addr string, port int32, host string) {
-		eps := []model.Endpoint{{Address: addr, Port: port}, {Address: "10.0.0.1", Port: 80}}
-		files, err := a.streamFiles(&model.Configuration{
-			L4:          []model.L4Service{{Protocol: model.L4TCP, Port: 9000, Endpoints: eps}},
-			Passthrough: []model.PassthroughHost{{Hostname: host, Endpoints: eps}},
+		eps := []config.Endpoint{{Address: addr, Port: port}, {Address: "10.0.0.1", Port: 80}}
+		files, err := a.streamFiles(&config.Configuration{
+			L4:          []config.L4Service{{Protocol: config.L4TCP, Port: 9000, Endpoints: eps}},
+			Passthrough: []config.PassthroughHost{{Hostname: host, Endpoints: eps}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +180,7 @@ func TestStreamFileWriteFailure(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o644); err != nil { // a file where the directory was
 		t.Fatal(err)
 	}
-	cfg := l4Config("files", tcpService(9000, model.Endpoint{Address: "127.0.0.1", Port: 1}))
+	cfg := l4Config("files", tcpService(9000, config.Endpoint{Address: "127.0.0.1", Port: 1}))
 	if _, err := app.Apply(t.Context(), cfg); !errors.Is(err, ErrStreamFiles) {
 		t.Fatalf("Apply = %v, want ErrStreamFiles", err)
 	}

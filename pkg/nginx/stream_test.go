@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bufio"
 	"errors"
 	"fmt"
@@ -15,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Tests of the stream block on a real nginx: TCP and UDP services, their
@@ -66,19 +67,19 @@ func (b *tcpBackend) serve(c net.Conn) {
 	fmt.Fprintf(c, "%s proxy=%s got=%s\n", b.name, proxy, strings.TrimSpace(line))
 }
 
-func (b *tcpBackend) endpoint() model.Endpoint {
-	return model.Endpoint{Address: "127.0.0.1", Port: int32(b.ln.Addr().(*net.TCPAddr).Port)}
+func (b *tcpBackend) endpoint() config.Endpoint {
+	return config.Endpoint{Address: "127.0.0.1", Port: int32(b.ln.Addr().(*net.TCPAddr).Port)}
 }
 
 // udpBackend answers each datagram with "<name> got=<datagram>".
-func startUDPBackend(t testing.TB, name string) model.Endpoint {
+func startUDPBackend(t testing.TB, name string) config.Endpoint {
 	t.Helper()
 	s, err := echo.StartUDP("127.0.0.1:0", func(d []byte) []byte { return []byte(name + " got=" + string(d)) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return model.Endpoint{Address: "127.0.0.1", Port: int32(s.Port())}
+	return config.Endpoint{Address: "127.0.0.1", Port: int32(s.Port())}
 }
 
 // tcpCall sends send (a line) to 127.0.0.1:port and returns the answer's
@@ -116,19 +117,19 @@ func udpCall(port int, send string) (string, error) {
 	return string(buf[:n]), err
 }
 
-func tcpService(port int, eps ...model.Endpoint) model.L4Service {
-	return model.L4Service{Protocol: model.L4TCP, Port: port, Namespace: "default", Service: "svc", ServicePort: "80", Endpoints: eps}
+func tcpService(port int, eps ...config.Endpoint) config.L4Service {
+	return config.L4Service{Protocol: config.L4TCP, Port: port, Namespace: "default", Service: "svc", ServicePort: "80", Endpoints: eps}
 }
 
 // l4Config returns a Configuration with the L4 services l4 and no hosts.
-func l4Config(sum string, l4 ...model.L4Service) *model.Configuration {
+func l4Config(sum string, l4 ...config.L4Service) *config.Configuration {
 	cfg := configOf(sum, nil)
 	cfg.L4 = l4
 	return cfg
 }
 
 // applyL4 applies the running Configuration with l4 as its L4 services.
-func (h *harness) applyL4(l4 ...model.L4Service) {
+func (h *harness) applyL4(l4 ...config.L4Service) {
 	h.t.Helper()
 	next := *h.app.Running()
 	h.version++
@@ -160,8 +161,8 @@ func TestL4TCPAndUDP(t *testing.T) {
 	tcp := startTCPBackend(t, "tcp-a")
 	udp := startUDPBackend(t, "udp-a")
 	cfg := l4Config("l4-1", tcpService(ports[0], tcp.endpoint()),
-		model.L4Service{Protocol: model.L4UDP, Port: ports[1], Namespace: "default", Service: "dns", ServicePort: "53",
-			Endpoints: []model.Endpoint{udp}})
+		config.L4Service{Protocol: config.L4UDP, Port: ports[1], Namespace: "default", Service: "dns", ServicePort: "53",
+			Endpoints: []config.Endpoint{udp}})
 	h := startNginx(t, cfg, nil)
 
 	checkTCP(t, ports[0], "hello\n", "tcp-a proxy=- got=hello")

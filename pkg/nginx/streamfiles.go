@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // The endpoint files of the stream servers (see stream.go and lua/l4.js):
@@ -25,7 +25,7 @@ import (
 const passthroughFile = "passthrough.json"
 
 // l4FileName is the file of an L4 listener.
-func l4FileName(p model.L4Protocol, port int) string {
+func l4FileName(p config.L4Protocol, port int) string {
 	return strings.ToLower(string(p)) + "-" + strconv.Itoa(port) + ".json"
 }
 
@@ -33,7 +33,7 @@ func l4FileName(p model.L4Protocol, port int) string {
 // leaving out any that is not an IP address and a port (pkg/model
 // validated them; this is the writer's own check, so nothing else reaches
 // the files).
-func endpointList(eps []model.Endpoint) (list []string, dropped int) {
+func endpointList(eps []config.Endpoint) (list []string, dropped int) {
 	list = make([]string, 0, len(eps))
 	for _, e := range eps {
 		a, err := netip.ParseAddr(e.Address)
@@ -47,7 +47,7 @@ func endpointList(eps []model.Endpoint) (list []string, dropped int) {
 }
 
 // streamFiles returns the endpoint files of cfg, by name.
-func (a *Applier) streamFiles(cfg *model.Configuration) (map[string][]byte, error) {
+func (a *Applier) streamFiles(cfg *config.Configuration) (map[string][]byte, error) {
 	files := make(map[string][]byte, len(cfg.L4)+1)
 	for _, s := range cfg.L4 {
 		list, dropped := endpointList(s.Endpoints)
@@ -74,7 +74,7 @@ func (a *Applier) streamFiles(cfg *model.Configuration) (map[string][]byte, erro
 
 // passthroughJSON renders the passthrough hosts' file; warn reports
 // endpoints left out.
-func passthroughJSON(hosts []model.PassthroughHost, warn func(string, ...any)) ([]byte, error) {
+func passthroughJSON(hosts []config.PassthroughHost, warn func(string, ...any)) ([]byte, error) {
 	m := make(map[string][]string, len(hosts))
 	for _, h := range hosts {
 		list, dropped := endpointList(h.Endpoints)

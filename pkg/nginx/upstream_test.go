@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -18,7 +20,6 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Per-route settings through a real nginx: backend protocol, timeouts,
@@ -110,16 +111,16 @@ func startHTTPTest(t testing.TB, h http.Handler, secure, h2 bool) int {
 }
 
 // backendAt is a Backend whose endpoints are ports of 127.0.0.1.
-func backendAt(name string, ports ...int) model.Backend {
-	b := model.Backend{Name: name, Namespace: "default", Service: name, Port: "80", LoadBalance: "round_robin"}
+func backendAt(name string, ports ...int) config.Backend {
+	b := config.Backend{Name: name, Namespace: "default", Service: name, Port: "80", LoadBalance: "round_robin"}
 	for _, p := range ports {
-		b.Endpoints = append(b.Endpoints, model.Endpoint{Address: "127.0.0.1", Port: int32(p)})
+		b.Endpoints = append(b.Endpoints, config.Endpoint{Address: "127.0.0.1", Port: int32(p)})
 	}
 	return b
 }
 
-func settingsLoc(path, backend string, st model.LocationSettings) model.Location {
-	return model.Location{Path: path, PathType: model.PathPrefix, Backend: backend, Ingress: "default/test", Settings: st}
+func settingsLoc(path, backend string, st config.LocationSettings) config.Location {
+	return config.Location{Path: path, PathType: config.PathPrefix, Backend: backend, Ingress: "default/test", Settings: st}
 }
 
 // h2Client speaks HTTP/2 over TLS to nginx's HTTPS port, whatever the URL.
@@ -166,11 +167,11 @@ func grpcCall(c *http.Client, url string) (int, echo.Reply, string, error) {
 }
 
 func TestBackendProtocols(t *testing.T) {
-	cfg := configOf("proto-1", []model.Server{serverOf("p.test",
-		settingsLoc("/plain", "plain", model.LocationSettings{}),
-		settingsLoc("/secure", "secure", model.LocationSettings{BackendProtocol: "HTTPS"}),
-		settingsLoc("/grpc.Echo", "grpc", model.LocationSettings{BackendProtocol: "GRPC"}),
-		settingsLoc("/grpcs.Echo", "grpcs", model.LocationSettings{BackendProtocol: "GRPCS"}),
+	cfg := configOf("proto-1", []config.Server{serverOf("p.test",
+		settingsLoc("/plain", "plain", config.LocationSettings{}),
+		settingsLoc("/secure", "secure", config.LocationSettings{BackendProtocol: "HTTPS"}),
+		settingsLoc("/grpc.Echo", "grpc", config.LocationSettings{BackendProtocol: "GRPC"}),
+		settingsLoc("/grpcs.Echo", "grpcs", config.LocationSettings{BackendProtocol: "GRPCS"}),
 	)},
 		backendAt("plain", startHTTPTest(t, reflector("plain"), false, false)),
 		backendAt("secure", startHTTPTest(t, reflector("secure"), true, false)),
@@ -229,9 +230,9 @@ func TestBackendProtocols(t *testing.T) {
 func TestPerRouteReadTimeout(t *testing.T) {
 	slow := startEcho(t, "slow")
 	slow.SetDelay(3 * time.Second)
-	cfg := configOf("timeout-1", []model.Server{serverOf("slow.test",
-		settingsLoc("/short", "slow", model.LocationSettings{ProxyReadTimeout: 1}),
-		settingsLoc("/global", "slow", model.LocationSettings{}),
+	cfg := configOf("timeout-1", []config.Server{serverOf("slow.test",
+		settingsLoc("/short", "slow", config.LocationSettings{ProxyReadTimeout: 1}),
+		settingsLoc("/global", "slow", config.LocationSettings{}),
 	)}, backendOf("slow", slow))
 	h := startNginx(t, cfg, nil)
 	tests := []struct {
@@ -275,11 +276,11 @@ func (h *harness) postBody(url string, size int, chunked bool) (echo.Response, e
 }
 
 func TestPerRouteBodySize(t *testing.T) {
-	cfg := configOf("body-1", []model.Server{serverOf("body.test",
-		settingsLoc("/small", "sink", model.LocationSettings{ProxyBodySize: "1k"}),
-		settingsLoc("/big", "sink", model.LocationSettings{ProxyBodySize: "4m"}),
-		settingsLoc("/unlimited", "sink", model.LocationSettings{ProxyBodySize: "0"}),
-		settingsLoc("/global", "sink", model.LocationSettings{}),
+	cfg := configOf("body-1", []config.Server{serverOf("body.test",
+		settingsLoc("/small", "sink", config.LocationSettings{ProxyBodySize: "1k"}),
+		settingsLoc("/big", "sink", config.LocationSettings{ProxyBodySize: "4m"}),
+		settingsLoc("/unlimited", "sink", config.LocationSettings{ProxyBodySize: "0"}),
+		settingsLoc("/global", "sink", config.LocationSettings{}),
 	)}, backendAt("sink", startHTTPTest(t, reflector("sink"), false, false)))
 	h := startNginx(t, cfg, nil) // Global.ProxyBodySize is 1m
 	const kib, mib = 1 << 10, 1 << 20
@@ -322,16 +323,16 @@ func TestPerRouteBodySize(t *testing.T) {
 
 func TestAllowlistAndForcedRedirect(t *testing.T) {
 	yes := true
-	cfg := configOf("access-1", []model.Server{serverOf("f.test",
-		settingsLoc("/allowed", "a", model.LocationSettings{AllowSourceRange: []string{"127.0.0.1/32"}}),
-		settingsLoc("/denied", "a", model.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8"}}),
-		settingsLoc("/mixed", "a", model.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8", "127.0.0.0/8"}}),
-		settingsLoc("/v6", "a", model.LocationSettings{AllowSourceRange: []string{"::/0"}}),
-		settingsLoc("/forced", "a", model.LocationSettings{SSLRedirect: &yes}),
-		settingsLoc("/forced-denied", "a", model.LocationSettings{SSLRedirect: &yes, AllowSourceRange: []string{"10.0.0.0/8"}}),
-		settingsLoc("/plain", "a", model.LocationSettings{}),
-		settingsLoc("/slash", "a", model.LocationSettings{SSLRedirect: &yes, PreserveTrailingSlash: true}),
-		settingsLoc("/port", "a", model.LocationSettings{SSLRedirect: &yes, UsePortInRedirects: true}),
+	cfg := configOf("access-1", []config.Server{serverOf("f.test",
+		settingsLoc("/allowed", "a", config.LocationSettings{AllowSourceRange: []string{"127.0.0.1/32"}}),
+		settingsLoc("/denied", "a", config.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8"}}),
+		settingsLoc("/mixed", "a", config.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8", "127.0.0.0/8"}}),
+		settingsLoc("/v6", "a", config.LocationSettings{AllowSourceRange: []string{"::/0"}}),
+		settingsLoc("/forced", "a", config.LocationSettings{SSLRedirect: &yes}),
+		settingsLoc("/forced-denied", "a", config.LocationSettings{SSLRedirect: &yes, AllowSourceRange: []string{"10.0.0.0/8"}}),
+		settingsLoc("/plain", "a", config.LocationSettings{}),
+		settingsLoc("/slash", "a", config.LocationSettings{SSLRedirect: &yes, PreserveTrailingSlash: true}),
+		settingsLoc("/port", "a", config.LocationSettings{SSLRedirect: &yes, UsePortInRedirects: true}),
 	)}, backendOf("a", startEcho(t, "a")))
 	h := startNginx(t, cfg, nil) // f.test has no TLS: only SSLRedirect overrides redirect
 	// As ingress-nginx: no port unless use-port-in-redirects (nginx listens

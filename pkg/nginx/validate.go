@@ -1,13 +1,13 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // The validators below are how the few values that reach nginx.conf (global
@@ -58,7 +58,7 @@ func invalid(what, value string) error {
 }
 
 // nginxSize validates a size such as "1m", "512k" or "0".
-func nginxSize(s model.Size) (string, error) {
+func nginxSize(s config.Size) (string, error) {
 	m := sizeRe.FindStringSubmatch(string(s))
 	if m == nil {
 		return "", invalid("size", string(s))

@@ -1,10 +1,10 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 func TestValidators(t *testing.T) {
@@ -59,7 +59,7 @@ func TestValidators(t *testing.T) {
 	}
 }
 
-func sizeOf(s string) (string, error) { return nginxSize(model.Size(s)) }
+func sizeOf(s string) (string, error) { return nginxSize(config.Size(s)) }
 
 func logFormatOf(s string) (string, error) { return logFormat(s, "") }
 

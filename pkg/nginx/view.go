@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,8 +10,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // view is what the template sees: only validated, pre-rendered text.
@@ -50,7 +50,7 @@ type view struct {
 	UpstreamKeepalive   int
 	GlobalDirectives    []string
 	// HTTPDirectives and UpstreamDirectives are the ConfigMap's other
-	// nginx directives (model.NginxSettings), each validated, for the http
+	// nginx directives (config.NginxSettings), each validated, for the http
 	// block and the balancer upstream.
 	HTTPDirectives     []string
 	UpstreamDirectives []string
@@ -61,7 +61,7 @@ type view struct {
 	// HSTS is the quoted Strict-Transport-Security value; "" sends none.
 	HSTS string
 	// ResponseHeaders runs lua/headers.lua's response header filter
-	// (model.Global.ResponseHeaders).
+	// (config.Global.ResponseHeaders).
 	ResponseHeaders bool
 	// Listen holds the listen arguments of the one public server.
 	Listen []string
@@ -105,7 +105,7 @@ type view struct {
 
 // newView validates g against o and builds the template input. Nothing of
 // an Ingress reaches it: only the global settings and the options.
-func newView(o *Options, g *model.Global, listeners []l4Listener, tls []model.UpstreamTLS) (*view, error) {
+func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.UpstreamTLS) (*view, error) {
 	v := &view{
 		MaxTries:              o.MaxTries,
 		ModulesDir:            o.ModulesDir,
@@ -142,8 +142,8 @@ func newView(o *Options, g *model.Global, listeners []l4Listener, tls []model.Up
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	n := g.Nginx
-	if n == (model.NginxSettings{}) {
-		n = model.DefaultGlobal().Nginx
+	if n == (config.NginxSettings{}) {
+		n = config.DefaultGlobal().Nginx
 	}
 	if err := v.setNginx(&n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
@@ -192,7 +192,7 @@ func viewChecksum(v *view) (string, error) {
 	return "conf-" + hex.EncodeToString(sum[:12]), nil
 }
 
-func (v *view) setGlobal(g model.Global) error {
+func (v *view) setGlobal(g config.Global) error {
 	v.UseForwardedHeaders = g.UseForwardedHeaders
 	v.ResponseHeaders = g.ResponseHeaders()
 	if g.UpstreamKeepalive < 0 || g.UpstreamKeepalive > 100000 {
@@ -202,7 +202,7 @@ func (v *view) setGlobal(g model.Global) error {
 	// The proxy timeouts and body size of nginx.conf are ingress-nginx's
 	// defaults, whatever the ConfigMap says: model.Build puts other values
 	// into the routes, so that changing them reloads nothing.
-	d := model.DefaultGlobal()
+	d := config.DefaultGlobal()
 	g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout, g.ProxyBodySize = d.ProxyConnectTimeout, d.ProxyReadTimeout, d.ProxySendTimeout, d.ProxyBodySize
 	timeouts, err := timeoutDirectives([]string{"proxy", "grpc"}, g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout)
 	if err != nil {
@@ -388,7 +388,7 @@ type realIP struct {
 // use-proxy-protocol the PROXY header's address is the client's (from
 // proxy-real-ip-cidr, or from any peer when it is empty: every connection
 // must start with the header), and a forwarded header is not read.
-func (v *view) setRealIP(forwarded bool, n *model.NginxSettings) error {
+func (v *view) setRealIP(forwarded bool, n *config.NginxSettings) error {
 	trusted, err := cidrList("proxy real ip cidr", n.ProxyRealIPCIDR)
 	if err != nil {
 		return err

@@ -1,11 +1,11 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Snapshot is the Configuration rebuilt at a point of the stream.
@@ -21,8 +21,8 @@ type Snapshot struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 	History History   `json:"history"`
 	// Objects is the number of objects in the rebuilt store.
-	Objects       int                  `json:"objects"`
-	Configuration *model.Configuration `json:"configuration"`
+	Objects       int                   `json:"objects"`
+	Configuration *config.Configuration `json:"configuration"`
 }
 
 // At rebuilds the store as it was at p — for every object, its last

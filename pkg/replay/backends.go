@@ -1,22 +1,22 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // WriteBackendsTable writes backends as a table: name, number of
 // endpoints, load balancing, and the first endpoints.
-func WriteBackendsTable(w io.Writer, backends []model.Backend) error {
+func WriteBackendsTable(w io.Writer, backends []config.Backend) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tENDPOINTS\tLOAD BALANCE\tADDRESSES")
 	for i := range backends {
 		b := &backends[i]
-		lb := orDefault(b.LoadBalance, model.LoadBalanceRoundRobin)
+		lb := orDefault(b.LoadBalance, config.LoadBalanceRoundRobin)
 		if b.UpstreamHashBy != "" {
 			lb += " (hash " + b.UpstreamHashBy + ")"
 		}
@@ -29,7 +29,7 @@ func WriteBackendsTable(w io.Writer, backends []model.Backend) error {
 }
 
 // addresses lists at most maxListed endpoints.
-func addresses(eps []model.Endpoint) string {
+func addresses(eps []config.Endpoint) string {
 	if len(eps) == 0 {
 		return "-"
 	}

@@ -1,10 +1,10 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"slices"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Diff is the short, readable difference one event made to the
@@ -51,10 +51,10 @@ type EndpointChange struct {
 	Left int `json:"left"`
 }
 
-// summarize describes the change ch from old (model.Diff from old to the
+// summarize describes the change ch from old (config.Diff from old to the
 // new Configuration). oldHosts and newHosts index the hosts routing to each
 // backend (backendHosts) in old and in the new Configuration.
-func summarize(old *model.Configuration, ch model.Change, oldHosts, newHosts map[string][]string) Diff {
+func summarize(old *config.Configuration, ch config.Change, oldHosts, newHosts map[string][]string) Diff {
 	d := Diff{BackendsRemoved: ch.BackendsRemoved, CertificatesRemoved: ch.CertificatesRemoved,
 		DefaultCertificate: ch.DefaultCertificate}
 	hosts := map[string]bool{}
@@ -75,7 +75,7 @@ func summarize(old *model.Configuration, ch model.Change, oldHosts, newHosts map
 		addAll(hosts, oldHosts[name])
 	}
 	for _, c := range ch.CertificatesUpserted {
-		if slices.ContainsFunc(old.Certificates, func(o model.Certificate) bool { return o.Name == c.Name }) {
+		if slices.ContainsFunc(old.Certificates, func(o config.Certificate) bool { return o.Name == c.Name }) {
 			d.CertificatesChanged = append(d.CertificatesChanged, c.Name)
 		} else {
 			d.CertificatesAdded = append(d.CertificatesAdded, c.Name)
@@ -97,7 +97,7 @@ func summarize(old *model.Configuration, ch model.Change, oldHosts, newHosts map
 
 // backendNamed finds a Backend of c (sorted by name) in O(log n): a step
 // costs in proportion to what it changed.
-func backendNamed(c *model.Configuration, name string) (*model.Backend, bool) {
+func backendNamed(c *config.Configuration, name string) (*config.Backend, bool) {
 	b, _, ok := c.Backends.Find(name)
 	return b, ok
 }
@@ -110,7 +110,7 @@ func addAll(set map[string]bool, keys []string) {
 
 // diffServers records the route tables ch pushes and removes, the servers
 // and locations added and removed, and the hosts they touch.
-func diffServers(old *model.Configuration, ch model.Change, d *Diff, hosts map[string]bool) {
+func diffServers(old *config.Configuration, ch config.Change, d *Diff, hosts map[string]bool) {
 	if len(ch.ServersUpserted) == 0 && len(ch.ServersRemoved) == 0 {
 		return
 	}
@@ -137,8 +137,8 @@ func diffServers(old *model.Configuration, ch model.Change, d *Diff, hosts map[s
 	}
 }
 
-func serversByHost(c *model.Configuration) map[string]*model.Server {
-	out := make(map[string]*model.Server, len(c.Servers))
+func serversByHost(c *config.Configuration) map[string]*config.Server {
+	out := make(map[string]*config.Server, len(c.Servers))
 	for i := range c.Servers {
 		out[c.Servers[i].Hostname] = &c.Servers[i]
 	}
@@ -147,7 +147,7 @@ func serversByHost(c *model.Configuration) map[string]*model.Server {
 
 // locations lists the locations of s (as "<host> <path> -> <backend>") that
 // other does not have with the same path and backend; other nil lists all.
-func locations(s, other *model.Server) []string {
+func locations(s, other *config.Server) []string {
 	have := map[string]bool{}
 	if other != nil {
 		for i := range other.Locations {
@@ -163,7 +163,7 @@ func locations(s, other *model.Server) []string {
 	return out
 }
 
-func locationString(host string, l *model.Location) string {
+func locationString(host string, l *config.Location) string {
 	path := pathString(l)
 	backend := l.Backend
 	if backend == "" {

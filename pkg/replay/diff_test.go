@@ -1,42 +1,42 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"reflect"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // TestSameServerSeesEveryField changes each field of a Server, of its
-// Location and of the Location's settings in turn: model.ServerEqual must notice
+// Location and of the Location's settings in turn: config.ServerEqual must notice
 // every one. A field added to the model without a comparison fails here.
 func TestSameServerSeesEveryField(t *testing.T) {
-	base := func() model.Server {
-		return model.Server{Hostname: "a.example.com", Locations: []model.Location{{Path: "/", PathType: model.PathPrefix}}}
+	base := func() config.Server {
+		return config.Server{Hostname: "a.example.com", Locations: []config.Location{{Path: "/", PathType: config.PathPrefix}}}
 	}
 	targets := []struct {
 		name  string
-		value func(*model.Server) reflect.Value
+		value func(*config.Server) reflect.Value
 	}{
-		{"Server", func(s *model.Server) reflect.Value { return reflect.ValueOf(s).Elem() }},
-		{"Location", func(s *model.Server) reflect.Value { return reflect.ValueOf(&s.Locations[0]).Elem() }},
-		{"LocationSettings", func(s *model.Server) reflect.Value { return reflect.ValueOf(&s.Locations[0].Settings).Elem() }},
+		{"Server", func(s *config.Server) reflect.Value { return reflect.ValueOf(s).Elem() }},
+		{"Location", func(s *config.Server) reflect.Value { return reflect.ValueOf(&s.Locations[0]).Elem() }},
+		{"LocationSettings", func(s *config.Server) reflect.Value { return reflect.ValueOf(&s.Locations[0].Settings).Elem() }},
 	}
 	for _, tg := range targets {
-		typ := tg.value(&model.Server{Locations: []model.Location{{}}}).Type()
+		typ := tg.value(&config.Server{Locations: []config.Location{{}}}).Type()
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			a, b := base(), base()
 			if !change(tg.value(&b).Field(i)) {
 				continue // Locations itself: its elements are checked below
 			}
-			if model.ServerEqual(&a, &b) {
-				t.Errorf("%s.%s changed, model.ServerEqual still says equal", tg.name, f.Name)
+			if config.ServerEqual(&a, &b) {
+				t.Errorf("%s.%s changed, config.ServerEqual still says equal", tg.name, f.Name)
 			}
 		}
 	}
 	a, b := base(), base()
-	if !model.ServerEqual(&a, &b) {
+	if !config.ServerEqual(&a, &b) {
 		t.Error("equal servers reported different")
 	}
 }
@@ -62,7 +62,7 @@ func change(v reflect.Value) bool {
 	case reflect.Struct:
 		return false // Settings: its fields are changed one by one
 	default:
-		panic("unhandled field kind " + v.Kind().String() + ": teach change and model.ServerEqual about it")
+		panic("unhandled field kind " + v.Kind().String() + ": teach change and config.ServerEqual about it")
 	}
 	return true
 }

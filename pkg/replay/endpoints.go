@@ -1,16 +1,16 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"maps"
 	"net"
 	"slices"
 	"strconv"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // endpointChange lists the endpoints added and removed from old to new.
-func endpointChange(old, new *model.Backend) EndpointChange {
+func endpointChange(old, new *config.Backend) EndpointChange {
 	c := EndpointChange{Backend: new.Name, Left: len(new.Endpoints)}
 	i, j := 0, 0
 	for i < len(old.Endpoints) || j < len(new.Endpoints) {
@@ -30,7 +30,7 @@ func endpointChange(old, new *model.Backend) EndpointChange {
 }
 
 // cmpEndpoint compares a[i] with b[j]; an exhausted side sorts last.
-func cmpEndpoint(a, b []model.Endpoint, i, j int) int {
+func cmpEndpoint(a, b []config.Endpoint, i, j int) int {
 	switch {
 	case i == len(a):
 		return 1
@@ -47,13 +47,13 @@ func cmpEndpoint(a, b []model.Endpoint, i, j int) int {
 	return 1
 }
 
-func endpointString(e model.Endpoint) string {
+func endpointString(e config.Endpoint) string {
 	return net.JoinHostPort(e.Address, strconv.Itoa(int(e.Port)))
 }
 
 // backendHosts maps each backend name to the hosts that route to it
 // (locations of servers, "_" for the default server), sorted.
-func backendHosts(c *model.Configuration) map[string][]string {
+func backendHosts(c *config.Configuration) map[string][]string {
 	out := make(map[string][]string, c.Backends.Len())
 	for _, s := range c.Servers {
 		for _, l := range s.Locations {
@@ -75,7 +75,7 @@ func backendHosts(c *model.Configuration) map[string][]string {
 // rehost is backendHosts of the Configuration that ch made of old, whose
 // backendHosts is hosts: hosts is left as it is (a new map shares the lists
 // of the backends whose hosts did not change).
-func rehost(hosts map[string][]string, old *model.Configuration, ch model.Change) map[string][]string {
+func rehost(hosts map[string][]string, old *config.Configuration, ch config.Change) map[string][]string {
 	changed := make(map[string]bool, len(ch.ServersUpserted)+len(ch.ServersRemoved))
 	for _, s := range ch.ServersUpserted {
 		changed[s.Hostname] = true
@@ -106,7 +106,7 @@ func rehost(hosts map[string][]string, old *model.Configuration, ch model.Change
 
 // addHosts adds the hosts of servers to the sorted lists of the backends
 // they route to, copying each list it changes.
-func addHosts(out map[string][]string, servers []model.Server) map[string][]string {
+func addHosts(out map[string][]string, servers []config.Server) map[string][]string {
 	for _, s := range servers {
 		for _, l := range s.Locations {
 			if l.Backend == "" {

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"maps"
 	"slices"
@@ -18,7 +20,7 @@ import (
 type engine struct {
 	opts model.Options
 	inc  *model.Incremental
-	cur  *model.Configuration
+	cur  *config.Configuration
 	// hosts maps a backend name to the hosts routing to it in cur; it
 	// changes only with cur's Servers.
 	hosts map[string][]string
@@ -52,7 +54,7 @@ func (e *engine) rebuild() {
 }
 
 // sameServers reports whether b shares a's Servers (an endpoint patch).
-func sameServers(a, b *model.Configuration) bool {
+func sameServers(a, b *config.Configuration) bool {
 	return len(a.Servers) == len(b.Servers) && (len(a.Servers) == 0 || &a.Servers[0] == &b.Servers[0])
 }
 
@@ -61,19 +63,19 @@ func (e *engine) checksum() string { return e.cur.Checksum }
 
 // step applies ev and says what it changed and whether the Configuration
 // differs. A store error leaves the store and cur as they were.
-func (e *engine) step(ev events.Event) (Diff, model.Change, bool, error) {
+func (e *engine) step(ev events.Event) (Diff, config.Change, bool, error) {
 	if e.cur == nil {
 		e.rebuild()
 	}
 	matters, err := e.inc.Apply(ev)
 	if err != nil {
-		return Diff{}, model.Change{}, false, err
+		return Diff{}, config.Change{}, false, err
 	}
-	d, ch, changed := Diff{}, model.Change{}, false
+	d, ch, changed := Diff{}, config.Change{}, false
 	if matters {
 		old, oldHosts := e.cur, e.hosts
 		e.cur = e.inc.Build()
-		ch = model.Diff(old, e.cur)
+		ch = config.Diff(old, e.cur)
 		if !sameServers(old, e.cur) {
 			e.hosts = rehost(oldHosts, old, ch)
 		}

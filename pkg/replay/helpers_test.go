@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -106,7 +108,7 @@ func mustEncode(t testing.TB, ev events.Event) []byte {
 
 // buildUpTo is what a live syncer builds once it has applied exactly the
 // recorded events with sequence <= seq.
-func (r *recorder) buildUpTo(seq uint64, opts model.Options) *model.Configuration {
+func (r *recorder) buildUpTo(seq uint64, opts model.Options) *config.Configuration {
 	r.t.Helper()
 	s := model.NewStore()
 	for _, ev := range r.events {

@@ -1,19 +1,19 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"encoding/json"
 	"io"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // snapshotJSON is the JSON form of a Snapshot: the point asked for, the
 // Configuration without key material, and the rendered nginx.conf if any.
 type snapshotJSON struct {
 	*Snapshot
-	Point         Point                `json:"point"`
-	Configuration *model.Configuration `json:"configuration"`
-	NginxConf     string               `json:"nginxConf,omitempty"`
+	Point         Point                 `json:"point"`
+	Configuration *config.Configuration `json:"configuration"`
+	NginxConf     string                `json:"nginxConf,omitempty"`
 }
 
 // WriteJSON writes the snapshot as one indented JSON document. Certificates
@@ -35,18 +35,18 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // withoutKeys is a shallow copy of c whose certificates have no PEM data.
-func withoutKeys(c *model.Configuration) *model.Configuration {
+func withoutKeys(c *config.Configuration) *config.Configuration {
 	if c == nil {
 		return nil
 	}
 	out := *c
-	out.Certificates = make([]model.Certificate, len(c.Certificates))
+	out.Certificates = make([]config.Certificate, len(c.Certificates))
 	for i, cert := range c.Certificates {
 		cert.Cert, cert.Key = nil, nil
 		out.Certificates[i] = cert
 	}
 	if c.UpstreamTLS != nil {
-		out.UpstreamTLS = make([]model.UpstreamTLS, len(c.UpstreamTLS))
+		out.UpstreamTLS = make([]config.UpstreamTLS, len(c.UpstreamTLS))
 		for i, p := range c.UpstreamTLS {
 			p.Cert, p.Key = nil, nil // the CA is public
 			out.UpstreamTLS[i] = p

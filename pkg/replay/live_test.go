@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"io"
 	"log/slog"
@@ -26,7 +28,7 @@ func withFallback(t *testing.T, opts model.Options) model.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.FallbackCertificate = &model.Certificate{Name: model.FallbackCertificateName, Cert: p.CertPEM, Key: p.KeyPEM}
+	opts.FallbackCertificate = &config.Certificate{Name: config.FallbackCertificateName, Cert: p.CertPEM, Key: p.KeyPEM}
 	return opts
 }
 

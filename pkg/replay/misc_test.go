@@ -1,14 +1,14 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 func TestParsePoint(t *testing.T) {
@@ -65,15 +65,15 @@ func TestProgressBar(t *testing.T) {
 }
 
 func TestWriteBackendsTable(t *testing.T) {
-	var eps []model.Endpoint
+	var eps []config.Endpoint
 	for i := range 10 {
-		eps = append(eps, model.Endpoint{Address: "10.0.0." + string(rune('0'+i)), Port: 8080})
+		eps = append(eps, config.Endpoint{Address: "10.0.0." + string(rune('0'+i)), Port: 8080})
 	}
-	backends := []model.Backend{
+	backends := []config.Backend{
 		{Name: "shop-web-80", LoadBalance: "round_robin", Endpoints: eps[:2]},
 		{Name: "shop-api-80", LoadBalance: "ewma", Endpoints: nil},
 		{Name: "shop-cart-http", LoadBalance: "round_robin", UpstreamHashBy: "$request_uri", Endpoints: eps},
-		{Name: "shop-v6-80", Affinity: &model.Affinity{CookieName: "route"}, Endpoints: []model.Endpoint{{Address: "fd00::1", Port: 80}}},
+		{Name: "shop-v6-80", Affinity: &config.Affinity{CookieName: "route"}, Endpoints: []config.Endpoint{{Address: "fd00::1", Port: 80}}},
 	}
 	var buf bytes.Buffer
 	if err := WriteBackendsTable(&buf, backends); err != nil {

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -11,7 +13,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
@@ -47,7 +48,7 @@ func NewRouteView(checksum string, hosts []nginx.Host) RouteView {
 // RoutesOf converts cfg's Servers as pkg/nginx pushes them (nginx.HostOf):
 // every host, or only host when it is not "" (case-insensitive; the error
 // wraps ErrNoSuchHost when cfg does not serve it).
-func RoutesOf(cfg *model.Configuration, host string) (RouteView, error) {
+func RoutesOf(cfg *config.Configuration, host string) (RouteView, error) {
 	if host == "" {
 		hosts := make([]nginx.Host, len(cfg.Servers))
 		for i := range cfg.Servers {

@@ -1,15 +1,15 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"fmt"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // clientAuthSettings describes a host's client certificate verification
 // for the routes table: the CA Secret, not its certificates.
-func clientAuthSettings(c *model.ClientAuth) string {
+func clientAuthSettings(c *config.ClientAuth) string {
 	s := []string{"clientAuth", "secret=" + c.Secret, "verify=" + c.Verify, fmt.Sprintf("depth=%d", c.Depth),
 		fmt.Sprintf("cas=%d", strings.Count(c.CA, "-----BEGIN CERTIFICATE-----"))}
 	if len(c.Revoked) > 0 {

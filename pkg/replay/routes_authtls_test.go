@@ -1,11 +1,12 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
@@ -13,7 +14,7 @@ import (
 // certificate settings, never the CA's certificates.
 func TestRouteViewClientAuth(t *testing.T) {
 	ca := "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n"
-	v := NewRouteView("", []nginx.Host{{Name: "mtls.example.com", ClientAuth: &model.ClientAuth{Ingress: "shop/web", Secret: "shop/ca",
+	v := NewRouteView("", []nginx.Host{{Name: "mtls.example.com", ClientAuth: &config.ClientAuth{Ingress: "shop/web", Secret: "shop/ca",
 		CA: ca + ca, Revoked: []string{"01"}, Verify: "optional", Depth: 2, ErrorPage: "/error", PassCertificate: true, MatchCN: "CN=(a|b)"}}})
 	var text bytes.Buffer
 	if err := v.WriteText(&text); err != nil {

@@ -1,33 +1,34 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"bytes"
 	"errors"
 	"slices"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
 // routesConfig has a route with every setting the router applies, a regex
 // route, a wildcard host and the default server (last, as Build never
 // sorts it: the view sorts by name).
-func routesConfig() *model.Configuration {
+func routesConfig() *config.Configuration {
 	on := true
-	api := model.Location{Path: "/api/(.*)", PathType: model.PathRegex, Backend: "shop-api-80", Ingress: "shop/api",
-		Settings: model.LocationSettings{ProxyConnectTimeout: 3, ProxyReadTimeout: 30, ProxySendTimeout: 20, ProxyBodySize: "8m",
+	api := config.Location{Path: "/api/(.*)", PathType: config.PathRegex, Backend: "shop-api-80", Ingress: "shop/api",
+		Settings: config.LocationSettings{ProxyConnectTimeout: 3, ProxyReadTimeout: 30, ProxySendTimeout: 20, ProxyBodySize: "8m",
 			BackendProtocol: "GRPC", RewriteTarget: "/$1", AllowSourceRange: []string{"10.0.0.0/8", "192.168.0.0/16"}, SSLRedirect: &on}}
-	return &model.Configuration{Checksum: "c0ffee", Servers: []model.Server{
-		{Hostname: "shop.example.com", TLS: true, SSLRedirect: true, Locations: []model.Location{
-			{Path: "/healthz", PathType: model.PathExact, Backend: "shop-web-80", Ingress: "shop/web"},
+	return &config.Configuration{Checksum: "c0ffee", Servers: []config.Server{
+		{Hostname: "shop.example.com", TLS: true, SSLRedirect: true, Locations: []config.Location{
+			{Path: "/healthz", PathType: config.PathExact, Backend: "shop-web-80", Ingress: "shop/web"},
 			api,
-			{Path: "/upload", PathType: model.PathPrefix, Backend: "shop-web-80", Ingress: "shop/upload",
-				Settings: model.LocationSettings{ProxyBodySize: "0", BackendProtocol: "HTTP"}},
-			{Path: "/", PathType: model.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web"},
+			{Path: "/upload", PathType: config.PathPrefix, Backend: "shop-web-80", Ingress: "shop/upload",
+				Settings: config.LocationSettings{ProxyBodySize: "0", BackendProtocol: "HTTP"}},
+			{Path: "/", PathType: config.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web"},
 		}},
-		{Hostname: "*.apps.example.com", Locations: []model.Location{{Path: "/", PathType: model.PathPrefix, Backend: "apps-router-8080", Ingress: "apps/router"}}},
-		{Hostname: "_", Locations: []model.Location{{Path: "/", PathType: model.PathPrefix}}},
+		{Hostname: "*.apps.example.com", Locations: []config.Location{{Path: "/", PathType: config.PathPrefix, Backend: "apps-router-8080", Ingress: "apps/router"}}},
+		{Hostname: "_", Locations: []config.Location{{Path: "/", PathType: config.PathPrefix}}},
 	}}
 }
 

@@ -95,7 +95,7 @@ type Baseline struct {
 // Timeline walks the events from `from` to `to` (both included; zero
 // Points mean the start and the end of the stream) and rebuilds after each
 // one: the events before `from` are applied without building, then every
-// event is compared with the Configuration before it (model.Diff). Points
+// event is compared with the Configuration before it (config.Diff). Points
 // the stream cannot answer are errors as for At; `to` before `from` wraps
 // ErrInvalidPoint.
 func (r *Replayer) Timeline(ctx context.Context, from, to Point, f Filter) (*Timeline, error) {

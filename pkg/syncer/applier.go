@@ -1,9 +1,9 @@
 package syncer
 
 import (
-	"context"
+	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"context"
 )
 
 // Applier changes what nginx serves. pkg/nginx provides the real one, which
@@ -13,5 +13,5 @@ type Applier interface {
 	// Apply makes nginx serve next and returns what changed (Change.Reload
 	// when nginx.conf had to change). On failure the previous
 	// configuration keeps serving, and the next Apply pushes everything.
-	Apply(ctx context.Context, next *model.Configuration) (model.Change, error)
+	Apply(ctx context.Context, next *config.Configuration) (config.Change, error)
 }

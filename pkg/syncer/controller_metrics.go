@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"crypto/x509"
 	"encoding/pem"
@@ -10,8 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // ControllerLabels are ingress-nginx's controller_namespace,
@@ -42,7 +42,7 @@ type ControllerMetrics struct {
 	applied bool
 	certs   uint64 // digest of the certificate names and checksums sslExpire shows
 	// lastCerts are the Certificates of the last Configuration seen.
-	lastCerts []model.Certificate
+	lastCerts []config.Certificate
 }
 
 // NewControllerMetrics wraps next, registering the metrics on reg.
@@ -69,7 +69,7 @@ func NewControllerMetrics(next Applier, reg prometheus.Registerer, l ControllerL
 }
 
 // Apply implements Applier.
-func (m *ControllerMetrics) Apply(ctx context.Context, next *model.Configuration) (model.Change, error) {
+func (m *ControllerMetrics) Apply(ctx context.Context, next *config.Configuration) (config.Change, error) {
 	ch, err := m.next.Apply(ctx, next)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -100,7 +100,7 @@ func configHash(checksum string) float64 {
 
 // setCertificates shows the expiry of every host of certs, when their
 // checksums changed.
-func (m *ControllerMetrics) setCertificates(certs []model.Certificate) {
+func (m *ControllerMetrics) setCertificates(certs []config.Certificate) {
 	// The same certificates as last time (an endpoint patch shares them):
 	// nothing to read. Otherwise a digest of names and checksums says
 	// whether they changed, without building a string of them all.
@@ -154,4 +154,4 @@ func firstCertificate(chain []byte) *x509.Certificate {
 
 // Running returns the Configuration nginx serves (nil before the first):
 // the traffic metrics read its backends' Service names.
-func (n *Nginx) Running() *model.Configuration { return n.applier.Running() }
+func (n *Nginx) Running() *config.Configuration { return n.applier.Running() }

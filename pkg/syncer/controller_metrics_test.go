@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"testing"
@@ -9,17 +11,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // scriptedApplier answers each Apply with the next change and error (a
 // unit-test fake; the real Applier is tested in pkg/nginx).
 type scriptedApplier struct {
-	changes []model.Change
+	changes []config.Change
 	errs    []error
 }
 
-func (a *scriptedApplier) Apply(context.Context, *model.Configuration) (model.Change, error) {
+func (a *scriptedApplier) Apply(context.Context, *config.Configuration) (config.Change, error) {
 	ch, err := a.changes[0], a.errs[0]
 	a.changes, a.errs = a.changes[1:], a.errs[1:]
 	return ch, err
@@ -35,13 +36,13 @@ func TestControllerMetrics(t *testing.T) {
 	}
 	fail := errors.New("nginx -t failed")
 	app := &scriptedApplier{
-		changes: []model.Change{{}, {}, {Reload: true}, {Reload: true}},
+		changes: []config.Change{{}, {}, {Reload: true}, {Reload: true}},
 		errs:    []error{nil, nil, fail, nil},
 	}
 	reg := prometheus.NewPedanticRegistry()
 	m := NewControllerMetrics(app, reg, ControllerLabels{Namespace: "ingress", Class: "k8s.io/ingress-sync", Pod: "p"})
-	cfg := &model.Configuration{Checksum: "c1",
-		Certificates: []model.Certificate{{Name: "shop/tls", Hosts: []string{"a.test", "b.test"}, Cert: c.CertPEM, Checksum: "x"}}}
+	cfg := &config.Configuration{Checksum: "c1",
+		Certificates: []config.Certificate{{Name: "shop/tls", Hosts: []string{"a.test", "b.test"}, Cert: c.CertPEM, Checksum: "x"}}}
 	steps := []struct {
 		name                  string
 		success, errs, lastOK float64

@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"errors"
 	"net"
 	"strings"
@@ -19,7 +21,7 @@ import (
 func TestListenCheckLeavesOutUnbindablePorts(t *testing.T) {
 	h := start(t, Options{
 		Model: model.Options{ControllerClass: "k8s.io/ingress-sync", IngressClass: "nginx", TCPServicesConfigMap: "kube-system/tcp"},
-		ListenCheck: func(s model.L4Service) error {
+		ListenCheck: func(s config.L4Service) error {
 			if s.Port == 9001 {
 				return errors.New("address already in use")
 			}
@@ -38,7 +40,7 @@ func TestListenCheckLeavesOutUnbindablePorts(t *testing.T) {
 	}
 	var found bool
 	for _, p := range cfg.Problems {
-		found = found || p.Kind == model.ProblemKindConfigMap && p.Name == "tcp" && strings.Contains(p.Reason, `TCP port "9001": nginx cannot listen on it: address already in use`)
+		found = found || p.Kind == config.ProblemKindConfigMap && p.Name == "tcp" && strings.Contains(p.Reason, `TCP port "9001": nginx cannot listen on it: address already in use`)
 	}
 	if !found {
 		t.Errorf("no Problem for port 9001 in %+v", cfg.Problems)
@@ -51,7 +53,7 @@ func TestBindable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := bindable(model.L4TCP, l.Addr().String()); err == nil {
+	if err := bindable(config.L4TCP, l.Addr().String()); err == nil {
 		t.Errorf("a port in use is bindable")
 	}
 	c, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -59,11 +61,11 @@ func TestBindable(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := c.LocalAddr().String()
-	if err := bindable(model.L4UDP, addr); err == nil {
+	if err := bindable(config.L4UDP, addr); err == nil {
 		t.Errorf("a UDP port in use is bindable")
 	}
 	c.Close()
-	if err := bindable(model.L4UDP, addr); err != nil {
+	if err := bindable(config.L4UDP, addr); err != nil {
 		t.Errorf("a free UDP port: %v", err)
 	}
 }

@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"strings"
 	"time"
@@ -129,7 +131,7 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 // countApply counts an apply as a reload (the Applier changed nginx.conf:
 // global settings, or the first apply, which starts nginx) or as a dynamic
 // update (routes, backends, certificates through the Lua endpoints).
-func (s *Syncer) countApply(ch model.Change, full bool) {
+func (s *Syncer) countApply(ch config.Change, full bool) {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	if ch.Reload || full {
@@ -142,7 +144,7 @@ func (s *Syncer) countApply(ch model.Change, full bool) {
 }
 
 // applied records cfg as running, as of stream sequence seq.
-func (s *Syncer) applied(cfg *model.Configuration, seq uint64, lags []time.Time) {
+func (s *Syncer) applied(cfg *config.Configuration, seq uint64, lags []time.Time) {
 	now := time.Now()
 	for _, t := range lags {
 		s.m.eventLag.Observe(now.Sub(t).Seconds())
@@ -161,7 +163,7 @@ func (s *Syncer) applied(cfg *model.Configuration, seq uint64, lags []time.Time)
 }
 
 // reportedProblems is the bounded list of problems a status report carries.
-func reportedProblems(ps []model.Problem) []events.ReportedProblem {
+func reportedProblems(ps []config.Problem) []events.ReportedProblem {
 	out := make([]events.ReportedProblem, 0, min(len(ps), events.MaxReportedProblems))
 	for _, p := range ps[:min(len(ps), events.MaxReportedProblems)] {
 		reason := p.Reason
@@ -174,7 +176,7 @@ func reportedProblems(ps []model.Problem) []events.ReportedProblem {
 }
 
 // failed records a failed apply; the lag samples wait for the retry.
-func (s *Syncer) failed(ch model.Change, full bool, err error, lags []time.Time) {
+func (s *Syncer) failed(ch config.Change, full bool, err error, lags []time.Time) {
 	path := "dynamic"
 	if ch.Reload || full {
 		path = "reload"
@@ -192,8 +194,8 @@ func (s *Syncer) failed(ch model.Change, full bool, err error, lags []time.Time)
 
 // logProblems logs the problems of next that the running configuration did
 // not have, so that each is said once, not on every build.
-func (s *Syncer) logProblems(running, next *model.Configuration) {
-	seen := map[model.Problem]bool{}
+func (s *Syncer) logProblems(running, next *config.Configuration) {
+	seen := map[config.Problem]bool{}
 	if running != nil {
 		for _, p := range running.Problems {
 			seen[p] = true

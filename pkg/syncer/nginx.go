@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
@@ -94,13 +95,13 @@ func (n *Nginx) Start(ctx context.Context) error {
 // Apply implements Applier. The first one writes nginx.conf and starts
 // nginx, whose start hook pushes the whole state; later ones go to the
 // nginx Applier.
-func (n *Nginx) Apply(ctx context.Context, cfg *model.Configuration) (model.Change, error) {
+func (n *Nginx) Apply(ctx context.Context, cfg *config.Configuration) (config.Change, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.started.Load() {
 		return n.applier.Apply(ctx, cfg)
 	}
-	ch := model.Diff(nil, cfg)
+	ch := config.Diff(nil, cfg)
 	if err := n.applier.WriteConfig(ctx, cfg); err != nil {
 		return ch, err
 	}
@@ -134,8 +135,8 @@ func (n *Nginx) Client() *nginx.Client { return n.applier.Client() }
 // address. A port taken by another process, or below 1024 without the
 // privilege, would fail the reload that adds it, and with it every later
 // change.
-func (n *Nginx) CanListen(svc model.L4Service) error {
-	if running := n.applier.Running(); running != nil && slices.ContainsFunc(running.L4, func(r model.L4Service) bool {
+func (n *Nginx) CanListen(svc config.L4Service) error {
+	if running := n.applier.Running(); running != nil && slices.ContainsFunc(running.L4, func(r config.L4Service) bool {
 		return r.Protocol == svc.Protocol && r.Port == svc.Port
 	}) {
 		return nil
@@ -144,8 +145,8 @@ func (n *Nginx) CanListen(svc model.L4Service) error {
 }
 
 // bindable binds addr with proto and closes it at once.
-func bindable(proto model.L4Protocol, addr string) error {
-	if proto == model.L4UDP {
+func bindable(proto config.L4Protocol, addr string) error {
+	if proto == config.L4UDP {
 		c, err := net.ListenPacket("udp", addr)
 		if err != nil {
 			return err

@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"slices"
 	"testing"
@@ -9,7 +11,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // TestRecreatedStreamKeepsServing: after StreamRecreated, the events of the
@@ -68,7 +69,7 @@ func TestRecreatedStreamKeepsServing(t *testing.T) {
 	}
 }
 
-func serverNames(cfg *model.Configuration) []string {
+func serverNames(cfg *config.Configuration) []string {
 	if cfg == nil {
 		return nil
 	}

@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"io"
 	"log/slog"
@@ -48,9 +50,9 @@ func TestReportListsProblems(t *testing.T) {
 }
 
 func TestReportedProblemsAreBounded(t *testing.T) {
-	ps := make([]model.Problem, events.MaxReportedProblems+10)
+	ps := make([]config.Problem, events.MaxReportedProblems+10)
 	for i := range ps {
-		ps[i] = model.Problem{Kind: "Ingress", Namespace: "ns", Name: "x", Reason: strings.Repeat("é", events.MaxProblemReason)}
+		ps[i] = config.Problem{Kind: "Ingress", Namespace: "ns", Name: "x", Reason: strings.Repeat("é", events.MaxProblemReason)}
 	}
 	out := reportedProblems(ps)
 	if len(out) != events.MaxReportedProblems {

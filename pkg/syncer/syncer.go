@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"fmt"
@@ -34,7 +36,7 @@ type Options struct {
 	// UDP service; the services it refuses are left out with a Problem
 	// (model.WithoutListeners). nil checks nothing. The real one is
 	// Nginx.CanListen.
-	ListenCheck func(model.L4Service) error
+	ListenCheck func(config.L4Service) error
 	// Report publishes a status report; nil reports nothing.
 	Report     func(ctx context.Context, st events.SyncerStatus) error
 	Logger     *slog.Logger
@@ -97,7 +99,7 @@ type Syncer struct {
 	// is the last Configuration applied, kept to skip equal builds and for
 	// Running; the Applier keeps nginx's own running state.
 	stateMu sync.Mutex
-	running *model.Configuration
+	running *config.Configuration
 	state   events.SyncerStatus
 }
 
@@ -220,7 +222,7 @@ func (s *Syncer) Status() events.SyncerStatus {
 
 // Running returns the last Configuration applied (the one nginx serves),
 // or nil before the first apply. It must not be modified.
-func (s *Syncer) Running() *model.Configuration {
+func (s *Syncer) Running() *config.Configuration {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	return s.running

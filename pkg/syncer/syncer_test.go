@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"io"
@@ -212,7 +214,7 @@ func (h *harness) lastCall(what string, n int, want string) syncertest.Call {
 }
 
 // hostsOf lists the hosts a Change upserts, then those it removes with "-".
-func hostsOf(ch model.Change) []string {
+func hostsOf(ch config.Change) []string {
 	var out []string
 	for _, s := range ch.ServersUpserted {
 		out = append(out, s.Hostname)

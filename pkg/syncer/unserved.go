@@ -1,16 +1,17 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"cmp"
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // unservedIngresses is the bounded list of Ingresses the Problems say are
 // not served as they ask, sorted by namespace and name.
-func unservedIngresses(ps []model.Problem) []events.UnservedIngress {
+func unservedIngresses(ps []config.Problem) []events.UnservedIngress {
 	why := make(map[[2]string]string)
 	for _, p := range ps {
 		if p.Kind != string(events.KindIngress) {
@@ -34,12 +35,12 @@ func unservedIngresses(ps []model.Problem) []events.UnservedIngress {
 }
 
 // unservedWhy is the report's word for what p leaves unserved, "" when
-// nothing (see model.Problem.Unserved).
-func unservedWhy(p model.Problem) string {
+// nothing (see config.Problem.Unserved).
+func unservedWhy(p config.Problem) string {
 	switch p.Unserved() {
-	case model.RoutesUnserved:
+	case config.RoutesUnserved:
 		return events.UnservedRoutes
-	case model.CertificateUnserved:
+	case config.CertificateUnserved:
 		return events.UnservedCertificate
 	}
 	return ""

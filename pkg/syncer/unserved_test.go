@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"fmt"
 	"slices"
@@ -92,9 +94,9 @@ func unserved(st events.SyncerStatus) []string {
 }
 
 func TestUnservedIsBounded(t *testing.T) {
-	ps := make([]model.Problem, events.MaxReportedProblems+10)
+	ps := make([]config.Problem, events.MaxReportedProblems+10)
 	for i := range ps {
-		ps[i] = model.Problem{Kind: "Ingress", Namespace: "ns", Name: fmt.Sprintf("ing-%04d", i), Reason: "host a path /: service ns/x not found; path left out"}
+		ps[i] = config.Problem{Kind: "Ingress", Namespace: "ns", Name: fmt.Sprintf("ing-%04d", i), Reason: "host a path /: service ns/x not found; path left out"}
 	}
 	out := unservedIngresses(ps)
 	if len(out) != events.MaxReportedProblems || out[0].Name != "ing-0000" {

@@ -1,13 +1,14 @@
 package deploy
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 )
 
@@ -32,7 +33,7 @@ func TestSyncerLogsOnStdout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conf, err := r.Render(&model.Configuration{Global: model.DefaultGlobal()})
+		conf, err := r.Render(&config.Configuration{Global: config.DefaultGlobal()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,19 +4,19 @@
 package syncertest
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"sync"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Call is one Apply the Applier saw.
 type Call struct {
 	// Checksum is that of the Configuration asked for.
 	Checksum string
-	// Change is what Apply returned: model.Diff from the last applied
+	// Change is what Apply returned: config.Diff from the last applied
 	// Configuration (nil before the first, so the first is a reload).
-	Change model.Change
+	Change config.Change
 	// Err is the error Apply returned (see FailNext).
 	Err error
 }
@@ -26,7 +26,7 @@ type Call struct {
 // for concurrent use.
 type Applier struct {
 	mu       sync.Mutex
-	running  *model.Configuration
+	running  *config.Configuration
 	calls    []Call
 	failNext error
 	seen     chan struct{}
@@ -35,12 +35,12 @@ type Applier struct {
 // New returns an Applier that has applied nothing yet.
 func New() *Applier { return &Applier{seen: make(chan struct{}, 1)} }
 
-// Apply returns model.Diff from the last applied Configuration to next and
+// Apply returns config.Diff from the last applied Configuration to next and
 // makes next the applied one, unless FailNext set an error: then it returns
 // that error and keeps the previous one.
-func (a *Applier) Apply(_ context.Context, next *model.Configuration) (model.Change, error) {
+func (a *Applier) Apply(_ context.Context, next *config.Configuration) (config.Change, error) {
 	a.mu.Lock()
-	ch := model.Diff(a.running, next)
+	ch := config.Diff(a.running, next)
 	err := a.failNext
 	a.failNext = nil
 	if err == nil {
@@ -70,7 +70,7 @@ func (a *Applier) Calls() []Call {
 }
 
 // Running returns the last Configuration applied without error.
-func (a *Applier) Running() *model.Configuration {
+func (a *Applier) Running() *config.Configuration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.running

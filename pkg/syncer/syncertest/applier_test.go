@@ -1,21 +1,21 @@
 package syncertest
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"context"
 	"errors"
 	"testing"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 func TestApplier(t *testing.T) {
 	a := New()
-	one := &model.Configuration{Checksum: "1", Servers: []model.Server{{Hostname: "a.example.com"}}}
-	two := &model.Configuration{Checksum: "2", Servers: []model.Server{{Hostname: "b.example.com"}}}
+	one := &config.Configuration{Checksum: "1", Servers: []config.Server{{Hostname: "a.example.com"}}}
+	two := &config.Configuration{Checksum: "2", Servers: []config.Server{{Hostname: "b.example.com"}}}
 	boom := errors.New("boom")
 	steps := []struct {
 		name    string
-		cfg     *model.Configuration
+		cfg     *config.Configuration
 		fail    error
 		reload  bool
 		hosts   int // upserted

@@ -1,4 +1,4 @@
-package model
+package config
 
 import (
 	"bytes"
@@ -102,12 +102,12 @@ func encodeJSON(t *testing.T, escapeHTML bool, v any) []byte {
 func TestBackendListPatch(t *testing.T) {
 	bs := namedBackends(1000)
 	base := NewBackendList(slices.Clone(bs))
-	l := base.patched()
+	l := base.Patched()
 	want := slices.Clone(bs)
 	for _, i := range []int{3, 700, 701} {
 		b := *bs[i]
 		b.Checksum = "changed"
-		l.replace(i, &b, base)
+		l.Replace(i, &b, base)
 		want[i] = &b
 	}
 	if !reflect.DeepEqual(l, NewBackendList(want)) || !slices.Equal(base.Slice(), bs) {
@@ -118,7 +118,7 @@ func TestBackendListPatch(t *testing.T) {
 			t.Errorf("chunk %d shared = %v", i, shared)
 		}
 	}
-	if l.same(base) || !l.same(l) || !(BackendList{}).same(NewBackendList(nil)) {
+	if l.Same(base) || !l.Same(l) || !(BackendList{}).Same(NewBackendList(nil)) {
 		t.Error("same is wrong")
 	}
 	up, rm := diffBackends(base, l)
@@ -132,10 +132,10 @@ func TestBackendListPatch(t *testing.T) {
 func TestDiffBackendsChunks(t *testing.T) {
 	bs := namedBackends(1100)
 	base := NewBackendList(bs)
-	shared := base.patched()
+	shared := base.Patched()
 	changed := *bs[900]
 	changed.Checksum = "changed"
-	shared.replace(900, &changed, base)
+	shared.Replace(900, &changed, base)
 	// Longer: a Backend added at the end shares the full chunks.
 	longer := NewBackendList(append(slices.Clone(bs), &Backend{Name: "c", Checksum: "c"}))
 	longer.chunks = append(slices.Clone(base.chunks[:4]), longer.chunks[4:]...)
@@ -158,32 +158,5 @@ func TestDiffBackendsChunks(t *testing.T) {
 		if !slices.Equal(names, tc.upserted) || !slices.Equal(rm, tc.removed) {
 			t.Errorf("%s: upserted %v removed %v; want %v, %v", name, names, rm, tc.upserted, tc.removed)
 		}
-	}
-}
-
-// TestIncrementalChunks: at more Backends than a chunk holds, an endpoint
-// patch shares the other chunks and equals Build.
-func TestIncrementalChunks(t *testing.T) {
-	in := NewIncremental(newTestStore(t, benchObjects(t, 600)...), testOptions())
-	a := in.Build()
-	if _, err := in.Apply(upsertEvent(slice("ns-1", "app-301-abcde", "app-301", "http", 8080, ready("10.9.9.9")))); err != nil {
-		t.Fatal(err)
-	}
-	b := in.Build()
-	if !reflect.DeepEqual(exported(b), exported(Build(in.Store(), testOptions()))) {
-		t.Fatalf("incremental differs from Build: %s", firstDiff(b, Build(in.Store(), testOptions())))
-	}
-	copied := 0
-	for i := range b.Backends.chunks {
-		if !sameArray(a.Backends.chunks[i], b.Backends.chunks[i]) {
-			copied++
-		}
-	}
-	if len(b.Backends.chunks) < 3 || copied != 1 {
-		t.Errorf("%d of %d chunks copied; want 1", copied, len(b.Backends.chunks))
-	}
-	up, rm := diffBackends(a.Backends, b.Backends)
-	if ch := Diff(a, b); len(up) != 1 || len(rm) != 0 || !reflect.DeepEqual(up, ch.BackendsUpserted) {
-		t.Errorf("diffBackends = %d upserted, %v removed; Diff %d upserted", len(up), rm, len(ch.BackendsUpserted))
 	}
 }

@@ -1,4 +1,4 @@
-package model
+package config
 
 // PathType is the Ingress v1 path type after normalisation.
 // ImplementationSpecific is built as Prefix.
@@ -373,12 +373,6 @@ type Problem struct {
 // L4Protocol is the protocol of an L4Service.
 type L4Protocol string
 
-// The protocols of the TCP and UDP services ConfigMaps.
-const (
-	L4TCP L4Protocol = "TCP"
-	L4UDP L4Protocol = "UDP"
-)
-
 // L4Service is one entry of a TCP or UDP services ConfigMap: connections
 // (or datagrams) to Port go to the ready endpoints of a Service port.
 type L4Service struct {
@@ -411,3 +405,9 @@ type PassthroughHost struct {
 	Backend   string     `json:"backend"`
 	Endpoints []Endpoint `json:"endpoints"`
 }
+
+// The protocols of the TCP and UDP services ConfigMaps.
+const (
+	L4TCP L4Protocol = "TCP"
+	L4UDP L4Protocol = "UDP"
+)

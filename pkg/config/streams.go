@@ -1,0 +1,4 @@
+package config
+
+// ProblemKindConfigMap is the kind of Problems of a ConfigMap entry.
+const ProblemKindConfigMap = "ConfigMap"
