@@ -9,7 +9,7 @@
 -- endpoints, goes to the internal no-endpoints server, which answers 503.
 
 local ngx_balancer = require("ngx.balancer")
-local configuration = require("configuration")
+local settings = require("settings")
 local store = require("store")
 local round_robin = require("balancer.round_robin")
 local ewma = require("balancer.ewma")
@@ -82,7 +82,7 @@ end
 -- it after its removal; beyond it the request gets 503.
 local KEEP_REMOVED = 600
 
-local backends = store.new(configuration.BACKENDS, build, nil, KEEP_REMOVED)
+local backends = store.new(settings.BACKENDS, build, nil, KEEP_REMOVED)
 _M.backends = backends
 
 -- Read from the settings rendered into nginx.conf by init_worker.
@@ -167,8 +167,8 @@ function _M.log()
 end
 
 function _M.init_worker()
-  local settings = configuration.settings()
-  max_tries, no_endpoints = settings.max_tries, settings.no_endpoints
+  local conf = settings.get()
+  max_tries, no_endpoints = conf.max_tries, conf.no_endpoints
   math.randomseed(nvar.now() * 1000 + ngx.worker.pid())
   backends:start(1)
 end

@@ -15,8 +15,9 @@
 local ssl = require("ngx.ssl")
 local clienthello = require("ngx.ssl.clienthello")
 local clientauth = require("clientauth")
-local configuration = require("configuration")
+local settings = require("settings")
 local store = require("store")
+local router = require("router")
 
 local ngx = ngx
 local ngx_log = ngx.log
@@ -52,7 +53,7 @@ local function rebuild(st)
   default_name = st.dict:get("m:default")
 end
 
-local certs = store.new(configuration.CERTIFICATES, build, rebuild)
+local certs = store.new(settings.CERTIFICATES, build, rebuild)
 _M.certificates = certs
 
 local function lookup(host)
@@ -90,7 +91,6 @@ end
 
 -- client_host returns the router's host entry for the SNI name sni.
 local function client_host(sni)
-  local router = require("router")
   router.hosts:check()
   if sni then
     sni = sni:lower():gsub("%.$", "") -- as nginx's server name: no trailing dot
