@@ -15,12 +15,8 @@ var (
 	requireAny     = regexp.MustCompile(`\brequire\b`)
 )
 
-// moduleRequires returns every module of Files (by require name:
-// "balancer.round_robin" for balancer/round_robin.lua) with the names it
-// requires anywhere in its code, at load time or inside a function,
-// comments left out. A require whose argument is not a literal name is an
-// error: it would hide a dependency.
-func moduleRequires(t *testing.T) map[string][]string {
+// moduleFiles returns the paths of every Lua module of Files.
+func moduleFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := fs.Glob(Files, "*.lua")
 	if err != nil {
@@ -34,8 +30,18 @@ func moduleRequires(t *testing.T) map[string][]string {
 	if len(files) < 10 {
 		t.Fatalf("found only %d modules: %v", len(files), files)
 	}
+	return files
+}
+
+// moduleRequires returns every module of Files (by require name:
+// "balancer.round_robin" for balancer/round_robin.lua) with the names it
+// requires anywhere in its code, at load time or inside a function,
+// comments left out. A require whose argument is not a literal name is an
+// error: it would hide a dependency.
+func moduleRequires(t *testing.T) map[string][]string {
+	t.Helper()
 	out := map[string][]string{}
-	for _, file := range files {
+	for _, file := range moduleFiles(t) {
 		data, err := fs.ReadFile(Files, file)
 		if err != nil {
 			t.Fatal(err)
