@@ -1,5 +1,7 @@
 -- balancer.lua: picks the peer of upstream_balancer for every proxied
--- request, from the backends posted to /configuration/backends.
+-- request, from the backends posted to /configuration/backends
+-- (phases.lua's balancer; its log and init_worker call log and
+-- init_worker).
 --
 -- The backend name comes from $proxy_upstream_name, set by each location.
 -- A backend with an affinity cookie uses balancer/sticky (affinity wins
@@ -15,7 +17,6 @@ local round_robin = require("balancer.round_robin")
 local ewma = require("balancer.ewma")
 local chash = require("balancer.chash")
 local sticky = require("balancer.sticky")
-local limit = require("limit")
 
 local ngx = ngx
 local nvar = require("nvar")
@@ -150,9 +151,6 @@ end
 
 -- log runs in log_by_lua and feeds response times to ewma backends.
 function _M.log()
-  if limit.counting then
-    limit.log()
-  end
   if not ewma_seen then
     return
   end

@@ -1,5 +1,6 @@
 -- certificate.lua: serves the certificate of the SNI name in
--- ssl_certificate_by_lua, from the certificates posted to
+-- ssl_certificate_by_lua (phases.lua's ssl_certificate calls call, its
+-- ssl_client_hello client_hello), from the certificates posted to
 -- /configuration/certs. Lookup: exact host, then the wildcard of the
 -- host's parent ("*.example.com" for "a.example.com", one label only), then
 -- the default certificate (named by the last delta that set

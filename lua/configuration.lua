@@ -1,6 +1,6 @@
 -- configuration.lua: the loopback configuration endpoints of the status
--- server. The settings nginx.conf passes to init_by_lua and the shared dict
--- names are settings.lua's.
+-- server (phases.lua's configuration_content). The settings nginx.conf
+-- passes to init_by_lua and the shared dict names are settings.lua's.
 --
 --   GET  /configuration/version   {"checksum", "backendsVersion",
 --                                  "certificatesVersion", "backendsGeneration",
@@ -419,7 +419,8 @@ local function loopback(addr)
   return addr == "127.0.0.1" or addr == "::1"
 end
 
--- call serves the configuration endpoints (content_by_lua).
+-- call serves the configuration endpoints (content_by_lua of
+-- /configuration/, through phases.lua).
 function _M.call()
   if not loopback(var_get("remote_addr")) then
     return fail(403, "loopback only")

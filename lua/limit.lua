@@ -27,7 +27,7 @@
 -- With both rps and rpm a request must pass both.
 --
 -- Connections: a counter incremented here, in the rewrite phase, and
--- decremented in the log phase (balancer.lua's log calls _M.log), through
+-- decremented in the log phase (phases.lua's log calls _M.log), through
 -- $ingress_limit_conn, which survives the router's internal redirects.
 --
 -- A full dict: incr drops the least recently used entries (as nginx drops
@@ -104,7 +104,7 @@ function _M.compile(l, ingress)
     req_status = req, conn_status = conn,
   }
   if c.conn then
-    _M.counting = true -- balancer.lua's log then calls _M.log
+    _M.counting = true -- phases.lua's log then calls _M.log
   end
   if l.allowlist ~= nil then
     local m, err = ipmatch.new(l.allowlist)

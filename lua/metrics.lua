@@ -4,7 +4,7 @@
 -- the syncer from GET /ingress_metrics on the loopback status server.
 --
 -- Settings (settings.lua's metrics, from nginx.conf; nil: off; read by
--- init, which init_by_lua calls):
+-- init, which phases.lua's init calls):
 --   per_host      the host label is the Ingress rule's host ("" otherwise)
 --   max_series    most distinct label sets; samples of a new one beyond it
 --                 are dropped and counted
@@ -61,7 +61,7 @@ local _M = { enabled = false }
 
 local dict = ngx.shared[settings.METRICS]
 -- enabled: settings.lua's metrics are set (init); else routes get no label
--- key.
+-- key and phases.lua's log does not call log.
 local enabled = false
 
 -- SLOTS: bucket bounds are padded with +Inf to this many, so that bucket
@@ -78,7 +78,7 @@ end
 
 local per_host, max_series, time_b, length_b, size_b
 
--- init reads the metrics settings (init_by_lua, after settings.init).
+-- init reads the metrics settings (phases.lua's init, after settings.init).
 function _M.init()
   local m = settings.get().metrics
   enabled = m ~= nil and dict ~= nil

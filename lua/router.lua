@@ -1,6 +1,7 @@
 -- router.lua: routes every request of the one server block, from the hosts
 -- posted to /configuration/routes (compiled by routes.lua, which documents
--- a host item). It runs in rewrite_by_lua of location /.
+-- a host item). It runs in rewrite_by_lua of location / (phases.lua's
+-- rewrite).
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the

@@ -3,10 +3,10 @@
 -- requires nothing, and every module that needs a setting or a dict name
 -- requires it (lua/modules_test.go fails on a require cycle).
 --
--- init_by_lua calls init with the rendered values, in the master, before
--- any worker starts; modules read them with get() in init_worker or later
--- (init_by_lua calls the init of a module that reads them earlier), never
--- while they load: get raises an error before init.
+-- phases.lua's init calls init with the rendered values, in the master,
+-- before any worker starts; modules read them with get() in init_worker or
+-- later (phases.lua's init calls the init of a module that reads them
+-- earlier), never while they load: get raises an error before init.
 --
 -- The fields (pkg/nginx/nginx.conf.tmpl renders them):
 --   checksum        the rendered nginx.conf's checksum (GET /configuration/version)
@@ -29,7 +29,7 @@ local _M = {
 
 local values = nil
 
--- init sets the settings (from init_by_lua).
+-- init sets the settings (phases.lua's init, from init_by_lua).
 function _M.init(s)
   if type(s) ~= "table" then
     error("settings must be a table", 2)
