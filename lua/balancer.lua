@@ -1,5 +1,7 @@
 -- balancer.lua: picks the peer of upstream_balancer for every proxied
--- request, from the backends posted to /configuration/backends.
+-- request, from the backends posted to /configuration/backends
+-- (phases.lua's balancer; its log and init_worker call log and
+-- init_worker).
 --
 -- The backend name comes from $proxy_upstream_name, set by each location.
 -- A backend with an affinity cookie uses balancer/sticky (affinity wins
@@ -9,13 +11,12 @@
 -- endpoints, goes to the internal no-endpoints server, which answers 503.
 
 local ngx_balancer = require("ngx.balancer")
-local configuration = require("configuration")
+local settings = require("settings")
 local store = require("store")
 local round_robin = require("balancer.round_robin")
 local ewma = require("balancer.ewma")
 local chash = require("balancer.chash")
 local sticky = require("balancer.sticky")
-local limit = require("limit")
 
 local ngx = ngx
 local nvar = require("nvar")
@@ -82,7 +83,7 @@ end
 -- it after its removal; beyond it the request gets 503.
 local KEEP_REMOVED = 600
 
-local backends = store.new(configuration.BACKENDS, build, nil, KEEP_REMOVED)
+local backends = store.new(settings.BACKENDS, build, nil, KEEP_REMOVED)
 _M.backends = backends
 
 -- Read from the settings rendered into nginx.conf by init_worker.
@@ -150,9 +151,6 @@ end
 
 -- log runs in log_by_lua and feeds response times to ewma backends.
 function _M.log()
-  if limit.counting then
-    limit.log()
-  end
   if not ewma_seen then
     return
   end
@@ -167,8 +165,8 @@ function _M.log()
 end
 
 function _M.init_worker()
-  local settings = configuration.settings()
-  max_tries, no_endpoints = settings.max_tries, settings.no_endpoints
+  local conf = settings.get()
+  max_tries, no_endpoints = conf.max_tries, conf.no_endpoints
   math.randomseed(nvar.now() * 1000 + ngx.worker.pid())
   backends:start(1)
 end

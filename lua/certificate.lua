@@ -1,5 +1,6 @@
 -- certificate.lua: serves the certificate of the SNI name in
--- ssl_certificate_by_lua, from the certificates posted to
+-- ssl_certificate_by_lua (phases.lua's ssl_certificate calls call, its
+-- ssl_client_hello client_hello), from the certificates posted to
 -- /configuration/certs. Lookup: exact host, then the wildcard of the
 -- host's parent ("*.example.com" for "a.example.com", one label only), then
 -- the default certificate (named by the last delta that set
@@ -15,8 +16,9 @@
 local ssl = require("ngx.ssl")
 local clienthello = require("ngx.ssl.clienthello")
 local clientauth = require("clientauth")
-local configuration = require("configuration")
+local settings = require("settings")
 local store = require("store")
+local router = require("router")
 
 local ngx = ngx
 local ngx_log = ngx.log
@@ -52,7 +54,7 @@ local function rebuild(st)
   default_name = st.dict:get("m:default")
 end
 
-local certs = store.new(configuration.CERTIFICATES, build, rebuild)
+local certs = store.new(settings.CERTIFICATES, build, rebuild)
 _M.certificates = certs
 
 local function lookup(host)
@@ -90,7 +92,6 @@ end
 
 -- client_host returns the router's host entry for the SNI name sni.
 local function client_host(sni)
-  local router = require("router")
   router.hosts:check()
   if sni then
     sni = sni:lower():gsub("%.$", "") -- as nginx's server name: no trailing dot

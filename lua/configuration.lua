@@ -1,5 +1,6 @@
--- configuration.lua: the settings rendered into nginx.conf and the loopback
--- configuration endpoints of the status server.
+-- configuration.lua: the loopback configuration endpoints of the status
+-- server (phases.lua's configuration_content). The settings nginx.conf
+-- passes to init_by_lua and the shared dict names are settings.lua's.
 --
 --   GET  /configuration/version   {"checksum", "backendsVersion",
 --                                  "certificatesVersion", "backendsGeneration",
@@ -18,7 +19,7 @@
 --   POST /configuration/routes    {"version", "upserted": [Host], "removed": [name],
 --                                  "checksum": Configuration checksum (optional)}
 --
--- A Host is {"name", "routes": [Route]}; router.lua describes a Route. The
+-- A Host is {"name", "routes": [Route]}; routes.lua describes a Route. The
 -- syncer pushes backends and certificates before the routes that use them,
 -- and removes them after the routes that used them are gone.
 --
@@ -26,7 +27,10 @@
 -- are base64 (Go's encoding of []byte) holding PEM.
 
 local cjson = require("cjson.safe")
+local ssl = require("ngx.ssl")
+local settings = require("settings")
 local store = require("store")
+local compile_host = require("routes").compile
 local var_get = require("nvar").get
 
 local ngx = ngx
@@ -34,24 +38,12 @@ local type = type
 local tostring = tostring
 local concat = table.concat
 
-local BACKENDS = "ingress_backends"
-local CERTIFICATES = "ingress_certificates"
-local ROUTES = "ingress_routes"
+local BACKENDS = settings.BACKENDS
+local CERTIFICATES = settings.CERTIFICATES
+local ROUTES = settings.ROUTES
 local MAX_VERSION = 99999999999999 -- cjson keeps 14 significant digits
 
-local _M = { BACKENDS = BACKENDS, CERTIFICATES = CERTIFICATES, ROUTES = ROUTES }
-store.epoch_dict = ROUTES
-
-local settings = { checksum = "", max_tries = 3 }
-
--- init is called from init_by_lua with the values of the rendered nginx.conf.
-function _M.init(s)
-  settings = s
-end
-
-function _M.settings()
-  return settings
-end
+local _M = {}
 
 local function respond(status, body)
   ngx.status = status
@@ -189,7 +181,6 @@ local function normalize_certificate(c)
   if not cert or not key then
     return nil, "certificate " .. c.name .. ": cert and key must be base64 PEM"
   end
-  local ssl = require("ngx.ssl")
   local pc, perr = ssl.parse_pem_cert(cert)
   local pk, kerr = ssl.parse_pem_priv_key(key)
   if not pc or not pk then
@@ -211,7 +202,7 @@ local function is_host_name(s)
 end
 
 -- ROUTE_FIELDS and HOST_FIELDS are the fields of a route and a host that
--- router.lua reads (see its header); others are dropped.
+-- routes.lua compiles (see its header); others are dropped.
 local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
   "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
   "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "deny", "sourceRangeInvalid", "forwardedPrefix", "preserveTrailingSlash",
@@ -223,7 +214,7 @@ ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
 HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 
 -- normalize_host keeps the known fields of a host and its routes, and
--- refuses a host that router.lua cannot compile.
+-- refuses a host that routes.lua cannot compile.
 local function normalize_host(h)
   if type(h) ~= "table" or type(h.name) ~= "string" or #h.name > 253 or not h.name:find(HOST_NAME) then
     return nil, "host needs a valid name"
@@ -262,7 +253,7 @@ local function normalize_host(h)
       item[k] = h[k]
     end
   end
-  local ok, err = require("routes").compile(item)
+  local ok, err = compile_host(item)
   if not ok then
     return nil, err
   end
@@ -395,7 +386,7 @@ local function get_version()
   local cv, cg = store.state(CERTIFICATES)
   local rv, rg = store.state(ROUTES)
   return respond(200, {
-    checksum = settings.checksum,
+    checksum = settings.get().checksum,
     configuration = store.meta(ROUTES, "checksum") or "",
     backendsVersion = bv, backendsGeneration = bg,
     certificatesVersion = cv, certificatesGeneration = cg,
@@ -406,10 +397,10 @@ end
 
 -- get_general answers the settings nginx.conf gave init (syncer general).
 local function get_general()
-  return respond(200, settings)
+  return respond(200, settings.get())
 end
 
-local routes = {
+local endpoints = {
   ["GET /configuration/version"] = get_version,
   ["GET /configuration/general"] = get_general,
   ["GET /configuration/backends"] = get_backends,
@@ -428,12 +419,13 @@ local function loopback(addr)
   return addr == "127.0.0.1" or addr == "::1"
 end
 
--- call serves the configuration endpoints (content_by_lua).
+-- call serves the configuration endpoints (content_by_lua of
+-- /configuration/, through phases.lua).
 function _M.call()
   if not loopback(var_get("remote_addr")) then
     return fail(403, "loopback only")
   end
-  local handler = routes[ngx.req.get_method() .. " " .. var_get("uri")]
+  local handler = endpoints[ngx.req.get_method() .. " " .. var_get("uri")]
   if not handler then
     return fail(404, "no such endpoint")
   end

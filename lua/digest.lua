@@ -17,6 +17,7 @@
 
 local ngx = ngx
 local nvar = require("nvar")
+local settings = require("settings")
 local var_get = nvar.get
 local md5 = ngx.md5
 local hmac_sha1 = ngx.hmac_sha1
@@ -34,10 +35,9 @@ local EXPIRES = 10 -- auth_digest_expires: from the first use
 local REPLAYS = 20 -- auth_digest_replays: requests a nonce serves
 local MAXTRIES = 5 -- auth_digest_maxtries: failed sign-ins of a client address...
 local EVASION = 300 -- auth_digest_evasion_time: ...before it is refused this long
-local DICT = "ingress_limits"
 local KEY = "digest:key"
 
-local dict = ngx.shared[DICT]
+local dict = ngx.shared[settings.LIMITS]
 local key -- this worker's copy of the shared nonce key
 
 local seeded = false

@@ -1,7 +1,9 @@
-// Package lua embeds the Lua modules that run inside nginx (configuration,
-// balancer, certificate and their helpers) and the njs module of its stream
-// block, so that a binary installs the code of its own version: pkg/nginx
-// writes them under Options.Dir/lua.
+// Package lua embeds the Lua modules that run inside nginx (phases.lua, the
+// entry point every *_by_lua block of nginx.conf calls, the modules it
+// calls, and settings.lua, the leaf they share) and the njs module of its
+// stream block, so that a binary installs the code of its own version:
+// pkg/nginx writes them under Options.Dir/lua. modules_test.go fails on a
+// require cycle among the modules.
 package lua
 
 import "embed"

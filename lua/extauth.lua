@@ -25,6 +25,7 @@
 
 local ngx = ngx
 local nvar = require("nvar")
+local AUTH_CACHE = require("settings").AUTH_CACHE
 local var_get, var_set = nvar.get, nvar.set
 local capture = ngx.location.capture
 local escape_uri = ngx.escape_uri
@@ -361,7 +362,7 @@ function _M.check(c)
   end
   local key, cache
   if c.cache_key then
-    cache = ngx.shared.ingress_auth_cache
+    cache = ngx.shared[AUTH_CACHE]
     key = md5(c.prefix .. "\0" .. expand(c.cache_key, false))
     local v = cache:get(key)
     if v then

@@ -6,7 +6,7 @@
 --
 -- Request headers are set in the rewrite phase (apply_request), before the
 -- request is proxied. Response headers are set in header_filter_by_lua
--- (filter), which nginx runs for every response of the public server: the
+-- (filter, through phases.lua's header_filter), which nginx runs for every response of the public server: the
 -- router marks the responses that get some by putting the number of their
 -- compiled list in $ingress_response_headers, so that a response without
 -- any costs one variable read. A number, not ngx.ctx: ngx.exec to the

@@ -27,7 +27,7 @@
 -- With both rps and rpm a request must pass both.
 --
 -- Connections: a counter incremented here, in the rewrite phase, and
--- decremented in the log phase (balancer.lua's log calls _M.log), through
+-- decremented in the log phase (phases.lua's log calls _M.log), through
 -- $ingress_limit_conn, which survives the router's internal redirects.
 --
 -- A full dict: incr drops the least recently used entries (as nginx drops
@@ -35,6 +35,7 @@
 -- request gets the limit's status code, never an unlimited pass.
 
 local ipmatch = require("ipmatch")
+local settings = require("settings")
 
 local ngx = ngx
 local nvar = require("nvar")
@@ -44,13 +45,13 @@ local type = type
 local floor = math.floor
 local tostring = tostring
 
-local _M = { DICT = "ingress_limits" }
+local _M = {}
 
 local MAX_COUNT = 1048576
 local MAX_MULTIPLIER = 1000
 local MAX_BYTES = 1099511627776
 
-local dict = ngx.shared[_M.DICT]
+local dict = ngx.shared[settings.LIMITS]
 
 -- count accepts nil or a whole number of 0 to max.
 local function count(v, max)
@@ -103,7 +104,7 @@ function _M.compile(l, ingress)
     req_status = req, conn_status = conn,
   }
   if c.conn then
-    _M.counting = true -- balancer.lua's log then calls _M.log
+    _M.counting = true -- phases.lua's log then calls _M.log
   end
   if l.allowlist ~= nil then
     local m, err = ipmatch.new(l.allowlist)
@@ -195,7 +196,7 @@ function _M.check(c)
     local ok, err = connection(c, addr)
     if not ok then
       if err then
-        ngx.log(ngx.ERR, "limit-connections: ", _M.DICT, ": ", err)
+        ngx.log(ngx.ERR, "limit-connections: ", settings.LIMITS, ": ", err)
       end
       return c.conn_status
     end
@@ -204,7 +205,7 @@ function _M.check(c)
     local ok, err = requests(c, addr)
     if not ok then
       if err then
-        ngx.log(ngx.ERR, "limit-rps/rpm: ", _M.DICT, ": ", err)
+        ngx.log(ngx.ERR, "limit-rps/rpm: ", settings.LIMITS, ": ", err)
       end
       return c.req_status
     end

@@ -3,7 +3,8 @@
 -- counted in the log phase into the shared dict ingress_metrics and read by
 -- the syncer from GET /ingress_metrics on the loopback status server.
 --
--- Settings (configuration.init's metrics, from nginx.conf; nil: off):
+-- Settings (settings.lua's metrics, from nginx.conf; nil: off; read by
+-- init, which phases.lua's init calls):
 --   per_host      the host label is the Ingress rule's host ("" otherwise)
 --   max_series    most distinct label sets; samples of a new one beyond it
 --                 are dropped and counted
@@ -40,7 +41,7 @@
 -- across them, as ingress-nginx's, which live in the controller process.
 -- A restart of nginx starts them from zero.
 
-local configuration = require("configuration")
+local settings = require("settings")
 
 local ngx = ngx
 local nvar = require("nvar")
@@ -55,14 +56,13 @@ local concat = table.concat
 local pairs = pairs
 
 local SEP = "\31"
-local DICT = "ingress_metrics"
 
-local _M = {}
+local _M = { enabled = false }
 
-local settings = (configuration.settings() or {}).metrics
-local dict = ngx.shared[DICT]
-local enabled = settings ~= nil and dict ~= nil
-_M.enabled = enabled
+local dict = ngx.shared[settings.METRICS]
+-- enabled: settings.lua's metrics are set (init); else routes get no label
+-- key and phases.lua's log does not call log.
+local enabled = false
 
 -- SLOTS: bucket bounds are padded with +Inf to this many, so that bucket
 -- finds the index in 7 steps without a loop (pkg/nginx allows 64 bounds).
@@ -77,9 +77,16 @@ local function padded(bounds)
 end
 
 local per_host, max_series, time_b, length_b, size_b
-if enabled then
-  per_host, max_series = settings.per_host == true, settings.max_series or 0
-  time_b, length_b, size_b = padded(settings.time or {}), padded(settings.length or {}), padded(settings.size or {})
+
+-- init reads the metrics settings (phases.lua's init, after settings.init).
+function _M.init()
+  local m = settings.get().metrics
+  enabled = m ~= nil and dict ~= nil
+  _M.enabled = enabled
+  if enabled then
+    per_host, max_series = m.per_host == true, m.max_series or 0
+    time_b, length_b, size_b = padded(m.time or {}), padded(m.length or {}), padded(m.size or {})
+  end
 end
 
 -- clean makes a label value printable on one line of the endpoint's text.

@@ -15,19 +15,7 @@ var uncompilable = regexp.MustCompile(`\bngx\.var\b|\bngx\.now\b|\bngx\.time\b|\
 // TestRequestCodeUsesNvar checks every module but nvar.lua for the APIs of
 // uncompilable, comments left out.
 func TestRequestCodeUsesNvar(t *testing.T) {
-	files, err := fs.Glob(Files, "*.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := fs.Glob(Files, "balancer/*.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, sub...)
-	if len(files) < 10 {
-		t.Fatalf("found only %d modules: %v", len(files), files)
-	}
-	for _, name := range files {
+	for _, name := range moduleFiles(t) {
 		if name == "nvar.lua" {
 			continue
 		}

@@ -1,6 +1,7 @@
 -- router.lua: routes every request of the one server block, from the hosts
 -- posted to /configuration/routes (compiled by routes.lua, which documents
--- a host item). It runs in rewrite_by_lua of location /.
+-- a host item). It runs in rewrite_by_lua of location / (phases.lua's
+-- rewrite).
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
@@ -9,7 +10,7 @@
 -- Nothing else answers: an unmatched request gets 404 (no nginx
 -- auto-redirect to a trailing slash).
 
-local configuration = require("configuration")
+local settings = require("settings")
 local store = require("store")
 local ipmatch = require("ipmatch")
 local headers = require("headers")
@@ -92,7 +93,7 @@ local function build(item)
   return { name = type(item) == "table" and item.name or "?", broken = true }
 end
 
-local hosts = store.new(configuration.ROUTES, build)
+local hosts = store.new(settings.ROUTES, build)
 _M.hosts = hosts
 
 -- find_host returns the host entry serving name (after hosts:check()).
@@ -226,7 +227,8 @@ local function check_body(route, limit)
   end
 end
 
-local settings
+-- conf holds the settings of nginx.conf (settings.lua), from init_worker.
+local conf
 
 -- REDIRECT_CODES are the codes nginx's `return code URL` sends with a
 -- Location; for the other codes of 300 to 308 the URL is the body.
@@ -256,9 +258,9 @@ local function redirect_to_https(route)
   local uri = request_uri_for_redirect(route.preserve_slash)
   local authority = redirect_host()
   if route.port_in_redirect then
-    authority = authority .. ":" .. settings.https_port
+    authority = authority .. ":" .. conf.https_port
   end
-  return ngx.redirect("https://" .. authority .. uri, settings.redirect_code or 308)
+  return ngx.redirect("https://" .. authority .. uri, conf.redirect_code or 308)
 end
 
 -- send_redirect answers with the route's permanent or temporal redirect.
@@ -277,7 +279,7 @@ end
 -- request came with.
 local function redirect_www(to)
   local uri = request_uri_for_redirect(false)
-  return ngx.redirect(var_get("pass_access_scheme") .. "://" .. to .. ":" .. var_get("pass_server_port") .. uri, settings.redirect_code or 308)
+  return ngx.redirect(var_get("pass_access_scheme") .. "://" .. to .. ":" .. var_get("pass_server_port") .. uri, conf.redirect_code or 308)
 end
 
 -- has_endpoints reports whether backend name has endpoints in this worker.
@@ -463,7 +465,7 @@ function _M.rewrite()
   if route.client_closed then
     return ngx.exit(503)
   end
-  local limit = route.body_size or settings.body_size
+  local limit = route.body_size or conf.body_size
   if limit and limit > 0 then
     check_body(route, limit)
   end
@@ -487,7 +489,7 @@ function _M.rewrite()
 end
 
 function _M.init_worker()
-  settings = configuration.settings()
+  conf = settings.get()
   hosts:start(1)
 end
 

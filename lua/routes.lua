@@ -65,7 +65,7 @@
 -- first on TLS requests, after the HTTPS redirect on plain HTTP ones).
 --
 
-local configuration = require("configuration")
+local settings = require("settings")
 local ipmatch = require("ipmatch")
 local headers = require("headers")
 local canary = require("canary")
@@ -114,7 +114,7 @@ local function compile_tls(route, t)
       or not (t.unavailable == nil or type(t.unavailable) == "boolean") then
     return nil, "invalid upstreamTLS"
   end
-  local profiles = configuration.settings().tls_profiles or {}
+  local profiles = settings.get().tls_profiles or {}
   if t.unavailable == true or (TLS_PROTOCOLS[route.protocol] and not profiles[t.profile]) then
     if t.unavailable ~= true then -- the syncer logs why (unavailable: a Problem on the Ingress)
       ngx.log(ngx.WARN, "route ", route.path, " of ", tostring(route.ingress), " answers 503: its backend TLS profile ",
@@ -151,7 +151,7 @@ local function compile_proxy(route, r)
     end
     route.err = e
   end
-  local buffering = configuration.settings().proxy_buffering
+  local buffering = settings.get().proxy_buffering
   local proto = route.protocol
   local tls, terr = compile_tls(route, r.upstreamTLS)
   if terr then

@@ -20,6 +20,7 @@
 
 local cjson = require("cjson.safe")
 local nvar = require("nvar")
+local settings = require("settings")
 
 local ngx = ngx
 local ngx_log = ngx.log
@@ -319,15 +320,16 @@ local function write_locked(dict, version, items, removed, meta)
   return 200, nil, version, gen
 end
 
--- EPOCH is the key, in the dict named by _M.epoch_dict, that every write to
+-- EPOCH is the key, in the routes dict (EPOCH_DICT), that every write to
 -- any store bumps after its generation: one read of it tells a request
 -- whether any store may have moved since the previous request of this
 -- worker (see epoch).
 local EPOCH = "epoch"
+local EPOCH_DICT = settings.ROUTES
 
 -- epoch returns the epoch counter (0 before the first write).
 function _M.epoch()
-  return ngx.shared[_M.epoch_dict]:get(EPOCH) or 0
+  return ngx.shared[EPOCH_DICT]:get(EPOCH) or 0
 end
 
 -- write applies one delta under the dict lock. It returns an HTTP status, an
@@ -339,9 +341,7 @@ function _M.write(dict_name, version, items, removed, meta)
     return 503, err
   end
   local pok, status, msg, v, gen = pcall(write_locked, dict, version, items, removed, meta)
-  if _M.epoch_dict then
-    ngx.shared[_M.epoch_dict]:incr(EPOCH, 1, 0)
-  end
+  ngx.shared[EPOCH_DICT]:incr(EPOCH, 1, 0)
   dict:delete("lock")
   if not pok then
     return 500, tostring(status)

@@ -77,7 +77,9 @@
 // The Lua side lives in the lua/ directory of the repository and is
 // embedded in package github.com/ingress-sync/ingress-sync/lua; Prepare
 // installs it under Options.Dir/lua (world-readable: workers run as nobody
-// when the master is root) unless Options.LuaDir points elsewhere.
+// when the master is root) unless Options.LuaDir points elsewhere. Every
+// *_by_lua block of nginx.conf is one call of lua/phases.lua, one function
+// per phase (TestLuaBlocksCallOnlyPhases).
 //
 // Measured on the Debian packages (nginx 1.22.1, lua-nginx-module 0.10.23):
 // the master waits 100 ms after starting new workers before it retires the

@@ -40,8 +40,9 @@ var (
 // MetricsOptions configure the traffic metrics. The zero value is
 // ingress-nginx's default: on, per host, its buckets.
 type MetricsOptions struct {
-	// Disabled turns the collection off (no Lua runs in the log phase for
-	// it); ingress-nginx's --enable-metrics=false.
+	// Disabled turns the collection off (nginx.conf's settings have no
+	// metrics, and lua/phases.lua's log does not call lua/metrics.lua);
+	// ingress-nginx's --enable-metrics=false.
 	Disabled bool
 	// WithoutHost drops the host label (--metrics-per-host=false).
 	WithoutHost bool
@@ -102,7 +103,6 @@ func checkBuckets(b []float64) error {
 
 func (v *view) setMetrics(m *MetricsOptions) {
 	v.MetricsDictSize, _ = nginxSize(m.DictSize)
-	v.Metrics = !m.Disabled
 	if m.Disabled {
 		v.LuaMetrics = "nil"
 		return

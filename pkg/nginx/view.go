@@ -42,8 +42,8 @@ type view struct {
 	// AuthCacheDictSize, AuthTimeout, AuthConnectTimeout and Resolver:
 	// the external auth location (extauth.go).
 	AuthCacheDictSize, AuthTimeout, AuthConnectTimeout, Resolver string
-	// Metrics, MetricsDictSize and LuaMetrics: lua/metrics.lua (metrics.go).
-	Metrics                     bool
+	// MetricsDictSize and LuaMetrics: lua/metrics.lua (metrics.go);
+	// LuaMetrics "nil" turns the traffic metrics off.
 	MetricsDictSize, LuaMetrics string
 
 	UseForwardedHeaders bool
@@ -298,7 +298,7 @@ func proxyLocations(global string) []proxyLocation {
 		{Name: "@https", Directives: []string{"proxy_pass https://upstream_balancer"}},
 		{Name: "@grpc", Directives: []string{"grpc_pass grpc://upstream_balancer"}},
 		{Name: "@grpcs", Directives: []string{"grpc_pass grpcs://upstream_balancer"}},
-		{Name: "@custom_error", Lua: `require("proxy").error_page()`, Directives: []string{"proxy_pass http://upstream_balancer"}},
+		{Name: "@custom_error", Lua: `require("phases").error_page_rewrite()`, Directives: []string{"proxy_pass http://upstream_balancer"}},
 	}
 	flag := map[bool]string{true: "1", false: "0"}
 	all := "error_page " + errorPageCodes() + " = @custom_error"
