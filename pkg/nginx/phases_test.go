@@ -1,12 +1,13 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/lua"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // entryModule is the one Lua module nginx.conf calls (lua/phases.lua).
@@ -82,7 +83,7 @@ func TestLuaBlocksCallOnlyPhases(t *testing.T) {
 func luaBlockConfigs(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	render := func(name string, opts Options, cfg *model.Configuration) {
+	render := func(name string, opts Options, cfg *config.Configuration) {
 		r, err := NewRenderer(opts)
 		if err != nil {
 			t.Fatal(err)
@@ -102,9 +103,9 @@ func luaBlockConfigs(t *testing.T) map[string]string {
 	}
 	opts := goldenOptions()
 	opts.EnableSSLPassthrough, opts.Metrics.Disabled = true, true
-	cfg := &model.Configuration{Checksum: "all"}
+	cfg := &config.Configuration{Checksum: "all"}
 	cfg.Global.AddHeaders = "ingress/resp"
-	cfg.UpstreamTLS = []model.UpstreamTLS{{Name: "t0123456789abcdef", Protocols: "TLSv1.2 TLSv1.3", Ciphers: "HIGH", VerifyDepth: 1}}
+	cfg.UpstreamTLS = []config.UpstreamTLS{{Name: "t0123456789abcdef", Protocols: "TLSv1.2 TLSv1.3", Ciphers: "HIGH", VerifyDepth: 1}}
 	render("every block", opts, cfg)
 	return out
 }
