@@ -134,17 +134,7 @@ func validSecretRef(v string) bool {
 }
 
 func validSecretName(v string) bool {
-	return v != "" && len(v) <= 253 && dnsSubdomain(v)
-}
-
-func dnsSubdomain(v string) bool {
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return v != "" && len(v) <= 253 && config.DNSChars(v)
 }
 
 func validRealm(v string) bool {

@@ -59,10 +59,6 @@ import (
 // Options.MaxUpstreamTLSProfiles is 0.
 const DefaultMaxUpstreamTLSProfiles = 16
 
-// MaxUpstreamTLSProfilesLimit is the largest Options.MaxUpstreamTLSProfiles
-// (pkg/nginx renders at most as many).
-const MaxUpstreamTLSProfilesLimit = 256
-
 // proxySSLInput collects the proxy-ssl-* annotations of one Ingress.
 type proxySSLInput struct {
 	secret, name, protocols, ciphers string
@@ -103,11 +99,11 @@ func (a *ingressAnnotations) applyProxySSL(name, v string) bool {
 	case "proxy-ssl-verify-depth":
 		in.depth, err = ParseProxySSLVerifyDepth(v)
 	case "proxy-ssl-name":
-		in.name, err = ParseProxySSLName(v)
+		in.name, err = config.ParseProxySSLName(v)
 	case "proxy-ssl-protocols":
-		in.protocols, err = ParseProxySSLProtocols(v)
+		in.protocols, err = config.ParseProxySSLProtocols(v)
 	case "proxy-ssl-ciphers":
-		in.ciphers, err = ParseProxySSLCiphers(v)
+		in.ciphers, err = config.ParseProxySSLCiphers(v)
 	default:
 		return false
 	}
@@ -145,89 +141,6 @@ func ParseProxySSLVerifyDepth(v string) (int, error) {
 	}
 	return max(n, 1), nil
 }
-
-// ParseProxySSLName parses proxy-ssl-name: a DNS name (letters, digits,
-// '-' and '.', labels of 1 to 63 characters), lower-cased.
-func ParseProxySSLName(v string) (string, error) {
-	l := strings.ToLower(v)
-	if len(l) == 0 || len(l) > 253 || !dnsSubdomain(l) {
-		return "", errors.New("must be a DNS name")
-	}
-	for _, label := range strings.Split(l, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return "", errors.New("must be a DNS name")
-		}
-	}
-	return l, nil
-}
-
-// ParseProxySSLProtocols parses proxy-ssl-protocols: TLSv1.2 and/or
-// TLSv1.3 separated by spaces; it returns them sorted, once each.
-func ParseProxySSLProtocols(v string) (string, error) {
-	var out []string
-	for _, p := range strings.Fields(v) {
-		if p != "TLSv1.2" && p != "TLSv1.3" {
-			return "", errors.New("must be TLSv1.2 and/or TLSv1.3 (the versions ingress-nginx v1.15 accepts; it ignores other values, using TLSv1.2)")
-		}
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
-		return "", errors.New("must name TLSv1.2 and/or TLSv1.3")
-	}
-	slices.Sort(out)
-	return strings.Join(out, " "), nil
-}
-
-// Limits of a cipher list.
-const (
-	maxCipherListLen  = 1024
-	maxCipherElements = 64
-)
-
-// ParseProxySSLCiphers validates an OpenSSL cipher list: elements separated
-// by ':', each an optional '!', '-' or '+' and then names of
-// opensslCiphers joined by '+' (an element that removes ciphers may also
-// use cipherRemovalNames), or @STRENGTH, or @SECLEVEL=0 to 5; at least one
-// element adds ciphers (nginx -t refuses a list that matches none). The
-// list is returned as given: it is made of known constants and separators
-// only.
-func ParseProxySSLCiphers(v string) (string, error) {
-	if v == "" || len(v) > maxCipherListLen {
-		return "", errors.New("must be a non-empty OpenSSL cipher list")
-	}
-	elems := strings.Split(v, ":")
-	if len(elems) > maxCipherElements {
-		return "", fmt.Errorf("must have at most %d elements", maxCipherElements)
-	}
-	adds := false
-	for _, e := range elems {
-		if e == "@STRENGTH" || len(e) == len("@SECLEVEL=0") && strings.HasPrefix(e, "@SECLEVEL=") && e[10] >= '0' && e[10] <= '5' {
-			continue
-		}
-		adds = adds || addsKnownCiphers(e)
-		removes := e != "" && (e[0] == '!' || e[0] == '-')
-		if e != "" && strings.IndexByte("!-+", e[0]) >= 0 {
-			e = e[1:]
-		}
-		for _, part := range strings.Split(e, "+") {
-			if !opensslCiphers[part] && !(removes && cipherRemovalNames[part]) {
-				return "", fmt.Errorf("%q is not an OpenSSL cipher name or keyword", part)
-			}
-		}
-	}
-	if !adds {
-		return "", errors.New("adds no cipher (such as HIGH or ECDHE-RSA-AES128-GCM-SHA256)")
-	}
-	return v, nil
-}
-
-// cipherRemovalNames are OpenSSL keywords that match no TLS 1.2 cipher of
-// Debian's OpenSSL 3.0 (see opensslCiphers) but that cipher lists commonly
-// remove ("!RC4", "!3DES").
-var cipherRemovalNames = toSet("LOW", "MEDIUM", "EXP", "EXPORT", "3DES", "DES", "RC4", "RC2", "IDEA", "SEED",
-	"aGOST", "aGOST01", "kGOST", "GOST94", "GOST89MAC", "kDHr", "kDHd", "kDH", "aDH", "ARIAGCM")
 
 // ParseCAPEM returns the certificates of a ca.crt, re-encoded as PEM
 // (other blocks and text dropped); at least one must parse, none may fail.

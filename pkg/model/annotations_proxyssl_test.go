@@ -16,29 +16,29 @@ func TestParseProxySSLValues(t *testing.T) {
 		name, value, want, err string
 		parse                  func(string) (string, error)
 	}{
-		{"protocols sorted and unique", "TLSv1.3 TLSv1.2  TLSv1.3", "TLSv1.2 TLSv1.3", "", ParseProxySSLProtocols},
-		{"protocols one", "TLSv1.3", "TLSv1.3", "", ParseProxySSLProtocols},
-		{"protocols of ingress-nginx's e2e test", "TLSv1.2 TLSv1.3", "TLSv1.2 TLSv1.3", "", ParseProxySSLProtocols},
-		{"protocols old version", "TLSv1.1 TLSv1.2", "", "TLSv1.2 and/or TLSv1.3", ParseProxySSLProtocols},
-		{"protocols empty", " ", "", "must name", ParseProxySSLProtocols},
-		{"protocols injection", "TLSv1.2;", "", "TLSv1.2 and/or", ParseProxySSLProtocols},
-		{"ciphers keywords", "HIGH:!aNULL:!MD5", "HIGH:!aNULL:!MD5", "", ParseProxySSLCiphers},
-		{"ciphers names and +", "ECDHE-RSA-AES128-GCM-SHA256:ECDHE+AESGCM:+AES256:@STRENGTH:@SECLEVEL=2", "ECDHE-RSA-AES128-GCM-SHA256:ECDHE+AESGCM:+AES256:@STRENGTH:@SECLEVEL=2", "", ParseProxySSLCiphers},
-		{"ciphers removing RC4", "DEFAULT:!RC4:-3DES", "DEFAULT:!RC4:-3DES", "", ParseProxySSLCiphers},
-		{"ciphers of ingress-nginx's e2e test", "HIGH:!AES", "HIGH:!AES", "", ParseProxySSLCiphers},
-		{"ciphers adding RC4 only", "RC4", "", "not an OpenSSL cipher", ParseProxySSLCiphers},
-		{"ciphers removing only", "!aNULL:-MD5", "", "adds no cipher", ParseProxySSLCiphers},
-		{"ciphers unknown", "HIGH:FOO", "", `"FOO" is not`, ParseProxySSLCiphers},
-		{"ciphers space", "HIGH !MD5", "", "is not", ParseProxySSLCiphers},
-		{"ciphers injection", "HIGH;include", "", "is not", ParseProxySSLCiphers},
-		{"ciphers empty element", "HIGH::MD5", "", "is not", ParseProxySSLCiphers},
-		{"ciphers seclevel 9", "HIGH:@SECLEVEL=9", "", "is not", ParseProxySSLCiphers},
-		{"name lower-cased", "Backend.Example.com", "backend.example.com", "", ParseProxySSLName},
-		{"name with a variable", "$host", "", "DNS name", ParseProxySSLName},
-		{"name wildcard", "*.example.com", "", "DNS name", ParseProxySSLName},
-		{"name empty label", "a..b", "", "DNS name", ParseProxySSLName},
-		{"name leading hyphen", "-a.b", "", "DNS name", ParseProxySSLName},
-		{"name long label", strings.Repeat("a", 64) + ".b", "", "DNS name", ParseProxySSLName},
+		{"protocols sorted and unique", "TLSv1.3 TLSv1.2  TLSv1.3", "TLSv1.2 TLSv1.3", "", config.ParseProxySSLProtocols},
+		{"protocols one", "TLSv1.3", "TLSv1.3", "", config.ParseProxySSLProtocols},
+		{"protocols of ingress-nginx's e2e test", "TLSv1.2 TLSv1.3", "TLSv1.2 TLSv1.3", "", config.ParseProxySSLProtocols},
+		{"protocols old version", "TLSv1.1 TLSv1.2", "", "TLSv1.2 and/or TLSv1.3", config.ParseProxySSLProtocols},
+		{"protocols empty", " ", "", "must name", config.ParseProxySSLProtocols},
+		{"protocols injection", "TLSv1.2;", "", "TLSv1.2 and/or", config.ParseProxySSLProtocols},
+		{"ciphers keywords", "HIGH:!aNULL:!MD5", "HIGH:!aNULL:!MD5", "", config.ParseProxySSLCiphers},
+		{"ciphers names and +", "ECDHE-RSA-AES128-GCM-SHA256:ECDHE+AESGCM:+AES256:@STRENGTH:@SECLEVEL=2", "ECDHE-RSA-AES128-GCM-SHA256:ECDHE+AESGCM:+AES256:@STRENGTH:@SECLEVEL=2", "", config.ParseProxySSLCiphers},
+		{"ciphers removing RC4", "DEFAULT:!RC4:-3DES", "DEFAULT:!RC4:-3DES", "", config.ParseProxySSLCiphers},
+		{"ciphers of ingress-nginx's e2e test", "HIGH:!AES", "HIGH:!AES", "", config.ParseProxySSLCiphers},
+		{"ciphers adding RC4 only", "RC4", "", "not an OpenSSL cipher", config.ParseProxySSLCiphers},
+		{"ciphers removing only", "!aNULL:-MD5", "", "adds no cipher", config.ParseProxySSLCiphers},
+		{"ciphers unknown", "HIGH:FOO", "", `"FOO" is not`, config.ParseProxySSLCiphers},
+		{"ciphers space", "HIGH !MD5", "", "is not", config.ParseProxySSLCiphers},
+		{"ciphers injection", "HIGH;include", "", "is not", config.ParseProxySSLCiphers},
+		{"ciphers empty element", "HIGH::MD5", "", "is not", config.ParseProxySSLCiphers},
+		{"ciphers seclevel 9", "HIGH:@SECLEVEL=9", "", "is not", config.ParseProxySSLCiphers},
+		{"name lower-cased", "Backend.Example.com", "backend.example.com", "", config.ParseProxySSLName},
+		{"name with a variable", "$host", "", "DNS name", config.ParseProxySSLName},
+		{"name wildcard", "*.example.com", "", "DNS name", config.ParseProxySSLName},
+		{"name empty label", "a..b", "", "DNS name", config.ParseProxySSLName},
+		{"name leading hyphen", "-a.b", "", "DNS name", config.ParseProxySSLName},
+		{"name long label", strings.Repeat("a", 64) + ".b", "", "DNS name", config.ParseProxySSLName},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,7 +228,7 @@ func FuzzProxySSLValues(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v string) {
 		for name, parse := range map[string]func(string) (string, error){
-			"protocols": ParseProxySSLProtocols, "ciphers": ParseProxySSLCiphers, "name": ParseProxySSLName,
+			"protocols": config.ParseProxySSLProtocols, "ciphers": config.ParseProxySSLCiphers, "name": config.ParseProxySSLName,
 		} {
 			got, err := parse(v)
 			if err != nil {
@@ -275,7 +275,7 @@ func (c *contract) proxySSL(where string, p *config.ProxySSL) {
 		return
 	}
 	i := slices.IndexFunc(c.cfg.UpstreamTLS, func(u config.UpstreamTLS) bool { return u.Name == p.Profile })
-	_, nameErr := ParseProxySSLName(p.Name)
+	_, nameErr := config.ParseProxySSLName(p.Name)
 	u := config.UpstreamTLS{}
 	if i >= 0 {
 		u = c.cfg.UpstreamTLS[i]

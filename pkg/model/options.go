@@ -97,8 +97,8 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("%w: %s: %w", ErrInvalidOption, kv.flag, err))
 		}
 	}
-	if o.MaxUpstreamTLSProfiles < 0 || o.MaxUpstreamTLSProfiles > MaxUpstreamTLSProfilesLimit {
-		errs = append(errs, fmt.Errorf("%w: max upstream TLS profiles %d is not 1 to %d", ErrInvalidOption, o.MaxUpstreamTLSProfiles, MaxUpstreamTLSProfilesLimit))
+	if o.MaxUpstreamTLSProfiles < 0 || o.MaxUpstreamTLSProfiles > config.MaxUpstreamTLSProfilesLimit {
+		errs = append(errs, fmt.Errorf("%w: max upstream TLS profiles %d is not 1 to %d", ErrInvalidOption, o.MaxUpstreamTLSProfiles, config.MaxUpstreamTLSProfilesLimit))
 	}
 	if c := o.FallbackCertificate; c != nil && (len(c.Cert) == 0 || len(c.Key) == 0) {
 		errs = append(errs, fmt.Errorf("%w: fallback certificate has no certificate or key", ErrInvalidOption))

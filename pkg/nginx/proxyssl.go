@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Backend TLS profiles (config.UpstreamTLS). nginx's proxy_ssl_* and
@@ -36,7 +34,7 @@ import (
 var profileNameRe = regexp.MustCompile(`^t[0-9a-f]{16}$`)
 
 // maxProfiles bounds what the renderer takes.
-const maxProfiles = model.MaxUpstreamTLSProfilesLimit
+const maxProfiles = config.MaxUpstreamTLSProfilesLimit
 
 // profileFile is the path of a profile's file: "ca", "cert" or "key".
 func (o *Options) profileFile(profile, kind string) string {
@@ -102,8 +100,8 @@ func tlsPass(l proxyLocation) (module, pass string, ok bool) {
 // profileDirectives returns the directives of p, without their
 // "proxy_ssl_" or "grpc_ssl_" prefix.
 func profileDirectives(o *Options, p *config.UpstreamTLS) ([]string, error) {
-	protocols, perr := model.ParseProxySSLProtocols(p.Protocols)
-	ciphers, cerr := model.ParseProxySSLCiphers(p.Ciphers)
+	protocols, perr := config.ParseProxySSLProtocols(p.Protocols)
+	ciphers, cerr := config.ParseProxySSLCiphers(p.Ciphers)
 	switch {
 	case !profileNameRe.MatchString(p.Name):
 		return nil, invalid("backend TLS profile name", p.Name)
@@ -116,7 +114,7 @@ func profileDirectives(o *Options, p *config.UpstreamTLS) ([]string, error) {
 	case p.Verify && len(p.CA) == 0, len(p.Cert) == 0 != (len(p.Key) == 0):
 		return nil, invalid("backend TLS profile", p.Name)
 	}
-	if _, err := model.ParseProxySSLName(p.PeerName); p.PeerName != "" && err != nil {
+	if _, err := config.ParseProxySSLName(p.PeerName); p.PeerName != "" && err != nil {
 		return nil, invalid("backend TLS peer name", p.PeerName) // not rendered: the profile's identity only
 	}
 	out := []string{

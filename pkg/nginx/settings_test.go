@@ -306,7 +306,7 @@ func TestSettingsCipherNamesKnownToOpenSSL(t *testing.T) {
 	if err != nil {
 		t.Skip("openssl not installed")
 	}
-	for _, name := range model.SSLCipherNames() {
+	for _, name := range config.SSLCipherNames() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		out, err := exec.CommandContext(ctx, bin, "ciphers", name).CombinedOutput()
 		cancel()
