@@ -116,19 +116,24 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 		return a
 	}
 	sort.Strings(keys)
-	var b balancing
-	var aff affinityInput
+	var st parseState
 	for _, k := range keys {
 		name := strings.TrimPrefix(k, AnnotationPrefix)
-		if strings.HasSuffix(name, "-snippet") {
+		parse, refused := annotationParserOf(name)
+		if refused {
 			a.snippets = append(a.snippets, k)
 			continue
 		}
-		if err := a.apply(name, annotations[k], &b, &aff); err != nil {
+		err := errUnsupported
+		if parse != nil {
+			err = parse(&a, &st, name, annotations[k])
+		}
+		if err != nil {
 			a.problems = append(a.problems, fmt.Sprintf("annotation %s=%s: %v%s", k, quoteValue(annotations[k]), err, problemOutcome(err)))
 		}
 	}
-	b.setAffinity(aff)
+	b := st.b
+	b.setAffinity(st.aff)
 	a.finishCanary()
 	a.finishRouting()
 	a.finishProxy()
@@ -149,39 +154,8 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 // errUnsupported marks annotations we do not implement.
 var errUnsupported = errors.New("not supported")
 
-// apply parses one annotation into a.
-func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityInput) error {
-	if strings.HasPrefix(name, "canary") {
-		return a.applyCanary(name, v)
-	}
-	if isLimitAnnotation(name) {
-		a.applyLimit(name, v)
-		return nil
-	}
-	if name == "upstream-hash-by" {
-		// Not checkForbidden: "${var}" has braces; parseHashBy is an
-		// allow-list of letters, digits and -_${}.
-		var err error
-		b.hashBy, err = parseHashBy(v)
-		return err
-	}
-	if isSourceRange(name) {
-		// Every error fails closed; not checkForbidden: 1000 CIDRs are
-		// longer than maxValueLen, and parseSourceRange is an allow-list.
-		return a.setSourceRange(name, v)
-	}
-	if ok, err := a.applyAuth(name, v); ok { // allow-lists, failing closed
-		return err
-	}
-	if ok, err := a.applyExtAuth(name, v); ok { // allow-lists, failing closed
-		return err
-	}
-	if a.applyProxySSL(name, v) { // allow-lists, failing closed
-		return nil
-	}
-	if a.applyClientAuth(name, v) { // allow-lists, failing closed
-		return nil
-	}
+// parseCoreAnnotation parses the annotations that set one field each.
+func parseCoreAnnotation(a *ingressAnnotations, st *parseState, name, v string) error {
 	if err := checkForbidden(v, name == "rewrite-target"); err != nil {
 		return err
 	}
@@ -208,22 +182,10 @@ func (a *ingressAnnotations) apply(name, v string, b *balancing, aff *affinityIn
 	case "ssl-passthrough":
 		a.sslPassthrough, err = parseBool(v)
 	case "load-balance":
-		b.loadBalance, err = parseLoadBalance(v)
+		st.b.loadBalance, err = parseLoadBalance(v)
 	case "affinity-canary-behavior":
 		a.affinityCanaryLegacy, err = parseCanaryBehavior(v)
 	default:
-		if ok, berr := applyBalancing(name, v, b, aff); ok {
-			return berr
-		}
-		if ok, rerr := a.applyRouting(name, v); ok {
-			return rerr
-		}
-		if ok, uerr := a.applyUpstream(name, v); ok {
-			return uerr
-		}
-		if ok, perr := a.applyProxy(name, v); ok {
-			return perr
-		}
 		return errUnsupported
 	}
 	return err

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -186,5 +187,52 @@ func TestRegistryComplete(t *testing.T) {
 		if len(tc.entries) != tc.want {
 			t.Errorf("%s: %d entries, want %d", what, len(tc.entries), tc.want)
 		}
+	}
+}
+
+// TestAnnotationClaims: the registry is the one place that says which
+// parser takes a name. Every entry that is applied has one, a name under a
+// prefix claim is claimed by that prefix's parser (an unknown auth-tls-*
+// name fails closed with the client certificate verification), snippets
+// are refused, and a name nothing claims is not supported.
+func TestAnnotationClaims(t *testing.T) {
+	same := func(a, b annotationParser) bool {
+		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
+	}
+	for _, e := range Annotations() {
+		applied := e.Status == StatusSupported || e.Status == StatusSupportedWithDifference
+		if applied != (e.parse != nil) && e.Status != StatusNotSupported {
+			t.Errorf("%s (%s): parser set = %v", e.Name, e.Status, e.parse != nil)
+		}
+		for _, c := range prefixClaims {
+			if strings.HasPrefix(e.Name, c.prefix) && !same(e.parse, c.parse) {
+				t.Errorf("%s: claimed by another parser than the one of its prefix %q", e.Name, c.prefix)
+			}
+		}
+	}
+	tests := map[string]struct {
+		name    string
+		parse   annotationParser
+		refused bool
+	}{
+		"registry entry":          {name: "app-root", parse: parseRoutingAnnotation},
+		"unknown auth-tls name":   {name: "auth-tls-verfiy-client", parse: parseClientAuthAnnotation},
+		"unknown canary name":     {name: "canary-by-query", parse: parseCanaryAnnotation},
+		"snippet in the registry": {name: "configuration-snippet", refused: true},
+		"any snippet":             {name: "brand-new-snippet", refused: true},
+		"unclaimed":               {name: "no-such-annotation"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			parse, refused := annotationParserOf(tc.name)
+			if refused != tc.refused || (parse == nil) != (tc.parse == nil) || parse != nil && !same(parse, tc.parse) {
+				t.Errorf("annotationParserOf(%q) = parser %v, refused %v; want parser %v, refused %v",
+					tc.name, parse != nil, refused, tc.parse != nil, tc.refused)
+			}
+		})
+	}
+	a := parseAnnotations(map[string]string{AnnotationPrefix + "auth-tls-secret": "default/ca", AnnotationPrefix + "auth-tls-verfiy-client": "on"})
+	if !strings.Contains(a.clientAuth.err, errUnsupported.Error()) {
+		t.Errorf("an unknown auth-tls name: client auth error %q; want not supported, failing closed", a.clientAuth.err)
 	}
 }
