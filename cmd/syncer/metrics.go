@@ -73,10 +73,8 @@ func controllerLabels(f *runFlags) syncer.ControllerLabels {
 }
 
 // dataPlane is what the metrics read of the syncer's nginx
-// (*syncer.Nginx): its applies, its status server and its running
-// Configuration.
+// (*syncer.Nginx): its status server and its running Configuration.
 type dataPlane interface {
-	syncer.Applier
 	Client() *nginx.Client
 	Running() *config.Configuration
 }
@@ -84,9 +82,9 @@ type dataPlane interface {
 // registerMetrics registers what /metrics serves beside the syncer's own
 // ingress_sync_syncer_* metrics (syncer.New registers those): the traffic
 // collector reading nginx on every scrape, the NATS connection gauge, and
-// ingress-nginx's controller metrics of the applies, kept by the Applier
-// it returns for syncer.New.
-func registerMetrics(reg prometheus.Registerer, f *runFlags, ngx dataPlane, natsConnected func() bool) syncer.Applier {
+// ingress-nginx's controller metrics of the applies, kept by the
+// ControllerMetrics it returns (its Observe is syncer.Options.Observe).
+func registerMetrics(reg prometheus.Registerer, f *runFlags, ngx dataPlane, natsConnected func() bool) *syncer.ControllerMetrics {
 	l := controllerLabels(f)
 	reg.MustRegister(nginx.NewTrafficCollector(nginx.TrafficCollectorOptions{
 		Client: ngx.Client(), Metrics: f.nginx.Metrics, Running: ngx.Running, Logger: f.nginx.Logger,
@@ -99,5 +97,5 @@ func registerMetrics(reg prometheus.Registerer, f *runFlags, ngx dataPlane, nats
 		}
 		return 0
 	}))
-	return syncer.NewControllerMetrics(ngx, reg, l)
+	return syncer.NewControllerMetrics(reg, l)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"context"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
+	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 )
 
 // descRecorder is a prometheus.Registerer that keeps the names of the
@@ -49,9 +49,6 @@ func (r *descRecorder) Unregister(prometheus.Collector) bool { return false }
 // registers metrics, nothing is applied or scraped.
 type idleDataPlane struct{}
 
-func (idleDataPlane) Apply(context.Context, *config.Configuration) (config.Change, error) {
-	return config.Change{}, nil
-}
 func (idleDataPlane) Client() *nginx.Client          { return nginx.NewClient(1, time.Second) }
 func (idleDataPlane) Running() *config.Configuration { return nil }
 
@@ -63,8 +60,8 @@ func exportedNames(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	rec := &descRecorder{names: map[string]bool{}}
-	app := registerMetrics(rec, f, idleDataPlane{}, func() bool { return true })
-	if _, err := syncer.New(app, syncer.Options{Pod: "p", Registerer: rec}); err != nil {
+	controller := registerMetrics(rec, f, idleDataPlane{}, func() bool { return true })
+	if _, err := syncer.New(syncertest.New(), syncer.Options{Pod: "p", Registerer: rec, Observe: controller.Observe}); err != nil {
 		t.Fatal(err)
 	}
 	return rec.names

@@ -27,9 +27,11 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 		return err
 	}
 	defer nc.Close()
-	s, err := syncer.New(registerMetrics(reg, f, ngx, nc.IsConnected), syncer.Options{
+	controller := registerMetrics(reg, f, ngx, nc.IsConnected)
+	s, err := syncer.New(ngx, syncer.Options{
 		Model: f.model.opts, Pod: f.pod, Holdoff: f.holdoff, MaxHoldoff: f.maxHoldoff,
 		Report: statusReporter(nc, f.nats.prefix, f.pod), Logger: log, Registerer: reg, ListenCheck: ngx.CanListen,
+		Observe: controller.Observe,
 	})
 	if err != nil {
 		return err

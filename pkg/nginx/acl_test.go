@@ -215,11 +215,11 @@ func TestRealClientAddress(t *testing.T) {
 // nginx.conf).
 func reload(t *testing.T, h *harness, cfg *config.Configuration) {
 	t.Helper()
-	ch, err := h.app.Apply(context.Background(), cfg)
+	reloaded, err := applyDiff(context.Background(), h.app, cfg)
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, h.logs())
 	}
-	if !ch.Reload {
+	if !reloaded {
 		t.Fatalf("apply did not reload")
 	}
 }

@@ -33,10 +33,12 @@ type ReloadStats struct {
 }
 
 // Applier owns what nginx serves: the running Configuration. Apply brings
-// nginx to the next one, by deltas to the Lua endpoints (routes, backends,
-// certificates) and, only when nginx.conf changes (global settings), a
-// tested and confirmed reload. Restore pushes the whole state again after
-// nginx restarted. Methods are serialised.
+// nginx to the next one by acting on the Change its caller computed (it
+// never diffs Configurations itself): deltas to the Lua endpoints (routes,
+// backends, certificates) and, only when the nginx.conf rendered for next
+// differs from the installed one (global settings, backend TLS profiles,
+// L4 listeners), a tested and confirmed reload. Restore pushes the whole
+// state again after nginx restarted. Methods are serialised.
 type Applier struct {
 	opts     Options
 	renderer *Renderer
@@ -47,9 +49,13 @@ type Applier struct {
 	mu      sync.Mutex
 	version uint64
 	// running is the Configuration nginx serves (nil before WriteConfig or
-	// the first Apply); conf is the checksum of the nginx.conf it runs.
-	running *config.Configuration
-	conf    string
+	// the first Apply), which Restore pushes. conf is the checksum of the
+	// installed nginx.conf, and global and listeners what it was rendered
+	// from (see installed).
+	running   *config.Configuration
+	conf      string
+	global    config.Global
+	listeners []config.L4Service
 	// dirty: the Lua side may differ from running (a failed push, a
 	// restart): the next push sends everything.
 	dirty bool
@@ -145,8 +151,8 @@ func (a *Applier) WriteConfig(ctx context.Context, cfg *config.Configuration) er
 	if err := writeFileAtomic(a.opts.confPath(), conf, 0o644); err != nil {
 		return err
 	}
-	a.running, a.conf, a.dirty = cfg, sum, true
-	a.profiles = profileSet(cfg.UpstreamTLS)
+	a.running, a.dirty = cfg, true
+	a.installed(cfg, sum)
 	a.removeStaleProfiles(cfg.UpstreamTLS) // of an earlier run
 	a.removeStaleStreamFiles(files)
 	return nil
@@ -161,30 +167,30 @@ func (a *Applier) render(cfg *config.Configuration) ([]byte, string, error) {
 	return conf, sum, err
 }
 
-// Apply makes nginx serve next and returns what changed. Routes, backends
-// and certificates go to the Lua endpoints in an order that never lets a
-// request see a route before its backend or certificate: new and changed
-// backends and certificates first, then the routes (with next's checksum),
-// then the removal of certificates and backends no route uses any more.
-// When nginx.conf changes (global settings), the reload comes first: it is
-// rendered, tested with nginx -t, swapped in and confirmed by the new
-// workers (which share the Lua state of the old ones); on failure the
-// previous file stays (or is put back), nothing is pushed, and the error
-// wraps ErrConfigTest, ErrReloadNotConfirmed, ErrInvalidValue or
-// ErrNotRunning. The endpoint files of the stream servers are written
-// before any reload (a failure wraps ErrStreamFiles). Whatever fails, the
-// next Apply pushes the whole state again.
-func (a *Applier) Apply(ctx context.Context, next *config.Configuration) (config.Change, error) {
+// Apply makes nginx serve next, where ch is config.Diff(Running(), next)
+// (its caller decides what changed, once), and reports whether nginx
+// reloaded. Routes, backends and certificates go to the Lua endpoints in an
+// order that never lets a request see a route before its backend or
+// certificate: new and changed backends and certificates first, then the
+// routes (with next's checksum), then the removal of certificates and
+// backends no route uses any more. When nginx.conf changes (global
+// settings), the reload comes first: it is rendered, tested with nginx -t,
+// swapped in and confirmed by the new workers (which share the Lua state of
+// the old ones); on failure the previous file stays (or is put back),
+// nothing is pushed, and the error wraps ErrConfigTest,
+// ErrReloadNotConfirmed, ErrInvalidValue or ErrNotRunning. The endpoint
+// files of the stream servers are written before any reload (a failure
+// wraps ErrStreamFiles). Whatever fails, the next Apply pushes the whole
+// state of its Configuration instead of its Change.
+func (a *Applier) Apply(ctx context.Context, next *config.Configuration, ch config.Change) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	base := a.running
-	if a.dirty {
-		base = nil // push everything
-	}
-	ch := config.Diff(base, next)
+	// Until it is known, a failure counts as a reload when ch or a whole
+	// push (dirty) would be one.
+	early := ch.Reload || a.dirty
 	conf, sum, err := a.renderIfChanged(next)
 	if err != nil {
-		return ch, err
+		return early, err
 	}
 	// The endpoint files first: a new listener never starts without one.
 	files, err := a.streamFiles(next)
@@ -193,48 +199,50 @@ func (a *Applier) Apply(ctx context.Context, next *config.Configuration) (config
 	}
 	if err != nil {
 		a.dirty = true
-		return ch, err
+		return early, err
 	}
 	reload := conf != nil
-	ch.Reload = reload
 	if !reload {
-		ch.ReloadReasons = nil
 		a.stats = ReloadStats{Skipped: true}
 	} else if conf, sum, err = a.testConf(ctx, next, conf, sum); err != nil {
-		return ch, err
+		return true, err
 	}
 	if _, err := a.pushChange(ctx, next, &ch, reload, conf, sum); err != nil {
 		a.dirty = true
-		return ch, err
+		return reload, err
 	}
 	if reload {
 		a.removeStaleProfiles(next.UpstreamTLS)
 		a.removeStaleStreamFiles(files)
 	}
 	a.running = next
-	return ch, nil
+	return reload, nil
 }
 
-// pushChange pushes ch (everything when dirty), after the reload when
-// reload is set: no route depends on nginx.conf, and a reload that fails
-// then leaves nginx serving the previous Configuration as a whole. It
-// returns what it sent.
+// pushChange pushes ch, or the whole of next less what the Lua side holds
+// when dirty (ch is then not read), after the reload when reload is set:
+// no route depends on nginx.conf, and a reload that fails then leaves
+// nginx serving the previous Configuration as a whole. It returns what it
+// sent.
 func (a *Applier) pushChange(ctx context.Context, next *config.Configuration, ch *config.Change, reload bool, conf []byte, sum string) (RestoreStats, error) {
 	if reload {
 		old, _ := os.ReadFile(a.opts.confPath())
 		if err := a.swapAndConfirm(ctx, conf, old, sum); err != nil {
 			return RestoreStats{}, err
 		}
-		a.conf, a.profiles = sum, profileSet(next.UpstreamTLS)
+		a.installed(next, sum)
 	}
-	d := deltaOf(ch, next.Checksum)
+	var d delta
 	if a.dirty {
 		h, err := a.fetchHeld(ctx)
 		if err != nil {
 			return RestoreStats{}, err
 		}
+		d = stateOf(next)
 		d.against(h)
 		a.dirty = false
+	} else {
+		d = deltaOf(ch, next.Checksum)
 	}
 	sent := RestoreStats{Hosts: len(d.hosts), Backends: len(d.backends), Certificates: len(d.certificates),
 		Removed: len(d.hostsRemoved) + len(d.backendsRemoved) + len(d.certificatesRemove)}
@@ -244,20 +252,31 @@ func (a *Applier) pushChange(ctx context.Context, next *config.Configuration, ch
 	return sent, a.pushRemovals(ctx, &d)
 }
 
+// installed records that the nginx.conf rendered for cfg, with checksum
+// sum, is installed.
+func (a *Applier) installed(cfg *config.Configuration, sum string) {
+	a.conf, a.global, a.listeners = sum, cfg.Global, cfg.L4
+	a.profiles = profileSet(cfg.UpstreamTLS)
+}
+
 // renderIfChanged returns nginx.conf for next and its checksum when it
-// differs from the running file, and nil otherwise. nginx.conf depends on
+// differs from the installed file, and nil otherwise. nginx.conf depends on
 // the options, next.Global, its backend TLS profiles and its L4 listeners
-// only, so equal global settings and listeners and no new profile skip
-// the rendering: an endpoint change does no template work, and a profile
-// no route uses any more stays until the next reload.
+// only, so the global settings and listeners the installed file was
+// rendered from and no new profile skip the rendering: an endpoint change
+// does no template work, and a profile no route uses any more stays until
+// the next reload.
 func (a *Applier) renderIfChanged(next *config.Configuration) ([]byte, string, error) {
-	if a.running != nil && next.Global == a.running.Global && a.hasProfiles(next.UpstreamTLS) && a.conf != "" &&
-		sameListeners(next.L4, a.running.L4) {
+	if a.conf != "" && next.Global == a.global && a.hasProfiles(next.UpstreamTLS) && sameListeners(next.L4, a.listeners) {
 		return nil, "", nil
 	}
 	conf, sum, err := a.render(next)
-	if err != nil || sum == a.conf {
+	switch {
+	case err != nil:
 		return nil, "", err
+	case sum == a.conf: // the installed file is next's too
+		a.global, a.listeners = next.Global, next.L4
+		return nil, "", nil
 	}
 	return conf, sum, nil
 }
@@ -286,8 +305,7 @@ func (a *Applier) Restore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ch := config.Diff(nil, a.running)
-	sent, err := a.pushChange(ctx, a.running, &ch, false, nil, "")
+	sent, err := a.pushChange(ctx, a.running, nil, false, nil, "")
 	if err != nil {
 		a.dirty = true
 		return err

@@ -17,25 +17,27 @@
 //     rendered. The file's checksum ("conf-<hex>", a hash of the template
 //     input) is rendered into init_by_lua, so GET /configuration/version
 //     tells which file the answering worker loaded.
-//   - Applier owns the running state. Apply(ctx, next) diffs next against
-//     Running() and pushes deltas in an order that never lets a request see
-//     a route before what it uses: new and changed backends, then
-//     certificates (and the default certificate name), then the routes of
-//     the hosts that changed (see Host and HostOf) with next.Checksum, then
-//     the removal of certificates and backends. Only when the rendered
-//     nginx.conf changes (a global setting) does it reload, between the
-//     upserts and the removals: nginx -t on a temporary file, rename over
-//     nginx.conf, SIGHUP, and confirmation that a worker serves the new
-//     file's checksum and the old workers stopped accepting. On failure the
-//     previous file stays or is put back and the error wraps ErrInvalidValue,
-//     ErrConfigTest, ErrReloadNotConfirmed or ErrNotRunning; after a failed
-//     push or reload the next Apply sends the whole state, less what the
-//     Lua side already holds with the same digest. A host the data plane
-//     refuses answers 503 alone. WriteConfig is the bootstrap step before
-//     the Runner starts; Restore brings a new master to the running state:
-//     it reloads one that runs another nginx.conf, sends only the hosts,
-//     backends and certificates that differ from what it holds, and removes
-//     whatever else it holds.
+//   - Applier owns the running state. Apply(ctx, next, ch) acts on ch, the
+//     Change from Running() to next that its caller decided (pkg/syncer's loop,
+//     with config.Diff): the Applier never diffs Configurations. It pushes ch's
+//     deltas in an order that never lets a request see a route before what it
+//     uses: new and changed backends, then certificates (and the default
+//     certificate name), then the routes of the hosts that changed (see Host
+//     and HostOf) with next.Checksum, then the removal of certificates and
+//     backends. Only when the nginx.conf rendered for next differs from the
+//     installed one (a global setting, a new backend TLS profile or L4
+//     listener) does it reload, before the pushes: nginx -t on a temporary
+//     file, rename over nginx.conf, SIGHUP, and confirmation that a worker
+//     serves the new file's checksum and the old workers stopped accepting. On
+//     failure the previous file stays or is put back and the error wraps
+//     ErrInvalidValue, ErrConfigTest, ErrReloadNotConfirmed or ErrNotRunning;
+//     after a failed push or reload the next Apply sends the whole state of
+//     next instead of ch, less what the Lua side already holds with the same
+//     digest. A host the data plane refuses answers 503 alone. WriteConfig is
+//     the bootstrap step before the Runner starts; Restore brings a new master
+//     to the running state: it reloads one that runs another nginx.conf, sends
+//     only the hosts, backends and certificates that differ from what it holds,
+//     and removes whatever else it holds.
 //   - Process runs nginx as a child ("daemon off; master_process on") in its
 //     own process group, restarts it with backoff when it dies (killing
 //     workers a dead master left behind), runs the OnStart hooks after every

@@ -14,7 +14,8 @@ import (
 // (a restart, 16k hosts) is several requests of bounded size and decode time.
 const maxItemsPerPost = 1000
 
-// delta is one Apply's worth of pushes.
+// delta is one Apply's worth of pushes: a Change (deltaOf), or a whole
+// state (stateOf) less what the Lua side holds (against).
 type delta struct {
 	hosts              []Host
 	hostsRemoved       []string
@@ -34,6 +35,17 @@ func deltaOf(ch *config.Change, checksum string) delta {
 		certificates: ch.CertificatesUpserted, certificatesRemove: ch.CertificatesRemoved,
 		defaultCertificate: ch.DefaultCertificate,
 	}
+}
+
+// stateOf is the whole of cfg as pushes, for a data plane that may hold
+// anything (see against). Its slices are copies: against shortens them.
+func stateOf(cfg *config.Configuration) delta {
+	backends := make([]config.Backend, 0, cfg.Backends.Len())
+	for _, b := range cfg.Backends.All() {
+		backends = append(backends, *b)
+	}
+	return delta{hosts: hostsOf(cfg.Servers), checksum: cfg.Checksum, backends: backends,
+		certificates: slices.Clone(cfg.Certificates), defaultCertificate: cfg.DefaultCertificate}
 }
 
 // held is what the Lua side holds: the digest of each host, backend and

@@ -4,6 +4,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -264,5 +265,58 @@ func TestManyDeltasAndLargeDelta(t *testing.T) {
 	got, err = h.lua.GetBackends(ctx)
 	if err != nil || len(got.Backends) != 550+4999 {
 		t.Fatalf("backends = %d, %v; want %d", len(got.Backends), err, 550+4999)
+	}
+}
+
+// TestApplyPushesTheChangeItIsGiven: Apply never diffs Configurations. It
+// pushes the Change its caller decided, even one that names less than
+// differs (here one host of two), and only after a failure or a restart
+// (Restore) does it send the whole running state, less what the Lua side
+// holds.
+func TestApplyPushesTheChangeItIsGiven(t *testing.T) {
+	e := startEcho(t, "svc")
+	first := configOf("given-1", []config.Server{serverOf("a.test", prefixLoc("/", "svc")), serverOf("b.test", prefixLoc("/", "svc"))},
+		backendOf("svc", e))
+	next := configOf("given-2", []config.Server{serverOf("a.test", prefixLoc("/", "svc"), exactLoc("/x", "svc")),
+		serverOf("b.test", prefixLoc("/", "svc"), exactLoc("/y", "svc"))}, backendOf("svc", e))
+	h := startNginx(t, first, nil)
+	digests := func(cfg *config.Configuration) map[string]string {
+		out := map[string]string{}
+		for _, x := range hostsOf(cfg.Servers) {
+			out[x.Name] = x.Digest
+		}
+		return out
+	}
+	was, now := digests(first), digests(next)
+	steps := []struct {
+		name  string
+		apply func() error
+		want  map[string]string // host digests the Lua side holds
+	}{
+		{"only the host the Change names", func() error {
+			_, err := h.app.Apply(t.Context(), next, config.Change{ServersUpserted: next.Servers[1:2]})
+			return err
+		}, map[string]string{"_": was["_"], "a.test": now["a.test"], "b.test": was["b.test"]}},
+		{"Restore sends what differs from the running state", func() error { return h.app.Restore(t.Context()) }, now},
+	}
+	for _, s := range steps {
+		if err := s.apply(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		routes, err := h.lua.GetRoutes(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, x := range routes.Hosts {
+			got[x.Name] = x.Digest
+		}
+		if !maps.Equal(got, s.want) {
+			t.Errorf("%s: the Lua side holds %v, want %v", s.name, got, s.want)
+		}
+	}
+	// (The test's backends have no checksum, so they are always sent.)
+	if st := h.app.LastRestore(); st.Hosts != 1 || st.Removed != 0 {
+		t.Errorf("Restore sent %+v, want one host (b.test) and no removal", st)
 	}
 }

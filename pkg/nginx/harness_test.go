@@ -402,19 +402,27 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 // reload applies cfg as a whole (a reload only when its global settings
 // differ from the running ones).
 func (h *harness) reload(ctx context.Context, cfg *config.Configuration) error {
-	_, err := h.app.Apply(ctx, cfg)
+	_, err := applyDiff(ctx, h.app, cfg)
 	return err
+}
+
+// applyDiff applies next as the syncer does: with the Change from the
+// running Configuration, which the caller computes (config.Diff), never
+// the Applier.
+func applyDiff(ctx context.Context, app *Applier, next *config.Configuration) (bool, error) {
+	return app.Apply(ctx, next, config.Diff(app.Running(), next))
 }
 
 // update applies ch on top of the running Configuration: the dynamic
 // changes tests make without building a whole Configuration. Its checksum
 // is the running one's up to the first "+", then "+<n>" for the n-th update.
+// The Applier is given ch itself: it pushes what it is told.
 func (h *harness) update(ctx context.Context, ch config.Change) error {
 	h.version++
 	next := withChange(h.app.Running(), ch)
 	base, _, _ := strings.Cut(next.Checksum, "+")
 	next.Checksum = fmt.Sprintf("%s+%d", base, h.version)
-	_, err := h.app.Apply(ctx, next)
+	_, err := h.app.Apply(ctx, next, ch)
 	return err
 }
 

@@ -500,7 +500,7 @@ func TestRegexPathsBuildKeeps(t *testing.T) {
 			kept := serverNamed(cfg, "regex.test") != nil && slices.ContainsFunc(serverNamed(cfg, "regex.test").Locations,
 				func(l config.Location) bool { return l.PathType == config.PathRegex })
 			t.Logf("path %.40q kept by Build: %v", tc.path, kept)
-			if _, err := h.app.Apply(t.Context(), cfg); err != nil {
+			if _, err := applyDiff(t.Context(), h.app, cfg); err != nil {
 				t.Fatalf("apply: %v", err)
 			}
 			checkRouteTable(t, h, cfg) // a host the data plane refuses is replaced by one answering 503

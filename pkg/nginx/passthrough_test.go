@@ -113,7 +113,7 @@ func TestSSLPassthrough(t *testing.T) {
 		next := *h.app.Running()
 		next.Checksum = "pt-2"
 		next.Passthrough = []config.PassthroughHost{{Hostname: "pt2.example.com", Ingress: "default/pt2", Backend: "pt2", Endpoints: []config.Endpoint{pt2EP}}}
-		if _, err := h.app.Apply(t.Context(), &next); err != nil {
+		if _, err := applyDiff(t.Context(), h.app, &next); err != nil {
 			t.Fatal(err)
 		}
 		checkNotReloaded(t, h, workers)

@@ -93,11 +93,12 @@ func sortedWorkers(t testing.TB, h *harness) []int {
 func applyWithoutReload(t testing.TB, h *harness, cfg *config.Configuration) config.Change {
 	t.Helper()
 	master, workers := h.proc.Pid(), sortedWorkers(t, h)
-	ch, err := h.app.Apply(context.Background(), cfg)
+	ch := config.Diff(h.app.Running(), cfg)
+	reloaded, err := h.app.Apply(context.Background(), cfg, ch)
 	if err != nil {
 		t.Fatalf("apply %s: %v", cfg.Checksum, err)
 	}
-	if ch.Reload || !h.app.LastReload().Skipped {
+	if reloaded || !h.app.LastReload().Skipped {
 		t.Fatalf("apply %s reloaded nginx (reasons %v)", cfg.Checksum, ch.ReloadReasons)
 	}
 	if h.proc.Pid() != master || !slices.Equal(sortedWorkers(t, h), workers) {

@@ -181,7 +181,7 @@ func TestStreamFileWriteFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := l4Config("files", tcpService(9000, config.Endpoint{Address: "127.0.0.1", Port: 1}))
-	if _, err := app.Apply(t.Context(), cfg); !errors.Is(err, ErrStreamFiles) {
+	if _, err := applyDiff(t.Context(), app, cfg); !errors.Is(err, ErrStreamFiles) {
 		t.Fatalf("Apply = %v, want ErrStreamFiles", err)
 	}
 	if err := os.Remove(dir); err != nil {
@@ -191,7 +191,7 @@ func TestStreamFileWriteFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No nginx runs: the reload fails after the files are written.
-	if _, err := app.Apply(t.Context(), cfg); !errors.Is(err, ErrNotRunning) {
+	if _, err := applyDiff(t.Context(), app, cfg); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Apply = %v, want ErrNotRunning", err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "tcp-9000.json"))

@@ -134,7 +134,7 @@ func (h *harness) applyL4(l4 ...config.L4Service) {
 	next := *h.app.Running()
 	h.version++
 	next.L4, next.Checksum = l4, fmt.Sprintf("l4+%d", h.version)
-	if _, err := h.app.Apply(h.t.Context(), &next); err != nil {
+	if _, err := applyDiff(h.t.Context(), h.app, &next); err != nil {
 		h.t.Fatalf("apply: %v", err)
 	}
 }

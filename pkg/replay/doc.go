@@ -3,7 +3,9 @@
 // events changed it between two points (Timeline): dynamically (route
 // tables of hosts, backends, certificates) or, for the global settings
 // only, by a reload. Both rebuild with the same model.Build as the live syncer, so a
-// checksum found here is the checksum a syncer built at that point.
+// checksum found here is the checksum a syncer built at that point, and
+// classify with the same config.Diff the syncer's loop decides with (from
+// the Configuration before the event).
 //
 // Reading is read-only: an ordered (ephemeral) consumer, never a durable
 // one, and the stream is never modified. Every network call is bounded by

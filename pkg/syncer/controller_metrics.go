@@ -3,7 +3,6 @@ package syncer
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"hash/fnv"
@@ -24,32 +23,28 @@ func (l ControllerLabels) prometheus() prometheus.Labels {
 	return prometheus.Labels{"controller_namespace": l.Namespace, "controller_class": l.Class, "controller_pod": l.Pod}
 }
 
-// ControllerMetrics is an Applier that passes every Apply to the next one
-// and keeps ingress-nginx's controller metrics of them: reloads
+// ControllerMetrics keeps ingress-nginx's controller metrics of the
+// applies the loop reports to Observe (Options.Observe): reloads
 // (nginx_ingress_controller_success and _errors, and the last reload's
 // outcome and time), the running configuration's hash, and the expiry of
-// the served certificates. An Apply counts as a reload when it changed
-// nginx.conf, or was the first (which starts nginx).
+// the served certificates.
 type ControllerMetrics struct {
-	next Applier
-
 	hash, lastOK, lastOKTime prometheus.Gauge
 	success, errors          prometheus.Counter
 	sslExpire                *prometheus.GaugeVec
 	class                    string
 
-	mu      sync.Mutex
-	applied bool
-	certs   uint64 // digest of the certificate names and checksums sslExpire shows
+	mu    sync.Mutex
+	certs uint64 // digest of the certificate names and checksums sslExpire shows
 	// lastCerts are the Certificates of the last Configuration seen.
 	lastCerts []config.Certificate
 }
 
-// NewControllerMetrics wraps next, registering the metrics on reg.
-func NewControllerMetrics(next Applier, reg prometheus.Registerer, l ControllerLabels) *ControllerMetrics {
+// NewControllerMetrics registers the metrics on reg.
+func NewControllerMetrics(reg prometheus.Registerer, l ControllerLabels) *ControllerMetrics {
 	const ns = "nginx_ingress_controller"
 	cl := l.prometheus()
-	m := &ControllerMetrics{next: next, class: l.Class,
+	m := &ControllerMetrics{class: l.Class,
 		hash: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_hash", ConstLabels: cl,
 			Help: "Running configuration hash actually running"}),
 		lastOK: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful", ConstLabels: cl,
@@ -68,12 +63,12 @@ func NewControllerMetrics(next Applier, reg prometheus.Registerer, l ControllerL
 	return m
 }
 
-// Apply implements Applier.
-func (m *ControllerMetrics) Apply(ctx context.Context, next *config.Configuration) (config.Change, error) {
-	ch, err := m.next.Apply(ctx, next)
+// Observe counts one apply of next (an Options.Observe): a reload (the
+// first apply, or one that changed nginx.conf) as a success or an error;
+// a successful apply sets the hash and the certificates' expiry.
+func (m *ControllerMetrics) Observe(next *config.Configuration, reload bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	reload := ch.Reload || !m.applied
 	switch {
 	case err != nil && reload:
 		m.errors.Inc()
@@ -84,11 +79,9 @@ func (m *ControllerMetrics) Apply(ctx context.Context, next *config.Configuratio
 			m.lastOK.Set(1)
 			m.lastOKTime.Set(float64(time.Now().Unix()))
 		}
-		m.applied = true
 		m.hash.Set(configHash(next.Checksum))
 		m.setCertificates(next.Certificates)
 	}
-	return ch, err
 }
 
 // configHash is the checksum as a number (ingress-nginx's is a hash too).

@@ -82,11 +82,58 @@ func (s *Syncer) holdoff(ctx context.Context) bool {
 	}
 }
 
-// syncOnce builds from the store and hands the result to the Applier when
-// it differs from the last one applied. The Applier owns nginx's running
-// state and decides what to push or reload; the Change it returns is only
-// counted and logged here.
+// syncOnce builds from the store, decides once what changed from the
+// running Configuration (decide) and, unless nothing did, hands next and
+// that Change to the Applier, which acts on it.
 func (s *Syncer) syncOnce(ctx context.Context) error {
+	cfg, seq, lags := s.build()
+	running := s.Running()
+	ch, changed := decide(running, cfg)
+	if !changed {
+		s.keep(running, cfg, seq, lags)
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, s.opts.ApplyTimeout)
+	defer cancel()
+	reloaded, err := s.applier.Apply(actx, cfg, ch)
+	// The first apply starts nginx: it counts as a reload.
+	reload := reloaded || running == nil
+	if s.opts.Observe != nil {
+		s.opts.Observe(cfg, reload, err)
+	}
+	if err != nil {
+		s.failed(reload, err, lags)
+		return err
+	}
+	s.countApply(reload)
+	s.logProblems(running, cfg)
+	if !reloaded {
+		ch.ReloadReasons = nil
+	}
+	s.log.Info("configuration applied", "checksum", cfg.Checksum, "seq", seq, "reload", reload,
+		"hostsUpserted", len(ch.ServersUpserted), "hostsRemoved", len(ch.ServersRemoved),
+		"backendsUpserted", len(ch.BackendsUpserted), "backendsRemoved", len(ch.BackendsRemoved),
+		"certificatesUpserted", len(ch.CertificatesUpserted), "certificatesRemoved", len(ch.CertificatesRemoved),
+		"reasons", ch.ReloadReasons)
+	s.applied(cfg, seq, lags)
+	return nil
+}
+
+// keep records a build equal to the running Configuration without applying
+// it. Problems are not compared: a fixed annotation that was ignored builds
+// an equal configuration, and must leave the report.
+func (s *Syncer) keep(running, cfg *config.Configuration, seq uint64, lags []time.Time) {
+	s.m.skippedEqual.Inc()
+	s.logProblems(running, cfg)
+	kept := *running
+	kept.Problems = cfg.Problems
+	s.applied(&kept, seq, lags)
+}
+
+// build makes the Configuration of the store, less the listeners nginx
+// cannot open, and returns it with the stream sequence it is as of and
+// the lag samples of the events it includes.
+func (s *Syncer) build() (*config.Configuration, uint64, []time.Time) {
 	s.mu.Lock()
 	seq, lags := s.seq, s.observed
 	s.observed = nil
@@ -98,43 +145,16 @@ func (s *Syncer) syncOnce(ctx context.Context) error {
 	}
 	s.m.builds.Inc()
 	s.m.buildDuration.Observe(time.Since(start).Seconds())
-
-	running := s.Running()
-	if running != nil && running.Equal(cfg) {
-		s.m.skippedEqual.Inc()
-		s.logProblems(running, cfg)
-		// Problems are not compared: a fixed annotation that was ignored
-		// builds an equal configuration, and must leave the report.
-		kept := *running
-		kept.Problems = cfg.Problems
-		s.applied(&kept, seq, lags)
-		return nil
-	}
-	actx, cancel := context.WithTimeout(ctx, s.opts.ApplyTimeout)
-	defer cancel()
-	ch, err := s.applier.Apply(actx, cfg)
-	if err != nil {
-		s.failed(ch, running == nil, err, lags)
-		return err
-	}
-	s.countApply(ch, running == nil)
-	s.logProblems(running, cfg)
-	s.log.Info("configuration applied", "checksum", cfg.Checksum, "seq", seq, "reload", ch.Reload || running == nil,
-		"hostsUpserted", len(ch.ServersUpserted), "hostsRemoved", len(ch.ServersRemoved),
-		"backendsUpserted", len(ch.BackendsUpserted), "backendsRemoved", len(ch.BackendsRemoved),
-		"certificatesUpserted", len(ch.CertificatesUpserted), "certificatesRemoved", len(ch.CertificatesRemoved),
-		"reasons", ch.ReloadReasons)
-	s.applied(cfg, seq, lags)
-	return nil
+	return cfg, seq, lags
 }
 
-// countApply counts an apply as a reload (the Applier changed nginx.conf:
-// global settings, or the first apply, which starts nginx) or as a dynamic
+// countApply counts an apply as a reload (nginx.conf changed: global
+// settings, or the first apply, which starts nginx) or as a dynamic
 // update (routes, backends, certificates through the Lua endpoints).
-func (s *Syncer) countApply(ch config.Change, full bool) {
+func (s *Syncer) countApply(reload bool) {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
-	if ch.Reload || full {
+	if reload {
 		s.m.reloads.Inc()
 		s.state.Reloads++
 		return
@@ -176,9 +196,9 @@ func reportedProblems(ps []config.Problem) []events.ReportedProblem {
 }
 
 // failed records a failed apply; the lag samples wait for the retry.
-func (s *Syncer) failed(ch config.Change, full bool, err error, lags []time.Time) {
+func (s *Syncer) failed(reload bool, err error, lags []time.Time) {
 	path := "dynamic"
-	if ch.Reload || full {
+	if reload {
 		path = "reload"
 	}
 	s.m.applyErrors.WithLabelValues(path).Inc()

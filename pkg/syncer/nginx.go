@@ -92,26 +92,25 @@ func (n *Nginx) Start(ctx context.Context) error {
 	return n.proc.Start(ctx)
 }
 
-// Apply implements Applier. The first one writes nginx.conf and starts
-// nginx, whose start hook pushes the whole state; later ones go to the
-// nginx Applier.
-func (n *Nginx) Apply(ctx context.Context, cfg *config.Configuration) (config.Change, error) {
+// Apply implements Applier. The first one writes nginx.conf for next and
+// starts nginx, whose start hook (Restore) pushes next whole, so it counts
+// as a reload; later ones go to the nginx Applier with ch.
+func (n *Nginx) Apply(ctx context.Context, next *config.Configuration, ch config.Change) (bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.started.Load() {
-		return n.applier.Apply(ctx, cfg)
+		return n.applier.Apply(ctx, next, ch)
 	}
-	ch := config.Diff(nil, cfg)
-	if err := n.applier.WriteConfig(ctx, cfg); err != nil {
-		return ch, err
+	if err := n.applier.WriteConfig(ctx, next); err != nil {
+		return true, err
 	}
 	n.started.Store(true)
 	close(n.start)
 	select {
 	case <-n.proc.Ready():
-		return ch, nil
+		return true, nil
 	case <-ctx.Done():
-		return ch, fmt.Errorf("syncer: waiting for nginx to start: %w", ctx.Err())
+		return true, fmt.Errorf("syncer: waiting for nginx to start: %w", ctx.Err())
 	}
 }
 

@@ -37,6 +37,11 @@ type Options struct {
 	// (model.WithoutListeners). nil checks nothing. The real one is
 	// Nginx.CanListen.
 	ListenCheck func(config.L4Service) error
+	// Observe, when set, is told of every apply (not of the builds
+	// skipped as equal): next, whether it reloaded nginx (nginx.conf
+	// changed, or the first apply, which starts nginx) and its error.
+	// ControllerMetrics.Observe is one.
+	Observe func(next *config.Configuration, reload bool, err error)
 	// Report publishes a status report; nil reports nothing.
 	Report     func(ctx context.Context, st events.SyncerStatus) error
 	Logger     *slog.Logger
@@ -96,8 +101,8 @@ type Syncer struct {
 	nextSeq uint64
 
 	// Owned by the Start goroutine; read by Status under stateMu. running
-	// is the last Configuration applied, kept to skip equal builds and for
-	// Running; the Applier keeps nginx's own running state.
+	// is the last Configuration applied: decide diffs the next build from
+	// it, and Running returns it.
 	stateMu sync.Mutex
 	running *config.Configuration
 	state   events.SyncerStatus

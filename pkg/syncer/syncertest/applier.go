@@ -14,16 +14,18 @@ import (
 type Call struct {
 	// Checksum is that of the Configuration asked for.
 	Checksum string
-	// Change is what Apply returned: config.Diff from the last applied
-	// Configuration (nil before the first, so the first is a reload).
+	// Change is the Change Apply was given: the syncer's config.Diff from
+	// the running Configuration (nil before the first, so the first is a
+	// reload).
 	Change config.Change
 	// Err is the error Apply returned (see FailNext).
 	Err error
 }
 
-// Applier records every Apply and keeps the last applied Configuration, as
-// pkg/nginx's Applier does, without driving anything. Its methods are safe
-// for concurrent use.
+// Applier records every Apply and keeps the last applied Configuration,
+// without driving anything. Like the real one it decides nothing: it
+// reports the reload its Change asks for. Its methods are safe for
+// concurrent use.
 type Applier struct {
 	mu       sync.Mutex
 	running  *config.Configuration
@@ -35,12 +37,11 @@ type Applier struct {
 // New returns an Applier that has applied nothing yet.
 func New() *Applier { return &Applier{seen: make(chan struct{}, 1)} }
 
-// Apply returns config.Diff from the last applied Configuration to next and
-// makes next the applied one, unless FailNext set an error: then it returns
-// that error and keeps the previous one.
-func (a *Applier) Apply(_ context.Context, next *config.Configuration) (config.Change, error) {
+// Apply records next and ch, and makes next the applied Configuration
+// unless FailNext set an error: then it returns that error and keeps the
+// previous one. It reports ch.Reload as the reload.
+func (a *Applier) Apply(_ context.Context, next *config.Configuration, ch config.Change) (bool, error) {
 	a.mu.Lock()
-	ch := config.Diff(a.running, next)
 	err := a.failNext
 	a.failNext = nil
 	if err == nil {
@@ -52,7 +53,7 @@ func (a *Applier) Apply(_ context.Context, next *config.Configuration) (config.C
 	case a.seen <- struct{}{}:
 	default:
 	}
-	return ch, err
+	return ch.Reload, err
 }
 
 // FailNext makes the next Apply fail with err.

@@ -5,9 +5,12 @@ import (
 
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 )
 
+// TestApplier: the Applier records the Change it is given, reports its
+// reload and keeps the last Configuration applied without error.
 func TestApplier(t *testing.T) {
 	a := New()
 	one := &config.Configuration{Checksum: "1", Servers: []config.Server{{Hostname: "a.example.com"}}}
@@ -16,22 +19,22 @@ func TestApplier(t *testing.T) {
 	steps := []struct {
 		name    string
 		cfg     *config.Configuration
+		ch      config.Change
 		fail    error
-		reload  bool
-		hosts   int // upserted
 		running string
 	}{
-		{"first is a reload", one, nil, true, 1, "1"},
-		{"failure keeps the running one", two, boom, false, 1, "1"},
-		{"retry diffs from the running one", two, nil, false, 1, "2"},
+		{"first is a reload", one, config.Change{Reload: true, ServersUpserted: one.Servers}, nil, "1"},
+		{"failure keeps the running one", two, config.Change{ServersUpserted: two.Servers}, boom, "1"},
+		{"retry", two, config.Change{ServersUpserted: two.Servers, ServersRemoved: []string{"a.example.com"}}, nil, "2"},
 	}
 	for i, s := range steps {
 		a.FailNext(s.fail)
-		ch, err := a.Apply(context.Background(), s.cfg)
-		if !errors.Is(err, s.fail) || ch.Reload != s.reload || len(ch.ServersUpserted) != s.hosts || a.Running().Checksum != s.running {
-			t.Errorf("%s: change %+v, err %v, running %s", s.name, ch, err, a.Running().Checksum)
+		reload, err := a.Apply(context.Background(), s.cfg, s.ch)
+		if !errors.Is(err, s.fail) || reload != s.ch.Reload || a.Running().Checksum != s.running {
+			t.Errorf("%s: reload %v, err %v, running %s", s.name, reload, err, a.Running().Checksum)
 		}
-		if c := a.Calls(); len(c) != i+1 || c[i].Checksum != s.cfg.Checksum || !errors.Is(c[i].Err, s.fail) {
+		c := a.Calls()
+		if len(c) != i+1 || c[i].Checksum != s.cfg.Checksum || !errors.Is(c[i].Err, s.fail) || !reflect.DeepEqual(c[i].Change, s.ch) {
 			t.Errorf("%s: calls %+v", s.name, c)
 		}
 		<-a.Seen()
