@@ -11,12 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/ingress-sync/ingress-sync/internal/testkit/churn"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // runFlags are the flags of `churn run`.
@@ -194,7 +192,7 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger, progress io.Writer)
 		}
 		defer func() { _ = b.Close() }()
 	}
-	closeTarget, err := wireTarget(ctx, f, &cfg)
+	closeTarget, err := wireTarget(ctx, f, &cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -203,23 +201,22 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger, progress io.Writer)
 }
 
 // wireTarget connects NATS (when given) and makes the target.
-func wireTarget(ctx context.Context, f *runFlags, cfg *churn.Config) (func(), error) {
-	var nc *nats.Conn
+func wireTarget(ctx context.Context, f *runFlags, cfg *churn.Config, log *slog.Logger) (func(), error) {
+	var conn *stream.Conn
 	if f.natsURL != "" {
-		var err error
-		opts := []nats.Option{nats.Name("churn"), nats.Timeout(5 * time.Second), nats.MaxReconnects(-1)}
+		opts := []stream.ConnectOption{stream.WithName("churn"), stream.WithConnectOnce(), stream.WithConnectLogger(log)}
 		if f.natsUser != "" {
-			opts = append(opts, nats.UserInfo(f.natsUser, f.natsPassword))
+			opts = append(opts, stream.WithUserInfo(f.natsUser, f.natsPassword))
 		}
-		nc, err = nats.Connect(f.natsURL, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("nats: %w", err)
+		var err error
+		if conn, err = stream.Connect(ctx, f.natsURL, opts...); err != nil {
+			return nil, err
 		}
-		cfg.NATS = nc
+		cfg.NATS = conn
 	}
 	closeAll := func() {
-		if nc != nil {
-			nc.Close()
+		if conn != nil {
+			conn.Close()
 		}
 	}
 	if f.target == "kube" {
@@ -233,11 +230,7 @@ func wireTarget(ctx context.Context, f *runFlags, cfg *churn.Config) (func(), er
 		}
 		return closeAll, nil
 	}
-	js, err := jetstream.New(nc)
-	var t *churn.StreamTarget
-	if err == nil {
-		t, err = churn.NewStreamTarget(js, f.prefix, f.maxPending)
-	}
+	t, err := churn.NewStreamTarget(conn.JetStream(), f.prefix, f.maxPending)
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -28,7 +28,7 @@ func BenchmarkGenerator(b *testing.B) {
 // with the event stream (file storage, S2, 16 messages per subject), over
 // 1k objects: the ceiling of the stream-only scenarios' live phase.
 func BenchmarkStreamPublish(b *testing.B) {
-	_, js := testStreamEnv(b, 0) // the default history, as deployed
+	js := testStreamEnv(b, 0).JetStream() // the default history, as deployed
 	spec := DefaultSpec()
 	spec.EndpointRate, spec.Duration = 1e6, time.Duration(1<<62)
 	g, err := NewGenerator(spec, testPool)

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // natsCallTimeout bounds one JetStream API call of the observer.
@@ -25,15 +26,13 @@ type Observer struct {
 	sub    *nats.Subscription
 }
 
-// StartObserver starts tapping stream (events under prefix) and the
-// status reports, into rec.
-func StartObserver(ctx context.Context, nc *nats.Conn, stream, prefix string, rec *Recorder) (*Observer, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("churn: jetstream: %w", err)
-	}
-	o := &Observer{js: js, stream: stream, rec: rec}
-	o.sub, err = nc.Subscribe(events.StatusFilter(prefix), func(m *nats.Msg) {
+// StartObserver starts tapping the stream streamName (events under prefix)
+// and the status reports, into rec.
+func StartObserver(ctx context.Context, conn *stream.Conn, streamName, prefix string, rec *Recorder) (*Observer, error) {
+	js := conn.JetStream()
+	o := &Observer{js: js, stream: streamName, rec: rec}
+	var err error
+	o.sub, err = conn.NATS().Subscribe(events.StatusFilter(prefix), func(m *nats.Msg) {
 		if st, err := events.DecodeStatus(m.Data); err == nil {
 			rec.Status(st)
 		}
@@ -43,7 +42,7 @@ func StartObserver(ctx context.Context, nc *nats.Conn, stream, prefix string, re
 	}
 	cctx, cancel := context.WithTimeout(ctx, natsCallTimeout)
 	defer cancel()
-	oc, err := js.OrderedConsumer(cctx, stream, jetstream.OrderedConsumerConfig{
+	oc, err := js.OrderedConsumer(cctx, streamName, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{events.FilterSubject(prefix)},
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 		HeadersOnly:    true,
@@ -53,7 +52,7 @@ func StartObserver(ctx context.Context, nc *nats.Conn, stream, prefix string, re
 	}
 	if err != nil {
 		_ = o.sub.Unsubscribe()
-		return nil, fmt.Errorf("churn: tap on stream %s: %w", stream, err)
+		return nil, fmt.Errorf("churn: tap on stream %s: %w", streamName, err)
 	}
 	return o, nil
 }

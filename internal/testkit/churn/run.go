@@ -12,10 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // Config is one run of the churn against a Target.
@@ -28,7 +27,7 @@ type Config struct {
 	// NATS, Stream and Prefix locate the event stream and the status
 	// reports; without NATS nothing is known of the syncers but their
 	// metrics, and the applied latency and stream lag are not measured.
-	NATS           *nats.Conn
+	NATS           *stream.Conn
 	Stream, Prefix string
 	Probe          ProbeConfig
 	Syncers        []SyncerRef

@@ -2,14 +2,14 @@ package churn
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
 	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // kubeWorkers is how many API writes the endpoints scenario runs at once.
@@ -55,7 +55,7 @@ func runKube(ctx context.Context, o ScenarioOptions, spec Spec, mutate func(*Con
 		return nil, err
 	}
 	defer func() { _ = backends.Close() }()
-	cfg, err := endpointsConfig(w, spec)
+	cfg, err := endpointsConfig(ctx, w, spec, o.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func runKube(ctx context.Context, o ScenarioOptions, spec Spec, mutate func(*Con
 	return rep, err
 }
 
-func endpointsConfig(w *world.World, spec Spec) (Config, error) {
+func endpointsConfig(ctx context.Context, w *world.World, spec Spec, log *slog.Logger) (Config, error) {
 	pool, err := CertificatePool(spec.Domain, 4)
 	if err != nil {
 		return Config{}, err
@@ -80,14 +80,14 @@ func endpointsConfig(w *world.World, spec Spec) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	nc, err := nats.Connect(w.NATSURL, nats.Timeout(5*time.Second), nats.MaxReconnects(-1))
+	conn, err := stream.Connect(ctx, w.NATSURL, stream.WithName("churn"), stream.WithConnectOnce(), stream.WithConnectLogger(log))
 	if err != nil {
 		return Config{}, err
 	}
 	s := w.Syncers[0]
 	return Config{
 		Spec: spec, ControllerClass: world.ControllerClass, Certs: pool, Target: target, TargetName: "kube",
-		NATS: nc, Stream: world.Stream, Prefix: world.Prefix,
+		NATS: conn, Stream: world.Stream, Prefix: world.Prefix,
 		Probe:   ProbeConfig{URL: "http://127.0.0.1:" + strconv.Itoa(s.HTTPPort)},
 		Syncers: []SyncerRef{{Pod: s.Name, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(s.MetricsPort) + "/metrics"}},
 		Processes: []ProcessSpec{

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
@@ -26,7 +25,7 @@ import (
 type streamEnv struct {
 	o    ScenarioOptions
 	srv  *server.Server
-	nc   *nats.Conn
+	conn *stream.Conn
 	js   jetstream.JetStream
 	pool []*certs.Pair
 }
@@ -41,10 +40,9 @@ func startStreamEnv(ctx context.Context, o ScenarioOptions) (*streamEnv, error) 
 	if err != nil {
 		return nil, err
 	}
-	if e.nc, err = nats.Connect(e.srv.ClientURL(), nats.Timeout(5*time.Second), nats.MaxReconnects(-1)); err == nil {
-		e.js, err = jetstream.New(e.nc)
-	}
-	if err == nil {
+	if e.conn, err = stream.Connect(ctx, e.srv.ClientURL(), stream.WithName("churn"), stream.WithConnectOnce(),
+		stream.WithConnectLogger(o.Logger)); err == nil {
+		e.js = e.conn.JetStream()
 		_, err = stream.Ensure(ctx, e.js, stream.Config{Name: world.Stream, SubjectPrefix: world.Prefix})
 	}
 	if err != nil {
@@ -55,8 +53,8 @@ func startStreamEnv(ctx context.Context, o ScenarioOptions) (*streamEnv, error) 
 }
 
 func (e *streamEnv) close() {
-	if e.nc != nil {
-		e.nc.Close()
+	if e.conn != nil {
+		e.conn.Close()
 	}
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
@@ -128,7 +126,7 @@ func (e *streamEnv) config(spec Spec, s *world.Syncer, maxPending int) (Config, 
 	}
 	return Config{
 		Spec: spec, ControllerClass: world.ControllerClass, Certs: e.pool, Target: t, TargetName: "stream",
-		NATS: e.nc, Stream: world.Stream, Prefix: world.Prefix, SkipSetup: true,
+		NATS: e.conn, Stream: world.Stream, Prefix: world.Prefix, SkipSetup: true,
 		Syncers: []SyncerRef{{Pod: s.Name, MetricsURL: s.MetricsURL()}},
 		Processes: []ProcessSpec{
 			{Name: "syncer", Pid: s.Proc.Pid(), Children: "nginx"},

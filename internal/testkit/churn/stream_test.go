@@ -32,16 +32,16 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // testStreamEnv starts an embedded NATS server with the test stream,
 // keeping history messages per object (-1: all).
-func testStreamEnv(t testing.TB, history int64) (*nats.Conn, jetstream.JetStream) {
+func testStreamEnv(t testing.TB, history int64) *stream.Conn {
 	t.Helper()
 	_, url := natstest.Start(t)
-	nc, js := natstest.Connect(t, url)
+	conn := natstest.Dial(t, url)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if _, err := stream.Ensure(ctx, js, stream.Config{Name: testStream, SubjectPrefix: testPrefix, History: history}); err != nil {
+	if _, err := stream.Ensure(ctx, conn.JetStream(), stream.Config{Name: testStream, SubjectPrefix: testPrefix, History: history}); err != nil {
 		t.Fatal(err)
 	}
-	return nc, js
+	return conn
 }
 
 // storeFeeder applies every event it gets to a model.Store.
@@ -62,7 +62,7 @@ func (f *storeFeeder) HandleEvent(_ context.Context, ev events.Event) error {
 func (f *storeFeeder) CaughtUp(context.Context) { close(f.caughtUp) }
 
 func TestStreamTargetPublishesEventsTheStoreAccepts(t *testing.T) {
-	_, js := testStreamEnv(t, -1)
+	js := testStreamEnv(t, -1).JetStream()
 	spec := smallSpec()
 	spec.Events = 400
 	g, err := NewGenerator(spec, testPool)
@@ -147,8 +147,9 @@ func startTestSyncer(t *testing.T, nc *nats.Conn, js jetstream.JetStream) *synce
 }
 
 func TestRunStreamEveryEventApplied(t *testing.T) {
-	nc, js := testStreamEnv(t, 0)
-	s := startTestSyncer(t, nc, js)
+	conn := testStreamEnv(t, 0)
+	js := conn.JetStream()
+	s := startTestSyncer(t, conn.NATS(), js)
 	target, err := NewStreamTarget(js, testPrefix, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestRunStreamEveryEventApplied(t *testing.T) {
 	defer cancel()
 	rep, err := Run(ctx, Config{
 		Spec: spec, ControllerClass: testModel.ControllerClass, Certs: testPool, Target: target, TargetName: "stream",
-		NATS: nc, Stream: testStream, Prefix: testPrefix, Syncers: []SyncerRef{{Pod: "syncer-test"}},
+		NATS: conn, Stream: testStream, Prefix: testPrefix, Syncers: []SyncerRef{{Pod: "syncer-test"}},
 		Processes: []ProcessSpec{{Name: "test", Pid: os.Getpid()}}, Logger: quietLogger(),
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package natstest
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
 
@@ -102,25 +104,29 @@ func (s *Server) Restart() {
 	s.start()
 }
 
-// Connect opens a client connection to url that reconnects for ever (every
-// 50ms, so tests of outages stay short) and a JetStream context on it. The
-// connection is closed when the test ends.
+// Dial connects to url through stream.Connect, once, as the test's
+// connection name, reconnecting for ever every 50ms (so that tests of
+// outages stay short), with opts after these. The connection is closed when
+// the test ends.
+func Dial(t testing.TB, url string, opts ...stream.ConnectOption) *stream.Conn {
+	t.Helper()
+	opts = append([]stream.ConnectOption{
+		stream.WithName(t.Name()),
+		stream.WithConnectOnce(),
+		stream.WithReconnectWait(50 * time.Millisecond),
+		stream.WithConnectLogger(slog.New(slog.DiscardHandler)),
+	}, opts...)
+	c, err := stream.Connect(t.Context(), url, opts...)
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Connect is Dial's connection and its JetStream context.
 func Connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(url,
-		nats.Name(t.Name()),
-		nats.Timeout(5*time.Second),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(50*time.Millisecond),
-		nats.ReconnectJitter(0, 0),
-	)
-	if err != nil {
-		t.Fatalf("natstest: connect %s: %v", url, err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("natstest: jetstream: %v", err)
-	}
-	return nc, js
+	c := Dial(t, url)
+	return c.NATS(), c.JetStream()
 }

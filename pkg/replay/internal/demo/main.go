@@ -13,13 +13,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,15 +50,13 @@ func run(ctx context.Context, store string, port int, gap time.Duration, history
 		return err
 	}
 	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
-	nc, err := nats.Connect(srv.ClientURL())
+	conn, err := stream.Connect(ctx, srv.ClientURL(), stream.WithName("demo"), stream.WithConnectOnce(),
+		stream.WithConnectLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
+	defer conn.Close()
+	js := conn.JetStream()
 	if _, err := stream.Ensure(ctx, js, stream.Config{Name: events.DefaultStream, SubjectPrefix: events.DefaultSubjectPrefix, History: history}); err != nil {
 		return err
 	}
