@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 )
 
 func TestConnectRefusesBadOptions(t *testing.T) {

@@ -18,12 +18,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 const (

@@ -14,13 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/churn"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natscluster"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/test/deploy"
+	"github.com/ingress-sync/ingress-sync/test/testkit/churn"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natscluster"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // externalNginx says that the syncers run nginx as a separate process

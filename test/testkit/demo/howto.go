@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // writeHostKubeconfig writes a kubeconfig for the forwarded API address.

@@ -1,4 +1,4 @@
-// Package churn is the load generator behind cmd/churn and the churn
+// Package churn is the load generator behind hack/churn and the churn
 // scenarios of `make bench`: it sets up a cluster of Ingresses, Services,
 // EndpointSlices and TLS Secrets, then changes them at fixed rates, and
 // measures how fast ingress-sync follows.
@@ -30,7 +30,7 @@
 // syncer and nginx processes read from /proc. The Report is a table or
 // JSON.
 //
-// Scenarios are the benchmark runs of `make bench` (cmd/churn scenario):
+// Scenarios are the benchmark runs of `make bench` (hack/churn scenario):
 // the whole system in a private network namespace with 1k Ingresses under
 // 200 endpoint changes per second, the stream-only apply rate of one
 // syncer, the bootstrap of a new syncer on 50k objects (time, nginx memory,

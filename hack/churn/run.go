@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/churn"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
+	"github.com/ingress-sync/ingress-sync/test/testkit/churn"
 )
 
 // runFlags are the flags of `churn run`.

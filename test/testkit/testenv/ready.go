@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/proc"
+	"github.com/ingress-sync/ingress-sync/test/testkit/proc"
 )
 
 // pollInterval is the pause between readiness probes.

@@ -19,10 +19,10 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // backendSet is the demo's echo backends, one per example Service.

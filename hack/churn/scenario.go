@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/churn"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/churn"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
 )
 
 type scenarioFlags struct {

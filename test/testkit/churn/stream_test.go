@@ -13,12 +13,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 )
 
 const (

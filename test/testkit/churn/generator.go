@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // servicePort is the port of every generated Service.

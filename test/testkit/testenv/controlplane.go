@@ -3,7 +3,7 @@ package testenv
 import (
 	"context"
 	"errors"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/proc"
+	"github.com/ingress-sync/ingress-sync/test/testkit/proc"
 )
 
 // startAttempts bounds the retries when a freshly chosen port was taken by

@@ -1,11 +1,15 @@
-// Command demo starts an embedded nats-server with JetStream, creates the
+// Command replaydemo starts an embedded nats-server with JetStream, creates the
 // INGRESS stream and publishes a short, realistic story through the events
 // Publisher (what the watcher does), then keeps serving until interrupted.
 // docs/debugging.md shows the real output of `nats stream view`,
 // `syncer decode`, `syncer replay`, `syncer backends` and `syncer routes`
 // against it:
 //
-//	go run ./pkg/replay/internal/demo --store /tmp/demo-nats --port 4333
+//	go run ./hack/replaydemo --store /tmp/demo-nats --port 4333
+//
+// Its objects come from the test harness (test/testkit/fixtures), so it
+// lives in hack/, above the harness, with the other programs that are not
+// shipped.
 package main
 
 import (
@@ -24,11 +28,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 func main() {

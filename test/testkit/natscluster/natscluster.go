@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/proc"
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
+	"github.com/ingress-sync/ingress-sync/test/testkit/proc"
 )
 
 // Module is the module whose nats-server Build builds: the version go.mod

@@ -1,5 +1,7 @@
 // Command churn generates churn against ingress-sync and measures how fast
-// it follows; see internal/testkit/churn for what it does and measures.
+// it follows; see test/testkit/churn for what it does and measures. It
+// drives the test harness, so it lives in hack/ and never ships (`make
+// build` builds it into bin/ for `make bench`).
 //
 //	churn [run] --target kube --kubeconfig FILE [flags]    through the Kubernetes API
 //	churn [run] --target stream --nats-url URL [flags]     straight to the event stream

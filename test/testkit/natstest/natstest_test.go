@@ -7,7 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 )
 
 func TestStartAndConnect(t *testing.T) {

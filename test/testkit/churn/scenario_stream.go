@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // streamEnv is what the stream-only scenarios run on: an embedded NATS

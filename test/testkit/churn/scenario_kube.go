@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // kubeWorkers is how many API writes the endpoints scenario runs at once.

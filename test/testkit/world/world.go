@@ -11,7 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 	"net"
 	"net/http"
 	"os"
@@ -24,12 +24,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/proc"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
+	"github.com/ingress-sync/ingress-sync/test/testkit/proc"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 // Options configure a World.

@@ -7,8 +7,8 @@ import (
 	"net/netip"
 	"strconv"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
 )
 
 // ErrOutsideNetns is returned when traffic would go to the benchmarking

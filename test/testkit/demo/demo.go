@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // Options are the demo's flags.
