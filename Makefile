@@ -22,9 +22,9 @@ export PATH := $(TOOLS):$(PATH)
 
 all: build
 
-## build: the watcher, syncer and churn binaries into bin/
+## build: the watcher and syncer binaries (cmd/), and churn (hack/churn), into bin/
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -o $(BIN)/ ./cmd/... ./hack/churn
 
 ## deps: everything the tests need that is not Go code
 deps: nginx-deps controlplane natscli helm

@@ -46,7 +46,7 @@ benchtime_for() {
 # bench_packages lists the package directories holding benchmarks
 # (test/e2e has none; its TestMain would start the whole system).
 bench_packages() {
-	grep -rl --include='*_test.go' '^func Benchmark' cmd internal pkg 2>/dev/null |
+	grep -rl --include='*_test.go' '^func Benchmark' cmd internal pkg test hack 2>/dev/null |
 		xargs -r -n1 dirname | sort -u
 }
 
@@ -69,7 +69,7 @@ run_benchmarks() {
 }
 
 run_scenarios() {
-	[[ -x bin/churn && -x bin/syncer && -x bin/watcher ]] || $GO build -o bin/ ./cmd/...
+	[[ -x bin/churn && -x bin/syncer && -x bin/watcher ]] || $GO build -o bin/ ./cmd/... ./hack/churn
 	local args=(scenario --bin-dir "$PWD/bin" --duration "${CHURN_SECONDS}s" --output markdown --json "$RAW/scenarios.json")
 	[[ -n ${SCENARIOS:-} ]] && args+=(--scenarios "$SCENARIOS")
 	echo "bench: churn scenarios" >&2
@@ -233,7 +233,7 @@ write_report() {
 		echo "go test -run '^\$' -bench . -benchmem ./pkg/events ./pkg/model"
 		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x; RouterThroughput, LuaMemory, BasicAuthThroughput, AllowListThroughput, AllowListLookup, LimitThroughput: 1x"
 		echo "go test -run '^\$' -bench Replay100k -benchtime 3x ./pkg/replay"
-		echo "go build -o bin/ ./cmd/... && sudo bin/churn scenario                # or --scenarios $(bin/churn scenario --help 2>&1 | sed -n 's/.*default all: \([^)]*\)).*/\1/p')"
+		echo "go build -o bin/ ./cmd/... ./hack/churn && sudo bin/churn scenario   # or --scenarios $(bin/churn scenario --help 2>&1 | sed -n 's/.*default all: \([^)]*\)).*/\1/p')"
 		echo '```'
 		echo
 		echo "## Targets"
@@ -252,14 +252,14 @@ write_report() {
 			case $pkg in pkg/events | pkg/model | pkg/nginx | pkg/replay) continue ;; esac
 			section "$pkg" "$pkg" ""
 		done
-		echo "## Churn scenarios (cmd/churn scenario)"
+		echo "## Churn scenarios (hack/churn scenario)"
 		echo
 		echo "Each scenario runs in a private network namespace with real components: the endpoints scenario on the"
 		echo "whole system (etcd, kube-apiserver, embedded NATS, watcher, one syncer with nginx, echo backends on"
 		echo "198.18.0.x), the others on an embedded NATS server and the syncer binary with nginx. Latencies run from"
 		echo "the API write (or the publish) to the syncer's status report of the stream sequence that carried it"
 		echo "(applied), and to the first probe request through nginx answered by the new endpoint (served); see"
-		echo "internal/testkit/churn's package documentation."
+		echo "test/testkit/churn's package documentation."
 		echo
 		cat "$RAW/scenarios.md"
 		# Hand-written analysis of the targets missed (kept with the script).

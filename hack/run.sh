@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make run: the whole system on this machine (see internal/testkit/demo). Needs root
+# make run: the whole system on this machine (see test/testkit/demo). Needs root
 # for its private network namespace; the Makefile has built bin/ already.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 )
 
 // luaEndpoint answers GETs on 127.0.0.1 as the Lua configuration endpoint

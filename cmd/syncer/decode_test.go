@@ -9,9 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/replay"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 func encode(t *testing.T, ev events.Event) string {

@@ -186,11 +186,12 @@ func fleetCommand(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	nc, js, err := dial(f.nats, "syncer fleet", f.timeout)
+	conn, err := f.nats.dial(ctx, "syncer fleet", f.timeout)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
+	defer conn.Close()
+	js := conn.JetStream()
 	s, err := js.Stream(ctx, f.nats.stream)
 	if err != nil {
 		return fmt.Errorf("fleet: stream %s: %w", f.nats.stream, err)

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/inspect"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 )
 
 // TestInspectLive runs `syncer run` with a real nginx and a real

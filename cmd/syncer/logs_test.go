@@ -14,10 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 )
 
 // logsConfigMap is the controller ConfigMap with data, at resource

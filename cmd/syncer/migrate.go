@@ -114,10 +114,10 @@ func (f *migrateFlags) read(ctx context.Context) (*migrate.Input, error) {
 		}
 		return migrate.ReadKubeconfig(ctx, path, migrate.ClusterOptions{Namespace: f.namespace, ConfigMap: f.configMap, Timeout: f.timeout})
 	}
-	nc, js, err := dial(f.nats, "syncer migrate-check", f.timeout)
+	conn, err := f.nats.dial(ctx, "syncer migrate-check", f.timeout)
 	if err != nil {
 		return nil, err
 	}
-	defer nc.Close()
-	return migrate.ReadStream(ctx, js, migrate.StreamOptions{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Timeout: f.timeout})
+	defer conn.Close()
+	return migrate.ReadStream(ctx, conn.JetStream(), migrate.StreamOptions{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Timeout: f.timeout})
 }

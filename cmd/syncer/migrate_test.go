@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/migrate"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 func runMigrate(t *testing.T, args ...string) (string, error) {

@@ -8,17 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"runtime/debug"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/replay"
-	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
 // errUsage marks a flag error; the message says what to change.
@@ -173,7 +168,7 @@ func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.R
 	if err := f.model.complete(&f.nginx); err != nil {
 		return nil, nil, err
 	}
-	nc, js, err := dial(f.nats, "syncer replay", f.timeout)
+	conn, err := f.nats.dial(ctx, "syncer replay", f.timeout)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,28 +178,12 @@ func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.R
 		bar := replay.NewProgressBar(stderr, "replay")
 		ro.Progress, finish = bar.Update, bar.Finish
 	}
-	rp, err := replay.New(js, ro)
+	rp, err := replay.New(conn.JetStream(), ro)
 	if err != nil {
-		nc.Close()
+		conn.Close()
 		return nil, nil, err
 	}
-	return rp, func() { finish(); nc.Close() }, nil
-}
-
-// dial connects once, bounded by timeout: a command line tool says at once
-// that it cannot reach NATS rather than retrying as the syncer does.
-func dial(f natsFlags, name string, timeout time.Duration) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := stream.Connect(context.Background(), stream.ConnectOptions{URL: f.url, Name: name, User: f.user, Password: f.password,
-		Creds: f.creds, DialTimeout: timeout, Once: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("jetstream: %w", err)
-	}
-	return nc, js, nil
+	return rp, func() { finish(); conn.Close() }, nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).

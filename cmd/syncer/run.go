@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
@@ -39,18 +38,29 @@ func (f *natsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.prefix, "subject-prefix", events.DefaultSubjectPrefix, "subject prefix of the events")
 }
 
-func (f *natsFlags) connect(ctx context.Context, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := stream.Connect(ctx, stream.ConnectOptions{
-		URL: f.url, Name: name, User: f.user, Password: f.password, Creds: f.creds, Logger: log})
-	if err != nil {
-		return nil, nil, err
+// connect connects as the syncer does: retrying until it succeeds or ctx
+// ends.
+func (f *natsFlags) connect(ctx context.Context, name string, log *slog.Logger) (*stream.Conn, error) {
+	return stream.Connect(ctx, f.url, f.options(name, log)...)
+}
+
+// dial connects once, bounded by timeout: a command line tool says at once
+// that it cannot reach NATS rather than retrying as the syncer does.
+func (f *natsFlags) dial(ctx context.Context, name string, timeout time.Duration) (*stream.Conn, error) {
+	opts := append(f.options(name, slog.New(slog.DiscardHandler)), stream.WithDialTimeout(timeout), stream.WithConnectOnce())
+	return stream.Connect(ctx, f.url, opts...)
+}
+
+// options are the connect options the flags set.
+func (f *natsFlags) options(name string, log *slog.Logger) []stream.ConnectOption {
+	opts := []stream.ConnectOption{stream.WithName(name), stream.WithConnectLogger(log)}
+	if f.user != "" {
+		opts = append(opts, stream.WithUserInfo(f.user, f.password))
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	if f.creds != "" {
+		opts = append(opts, stream.WithCredsFile(f.creds))
 	}
-	return nc, js, nil
+	return opts
 }
 
 // modelFlags are the flags model.Build depends on, shared by run and replay.

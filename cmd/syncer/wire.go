@@ -22,11 +22,12 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	nc, js, err := f.nats.connect(ctx, "syncer "+f.pod, log)
+	conn, err := f.nats.connect(ctx, "syncer "+f.pod, log)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
+	defer conn.Close()
+	nc, js := conn.NATS(), conn.JetStream()
 	controller := registerMetrics(reg, f, ngx, nc.IsConnected)
 	s, err := syncer.New(ngx, syncer.Options{
 		Model: f.model.opts, Pod: f.pod, Holdoff: f.holdoff, MaxHoldoff: f.maxHoldoff,

@@ -21,10 +21,10 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/clientcmd/api/latest"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 func TestParseFlags(t *testing.T) {

@@ -1,11 +1,11 @@
 // Command demo is `make run`: the whole ingress-sync system on this machine.
-// See internal/testkit/demo.
+// See test/testkit/demo.
 package main
 
 import (
 	"os"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/demo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/demo"
 )
 
 func main() {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
+	"github.com/ingress-sync/ingress-sync/test/testkit/golden"
 	"reflect"
 	"testing"
 

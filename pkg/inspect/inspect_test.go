@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
+	"github.com/ingress-sync/ingress-sync/test/testkit/golden"
 )
 
 var now = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

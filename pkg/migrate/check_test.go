@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
+	"github.com/ingress-sync/ingress-sync/test/testkit/golden"
 )
 
 const corpusDir = "testdata/corpus"

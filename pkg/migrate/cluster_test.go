@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 // TestCluster reads the corpus back from a real kube-apiserver through a

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/cputime"
+	"github.com/ingress-sync/ingress-sync/test/testkit/cputime"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fieldwalk"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fieldwalk"
 )
 
 // The checksum (checksum.go and the canonical writers next to each type)

@@ -13,10 +13,10 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // Helpers of the affinity and hashing tests (balancer_test.go).

@@ -8,8 +8,8 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // buildIngresses builds, with model.Build, the Configuration of ings and

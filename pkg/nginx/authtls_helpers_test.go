@@ -19,7 +19,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 )
 
 // mtlsIssuer is a CA of the client certificate tests (crypto/x509).

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 )
 
 func echoes(t *testing.T, names ...string) []*echo.Server {

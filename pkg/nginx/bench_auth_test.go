@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // benchAuthUsers is the number of users of the uncached variants: more than

@@ -20,10 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // Benchmarks with a real nginx. Run them with a fixed count:
@@ -393,7 +393,7 @@ func routerThroughput(b *testing.B, hosts, requested int) {
 }
 
 // bootstrapIngresses and bootstrapTLSEvery are the shape of the churn
-// scenario bootstrap-50k (internal/testkit/churn): 16130 Ingresses, one in ten with
+// scenario bootstrap-50k (test/testkit/churn): 16130 Ingresses, one in ten with
 // TLS.
 const (
 	bootstrapIngresses = 16130

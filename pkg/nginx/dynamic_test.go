@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 )
 
 // loadLoop sends requests from several goroutines until stopped (bounded by

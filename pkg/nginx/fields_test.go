@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fieldwalk"
 	"github.com/ingress-sync/ingress-sync/lua"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fieldwalk"
 )
 
 // What the Applier pushes of a config.Configuration is listed by hand too:

@@ -15,8 +15,8 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // statusOf returns the status of GET url.

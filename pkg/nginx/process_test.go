@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 )
 
 // alive reports whether pid runs (a zombie waiting for its new parent to

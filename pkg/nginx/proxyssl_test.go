@@ -18,8 +18,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // Headers a TLS backend adds to its reply.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
+	"github.com/ingress-sync/ingress-sync/test/testkit/golden"
 )
 
 func goldenOptions() Options {

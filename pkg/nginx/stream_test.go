@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/echo"
+	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 )
 
 // Tests of the stream block on a real nginx: TCP and UDP services, their

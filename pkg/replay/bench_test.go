@@ -3,7 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/cputime"
+	"github.com/ingress-sync/ingress-sync/test/testkit/cputime"
 	"math/rand/v2"
 	"runtime/debug"
 	"strconv"
@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // churn is the event mix of the replay benchmark, a cluster of apps each

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
-	goldenfile "github.com/ingress-sync/ingress-sync/internal/testkit/golden"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+	goldenfile "github.com/ingress-sync/ingress-sync/test/testkit/golden"
 )
 
 // golden compares got with testdata/<name>.golden (-update rewrites it).

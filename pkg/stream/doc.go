@@ -1,6 +1,7 @@
 // Package stream is the NATS transport of ingress-sync: it moves the events
 // of pkg/events (the wire format) through JetStream. It holds what needs a
-// NATS connection and nothing else: Connect, stream provisioning (Ensure),
+// NATS connection and nothing else: Connect (the one way to a Conn, the
+// NATS connection and its JetStream context), stream provisioning (Ensure),
 // the watcher's Publisher, the syncer's Consumer, the one reader of the
 // event stream (ReadRange for replay, LastPerSubject for the watcher's
 // reconcile, LastStatuses for `syncer fleet`). It imports nats.go only; an

@@ -23,8 +23,13 @@ var (
 	// ErrPublisherClosed: Publish after Close, or a retry cut short by Close.
 	ErrPublisherClosed = errors.New("stream: publisher closed")
 
-	// ErrNoURL: Connect without a server URL.
+	// ErrNoURL: Connect without a server URL (it also wraps
+	// ErrInvalidConfig).
 	ErrNoURL = errors.New("stream: no NATS URL")
+
+	// ErrConnect: Connect found no server to connect to, before its context
+	// ended or, with WithConnectOnce, at its one attempt.
+	ErrConnect = errors.New("stream: connecting to NATS")
 
 	// ErrIdle: no message arrived within the wait of a read.
 	ErrIdle = errors.New("stream: no message within the wait")

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // TestReportListsProblems: the status report lists the Problems of the

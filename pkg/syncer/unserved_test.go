@@ -12,9 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // TestUnservedFromBuilds: the report lists the Ingresses that the applied

@@ -12,9 +12,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/proc"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
+	"github.com/ingress-sync/ingress-sync/test/testkit/proc"
 )
 
 // failoverTarget is the failover time the default lease timings are chosen

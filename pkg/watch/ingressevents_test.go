@@ -17,13 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer"
 	"github.com/ingress-sync/ingress-sync/pkg/syncer/syncertest"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 )
 
 const badTimeout = model.AnnotationPrefix + "proxy-read-timeout"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 // controlPlane is the kube-apiserver shared by the tests of this package,

@@ -2,7 +2,6 @@ package watch
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,31 +31,29 @@ type natsLink struct {
 // logged by stream.Connect), ensures the stream and then closes w.natsReady.
 // It returns nil when ctx ends first.
 func (w *Watcher) prepareNATS(ctx context.Context, url string) error {
-	nc, err := stream.Connect(ctx, stream.ConnectOptions{
-		URL: url, Name: "ingress-sync-watcher/" + w.cfg.WatcherID,
-		User: w.cfg.NATSUser, Password: w.cfg.NATSPassword, Creds: w.cfg.NATSCredsFile,
-		Logger: w.log,
-	})
+	opts := []stream.ConnectOption{stream.WithName("ingress-sync-watcher/" + w.cfg.WatcherID), stream.WithConnectLogger(w.log)}
+	if w.cfg.NATSUser != "" {
+		opts = append(opts, stream.WithUserInfo(w.cfg.NATSUser, w.cfg.NATSPassword))
+	}
+	if w.cfg.NATSCredsFile != "" {
+		opts = append(opts, stream.WithCredsFile(w.cfg.NATSCredsFile))
+	}
+	conn, err := stream.Connect(ctx, url, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	js, err := jetstream.New(nc)
+	st, err := w.ensureStream(ctx, conn.JetStream())
 	if err != nil {
-		nc.Close()
-		return fmt.Errorf("jetstream: %w", err)
-	}
-	stream, err := w.ensureStream(ctx, js)
-	if err != nil {
-		nc.Close()
+		conn.Close()
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	w.nats = &natsLink{nc: nc, js: js, stream: stream}
+	w.nats = &natsLink{nc: conn.NATS(), js: conn.JetStream(), stream: st}
 	close(w.natsReady)
 	return nil
 }

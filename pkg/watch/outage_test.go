@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 // outage is how long TestAPIServerOutage keeps kube-apiserver down, and

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natstest"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 )
 
 // TestOversizedObject: an object over the server's max_payload gets an

@@ -14,8 +14,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 // TestDeployRBACIsEnough runs the watcher as a service account holding only

@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 // fieldManager is the server-side apply manager of the test.

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 	"os"
 	"path/filepath"
 	"strings"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natscluster"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natscluster"
 )
 
 // natsModule is the module whose nats-server the image tag pins too (see
@@ -32,7 +32,7 @@ var buildNATSServer = sync.OnceValues(func() (string, error) {
 })
 
 // processCluster is three nats-server processes run as the pods run them
-// (internal/testkit/natscluster), for the leader-loss scenario.
+// (test/testkit/natscluster), for the leader-loss scenario.
 type processCluster struct {
 	*natscluster.Cluster
 }

@@ -2,7 +2,7 @@ package deploy
 
 import (
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
+	"github.com/ingress-sync/ingress-sync/test/testkit/golden"
 	"slices"
 	"strings"
 	"testing"

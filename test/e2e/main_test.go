@@ -1,7 +1,7 @@
 // Package e2e tests the whole system on one machine: a real etcd and
 // kube-apiserver, a real nats-server, the watcher binary and two syncer
 // binaries with their own nginx, and Go echo backends, all inside a private
-// network namespace made by the test (internal/testkit/netns).
+// network namespace made by the test (test/testkit/netns).
 package e2e
 
 import (
@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // envBin passes the binaries built outside the namespace to the tests inside.

@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // TestSyncerRestart: a restarted syncer bootstraps from the stream and

@@ -5,7 +5,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // TestRouting: host and path rules route through both nginx, with the

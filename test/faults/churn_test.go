@@ -7,8 +7,8 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/churn"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/churn"
 )
 
 // churner writes the churn through the API for as long as its context

@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/churn"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natscluster"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/test/deploy"
+	"github.com/ingress-sync/ingress-sync/test/testkit/churn"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natscluster"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // externalNginx says that the syncers run nginx as a separate process
@@ -141,17 +142,8 @@ func (s *suite) syncerNATSArgs() []string {
 
 // connect opens the suite's own NATS connection (the admin user).
 func (s *suite) connect() {
-	nc, err := nats.Connect(s.nats.URLs(), nats.UserInfo(adminUser, s.pw.admin), nats.MaxReconnects(-1),
-		nats.ReconnectWait(200*time.Millisecond), nats.Timeout(5*time.Second))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.nc, s.js = nc, js
+	conn := natstest.Dial(s.t, s.nats.URLs(), stream.WithUserInfo(adminUser, s.pw.admin), stream.WithReconnectWait(200*time.Millisecond))
+	s.nc, s.js = conn.NATS(), conn.JetStream()
 }
 
 // The churn: about 4 EndpointSlice changes and 1 Ingress change a second

@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // garbageNamespace holds the subjects of the garbage: no object of the API

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natscluster"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/netns"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natscluster"
+	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 // envBin passes the binaries built outside the namespace to the suite inside.

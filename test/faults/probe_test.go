@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // Probing: one request every probePause through each nginx, the base

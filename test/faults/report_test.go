@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/golden"
+	"github.com/ingress-sync/ingress-sync/test/testkit/golden"
 )
 
 // TestReportMarkdown: the renderer of RELIABILITY.md on a fixed report.

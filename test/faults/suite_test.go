@@ -11,9 +11,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/churn"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/natscluster"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/world"
+	"github.com/ingress-sync/ingress-sync/test/testkit/churn"
+	"github.com/ingress-sync/ingress-sync/test/testkit/natscluster"
+	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
 
 // Bounds of the waits after a fault and of the final checks.

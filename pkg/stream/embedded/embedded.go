@@ -1,7 +1,8 @@
 // Package embedded runs a NATS server with JetStream in-process, for a
 // one-machine setup (the watcher's --embedded-nats) and for tests
-// (internal/testkit/natstest wraps it). It is the only package of ingress-sync that
-// imports nats-server: the syncer and the format packages do not link it.
+// (test/testkit/natstest wraps it). It is the only package of ingress-sync
+// that imports nats-server: the syncer and the format packages do not link
+// it.
 package embedded
 
 import (
