@@ -150,69 +150,33 @@ func validRealm(v string) bool {
 	return true
 }
 
-// secretRef is the Secret an annotation's ref ("name" or
-// "namespace/name") names, in the Ingress's namespace when it names none;
-// ok is false when it names another namespace, or ref is "".
-func secretRef(namespace, ref string) (objectKey, bool) {
-	ns, name, found := strings.Cut(ref, "/")
-	if !found {
-		return objectKey{namespace, ref}, ref != ""
-	}
-	return objectKey{ns, name}, ns == namespace
-}
-
-// annotationSecret returns the Secret that e's annotation (auth-secret,
-// auth-tls-secret, proxy-ssl-secret) names with ref, or why it cannot:
-// another namespace's (as ingress-nginx's allow-cross-namespace-resources
-// default), or a Secret the store does not hold.
-func (b *builder) annotationSecret(e *ingressEntry, annotation, ref string) (*secretEntry, objectKey, string) {
-	k, ok := secretRef(e.key.Namespace, ref)
-	if !ok {
-		return nil, k, fmt.Sprintf("annotation %s%s=%s: the Secret must be in the Ingress's namespace %s", AnnotationPrefix, annotation, ref, e.key.Namespace)
-	}
-	entry := b.s.secrets[k]
-	if entry == nil {
-		return nil, k, fmt.Sprintf("annotation %s%s: Secret %s not found", AnnotationPrefix, annotation, k)
-	}
-	return entry, k, ""
-}
-
 // basicAuth returns the BasicAuth of e's locations (nil without auth),
-// resolved once per Build.
+// resolved once per Build (see resolveRef).
 func (b *builder) basicAuth(e *ingressEntry) *config.BasicAuth {
-	if !e.ann.auth.requested {
+	in := &e.ann.auth
+	if !in.requested {
 		return nil
 	}
-	if ba, ok := b.auth[e]; ok {
-		return ba
-	}
-	ba, reason := b.resolveAuth(e)
-	if reason != "" {
-		b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
-		ba = &config.BasicAuth{Realm: e.ann.auth.realm, Unavailable: true}
-	}
-	if b.auth == nil {
-		b.auth = map[*ingressEntry]*config.BasicAuth{}
-	}
-	b.auth[e] = ba
-	return ba
+	return resolveRef(b, e, refUse[*config.BasicAuth]{
+		objectRef: objectRef{refSecret, "auth-secret", in.secret},
+		invalid:   in.err,
+		parse:     (*builder).basicAuthFrom,
+		unavailable: func(e *ingressEntry) *config.BasicAuth {
+			return &config.BasicAuth{Realm: e.ann.auth.realm, Unavailable: true}
+		},
+	})
 }
 
-func (b *builder) resolveAuth(e *ingressEntry) (*config.BasicAuth, string) {
+// basicAuthFrom makes e's BasicAuth of its auth-secret o, or says why it
+// cannot.
+func (b *builder) basicAuthFrom(e *ingressEntry, o refObject) (*config.BasicAuth, string) {
 	in := &e.ann.auth
-	if in.err != "" {
-		return nil, in.err
-	}
-	entry, k, reason := b.annotationSecret(e, "auth-secret", in.secret)
-	if reason != "" {
-		return nil, reason
-	}
-	users, dropped, err := in.users(entry.obj.Data)
+	users, dropped, err := in.users(o.secret.Data)
 	if err != nil {
-		return nil, fmt.Sprintf("annotation %sauth-secret: Secret %s %v", AnnotationPrefix, k, err)
+		return nil, o.reason(" %v", err)
 	}
 	for _, u := range dropped {
-		b.ingressProblem(e, "annotation %sauth-secret: Secret %s: user %q has an empty password hash and can never sign in", AnnotationPrefix, k, u)
+		b.ingressProblem(e, "%s", o.reason(": user %q has an empty password hash and can never sign in", u))
 	}
 	return &config.BasicAuth{Realm: in.realm, Users: users, SatisfyAny: in.satisfyAny, Digest: in.typ == "digest"}, ""
 }

@@ -506,56 +506,24 @@ func (b *builder) externalAuth(e *ingressEntry) *config.ExternalAuth {
 		}
 		return b.globalAuth
 	}
-	if ea, ok := b.extAuth[e]; ok {
-		return ea
-	}
-	ea, reason := b.resolveExtAuth(e)
-	if reason != "" {
-		b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
-		ea = &config.ExternalAuth{Unavailable: true}
-	}
-	if b.extAuth == nil {
-		b.extAuth = map[*ingressEntry]*config.ExternalAuth{}
-	}
-	b.extAuth[e] = ea
-	return ea
+	return resolveRef(b, e, refUse[*config.ExternalAuth]{
+		objectRef:   objectRef{refConfigMap, "auth-proxy-set-headers", in.proxySetHeaders},
+		invalid:     in.err,
+		optional:    true,
+		parse:       (*builder).externalAuthFrom,
+		unavailable: func(*ingressEntry) *config.ExternalAuth { return &config.ExternalAuth{Unavailable: true} },
+	})
 }
 
-// proxySetHeadersKey is the ConfigMap auth-proxy-set-headers names for an
-// Ingress of namespace ns (a name alone is in ns); false when none is set.
-func (in *extAuthInput) proxySetHeadersKey(ns string) (objectKey, bool) {
-	ref := in.proxySetHeaders
-	if ref == "" {
-		return objectKey{}, false
-	}
-	if !strings.Contains(ref, "/") {
-		ref = ns + "/" + ref
-	}
-	k, err := parseObjectKey(ref)
-	return k, err == nil
-}
-
-func (b *builder) resolveExtAuth(e *ingressEntry) (*config.ExternalAuth, string) {
-	in := &e.ann.extAuth
-	if in.err != "" {
-		return nil, in.err
-	}
-	ea := in.externalAuth()
+// externalAuthFrom makes e's ExternalAuth with the headers of its
+// auth-proxy-set-headers o (none without), or says why it cannot.
+func (b *builder) externalAuthFrom(e *ingressEntry, o refObject) (*config.ExternalAuth, string) {
+	ea := e.ann.extAuth.externalAuth()
 	ea.SatisfyAny = e.ann.auth.satisfyAny
-	if in.proxySetHeaders == "" {
+	if o.configMap == nil {
 		return ea, ""
 	}
-	const ann = AnnotationPrefix + "auth-proxy-set-headers"
-	k, _ := in.proxySetHeadersKey(e.key.Namespace)
-	ref := k.String()
-	if k.Namespace != e.key.Namespace {
-		return nil, fmt.Sprintf("annotation %s=%s: the ConfigMap must be in the Ingress's namespace %s", ann, in.proxySetHeaders, e.key.Namespace)
-	}
-	cm := b.s.configMaps[k]
-	if cm == nil {
-		return nil, fmt.Sprintf("annotation %s: ConfigMap %s not found", ann, ref)
-	}
-	hs, problems := headersOf(cm.obj, headerRule{what: "annotation " + ann + " ConfigMap " + ref, noDollar: true})
+	hs, problems := o.headers(headerRule{noDollar: true})
 	if len(problems) > 0 {
 		return nil, problems[0]
 	}

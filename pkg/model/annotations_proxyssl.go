@@ -206,40 +206,40 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 		limit = DefaultMaxUpstreamTLSProfiles
 	}
 	for _, e := range b.ingresses {
-		if !e.ann.proxySSL.requested {
+		in := &e.ann.proxySSL
+		if !in.requested {
 			continue
 		}
 		if st.byIngress == nil {
 			st.byIngress, st.hasCA, st.profiles = map[*ingressEntry]*config.ProxySSL{}, map[*ingressEntry]bool{}, map[string]*config.UpstreamTLS{}
 		}
-		p, reason := b.upstreamTLSProfile(e)
-		if p != nil && st.profiles[p.Name] == nil && len(st.profiles) >= limit {
-			p, reason = nil, fmt.Sprintf("more than %d distinct backend TLS profiles (the syncer's --max-upstream-tls-profiles)", limit)
-		}
+		p := resolveRef(b, e, refUse[*config.UpstreamTLS]{
+			objectRef: objectRef{refSecret, "proxy-ssl-secret", in.secret},
+			invalid:   in.err,
+			parse: func(_ *builder, _ *ingressEntry, o refObject) (*config.UpstreamTLS, string) {
+				p, reason := in.profile(o)
+				if p != nil && st.profiles[p.Name] == nil && len(st.profiles) >= limit {
+					return nil, fmt.Sprintf("more than %d distinct backend TLS profiles (the syncer's --max-upstream-tls-profiles)", limit)
+				}
+				return p, reason
+			},
+		})
 		if p == nil {
-			b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
 			st.byIngress[e] = &config.ProxySSL{Unavailable: true}
 			continue
 		}
 		if st.profiles[p.Name] == nil {
 			st.profiles[p.Name] = p
 		}
-		st.byIngress[e] = &config.ProxySSL{Profile: p.Name, Name: e.ann.proxySSL.name}
+		st.byIngress[e] = &config.ProxySSL{Profile: p.Name, Name: in.name}
 		st.hasCA[e] = p.CA != nil
 	}
 	return st
 }
 
-// upstreamTLSProfile builds e's profile, or says why it cannot.
-func (b *builder) upstreamTLSProfile(e *ingressEntry) (*config.UpstreamTLS, string) {
-	in := &e.ann.proxySSL
-	if in.err != "" {
-		return nil, in.err
-	}
-	entry, k, reason := b.annotationSecret(e, "proxy-ssl-secret", in.secret)
-	if reason != "" {
-		return nil, reason
-	}
+// profile makes the profile of the proxy-ssl-secret o, or says why it
+// cannot.
+func (in *proxySSLInput) profile(o refObject) (*config.UpstreamTLS, string) {
 	p := &config.UpstreamTLS{VerifyDepth: max(in.depth, 1), Protocols: in.protocols, Ciphers: in.ciphers, ServerName: in.serverName}
 	if p.Protocols == "" {
 		p.Protocols = defaultProxySSLProtocols
@@ -247,28 +247,28 @@ func (b *builder) upstreamTLSProfile(e *ingressEntry) (*config.UpstreamTLS, stri
 	if p.Ciphers == "" {
 		p.Ciphers = defaultProxySSLCiphers
 	}
-	data := entry.obj.Data
+	data := o.secret.Data
 	var err error
 	if ca, has := data["ca.crt"]; has {
 		if p.CA, err = ParseCAPEM(ca); err != nil {
-			return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s: ca.crt %v", AnnotationPrefix, k, err)
+			return nil, o.reason(": ca.crt %v", err)
 		}
 	}
 	crt, hasCrt := data["tls.crt"]
 	key, hasKey := data["tls.key"]
 	switch {
 	case hasCrt != hasKey:
-		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s has only one of tls.crt and tls.key", AnnotationPrefix, k)
+		return nil, o.reason(" has only one of tls.crt and tls.key")
 	case hasCrt:
 		if p.Cert, p.Key, err = parseClientPair(crt, key); err != nil {
-			return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s: tls.crt and tls.key: %v", AnnotationPrefix, k, err)
+			return nil, o.reason(": tls.crt and tls.key: %v", err)
 		}
 	}
 	switch {
 	case in.verify && p.CA == nil:
-		return nil, fmt.Sprintf("annotation %sproxy-ssl-verify=on: Secret %s has no ca.crt", AnnotationPrefix, k)
+		return nil, fmt.Sprintf("annotation %sproxy-ssl-verify=on: Secret %s has no ca.crt", AnnotationPrefix, o.key)
 	case p.CA == nil && p.Cert == nil:
-		return nil, fmt.Sprintf("annotation %sproxy-ssl-secret: Secret %s has neither ca.crt nor tls.crt and tls.key", AnnotationPrefix, k)
+		return nil, o.reason(" has neither ca.crt nor tls.crt and tls.key")
 	}
 	p.Verify = in.verify
 	if p.Verify || p.ServerName {

@@ -250,8 +250,6 @@ type upstreamState struct {
 	// requestHeaders and responseHeaders are the ConfigMap's
 	// proxy-set-headers and add-headers, for every Server.
 	requestHeaders, responseHeaders []config.Header
-	// custom caches the custom headers of each Ingress.
-	custom map[*ingressEntry][]config.Header
 	// aliases are the names taken by server-alias; aliasOf maps each to
 	// its host and the aliasing Ingress's namespace.
 	aliases map[string]bool
@@ -290,49 +288,44 @@ func (b *builder) globalHeaders(key, ref string, rule headerRule) []config.Heade
 }
 
 // customHeaders returns the response headers of e's custom-headers
-// annotation, resolved once per Build: a ConfigMap of e's namespace, only
-// names that global-allowed-response-headers lists (as ingress-nginx, which
-// denies the others). Values are sent as written ('$' included).
+// annotation, resolved once per Build (see resolveRef): a ConfigMap of e's
+// namespace, only names that global-allowed-response-headers lists (as
+// ingress-nginx, which denies the others). Values are sent as written ('$'
+// included). It fails open: a ConfigMap of another namespace or a missing
+// one gives no custom headers, with a Problem.
 func (b *builder) customHeaders(e *ingressEntry) []config.Header {
 	ref := e.ann.upstream.customHeaders
 	if ref == "" {
 		return nil
 	}
-	if hs, ok := b.up.custom[e]; ok {
-		return hs
-	}
-	hs := b.resolveCustomHeaders(e, ref)
-	if b.up.custom == nil {
-		b.up.custom = map[*ingressEntry][]config.Header{}
-	}
-	b.up.custom[e] = hs
-	return hs
+	return resolveRef(b, e, refUse[[]config.Header]{
+		objectRef: objectRef{refConfigMap, "custom-headers", ref},
+		parse:     (*builder).customHeadersFrom,
+		open:      refOpen{otherNamespace: "ignored", unusable: "no custom headers"},
+	})
 }
 
-func (b *builder) resolveCustomHeaders(e *ingressEntry, ref string) []config.Header {
-	const ann = AnnotationPrefix + "custom-headers"
-	k, _ := parseObjectKey(ref)
-	if k.Namespace != e.key.Namespace {
-		b.ingressProblem(e, "annotation %s=%s: the ConfigMap must be in the Ingress's namespace %s; ignored", ann, ref, e.key.Namespace)
-		return nil
-	}
-	cm := b.s.configMaps[k]
-	if cm == nil {
-		b.ingressProblem(e, "annotation %s: ConfigMap %s not found; no custom headers", ann, ref)
-		return nil
-	}
+// customHeadersFrom returns the headers of e's custom-headers o that
+// global-allowed-response-headers lists; the others are left out with a
+// Problem.
+func (b *builder) customHeadersFrom(e *ingressEntry, o refObject) ([]config.Header, string) {
 	allowed := strings.Split(b.global.AllowedResponseHeaders, ",")
-	rule := headerRule{what: "annotation " + ann + " ConfigMap " + ref, refused: func(n string) string {
+	hs, problems := o.headers(headerRule{refused: func(n string) string {
 		if !slices.Contains(allowed, strings.ToLower(n)) {
 			return "is not listed in the controller ConfigMap's global-allowed-response-headers"
 		}
 		return ""
-	}}
-	hs, problems := headersOf(cm.obj, rule)
+	}})
 	for _, p := range problems {
 		b.ingressProblem(e, "%s", p)
 	}
-	return hs
+	return hs, ""
+}
+
+// headers validates the data of the header ConfigMap o (see headersOf).
+func (o refObject) headers(rule headerRule) ([]config.Header, []string) {
+	rule.what = "annotation " + AnnotationPrefix + o.annotation + " " + o.kind + " " + o.key.String()
+	return headersOf(o.configMap, rule)
 }
 
 // finishUpstream gives every Server the ConfigMap's request and response

@@ -116,14 +116,11 @@ type builder struct {
 	defaultBackend *backendState
 	defaultWinner  *ingressEntry
 	certs          certificates
-	// auth caches each Ingress's BasicAuth (see basicAuth).
-	auth map[*ingressEntry]*config.BasicAuth
-	// extAuth caches each Ingress's ExternalAuth; globalAuth is the
-	// ConfigMap's (see externalAuth).
-	extAuth    map[*ingressEntry]*config.ExternalAuth
+	// refs caches what each feature made of the Secret or ConfigMap an
+	// Ingress's annotation names (see resolveRef).
+	refs map[refUseKey]any
+	// globalAuth is the ConfigMap's ExternalAuth (see externalAuth).
 	globalAuth *config.ExternalAuth
-	// clientAuths caches each Ingress's ClientAuth (see clientAuth).
-	clientAuths map[*ingressEntry]*config.ClientAuth
 	// up holds the header ConfigMaps and server aliases.
 	up       upstreamState
 	problems []config.Problem

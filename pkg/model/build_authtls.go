@@ -3,7 +3,6 @@ package model
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"fmt"
 	"slices"
 )
 
@@ -48,48 +47,37 @@ func clientAuthEqual(x, y *config.ClientAuth) bool {
 		slices.Equal(x.Revoked, y.Revoked)
 }
 
-// clientAuth resolves e's auth-tls annotations once per Build: nil when
-// they cannot be applied (a Problem of e says why).
+// clientAuth resolves e's auth-tls annotations once per Build (see
+// resolveRef): nil when they cannot be applied (a Problem of e says why).
 func (b *builder) clientAuth(e *ingressEntry) *config.ClientAuth {
-	if ca, ok := b.clientAuths[e]; ok {
-		return ca
-	}
-	ca, reason := b.resolveClientAuth(e)
-	if reason != "" {
-		b.ingressProblem(e, "%s; the Ingress's routes answer 503", reason)
-	}
-	if b.clientAuths == nil {
-		b.clientAuths = map[*ingressEntry]*config.ClientAuth{}
-	}
-	b.clientAuths[e] = ca
-	return ca
+	in := &e.ann.clientAuth
+	return resolveRef(b, e, refUse[*config.ClientAuth]{
+		objectRef: objectRef{refSecret, "auth-tls-secret", in.secret},
+		invalid:   in.err,
+		parse:     (*builder).clientAuthFrom,
+	})
 }
 
-func (b *builder) resolveClientAuth(e *ingressEntry) (*config.ClientAuth, string) {
+// clientAuthFrom makes e's ClientAuth of its auth-tls-secret o, or says
+// why it cannot.
+func (b *builder) clientAuthFrom(e *ingressEntry, o refObject) (*config.ClientAuth, string) {
 	in := &e.ann.clientAuth
-	if in.err != "" {
-		return nil, in.err
-	}
-	entry, k, reason := b.annotationSecret(e, "auth-tls-secret", in.secret)
-	if reason != "" {
-		return nil, reason
-	}
-	data, ok := entry.obj.Data["ca.crt"]
+	data, ok := o.secret.Data["ca.crt"]
 	if !ok {
-		return nil, fmt.Sprintf("annotation %sauth-tls-secret: Secret %s has no key \"ca.crt\"", AnnotationPrefix, k)
+		return nil, o.reason(` has no key "ca.crt"`)
 	}
 	pemCA, cas, err := ParseClientCA(data)
 	if err != nil {
-		return nil, fmt.Sprintf("annotation %sauth-tls-secret: Secret %s: %v", AnnotationPrefix, k, err)
+		return nil, o.reason(": %v", err)
 	}
-	ca := &config.ClientAuth{Ingress: e.name, Secret: k.String(), CA: pemCA, Verify: in.verify, Depth: max(in.depth, 1),
+	ca := &config.ClientAuth{Ingress: e.name, Secret: o.key.String(), CA: pemCA, Verify: in.verify, Depth: max(in.depth, 1),
 		ErrorPage: in.errorPage, PassCertificate: in.passCert, MatchCN: in.matchCN}
 	if ca.Verify == "" {
 		ca.Verify = VerifyOn
 	}
-	if crl, ok := entry.obj.Data["ca.crl"]; ok {
+	if crl, ok := o.secret.Data["ca.crl"]; ok {
 		if ca.Revoked, err = ParseClientCRL(crl, cas); err != nil {
-			return nil, fmt.Sprintf("annotation %sauth-tls-secret: Secret %s: %v", AnnotationPrefix, k, err)
+			return nil, o.reason(": %v", err)
 		}
 	}
 	return ca, ""

@@ -80,15 +80,17 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 		}
 	}
 	for _, ref := range []string{e.ann.auth.secret, e.ann.clientAuth.secret, e.ann.proxySSL.secret} {
-		if k, ok := secretRef(key.Namespace, ref); ok {
+		if k, ok := refKey(key.Namespace, ref); ok {
 			e.secrets = append(e.secrets, k)
 		}
 	}
-	if k, err := parseObjectKey(e.ann.upstream.customHeaders); err == nil {
-		e.configMaps = append(e.configMaps, k)
-	}
-	if k, ok := e.ann.extAuth.proxySetHeadersKey(key.Namespace); ok {
-		e.configMaps = append(e.configMaps, k)
+	// ConfigMaps of another namespace too: Build reads none, but a
+	// change of one rebuilds, as it always has.
+	for _, ref := range []string{e.ann.upstream.customHeaders, e.ann.extAuth.proxySetHeaders} {
+		if ref != "" {
+			k, _ := refKey(key.Namespace, ref)
+			e.configMaps = append(e.configMaps, k)
+		}
 	}
 	e.hosts = ingressHosts(ing)
 	e.services = uniqueKeys(e.services)
