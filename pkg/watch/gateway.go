@@ -41,7 +41,9 @@ import (
 // informer has synced, so that a reconcile never mistakes objects not yet
 // listed for deleted ones. An informer whose list is forbidden (RBAC without
 // the gateway.networking.k8s.io rules) is logged and does not block the
-// others: its kind is then treated as absent.
+// others: its kind is then treated as absent. Nor does one that has not
+// synced within gatewaySyncGrace (a list that keeps failing): Gateway API
+// trouble never holds up the Ingress inputs.
 //
 // Discovery needs no permission beyond what every authenticated user has,
 // and no CustomResourceDefinition is ever read.
@@ -50,6 +52,7 @@ import (
 const (
 	gatewayDiscoveryTimeout = 10 * time.Second
 	gatewayPollMax          = 2 * time.Minute
+	gatewaySyncGrace        = time.Minute
 )
 
 // gatewayGroupVersion is the API the watcher reads.
@@ -78,10 +81,12 @@ type gatewayAPI struct {
 
 // kindInformer is the running informer of one kind.
 type kindInformer struct {
-	inf    cache.SharedIndexInformer
-	cancel context.CancelFunc
-	done   chan struct{}
-	denied atomic.Bool // the API server refused to list the kind
+	inf     cache.SharedIndexInformer
+	cancel  context.CancelFunc
+	done    chan struct{}
+	started time.Time
+	denied  atomic.Bool // the API server refused to list the kind
+	late    atomic.Bool // not synced within gatewaySyncGrace (logged once)
 }
 
 func newGatewayAPI(w *Watcher) *gatewayAPI {
@@ -89,6 +94,7 @@ func newGatewayAPI(w *Watcher) *gatewayAPI {
 		log: w.log.With("api", gatewayGroupVersion), running: make(map[events.Kind]*kindInformer)}
 	for _, k := range events.GatewayKinds {
 		w.informers.sources[k].synced = func() bool { return g.synced(k) }
+		w.metrics.gatewayKinds.WithLabelValues(string(k)).Set(0)
 	}
 	return g
 }
@@ -170,7 +176,7 @@ func (g *gatewayAPI) discover(ctx context.Context) (map[string]bool, error) {
 // startKind starts the informer of kind k, its handlers first.
 func (g *gatewayAPI) startKind(ctx context.Context, k events.Kind) {
 	inf := g.newInformer(k)
-	ki := &kindInformer{inf: inf, done: make(chan struct{})}
+	ki := &kindInformer{inf: inf, done: make(chan struct{}), started: time.Now()}
 	err := errors.Join(inf.SetTransform(dropManagedFields),
 		inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { g.watchError(k, ki, err) }))
 	if err == nil {
@@ -236,7 +242,7 @@ func (g *gatewayAPI) watchError(k events.Kind, ki *kindInformer, err error) {
 }
 
 // synced reports whether kind k counts as synced: discovery answered, and
-// its informer, if running and allowed, has synced.
+// its informer, if running, allowed and not late, has synced.
 func (g *gatewayAPI) synced(k events.Kind) bool {
 	if !g.checked.Load() {
 		return false
@@ -244,7 +250,16 @@ func (g *gatewayAPI) synced(k events.Kind) bool {
 	g.mu.Lock()
 	ki := g.running[k]
 	g.mu.Unlock()
-	return ki == nil || ki.denied.Load() || ki.inf.HasSynced()
+	switch {
+	case ki == nil || ki.denied.Load() || ki.inf.HasSynced():
+		return true
+	case time.Since(ki.started) < gatewaySyncGrace:
+		return false
+	}
+	if !ki.late.Swap(true) {
+		g.log.Error("Gateway API informer not synced, no longer waiting for it", "kind", k, "waited", gatewaySyncGrace)
+	}
+	return true
 }
 
 // newInformer builds the informer of kind k with the indexes the Secret
