@@ -171,14 +171,9 @@ func TestGatewayKindsArePublished(t *testing.T) {
 		}
 	}
 
-	route, err := v1.HTTPRoutes(ns).Get(ctx, "web", getOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	route.Spec.Hostnames = append(route.Spec.Hostnames, "www.shop.example.com")
-	if _, err := v1.HTTPRoutes(ns).Update(ctx, route, updateOpts); err != nil {
-		t.Fatal(err)
-	}
+	updateRoute(t, e, "web", false, func(r *gatewayv1.HTTPRoute) {
+		r.Spec.Hostnames = append(r.Spec.Hostnames, "www.shop.example.com")
+	})
 	if m := e.waitMessage(t, subjects[events.KindHTTPRoute], events.OpUpdate); len(m.Event.Object.(*gatewayv1.HTTPRoute).Spec.Hostnames) != 2 {
 		t.Errorf("update %s does not carry the new hostname", m)
 	}
@@ -261,14 +256,7 @@ func TestGatewayReconcileAfterDowntime(t *testing.T) {
 	if err := v1.HTTPRoutes(ns).Delete(ctx, "gone", deleteOpts); err != nil {
 		t.Fatal(err)
 	}
-	route, err := v1.HTTPRoutes(ns).Get(ctx, "changed", getOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	route.Spec.Hostnames = []gatewayv1.Hostname{"changed.example.com"}
-	if _, err := v1.HTTPRoutes(ns).Update(ctx, route, updateOpts); err != nil {
-		t.Fatal(err)
-	}
+	updateRoute(t, e, "changed", false, func(r *gatewayv1.HTTPRoute) { r.Spec.Hostnames = []gatewayv1.Hostname{"changed.example.com"} })
 	setRouteStatus(t, e, "keep") // a new resourceVersion, nothing that matters
 	e.createGateway(t, referenceGrant(ns, "new", "infra"))
 	before := e.lastSeq(t)
@@ -290,17 +278,31 @@ func TestGatewayReconcileAfterDowntime(t *testing.T) {
 // controller of another class would.
 func setRouteStatus(t *testing.T, e *gwEnv, name string) {
 	t.Helper()
-	ctx := t.Context()
-	route, err := e.gw.GatewayV1().HTTPRoutes(e.ns).Get(ctx, name, getOpts)
+	updateRoute(t, e, name, true, func(r *gatewayv1.HTTPRoute) {
+		r.Status.Parents = []gatewayv1.RouteParentStatus{{
+			ParentRef: r.Spec.ParentRefs[0], ControllerName: "example.com/other",
+			Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted",
+				LastTransitionTime: metav1.Now(), ObservedGeneration: r.Generation}},
+		}}
+	})
+}
+
+// updateRoute changes the HTTPRoute name of the test's namespace with
+// change, then updates it (its status subresource with status).
+func updateRoute(t *testing.T, e *gwEnv, name string, status bool, change func(*gatewayv1.HTTPRoute)) {
+	t.Helper()
+	ctx, routes := t.Context(), e.gw.GatewayV1().HTTPRoutes(e.ns)
+	route, err := routes.Get(ctx, name, getOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	route.Status.Parents = []gatewayv1.RouteParentStatus{{
-		ParentRef: route.Spec.ParentRefs[0], ControllerName: "example.com/other",
-		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted",
-			LastTransitionTime: metav1.Now(), ObservedGeneration: route.Generation}},
-	}}
-	if _, err := e.gw.GatewayV1().HTTPRoutes(e.ns).UpdateStatus(ctx, route, updateOpts); err != nil {
+	change(route)
+	if status {
+		_, err = routes.UpdateStatus(ctx, route, updateOpts)
+	} else {
+		_, err = routes.Update(ctx, route, updateOpts)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -309,7 +311,7 @@ func setRouteStatus(t *testing.T, e *gwEnv, name string) {
 // publishes nothing; a change of its spec does, with the status.
 func TestGatewayNoopUpdateIsDropped(t *testing.T) {
 	e := newGatewayEnv(t, true)
-	ctx, ns, v1 := t.Context(), e.ns, e.gw.GatewayV1()
+	ns := e.ns
 	w := start(t, e.gatewayConfig("watcher-a"))
 	e.createGateway(t, httpRoute(ns, "web", "edge", "shop.example.com"))
 	subject := e.gatewaySubject(events.KindHTTPRoute, ns, "web")
@@ -322,14 +324,7 @@ func TestGatewayNoopUpdateIsDropped(t *testing.T) {
 	if msgs := on(e.messages(t), subject); len(msgs) != 1 {
 		t.Errorf("messages on %s: %v, want only the create", subject, msgs)
 	}
-	route, err := v1.HTTPRoutes(ns).Get(ctx, "web", getOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	route.Spec.Hostnames = []gatewayv1.Hostname{"other.example.com"}
-	if _, err := v1.HTTPRoutes(ns).Update(ctx, route, updateOpts); err != nil {
-		t.Fatal(err)
-	}
+	updateRoute(t, e, "web", false, func(r *gatewayv1.HTTPRoute) { r.Spec.Hostnames = []gatewayv1.Hostname{"other.example.com"} })
 	m := e.waitMessage(t, subject, events.OpUpdate)
 	if got := m.Event.Object.(*gatewayv1.HTTPRoute).Status.Parents; len(got) != 1 || got[0].ControllerName != "example.com/other" {
 		t.Errorf("published HTTPRoute lost its status: %v", got)

@@ -111,11 +111,7 @@ func readYAML(path string) ([]*unstructured.Unstructured, error) {
 // Install creates (or updates) every CRD and waits until discovery serves
 // all their resources of GroupVersion.
 func Install(ctx context.Context, cfg *rest.Config) error {
-	crds, err := CRDs()
-	if err != nil {
-		return err
-	}
-	client, err := dynamic.NewForConfig(cfg)
+	crds, client, err := crdsAndClient(cfg)
 	if err != nil {
 		return err
 	}
@@ -162,6 +158,16 @@ func storageResource(crd *unstructured.Unstructured) schema.GroupVersionResource
 	return gvr
 }
 
+// crdsAndClient returns the CRDs and a dynamic client of cfg.
+func crdsAndClient(cfg *rest.Config) ([]*unstructured.Unstructured, dynamic.Interface, error) {
+	crds, err := CRDs()
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	return crds, client, err
+}
+
 // apply creates crd, or updates the one of its name.
 func apply(ctx context.Context, client dynamic.Interface, crd *unstructured.Unstructured) error {
 	crds := client.Resource(crdResource)
@@ -188,11 +194,7 @@ func wrap(op, name string, err error) error {
 // Uninstall deletes every CRD (the API server deletes their objects first)
 // and waits until they are gone and discovery no longer serves GroupVersion.
 func Uninstall(ctx context.Context, cfg *rest.Config) error {
-	crds, err := CRDs()
-	if err != nil {
-		return err
-	}
-	client, err := dynamic.NewForConfig(cfg)
+	crds, client, err := crdsAndClient(cfg)
 	if err != nil {
 		return err
 	}
