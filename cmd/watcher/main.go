@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"k8s.io/client-go/kubernetes"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-sync/ingress-sync/internal/kubeconfig"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
@@ -76,6 +77,8 @@ type flags struct {
 	watchNamespace                    string
 	configMap, tcpConfigMap, udpCM    string
 	controllerClass, ingressClass     string
+	gatewayController                 string
+	gatewayPoll                       time.Duration
 	defaultSSLCertificate             string
 	withoutClass, leaderElect         bool
 	publishAllTLSSecrets              bool
@@ -110,6 +113,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.udpCM, "udp-services-configmap", "", "namespace/name of the UDP services ConfigMap")
 	fs.StringVar(&f.controllerClass, "controller-class", model.DefaultControllerClass, "spec.controller of our IngressClasses")
 	fs.StringVar(&f.ingressClass, "ingress-class", model.DefaultIngressClass, "ingress class name we serve")
+	fs.StringVar(&f.gatewayController, "gateway-controller-name", model.DefaultGatewayControllerName, "spec.controllerName of our GatewayClasses: only the TLS Secrets that Gateways of those classes name are published")
+	fs.DurationVar(&f.gatewayPoll, "gateway-api-poll-interval", watch.DefaultGatewayAPIPollInterval, "how often to ask the API server whether the Gateway API CRDs are served (installed or removed CRDs are followed without a restart)")
 	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
 	fs.BoolVar(&f.publishAllTLSSecrets, "publish-all-tls-secrets", false, "publish every kubernetes.io/tls Secret, not only those an Ingress names")
 	fs.StringVar(&f.defaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of a TLS Secret to publish even when no Ingress names it (the syncers' default certificate)")
@@ -147,12 +152,17 @@ func (f *flags) config(log *slog.Logger) (watch.Config, error) {
 	if err != nil {
 		return watch.Config{}, err
 	}
+	gwClient, err := gatewayclient.NewForConfig(restCfg)
+	if err != nil {
+		return watch.Config{}, err
+	}
 	id, err := f.id()
 	if err != nil {
 		return watch.Config{}, err
 	}
 	return watch.Config{
-		Client: client, NATSURL: f.natsURL, NATSCredsFile: f.natsCreds, NATSUser: f.natsUser,
+		Client: client, GatewayClient: gwClient, GatewayControllerName: f.gatewayController, GatewayAPIPollInterval: f.gatewayPoll,
+		NATSURL: f.natsURL, NATSCredsFile: f.natsCreds, NATSUser: f.natsUser,
 		NATSPassword: orEnv(f.natsPassword, "NATS_PASSWORD"), EmbeddedNATSDir: f.embeddedNATS,
 		Stream: f.stream, SubjectPrefix: f.subjectPrefix, StreamReplicas: f.streamReplicas, StreamHistory: f.streamHistory,
 		WatchNamespace: f.watchNamespace, ConfigMaps: nonEmpty(f.configMap, f.tcpConfigMap, f.udpCM),

@@ -65,7 +65,8 @@ func TestConfigFromFlags(t *testing.T) {
 	f, err := parseFlags([]string{"--kubeconfig", kubeconfig, "--configmap", "ingress/config",
 		"--udp-services-configmap", "ingress/udp", "--publish-status-address", "198.18.0.1, lb.example.com",
 		"--status-syncers", "quorum", "--status-max-wait", "30s",
-		"--lease-duration", "5s", "--renew-deadline", "3s", "--retry-period", "1s"}, io.Discard)
+		"--lease-duration", "5s", "--renew-deadline", "3s", "--retry-period", "1s",
+		"--gateway-controller-name", "example.com/gw", "--gateway-api-poll-interval", "3s"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +86,10 @@ func TestConfigFromFlags(t *testing.T) {
 	}
 	if cfg.StatusSyncers != watch.StatusQuorum || cfg.StatusMaxWait != 30*time.Second {
 		t.Errorf("status syncers %q, max wait %s", cfg.StatusSyncers, cfg.StatusMaxWait)
+	}
+	if cfg.GatewayClient == nil || cfg.GatewayControllerName != "example.com/gw" || cfg.GatewayAPIPollInterval != 3*time.Second {
+		t.Errorf("gateway client %v, controller name %q, poll interval %s: want a client and the flags'",
+			cfg.GatewayClient, cfg.GatewayControllerName, cfg.GatewayAPIPollInterval)
 	}
 	if cfg.LeaseDuration != 5*time.Second || cfg.RenewDeadline != 3*time.Second || cfg.RetryPeriod != time.Second {
 		t.Errorf("lease %s, renew deadline %s, retry period %s: want the flags'", cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod)

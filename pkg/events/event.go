@@ -36,12 +36,29 @@ const (
 	KindConfigMap     Kind = "ConfigMap"
 )
 
+// The Gateway API kinds (gateway.networking.k8s.io/v1, standard channel),
+// carried as the typed objects of sigs.k8s.io/gateway-api/apis/v1.
+const (
+	KindGatewayClass   Kind = "GatewayClass"
+	KindGateway        Kind = "Gateway"
+	KindHTTPRoute      Kind = "HTTPRoute"
+	KindReferenceGrant Kind = "ReferenceGrant"
+)
+
 // Kinds lists every kind, in the order the builder depends on them.
-var Kinds = []Kind{KindIngressClass, KindConfigMap, KindSecret, KindService, KindEndpointSlice, KindIngress}
+var Kinds = []Kind{
+	KindIngressClass, KindGatewayClass, KindConfigMap, KindSecret, KindService, KindEndpointSlice,
+	KindReferenceGrant, KindIngress, KindGateway, KindHTTPRoute,
+}
+
+// GatewayKinds lists the Gateway API kinds, in the order of Kinds.
+var GatewayKinds = []Kind{KindGatewayClass, KindReferenceGrant, KindGateway, KindHTTPRoute}
 
 // Event is one change of one object. Object holds the trimmed, typed object:
 // *networkingv1.Ingress, *networkingv1.IngressClass, *corev1.Service,
-// *discoveryv1.EndpointSlice, *corev1.Secret or *corev1.ConfigMap. On a delete
+// *discoveryv1.EndpointSlice, *corev1.Secret, *corev1.ConfigMap, or one of
+// *gatewayv1.GatewayClass, *gatewayv1.Gateway, *gatewayv1.HTTPRoute and
+// *gatewayv1.ReferenceGrant. On a delete
 // it holds the last known state of the object (it may be nil when the watcher
 // only knew the key, as after a delete found while reconciling).
 type Event struct {

@@ -27,7 +27,7 @@ func newObject(k Kind) runtime.Object {
 	case KindConfigMap:
 		return &corev1.ConfigMap{}
 	}
-	return nil
+	return newGatewayObject(k)
 }
 
 // KindOf is the Kind of a typed object this package carries, or "" for any
@@ -84,7 +84,7 @@ func typed(obj runtime.Object) (Kind, *metav1.ObjectMeta) {
 		}
 		return KindConfigMap, nil
 	}
-	return "", nil
+	return typedGateway(obj)
 }
 
 // checkObject verifies that a non-nil object has the Go type of kind k and

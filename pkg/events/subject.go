@@ -9,9 +9,10 @@ import (
 // Kubernetes names never contain '_', so it cannot collide with a namespace.
 const clusterScopeToken = "_"
 
-// KindToken is the subject token of a kind: "ingress", "ingressclass",
-// "service", "endpointslice", "secret" or "configmap". It is "" for a kind
-// this package does not know.
+// KindToken is the subject token of a kind: its name in lower case
+// ("ingress", "ingressclass", "service", "endpointslice", "secret",
+// "configmap", "gatewayclass", "gateway", "httproute", "referencegrant").
+// It is "" for a kind this package does not know.
 func KindToken(k Kind) string {
 	switch k {
 	case KindIngress:
@@ -27,7 +28,7 @@ func KindToken(k Kind) string {
 	case KindConfigMap:
 		return "configmap"
 	}
-	return ""
+	return gatewayToken(k)
 }
 
 // KindFromToken is the inverse of KindToken. An unknown token is an error

@@ -11,6 +11,8 @@ func TestKindTokens(t *testing.T) {
 	want := map[events.Kind]string{
 		events.KindIngress: "ingress", events.KindIngressClass: "ingressclass", events.KindService: "service",
 		events.KindEndpointSlice: "endpointslice", events.KindSecret: "secret", events.KindConfigMap: "configmap",
+		events.KindGatewayClass: "gatewayclass", events.KindGateway: "gateway", events.KindHTTPRoute: "httproute",
+		events.KindReferenceGrant: "referencegrant",
 	}
 	if len(events.Kinds) != len(want) {
 		t.Fatalf("Kinds has %d kinds, want %d", len(events.Kinds), len(want))

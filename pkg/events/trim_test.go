@@ -39,6 +39,10 @@ func TestTrimKeepsWhatTheBuilderReads(t *testing.T) {
 		{"endpointslice", func() runtime.Object { return eventstest.EndpointSlice(5) }},
 		{"configmap", func() runtime.Object { return eventstest.ConfigMap() }},
 		{"tls secret", func() runtime.Object { return eventstest.Secret() }},
+		{"gatewayclass", func() runtime.Object { return eventstest.GatewayClass() }},
+		{"gateway", func() runtime.Object { return eventstest.Gateway() }},
+		{"httproute", func() runtime.Object { return eventstest.HTTPRoute() }},
+		{"referencegrant", func() runtime.Object { return eventstest.ReferenceGrant() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := untrimmed(tc.obj())

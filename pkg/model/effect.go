@@ -95,6 +95,8 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 		return eff.ingressBefore != nil && s.Serves(eff.ingressBefore, opts) || now != nil && s.Serves(now.obj, opts)
 	case events.KindConfigMap:
 		return s.configMapUsed(eff.key, opts)
+	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
+		return false // nothing builds from the Gateway API inputs yet (store_gateway.go)
 	}
 	// IngressClasses decide what is served.
 	return true

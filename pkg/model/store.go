@@ -41,6 +41,7 @@ type Store struct {
 	slices     map[objectKey]*sliceEntry
 	secrets    map[objectKey]*secretEntry
 	configMaps map[objectKey]*configMapEntry
+	gateway    gatewayStore // the Gateway API kinds (store_gateway.go)
 
 	// slicesByService indexes EndpointSlices by the label
 	// kubernetes.io/service-name (same namespace), sorted by slice name.
@@ -77,7 +78,7 @@ func NewStore() *Store {
 // Len is the number of objects held, all kinds together.
 func (s *Store) Len() int {
 	return len(s.ingresses) + len(s.classes) + len(s.services) + len(s.slices) +
-		len(s.secrets) + len(s.configMaps)
+		len(s.secrets) + len(s.configMaps) + s.gateway.len()
 }
 
 // allIngresses returns the stored Ingresses, in no order.
@@ -107,6 +108,8 @@ func (s *Store) Has(kind events.Kind, namespace, name string) bool {
 		_, ok = s.secrets[k]
 	case events.KindConfigMap:
 		_, ok = s.configMaps[k]
+	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
+		ok = s.gateway.has(kind, k)
 	}
 	return ok
 }
@@ -180,7 +183,7 @@ func isNilObject(obj runtime.Object) bool {
 	case *corev1.ConfigMap:
 		return o == nil
 	}
-	return false
+	return isNilGateway(obj)
 }
 
 // upsert stores obj, checking that its type is that of kind.
@@ -198,6 +201,8 @@ func (s *Store) upsert(kind events.Kind, key objectKey, obj runtime.Object) erro
 		return put(kind, obj, func(o *corev1.Secret) { s.secrets[key] = newSecretEntry(o) })
 	case events.KindConfigMap:
 		return put(kind, obj, func(o *corev1.ConfigMap) { s.configMaps[key] = newConfigMapEntry(o, s.configMaps[key]) })
+	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
+		return s.gateway.upsert(kind, key, obj)
 	}
 	return fmt.Errorf("%w %q", ErrUnknownKind, kind)
 }
@@ -227,6 +232,8 @@ func (s *Store) delete(kind events.Kind, key objectKey) error {
 		delete(s.secrets, key)
 	case events.KindConfigMap:
 		delete(s.configMaps, key)
+	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
+		return s.gateway.delete(kind, key)
 	default:
 		return fmt.Errorf("%w %q", ErrUnknownKind, kind)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
@@ -47,6 +48,10 @@ const (
 	// DefaultStreamCheckInterval is how often the leader asks whether the
 	// event stream is still the one it reconciled with (Config.StreamCheckInterval).
 	DefaultStreamCheckInterval = 2 * time.Second
+	// DefaultGatewayAPIPollInterval is how often the watcher asks the API
+	// server's discovery whether the Gateway API CRDs are served (one small
+	// request each time; Config.GatewayAPIPollInterval).
+	DefaultGatewayAPIPollInterval = 10 * time.Second
 )
 
 // ErrInvalidConfig wraps every validation error of Config.
@@ -60,6 +65,16 @@ var ErrInvalidConfig = errors.New("watch: invalid configuration")
 // reports what cannot work.
 type Config struct {
 	Client kubernetes.Interface // required
+	// GatewayClient reads the Gateway API objects (gateway.go); nil
+	// watches no Gateway API kind. The CRDs need not be installed: the
+	// watcher picks them up, and lets them go, every
+	// GatewayAPIPollInterval (default DefaultGatewayAPIPollInterval).
+	GatewayClient          gatewayclient.Interface
+	GatewayAPIPollInterval time.Duration
+	// GatewayControllerName is the spec.controllerName of the
+	// GatewayClasses we serve (default model.DefaultGatewayControllerName):
+	// only Secrets that Gateways of those classes name are published.
+	GatewayControllerName string
 
 	NATSURL         string // ignored with EmbeddedNATSDir: the server listens on its host:port
 	NATSCredsFile   string
@@ -149,6 +164,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ControllerClass, model.DefaultControllerClass)
 	def(&c.IngressClass, model.DefaultIngressClass)
 	def(&c.ElectionID, DefaultElectionID)
+	def(&c.GatewayControllerName, model.DefaultGatewayControllerName)
 	defDur := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -167,6 +183,7 @@ func (c Config) withDefaults() Config {
 	defDur(&c.ReportStaleAfter, DefaultReportStaleAfter)
 	defDur(&c.StatusMaxWait, DefaultStatusMaxWait)
 	defDur(&c.StreamCheckInterval, DefaultStreamCheckInterval)
+	defDur(&c.GatewayAPIPollInterval, DefaultGatewayAPIPollInterval)
 	if c.StatusSyncers == "" {
 		c.StatusSyncers = StatusAll
 	}
@@ -203,9 +220,9 @@ func (c Config) validateBasics() error {
 	if c.WatcherID == "" {
 		errs = append(errs, errors.New("empty watcher id"))
 	}
-	if c.ReportStaleAfter < 0 || c.StreamCheckInterval < 0 {
-		errs = append(errs, fmt.Errorf("report stale-after %s and stream check interval %s must be >= 0",
-			c.ReportStaleAfter, c.StreamCheckInterval))
+	if c.ReportStaleAfter < 0 || c.StreamCheckInterval < 0 || c.GatewayAPIPollInterval < 0 {
+		errs = append(errs, fmt.Errorf("report stale-after %s, stream check interval %s and Gateway API poll interval %s must be >= 0",
+			c.ReportStaleAfter, c.StreamCheckInterval, c.GatewayAPIPollInterval))
 	}
 	if c.Workers < 1 || c.PublishAttempts < 1 || c.PublishAckTimeout < 0 {
 		errs = append(errs, fmt.Errorf("workers %d and publish attempts %d must be >= 1, ack timeout %s >= 0",

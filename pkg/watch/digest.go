@@ -9,6 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
@@ -35,8 +36,18 @@ type ingressView struct {
 	Spec        networkingv1.IngressSpec
 }
 
-// digestOf hashes the part of obj that matters (see sliceView and
-// ingressView); for other kinds it is the trimmed object without its
+// specView is what matters in a GatewayClass, Gateway or HTTPRoute: all
+// but status and the metadata the API server maintains, as for an Ingress.
+// Their status is written by controllers (ours, later, and those of other
+// classes on shared routes): a status change is not published on its own.
+type specView struct {
+	Labels      map[string]string
+	Annotations map[string]string
+	Spec        any
+}
+
+// digestOf hashes the part of obj that matters (see sliceView, ingressView
+// and specView); for other kinds it is the trimmed object without its
 // resourceVersion. encoding/json sorts map keys, so the hash is stable.
 func digestOf(obj runtime.Object) (digest, error) {
 	trimmed := events.Trim(obj)
@@ -47,6 +58,12 @@ func digestOf(obj runtime.Object) (digest, error) {
 			Endpoints: o.Endpoints, Ports: o.Ports}
 	case *networkingv1.Ingress:
 		view = ingressView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.GatewayClass:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.Gateway:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.HTTPRoute:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
 	default:
 		m, err := meta.Accessor(trimmed)
 		if err != nil {

@@ -8,6 +8,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 )
 
 func TestDigestOf(t *testing.T) {
@@ -20,6 +23,7 @@ func TestDigestOf(t *testing.T) {
 	}
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: "1"},
 		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "a.example.com"}}}}
+	route, gw := eventstest.HTTPRoute(), eventstest.Gateway()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
 	tests := []struct {
 		name   string
@@ -55,6 +59,19 @@ func TestDigestOf(t *testing.T) {
 			o.(*corev1.ConfigMap).Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: "{}"}
 		}},
 		{name: "configmap: data", base: cm, change: func(o runtime.Object) { o.(*corev1.ConfigMap).Data["k"] = "w" }},
+		{name: "httproute: status and generation", base: route, same: true, change: func(o runtime.Object) {
+			r := o.(*gatewayv1.HTTPRoute)
+			r.Status.Parents, r.ResourceVersion, r.Generation = nil, "2", 4
+		}},
+		{name: "httproute: spec", base: route, change: func(o runtime.Object) { o.(*gatewayv1.HTTPRoute).Spec.Hostnames = nil }},
+		{name: "gateway: status", base: gw, same: true, change: func(o runtime.Object) { o.(*gatewayv1.Gateway).Status.Addresses = nil }},
+		{name: "gateway: listeners", base: gw, change: func(o runtime.Object) { o.(*gatewayv1.Gateway).Spec.Listeners[0].Port = 8080 }},
+		{name: "gatewayclass: status", base: eventstest.GatewayClass(), same: true, change: func(o runtime.Object) {
+			o.(*gatewayv1.GatewayClass).Status.SupportedFeatures = nil
+		}},
+		{name: "referencegrant: to", base: eventstest.ReferenceGrant(), change: func(o runtime.Object) {
+			o.(*gatewayv1.ReferenceGrant).Spec.To = nil
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

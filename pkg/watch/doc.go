@@ -1,8 +1,9 @@
 // Package watch is the watcher of ingress-sync: it keeps informers on every
 // ingress input (Ingress, IngressClass, Service, EndpointSlice, TLS Secret, the
 // ConfigMaps named by flags and the ConfigMaps they or Ingresses reference:
-// configmaps.go) and publishes each change as an events.Event to the
-// JetStream stream.
+// configmaps.go), and on the Gateway API inputs (GatewayClass, Gateway,
+// HTTPRoute, ReferenceGrant: gateway.go) while the cluster serves them, and
+// publishes each change as an events.Event to the JetStream stream.
 //
 // Design:
 //
@@ -29,6 +30,17 @@
 //     own status writes do not loop back into the stream); for the others the
 //     trimmed object without resourceVersion. Equal digests are dropped and
 //     counted (ingress_sync_watcher_noop_updates_dropped_total).
+//   - The Gateway API kinds are optional (Config.GatewayClient): every
+//     Config.GatewayAPIPollInterval the watcher asks discovery whether
+//     gateway.networking.k8s.io/v1 is served, starts the informer of a kind
+//     whose CRD appeared and stops that of one whose CRD went, publishing
+//     the deletes of the objects it held (gateway.go). Every Gateway,
+//     HTTPRoute, ReferenceGrant and GatewayClass is published, whatever its
+//     class, as every Ingress is; the syncers pick theirs. Secrets are the
+//     exception: only those a listener of a Gateway of our class names
+//     (Config.GatewayControllerName), across namespaces only with a
+//     ReferenceGrant (gateway_secrets.go). Their status is left out of the
+//     digest, as an Ingress's is.
 //   - On becoming leader it reconciles: it reads the last message of every
 //     subject (stream.LastPerSubject) and publishes only objects with no
 //     message, a deleted one, another UID or a changed digest; subjects whose

@@ -41,7 +41,7 @@ func (w *Watcher) handler(kind events.Kind) cache.ResourceEventHandlerFuncs {
 			if sameVersion(old, cur) {
 				return
 			}
-			if kind == events.KindIngress {
+			if kind == events.KindIngress || kind == events.KindGateway {
 				w.secretRefs(old) // a Secret it no longer names may be unreferenced now
 			}
 			if kind == events.KindIngress || kind == events.KindConfigMap {
@@ -78,9 +78,10 @@ func (w *Watcher) changed(kind events.Kind, item any, deleted bool) {
 		tomb = obj
 	}
 	t.notify(k, tomb)
-	if kind == events.KindIngress {
+	if kind == events.KindIngress || kind == events.KindGateway {
 		t.secretsOf(obj)
 	}
+	t.gatewayRefsChanged(obj)
 	t.configMapsOf(obj)
 	if t.status == nil {
 		return
@@ -93,7 +94,8 @@ func (w *Watcher) changed(kind events.Kind, item any, deleted bool) {
 	}
 }
 
-// secretRefs queues the Secrets an Ingress named (see term.secretsOf).
+// secretRefs queues the Secrets an Ingress or a Gateway named (see
+// term.secretsOf).
 func (w *Watcher) secretRefs(item any) {
 	if t := w.current.Load(); t != nil {
 		t.secretsOf(item)

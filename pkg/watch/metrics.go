@@ -21,6 +21,8 @@ type metrics struct {
 	statusWaiting prometheus.Gauge
 	// streamRecreated: event streams found missing or recreated while leading.
 	streamRecreated prometheus.Counter
+	// gatewayKinds: 1 per Gateway API kind watched now (its CRD served).
+	gatewayKinds *prometheus.GaugeVec // kind
 }
 
 // newMetrics registers the metrics on reg.
@@ -63,8 +65,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "status_waiting_ingresses", Help: "Ingresses of the class whose status address waits until the syncers serve them (on the leader)."}),
 		streamRecreated: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "stream_recreated_total", Help: "Times the leader found the event stream deleted and created again, and reconciled it with the API."}),
+		gatewayKinds: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
+			Name: "gateway_api_kinds_watched", Help: "1 for each Gateway API kind the API server serves and the watcher watches, by kind."},
+			[]string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.conflicts, m.behind, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated} {
+	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.conflicts, m.behind, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated, m.gatewayKinds} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

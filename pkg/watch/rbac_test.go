@@ -7,12 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
@@ -20,12 +23,13 @@ import (
 
 // TestDeployRBACIsEnough runs the watcher as a service account holding only
 // the rules of deploy/base/watcher/rbac.yaml: it elects itself, publishes
-// (TLS Secrets and a named ConfigMap, by field selector), writes status and
-// creates and patches Events.
+// (TLS Secrets and a named ConfigMap, by field selector, and the Gateway
+// API kinds), writes status and creates and patches Events.
 func TestDeployRBACIsEnough(t *testing.T) {
-	e := newEnv(t)
+	ge := newGatewayEnv(t, true)
+	e := ge.env
 	ctx, ns := t.Context(), e.ns
-	bindDeployRBAC(t, e)
+	bindDeployRBAC(t, e, nil)
 	saConfig, err := controlPlane.ServiceAccountConfig(ctx, ns, "ingress-sync-watcher")
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +39,20 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	cfg.LeaderElect, cfg.ElectionNamespace = true, ns // election id: the default, named in the Role
 	cfg.PublishStatusAddress = []string{"198.18.0.10"}
 	cfg.IngressClass = "nginx-" + ns
+	cfg.GatewayClient, cfg.GatewayAPIPollInterval = gatewayclient.NewForConfigOrDie(saConfig), 200*time.Millisecond
 	w := start(t, cfg)
+	eventually(t, "every Gateway API kind watched", func() bool {
+		return w.metric(t, "ingress_sync_watcher_gateway_api_kinds_watched") == float64(len(events.GatewayKinds))
+	})
+	ge.createGateway(t, gatewayClass(ge.class(), ge.gatewayController()))
+	ge.createGateway(t, httpRoute(ns, "web", "edge"))
+	ge.createGateway(t, gateway(ns, "edge", ge.class()))
+	ge.createGateway(t, referenceGrant(ns, "grant", "infra"))
+	for _, kind := range events.GatewayKinds {
+		name := map[events.Kind]string{events.KindGatewayClass: ge.class(), events.KindHTTPRoute: "web",
+			events.KindGateway: "edge", events.KindReferenceGrant: "grant"}[kind]
+		e.waitMessage(t, ge.gatewaySubject(kind, ns, name), events.OpCreate)
+	}
 
 	e.create(t, tlsSecret(ns, "tls"))
 	e.create(t, configMap(ns, "ingress-sync", map[string]string{"k": "v"}))
@@ -66,8 +83,9 @@ func postsEvents(t *testing.T, e *env, w *runningWatcher, name string) {
 
 // bindDeployRBAC creates the ClusterRole, Role and bindings of the watcher's
 // deploy manifest for the service account ingress-sync-watcher of the test
-// namespace (the cluster-scoped ones renamed after the namespace).
-func bindDeployRBAC(t *testing.T, e *env) {
+// namespace (the cluster-scoped ones renamed after the namespace), without
+// the rules drop (when not nil) says to leave out.
+func bindDeployRBAC(t *testing.T, e *env, drop func(rbacv1.PolicyRule) bool) {
 	t.Helper()
 	root, err := testenv.RepoRoot(".")
 	if err != nil {
@@ -90,6 +108,9 @@ func bindDeployRBAC(t *testing.T, e *env) {
 			return
 		} else if err != nil {
 			t.Fatalf("rbac.yaml: %v", err)
+		}
+		if drop != nil {
+			doc.Rules = slices.DeleteFunc(doc.Rules, drop)
 		}
 		name := "ingress-sync-watcher"
 		meta := metav1.ObjectMeta{Name: name}
@@ -115,4 +136,26 @@ func bindDeployRBAC(t *testing.T, e *env) {
 			t.Fatalf("create %s: %v", doc.Kind, err)
 		}
 	}
+}
+
+// TestGatewayAPIForbiddenDoesNotBlock: a watcher whose RBAC lacks the
+// gateway.networking.k8s.io rules (a chart older than the binary) says so
+// in its log and publishes the Ingress inputs as before.
+func TestGatewayAPIForbiddenDoesNotBlock(t *testing.T) {
+	ge := newGatewayEnv(t, true)
+	e := ge.env
+	bindDeployRBAC(t, e, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.APIGroups, "gateway.networking.k8s.io") })
+	saConfig, err := controlPlane.ServiceAccountConfig(t.Context(), e.ns, "ingress-sync-watcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config("watcher-a")
+	cfg.Client = kubernetes.NewForConfigOrDie(saConfig)
+	cfg.GatewayClient, cfg.GatewayAPIPollInterval = gatewayclient.NewForConfigOrDie(saConfig), 200*time.Millisecond
+	w := start(t, cfg)
+	e.create(t, service(e.ns, "web"))
+	e.waitMessage(t, e.subject(events.KindService, "web"), events.OpCreate)
+	eventually(t, "the refused Gateway API list logged", func() bool {
+		return len(w.logs.lines("not allowed to list and watch a Gateway API kind")) >= len(events.GatewayKinds)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
@@ -25,6 +26,9 @@ type reconcileCounts struct {
 // term.expect): once all of them are in the stream, the guard marks the
 // stream reconciled.
 func (w *Watcher) reconcile(ctx context.Context, t *term) error {
+	if !cache.WaitForCacheSync(ctx.Done(), w.informers.hasSynced) {
+		return ctx.Err() // a Gateway API informer started since (gateway.go) has not listed yet
+	}
 	st, err := stream.ReadState(ctx, w.nats.js, w.cfg.Stream)
 	if err != nil {
 		return fmt.Errorf("read the stream's state: %w", err)
@@ -121,11 +125,12 @@ func (w *Watcher) headDigest(ctx context.Context, subject string) (digest, bool)
 }
 
 // inScope reports whether the watcher is responsible for k: its namespace
-// (or all), any IngressClass, and only the ConfigMaps it was given. Subjects
+// (or all), any IngressClass and GatewayClass, and only the ConfigMaps it
+// was given. Subjects
 // outside the scope are never deleted by the reconcile.
 func (w *Watcher) inScope(k key) bool {
 	switch k.Kind {
-	case events.KindIngressClass:
+	case events.KindIngressClass, events.KindGatewayClass:
 		return true
 	case events.KindConfigMap:
 		return w.configMapScope(k)

@@ -34,9 +34,10 @@ func tlsSecretKeys(obj any) ([]string, error) {
 }
 
 // secretReferenced returns the keep rule of the Secret source: a TLS
-// Secret named in spec.tls (any with allTLS, and the default certificate),
-// a Secret of either type named by auth-secret, auth-tls-secret or
-// proxy-ssl-secret (auth_secrets.go).
+// Secret named in spec.tls (any with allTLS, and the default certificate)
+// or by a listener of a Gateway of ours (gateway_secrets.go), a Secret of
+// either type named by auth-secret, auth-tls-secret or proxy-ssl-secret
+// (auth_secrets.go).
 func (s *informerSet) secretReferenced(defaultCert string, allTLS bool) func(runtime.Object) bool {
 	return func(obj runtime.Object) bool {
 		m, err := meta.Accessor(obj)
@@ -58,17 +59,18 @@ func (s *informerSet) secretReferenced(defaultCert string, allTLS bool) func(run
 				}
 			}
 		}
-		return false
+		return !authSecret(obj) && s.gatewaySecretReferenced(m.GetNamespace(), m.GetName())
 	}
 }
 
-// secretsOf queues the Secrets an Ingress names, so that a Secret is
-// published when its first reference appears and deleted from the stream
-// when its last one goes.
+// secretsOf queues the Secrets an Ingress or a Gateway names, so that a
+// Secret is published when its first reference appears and deleted from the
+// stream when its last one goes.
 func (t *term) secretsOf(item any) {
 	keys, _ := tlsSecretKeys(item)
 	auth, _ := authSecretKeys(item)
-	for _, k := range append(keys, auth...) {
+	gw, _ := gatewaySecretKeys(item)
+	for _, k := range append(append(keys, auth...), gw...) {
 		ns, name, err := splitNamespacedName(k)
 		if err == nil {
 			t.notify(key{Kind: events.KindSecret, Namespace: ns, Name: name}, nil)

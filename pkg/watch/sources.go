@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -45,10 +46,63 @@ func keyOf(kind events.Kind, obj runtime.Object) (key, error) {
 // the watched namespaces and one per configured name outside them. keep,
 // when set, hides cached objects that must not be published now (Secrets no
 // Ingress references, ConfigMaps nothing references: configmaps.go).
+//
+// The informers of the Gateway API kinds come and go with their CRDs
+// (gateway.go): those sources are dynamic, their informers swapped under
+// mu and read through current, and synced says whether they have synced.
+// The informers of the other sources never change after New.
 type source struct {
 	kind      events.Kind
 	informers []cache.SharedIndexInformer
 	keep      func(runtime.Object) bool
+
+	dynamic bool
+	mu      sync.RWMutex
+	synced  func() bool
+}
+
+// current returns the informers of the source now.
+func (s *source) current() []cache.SharedIndexInformer {
+	if !s.dynamic {
+		return s.informers
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.informers
+}
+
+// setInformers replaces the informers of a dynamic source.
+func (s *source) setInformers(infs []cache.SharedIndexInformer) {
+	s.mu.Lock()
+	s.informers = infs
+	s.mu.Unlock()
+}
+
+// byIndex returns the cached objects that index names value, visible or
+// not (an informer without the index contributes nothing).
+func (s *source) byIndex(index, value string) []runtime.Object {
+	var out []runtime.Object
+	for _, inf := range s.current() {
+		items, err := inf.GetIndexer().ByIndex(index, value)
+		if err != nil {
+			continue
+		}
+		for _, item := range items {
+			if obj, ok := item.(runtime.Object); ok {
+				out = append(out, obj)
+			}
+		}
+	}
+	return out
+}
+
+// indexValues returns every value of index in the cache.
+func (s *source) indexValues(index string) []string {
+	var out []string
+	for _, inf := range s.current() {
+		out = append(out, inf.GetIndexer().ListIndexFuncValues(index)...)
+	}
+	return out
 }
 
 // visible reports whether obj may be published now.
@@ -58,7 +112,7 @@ func (s *source) visible(obj runtime.Object) bool {
 
 // get returns the cached object of k, if any.
 func (s *source) get(k key) (runtime.Object, bool) {
-	for _, inf := range s.informers {
+	for _, inf := range s.current() {
 		item, ok, err := inf.GetStore().GetByKey(k.cacheKey())
 		if err == nil && ok {
 			if obj, isObj := item.(runtime.Object); isObj && s.visible(obj) {
@@ -72,7 +126,7 @@ func (s *source) get(k key) (runtime.Object, bool) {
 // list returns every cached object.
 func (s *source) list() []runtime.Object {
 	var out []runtime.Object
-	for _, inf := range s.informers {
+	for _, inf := range s.current() {
 		for _, item := range inf.GetStore().List() {
 			if obj, ok := item.(runtime.Object); ok && s.visible(obj) {
 				out = append(out, obj)
@@ -83,7 +137,10 @@ func (s *source) list() []runtime.Object {
 }
 
 func (s *source) hasSynced() bool {
-	for _, inf := range s.informers {
+	if s.synced != nil {
+		return s.synced()
+	}
+	for _, inf := range s.current() {
 		if !inf.HasSynced() {
 			return false
 		}
@@ -108,6 +165,9 @@ type informerSet struct {
 	sources   map[events.Kind]*source
 	// publishService is the single-object informer of --publish-service.
 	publishService cache.SharedIndexInformer
+	// gatewayController is the spec.controllerName of our GatewayClasses
+	// (the Secret rule of gateway_secrets.go).
+	gatewayController string
 }
 
 // newInformerSet builds (but does not start) the informers of cfg.
@@ -126,6 +186,10 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 	s.add(events.KindSecret, secrets.Core().V1().Secrets().Informer())
 	opaque := s.factory(cfg.Client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeOpaque)).String())
 	s.add(events.KindSecret, opaque.Core().V1().Secrets().Informer())
+	for _, k := range events.GatewayKinds {
+		s.sources[k] = &source{kind: k, dynamic: true}
+	}
+	s.gatewayController = cfg.GatewayControllerName
 	s.sources[events.KindSecret].keep = s.secretReferenced(cfg.DefaultSSLCertificate, cfg.PublishAllTLSSecrets)
 	named := make(map[string]bool, len(cfg.ConfigMaps))
 	for _, nn := range cfg.ConfigMaps {

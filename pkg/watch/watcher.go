@@ -28,6 +28,7 @@ type Watcher struct {
 	informers  *informerSet
 	configMaps map[string]bool // namespace/name of the ConfigMaps in scope
 	class      model.Options   // the class rule's inputs (model.Serves)
+	gateway    *gatewayAPI     // the Gateway API informers; nil without Config.GatewayClient
 
 	natsReady  chan struct{} // closed once nats is set
 	nats       *natsLink
@@ -60,6 +61,9 @@ func New(cfg Config) (*Watcher, error) {
 	}
 	for _, cm := range cfg.ConfigMaps {
 		w.configMaps[cm] = true
+	}
+	if cfg.GatewayClient != nil {
+		w.gateway = newGatewayAPI(w)
 	}
 	if err := w.addHandlers(); err != nil {
 		return nil, fmt.Errorf("watch: handlers: %w", err)
@@ -94,6 +98,9 @@ func (w *Watcher) Start(ctx context.Context) error {
 	parts := []group.Part{
 		{Name: "nats", Start: func(ctx context.Context) error { return w.prepareNATS(ctx, url) }},
 		{Name: "leadership", Start: w.runLeadership},
+	}
+	if w.gateway != nil {
+		parts = append(parts, group.Part{Name: "gateway-api", Start: w.gateway.Start})
 	}
 	if w.cfg.MetricsAddr != "" {
 		srv := &httpserver.Server{Addr: w.cfg.MetricsAddr, Registry: w.cfg.Registry,

@@ -1,6 +1,7 @@
 // Package eventstest holds the event fixtures of the tests of pkg/events and
 // pkg/stream: one event of every kind with every field the configuration
-// builder reads set, and the edge cases of the envelope.
+// builder reads set (gateway.go for the Gateway API kinds), and the edge
+// cases of the envelope.
 package eventstest
 
 import (
@@ -216,6 +217,11 @@ func Events() []Named {
 		{"endpointslice empty", Of(events.OpUpdate, EndpointSlice(0))},
 		{"secret", Of(events.OpCreate, Secret())},
 		{"configmap", Of(events.OpUpdate, ConfigMap())},
+		{"gatewayclass cluster-scoped", Of(events.OpCreate, GatewayClass())},
+		{"gateway", Of(events.OpUpdate, Gateway())},
+		{"httproute", Of(events.OpCreate, HTTPRoute())},
+		{"referencegrant", Of(events.OpUpdate, ReferenceGrant())},
+		{"delete httproute with last state", Of(events.OpDelete, HTTPRoute())},
 		{"delete with last state", Of(events.OpDelete, Ingress())},
 		{"delete without object", bare},
 	}
