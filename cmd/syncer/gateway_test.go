@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 )

@@ -11,8 +11,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	"github.com/ingress-sync/ingress-sync/internal/testkit/gatewayapi"
-	"github.com/ingress-sync/ingress-sync/internal/testkit/testenv"
+	"github.com/ingress-sync/ingress-sync/test/testkit/gatewayapi"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
 )
