@@ -18,7 +18,7 @@ export INGRESS_SYNC_CONTROLPLANE_DIR := $(CONTROLPLANE)
 export INGRESS_SYNC_HELM := $(HELM)
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm image clean
+.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm image image-deps image-base clean
 
 all: build
 
@@ -80,9 +80,21 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum not tidy: run go mod tidy"; exit 1; }
 
-## image: the container image (needs a Docker engine)
-image:
-	DOCKER_BUILDKIT=1 docker build -t ingress-sync:dev -f deploy/Dockerfile .
+## image: the container image ingress-sync:dev from deploy/Dockerfile, with
+## a Docker daemon or, without one, podman (a Debian base made with
+## debootstrap, this machine's Go); docs/deploy.md
+image: image-deps
+	hack/image/build.sh
+
+## image-deps: podman, buildah, runc, debootstrap (Debian packages, as root)
+## when no Docker daemon answers
+image-deps:
+	@if command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1; then :; else hack/image/deps.sh; fi
+
+## image-base: the Debian base image made with debootstrap (cached in
+## $(INGRESS_SYNC_CACHE)/image)
+image-base: image-deps
+	hack/image/base.sh
 
 clean:
 	rm -rf $(BIN)
