@@ -2,7 +2,6 @@ package natstest
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ingress-sync/ingress-sync/internal/testkit/freeport"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
 
@@ -50,14 +50,19 @@ func Start(t testing.TB, opts ...Option) (*server.Server, string) {
 // restarted on the same port and store. It is shut down when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	o := embedded.Options{StoreDir: t.TempDir(), Host: "127.0.0.1", Port: -1}
+	// A port of freeport, not the kernel's: Restart binds it again, and a
+	// port the kernel handed out could be taken by another process while
+	// the server is down.
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	o := embedded.Options{StoreDir: t.TempDir(), Host: "127.0.0.1", Port: ports[0]}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	s := &Server{t: t, opts: o}
 	s.start()
-	// The port is fixed from now on, so that restarts keep the URL.
-	s.opts.Port = s.srv.Addr().(*net.TCPAddr).Port
 	t.Cleanup(s.Stop)
 	return s
 }
