@@ -5,20 +5,29 @@
 
 SHELL        := /bin/bash
 GO           ?= go
-CACHE        := $(CURDIR)/.cache
-CONTROLPLANE := $(CACHE)/controlplane
-TOOLS        := $(CACHE)/bin
 BIN          := $(CURDIR)/bin
-NATSCLI      := $(TOOLS)/nats
-HELM         := $(TOOLS)/helm
 TEST_TIMEOUT ?= 40m
 GOTESTFLAGS  ?=
 
+# What is built once per machine and shared by every clone (README, "Caches"):
+# kube-apiserver and etcd, natscli, helm, and the image's Debian base. Each
+# lives in a folder named after what it was built from, so clones at other
+# versions do not take each other's. An empty or missing folder is filled.
+INGRESS_SYNC_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ingress-sync
+CONTROLPLANE_KEY   := $(shell cat hack/controlplane/build.sh hack/controlplane/apiserver/go.mod hack/controlplane/apiserver/go.sum \
+                        hack/controlplane/etcd/go.mod hack/controlplane/etcd/go.sum | sha256sum | cut -c1-16)
+CONTROLPLANE       := $(INGRESS_SYNC_CACHE)/controlplane/$(CONTROLPLANE_KEY)
+NATSCLI_VERSION    := v0.5.0
+NATSCLI            := $(INGRESS_SYNC_CACHE)/natscli/$(NATSCLI_VERSION)/nats
+HELM_VERSION       := $(shell sed -n 's/^helm_version=//p' hack/helm/build.sh)
+HELM               := $(INGRESS_SYNC_CACHE)/helm/$(HELM_VERSION)/helm
+
+export INGRESS_SYNC_CACHE
 export INGRESS_SYNC_CONTROLPLANE_DIR := $(CONTROLPLANE)
 export INGRESS_SYNC_HELM := $(HELM)
-export PATH := $(TOOLS):$(PATH)
+export PATH := $(dir $(NATSCLI)):$(dir $(HELM)):$(PATH)
 
-.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm image image-deps image-base clean
+.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm cache-links image image-deps image-base clean
 
 all: build
 
@@ -27,27 +36,35 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## deps: everything the tests need that is not Go code
-deps: nginx-deps controlplane natscli helm
+deps: nginx-deps controlplane natscli helm cache-links
 
 nginx-deps:
 	hack/install-nginx.sh
 
-## controlplane: kube-apiserver v1.37.2 + etcd v3.7.0 from the module proxy, cached in .cache/
-controlplane: $(CONTROLPLANE)/kube-apiserver $(CONTROLPLANE)/etcd
-
-$(CONTROLPLANE)/kube-apiserver $(CONTROLPLANE)/etcd: hack/controlplane/build.sh hack/controlplane/apiserver/go.mod hack/controlplane/etcd/go.mod
+## controlplane: kube-apiserver v1.37.2 + etcd v3.7.0 from the module proxy,
+## built once into $(INGRESS_SYNC_CACHE)/controlplane/<hash of hack/controlplane>
+controlplane:
 	hack/controlplane/build.sh $(CONTROLPLANE)
 
-## natscli: the nats CLI for `nats stream view`, in .cache/bin
+## natscli: the nats CLI for `nats stream view`, in $(INGRESS_SYNC_CACHE)/natscli
 natscli: $(NATSCLI)
 
 $(NATSCLI):
-	GOBIN=$(TOOLS) $(GO) install github.com/nats-io/natscli/nats@v0.5.0
+	GOBIN=$(dir $(NATSCLI)) $(GO) install github.com/nats-io/natscli/nats@$(NATSCLI_VERSION)
 
-## helm: helm v4.3.1 from the Go module proxy, in .cache/bin, for the chart
-## tests (deploy/helm); rebuilt only when missing or of another version
+## helm: helm from the Go module proxy, in $(INGRESS_SYNC_CACHE)/helm, for the
+## chart tests (deploy/helm); rebuilt only when missing or of another version
 helm:
-	hack/helm/build.sh $(TOOLS)
+	hack/helm/build.sh $(dir $(HELM))
+
+## cache-links: .cache/controlplane, .cache/bin/nats and .cache/bin/helm name
+## the shared ones, for `go test` and the nats CLI run without make (an
+## existing folder or file of an older clone is left alone)
+cache-links: controlplane natscli helm
+	@mkdir -p .cache/bin
+	@for l in "$(CONTROLPLANE) .cache/controlplane" "$(NATSCLI) .cache/bin/nats" "$(HELM) .cache/bin/helm"; do \
+	  set -- $$l; if [ -L "$$2" ] || [ ! -e "$$2" ]; then ln -sfn "$$1" "$$2"; fi; \
+	done
 
 ## test: every test, against the real nats-server, kube-apiserver and nginx
 test: deps build vet
