@@ -14,6 +14,7 @@
 # as localhost/ingress-sync:dev), IMAGE_ENGINE (docker or podman; default:
 # docker if `docker info` answers), BASE_IMAGE and GO_IMAGE (other base
 # images), SOURCE_DATE_EPOCH (default: the time of the commit checked out).
+# Arguments are passed to the build (e.g. --no-cache).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -41,7 +42,7 @@ docker)
   [ -n "${BASE_IMAGE:-}" ] && args+=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
   [ -n "${GO_IMAGE:-}" ] && args+=(--build-arg "GO_IMAGE=$GO_IMAGE")
   log "docker build -t $image (SOURCE_DATE_EPOCH=$epoch)"
-  DOCKER_BUILDKIT=1 docker build "${args[@]}" .
+  DOCKER_BUILDKIT=1 docker build "${args[@]}" "$@" .
   ;;
 podman)
   need_root podman
@@ -57,7 +58,7 @@ podman)
   log "podman build -t $image from $base and $goimg (SOURCE_DATE_EPOCH=$epoch)"
   podman build "${PODMAN_FLAGS[@]}" --network host --pull=never --layers \
     --timestamp "$epoch" --identity-label=false --ignorefile deploy/Dockerfile.dockerignore \
-    "${args[@]}" .
+    "${args[@]}" "$@" .
   ;;
 *) die "IMAGE_ENGINE=$engine: docker or podman" ;;
 esac
