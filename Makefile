@@ -25,9 +25,13 @@ HELM               := $(INGRESS_SYNC_CACHE)/helm/$(HELM_VERSION)/helm
 export INGRESS_SYNC_CACHE
 export INGRESS_SYNC_CONTROLPLANE_DIR := $(CONTROLPLANE)
 export INGRESS_SYNC_HELM := $(HELM)
+# The image make image builds and test/image runs (podman's name for it).
+IMAGE              ?= ingress-sync:dev
+export IMAGE
+export INGRESS_SYNC_IMAGE := $(if $(findstring /,$(firstword $(subst :, ,$(IMAGE)))),$(IMAGE),localhost/$(IMAGE))
 export PATH := $(dir $(NATSCLI)):$(dir $(HELM)):$(PATH)
 
-.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm cache-links image image-deps image-base clean
+.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm cache-links image image-deps image-base image-test clean
 
 all: build
 
@@ -66,9 +70,14 @@ cache-links: controlplane natscli helm
 	  set -- $$l; if [ -L "$$2" ] || [ ! -e "$$2" ]; then ln -sfn "$$1" "$$2"; fi; \
 	done
 
-## test: every test, against the real nats-server, kube-apiserver and nginx
-test: deps build vet
+## test: every test, against the real nats-server, kube-apiserver and nginx,
+## and the image (make image first; test/image runs it with podman)
+test: deps build vet image
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+
+## image-test: the image test alone (test/image), after make image
+image-test: deps image
+	$(GO) test -count=1 -timeout 10m $(GOTESTFLAGS) -v ./test/image
 
 ## unit: the fast tests only (no control plane, no nginx)
 unit:
@@ -103,10 +112,11 @@ lint: vet
 image: image-deps
 	hack/image/build.sh
 
-## image-deps: podman, buildah, runc, debootstrap (Debian packages, as root)
-## when no Docker daemon answers
+## image-deps: podman, buildah, runc, catatonit, debootstrap (Debian
+## packages, as root, when missing): make image without a Docker daemon, and
+## test/image, which runs the image with podman either way
 image-deps:
-	@if command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1; then :; else hack/image/deps.sh; fi
+	hack/image/deps.sh
 
 ## image-base: the Debian base image made with debootstrap (cached in
 ## $(INGRESS_SYNC_CACHE)/image)

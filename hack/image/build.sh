@@ -43,6 +43,15 @@ docker)
   [ -n "${GO_IMAGE:-}" ] && args+=(--build-arg "GO_IMAGE=$GO_IMAGE")
   log "docker build -t $image (SOURCE_DATE_EPOCH=$epoch)"
   DOCKER_BUILDKIT=1 docker build "${args[@]}" "$@" .
+  # test/image runs the image with podman, under podman's name for a local
+  # image (localhost/ingress-sync:dev).
+  if command -v podman >/dev/null && [ "$(id -u)" -eq 0 ]; then
+    loaded=$(docker save "$image" | podman load | sed -n 's/^Loaded image[^:]*: *//p' | head -1)
+    if [ -n "$loaded" ] && [ "${image#*/}" = "$image" ]; then
+      podman tag "$loaded" "localhost/$image"
+    fi
+    log "$image loaded into podman's store ($loaded)"
+  fi
   ;;
 podman)
   need_root podman
