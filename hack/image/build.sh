@@ -66,7 +66,7 @@ podman)
   fi
   log "podman build -t $image from $base and $goimg (SOURCE_DATE_EPOCH=$epoch)"
   podman build "${PODMAN_FLAGS[@]}" --network host --pull=never --layers \
-    --timestamp "$epoch" --identity-label=false --ignorefile deploy/Dockerfile.dockerignore \
+    --timestamp "$epoch" --identity-label=false --omit-history --ignorefile deploy/Dockerfile.dockerignore \
     "${args[@]}" "$@" .
   ;;
 *) die "IMAGE_ENGINE=$engine: docker or podman" ;;
