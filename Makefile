@@ -84,7 +84,7 @@ unit:
 	$(GO) test -count=1 -short ./...
 
 ## bench: Go benchmarks and the churn scenario; writes BENCHMARKS.md
-bench: deps build
+bench: deps build image
 	hack/bench.sh
 
 ## faults: the fault suite, every fault once under churn (about 10 minutes); writes RELIABILITY.md
