@@ -5,20 +5,33 @@
 
 SHELL        := /bin/bash
 GO           ?= go
-CACHE        := $(CURDIR)/.cache
-CONTROLPLANE := $(CACHE)/controlplane
-TOOLS        := $(CACHE)/bin
 BIN          := $(CURDIR)/bin
-NATSCLI      := $(TOOLS)/nats
-HELM         := $(TOOLS)/helm
 TEST_TIMEOUT ?= 40m
 GOTESTFLAGS  ?=
 
+# What is built once per machine and shared by every clone (README, "Caches"):
+# kube-apiserver and etcd, natscli, helm, and the image's Debian base. Each
+# lives in a folder named after what it was built from, so clones at other
+# versions do not take each other's. An empty or missing folder is filled.
+INGRESS_SYNC_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ingress-sync
+CONTROLPLANE_KEY   := $(shell cat hack/controlplane/build.sh hack/controlplane/apiserver/go.mod hack/controlplane/apiserver/go.sum \
+                        hack/controlplane/etcd/go.mod hack/controlplane/etcd/go.sum | sha256sum | cut -c1-16)
+CONTROLPLANE       := $(INGRESS_SYNC_CACHE)/controlplane/$(CONTROLPLANE_KEY)
+NATSCLI_VERSION    := v0.5.0
+NATSCLI            := $(INGRESS_SYNC_CACHE)/natscli/$(NATSCLI_VERSION)/nats
+HELM_VERSION       := $(shell sed -n 's/^helm_version=//p' hack/helm/build.sh)
+HELM               := $(INGRESS_SYNC_CACHE)/helm/$(HELM_VERSION)/helm
+
+export INGRESS_SYNC_CACHE
 export INGRESS_SYNC_CONTROLPLANE_DIR := $(CONTROLPLANE)
 export INGRESS_SYNC_HELM := $(HELM)
-export PATH := $(TOOLS):$(PATH)
+# The image make image builds and test/image runs (podman's name for it).
+IMAGE              ?= ingress-sync:dev
+export IMAGE
+export INGRESS_SYNC_IMAGE := $(if $(findstring /,$(firstword $(subst :, ,$(IMAGE)))),$(IMAGE),localhost/$(IMAGE))
+export PATH := $(dir $(NATSCLI)):$(dir $(HELM)):$(PATH)
 
-.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm image clean
+.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm cache-links image image-deps image-base image-test clean
 
 all: build
 
@@ -27,38 +40,51 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/... ./hack/churn
 
 ## deps: everything the tests need that is not Go code
-deps: nginx-deps controlplane natscli helm
+deps: nginx-deps controlplane natscli helm cache-links
 
 nginx-deps:
 	hack/install-nginx.sh
 
-## controlplane: kube-apiserver v1.37.2 + etcd v3.7.0 from the module proxy, cached in .cache/
-controlplane: $(CONTROLPLANE)/kube-apiserver $(CONTROLPLANE)/etcd
-
-$(CONTROLPLANE)/kube-apiserver $(CONTROLPLANE)/etcd: hack/controlplane/build.sh hack/controlplane/apiserver/go.mod hack/controlplane/etcd/go.mod
+## controlplane: kube-apiserver v1.37.2 + etcd v3.7.0 from the module proxy,
+## built once into $(INGRESS_SYNC_CACHE)/controlplane/<hash of hack/controlplane>
+controlplane:
 	hack/controlplane/build.sh $(CONTROLPLANE)
 
-## natscli: the nats CLI for `nats stream view`, in .cache/bin
+## natscli: the nats CLI for `nats stream view`, in $(INGRESS_SYNC_CACHE)/natscli
 natscli: $(NATSCLI)
 
 $(NATSCLI):
-	GOBIN=$(TOOLS) $(GO) install github.com/nats-io/natscli/nats@v0.5.0
+	GOBIN=$(dir $(NATSCLI)) $(GO) install github.com/nats-io/natscli/nats@$(NATSCLI_VERSION)
 
-## helm: helm v4.3.1 from the Go module proxy, in .cache/bin, for the chart
-## tests (deploy/helm); rebuilt only when missing or of another version
+## helm: helm from the Go module proxy, in $(INGRESS_SYNC_CACHE)/helm, for the
+## chart tests (deploy/helm); rebuilt only when missing or of another version
 helm:
-	hack/helm/build.sh $(TOOLS)
+	hack/helm/build.sh $(dir $(HELM))
 
-## test: every test, against the real nats-server, kube-apiserver and nginx
-test: deps build vet
+## cache-links: .cache/controlplane, .cache/bin/nats and .cache/bin/helm name
+## the shared ones, for `go test` and the nats CLI run without make (an
+## existing folder or file of an older clone is left alone)
+cache-links: controlplane natscli helm
+	@mkdir -p .cache/bin
+	@for l in "$(CONTROLPLANE) .cache/controlplane" "$(NATSCLI) .cache/bin/nats" "$(HELM) .cache/bin/helm"; do \
+	  set -- $$l; if [ -L "$$2" ] || [ ! -e "$$2" ]; then ln -sfn "$$1" "$$2"; fi; \
+	done
+
+## test: every test, against the real nats-server, kube-apiserver and nginx,
+## and the image (make image first; test/image runs it with podman)
+test: deps build vet image
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+
+## image-test: the image test alone (test/image), after make image
+image-test: deps image
+	$(GO) test -count=1 -timeout 10m $(GOTESTFLAGS) -v ./test/image
 
 ## unit: the fast tests only (no control plane, no nginx)
 unit:
 	$(GO) test -count=1 -short ./...
 
 ## bench: Go benchmarks and the churn scenario; writes BENCHMARKS.md
-bench: deps build
+bench: deps build image
 	hack/bench.sh
 
 ## faults: the fault suite, every fault once under churn (about 10 minutes); writes RELIABILITY.md
@@ -80,9 +106,22 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum not tidy: run go mod tidy"; exit 1; }
 
-## image: the container image (needs a Docker engine)
-image:
-	DOCKER_BUILDKIT=1 docker build -t ingress-sync:dev -f deploy/Dockerfile .
+## image: the container image ingress-sync:dev from deploy/Dockerfile, with
+## a Docker daemon or, without one, podman (a Debian base made with
+## debootstrap, this machine's Go); docs/deploy.md
+image: image-deps
+	hack/image/build.sh
+
+## image-deps: podman, buildah, runc, catatonit, debootstrap (Debian
+## packages, as root, when missing): make image without a Docker daemon, and
+## test/image, which runs the image with podman either way
+image-deps:
+	hack/image/deps.sh
+
+## image-base: the Debian base image made with debootstrap (cached in
+## $(INGRESS_SYNC_CACHE)/image)
+image-base: image-deps
+	hack/image/base.sh
 
 clean:
 	rm -rf $(BIN)

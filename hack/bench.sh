@@ -216,6 +216,41 @@ section() {
 	echo
 }
 
+# image_section reports the size of the image make image built (make bench
+# builds it first): uncompressed as podman stores it, and each layer
+# gzip-compressed as a registry stores it.
+image_section() {
+	local img=${INGRESS_SYNC_IMAGE:-localhost/ingress-sync:dev} dir size
+	echo "## Image"
+	echo
+	if ! command -v podman >/dev/null || ! podman image exists "$img" 2>/dev/null; then
+		echo "No image $img in podman's store: \`make image\` before \`make bench\`."
+		echo
+		return
+	fi
+	dir=$(mktemp -d)
+	podman save --format docker-dir --compress -o "$dir/img" "$img" >/dev/null 2>&1
+	size=$(podman image inspect --format '{{.Size}}' "$img")
+	echo "\`make image\` ($img, $(podman image inspect --format '{{.Id}}' "$img" | cut -c1-12)): deploy/Dockerfile; see docs/deploy.md, \"The image\"."
+	echo
+	echo "| | |"
+	echo "|---|---|"
+	echo "| uncompressed (podman image inspect) | $((size / 1000000)) MB ($size bytes) |"
+	python3 - "$dir/img/manifest.json" <<'PY'
+import json, sys
+layers = json.load(open(sys.argv[1]))["layers"]
+names = ["Debian 12 base", "nginx, its Lua and stream modules, CA certificates (apt-get)",
+         "user 10001 and its folders", "Lua files", "syncer and watcher binaries"]
+total = sum(l["size"] for l in layers)
+print(f"| compressed (gzip, as pushed) | {total / 1e6:.1f} MB |")
+for i, l in enumerate(layers):
+    name = names[i] if len(layers) == len(names) else f"layer {i + 1}"
+    print(f"| layer {i + 1}: {name} | {l['size'] / 1e6:.2f} MB compressed |")
+PY
+	rm -rf "$dir"
+	echo
+}
+
 write_report() {
 	{
 		echo "# Benchmarks"
@@ -252,6 +287,7 @@ write_report() {
 			case $pkg in pkg/events | pkg/model | pkg/nginx | pkg/replay) continue ;; esac
 			section "$pkg" "$pkg" ""
 		done
+		image_section
 		echo "## Churn scenarios (hack/churn scenario)"
 		echo
 		echo "Each scenario runs in a private network namespace with real components: the endpoints scenario on the"

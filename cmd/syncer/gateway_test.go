@@ -7,9 +7,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // TestDecodeGatewayKinds: `syncer decode` shows every Gateway API kind.

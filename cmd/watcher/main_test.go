@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
@@ -214,12 +216,11 @@ func writeKubeconfig(t *testing.T, server, token string) string {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Ports(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // waitFor polls cond for up to 30 seconds.

@@ -95,18 +95,6 @@ func (a *authService) url(pathAndQuery string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s", a.port, pathAndQuery)
 }
 
-// closedPort is a port nothing listens on.
-func closedPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
-}
-
 func authIngress(name string, kv ...string) runtime.Object {
 	opts := []fixtures.IngressOption{fixtures.Rule(name+".auth.test", fixtures.Prefix("/", "web", 80)),
 		fixtures.Rule(name+".auth.test", fixtures.Prefix("/.well-known/acme-challenge", "web", 80))}
@@ -128,7 +116,7 @@ func withAuthTimeout(o *Options) { o.AuthTimeout = time.Second }
 func TestExternalAuth(t *testing.T) {
 	web := startEcho(t, "web")
 	as := startAuthService(t)
-	down := fmt.Sprintf("http://127.0.0.1:%d/", closedPort(t))
+	down := fmt.Sprintf("http://127.0.0.1:%d/", deadPort(t))
 	objs := append(echoService("web", web.Port()),
 		authIngress("ok", "auth-url", as.url("/ok?uri=$escaped_request_uri&h=$host"), "auth-response-headers", "X-User, X-Missing"),
 		authIngress("cookie", "auth-url", as.url("/ok?cookie=1")),

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,15 +44,11 @@ func proxyReflector(name string, started chan<- struct{}) http.Handler {
 	})
 }
 
-// deadPort is a port of 127.0.0.1 that refuses connections.
-func deadPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	return port
+// deadPort is a port of 127.0.0.1 that refuses connections: one of
+// freeport's, which nothing else binds (a port released by a listener of
+// this test could be taken by another process's server).
+func deadPort(t testing.TB) int {
+	return freePorts(t, 1)[0]
 }
 
 // send makes a request to nginx and decodes the reply.

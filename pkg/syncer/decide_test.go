@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
 // observed is one apply as Options.Observe saw it.

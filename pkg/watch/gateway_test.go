@@ -11,10 +11,10 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	"github.com/ingress-sync/ingress-sync/test/testkit/gatewayapi"
-	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
+	"github.com/ingress-sync/ingress-sync/test/testkit/gatewayapi"
+	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
 // gwEnv is an env with a Gateway API client. The CRDs are cluster-scoped

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 )
 
 // kindCase creates, updates and deletes one object of one kind.
@@ -230,12 +232,12 @@ func checkProbes(t *testing.T, addr string) {
 	}
 }
 
-// freeAddr is a free 127.0.0.1 address for a server the test starts.
+// freeAddr is a free 127.0.0.1 address for a server the test starts, that
+// no other process takes meanwhile (freeport).
 func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Ports(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }

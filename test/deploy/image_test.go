@@ -20,9 +20,10 @@ import (
 // repoRoot is the repository seen from this package.
 var repoRoot = filepath.Join("..", "..")
 
-// TestDockerfile reads deploy/Dockerfile (no Docker engine runs here) and
-// checks it against the manifests and the test machine: the builder and
-// base images, a static trimmed build of exactly the binaries the
+// TestDockerfile reads deploy/Dockerfile and checks it against the
+// manifests and the test machine (test/image builds and runs the image): the
+// builder and base images (build arguments, by default golang and
+// debian-slim), a static trimmed build of exactly the binaries the
 // manifests run, the nginx and Lua packages hack/install-nginx.sh installs
 // for the tests, the Lua folder of --lua-dir, and the user of runAsUser.
 func TestDockerfile(t *testing.T) {
@@ -34,7 +35,8 @@ func TestDockerfile(t *testing.T) {
 	objs := render(t, "base")
 	for _, want := range []string{
 		"ARG GO_VERSION=1.26\n", "ARG DEBIAN_RELEASE=bookworm\n",
-		"FROM golang:${GO_VERSION}-${DEBIAN_RELEASE} AS build\n", "FROM debian:${DEBIAN_RELEASE}-slim\n",
+		"ARG GO_IMAGE=golang:${GO_VERSION}-${DEBIAN_RELEASE}\n", "ARG BASE_IMAGE=debian:${DEBIAN_RELEASE}-slim\n",
+		"FROM ${GO_IMAGE} AS build\n", "FROM ${BASE_IMAGE}\n",
 		"CGO_ENABLED=0 go build -trimpath", "apt-get install -y --no-install-recommends",
 		"rm -rf /var/lib/apt/lists/*", "COPY --from=build /out/lua/ /usr/share/ingress-sync/lua/",
 	} {

@@ -142,7 +142,9 @@ func DecodeObjects(name string, data []byte) ([]*unstructured.Unstructured, erro
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, i, err)
 		}
-		js, err := yaml.YAMLToJSON(doc)
+		// Strict: a key given twice is an error, as in kubectl apply
+		// --validate=strict (the YAML decoders differ on which one wins).
+		js, err := yaml.YAMLToJSONStrict(doc)
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, i, err)
 		}

@@ -47,7 +47,9 @@ func TestSyncerLogsOnStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(df), "/var/log") {
-		t.Error("the Dockerfile prepares /var/log: nothing writes there")
+	// Removing apt's and dpkg's logs of the build is fine; making, owning
+	// or linking anything there is not.
+	if m := regexp.MustCompile(`(?m)\b(mkdir|install|chown|chmod|ln|touch)\b[^\n]*/var/log`).FindString(string(df)); m != "" {
+		t.Errorf("the Dockerfile prepares /var/log (%q): nothing writes there", m)
 	}
 }

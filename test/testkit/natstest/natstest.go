@@ -3,7 +3,6 @@ package natstest
 import (
 	"context"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 )
 
 // startTimeout bounds how long a server may take to accept connections.
@@ -52,14 +52,19 @@ func Start(t testing.TB, opts ...Option) (*server.Server, string) {
 // restarted on the same port and store. It is shut down when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	o := embedded.Options{StoreDir: t.TempDir(), Host: "127.0.0.1", Port: -1}
+	// A port of freeport, not the kernel's: Restart binds it again, and a
+	// port the kernel handed out could be taken by another process while
+	// the server is down.
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	o := embedded.Options{StoreDir: t.TempDir(), Host: "127.0.0.1", Port: ports[0]}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	s := &Server{t: t, opts: o}
 	s.start()
-	// The port is fixed from now on, so that restarts keep the URL.
-	s.opts.Port = s.srv.Addr().(*net.TCPAddr).Port
 	t.Cleanup(s.Stop)
 	return s
 }
