@@ -36,6 +36,19 @@ type StreamState struct {
 	// time matches).
 	Reconciled uint64
 	HasMarker  bool
+	// FirstTime is the time its first message was stored; zero when it
+	// holds none.
+	FirstTime time.Time
+}
+
+// Stale reports whether the stream holds messages stored before it was
+// created: the files of a deleted stream of the same name, opened by the
+// new one. nats-server forgets a deleted stream before it removes its
+// files; a stream created again in between opens them, then loses them,
+// and publishes to it time out. Such a stream must be deleted and created
+// again.
+func (s StreamState) Stale() bool {
+	return s.Msgs > 0 && !s.FirstTime.IsZero() && s.FirstTime.Before(s.Created)
 }
 
 // ReadState reads the current state of stream, bounded by DefaultTimeout
@@ -58,7 +71,7 @@ func streamInfo(ctx context.Context, js jetstream.JetStream, stream string) (*je
 }
 
 func stateOf(info *jetstream.StreamInfo) StreamState {
-	st := StreamState{Created: info.Created, LastSeq: info.State.LastSeq, Msgs: info.State.Msgs}
+	st := StreamState{Created: info.Created, LastSeq: info.State.LastSeq, Msgs: info.State.Msgs, FirstTime: info.State.FirstTime}
 	md := info.Config.Metadata
 	seq, err := strconv.ParseUint(md[MetaReconciledSequence], 10, 64)
 	if err != nil {

@@ -50,6 +50,10 @@ func (w *Watcher) checkStream(ctx context.Context, t *term) {
 		w.log.Debug("stream check failed", "stream", w.cfg.Stream, "err", err)
 		return
 	}
+	if st.Stale() {
+		w.dropStaleStream(ctx, st)
+		return
+	}
 	if st.Created.Equal(t.round.streamCreated()) {
 		return
 	}
@@ -58,6 +62,18 @@ func (w *Watcher) checkStream(ctx context.Context, t *term) {
 		"created", st.Created, "lastSeq", st.LastSeq)
 	t.resetRecords()
 	w.reconcileRetrying(ctx, t)
+}
+
+// dropStaleStream deletes a stream that holds a deleted stream's messages
+// (StreamState.Stale); the next check creates it again.
+func (w *Watcher) dropStaleStream(ctx context.Context, st stream.StreamState) {
+	w.log.Warn("event stream holds messages older than itself, deleting it to create it again", "stream", w.cfg.Stream,
+		"created", st.Created, "firstMessage", st.FirstTime, "lastSeq", st.LastSeq)
+	callCtx, cancel := context.WithTimeout(ctx, natsTimeout)
+	defer cancel()
+	if err := w.nats.js.DeleteStream(callCtx, w.cfg.Stream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		w.log.Warn("deleting the stale event stream failed", "stream", w.cfg.Stream, "err", err)
+	}
 }
 
 // markReconciled writes the reconcile marker; false when it must be tried
