@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // MaxNextUpstreamTries is the largest proxy-next-upstream-tries kept as
@@ -306,11 +304,8 @@ func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
 	if svc == nil || len(svc.ports) == 0 {
 		b.ingressProblem(e, "annotation %sdefault-backend: Service %s not found or without ports; ignored", AnnotationPrefix, name)
 	} else {
-		ref := &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-			Name: name, Port: networkingv1.ServiceBackendPort{Number: svc.ports[0].port},
-		}}
 		var err error
-		if be, err = b.backendFor(e.key.Namespace, ref); err != nil {
+		if be, err = b.backendFor(e.key.Namespace, backendRef{service: name, portNumber: svc.ports[0].port}); err != nil {
 			b.ingressProblem(e, "annotation %sdefault-backend: %v; ignored", AnnotationPrefix, err)
 			be = nil
 		} else {

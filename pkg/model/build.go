@@ -226,11 +226,11 @@ func compareAge(a, b *ingressEntry) int {
 func (b *builder) buildDefaultBackend(candidates []*ingressEntry) {
 	var winner *ingressEntry
 	for _, e := range candidates {
-		ref := e.obj.Spec.DefaultBackend
+		ref := e.defaultBackend
 		if ref == nil {
 			continue
 		}
-		be, err := b.backendFor(e.key.Namespace, ref)
+		be, err := b.backendFor(e.key.Namespace, *ref)
 		switch {
 		case err != nil:
 			b.ingressProblem(e, "spec.defaultBackend: %v; ignored", err)
@@ -253,42 +253,34 @@ func (b *builder) buildDefaultBackend(candidates []*ingressEntry) {
 // buildRules adds a location for every valid path of every served Ingress.
 func (b *builder) buildRules() {
 	for _, e := range b.ingresses {
-		for i := range e.obj.Spec.Rules {
-			b.buildRule(e, &e.obj.Spec.Rules[i])
+		for i := range e.rules {
+			b.buildRule(e, &e.rules[i])
 		}
 	}
 }
 
-func (b *builder) buildRule(e *ingressEntry, rule *networkingv1.IngressRule) {
-	host := rule.Host
-	if host == "" {
-		host = config.DefaultServerName
-	} else if err := validHost(host); err != nil {
-		b.ingressProblem(e, "rule host %q %v; rule left out", host, err)
+func (b *builder) buildRule(e *ingressEntry, rule *hostIntent) {
+	if rule.err != nil {
+		b.ingressProblem(e, "rule host %q %v; rule left out", rule.raw, rule.err)
 		return
 	}
-	srv := b.server(host)
-	if rule.HTTP == nil {
-		return
-	}
-	for i := range rule.HTTP.Paths {
-		b.buildPath(e, srv, &rule.HTTP.Paths[i])
+	srv := b.server(rule.host)
+	for i := range rule.paths {
+		b.buildPath(e, srv, &rule.paths[i])
 	}
 }
 
-func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.HTTPIngressPath) {
-	// As ingress-nginx, a rewrite-target equal to the path is no rewrite.
-	t := e.ann.location.RewriteTarget
-	path, pathType, err := normalizePath(p, e.ann.useRegex || t != "" && t != cmp.Or(p.Path, "/"))
-	if err != nil {
-		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.Path, err)
+func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *pathIntent) {
+	if p.err != nil {
+		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.raw, p.err)
 		return
 	}
-	if p.Backend.Service == nil {
+	path, pathType := p.path, p.pathType
+	if p.backend.unsupported {
 		b.ingressProblem(e, "host %s path %s: only Service backends are supported; path left out", srv.hostname, path)
 		return
 	}
-	be, err := b.backendFor(e.key.Namespace, &p.Backend)
+	be, err := b.backendFor(e.key.Namespace, p.backend)
 	if err != nil {
 		b.ingressProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
 		return
@@ -303,8 +295,7 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *networkingv1.H
 	}
 	be.use(e)
 	b.errorBackendOf(e)
-	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e, raw: cmp.Or(p.Path, "/"),
-		impl: p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific})
+	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e, raw: cmp.Or(p.raw, "/"), impl: p.impl})
 }
 
 // normalizePath validates the path of an Ingress rule and returns it with

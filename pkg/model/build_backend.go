@@ -12,7 +12,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // backendKey identifies a Backend: a Service port as Ingresses reference it.
@@ -72,27 +71,26 @@ func (be *backendState) use(e *ingressEntry) {
 var errExternalName = errors.New("is of type ExternalName, which is not supported (the balancer needs endpoint addresses)")
 
 // backendFor resolves an Ingress backend in namespace ns.
-func (b *builder) backendFor(ns string, ref *networkingv1.IngressBackend) (*backendState, error) {
-	svc := ref.Service
-	if svc == nil {
+func (b *builder) backendFor(ns string, ref backendRef) (*backendState, error) {
+	if ref.unsupported {
 		return nil, errors.New("only Service backends are supported")
 	}
-	if !isDNSLabel(svc.Name) || !isDNSLabel(ns) {
-		return nil, fmt.Errorf("service %q in namespace %q is not a valid name", svc.Name, ns)
+	if !isDNSLabel(ref.service) || !isDNSLabel(ns) {
+		return nil, fmt.Errorf("service %q in namespace %q is not a valid name", ref.service, ns)
 	}
 	var port string
 	switch {
-	case svc.Port.Name != "":
-		if !isDNSLabel(svc.Port.Name) {
-			return nil, fmt.Errorf("service %s port name %q is not valid", svc.Name, svc.Port.Name)
+	case ref.portName != "":
+		if !isDNSLabel(ref.portName) {
+			return nil, fmt.Errorf("service %s port name %q is not valid", ref.service, ref.portName)
 		}
-		port = svc.Port.Name
-	case svc.Port.Number > 0:
-		port = strconv.Itoa(int(svc.Port.Number))
+		port = ref.portName
+	case ref.portNumber > 0:
+		port = strconv.Itoa(int(ref.portNumber))
 	default:
-		return nil, fmt.Errorf("service %s has no port name or number", svc.Name)
+		return nil, fmt.Errorf("service %s has no port name or number", ref.service)
 	}
-	key := backendKey{ns, svc.Name, port}
+	key := backendKey{ns, ref.service, port}
 	be, ok := b.lastBackend, b.lastBackend != nil && b.lastBackend.key == key
 	if !ok {
 		be, ok = b.backends[key]
@@ -101,7 +99,7 @@ func (b *builder) backendFor(ns string, ref *networkingv1.IngressBackend) (*back
 		be = b.backendSlab.alloc()
 		b.backendList = append(b.backendList, be)
 		be.key = key
-		be.err = b.resolve(be, &svc.Port)
+		be.err = b.resolve(be, ref)
 		b.backends[key] = be
 	}
 	b.lastBackend = be
@@ -112,7 +110,7 @@ func (b *builder) backendFor(ns string, ref *networkingv1.IngressBackend) (*back
 }
 
 // resolve finds the Service port and its ready endpoints.
-func (b *builder) resolve(be *backendState, ref *networkingv1.ServiceBackendPort) error {
+func (b *builder) resolve(be *backendState, ref backendRef) error {
 	svcKey := objectKey{be.key.namespace, be.key.service}
 	svc := b.s.services[svcKey]
 	if svc == nil {
@@ -130,10 +128,10 @@ func (b *builder) resolve(be *backendState, ref *networkingv1.ServiceBackendPort
 	return nil
 }
 
-func servicePort(svc *serviceEntry, ref *networkingv1.ServiceBackendPort) *servicePortEntry {
+func servicePort(svc *serviceEntry, ref backendRef) *servicePortEntry {
 	for i := range svc.ports {
 		p := &svc.ports[i]
-		if ref.Name != "" && p.name == ref.Name || ref.Name == "" && p.port == ref.Number {
+		if ref.portName != "" && p.name == ref.portName || ref.portName == "" && p.port == ref.portNumber {
 			return p
 		}
 	}
@@ -190,10 +188,7 @@ func (b *builder) flagDefaultBackend() *backendState {
 		b.problem("Service", key.Namespace, key.Name, "default backend service not found or without ports; the built-in 404 answers")
 		return nil
 	}
-	ref := &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-		Name: key.Name, Port: networkingv1.ServiceBackendPort{Number: svc.ports[0].port},
-	}}
-	be, err := b.backendFor(key.Namespace, ref)
+	be, err := b.backendFor(key.Namespace, backendRef{service: key.Name, portNumber: svc.ports[0].port})
 	if err != nil {
 		b.problem("Service", key.Namespace, key.Name, "default backend: %v; the built-in 404 answers", err)
 		return nil

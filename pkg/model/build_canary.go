@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // Canary Ingresses, as ingress-nginx v1.15 documents and tests them.
@@ -228,35 +226,25 @@ func (c *canaryRoute) location() *config.Canary {
 func (b *builder) buildCanaries() {
 	for _, e := range b.canaries {
 		b.canaryIgnored(e)
-		if ref := e.obj.Spec.DefaultBackend; ref != nil {
-			b.mergeCanaryDefault(e, ref)
+		if ref := e.defaultBackend; ref != nil {
+			b.mergeCanaryDefault(e, *ref)
 		}
-		for i := range e.obj.Spec.Rules {
-			r := &e.obj.Spec.Rules[i]
-			host := cmp.Or(r.Host, config.DefaultServerName)
-			if r.Host != "" {
-				if err := validHost(r.Host); err != nil {
-					b.ingressProblem(e, "rule host %q %v; rule left out", r.Host, err)
-					continue
-				}
-			}
-			if r.HTTP == nil {
+		for i := range e.rules {
+			r := &e.rules[i]
+			if r.err != nil {
+				b.ingressProblem(e, "rule host %q %v; rule left out", r.raw, r.err)
 				continue
 			}
-			for j := range r.HTTP.Paths {
-				b.mergeCanaryPath(e, host, &r.HTTP.Paths[j])
+			for j := range r.paths {
+				b.mergeCanaryPath(e, r.host, &r.paths[j])
 			}
 		}
 	}
 }
 
 // mergeCanaryPath merges one path of canary Ingress e.
-func (b *builder) mergeCanaryPath(e *ingressEntry, host string, p *networkingv1.HTTPIngressPath) {
-	pathType := networkingv1.PathTypeImplementationSpecific
-	if p.PathType != nil {
-		pathType = *p.PathType
-	}
-	where := fmt.Sprintf("host %s path %q (%s)", host, p.Path, pathType)
+func (b *builder) mergeCanaryPath(e *ingressEntry, host string, p *pathIntent) {
+	where := fmt.Sprintf("host %s path %q (%s)", host, p.raw, p.typeName)
 	srv := b.servers[host]
 	if srv == nil {
 		b.ingressProblem(e, "%s: no main Ingress serves this host; the canary path is not served", where)
@@ -269,13 +257,13 @@ func (b *builder) mergeCanaryPath(e *ingressEntry, host string, p *networkingv1.
 	case l == nil:
 		b.ingressProblem(e, "%s: no main Ingress serves this host and path; the canary path is not served", where)
 	default:
-		b.mergeCanary(e, where, l, &p.Backend)
+		b.mergeCanary(e, where, l, p.backend)
 	}
 }
 
 // mergeCanaryDefault merges the spec.defaultBackend of canary Ingress e
 // into every location of the default server, as ingress-nginx does.
-func (b *builder) mergeCanaryDefault(e *ingressEntry, ref *networkingv1.IngressBackend) {
+func (b *builder) mergeCanaryDefault(e *ingressEntry, ref backendRef) {
 	srv := b.servers[config.DefaultServerName]
 	merged := false
 	for i := range srv.locations {
@@ -291,7 +279,7 @@ func (b *builder) mergeCanaryDefault(e *ingressEntry, ref *networkingv1.IngressB
 
 // mergeCanary makes the backend of ref the canary of l, unless l cannot
 // take it; it reports whether l has it.
-func (b *builder) mergeCanary(e *ingressEntry, where string, l *location, ref *networkingv1.IngressBackend) bool {
+func (b *builder) mergeCanary(e *ingressEntry, where string, l *location, ref backendRef) bool {
 	if l.ingress.key.Namespace != e.key.Namespace {
 		b.ingressProblem(e, "%s: served by Ingress %s of another namespace, and a canary applies to its own namespace only; not served", where, l.ingress.name)
 		return false
@@ -320,19 +308,19 @@ func (b *builder) mergeCanary(e *ingressEntry, where string, l *location, ref *n
 }
 
 // canaryTarget returns the location of a main Ingress that a canary path
-// p merges into, or nil: the same path and type, an ImplementationSpecific
-// path matching a regex location by its text first.
-func (s *serverState) canaryTarget(p *networkingv1.HTTPIngressPath) (*location, error) {
-	if p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific {
-		if l := s.locationOf(pathKey{cmp.Or(p.Path, "/"), config.PathRegex}); l != nil {
+// p merges into, or nil: the same path and type, a path whose type leaves
+// its meaning to the implementation matching a regex location by its text
+// first.
+func (s *serverState) canaryTarget(p *pathIntent) (*location, error) {
+	if p.impl {
+		if l := s.locationOf(pathKey{cmp.Or(p.raw, "/"), config.PathRegex}); l != nil {
 			return l, nil
 		}
 	}
-	path, pathType, err := normalizePath(p, false)
-	if err != nil {
-		return nil, err
+	if p.err != nil {
+		return nil, p.err
 	}
-	return s.locationOf(pathKey{path, pathType}), nil
+	return s.locationOf(pathKey{p.path, p.pathType}), nil
 }
 
 // locationOf returns the location of k, or nil.

@@ -50,14 +50,14 @@ type certificates struct {
 //     Ingress that listed it (the oldest), else Global.SSLRedirect.
 func (b *builder) buildTLS() {
 	for _, e := range b.ingresses {
-		for _, t := range e.obj.Spec.TLS {
-			hosts := t.Hosts
+		for _, t := range e.tls {
+			hosts := t.hosts
 			if len(hosts) == 0 {
 				hosts = ruleHosts(e)
 			}
 			secret := objectKey{}
-			if t.SecretName != "" {
-				secret = objectKey{e.key.Namespace, t.SecretName}
+			if t.secret != "" {
+				secret = objectKey{e.key.Namespace, t.secret}
 			}
 			for _, h := range hosts {
 				b.claimTLS(e, h, secret)
@@ -87,9 +87,9 @@ func (b *builder) claimTLS(e *ingressEntry, host string, secret objectKey) {
 // Problem from the rule), without the default server.
 func ruleHosts(e *ingressEntry) []string {
 	var out []string
-	for _, r := range e.obj.Spec.Rules {
-		if r.Host != "" && validHost(r.Host) == nil {
-			out = append(out, r.Host)
+	for _, r := range e.rules {
+		if r.raw != "" && r.err == nil {
+			out = append(out, r.raw)
 		}
 	}
 	return out

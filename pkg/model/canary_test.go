@@ -373,11 +373,11 @@ func TestHostileCanaries(t *testing.T) {
 		p := g.httpPath()
 		if g.r.IntN(2) == 0 {
 			p.Path = g.pick([]string{"/", "/api", "/app/x", "/api/v[0-9]+", ""})
-			p.Backend = backendRef("web", []any{80, "http"}[g.r.IntN(2)])
+			p.Backend = ingressBackend("web", []any{80, "http"}[g.r.IntN(2)])
 		}
 		host := g.pick(append([]string{"c.example.com", "c.example.com"}, sharedHosts...))
 		main := p
-		main.Backend = backendRef("web", "big")
+		main.Backend = ingressBackend("web", "big")
 		opts := []ingOpt{created(1000 + 2*round), nginx("canary", g.pick([]string{"true", "true", "true", "false", "maybe"})),
 			rule(host, p, g.httpPath())}
 		for range 1 + g.r.IntN(6) {

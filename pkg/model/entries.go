@@ -19,7 +19,8 @@ import (
 
 // ingressEntry is a stored Ingress with what Apply derived from it.
 type ingressEntry struct {
-	key objectKey
+	origin Origin
+	key    objectKey
 	// name is "namespace/name".
 	name string
 	obj  *networkingv1.Ingress
@@ -36,6 +37,10 @@ type ingressEntry struct {
 	configMaps []objectKey
 	// hosts are the hosts of its rules and TLS sections (ingressHosts).
 	hosts []string
+	// rules, tls and defaultBackend are its route intents (intent.go).
+	rules          []hostIntent
+	tls            []tlsIntent
+	defaultBackend *backendRef
 }
 
 // noAnnotations are the parsed annotations of an Ingress without any
@@ -57,7 +62,9 @@ func annotationsOf(annotations map[string]string) *ingressAnnotations {
 
 func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 	e := &ingressEntry{key: key, name: key.String(), obj: ing, ann: annotationsOf(ing.Annotations),
-		created: ing.CreationTimestamp.Unix(), createdNanos: ing.CreationTimestamp.Nanosecond()}
+		created: ing.CreationTimestamp.Unix(), createdNanos: ing.CreationTimestamp.Nanosecond(),
+		origin: Origin{Kind: "Ingress", Namespace: key.Namespace, Name: key.Name, Generation: ing.Generation}}
+	e.translate(ing)
 	addService := func(b *networkingv1.IngressBackend) {
 		if b != nil && b.Service != nil && b.Service.Name != "" {
 			e.services = append(e.services, objectKey{key.Namespace, b.Service.Name})

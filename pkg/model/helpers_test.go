@@ -82,12 +82,12 @@ func tlsFor(secret string, hosts ...string) ingOpt {
 
 func defaultBackend(svc string, port any) ingOpt {
 	return func(i *networkingv1.Ingress) {
-		b := backendRef(svc, port)
+		b := ingressBackend(svc, port)
 		i.Spec.DefaultBackend = &b
 	}
 }
 
-func backendRef(svc string, port any) networkingv1.IngressBackend {
+func ingressBackend(svc string, port any) networkingv1.IngressBackend {
 	ref := &networkingv1.IngressServiceBackend{Name: svc}
 	switch p := port.(type) {
 	case int:
@@ -99,7 +99,7 @@ func backendRef(svc string, port any) networkingv1.IngressBackend {
 }
 
 func httpPath(pt networkingv1.PathType, path, svc string, port any) networkingv1.HTTPIngressPath {
-	return networkingv1.HTTPIngressPath{Path: path, PathType: &pt, Backend: backendRef(svc, port)}
+	return networkingv1.HTTPIngressPath{Path: path, PathType: &pt, Backend: ingressBackend(svc, port)}
 }
 
 func prefix(path, svc string, port any) networkingv1.HTTPIngressPath {

@@ -102,7 +102,7 @@ func (in *Incremental) findIsland() (*island, bool) {
 // backends).
 func hostLocal(e *ingressEntry) bool {
 	a := e.ann
-	return e.obj.Spec.DefaultBackend == nil && len(a.upstream.aliases) == 0 && !a.fromToWWW && !a.sslPassthrough &&
+	return e.defaultBackend == nil && len(a.upstream.aliases) == 0 && !a.fromToWWW && !a.sslPassthrough &&
 		!a.proxySSL.requested && a.balancing == nil && a.upstream.serviceUpstream == nil && a.errorService == ""
 }
 

@@ -245,15 +245,15 @@ func (b *builder) passthroughHosts() []passthroughClaim {
 			b.ingressProblem(e, "ssl-passthrough needs the syncer's --enable-ssl-passthrough; annotation ignored")
 			continue
 		}
-		for _, r := range e.obj.Spec.Rules {
+		for _, r := range e.rules {
 			switch {
-			case r.Host == "":
+			case r.raw == "":
 				b.ingressProblem(e, "ssl-passthrough: a rule without host cannot be matched by SNI; rule ignored for passthrough")
-			case strings.HasPrefix(r.Host, "*."):
-				b.ingressProblem(e, "ssl-passthrough: wildcard host %s is not matched by SNI (exact names only); rule ignored for passthrough", r.Host)
-			case !seen[r.Host]:
-				seen[r.Host] = true
-				out = append(out, passthroughClaim{r.Host, e})
+			case strings.HasPrefix(r.raw, "*."):
+				b.ingressProblem(e, "ssl-passthrough: wildcard host %s is not matched by SNI (exact names only); rule ignored for passthrough", r.raw)
+			case !seen[r.raw]:
+				seen[r.raw] = true
+				out = append(out, passthroughClaim{r.raw, e})
 			}
 		}
 	}

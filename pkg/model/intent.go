@@ -1,0 +1,63 @@
+package model
+
+import "github.com/ingress-sync/ingress-sync/pkg/config"
+
+// Route intents are what one object of a source asks of the
+// Configuration, in terms that know nothing of the source's API: its
+// hosts and their paths, each with a backend reference; the hosts it
+// wants certificates for; its default backend; and its settings. A
+// translator (ingress.go for Ingress) makes them once, when the object is
+// stored; Build places them, and names their Origin in its Problems.
+
+// Origin names the object that routes, certificate claims and Problems
+// come from, whatever its kind.
+type Origin struct {
+	Kind       string
+	Namespace  string
+	Name       string
+	Generation int64
+}
+
+// backendRef names a port of a Service in the origin's namespace, by name
+// or by number. unsupported marks a reference to something that is not a
+// Service (an Ingress resource backend): it cannot be served.
+type backendRef struct {
+	service     string
+	portName    string
+	portNumber  int32
+	unsupported bool
+}
+
+// hostIntent is one host of an object. Its Server exists even when it has
+// no path; a host that is not valid (err) is left out with a Problem.
+type hostIntent struct {
+	// host is the Server's name: config.DefaultServerName for none.
+	host string
+	// raw is the host as the object wrote it ("" for none).
+	raw   string
+	err   error
+	paths []pathIntent
+}
+
+// pathIntent is one path of a host, validated and normalized as its
+// object's settings say (regex or not); err says why it cannot be served.
+type pathIntent struct {
+	path     string
+	pathType config.PathType
+	err      error
+	// raw is the path as written; typeName is its
+	// path type as written, for Problems; impl marks a path whose type
+	// leaves its meaning to the implementation (see regexLocations).
+	raw      string
+	typeName string
+	impl     bool
+	backend  backendRef
+}
+
+// tlsIntent asks for the certificate of Secret secret (of the origin's
+// namespace; "" for the default certificate) on hosts; no hosts means
+// every valid host of the object.
+type tlsIntent struct {
+	hosts  []string
+	secret string
+}
