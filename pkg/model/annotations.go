@@ -26,9 +26,11 @@ type ingressAnnotations struct {
 	// location holds the per-location settings, SSLRedirect excluded.
 	location config.LocationSettings
 	// sslRedirect is ssl-redirect when set; forceSSLRedirect is
-	// force-ssl-redirect=true.
-	sslRedirect      *bool
-	forceSSLRedirect bool
+	// force-ssl-redirect=true; forceSSLRedirectOff is
+	// force-ssl-redirect=false, which opts out of the ConfigMap's.
+	sslRedirect         *bool
+	forceSSLRedirect    bool
+	forceSSLRedirectOff bool
 	// useRegex is use-regex=true.
 	useRegex bool
 	// sslPassthrough is ssl-passthrough=true (see streams.go).
@@ -177,6 +179,7 @@ func parseCoreAnnotation(a *ingressAnnotations, st *parseState, name, v string) 
 		a.sslRedirect, err = parseBoolPtr(v)
 	case "force-ssl-redirect":
 		a.forceSSLRedirect, err = strconv.ParseBool(v)
+		a.forceSSLRedirectOff = err == nil && !a.forceSSLRedirect
 	case "use-regex":
 		a.useRegex, err = parseBool(v)
 	case "ssl-passthrough":

@@ -150,8 +150,10 @@ func (b *builder) problem(kind, namespace, name, format string, args ...any) {
 	b.problems = append(b.problems, config.Problem{Kind: kind, Namespace: namespace, Name: name, Reason: fmt.Sprintf(format, args...)})
 }
 
+// ingressProblem is a Problem of the object e was translated from, named
+// by its Origin.
 func (b *builder) ingressProblem(e *ingressEntry, format string, args ...any) {
-	b.problem("Ingress", e.key.Namespace, e.key.Name, format, args...)
+	b.problem(e.origin.Kind, e.origin.Namespace, e.origin.Name, format, args...)
 }
 
 // buildGlobal reads the controller ConfigMap.

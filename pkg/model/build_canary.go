@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"cmp"
 	"errors"
@@ -343,21 +344,31 @@ func canaryKeeps(name string) bool {
 		strings.HasPrefix(name, "session-cookie-") || strings.HasPrefix(name, "upstream-hash-by") || name == "load-balance"
 }
 
-// canaryIgnored reports what of canary Ingress e does not apply: its TLS
-// and the annotations of its paths (the main Ingress's apply).
+// canaryIgnored reports what of canary Ingress e does not apply (see
+// canaryNotes).
 func (b *builder) canaryIgnored(e *ingressEntry) {
-	if len(e.obj.Spec.TLS) > 0 {
-		b.ingressProblem(e, "spec.tls: ignored on a canary Ingress (TLS is the main Ingress's)")
+	for _, n := range e.canaryNotes {
+		b.ingressProblem(e, "%s", n)
+	}
+}
+
+// canaryNotes says what of canary Ingress ing does not apply: its TLS and
+// the annotations of its paths (the main Ingress's apply).
+func canaryNotes(ing *networkingv1.Ingress) []string {
+	var out []string
+	if len(ing.Spec.TLS) > 0 {
+		out = append(out, "spec.tls: ignored on a canary Ingress (TLS is the main Ingress's)")
 	}
 	var ignored []string
-	for k := range e.obj.Annotations {
+	for k := range ing.Annotations {
 		if name, ok := strings.CutPrefix(k, AnnotationPrefix); ok && !canaryKeeps(name) && !strings.HasSuffix(name, "-snippet") {
 			ignored = append(ignored, k)
 		}
 	}
 	if len(ignored) > 0 {
 		slices.Sort(ignored)
-		b.ingressProblem(e, "annotations %s: ignored on a canary Ingress, whose paths take the main Ingress's settings (only load-balance, upstream-hash-by and affinity apply, to its backend)",
-			strings.Join(ignored, ", "))
+		out = append(out, fmt.Sprintf("annotations %s: ignored on a canary Ingress, whose paths take the main Ingress's settings (only load-balance, upstream-hash-by and affinity apply, to its backend)",
+			strings.Join(ignored, ", ")))
 	}
+	return out
 }

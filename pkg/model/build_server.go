@@ -410,9 +410,7 @@ func locationRedirect(e *ingressEntry, srv *config.Server, forceDefault bool) (r
 	redirect = srv.SSLRedirect
 	force := e.ann.forceSSLRedirect
 	if forceDefault && !force {
-		v, set := e.obj.Annotations[AnnotationPrefix+"force-ssl-redirect"]
-		on, err := parseBool(v)
-		force = !set || err != nil || on
+		force = !e.ann.forceSSLRedirectOff
 	}
 	switch {
 	case force:

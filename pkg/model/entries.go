@@ -17,6 +17,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 )
 
+// kindIngress is the Origin kind of Ingresses.
+const kindIngress = "Ingress"
+
 // ingressEntry is a stored Ingress with what Apply derived from it.
 type ingressEntry struct {
 	origin Origin
@@ -41,6 +44,9 @@ type ingressEntry struct {
 	rules          []hostIntent
 	tls            []tlsIntent
 	defaultBackend *backendRef
+	// canaryNotes are the Problems of a canary Ingress about what of it
+	// does not apply (see canaryNotes).
+	canaryNotes []string
 }
 
 // noAnnotations are the parsed annotations of an Ingress without any
@@ -63,7 +69,7 @@ func annotationsOf(annotations map[string]string) *ingressAnnotations {
 func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 	e := &ingressEntry{key: key, name: key.String(), obj: ing, ann: annotationsOf(ing.Annotations),
 		created: ing.CreationTimestamp.Unix(), createdNanos: ing.CreationTimestamp.Nanosecond(),
-		origin: Origin{Kind: "Ingress", Namespace: key.Namespace, Name: key.Name, Generation: ing.Generation}}
+		origin: Origin{Kind: kindIngress, Namespace: key.Namespace, Name: key.Name, Generation: ing.Generation}}
 	e.translate(ing)
 	addService := func(b *networkingv1.IngressBackend) {
 		if b != nil && b.Service != nil && b.Service.Name != "" {

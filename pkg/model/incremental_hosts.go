@@ -409,7 +409,7 @@ func (in *Incremental) spliceCertificates(out *config.Configuration, is *island,
 func spliceProblems(cur []config.Problem, is *island, add []config.Problem) []config.Problem {
 	var out []config.Problem
 	for _, p := range cur {
-		if p.Kind != "Ingress" || !is.keys[objectKey{p.Namespace, p.Name}] {
+		if p.Kind != kindIngress || !is.keys[objectKey{p.Namespace, p.Name}] {
 			out = append(out, p)
 		}
 	}

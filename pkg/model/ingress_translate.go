@@ -35,6 +35,9 @@ func (e *ingressEntry) translate(ing *networkingv1.Ingress) {
 	for _, t := range ing.Spec.TLS {
 		e.tls = append(e.tls, tlsIntent{hosts: t.Hosts, secret: t.SecretName})
 	}
+	if e.ann.canary != nil {
+		e.canaryNotes = canaryNotes(ing)
+	}
 }
 
 func (e *ingressEntry) pathIntent(p *networkingv1.HTTPIngressPath) pathIntent {
