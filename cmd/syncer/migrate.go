@@ -87,7 +87,7 @@ func migrateCommand(ctx context.Context, args []string, _ io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	r, err := migrate.Check(in, migrate.Options{IngressClass: f.ingressClass, ConfigMap: f.configMap})
+	r, err := migrate.Check(in, migrate.Options{IngressClass: f.ingressClass, ConfigMap: f.configMap, NewBuilder: migrateBuilder})
 	if err != nil {
 		return err
 	}
@@ -120,4 +120,10 @@ func (f *migrateFlags) read(ctx context.Context) (*migrate.Input, error) {
 	}
 	defer conn.Close()
 	return migrate.ReadStream(ctx, conn.JetStream(), migrate.StreamOptions{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Timeout: f.timeout})
+}
+
+// migrateBuilder is the syncer's builder, as migrate-check builds with it.
+func migrateBuilder(o migrate.BuildOptions) migrate.Builder {
+	opts := model.Options{ControllerClass: o.ControllerClass, IngressClass: o.IngressClass, ConfigMap: o.ConfigMap}
+	return model.NewIncremental(model.NewStore(), opts)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 
 	"context"
 	"errors"
@@ -172,7 +173,13 @@ func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.R
 	if err != nil {
 		return nil, nil, err
 	}
-	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Model: f.model.opts, Timeout: f.timeout}
+	opts := f.model.opts
+	if err := opts.Validate(); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Timeout: f.timeout,
+		NewBuilder: func() replay.Builder { return model.NewIncremental(model.NewStore(), opts) }}
 	finish := func() {}
 	if f.progress || isTerminal(stderr) {
 		bar := replay.NewProgressBar(stderr, "replay")

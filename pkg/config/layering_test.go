@@ -36,6 +36,7 @@ func TestLayering(t *testing.T) {
 		"contract imports nothing of the module": {pkg: "pkg/config", denied: []string{""}},
 		"data plane does not reach the builder":  {pkg: "pkg/nginx", denied: []string{"pkg/model", "pkg/events", "pkg/watch"}},
 		"inspect does not reach the builder":     {pkg: "pkg/inspect", denied: []string{"pkg/model", "pkg/watch"}},
+		"replay is given its builder":            {pkg: "pkg/replay", denied: []string{"pkg/model", "pkg/watch"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

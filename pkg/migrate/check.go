@@ -34,12 +34,30 @@ type Options struct {
 	// ConfigMap is the "namespace/name" of the ingress-nginx controller
 	// ConfigMap; "" checks none.
 	ConfigMap string
+	// NewBuilder returns the builder ingress-sync serves with (the
+	// syncer's), empty, for the given classes and controller ConfigMap.
+	NewBuilder func(b BuildOptions) Builder
+}
+
+// BuildOptions are the syncer flags a check builds with.
+type BuildOptions struct {
+	ControllerClass, IngressClass, ConfigMap string
+}
+
+// Builder is what a check needs of the syncer's builder: events in, the
+// Configuration (and its Problems) out.
+type Builder interface {
+	Apply(ev events.Event) (bool, error)
+	Full() *config.Configuration
 }
 
 // Check looks up every annotation and ConfigMap key in use and builds the
-// objects with model.Build as ingress-sync would serve them once their
+// objects with Options.NewBuilder (the syncer's) as ingress-sync would serve them once their
 // class is switched.
 func Check(in *Input, o Options) (*Report, error) {
+	if o.NewBuilder == nil {
+		return nil, fmt.Errorf("%w: no builder", ErrInput)
+	}
 	r := &Report{Source: in.Source, Notes: slices.Clone(in.Notes)}
 	var cmNS, cmName string
 	if o.ConfigMap != "" {
@@ -81,7 +99,7 @@ func Check(in *Input, o Options) (*Report, error) {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s named by the Ingresses but missing from the directory: assumed to exist", count(len(stubs), "Service", "Services")))
 		}
 	}
-	problems, err := build(objs, r.ConfigMap)
+	problems, err := build(objs, o, r.ConfigMap)
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +161,9 @@ func keyFindings(cm *corev1.ConfigMap) []Finding {
 	return out
 }
 
-// build runs model.Build on objs and returns its Problems.
-func build(objs []runtime.Object, configMap string) ([]config.Problem, error) {
-	s := model.NewStore()
+// build builds objs with o.NewBuilder and returns the Problems.
+func build(objs []runtime.Object, o Options, configMap string) ([]config.Problem, error) {
+	s := o.NewBuilder(BuildOptions{ControllerClass: checkController, IngressClass: checkClass, ConfigMap: configMap})
 	for _, obj := range objs {
 		m := obj.(metav1.Object)
 		ev := events.Event{Op: events.OpCreate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}
@@ -153,8 +171,7 @@ func build(objs []runtime.Object, configMap string) ([]config.Problem, error) {
 			return nil, fmt.Errorf("%w: %s %s/%s: %w", ErrInput, ev.Kind, ev.Namespace, ev.Name, err)
 		}
 	}
-	cfg := model.Build(s, model.Options{ControllerClass: checkController, IngressClass: checkClass, ConfigMap: configMap})
-	return cfg.Problems, nil
+	return s.Full().Problems, nil
 }
 
 // relevantProblems keeps the Problems of the objects checked, without

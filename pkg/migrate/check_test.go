@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/test/testkit/golden"
 )
 
@@ -33,7 +34,7 @@ func checkDir(t *testing.T, dir string, o Options) *Report {
 // TestCorpus checks the corpus of realistic Ingresses; the golden files
 // are the text and JSON reports.
 func TestCorpus(t *testing.T) {
-	r := checkDir(t, corpusDir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+	r := checkDir(t, corpusDir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap, NewBuilder: testBuilder})
 	var text, js bytes.Buffer
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestCheckStatus(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := checkDir(t, dir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+			r := checkDir(t, dir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap, NewBuilder: testBuilder})
 			if failed := r.Err() != nil; failed != tc.failed {
 				var b bytes.Buffer
 				_ = r.WriteText(&b)
@@ -128,7 +129,7 @@ func TestProblemsNotRepeated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := checkDir(t, dir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+	r := checkDir(t, dir, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap, NewBuilder: testBuilder})
 	if len(r.Problems) != 1 || r.Problems[0].Name != "c" {
 		t.Errorf("problems %+v, want only the invalid proxy-body-size of default/c", r.Problems)
 	}
@@ -138,7 +139,7 @@ func TestProblemsNotRepeated(t *testing.T) {
 }
 
 func TestCleanDirectory(t *testing.T) {
-	r := checkDir(t, "testdata/clean", Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap})
+	r := checkDir(t, "testdata/clean", Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap, NewBuilder: testBuilder})
 	if err := r.Err(); err != nil {
 		t.Errorf("Err() = %v", err)
 	}
@@ -169,7 +170,12 @@ func TestReadDirErrors(t *testing.T) {
 }
 
 func TestCheckRejectsMalformedConfigMapName(t *testing.T) {
-	if _, err := Check(&Input{}, Options{ConfigMap: "no-namespace"}); err == nil {
+	if _, err := Check(&Input{}, Options{ConfigMap: "no-namespace", NewBuilder: testBuilder}); err == nil {
 		t.Error("Check accepted ConfigMap \"no-namespace\"")
 	}
+}
+
+// testBuilder is the syncer's builder, as `syncer migrate-check` gives it.
+func testBuilder(o BuildOptions) Builder {
+	return model.NewIncremental(model.NewStore(), model.Options{ControllerClass: o.ControllerClass, IngressClass: o.IngressClass, ConfigMap: o.ConfigMap})
 }

@@ -44,7 +44,7 @@ func TestCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadCluster: %v", err)
 	}
-	if r, err := Check(got, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap}); err != nil || r.Ingresses != 2 || r.ConfigMap == "" {
+	if r, err := Check(got, Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap, NewBuilder: testBuilder}); err != nil || r.Ingresses != 2 || r.ConfigMap == "" {
 		t.Errorf("namespace shop: %v, %d Ingresses, ConfigMap %q; want 2 and the ConfigMap", err, r.Ingresses, r.ConfigMap)
 	}
 }

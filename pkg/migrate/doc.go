@@ -6,9 +6,10 @@
 // from a cluster through a kubeconfig (ReadCluster) or from the ingress
 // event stream (ReadStream). Check looks up every annotation and ConfigMap
 // key in use in model's registry (supported, supported with a documented
-// difference, refused, not supported, unknown), then runs the real
-// model.Build on the objects, as if their IngressClass had been switched to
-// ingress-sync, and keeps the Problems Build reports for them (invalid
+// difference, refused, not supported, unknown), then runs the syncer's
+// own builder (given as Options.NewBuilder) on the objects, as if their
+// IngressClass had been switched to ingress-sync, and keeps the Problems
+// it reports for them (invalid
 // values, conflicts, missing references). The Report says whether anything
 // would not behave as in ingress-nginx; the command then exits non-zero, so
 // that it can gate a migration in CI.

@@ -42,7 +42,7 @@ type Report struct {
 	// Findings are sorted by object (the ConfigMap, then the Ingresses
 	// by namespace and name) and name.
 	Findings []Finding `json:"findings"`
-	// Problems are those model.Build reports for the objects checked
+	// Problems are those the syncer's builder reports for the objects checked
 	// (invalid values, conflicts, missing references), but those a
 	// Finding already says.
 	Problems []config.Problem `json:"problems"`

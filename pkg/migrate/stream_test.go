@@ -103,7 +103,7 @@ func TestStream(t *testing.T) {
 // report name and against the findings of the directory it came from.
 func checkLikeDir(t *testing.T, name string, got, dir *Input) {
 	t.Helper()
-	o := Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap}
+	o := Options{IngressClass: "nginx", ConfigMap: DefaultConfigMap, NewBuilder: testBuilder}
 	r, err := Check(got, o)
 	if err != nil {
 		t.Fatal(err)

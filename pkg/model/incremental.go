@@ -75,6 +75,19 @@ func NewIncremental(s *Store, opts Options) *Incremental {
 // Store returns the Store events go to.
 func (in *Incremental) Store() *Store { return in.s }
 
+// Full is a full Build of the Store, the reference the Incremental's
+// Configurations equal.
+func (in *Incremental) Full() *config.Configuration { return Build(in.s, in.opts) }
+
+// Has reports whether the Store holds the object of kind at
+// namespace/name (see Store.Has).
+func (in *Incremental) Has(kind events.Kind, namespace, name string) bool {
+	return in.s.Has(kind, namespace, name)
+}
+
+// Len is the number of objects the Store holds.
+func (in *Incremental) Len() int { return in.s.Len() }
+
 // Apply applies ev to the Store and reports whether it can change the
 // next Configuration.
 func (in *Incremental) Apply(ev events.Event) (bool, error) {

@@ -69,7 +69,7 @@ func (r *Replayer) At(ctx context.Context, p Point) (*Snapshot, error) {
 		return nil, err
 	}
 	e.rebuild()
-	snap.Configuration, snap.Objects = e.cur, e.store().Len()
+	snap.Configuration, snap.Objects = e.cur, e.inc.Len()
 	return snap, nil
 }
 

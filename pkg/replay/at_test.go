@@ -86,7 +86,7 @@ func TestAtErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rp, err := New(r.js, Options{Stream: tc.stream, SubjectPrefix: testPrefix, Model: testModelOptions()})
+			rp, err := New(r.js, Options{Stream: tc.stream, SubjectPrefix: testPrefix, NewBuilder: testBuilder(testModelOptions())})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,8 +2,10 @@
 // and explains it: the Configuration as it was at any point (At), and which
 // events changed it between two points (Timeline): dynamically (route
 // tables of hosts, backends, certificates) or, for the global settings
-// only, by a reload. Both rebuild with the same model.Build as the live syncer, so a
-// checksum found here is the checksum a syncer built at that point, and
+// only, by a reload. Both rebuild with the builder the live syncer uses,
+// given as Options.NewBuilder (the package depends on the Configuration
+// contract, pkg/config, alone), so a checksum found here is the checksum
+// a syncer built at that point, and
 // classify with the same config.Diff the syncer's loop decides with (from
 // the Configuration before the event).
 //

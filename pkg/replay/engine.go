@@ -8,19 +8,29 @@ import (
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
-// engine holds a model.Incremental and the Configuration it made last,
-// and tells, event after event, what each one changed. The invariant after
-// every step is cur == model.Build(store, opts): the Incremental patches
-// the endpoints after EndpointSlice events, builds in full after the
-// others that can change the Configuration (model.Store.CanChange), and
-// does nothing for the rest.
+// Builder is the configuration builder a replay drives: the syncer's own
+// (model.Incremental), fed the events one by one. Apply reports whether
+// an event can change the Configuration; Build returns the Configuration
+// of the events applied so far, Full the same built from scratch (the
+// reference Build must equal); Has and Len describe the objects held.
+type Builder interface {
+	Apply(ev events.Event) (bool, error)
+	Build() *config.Configuration
+	Full() *config.Configuration
+	Has(kind events.Kind, namespace, name string) bool
+	Len() int
+}
+
+// engine holds a Builder and the Configuration it made last, and tells,
+// event after event, what each one changed. The invariant after every
+// step is cur == inc.Full(): the Builder patches the endpoints after
+// EndpointSlice events, builds in full after the others that can change
+// the Configuration, and does nothing for the rest.
 type engine struct {
-	opts model.Options
-	inc  *model.Incremental
-	cur  *config.Configuration
+	inc Builder
+	cur *config.Configuration
 	// hosts maps a backend name to the hosts routing to it in cur; it
 	// changes only with cur's Servers.
 	hosts map[string][]string
@@ -30,12 +40,7 @@ type engine struct {
 	verifyErr error
 }
 
-func newEngine(opts model.Options) *engine {
-	return &engine{opts: opts, inc: model.NewIncremental(model.NewStore(), opts)}
-}
-
-// store is the Store events go to.
-func (e *engine) store() *model.Store { return e.inc.Store() }
+func newEngine(inc Builder) *engine { return &engine{inc: inc} }
 
 // apply records ev in the store without building (events before a
 // timeline's start).
@@ -92,7 +97,7 @@ func (e *engine) step(ev events.Event) (Diff, config.Change, bool, error) {
 // check compares cur with a full Build, and hosts with backendHosts of
 // it (tests only).
 func (e *engine) check(ev events.Event) {
-	full := model.Build(e.store(), e.opts)
+	full := e.inc.Full()
 	if got, want := e.checksum(), full.Checksum; got != want && e.verifyErr == nil {
 		e.verifyErr = fmt.Errorf("replay: incremental configuration after seq %d (%s %s %s) has checksum %s, a full Build %s",
 			ev.Sequence, ev.Op, ev.Kind, ev.Key(), got, want)
@@ -104,4 +109,4 @@ func (e *engine) check(ev events.Event) {
 }
 
 // has reports whether the store holds the object of ev.
-func (e *engine) has(ev events.Event) bool { return e.store().Has(ev.Kind, ev.Namespace, ev.Name) }
+func (e *engine) has(ev events.Event) bool { return e.inc.Has(ev.Kind, ev.Namespace, ev.Name) }

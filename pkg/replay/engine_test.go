@@ -163,7 +163,7 @@ func TestEngineMatchesFullBuild(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			u := &universe{rnd: rand.New(rand.NewPCG(seed, 42)), secret: tlsSecret(t, "a", "tls0"), present: map[string]bool{}}
-			e := newEngine(opts)
+			e := newEngine(testBuilder(opts)())
 			e.verify = true
 			kinds := map[string]int{}
 			for i := range 1500 {

@@ -139,7 +139,7 @@ func (r *recorder) timeOf(seq uint64) time.Time {
 
 func (r *recorder) replayer(opts model.Options) *Replayer {
 	r.t.Helper()
-	rp, err := New(r.js, Options{Stream: testStream, SubjectPrefix: testPrefix, Model: opts, Timeout: testTimeout})
+	rp, err := New(r.js, Options{Stream: testStream, SubjectPrefix: testPrefix, NewBuilder: testBuilder(opts), Timeout: testTimeout})
 	if err != nil {
 		r.t.Fatalf("New: %v", err)
 	}
@@ -193,4 +193,9 @@ func scenario(r *recorder) map[string]uint64 {
 	pub("global", events.OpCreate, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "ingress-sync"},
 		Data: map[string]string{"worker-processes": "2"}})
 	return seqs
+}
+
+// testBuilder is the syncer's builder with opts, as `syncer replay` gives it.
+func testBuilder(opts model.Options) func() Builder {
+	return func() Builder { return model.NewIncremental(model.NewStore(), opts) }
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // DefaultTimeout bounds each network call when Options.Timeout is 0.
@@ -25,12 +24,13 @@ type Options struct {
 	// prefix, e.g. "ingress".
 	Stream        string
 	SubjectPrefix string
-	// Model are the flags the syncer builds with (--controller-class,
+	// NewBuilder returns an empty Builder for each timeline: the syncer's
+	// builder with the flags it builds with (--controller-class,
 	// --ingress-class, ...). Checksums equal a syncer's only with the same
-	// options; a syncer's generated fallback certificate is its own, so
+	// flags; a syncer's generated fallback certificate is its own, so
 	// compare with a syncer that has --default-ssl-certificate, or give
-	// the same FallbackCertificate.
-	Model model.Options
+	// the same fallback certificate.
+	NewBuilder func() Builder
 	// Timeout bounds every network call (and every wait for the next
 	// message); 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -48,7 +48,7 @@ type Replayer struct {
 }
 
 func (r *Replayer) newEngine() *engine {
-	e := newEngine(r.opts.Model)
+	e := newEngine(r.opts.NewBuilder())
 	e.verify = r.verify
 	return e
 }
@@ -65,8 +65,8 @@ func New(js jetstream.JetStream, opts Options) (*Replayer, error) {
 	if err := events.ValidatePrefix(opts.SubjectPrefix); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	if err := opts.Model.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	if opts.NewBuilder == nil {
+		return nil, fmt.Errorf("%w: no builder", ErrInvalidOptions)
 	}
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("%w: negative timeout %s", ErrInvalidOptions, opts.Timeout)
