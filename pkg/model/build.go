@@ -6,8 +6,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-
-	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // Build turns the Store into the Configuration nginx serves. It is pure
@@ -298,35 +296,4 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *pathIntent) {
 	be.use(e)
 	b.errorBackendOf(e)
 	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e, raw: cmp.Or(p.raw, "/"), impl: p.impl})
-}
-
-// normalizePath validates the path of an Ingress rule and returns it with
-// its path type as built. regex makes ImplementationSpecific paths regular
-// expressions (use-regex, rewrite-target).
-func normalizePath(p *networkingv1.HTTPIngressPath, regex bool) (string, config.PathType, error) {
-	path := p.Path
-	pathType := config.PathPrefix
-	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
-		pathType = config.PathExact
-	}
-	isImpl := p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific
-	if path == "" && isImpl {
-		path = "/"
-	}
-	if p.PathType != nil && !isImpl && pathType != config.PathExact && *p.PathType != networkingv1.PathTypePrefix {
-		return "", "", fmt.Errorf("unknown pathType %q", *p.PathType)
-	}
-	if isImpl && regex {
-		if err := validateRegexPath(path); err != nil {
-			return "", "", err
-		}
-		return path, config.PathRegex, nil
-	}
-	if err := validatePath(path); err != nil {
-		return "", "", err
-	}
-	if pathType == config.PathPrefix {
-		path = normalizePrefix(path)
-	}
-	return path, pathType, nil
 }

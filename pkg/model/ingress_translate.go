@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
@@ -59,4 +60,35 @@ func backendRefOf(b *networkingv1.IngressBackend) backendRef {
 		return backendRef{unsupported: true}
 	}
 	return backendRef{service: b.Service.Name, portName: b.Service.Port.Name, portNumber: b.Service.Port.Number}
+}
+
+// normalizePath validates the path of an Ingress rule and returns it with
+// its path type as built. regex makes ImplementationSpecific paths regular
+// expressions (use-regex, rewrite-target).
+func normalizePath(p *networkingv1.HTTPIngressPath, regex bool) (string, config.PathType, error) {
+	path := p.Path
+	pathType := config.PathPrefix
+	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
+		pathType = config.PathExact
+	}
+	isImpl := p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific
+	if path == "" && isImpl {
+		path = "/"
+	}
+	if p.PathType != nil && !isImpl && pathType != config.PathExact && *p.PathType != networkingv1.PathTypePrefix {
+		return "", "", fmt.Errorf("unknown pathType %q", *p.PathType)
+	}
+	if isImpl && regex {
+		if err := validateRegexPath(path); err != nil {
+			return "", "", err
+		}
+		return path, config.PathRegex, nil
+	}
+	if err := validatePath(path); err != nil {
+		return "", "", err
+	}
+	if pathType == config.PathPrefix {
+		path = normalizePrefix(path)
+	}
+	return path, pathType, nil
 }

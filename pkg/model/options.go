@@ -106,22 +106,6 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// objectKey identifies a namespaced object.
-type objectKey struct {
-	Namespace, Name string
-}
-
-func (k objectKey) String() string { return k.Namespace + "/" + k.Name }
-
-// parseObjectKey parses "namespace/name" with DNS-shaped parts.
-func parseObjectKey(s string) (objectKey, error) {
-	ns, name, ok := strings.Cut(s, "/")
-	if !ok || !isDNSLabel(ns) || !isDNSSubdomain(name) {
-		return objectKey{}, fmt.Errorf("%q is not namespace/name", s)
-	}
-	return objectKey{ns, name}, nil
-}
-
 // validControllerName accepts "domain/path" as IngressClass spec.controller.
 func validControllerName(s string) bool {
 	domain, path, ok := strings.Cut(s, "/")

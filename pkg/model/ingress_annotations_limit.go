@@ -1,8 +1,6 @@
 package model
 
 import (
-	"github.com/ingress-sync/ingress-sync/pkg/config"
-
 	"errors"
 	"fmt"
 )
@@ -18,18 +16,6 @@ const (
 	maxBurstMultiplier     = 1000
 	maxLimitRateKB         = 1 << 30 // limit-rate, limit-rate-after (KB)
 )
-
-// limitInput collects the limit annotations of one Ingress (see
-// finishLimit).
-type limitInput struct {
-	rl         config.RateLimit
-	burstSet   bool
-	allowNewer bool // limit-allowlist was read: it wins over limit-whitelist
-	any        bool
-	// rateSet and rateAfterSet: limit-rate and limit-rate-after are
-	// present, so the ConfigMap's do not apply (even when they are 0).
-	rateSet, rateAfterSet bool
-}
 
 // isLimitAnnotation reports whether name is one of the limit annotations.
 func isLimitAnnotation(name string) bool {
@@ -123,32 +109,6 @@ func (a *ingressAnnotations) finishLimit() {
 		r.BurstMultiplier = 0
 	}
 	a.location.RateLimit = &r
-}
-
-// withGlobal returns r with the ConfigMap's status codes, and its
-// limit-rate and limit-rate-after where l's annotations set none (as
-// ingress-nginx's defaults of those annotations). It returns a copy: the
-// Ingress's settings are shared by its locations and Builds.
-func rateLimitWithGlobal(r *config.RateLimit, l *limitInput, g *config.Global) *config.RateLimit {
-	rate, after := !l.rateSet && g.LimitRate > 0, !l.rateAfterSet && g.LimitRateAfter > 0
-	if r == nil && !rate {
-		return nil
-	}
-	if r != nil && !rate && !after && r.ReqStatus == g.LimitReqStatusCode && r.ConnStatus == g.LimitConnStatusCode {
-		return r
-	}
-	var c config.RateLimit
-	if r != nil {
-		c = *r
-	}
-	if rate {
-		c.Rate = g.LimitRate
-	}
-	if after {
-		c.RateAfter = g.LimitRateAfter
-	}
-	c.ReqStatus, c.ConnStatus = g.LimitReqStatusCode, g.LimitConnStatusCode
-	return &c
 }
 
 // parseLimitStatus parses limit-req-status-code and limit-conn-status-code:

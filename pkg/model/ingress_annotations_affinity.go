@@ -36,24 +36,6 @@ import (
 //     groups of that many endpoints and pick one of the group at random.
 //     Affinity, when set, wins over hashing.
 
-// balancing is the backend-level part of an Ingress's annotations.
-type balancing struct {
-	loadBalance string
-	hashBy      string
-	// subsetSize is upstream-hash-by-subset-size when
-	// upstream-hash-by-subset is true (and hashBy set); 0 otherwise.
-	subsetSize int
-	affinity   *config.Affinity
-}
-
-func (b *balancing) equal(o *balancing) bool {
-	if b.loadBalance != o.loadBalance || b.hashBy != o.hashBy || b.subsetSize != o.subsetSize ||
-		(b.affinity == nil) != (o.affinity == nil) {
-		return false
-	}
-	return b.affinity == nil || *b.affinity == *o.affinity
-}
-
 // affinityInput collects the affinity and hash annotations before they are
 // combined by setAffinity.
 type affinityInput struct {
@@ -223,42 +205,6 @@ func parseSameSite(v string) (string, error) {
 		return "Strict", nil
 	}
 	return "", errors.New("must be None, Lax or Strict")
-}
-
-// cookiePathOK reports whether p can be a cookie's Path attribute as it
-// is: an absolute path of printable ASCII without ';' (a regex path
-// written as ingress-nginx writes it passes).
-func cookiePathOK(p string) bool {
-	if p == "" || p[0] != '/' || len(p) > maxValueLen {
-		return false
-	}
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c <= ' ' || c >= 0x7f || c == ';' {
-			return false
-		}
-	}
-	return true
-}
-
-// commonCookiePath returns the longest path, by whole path elements, that
-// starts every one of paths ("/" at least).
-func commonCookiePath(paths []string) string {
-	if len(paths) == 0 {
-		return "/"
-	}
-	common := paths[0]
-	for _, p := range paths[1:] {
-		q := strings.TrimSuffix(p, "/")
-		for common != "/" && p != common {
-			c := strings.TrimSuffix(common, "/")
-			if q == c || strings.HasPrefix(q, c+"/") {
-				common = c
-				break
-			}
-			common = c[:max(strings.LastIndexByte(c, '/'), 1)]
-		}
-	}
-	return common
 }
 
 // noteAffinity is the registry's note on affinity: how it differs from

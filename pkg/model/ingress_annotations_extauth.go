@@ -5,7 +5,6 @@ import (
 
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -40,8 +39,6 @@ import (
 // auth-proxy-set-headers ConfigMap) gives the Ingress's locations an
 // ExternalAuth with Unavailable set (503) and a Problem.
 
-const defaultNoAuthLocations = "/.well-known/acme-challenge"
-
 // parseNoAuthLocations accepts absolute paths separated by commas.
 func parseNoAuthLocations(v string) ([]string, error) {
 	var out []string
@@ -61,39 +58,6 @@ func parseNoAuthLocations(v string) ([]string, error) {
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-// noExternalAuth reports whether the location path gets no external auth
-// (no-auth-locations, as ingress-nginx: the path starts with an entry).
-func noExternalAuth(ga *config.GlobalAuth, path string) bool {
-	if ga.NoAuthLocationsSet {
-		return pathInList(path, ga.NoAuthLocations)
-	}
-	return pathInList(path, defaultNoAuthLocations)
-}
-
-// Limits of external auth values.
-const (
-	maxAuthURLLen       = 2048
-	maxAuthHeaders      = 64
-	maxAuthCacheMillis  = 366 * 24 * 3600 * 1000
-	defaultAuthDuration = "200 202 401 5m"
-	defaultAuthRdParam  = "rd"
-)
-
-// extAuthInput collects the external auth annotations of one Ingress.
-type extAuthInput struct {
-	url, host, method, signin, signinParam, requestRedirect, cacheKey, proxySetHeaders string
-	responseHeaders                                                                    []string
-	durations                                                                          []config.AuthCacheDuration
-	alwaysSetCookie                                                                    bool
-	// requested is set by auth-url; others lists the other annotations
-	// present; err says why they cannot be applied.
-	requested bool
-	others    []string
-	err       string
-	// globalOff is enable-global-auth=false.
-	globalOff bool
 }
 
 // isExtAuthAnnotation reports whether name is read by applyExtAuth.
@@ -433,137 +397,6 @@ func parseAuthConfigMapRef(v string) (string, error) {
 		return "", errors.New(`must be "name" or "namespace/name" of a ConfigMap`)
 	}
 	return v, nil
-}
-
-// authTimeUnits are nginx's time units in milliseconds.
-var authTimeUnits = map[string]int64{"ms": 1, "s": 1000, "m": 60000, "h": 3600000, "d": 86400000,
-	"w": 7 * 86400000, "M": 30 * 86400000, "y": 365 * 86400000}
-
-// ParseAuthCacheDurations parses auth-cache-duration: items separated by
-// commas, each status codes (100 to 599) and then one nginx time ("200
-// 202 10m", "5m", "500ms"), at most a year; empty is the default "200 202
-// 401 5m".
-func ParseAuthCacheDurations(v string) ([]config.AuthCacheDuration, error) {
-	var out []config.AuthCacheDuration
-	for _, item := range strings.Split(v, ",") {
-		f := strings.Fields(item)
-		if len(f) == 0 {
-			continue
-		}
-		if len(out) >= maxAuthHeaders || len(f) > 32 {
-			return nil, errors.New("too many items")
-		}
-		d := config.AuthCacheDuration{}
-		for _, code := range f[:len(f)-1] {
-			c, err := parseIntRange(code, 100, 599)
-			if err != nil || len(code) != 3 {
-				return nil, fmt.Errorf("%q: status codes (100 to 599) come before one time", item)
-			}
-			d.Codes = append(d.Codes, c)
-		}
-		ms, err := parseAuthTime(f[len(f)-1])
-		if err != nil {
-			return nil, fmt.Errorf("%q: %w", item, err)
-		}
-		d.Millis = ms
-		out = append(out, d)
-	}
-	if out == nil {
-		return ParseAuthCacheDurations(defaultAuthDuration)
-	}
-	return out, nil
-}
-
-func parseAuthTime(t string) (int64, error) {
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	unit, ok := authTimeUnits[t[i:]]
-	if i == 0 || i > 9 || !ok {
-		return 0, errors.New("must end with an nginx time such as 500ms, 30s, 5m, 1h, 1d")
-	}
-	n, _ := strconv.ParseInt(t[:i], 10, 64)
-	if ms := n * unit; ms > 0 && ms <= maxAuthCacheMillis {
-		return ms, nil
-	}
-	return 0, errors.New("the time must be above 0 and at most 366 days")
-}
-
-// externalAuth returns the ExternalAuth of e's locations (nil without),
-// resolved once per Build: its own auth-url, else the ConfigMap's
-// global-auth-url unless enable-global-auth is false.
-func (b *builder) externalAuth(e *ingressEntry) *config.ExternalAuth {
-	in := &e.ann.extAuth
-	if !in.requested {
-		if b.globalAuth == nil || in.globalOff {
-			return nil
-		}
-		if e.ann.auth.satisfyAny {
-			ea := *b.globalAuth
-			ea.SatisfyAny = true
-			return &ea
-		}
-		return b.globalAuth
-	}
-	return resolveRef(b, e, refUse[*config.ExternalAuth]{
-		objectRef:   objectRef{refConfigMap, "auth-proxy-set-headers", in.proxySetHeaders},
-		invalid:     in.err,
-		optional:    true,
-		parse:       (*builder).externalAuthFrom,
-		unavailable: func(*ingressEntry) *config.ExternalAuth { return &config.ExternalAuth{Unavailable: true} },
-	})
-}
-
-// externalAuthFrom makes e's ExternalAuth with the headers of its
-// auth-proxy-set-headers o (none without), or says why it cannot.
-func (b *builder) externalAuthFrom(e *ingressEntry, o refObject) (*config.ExternalAuth, string) {
-	ea := e.ann.extAuth.externalAuth()
-	ea.SatisfyAny = e.ann.auth.satisfyAny
-	if o.configMap == nil {
-		return ea, ""
-	}
-	hs, problems := o.headers(headerRule{noDollar: true})
-	if len(problems) > 0 {
-		return nil, problems[0]
-	}
-	ea.ProxySetHeaders = hs
-	return ea, ""
-}
-
-// externalAuth makes the ExternalAuth of valid values.
-func (in *extAuthInput) externalAuth() *config.ExternalAuth {
-	ea := &config.ExternalAuth{URL: in.url, Host: in.host, Method: in.method, ResponseHeaders: in.responseHeaders,
-		RequestRedirect: in.requestRedirect, CacheKey: in.cacheKey, AlwaysSetCookie: in.alwaysSetCookie}
-	if in.signin != "" {
-		ea.Signin = signinWithRedirect(in.signin, in.signinParam)
-	}
-	if in.cacheKey != "" {
-		ea.CacheDurations = in.durations
-		if ea.CacheDurations == nil {
-			ea.CacheDurations, _ = ParseAuthCacheDurations("")
-		}
-	}
-	return ea
-}
-
-// signinWithRedirect adds param (default rd) with the original URL to the
-// signin URL unless its query has it, as ingress-nginx's buildAuthSignURL.
-func signinWithRedirect(signin, param string) string {
-	if param == "" {
-		param = defaultAuthRdParam
-	}
-	const original = "$pass_access_scheme://$http_host$escaped_request_uri"
-	_, query, found := strings.Cut(signin, "?")
-	if !found || query == "" {
-		return strings.TrimSuffix(signin, "?") + "?" + param + "=" + original
-	}
-	for _, kv := range strings.Split(query, "&") {
-		if k, v, _ := strings.Cut(kv, "="); k == param && v != "" {
-			return signin
-		}
-	}
-	return signin + "&" + param + "=" + original
 }
 
 // globalAuthKeys are the ConfigMap's global-auth-* keys: each validated as

@@ -13,71 +13,6 @@ import (
 // AnnotationPrefix is the prefix of the ingress-nginx annotations we read.
 const AnnotationPrefix = "nginx.ingress.kubernetes.io/"
 
-// Limits of annotation values.
-const (
-	maxCookieMaxAge = 10 * 365 * 24 * 3600 // ten years
-	maxSourceRanges = 1000
-	maxValueLen     = 4096
-)
-
-// ingressAnnotations is what the annotations of one Ingress say, parsed and
-// validated once when the Ingress is stored.
-type ingressAnnotations struct {
-	// location holds the per-location settings, SSLRedirect excluded.
-	location config.LocationSettings
-	// sslRedirect is ssl-redirect when set; forceSSLRedirect is
-	// force-ssl-redirect=true; forceSSLRedirectOff is
-	// force-ssl-redirect=false, which opts out of the ConfigMap's.
-	sslRedirect         *bool
-	forceSSLRedirect    bool
-	forceSSLRedirectOff bool
-	// useRegex is use-regex=true.
-	useRegex bool
-	// sslPassthrough is ssl-passthrough=true (see streams.go).
-	sslPassthrough bool
-	// allowlistInvalid: allowlist-source-range did not parse (the routes
-	// answer 503; whitelist-source-range is not read).
-	allowlistInvalid bool
-	// canary holds the canary annotations of a canary Ingress (canary=true);
-	// nil otherwise (see applyCanary and buildCanaries).
-	canary *canaryInput
-	// appRoot is app-root: requests for "/" on the Ingress's hosts are
-	// redirected there. fromToWWW is from-to-www-redirect=true.
-	appRoot   string
-	fromToWWW bool
-	// redirect and cors collect annotations combined by finishRouting.
-	redirect redirectInput
-	cors     corsInput
-	// balancing holds the backend-level settings, when any is set.
-	balancing *balancing
-	// affinityCanaryLegacy is affinity-canary-behavior=legacy: a canary
-	// Ingress's backend does not take the main backend's affinity.
-	affinityCanaryLegacy bool
-	// upstream holds server-alias, service-upstream and custom-headers
-	// (see applyUpstream).
-	upstream upstreamInput
-	// errors holds custom-http-errors and disable-proxy-intercept-errors,
-	// errorService the default-backend annotation (see applyErrors).
-	errors       config.CustomErrors
-	errorService string
-	// proxyBufferSize is proxy-buffer-size (see checkBufferSize).
-	proxyBufferSize config.Size
-	// auth holds the basic auth annotations (see applyAuth).
-	auth authInput
-	// limit holds the rate and connection limits (see applyLimit).
-	limit limitInput
-	// extAuth holds the external auth annotations (see applyExtAuth).
-	extAuth extAuthInput
-	// proxySSL holds the backend TLS annotations (see applyProxySSL).
-	proxySSL proxySSLInput
-	// clientAuth holds the auth-tls annotations (see applyClientAuth).
-	clientAuth clientAuthInput
-	// snippets lists the *-snippet annotations present, sorted.
-	snippets []string
-	// problems are the reasons of rejected annotations, sorted.
-	problems []string
-}
-
 // parseAnnotations validates every nginx.ingress.kubernetes.io/* annotation
 // in sorted order. Rejected values are left out with a reason (a Problem on
 // the Ingress); the Ingress itself is still served. Every value is first
@@ -194,15 +129,6 @@ func parseCoreAnnotation(a *ingressAnnotations, st *parseState, name, v string) 
 	return err
 }
 
-// quoteValue quotes an annotation value for a Problem, shortened.
-func quoteValue(v string) string {
-	const max = 64
-	if len(v) > max {
-		v = v[:max] + "..."
-	}
-	return strconv.Quote(v)
-}
-
 // checkForbidden rejects the characters that could break out of an nginx
 // directive or a Lua string: control characters (newlines included), ';',
 // '{', '}', quotes, backslash and, unless dollarOK, '$'.
@@ -223,18 +149,6 @@ func checkForbidden(v string, dollarOK bool) error {
 		}
 	}
 	return nil
-}
-
-// parseIntRange parses a plain decimal integer in [lo, hi].
-func parseIntRange(v string, lo, hi int) (int, error) {
-	if !allDigits(v) || len(v) > 10 {
-		return 0, errors.New("must be a whole number")
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("must be between %d and %d", lo, hi)
-	}
-	return n, nil
 }
 
 // parseTimeout parses a proxy timeout annotation in whole seconds, as
@@ -294,35 +208,9 @@ func parseRewriteTarget(v string) (string, error) {
 	return v, nil
 }
 
-// compactStrings removes adjacent duplicates of a sorted slice in place.
-func compactStrings(s []string) []string {
-	if len(s) < 2 {
-		return s
-	}
-	out := s[:1]
-	for _, v := range s[1:] {
-		if v != out[len(out)-1] {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 func parseLoadBalance(v string) (string, error) {
 	if v == config.LoadBalanceRoundRobin || v == config.LoadBalanceEWMA {
 		return v, nil
 	}
 	return "", errors.New("must be round_robin or ewma")
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -11,24 +11,6 @@ import (
 	"strings"
 )
 
-// redirectInput and corsInput collect annotations that only mean something
-// together; they are combined once every annotation is read.
-type redirectInput struct {
-	permanent, temporal         string
-	permanentCode, temporalCode int
-}
-
-type corsInput struct {
-	enabled     bool
-	origins     []string
-	anyOrigin   bool
-	methods     string
-	headers     string
-	expose      string
-	credentials *bool
-	maxAge      *int
-}
-
 var (
 	corsOriginRE  = regexp.MustCompile(`^([a-z]+://(\*\.)?[A-Za-z0-9\-.]*(:[0-9]+)?|null)$`)
 	corsMethodsRE = regexp.MustCompile(`^([A-Za-z]+,?\s?)+$`)

@@ -1,260 +1,14 @@
 package model
 
 import (
-	"github.com/ingress-sync/ingress-sync/pkg/config"
-
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/config"
 )
-
-// The upstream and header annotations and ConfigMap keys, as ingress-nginx
-// v1.15 reads them:
-//
-//   - upstream-vhost: the Host header sent to the backend (a host name,
-//     optionally with a port); Location.Settings.UpstreamVhost.
-//   - connection-proxy-header: the Connection header sent to the backend,
-//     "close" or "keep-alive"; Location.Settings.ConnectionHeader.
-//   - server-alias: comma-separated extra names of the Ingress's hosts,
-//     served by the same routes (see appendAliases).
-//   - service-upstream (and the ConfigMap key of the same name, its
-//     default): the backend's one endpoint is the Service's ClusterIP and
-//     port (see serviceUpstream).
-//   - custom-headers: "namespace/name" of a ConfigMap in the Ingress's
-//     namespace whose data are response headers of the Ingress's routes;
-//     only names listed in the ConfigMap key global-allowed-response-headers
-//     are sent, as in ingress-nginx.
-//   - ConfigMap keys proxy-set-headers and add-headers: "namespace/name" of
-//     ConfigMaps whose data are request headers for every backend and
-//     response headers for every response (Server.RequestHeaders and
-//     Server.ResponseHeaders).
-//
-// Header values never reach nginx.conf: they are route data that
-// lua/router.lua and lua/headers.lua apply.
-
-// Limits of header ConfigMaps.
-const (
-	maxHeaders        = 100
-	maxHeaderValueLen = 4096
-	maxAliases        = 100
-)
-
-// upstreamInput is what the upstream annotations of one Ingress say.
-type upstreamInput struct {
-	// aliases are the valid server-alias names, sorted and unique.
-	aliases []string
-	// serviceUpstream is service-upstream when set.
-	serviceUpstream *bool
-	// customHeaders is the custom-headers reference as written (checked
-	// against the Ingress's namespace by Build).
-	customHeaders string
-}
-
-// proxyOwnHeaders are the request headers nginx.conf sets for every
-// backend: proxy-set-headers cannot replace them (nginx would send its own).
-var proxyOwnHeaders = []string{"connection", "host", "proxy", "upgrade", "x-forwarded-for", "x-forwarded-host",
-	"x-forwarded-port", "x-forwarded-proto", "x-forwarded-scheme", "x-original-forwarded-for", "x-real-ip", "x-request-id", "x-scheme"}
-
-// applyUpstream parses the upstream and header annotations; ok is false
-// when name is none of them.
-func (a *ingressAnnotations) applyUpstream(name, v string) (ok bool, err error) {
-	u := &a.upstream
-	switch name {
-	case "upstream-vhost":
-		a.location.UpstreamVhost, err = parseUpstreamVhost(v)
-	case "connection-proxy-header":
-		a.location.ConnectionHeader, err = parseConnectionHeader(v)
-	case "server-alias":
-		var bad []string
-		u.aliases, bad = parseAliases(v)
-		if bad != nil {
-			a.problems = append(a.problems, fmt.Sprintf("annotation %sserver-alias: names %q are not DNS names or one-label wildcards (*.example.com); left out", AnnotationPrefix, bad))
-		}
-	case "service-upstream":
-		u.serviceUpstream, err = parseBoolPtr(v)
-	case "custom-headers":
-		_, err = parseObjectKey(v)
-		if err == nil {
-			u.customHeaders = v
-		}
-	default:
-		return false, nil
-	}
-	return true, err
-}
-
-// parseUpstreamVhost accepts a host name or address, optionally with a
-// port: letters, digits, '-' and '.', then ":" and 1 to 65535.
-func parseUpstreamVhost(v string) (string, error) {
-	host, port, hasPort := strings.Cut(v, ":")
-	if hasPort {
-		if _, err := parseIntRange(port, 1, 65535); err != nil {
-			return "", errors.New("port must be 1 to 65535")
-		}
-	}
-	if host == "" || len(host) > 253 || !isAlnum(host[0]) || !isAlnum(host[len(host)-1]) || strings.Contains(host, "..") {
-		return "", errors.New("must be a host name, optionally with :port")
-	}
-	for i := 0; i < len(host); i++ {
-		if c := host[i]; !isAlnum(c) && c != '-' && c != '.' {
-			return "", errors.New("must be a host name of letters, digits, '-' and '.', optionally with :port")
-		}
-	}
-	return v, nil
-}
-
-// parseConnectionHeader accepts what ingress-nginx accepts: close or
-// keep-alive.
-func parseConnectionHeader(v string) (string, error) {
-	if v == "close" || v == "keep-alive" {
-		return v, nil
-	}
-	return "", errors.New("must be close or keep-alive")
-}
-
-// parseAliases splits server-alias: trimmed, empty entries skipped, sorted
-// and unique, as ingress-nginx. Names that are not hosts of the Ingress v1
-// form (regexes, trailing wildcards) are returned in bad.
-func parseAliases(v string) (aliases, bad []string) {
-	for _, s := range strings.Split(v, ",") {
-		s = strings.ToLower(strings.TrimSpace(s))
-		switch {
-		case s == "":
-		case validHost(s) != nil || len(aliases) >= maxAliases:
-			bad = append(bad, s)
-		default:
-			aliases = append(aliases, s)
-		}
-	}
-	slices.Sort(aliases)
-	return slices.Compact(aliases), bad
-}
-
-// validHeaderName reports whether n is an RFC 7230 token.
-func validHeaderName(n string) bool {
-	if n == "" || len(n) > 256 {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		if c := n[i]; !isAlnum(c) && strings.IndexByte("!#$%&'*+-.^_`|~", c) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// checkHeaderValue accepts printable ASCII and tabs, not empty (as
-// ingress-nginx), at most maxHeaderValueLen bytes.
-func checkHeaderValue(v string) error {
-	if v == "" {
-		return errors.New("the value is empty")
-	}
-	if len(v) > maxHeaderValueLen {
-		return fmt.Errorf("the value is longer than %d bytes", maxHeaderValueLen)
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
-			return errors.New("the value holds a control or non-ASCII character")
-		}
-	}
-	return nil
-}
-
-// headerRule says which headers a header ConfigMap may hold.
-type headerRule struct {
-	// what names the ConfigMap's use in Problems.
-	what string
-	// noDollar refuses '$': ingress-nginx expands nginx variables in
-	// these values, which ingress-sync does not.
-	noDollar bool
-	// refused returns why a (valid) name may not be set, or "".
-	refused func(name string) string
-}
-
-// headersOf validates the data of a header ConfigMap: each entry is a
-// header, sorted by name; a bad entry is left out and its reason returned.
-// Names that differ only in case keep the first in sorted order.
-func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]config.Header, []string) {
-	keys := make([]string, 0, len(cm.Data))
-	for k := range cm.Data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var out []config.Header
-	var problems []string
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		v := cm.Data[k]
-		reason := ""
-		switch lower := strings.ToLower(k); {
-		case !validHeaderName(k):
-			reason = "is not a header name (RFC 7230 token)"
-		case seen[lower]:
-			reason = "repeats a header name in another case"
-		case len(out) >= maxHeaders:
-			reason = fmt.Sprintf("is beyond %d headers", maxHeaders)
-		case rule.noDollar && strings.Contains(v, "$"):
-			reason = "holds '$': nginx variables are not expanded by ingress-sync"
-		default:
-			if err := checkHeaderValue(v); err != nil {
-				reason = err.Error()
-			} else if rule.refused != nil {
-				reason = rule.refused(k)
-			}
-		}
-		seen[strings.ToLower(k)] = true
-		if reason != "" {
-			problems = append(problems, fmt.Sprintf("%s: header %s %s; left out", rule.what, quoteValue(k), reason))
-			continue
-		}
-		out = append(out, config.Header{Name: k, Value: v})
-	}
-	return out, problems
-}
-
-// parseConfigMapRef accepts a "namespace/name" ConfigMap reference.
-func parseConfigMapRef(v string) (string, error) {
-	if _, err := parseObjectKey(v); err != nil {
-		return "", err
-	}
-	return v, nil
-}
-
-// parseAllowedHeaders parses global-allowed-response-headers: header names
-// separated by commas, returned lower-cased, sorted and joined by ",".
-func parseAllowedHeaders(v string) (string, error) {
-	var names []string
-	for _, n := range strings.Split(v, ",") {
-		n = strings.TrimSpace(n)
-		if n == "" {
-			continue
-		}
-		if !validHeaderName(n) {
-			return "", fmt.Errorf("%q is not a header name", n)
-		}
-		names = append(names, strings.ToLower(n))
-	}
-	if len(names) > maxListItems {
-		return "", fmt.Errorf("more than %d names", maxListItems)
-	}
-	slices.Sort(names)
-	return strings.Join(slices.Compact(names), ","), nil
-}
-
-// upstreamState is the part of a Build that the header ConfigMaps and
-// server-alias need.
-type upstreamState struct {
-	// requestHeaders and responseHeaders are the ConfigMap's
-	// proxy-set-headers and add-headers, for every Server.
-	requestHeaders, responseHeaders []config.Header
-	// aliases are the names taken by server-alias; aliasOf maps each to
-	// its host and the aliasing Ingress's namespace.
-	aliases map[string]bool
-	aliasOf map[string][2]string
-}
 
 // buildHeaders resolves the header ConfigMaps the controller ConfigMap
 // names. A missing ConfigMap gives no headers, with a Problem.
@@ -443,31 +197,6 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 	return out
 }
 
-// aliasLocations returns the locations of Ingresses of namespace ns among
-// locs, and a catch-all to the default backend when the host's is not
-// among them.
-func aliasLocations(locs []config.Location, ns, defaultBackend string) []config.Location {
-	out := make([]config.Location, 0, len(locs)+1)
-	regex, root := false, false
-	for _, l := range locs {
-		regex = regex || l.PathType == config.PathRegex
-		if l.Ingress != "" && !strings.HasPrefix(l.Ingress, ns+"/") {
-			continue
-		}
-		root = root || l.Path == "/" && l.PathType != config.PathExact
-		out = append(out, l)
-	}
-	if !root {
-		catchAll := config.Location{Path: "/", PathType: config.PathPrefix, Backend: defaultBackend}
-		if regex {
-			catchAll.PathType = config.PathRegex
-		}
-		out = append(out, catchAll)
-		slices.SortStableFunc(out, compareLocations)
-	}
-	return out
-}
-
 // aliasIngress returns the oldest Ingress with a location on s that sets
 // server-alias, reporting the younger ones that set it too.
 func (s *serverState) aliasIngress(b *builder) *ingressEntry {
@@ -556,4 +285,98 @@ func (be *backendState) noteServiceUpstream(e *ingressEntry) {
 	if n := len(be.upstreamOpinions); n == 0 || be.upstreamOpinions[n-1] != e {
 		be.upstreamOpinions = append(be.upstreamOpinions, e)
 	}
+}
+
+// proxyOwnHeaders are the request headers nginx.conf sets for every
+// backend: proxy-set-headers cannot replace them (nginx would send its own).
+var proxyOwnHeaders = []string{"connection", "host", "proxy", "upgrade", "x-forwarded-for", "x-forwarded-host",
+	"x-forwarded-port", "x-forwarded-proto", "x-forwarded-scheme", "x-original-forwarded-for", "x-real-ip", "x-request-id", "x-scheme"}
+
+// headerRule says which headers a header ConfigMap may hold.
+type headerRule struct {
+	// what names the ConfigMap's use in Problems.
+	what string
+	// noDollar refuses '$': ingress-nginx expands nginx variables in
+	// these values, which ingress-sync does not.
+	noDollar bool
+	// refused returns why a (valid) name may not be set, or "".
+	refused func(name string) string
+}
+
+// headersOf validates the data of a header ConfigMap: each entry is a
+// header, sorted by name; a bad entry is left out and its reason returned.
+// Names that differ only in case keep the first in sorted order.
+func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]config.Header, []string) {
+	keys := make([]string, 0, len(cm.Data))
+	for k := range cm.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []config.Header
+	var problems []string
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		v := cm.Data[k]
+		reason := ""
+		switch lower := strings.ToLower(k); {
+		case !validHeaderName(k):
+			reason = "is not a header name (RFC 7230 token)"
+		case seen[lower]:
+			reason = "repeats a header name in another case"
+		case len(out) >= maxHeaders:
+			reason = fmt.Sprintf("is beyond %d headers", maxHeaders)
+		case rule.noDollar && strings.Contains(v, "$"):
+			reason = "holds '$': nginx variables are not expanded by ingress-sync"
+		default:
+			if err := checkHeaderValue(v); err != nil {
+				reason = err.Error()
+			} else if rule.refused != nil {
+				reason = rule.refused(k)
+			}
+		}
+		seen[strings.ToLower(k)] = true
+		if reason != "" {
+			problems = append(problems, fmt.Sprintf("%s: header %s %s; left out", rule.what, quoteValue(k), reason))
+			continue
+		}
+		out = append(out, config.Header{Name: k, Value: v})
+	}
+	return out, problems
+}
+
+// upstreamState is the part of a Build that the header ConfigMaps and
+// server-alias need.
+type upstreamState struct {
+	// requestHeaders and responseHeaders are the ConfigMap's
+	// proxy-set-headers and add-headers, for every Server.
+	requestHeaders, responseHeaders []config.Header
+	// aliases are the names taken by server-alias; aliasOf maps each to
+	// its host and the aliasing Ingress's namespace.
+	aliases map[string]bool
+	aliasOf map[string][2]string
+}
+
+// aliasLocations returns the locations of Ingresses of namespace ns among
+// locs, and a catch-all to the default backend when the host's is not
+// among them.
+func aliasLocations(locs []config.Location, ns, defaultBackend string) []config.Location {
+	out := make([]config.Location, 0, len(locs)+1)
+	regex, root := false, false
+	for _, l := range locs {
+		regex = regex || l.PathType == config.PathRegex
+		if l.Ingress != "" && !strings.HasPrefix(l.Ingress, ns+"/") {
+			continue
+		}
+		root = root || l.Path == "/" && l.PathType != config.PathExact
+		out = append(out, l)
+	}
+	if !root {
+		catchAll := config.Location{Path: "/", PathType: config.PathPrefix, Backend: defaultBackend}
+		if regex {
+			catchAll.PathType = config.PathRegex
+		}
+		out = append(out, catchAll)
+		slices.SortStableFunc(out, compareLocations)
+	}
+	return out
 }

@@ -3,12 +3,9 @@ package model
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -174,31 +171,6 @@ func (a *ingressAnnotations) finishProxy() {
 	}
 }
 
-// maxErrorCodes bounds a custom-http-errors list (400 to 599).
-const maxErrorCodes = 200
-
-// parseHTTPErrors parses custom-http-errors: comma-separated status codes
-// 400 to 599 (spaces allowed), returned sorted and unique; "" is none.
-func parseHTTPErrors(v string) ([]int, error) {
-	var codes []int
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		n, err := parseIntRange(f, 400, 599)
-		if err != nil || len(f) != 3 || n == 499 {
-			return nil, fmt.Errorf("%s is not a status code from 400 to 599 (but 499, which nginx never sends)", quoteValue(f))
-		}
-		codes = append(codes, n)
-	}
-	if len(codes) > maxErrorCodes {
-		return nil, fmt.Errorf("more than %d codes", maxErrorCodes)
-	}
-	slices.Sort(codes)
-	return slices.Compact(codes), nil
-}
-
 // parseHTTPErrorsList is parseHTTPErrors for the ConfigMap: the codes
 // joined by ",".
 func parseHTTPErrorsList(v string) (string, error) {
@@ -207,14 +179,6 @@ func parseHTTPErrorsList(v string) (string, error) {
 		return "", err
 	}
 	return joinCodes(codes), nil
-}
-
-func joinCodes(codes []int) string {
-	s := make([]string, len(codes))
-	for i, c := range codes {
-		s[i] = strconv.Itoa(c)
-	}
-	return strings.Join(s, ",")
 }
 
 // applyErrors parses the error page annotations; ok is false when name is
@@ -241,94 +205,6 @@ func (a *ingressAnnotations) applyErrors(name, v string) (ok bool, err error) {
 		a.errors = e
 	}
 	return true, err
-}
-
-// setErrors sets st.Errors for a location of e routed to be: e's
-// custom-http-errors, else the ConfigMap's; the default-backend
-// annotation's Service (its first port), else the default backend.
-//
-// e is nil for a catch-all without Ingress: the ConfigMap's codes only.
-func (b *builder) setErrors(e *ingressEntry, st *config.LocationSettings, be *backendState) {
-	var own config.CustomErrors
-	var fallback *backendState
-	if e != nil {
-		own, fallback = e.ann.errors, b.errorBackendOf(e)
-	}
-	codes := own.Codes
-	if codes == nil && b.global.CustomHTTPErrors != "" {
-		codes, _ = parseHTTPErrors(b.global.CustomHTTPErrors)
-	}
-	if len(codes) == 0 && fallback == nil {
-		return
-	}
-	ce := &config.CustomErrors{Codes: slices.Clone(codes), NoIntercept: own.NoIntercept}
-	ce.Global = len(codes) > 0 && joinCodes(codes) == b.global.CustomHTTPErrors
-	if len(ce.Codes) == 0 {
-		ce.Codes = nil
-	}
-	switch {
-	case fallback != nil:
-		ce.Backend, ce.Fallback = fallback.name, true
-	case b.defaultBackend != nil:
-		ce.Backend = b.defaultBackend.name
-	}
-	if be != nil {
-		ce.Service, ce.ServicePort = be.key.service, be.key.port
-	}
-	st.Errors = ce
-}
-
-// errorBackendOf resolves e's default-backend annotation, once per Build;
-// nil when unset or unusable (with a Problem). buildPath calls it, so that
-// the backend is used before finishBackends, and the first call checks
-// proxy-buffer-size (see checkBufferSize).
-func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
-	if e.ann.errorService == "" {
-		// Most Ingresses: nothing to remember (a Problem of
-		// checkBufferSize repeated per location is reported once).
-		if e.ann.proxyBufferSize != "" {
-			b.checkBufferSize(e)
-		}
-		return nil
-	}
-	if be, ok := b.errorBackends[e]; ok {
-		return be
-	}
-	if b.errorBackends == nil {
-		b.errorBackends = map[*ingressEntry]*backendState{}
-	}
-	b.checkBufferSize(e)
-	name := e.ann.errorService
-	var be *backendState
-	svc := b.s.services[objectKey{e.key.Namespace, name}]
-	if svc == nil || len(svc.ports) == 0 {
-		b.ingressProblem(e, "annotation %sdefault-backend: Service %s not found or without ports; ignored", AnnotationPrefix, name)
-	} else {
-		var err error
-		if be, err = b.backendFor(e.key.Namespace, backendRef{service: name, portNumber: svc.ports[0].port}); err != nil {
-			b.ingressProblem(e, "annotation %sdefault-backend: %v; ignored", AnnotationPrefix, err)
-			be = nil
-		} else {
-			be.use(nil)
-		}
-	}
-	b.errorBackends[e] = be
-	return be
-}
-
-// checkBufferSize reports e's proxy-buffer-size when it is larger than the
-// ConfigMap's, which every route uses: proxy_buffer_size takes no
-// variables. A size up to the ConfigMap's is served by it.
-func (b *builder) checkBufferSize(e *ingressEntry) {
-	want, ok := e.ann.proxyBufferSize.Bytes()
-	if !ok {
-		return
-	}
-	global := cmp.Or(b.global.Nginx.ProxyBufferSize, config.DefaultGlobal().Nginx.ProxyBufferSize)
-	if have, _ := global.Bytes(); want > have {
-		b.ingressProblem(e, "annotation %sproxy-buffer-size=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
-			"(an nginx directive that takes no variables); set the ConfigMap key; left out", AnnotationPrefix, e.ann.proxyBufferSize, global)
-	}
 }
 
 // proxyField is the setter of a ConfigMap key that is also a proxy
@@ -369,38 +245,3 @@ func proxyField(name string) setter {
 
 // defaultProxy is what ingress-nginx's proxy defaults come to here.
 var defaultProxy = config.ProxySettings{RequestBuffering: "on", HTTPVersion: "1.1", NextUpstreamTries: 3}
-
-// withProxyDefaults fills the proxy settings st does not set from the
-// ConfigMap's (Global.Proxy). The redirect and the cookie rewrites come as
-// pairs.
-func withProxyDefaults(st *config.LocationSettings, g *config.ProxySettings) {
-	if *g == (config.ProxySettings{}) {
-		return
-	}
-	p := config.ProxySettings{}
-	if st.Proxy != nil {
-		p = *st.Proxy
-	}
-	fill := func(v *string, def string) {
-		if *v == "" {
-			*v = def
-		}
-	}
-	fill(&p.RequestBuffering, g.RequestBuffering)
-	fill(&p.HTTPVersion, g.HTTPVersion)
-	if p.NextUpstreamTries == 0 {
-		p.NextUpstreamTries = g.NextUpstreamTries
-	}
-	if p.RedirectFrom == "" && p.RedirectTo == "" && g.RedirectFrom != "" && g.RedirectTo != "" {
-		p.RedirectFrom, p.RedirectTo = g.RedirectFrom, g.RedirectTo
-	}
-	if p.CookieDomainFrom == "" {
-		p.CookieDomainFrom, p.CookieDomainTo = g.CookieDomainFrom, g.CookieDomainTo
-	}
-	if p.CookiePathFrom == "" {
-		p.CookiePathFrom, p.CookiePathTo = g.CookiePathFrom, g.CookiePathTo
-	}
-	if p != (config.ProxySettings{}) {
-		st.Proxy = &p
-	}
-}

@@ -28,19 +28,6 @@ func parseLocationList(v string) (string, error) {
 	return strings.Join(list, ","), err
 }
 
-// pathInList reports whether path starts with one of the canonical list's
-// paths, as ingress-nginx's isLocationInLocationList.
-func pathInList(path, list string) bool {
-	for list != "" {
-		var p string
-		p, list, _ = strings.Cut(list, ",")
-		if strings.HasPrefix(path, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // parseHideHeaders parses hide-headers: header names of letters, digits,
 // '-' and '_' (what nginx.conf's proxy_hide_header may hold), separated by
 // commas, into lower case, sorted, joined by commas.

@@ -1,12 +1,8 @@
 package model
 
 import (
-	"bytes"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -38,36 +34,6 @@ import (
 // are not affected (ingress-nginx closes the whole host with a 403).
 // auth-tls-* without auth-tls-secret request nothing: a Problem only, as
 // ingress-nginx ignores them.
-
-// clientAuthInput collects the auth-tls annotations of one Ingress.
-type clientAuthInput struct {
-	secret, verify, errorPage, matchCN string
-	depth                              int
-	passCert                           bool
-	// requested is set by auth-tls-secret; others names the other auth-tls
-	// annotations present; err says why they cannot be applied.
-	requested bool
-	others    []string
-	err       string
-}
-
-// Verify modes of auth-tls-verify-client.
-const (
-	VerifyOn           = "on"
-	VerifyOff          = "off"
-	VerifyOptional     = "optional"
-	VerifyOptionalNoCA = "optional_no_ca"
-)
-
-// Limits of a CA Secret.
-const (
-	maxClientCABytes = 64 << 10
-	maxClientCAs     = 100
-	maxRevoked       = 10000
-	maxVerifyDepth   = 100
-	maxErrorPageLen  = 2048
-	maxMatchCNLen    = 1024
-)
 
 // applyClientAuth parses one auth-tls annotation; ok is false for other
 // names. A value that cannot be applied is recorded in a.clientAuth.err.
@@ -213,87 +179,4 @@ func ParseMatchCN(v string) (string, error) {
 		return "", err
 	}
 	return v, nil
-}
-
-// ParseClientCA parses a ca.crt: PEM blocks, each a CERTIFICATE that
-// crypto/x509 parses (other block types and text between blocks are
-// ignored, as OpenSSL reads them); at least one, at most maxClientCAs. It
-// returns the certificates re-encoded as PEM.
-func ParseClientCA(data []byte) (string, []*x509.Certificate, error) {
-	if len(data) > maxClientCABytes {
-		return "", nil, fmt.Errorf("ca.crt is larger than %d bytes", maxClientCABytes)
-	}
-	var out bytes.Buffer
-	var cas []*x509.Certificate
-	for rest := data; ; {
-		var blk *pem.Block
-		blk, rest = pem.Decode(rest)
-		if blk == nil {
-			break
-		}
-		if blk.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(blk.Bytes)
-		if err != nil {
-			return "", nil, fmt.Errorf("ca.crt certificate %d: %w", len(cas)+1, err)
-		}
-		if len(cas) == maxClientCAs {
-			return "", nil, fmt.Errorf("ca.crt has more than %d certificates", maxClientCAs)
-		}
-		cas = append(cas, c)
-		_ = pem.Encode(&out, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
-	}
-	if len(cas) == 0 {
-		return "", nil, errors.New("ca.crt has no PEM certificate")
-	}
-	return out.String(), cas, nil
-}
-
-// ParseClientCRL parses a ca.crl: PEM "X509 CRL" blocks, each signed by
-// one of cas. It returns the revoked serial numbers in upper-case hex, two
-// digits a byte (nginx's $ssl_client_serial), sorted and unique.
-func ParseClientCRL(data []byte, cas []*x509.Certificate) ([]string, error) {
-	if len(data) > maxClientCABytes*4 {
-		return nil, fmt.Errorf("ca.crl is larger than %d bytes", maxClientCABytes*4)
-	}
-	var serials []string
-	n := 0
-	for rest := data; ; {
-		var blk *pem.Block
-		blk, rest = pem.Decode(rest)
-		if blk == nil {
-			break
-		}
-		if blk.Type != "X509 CRL" {
-			continue
-		}
-		n++
-		crl, err := x509.ParseRevocationList(blk.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("ca.crl list %d: %w", n, err)
-		}
-		if !slices.ContainsFunc(cas, func(ca *x509.Certificate) bool { return crl.CheckSignatureFrom(ca) == nil }) {
-			return nil, fmt.Errorf("ca.crl list %d is not signed by a certificate of ca.crt", n)
-		}
-		for _, e := range crl.RevokedCertificateEntries {
-			if e.SerialNumber == nil || e.SerialNumber.Sign() < 0 || len(serials) == maxRevoked {
-				return nil, fmt.Errorf("ca.crl list %d: a negative serial number or more than %d", n, maxRevoked)
-			}
-			serials = append(serials, serialHex(e.SerialNumber.Bytes()))
-		}
-	}
-	if n == 0 {
-		return nil, errors.New("ca.crl has no PEM X509 CRL")
-	}
-	slices.Sort(serials)
-	return slices.Compact(serials), nil
-}
-
-// serialHex writes a serial number as nginx's $ssl_client_serial does.
-func serialHex(b []byte) string {
-	if len(b) == 0 {
-		return "00"
-	}
-	return fmt.Sprintf("%X", b)
 }

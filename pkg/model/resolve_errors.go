@@ -1,0 +1,96 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+)
+
+// setErrors sets st.Errors for a location of e routed to be: e's
+// custom-http-errors, else the ConfigMap's; the default-backend
+// annotation's Service (its first port), else the default backend.
+//
+// e is nil for a catch-all without Ingress: the ConfigMap's codes only.
+func (b *builder) setErrors(e *ingressEntry, st *config.LocationSettings, be *backendState) {
+	var own config.CustomErrors
+	var fallback *backendState
+	if e != nil {
+		own, fallback = e.ann.errors, b.errorBackendOf(e)
+	}
+	codes := own.Codes
+	if codes == nil && b.global.CustomHTTPErrors != "" {
+		codes, _ = parseHTTPErrors(b.global.CustomHTTPErrors)
+	}
+	if len(codes) == 0 && fallback == nil {
+		return
+	}
+	ce := &config.CustomErrors{Codes: slices.Clone(codes), NoIntercept: own.NoIntercept}
+	ce.Global = len(codes) > 0 && joinCodes(codes) == b.global.CustomHTTPErrors
+	if len(ce.Codes) == 0 {
+		ce.Codes = nil
+	}
+	switch {
+	case fallback != nil:
+		ce.Backend, ce.Fallback = fallback.name, true
+	case b.defaultBackend != nil:
+		ce.Backend = b.defaultBackend.name
+	}
+	if be != nil {
+		ce.Service, ce.ServicePort = be.key.service, be.key.port
+	}
+	st.Errors = ce
+}
+
+// errorBackendOf resolves e's default-backend annotation, once per Build;
+// nil when unset or unusable (with a Problem). buildPath calls it, so that
+// the backend is used before finishBackends, and the first call checks
+// proxy-buffer-size (see checkBufferSize).
+func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
+	if e.ann.errorService == "" {
+		// Most Ingresses: nothing to remember (a Problem of
+		// checkBufferSize repeated per location is reported once).
+		if e.ann.proxyBufferSize != "" {
+			b.checkBufferSize(e)
+		}
+		return nil
+	}
+	if be, ok := b.errorBackends[e]; ok {
+		return be
+	}
+	if b.errorBackends == nil {
+		b.errorBackends = map[*ingressEntry]*backendState{}
+	}
+	b.checkBufferSize(e)
+	name := e.ann.errorService
+	var be *backendState
+	svc := b.s.services[objectKey{e.key.Namespace, name}]
+	if svc == nil || len(svc.ports) == 0 {
+		b.ingressProblem(e, "annotation %sdefault-backend: Service %s not found or without ports; ignored", AnnotationPrefix, name)
+	} else {
+		var err error
+		if be, err = b.backendFor(e.key.Namespace, backendRef{service: name, portNumber: svc.ports[0].port}); err != nil {
+			b.ingressProblem(e, "annotation %sdefault-backend: %v; ignored", AnnotationPrefix, err)
+			be = nil
+		} else {
+			be.use(nil)
+		}
+	}
+	b.errorBackends[e] = be
+	return be
+}
+
+// checkBufferSize reports e's proxy-buffer-size when it is larger than the
+// ConfigMap's, which every route uses: proxy_buffer_size takes no
+// variables. A size up to the ConfigMap's is served by it.
+func (b *builder) checkBufferSize(e *ingressEntry) {
+	want, ok := e.ann.proxyBufferSize.Bytes()
+	if !ok {
+		return
+	}
+	global := cmp.Or(b.global.Nginx.ProxyBufferSize, config.DefaultGlobal().Nginx.ProxyBufferSize)
+	if have, _ := global.Bytes(); want > have {
+		b.ingressProblem(e, "annotation %sproxy-buffer-size=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
+			"(an nginx directive that takes no variables); set the ConfigMap key; left out", AnnotationPrefix, e.ann.proxyBufferSize, global)
+	}
+}
