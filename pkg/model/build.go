@@ -165,10 +165,10 @@ func (b *builder) buildGlobal() {
 		b.problem(config.ProblemKindOptions, "", "configmap", "%v", err)
 		return
 	}
-	g, problems := b.s.configMaps[key].global()
+	g, auth, problems := b.s.global(key)
 	b.global = g
 	b.routeDefaults = routeDefaultsOf(&g)
-	b.globalAuth = globalExternalAuth(&g.Auth)
+	b.globalAuth = auth
 	for _, p := range problems {
 		b.problem("ConfigMap", key.Namespace, key.Name, "%s", p)
 	}
@@ -177,23 +177,23 @@ func (b *builder) buildGlobal() {
 // selectIngresses keeps the served Ingresses among candidates, oldest
 // first, and reports their annotation problems.
 func (b *builder) selectIngresses(candidates []*ingressEntry) {
-	m := b.s.classMatcher(b.opts)
+	serves := b.s.src.Serving(b.opts)
 	b.ingresses = make([]*ingressEntry, 0, len(candidates))
 	for _, e := range candidates {
-		if m.serves(e.obj) {
+		if serves(e) {
 			b.ingresses = append(b.ingresses, e)
 		}
 	}
 	slices.SortFunc(b.ingresses, compareAge)
 	served := b.ingresses[:0]
 	for _, e := range b.ingresses {
-		for _, p := range e.ann.problems {
+		for _, p := range e.problems {
 			b.ingressProblem(e, "%s", p)
 		}
-		// Snippets fail closed: one may carry access rules, so an Ingress
-		// with any is not served at all (see refuseSnippets).
-		if len(e.ann.snippets) > 0 {
-			b.ingressProblem(e, "%s", refuseSnippets(e.ann.snippets))
+		// An entry its source refuses (an Ingress with snippets, which
+		// may carry access rules) is not served at all: fail closed.
+		if e.refused != "" {
+			b.ingressProblem(e, "%s", e.refused)
 			continue
 		}
 		if e.ann.canary != nil {

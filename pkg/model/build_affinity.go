@@ -79,8 +79,8 @@ func (b *builder) defaultCookiePath(winner *ingressEntry, paths []string) string
 		p = "/"
 	}
 	if winner.ann.useRegex {
-		b.ingressProblem(winner, "annotation %ssession-cookie-path should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is %q",
-			AnnotationPrefix, p)
+		b.ingressProblem(winner, "%s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is %q",
+			winner.setting("session-cookie-path"), p)
 	}
 	return p
 }

@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -44,21 +43,11 @@ const (
 type objectRef struct {
 	// kind is refSecret or refConfigMap.
 	kind string
-	// annotation is the annotation's name without AnnotationPrefix.
+	// annotation is the name of the setting, as its source names it
+	// after the entry's settingPrefix.
 	annotation string
 	// ref is its value, "name" or "namespace/name".
 	ref string
-}
-
-// refKey is the key of the object ref ("name" or "namespace/name") names
-// for an Ingress of namespace; ok is false when ref is "" or names another
-// namespace.
-func refKey(namespace, ref string) (objectKey, bool) {
-	ns, name, found := strings.Cut(ref, "/")
-	if !found {
-		return objectKey{namespace, ref}, ref != ""
-	}
-	return objectKey{ns, name}, ns == namespace
 }
 
 // refObject is the object an objectRef names, as the lookup found it: one
@@ -70,22 +59,24 @@ type refObject struct {
 	configMap *corev1.ConfigMap
 	// otherNamespace: ref names another namespace than the Ingress's.
 	otherNamespace bool
+	// settingPrefix is that of the entry whose setting names the object.
+	settingPrefix string
 }
 
 // reason returns a reason about o for a Problem: "annotation
 // <annotation>: <kind> <namespace/name>" followed by detail, formatted.
 func (o refObject) reason(detail string, args ...any) string {
-	return fmt.Sprintf("annotation %s%s: %s %s", AnnotationPrefix, o.annotation, o.kind, o.key) + fmt.Sprintf(detail, args...)
+	return fmt.Sprintf("%s%s: %s %s", o.settingPrefix, o.annotation, o.kind, o.key) + fmt.Sprintf(detail, args...)
 }
 
 // lookupRef returns the object r names for e, or why it cannot: another
 // namespace's, or one the Store does not hold.
 func (b *builder) lookupRef(e *ingressEntry, r objectRef) (refObject, string) {
-	o := refObject{objectRef: r}
+	o := refObject{objectRef: r, settingPrefix: e.settingPrefix}
 	k, ok := refKey(e.key.Namespace, r.ref)
 	if !ok {
 		o.otherNamespace = true
-		return o, fmt.Sprintf("annotation %s%s=%s: the %s must be in the Ingress's namespace %s", AnnotationPrefix, r.annotation, r.ref, r.kind, e.key.Namespace)
+		return o, fmt.Sprintf("%s=%s: the %s must be in the %s's namespace %s", e.setting(r.annotation), r.ref, r.kind, e.origin.Kind, e.key.Namespace)
 	}
 	o.key = k
 	switch r.kind {

@@ -3,8 +3,6 @@ package model
 import (
 	"slices"
 
-	networkingv1 "k8s.io/api/networking/v1"
-
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
@@ -23,8 +21,8 @@ type Effect struct {
 	// ready endpoints on every port as before (sliceBefore).
 	unchanged   bool
 	sliceBefore *sliceEntry
-	// ingressBefore is, for an Ingress, the object before the event.
-	ingressBefore *networkingv1.Ingress
+	// entryBefore is, for a route object, its entry before the event.
+	entryBefore *ingressEntry
 }
 
 // ServiceKey names a Service.
@@ -33,11 +31,10 @@ type ServiceKey struct{ Namespace, Name string }
 // before records, for an event of kind at key, what the Store held.
 func (s *Store) before(kind events.Kind, key objectKey) Effect {
 	eff := Effect{Kind: kind, key: key}
+	if _, route := s.src.Takes(kind); route {
+		eff.entryBefore = s.ingresses[key]
+	}
 	switch kind {
-	case events.KindIngress:
-		if e := s.ingresses[key]; e != nil {
-			eff.ingressBefore = e.obj
-		}
 	case events.KindEndpointSlice:
 		if e := s.slices[key]; e != nil {
 			eff.Services = append(eff.Services, ServiceKey(e.service))
@@ -90,15 +87,16 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 		return s.serviceUsed(ServiceKey(eff.key), opts)
 	case events.KindSecret:
 		return eff.key.String() == opts.DefaultSSLCertificate || len(s.ingressesBySecret[eff.key]) > 0
-	case events.KindIngress:
-		now := s.ingresses[eff.key]
-		return eff.ingressBefore != nil && s.Serves(eff.ingressBefore, opts) || now != nil && s.Serves(now.obj, opts)
 	case events.KindConfigMap:
 		return s.configMapUsed(eff.key, opts)
 	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
 		return false // nothing builds from the Gateway API inputs yet (store_gateway.go)
 	}
-	// IngressClasses decide what is served.
+	if _, route := s.src.Takes(eff.Kind); route {
+		serves, now := s.src.Serving(opts), s.ingresses[eff.key]
+		return eff.entryBefore != nil && serves(eff.entryBefore) || now != nil && serves(now)
+	}
+	// A source's other kinds (IngressClasses) decide what is served.
 	return true
 }
 
@@ -114,7 +112,7 @@ func (s *Store) configMapUsed(k objectKey, opts Options) bool {
 	if ck, err := parseObjectKey(opts.ConfigMap); err == nil {
 		// The values Build uses: a key that became invalid keeps its last
 		// valid value (configMapEntry).
-		if g, _ := s.configMaps[ck].global(); g.ProxySetHeaders == ref || g.AddHeaders == ref {
+		if g, _, _ := s.global(ck); g.ProxySetHeaders == ref || g.AddHeaders == ref {
 			return true
 		}
 	}

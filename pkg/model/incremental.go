@@ -97,7 +97,7 @@ func (in *Incremental) Apply(ev events.Event) (bool, error) {
 	}
 	switch eff.Kind {
 	case events.KindIngress:
-		in.changes = append(in.changes, ingressChange{key: eff.key, before: eff.ingressBefore})
+		in.changes = append(in.changes, ingressChange{key: eff.key, before: eff.entryBefore})
 		return true, nil
 	case events.KindEndpointSlice:
 	default:

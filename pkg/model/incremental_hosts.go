@@ -5,8 +5,6 @@ import (
 
 	"slices"
 	"strings"
-
-	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // Ingress changes are rebuilt per host (see rebuildHosts): an Ingress
@@ -19,11 +17,11 @@ import (
 // running Configuration. Whatever an island cannot decide alone makes the
 // next Configuration a full Build.
 
-// ingressChange is an Ingress event applied since the last Configuration:
-// its key and the object the Store held before it (nil for a create).
+// ingressChange is a route event applied since the last Configuration:
+// its key and the entry the Store held before it (nil for a create).
 type ingressChange struct {
 	key    objectKey
-	before *networkingv1.Ingress
+	before *ingressEntry
 }
 
 // islandLimit is the most Ingresses a host rebuild takes out of n: past
@@ -70,9 +68,8 @@ func (in *Incremental) findIsland() (*island, bool) {
 	for _, c := range in.changes {
 		is.keys[c.key] = true
 		if c.before != nil {
-			e := newIngressEntry(c.key, c.before)
-			is.before = append(is.before, e)
-			addHosts(e.hosts)
+			is.before = append(is.before, c.before)
+			addHosts(c.before.hosts)
 		}
 		if now := in.s.ingresses[c.key]; now != nil {
 			addHosts(now.hosts)

@@ -22,10 +22,6 @@ type classMatcher struct {
 	withoutClass bool
 }
 
-func (s *Store) classMatcher(opts Options) classMatcher {
-	return newClassMatcher(s.classes, opts)
-}
-
 func newClassMatcher(classes map[string]*networkingv1.IngressClass, opts Options) classMatcher {
 	m := classMatcher{opts: opts, classes: classes, withoutClass: opts.WatchIngressWithoutClass}
 	for _, c := range classes {
@@ -49,14 +45,9 @@ func newClassMatcher(classes map[string]*networkingv1.IngressClass, opts Options
 //     controller carries ingressclass.kubernetes.io/is-default-class=true,
 //     or with opts.WatchIngressWithoutClass.
 //
-// The watcher uses the same rule for Ingress status, through Serves.
-func (s *Store) Serves(ing *networkingv1.Ingress, opts Options) bool {
-	m := s.classMatcher(opts)
-	return m.serves(ing)
-}
-
-// Serves applies the rule of (*Store).Serves with classes, every
-// IngressClass by name, for callers that keep no Store (the watcher).
+// The syncers apply it through the Ingress source (ingressSource.Serving),
+// the watcher for Ingress status through Serves, with every IngressClass
+// by name.
 func Serves(ing *networkingv1.Ingress, classes map[string]*networkingv1.IngressClass, opts Options) bool {
 	m := newClassMatcher(classes, opts)
 	return m.serves(ing)

@@ -24,17 +24,6 @@ const (
 	maxProxyTimeout = 86400
 )
 
-// global reads the controller ConfigMap e over the defaults. A key with
-// an invalid value keeps the last valid value the Store saw for it (see
-// configMapEntry), else its default, and yields a reason; unknown keys are
-// reported as unsupported. e may be nil (no ConfigMap).
-func (e *configMapEntry) global() (config.Global, []string) {
-	if e == nil {
-		return parseGlobal(nil)
-	}
-	return parseGlobalKeeping(e.obj, e.good)
-}
-
 // parseGlobal reads cm over the defaults, without history: an invalid
 // value keeps the default.
 func parseGlobal(cm *corev1.ConfigMap) (config.Global, []string) { return parseGlobalKeeping(cm, nil) }

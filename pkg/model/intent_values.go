@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp/syntax"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -471,3 +472,28 @@ var authTimeUnits = map[string]int64{"ms": 1, "s": 1000, "m": 60000, "h": 360000
 
 // crypt64 is the alphabet of crypt hashes.
 const crypt64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// refKey is the key of the object ref ("name" or "namespace/name") names
+// for an Ingress of namespace; ok is false when ref is "" or names another
+// namespace.
+func refKey(namespace, ref string) (objectKey, bool) {
+	ns, name, found := strings.Cut(ref, "/")
+	if !found {
+		return objectKey{namespace, ref}, ref != ""
+	}
+	return objectKey{ns, name}, ns == namespace
+}
+
+func uniqueKeys(keys []objectKey) []objectKey {
+	if len(keys) < 2 {
+		return keys
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
+	out := keys[:1]
+	for _, k := range keys[1:] {
+		if k != out[len(out)-1] {
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -66,11 +66,11 @@ func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
 	var be *backendState
 	svc := b.s.services[objectKey{e.key.Namespace, name}]
 	if svc == nil || len(svc.ports) == 0 {
-		b.ingressProblem(e, "annotation %sdefault-backend: Service %s not found or without ports; ignored", AnnotationPrefix, name)
+		b.ingressProblem(e, "%s: Service %s not found or without ports; ignored", e.setting("default-backend"), name)
 	} else {
 		var err error
 		if be, err = b.backendFor(e.key.Namespace, backendRef{service: name, portNumber: svc.ports[0].port}); err != nil {
-			b.ingressProblem(e, "annotation %sdefault-backend: %v; ignored", AnnotationPrefix, err)
+			b.ingressProblem(e, "%s: %v; ignored", e.setting("default-backend"), err)
 			be = nil
 		} else {
 			be.use(nil)
@@ -90,7 +90,7 @@ func (b *builder) checkBufferSize(e *ingressEntry) {
 	}
 	global := cmp.Or(b.global.Nginx.ProxyBufferSize, config.DefaultGlobal().Nginx.ProxyBufferSize)
 	if have, _ := global.Bytes(); want > have {
-		b.ingressProblem(e, "annotation %sproxy-buffer-size=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
-			"(an nginx directive that takes no variables); set the ConfigMap key; left out", AnnotationPrefix, e.ann.proxyBufferSize, global)
+		b.ingressProblem(e, "%s=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
+			"(an nginx directive that takes no variables); set the ConfigMap key; left out", e.setting("proxy-buffer-size"), e.ann.proxyBufferSize, global)
 	}
 }

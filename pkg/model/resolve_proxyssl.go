@@ -83,7 +83,7 @@ func (in *proxySSLInput) profile(o refObject) (*config.UpstreamTLS, string) {
 	}
 	switch {
 	case in.verify && p.CA == nil:
-		return nil, fmt.Sprintf("annotation %sproxy-ssl-verify=on: Secret %s has no ca.crt", AnnotationPrefix, o.key)
+		return nil, fmt.Sprintf("%sproxy-ssl-verify=on: Secret %s has no ca.crt", o.settingPrefix, o.key)
 	case p.CA == nil && p.Cert == nil:
 		return nil, o.reason(" has neither ca.crt nor tls.crt and tls.key")
 	}

@@ -78,7 +78,7 @@ func (b *builder) customHeadersFrom(e *ingressEntry, o refObject) ([]config.Head
 
 // headers validates the data of the header ConfigMap o (see headersOf).
 func (o refObject) headers(rule headerRule) ([]config.Header, []string) {
-	rule.what = "annotation " + AnnotationPrefix + o.annotation + " " + o.kind + " " + o.key.String()
+	rule.what = o.settingPrefix + o.annotation + " " + o.kind + " " + o.key.String()
 	return headersOf(o.configMap, rule)
 }
 
@@ -159,15 +159,15 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 				continue
 			}
 			if b.servers[alias] != nil {
-				b.ingressProblem(e, "annotation %sserver-alias: %s is a host of a rule; not an alias of %s", AnnotationPrefix, alias, s.hostname)
+				b.ingressProblem(e, "%s: %s is a host of a rule; not an alias of %s", e.setting("server-alias"), alias, s.hostname)
 				continue
 			}
 			if c, ok := claims[alias]; ok {
 				if compareAge(c.e, e) > 0 {
-					b.ingressProblem(c.e, "annotation %sserver-alias: %s is an alias of %s for Ingress %s, which is older; not an alias of %s", AnnotationPrefix, alias, s.hostname, e.name, c.host)
+					b.ingressProblem(c.e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", c.e.setting("server-alias"), alias, s.hostname, e.origin.Kind, e.name, c.host)
 					claims[alias] = claim{s.hostname, e}
 				} else {
-					b.ingressProblem(e, "annotation %sserver-alias: %s is an alias of %s for Ingress %s, which is older; not an alias of %s", AnnotationPrefix, alias, c.host, c.e.name, s.hostname)
+					b.ingressProblem(e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", e.setting("server-alias"), alias, c.host, c.e.origin.Kind, c.e.name, s.hostname)
 				}
 				continue
 			}
@@ -220,7 +220,7 @@ func (s *serverState) aliasIngress(b *builder) *ingressEntry {
 	slices.SortFunc(others, compareAge)
 	for _, e := range slices.Compact(others) {
 		if e != winner {
-			b.ingressProblem(e, "annotation %sserver-alias: host %s has the aliases of Ingress %s, which is older; ignored for this host", AnnotationPrefix, s.hostname, winner.name)
+			b.ingressProblem(e, "%s: host %s has the aliases of %s %s, which is older; ignored for this host", e.setting("server-alias"), s.hostname, winner.origin.Kind, winner.name)
 		}
 	}
 	return winner

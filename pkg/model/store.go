@@ -2,10 +2,8 @@ package model
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -13,16 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-)
-
-// Errors returned (wrapped) by Store.Apply.
-var (
-	ErrUnknownKind   = errors.New("unknown kind")
-	ErrInvalidOp     = errors.New("invalid op")
-	ErrWrongType     = errors.New("object type does not match kind")
-	ErrMissingObject = errors.New("create or update without object")
-	ErrKeyMismatch   = errors.New("object namespace/name differ from the event")
 )
 
 // Store holds the current state of every ingress input, typed and indexed
@@ -36,12 +26,16 @@ var (
 // every Build.
 type Store struct {
 	ingresses  map[objectKey]*ingressEntry
-	classes    map[string]*networkingv1.IngressClass
 	services   map[objectKey]*serviceEntry
 	slices     map[objectKey]*sliceEntry
 	secrets    map[objectKey]*secretEntry
 	configMaps map[objectKey]*configMapEntry
 	gateway    gatewayStore // the Gateway API kinds (store_gateway.go)
+	// src translates the route objects (Ingresses) into the entries held
+	// in ingresses, and keeps its other kinds; globalSrc reads the
+	// controller ConfigMap.
+	src       Source
+	globalSrc GlobalSource
 
 	// slicesByService indexes EndpointSlices by the label
 	// kubernetes.io/service-name (same namespace), sorted by slice name.
@@ -60,9 +54,11 @@ type Store struct {
 
 // NewStore returns an empty Store.
 func NewStore() *Store {
+	src := newIngressSource()
 	return &Store{
+		src:                  src,
+		globalSrc:            src,
 		ingresses:            map[objectKey]*ingressEntry{},
-		classes:              map[string]*networkingv1.IngressClass{},
 		services:             map[objectKey]*serviceEntry{},
 		slices:               map[objectKey]*sliceEntry{},
 		secrets:              map[objectKey]*secretEntry{},
@@ -77,7 +73,7 @@ func NewStore() *Store {
 
 // Len is the number of objects held, all kinds together.
 func (s *Store) Len() int {
-	return len(s.ingresses) + len(s.classes) + len(s.services) + len(s.slices) +
+	return len(s.ingresses) + s.src.Len() + len(s.services) + len(s.slices) +
 		len(s.secrets) + len(s.configMaps) + s.gateway.len()
 }
 
@@ -95,11 +91,13 @@ func (s *Store) allIngresses() []*ingressEntry {
 func (s *Store) Has(kind events.Kind, namespace, name string) bool {
 	k := objectKey{namespace, name}
 	var ok bool
-	switch kind {
-	case events.KindIngress:
+	if takes, route := s.src.Takes(kind); route {
 		_, ok = s.ingresses[k]
-	case events.KindIngressClass:
-		_, ok = s.classes[name]
+		return ok
+	} else if takes {
+		return s.src.Has(kind, k)
+	}
+	switch kind {
 	case events.KindService:
 		_, ok = s.services[k]
 	case events.KindEndpointSlice:
@@ -188,11 +186,16 @@ func isNilObject(obj runtime.Object) bool {
 
 // upsert stores obj, checking that its type is that of kind.
 func (s *Store) upsert(kind events.Kind, key objectKey, obj runtime.Object) error {
+	if takes, route := s.src.Takes(kind); route {
+		e, err := s.src.Translate(kind, key, obj)
+		if err == nil {
+			s.putIngress(key, e)
+		}
+		return err
+	} else if takes {
+		return s.src.Keep(kind, key, obj)
+	}
 	switch kind {
-	case events.KindIngress:
-		return put(kind, obj, func(o *networkingv1.Ingress) { s.putIngress(key, o) })
-	case events.KindIngressClass:
-		return put(kind, obj, func(o *networkingv1.IngressClass) { s.classes[key.Name] = o })
 	case events.KindService:
 		return put(kind, obj, func(o *corev1.Service) { s.services[key] = newServiceEntry(o) })
 	case events.KindEndpointSlice:
@@ -200,7 +203,9 @@ func (s *Store) upsert(kind events.Kind, key objectKey, obj runtime.Object) erro
 	case events.KindSecret:
 		return put(kind, obj, func(o *corev1.Secret) { s.secrets[key] = newSecretEntry(o) })
 	case events.KindConfigMap:
-		return put(kind, obj, func(o *corev1.ConfigMap) { s.configMaps[key] = newConfigMapEntry(o, s.configMaps[key]) })
+		return put(kind, obj, func(o *corev1.ConfigMap) {
+			s.configMaps[key] = newConfigMapEntry(o, s.configMaps[key], s.globalSrc.ValidGlobal)
+		})
 	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
 		return s.gateway.upsert(kind, key, obj)
 	}
@@ -219,11 +224,13 @@ func put[T runtime.Object](kind events.Kind, obj runtime.Object, store func(T)) 
 
 // delete removes the object of kind at key.
 func (s *Store) delete(kind events.Kind, key objectKey) error {
-	switch kind {
-	case events.KindIngress:
+	if takes, route := s.src.Takes(kind); route {
 		s.removeIngress(key)
-	case events.KindIngressClass:
-		delete(s.classes, key.Name)
+		return nil
+	} else if takes {
+		return s.src.Keep(kind, key, nil)
+	}
+	switch kind {
 	case events.KindService:
 		delete(s.services, key)
 	case events.KindEndpointSlice:
@@ -240,9 +247,8 @@ func (s *Store) delete(kind events.Kind, key objectKey) error {
 	return nil
 }
 
-func (s *Store) putIngress(key objectKey, ing *networkingv1.Ingress) {
+func (s *Store) putIngress(key objectKey, e *ingressEntry) {
 	s.removeIngress(key)
-	e := newIngressEntry(key, ing)
 	s.ingresses[key] = e
 	for _, ref := range e.services {
 		s.ingressesByService.add(ref, key)
@@ -330,25 +336,6 @@ func (idx refIndex) remove(ref, key objectKey) {
 	}
 }
 
-// Ingress returns the stored Ingress, or nil.
-func (s *Store) Ingress(namespace, name string) *networkingv1.Ingress {
-	if e := s.ingresses[objectKey{namespace, name}]; e != nil {
-		return e.obj
-	}
-	return nil
-}
-
-// IngressClass returns the stored IngressClass, or nil.
-func (s *Store) IngressClass(name string) *networkingv1.IngressClass { return s.classes[name] }
-
-// Secret returns the stored Secret, or nil.
-func (s *Store) Secret(namespace, name string) *corev1.Secret {
-	if e := s.secrets[objectKey{namespace, name}]; e != nil {
-		return e.obj
-	}
-	return nil
-}
-
 // ConfigMap returns the stored ConfigMap, or nil.
 func (s *Store) ConfigMap(namespace, name string) *corev1.ConfigMap {
 	if e := s.configMaps[objectKey{namespace, name}]; e != nil {
@@ -367,8 +354,9 @@ type configMapEntry struct {
 	good map[string]string
 }
 
-// newConfigMapEntry records cm after prev (nil for a new ConfigMap).
-func newConfigMapEntry(cm *corev1.ConfigMap, prev *configMapEntry) *configMapEntry {
+// newConfigMapEntry records cm after prev (nil for a new ConfigMap); valid
+// says which values are valid controller ConfigMap values.
+func newConfigMapEntry(cm *corev1.ConfigMap, prev *configMapEntry, valid func(key, value string) bool) *configMapEntry {
 	e := &configMapEntry{obj: cm}
 	for k, v := range cm.Data {
 		old, had := "", false
@@ -377,7 +365,7 @@ func newConfigMapEntry(cm *corev1.ConfigMap, prev *configMapEntry) *configMapEnt
 		}
 		switch {
 		case had && old == v:
-		case validGlobalValue(k, v):
+		case valid(k, v):
 			old, had = v, true
 		}
 		if had {
@@ -390,43 +378,21 @@ func newConfigMapEntry(cm *corev1.ConfigMap, prev *configMapEntry) *configMapEnt
 	return e
 }
 
-// Ingresses returns every stored Ingress, sorted by namespace/name.
-func (s *Store) Ingresses() []*networkingv1.Ingress {
-	out := make([]*networkingv1.Ingress, 0, len(s.ingresses))
-	for _, e := range s.ingresses {
-		out = append(out, e.obj)
+// global reads the controller ConfigMap at key (see GlobalSource).
+func (s *Store) global(key objectKey) (config.Global, *config.ExternalAuth, []string) {
+	if e := s.configMaps[key]; e != nil {
+		return s.globalSrc.Global(e.obj, e.good)
 	}
-	sortIngresses(out)
-	return out
+	return s.globalSrc.Global(nil, nil)
 }
 
-// IngressesForService returns the Ingresses whose rules or default backend
-// reference the Service, sorted by namespace/name.
-func (s *Store) IngressesForService(namespace, name string) []*networkingv1.Ingress {
-	return s.indexed(s.ingressesByService[objectKey{namespace, name}])
-}
-
-// IngressesForSecret returns the Ingresses whose spec.tls or annotations
-// (auth-secret, auth-tls-secret, proxy-ssl-secret) reference the Secret,
-// sorted by namespace/name.
-func (s *Store) IngressesForSecret(namespace, name string) []*networkingv1.Ingress {
-	return s.indexed(s.ingressesBySecret[objectKey{namespace, name}])
-}
-
-func (s *Store) indexed(keys []objectKey) []*networkingv1.Ingress {
-	out := make([]*networkingv1.Ingress, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, s.ingresses[k].obj)
+// referrers returns the names ("namespace/name") of the entries that
+// idx lists for namespace/name, sorted.
+func (s *Store) referrers(idx refIndex, namespace, name string) []string {
+	out := make([]string, 0, len(idx[objectKey{namespace, name}]))
+	for _, k := range idx[objectKey{namespace, name}] {
+		out = append(out, s.ingresses[k].name)
 	}
-	sortIngresses(out)
+	slices.Sort(out)
 	return out
-}
-
-func sortIngresses(out []*networkingv1.Ingress) {
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"slices"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"errors"
@@ -9,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
@@ -114,11 +115,13 @@ func sliceNames(s *Store, namespace, name string) []string {
 	return out
 }
 
-func ingressNames(is []*networkingv1.Ingress) []string {
+// entryNames returns the names of the entries s holds, sorted.
+func entryNames(s *Store) []string {
 	out := []string{}
-	for _, i := range is {
-		out = append(out, i.Namespace+"/"+i.Name)
+	for _, e := range s.ingresses {
+		out = append(out, e.name)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -144,20 +147,20 @@ func TestStoreIngressIndex(t *testing.T) {
 		ingress("default", "a", rule("a.com", prefix("/", "web", 80), prefix("/x", "api", 80)), tlsFor("cert", "a.com")),
 		ingress("default", "b", defaultBackend("web", 80), tlsFor("cert"), tlsFor("")),
 		ingress("other", "c", rule("c.com", prefix("/", "web", 80))))
-	checkEqual(t, "web", ingressNames(s.IngressesForService("default", "web")), []string{"default/a", "default/b"})
-	checkEqual(t, "api", ingressNames(s.IngressesForService("default", "api")), []string{"default/a"})
-	checkEqual(t, "cert", ingressNames(s.IngressesForSecret("default", "cert")), []string{"default/a", "default/b"})
+	checkEqual(t, "web", s.referrers(s.ingressesByService, "default", "web"), []string{"default/a", "default/b"})
+	checkEqual(t, "api", s.referrers(s.ingressesByService, "default", "api"), []string{"default/a"})
+	checkEqual(t, "cert", s.referrers(s.ingressesBySecret, "default", "cert"), []string{"default/a", "default/b"})
 	// Update a: it no longer references api nor cert.
 	if _, err := s.Apply(upsertEvent(ingress("default", "a", rule("a.com", prefix("/", "web", 80))))); err != nil {
 		t.Fatal(err)
 	}
-	checkEqual(t, "api after update", ingressNames(s.IngressesForService("default", "api")), []string{})
-	checkEqual(t, "cert after update", ingressNames(s.IngressesForSecret("default", "cert")), []string{"default/b"})
+	checkEqual(t, "api after update", s.referrers(s.ingressesByService, "default", "api"), []string{})
+	checkEqual(t, "cert after update", s.referrers(s.ingressesBySecret, "default", "cert"), []string{"default/b"})
 	if _, err := s.Apply(deleteEvent(events.KindIngress, "default", "b")); err != nil {
 		t.Fatal(err)
 	}
-	checkEqual(t, "web after delete", ingressNames(s.IngressesForService("default", "web")), []string{"default/a"})
-	checkEqual(t, "all", ingressNames(s.Ingresses()), []string{"default/a", "other/c"})
+	checkEqual(t, "web after delete", s.referrers(s.ingressesByService, "default", "web"), []string{"default/a"})
+	checkEqual(t, "all", entryNames(s), []string{"default/a", "other/c"})
 }
 
 func TestSliceEntry(t *testing.T) {

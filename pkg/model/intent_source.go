@@ -1,0 +1,60 @@
+package model
+
+import (
+	"errors"
+
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+)
+
+// A Source is the translator of one API (Ingress; Gateway API next) as the
+// Store and Build use it. The Store gives it the events of its kinds: it
+// translates each route object once, when it is stored, into an entry
+// (route intents, see intent.go) that the Store indexes and Build places;
+// it keeps its other objects itself (IngressClasses). At Build it says
+// which entries are served. Everything else (Services, endpoints, Secrets,
+// certificates, the Configuration's assembly) is the build's, the same for
+// every source.
+type Source interface {
+	// Takes reports whether kind is one of the source's: route kinds
+	// (route) have entries, the others are kept by the source.
+	Takes(kind events.Kind) (ok, route bool)
+	// Translate returns the entry of route object obj stored at key; an
+	// error wrapping ErrWrongType when obj is not of kind. Whatever of a
+	// valid object it cannot translate is a Problem of the entry.
+	Translate(kind events.Kind, key objectKey, obj runtime.Object) (*ingressEntry, error)
+	// Keep stores an object of the source's other kinds at key, or
+	// removes it when obj is nil.
+	Keep(kind events.Kind, key objectKey, obj runtime.Object) error
+	// Has and Len say what the source keeps of its other kinds.
+	Has(kind events.Kind, key objectKey) bool
+	Len() int
+	// Serving returns whether an entry is served with opts, given the
+	// objects the source keeps now (for Ingress: the class rule).
+	Serving(opts Options) func(e *ingressEntry) bool
+}
+
+// A GlobalSource reads the controller ConfigMap into the global settings
+// (for ingress-nginx's ConfigMap, the Ingress source).
+type GlobalSource interface {
+	// Global reads cm (nil for none) over the defaults: a key with an
+	// invalid value keeps its value in good, if any, else the default,
+	// with a reason. auth is the external authentication the ConfigMap
+	// asks of every route (nil for none).
+	Global(cm *corev1.ConfigMap, good map[string]string) (g config.Global, auth *config.ExternalAuth, problems []string)
+	// ValidGlobal reports whether value is valid for key.
+	ValidGlobal(key, value string) bool
+}
+
+// Errors returned (wrapped) by Store.Apply.
+var (
+	ErrUnknownKind   = errors.New("unknown kind")
+	ErrInvalidOp     = errors.New("invalid op")
+	ErrWrongType     = errors.New("object type does not match kind")
+	ErrMissingObject = errors.New("create or update without object")
+	ErrKeyMismatch   = errors.New("object namespace/name differ from the event")
+)
