@@ -70,15 +70,15 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 		}
 	}
 	b := st.b
-	b.setAffinity(st.aff)
-	a.finishCanary()
-	a.finishRouting()
-	a.finishProxy()
-	a.finishAuth()
-	a.finishLimit()
-	a.finishExtAuth()
-	a.finishProxySSL()
-	a.finishClientAuth()
+	setAffinity(&b, st.aff)
+	finishCanary(&a)
+	finishRouting(&a)
+	finishProxy(&a)
+	finishAuth(&a)
+	finishLimit(&a)
+	finishExtAuth(&a)
+	finishProxySSL(&a)
+	finishClientAuth(&a)
 	if b != (balancing{}) {
 		if b.loadBalance == "" {
 			b.loadBalance = config.LoadBalanceRoundRobin

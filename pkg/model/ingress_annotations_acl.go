@@ -61,7 +61,7 @@ const maxSourceRangeLen = 64 << 10
 // newer name, wins over whitelist-source-range when both are set (sorted
 // order parses allowlist- first, so a whitelist- value is then not even
 // read).
-func (a *ingressAnnotations) setSourceRange(name, v string) error {
+func setSourceRange(a *ingressAnnotations, name, v string) error {
 	if name == "whitelist-source-range" && (a.location.AllowSourceRange != nil || a.allowlistInvalid) {
 		return nil
 	}

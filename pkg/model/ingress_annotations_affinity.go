@@ -99,7 +99,7 @@ func parseCanaryBehavior(v string) (legacy bool, err error) {
 // session-cookie-* annotations and affinity-mode mean nothing without
 // affinity=cookie and are then ignored, as upstream-hash-by-subset* are
 // without upstream-hash-by.
-func (b *balancing) setAffinity(in affinityInput) {
+func setAffinity(b *balancing, in affinityInput) {
 	if b.hashBy != "" && in.subset {
 		b.subsetSize = in.subsetSize
 		if b.subsetSize == 0 {

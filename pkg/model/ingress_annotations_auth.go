@@ -34,7 +34,7 @@ import (
 
 // applyAuth parses one auth annotation; ok is false for other names. A
 // value that cannot be applied is recorded in a.auth.err (fail closed).
-func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
+func applyAuth(a *ingressAnnotations, name, v string) (bool, error) {
 	in := &a.auth
 	var err error
 	switch name {
@@ -84,7 +84,7 @@ func (a *ingressAnnotations) applyAuth(name, v string) (bool, error) {
 }
 
 // finishAuth checks that the annotations that request auth are complete.
-func (a *ingressAnnotations) finishAuth() {
+func finishAuth(a *ingressAnnotations) {
 	in := &a.auth
 	if !in.requested {
 		if !a.extAuth.requested && strings.HasPrefix(in.err, "annotation "+AnnotationPrefix+"satisfy=") {

@@ -37,7 +37,7 @@ import (
 
 // applyClientAuth parses one auth-tls annotation; ok is false for other
 // names. A value that cannot be applied is recorded in a.clientAuth.err.
-func (a *ingressAnnotations) applyClientAuth(name, v string) bool {
+func applyClientAuth(a *ingressAnnotations, name, v string) bool {
 	if !strings.HasPrefix(name, "auth-tls-") {
 		return false
 	}
@@ -73,7 +73,7 @@ func (a *ingressAnnotations) applyClientAuth(name, v string) bool {
 }
 
 // finishClientAuth reports auth-tls annotations that request nothing.
-func (a *ingressAnnotations) finishClientAuth() {
+func finishClientAuth(a *ingressAnnotations) {
 	in := &a.clientAuth
 	if in.requested || len(in.others) == 0 {
 		return

@@ -75,7 +75,7 @@ func isExtAuthAnnotation(name string) bool {
 // applyExtAuth parses one external auth annotation; ok is false for other
 // names. Values that fail closed are recorded in a.extAuth.err; the
 // returned error is a Problem only (keepalive values, enable-global-auth).
-func (a *ingressAnnotations) applyExtAuth(name, v string) (bool, error) {
+func applyExtAuth(a *ingressAnnotations, name, v string) (bool, error) {
 	if !isExtAuthAnnotation(name) {
 		return false, nil
 	}
@@ -96,14 +96,14 @@ func (a *ingressAnnotations) applyExtAuth(name, v string) (bool, error) {
 	default:
 		in.others = append(in.others, name)
 	}
-	if err := in.set(name, v); err != nil && in.err == "" {
+	if err := setExtAuth(in, name, v); err != nil && in.err == "" {
 		in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
 	}
 	return true, nil
 }
 
 // set parses the value of one auth-* name into in.
-func (in *extAuthInput) set(name, v string) error {
+func setExtAuth(in *extAuthInput, name, v string) error {
 	var err error
 	switch name {
 	case "auth-url":
@@ -135,7 +135,7 @@ func (in *extAuthInput) set(name, v string) error {
 
 // finishExtAuth reports the auth-* annotations that do nothing without
 // auth-url.
-func (a *ingressAnnotations) finishExtAuth() {
+func finishExtAuth(a *ingressAnnotations) {
 	in := &a.extAuth
 	if in.requested || len(in.others) == 0 {
 		return
@@ -434,7 +434,7 @@ func setGlobalAuth(g *config.Global, k, v string) (bool, error) {
 	}
 	if v != "" || k == "global-auth-url" {
 		var in extAuthInput
-		if err := in.set(f.annotation, v); err != nil {
+		if err := setExtAuth(&in, f.annotation, v); err != nil {
 			return true, err
 		}
 	}
@@ -451,7 +451,7 @@ func globalExternalAuth(ga *config.GlobalAuth) *config.ExternalAuth {
 	var in extAuthInput
 	for k, f := range globalAuthKeys {
 		if v := *f.field(ga); v != "" {
-			if err := in.set(f.annotation, v); err != nil {
+			if err := setExtAuth(&in, f.annotation, v); err != nil {
 				panic("model: global-auth key " + k + " was validated: " + err.Error())
 			}
 		}

@@ -59,13 +59,13 @@ func claimed(ok bool, err error) error {
 }
 
 func parseCanaryAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
-	return a.applyCanary(name, v)
+	return applyCanary(a, name, v)
 }
 
 // parseLimitAnnotation: the limits fail closed, with a Problem of their
 // own (applyLimit).
 func parseLimitAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
-	a.applyLimit(name, v)
+	applyLimit(a, name, v)
 	return nil
 }
 
@@ -80,25 +80,25 @@ func parseHashByAnnotation(_ *ingressAnnotations, st *parseState, _, v string) (
 // checkForbidden, as 1000 CIDRs are longer than maxValueLen and
 // parseSourceRange is an allow-list.
 func parseSourceRangeAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
-	return a.setSourceRange(name, v)
+	return setSourceRange(a, name, v)
 }
 
 // The access control parsers are allow-lists that fail closed.
 
 func parseAuthAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
-	return claimed(a.applyAuth(name, v))
+	return claimed(applyAuth(a, name, v))
 }
 
 func parseExtAuthAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
-	return claimed(a.applyExtAuth(name, v))
+	return claimed(applyExtAuth(a, name, v))
 }
 
 func parseProxySSLAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
-	return claimed(a.applyProxySSL(name, v), nil)
+	return claimed(applyProxySSL(a, name, v), nil)
 }
 
 func parseClientAuthAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
-	return claimed(a.applyClientAuth(name, v), nil)
+	return claimed(applyClientAuth(a, name, v), nil)
 }
 
 // The other parsers refuse the characters checkForbidden names first.
@@ -114,19 +114,19 @@ func parseRoutingAnnotation(a *ingressAnnotations, _ *parseState, name, v string
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
-	return claimed(a.applyRouting(name, v))
+	return claimed(applyRouting(a, name, v))
 }
 
 func parseUpstreamAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
-	return claimed(a.applyUpstream(name, v))
+	return claimed(applyUpstream(a, name, v))
 }
 
 func parseProxyAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
-	return claimed(a.applyProxy(name, v))
+	return claimed(applyProxy(a, name, v))
 }

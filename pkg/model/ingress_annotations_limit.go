@@ -31,8 +31,8 @@ func isLimitAnnotation(name string) bool {
 // so it needs no checkForbidden. A value that cannot be parsed does not
 // drop the limit: the Ingress's routes answer 503 (fail closed) and the
 // Problem says so.
-func (a *ingressAnnotations) applyLimit(name, v string) {
-	if err := a.limit.set(name, v); err != nil {
+func applyLimit(a *ingressAnnotations, name, v string) {
+	if err := setLimit(&a.limit, name, v); err != nil {
 		a.limit.rl.Invalid = true
 		a.problems = append(a.problems, fmt.Sprintf("annotation %s%s=%s: %v; the Ingress's routes answer 503 (fail closed)",
 			AnnotationPrefix, name, quoteValue(v), err))
@@ -40,7 +40,7 @@ func (a *ingressAnnotations) applyLimit(name, v string) {
 	a.limit.any = true
 }
 
-func (l *limitInput) set(name, v string) error {
+func setLimit(l *limitInput, name, v string) error {
 	var err error
 	r := &l.rl
 	switch name {
@@ -93,7 +93,7 @@ func parseLimitAllowlist(v string) ([]string, error) {
 
 // finishLimit sets the location's RateLimit when any limit annotation is
 // present; one that limits nothing and is valid adds none.
-func (a *ingressAnnotations) finishLimit() {
+func finishLimit(a *ingressAnnotations) {
 	l := &a.limit
 	if !l.any {
 		return

@@ -31,7 +31,7 @@ var errPerRoute = fmt.Errorf("%w per Ingress: an nginx directive that takes no v
 
 // applyProxy parses the proxy behaviour annotations; ok is false when name
 // is none of them.
-func (a *ingressAnnotations) applyProxy(name, v string) (ok bool, err error) {
+func applyProxy(a *ingressAnnotations, name, v string) (ok bool, err error) {
 	p := a.location.Proxy
 	if p == nil {
 		p = &config.ProxySettings{}
@@ -81,7 +81,7 @@ func (a *ingressAnnotations) applyProxy(name, v string) (ok bool, err error) {
 			err = errPerRoute
 		}
 	default:
-		return a.applyErrors(name, v)
+		return applyErrors(a, name, v)
 	}
 	if err == nil {
 		a.location.Proxy = p
@@ -158,7 +158,7 @@ func parseCookieRewrite(v string) (from, to string, err error) {
 // as in ingress-nginx, from "off" or "default" (which names
 // upstream_balancer, a host no backend redirects to) and to "off" mean no
 // rewrite, and to without from means nothing.
-func (a *ingressAnnotations) finishProxy() {
+func finishProxy(a *ingressAnnotations) {
 	p := a.location.Proxy
 	if p == nil {
 		return
@@ -183,7 +183,7 @@ func parseHTTPErrorsList(v string) (string, error) {
 
 // applyErrors parses the error page annotations; ok is false when name is
 // none of them.
-func (a *ingressAnnotations) applyErrors(name, v string) (ok bool, err error) {
+func applyErrors(a *ingressAnnotations, name, v string) (ok bool, err error) {
 	e := a.errors
 	switch name {
 	case "custom-http-errors":
@@ -215,7 +215,7 @@ func proxyField(name string) setter {
 	return func(g *config.Global, v string) error {
 		p := g.Proxy
 		a := ingressAnnotations{location: config.LocationSettings{Proxy: &p}}
-		if _, err := a.applyProxy(name, v); err != nil {
+		if _, err := applyProxy(&a, name, v); err != nil {
 			return err
 		}
 		d := defaultProxy

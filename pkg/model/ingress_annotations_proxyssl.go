@@ -52,7 +52,7 @@ import (
 // also apply across namespaces and to the host's default backend).
 
 // applyProxySSL parses one proxy-ssl-* annotation; ok is false for others.
-func (a *ingressAnnotations) applyProxySSL(name, v string) bool {
+func applyProxySSL(a *ingressAnnotations, name, v string) bool {
 	in := &a.proxySSL
 	var err error
 	switch name {
@@ -92,7 +92,7 @@ func (a *ingressAnnotations) applyProxySSL(name, v string) bool {
 }
 
 // finishProxySSL checks what the proxy-ssl-* annotations ask as a whole.
-func (a *ingressAnnotations) finishProxySSL() {
+func finishProxySSL(a *ingressAnnotations) {
 	in := &a.proxySSL
 	switch {
 	case in.err != "":

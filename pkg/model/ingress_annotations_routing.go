@@ -20,7 +20,7 @@ var (
 
 // applyRouting parses the rewrite, redirect and CORS annotations; ok is
 // false when name is none of them.
-func (a *ingressAnnotations) applyRouting(name, v string) (ok bool, err error) {
+func applyRouting(a *ingressAnnotations, name, v string) (ok bool, err error) {
 	switch name {
 	case "app-root":
 		a.appRoot, err = parseAppRoot(v)
@@ -41,12 +41,12 @@ func (a *ingressAnnotations) applyRouting(name, v string) (ok bool, err error) {
 	case "from-to-www-redirect":
 		a.fromToWWW, err = parseBool(v)
 	default:
-		return a.applyCORS(name, v)
+		return applyCORS(a, name, v)
 	}
 	return true, err
 }
 
-func (a *ingressAnnotations) applyCORS(name, v string) (ok bool, err error) {
+func applyCORS(a *ingressAnnotations, name, v string) (ok bool, err error) {
 	c := &a.cors
 	switch name {
 	case "enable-cors":
@@ -84,7 +84,7 @@ func (a *ingressAnnotations) applyCORS(name, v string) (ok bool, err error) {
 // finishRouting combines the collected redirect and CORS annotations into
 // the location settings: temporal-redirect wins over permanent-redirect, as
 // in ingress-nginx.
-func (a *ingressAnnotations) finishRouting() {
+func finishRouting(a *ingressAnnotations) {
 	r := a.redirect
 	switch {
 	case r.temporal != "":

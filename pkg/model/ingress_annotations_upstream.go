@@ -33,7 +33,7 @@ import (
 
 // applyUpstream parses the upstream and header annotations; ok is false
 // when name is none of them.
-func (a *ingressAnnotations) applyUpstream(name, v string) (ok bool, err error) {
+func applyUpstream(a *ingressAnnotations, name, v string) (ok bool, err error) {
 	u := &a.upstream
 	switch name {
 	case "upstream-vhost":

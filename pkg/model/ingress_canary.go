@@ -22,7 +22,7 @@ const (
 // applyCanary parses one canary* annotation into a.canary. Only
 // canary-by-header-pattern may carry '$' and '\' (see
 // validateHeaderPattern); the others go through checkForbidden.
-func (a *ingressAnnotations) applyCanary(name, v string) error {
+func applyCanary(a *ingressAnnotations, name, v string) error {
 	if a.canary == nil {
 		a.canary = &canaryInput{spec: config.Canary{WeightTotal: defaultCanaryWeightTotal}}
 	}
@@ -33,7 +33,7 @@ func (a *ingressAnnotations) applyCanary(name, v string) error {
 		if err = validateHeaderPattern(p); err == nil {
 			c.HeaderPattern = p
 		}
-		return a.canary.note(name, err)
+		return noteCanary(a.canary, name, err)
 	}
 	if err = checkForbidden(v, false); err != nil {
 		return err
@@ -58,11 +58,11 @@ func (a *ingressAnnotations) applyCanary(name, v string) error {
 	default:
 		return errUnsupported
 	}
-	return a.canary.note(name, err)
+	return noteCanary(a.canary, name, err)
 }
 
 // note records that name was accepted, and returns err.
-func (c *canaryInput) note(name string, err error) error {
+func noteCanary(c *canaryInput, name string, err error) error {
 	if err == nil {
 		c.set = append(c.set, AnnotationPrefix+name)
 	}
@@ -73,7 +73,7 @@ func (c *canaryInput) note(name string, err error) error {
 // mean nothing without canary=true (the Ingress is then a main one, as in
 // ingress-nginx), nor a header value or pattern without a header, nor a
 // pattern beside a value.
-func (a *ingressAnnotations) finishCanary() {
+func finishCanary(a *ingressAnnotations) {
 	in := a.canary
 	if in == nil {
 		return

@@ -16,7 +16,7 @@ import (
 // normalized as buildPath serves them: ImplementationSpecific ones are
 // regular expressions with use-regex or a rewrite-target (not on a canary,
 // whose paths name the main Ingress's).
-func (e *ingressEntry) translate(ing *networkingv1.Ingress) {
+func translateIngress(e *ingressEntry, ing *networkingv1.Ingress) {
 	if ref := ing.Spec.DefaultBackend; ref != nil {
 		r := backendRefOf(ref)
 		e.defaultBackend = &r
@@ -30,7 +30,7 @@ func (e *ingressEntry) translate(ing *networkingv1.Ingress) {
 		if rule.HTTP != nil {
 			h.paths = make([]pathIntent, len(rule.HTTP.Paths))
 			for j := range rule.HTTP.Paths {
-				h.paths[j] = e.pathIntent(&rule.HTTP.Paths[j])
+				h.paths[j] = ingressPathIntent(e, &rule.HTTP.Paths[j])
 			}
 		}
 		e.rules = append(e.rules, h)
@@ -43,7 +43,7 @@ func (e *ingressEntry) translate(ing *networkingv1.Ingress) {
 	}
 }
 
-func (e *ingressEntry) pathIntent(p *networkingv1.HTTPIngressPath) pathIntent {
+func ingressPathIntent(e *ingressEntry, p *networkingv1.HTTPIngressPath) pathIntent {
 	out := pathIntent{raw: p.Path, typeName: string(networkingv1.PathTypeImplementationSpecific), backend: backendRefOf(&p.Backend),
 		impl: p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific}
 	if p.PathType != nil {
@@ -117,7 +117,7 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 		created: ing.CreationTimestamp.Unix(), createdNanos: ing.CreationTimestamp.Nanosecond(),
 		origin:        Origin{Kind: kindIngress, Namespace: key.Namespace, Name: key.Name, Generation: ing.Generation},
 		settingPrefix: "annotation " + AnnotationPrefix}
-	e.translate(ing)
+	translateIngress(e, ing)
 	e.problems = e.ann.problems
 	if len(e.ann.snippets) > 0 {
 		e.refused = refuseSnippets(e.ann.snippets)

@@ -31,7 +31,7 @@ func (b *builder) basicAuth(e *ingressEntry) *config.BasicAuth {
 // cannot.
 func (b *builder) basicAuthFrom(e *ingressEntry, o refObject) (*config.BasicAuth, string) {
 	in := &e.ann.auth
-	users, dropped, err := in.users(o.secret.Data)
+	users, dropped, err := authUsers(in, o.secret.Data)
 	if err != nil {
 		return nil, o.reason(" %v", err)
 	}
@@ -43,7 +43,7 @@ func (b *builder) basicAuthFrom(e *ingressEntry, o refObject) (*config.BasicAuth
 
 // users parses the users of the auth Secret's data, by auth-type and
 // auth-secret-type.
-func (in *authInput) users(data map[string][]byte) ([]config.AuthUser, []string, error) {
+func authUsers(in *authInput, data map[string][]byte) ([]config.AuthUser, []string, error) {
 	if in.secretType == "auth-map" {
 		if in.typ == "digest" {
 			return parseDigestMap(data, in.realm)

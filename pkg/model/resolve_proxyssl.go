@@ -34,7 +34,7 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 			objectRef: objectRef{refSecret, "proxy-ssl-secret", in.secret},
 			invalid:   in.err,
 			parse: func(_ *builder, _ *ingressEntry, o refObject) (*config.UpstreamTLS, string) {
-				p, reason := in.profile(o)
+				p, reason := proxySSLProfile(in, o)
 				if p != nil && st.profiles[p.Name] == nil && len(st.profiles) >= limit {
 					return nil, fmt.Sprintf("more than %d distinct backend TLS profiles (the syncer's --max-upstream-tls-profiles)", limit)
 				}
@@ -56,7 +56,7 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 
 // profile makes the profile of the proxy-ssl-secret o, or says why it
 // cannot.
-func (in *proxySSLInput) profile(o refObject) (*config.UpstreamTLS, string) {
+func proxySSLProfile(in *proxySSLInput, o refObject) (*config.UpstreamTLS, string) {
 	p := &config.UpstreamTLS{VerifyDepth: max(in.depth, 1), Protocols: in.protocols, Ciphers: in.ciphers, ServerName: in.serverName}
 	if p.Protocols == "" {
 		p.Protocols = defaultProxySSLProtocols
