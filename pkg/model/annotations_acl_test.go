@@ -45,7 +45,7 @@ func TestParseSourceRangeAnnotations(t *testing.T) {
 			allow: []string{"10.0.0.0/8"}, noProblem: "bad",
 		},
 		"too many entries": {
-			in:      map[string]string{"denylist-source-range": strings.Repeat("10.0.0.1,", maxSourceRanges) + "10.0.0.2"},
+			in:      map[string]string{"denylist-source-range": strings.Repeat("10.0.0.1,", MaxSourceRanges) + "10.0.0.2"},
 			invalid: true, problem: "more than 1000",
 		},
 		"a zone is not an address": {
@@ -59,11 +59,11 @@ func TestParseSourceRangeAnnotations(t *testing.T) {
 				in[AnnotationPrefix+k] = v
 			}
 			a := parseAnnotations(in)
-			l := a.location
+			l := a.Location
 			if !slices.Equal(l.AllowSourceRange, tc.allow) || !slices.Equal(l.DenySourceRange, tc.deny) || l.SourceRangeInvalid != tc.invalid {
 				t.Errorf("allow %v deny %v invalid %v; want %v %v %v", l.AllowSourceRange, l.DenySourceRange, l.SourceRangeInvalid, tc.allow, tc.deny, tc.invalid)
 			}
-			probs := strings.Join(a.problems, "\n")
+			probs := strings.Join(a.Problems, "\n")
 			if tc.problem != "" && !strings.Contains(probs, tc.problem) || tc.problem == "" && tc.noProblem == "" && probs != "" {
 				t.Errorf("problems %q, want %q", probs, tc.problem)
 			}
@@ -140,7 +140,7 @@ func FuzzParseSourceRange(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(r) == 0 || len(r) > maxSourceRanges || !slices.IsSorted(r) {
+		if len(r) == 0 || len(r) > MaxSourceRanges || !slices.IsSorted(r) {
 			t.Fatalf("%q: %v", v, r)
 		}
 		again, err := parseSourceRange(strings.Join(r, ","))

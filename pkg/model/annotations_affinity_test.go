@@ -76,7 +76,7 @@ func TestAffinityAnnotations(t *testing.T) {
 		ConditionalSameSiteNone: true, ChangeOnFailure: true}
 	tests := map[string]struct {
 		in       map[string]string
-		want     *balancing
+		want     *Balancing
 		legacy   bool
 		problems []string
 	}{
@@ -85,11 +85,11 @@ func TestAffinityAnnotations(t *testing.T) {
 				"session-cookie-path": "/app", "session-cookie-domain": "foo.bar", "session-cookie-max-age": "259200",
 				"session-cookie-expires": "172800", "session-cookie-secure": "true", "session-cookie-samesite": "none",
 				"session-cookie-conditional-samesite-none": "true", "session-cookie-change-on-failure": "true"},
-			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: full},
+			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: full},
 		},
 		"defaults: INGRESSCOOKIE, balanced": {
 			in:   map[string]string{"affinity": " cookie"},
-			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
+			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
 		},
 		"cookie settings and mode without affinity mean nothing": {
 			in: map[string]string{"affinity-mode": "persistent", "session-cookie-secure": "true", "session-cookie-domain": "a.b"},
@@ -98,7 +98,7 @@ func TestAffinityAnnotations(t *testing.T) {
 			in: map[string]string{"affinity": "cookie", "affinity-mode": "sticky", "session-cookie-max-age": "0",
 				"session-cookie-expires": "-1", "session-cookie-samesite": "always", "session-cookie-secure": "yes",
 				"session-cookie-domain": "a b"},
-			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
+			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
 			problems: []string{`affinity-mode="sticky": must be balanced or persistent`,
 				`session-cookie-domain="a b": must be a domain name`, `session-cookie-expires="-1": must be a whole number`,
 				`session-cookie-max-age="0": must be between 1 and 2147483647`, `session-cookie-samesite="always": must be None, Lax or Strict`,
@@ -110,19 +110,19 @@ func TestAffinityAnnotations(t *testing.T) {
 		},
 		"hash with subset, default size 3": {
 			in:   map[string]string{"upstream-hash-by": "$cookie_JSESSIONID", "upstream-hash-by-subset": "true"},
-			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, hashBy: "$cookie_JSESSIONID", subsetSize: 3},
+			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$cookie_JSESSIONID", SubsetSize: 3},
 		},
 		"subset size 0 is the default": {
 			in:   map[string]string{"upstream-hash-by": "${request_uri}-text-value", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "0"},
-			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, hashBy: "${request_uri}-text-value", subsetSize: 3},
+			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "${request_uri}-text-value", SubsetSize: 3},
 		},
 		"subset size": {
 			in:   map[string]string{"upstream-hash-by": "$arg_x", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "2"},
-			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, hashBy: "$arg_x", subsetSize: 2},
+			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$arg_x", SubsetSize: 2},
 		},
 		"subset without subset=true, or without hash, means nothing": {
 			in:   map[string]string{"upstream-hash-by": "$arg_x", "upstream-hash-by-subset-size": "2"},
-			want: &balancing{loadBalance: config.LoadBalanceRoundRobin, hashBy: "$arg_x"},
+			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$arg_x"},
 		},
 		"bad hash": {
 			in:       map[string]string{"upstream-hash-by": "$uri/x"},
@@ -140,29 +140,29 @@ func TestAffinityAnnotations(t *testing.T) {
 				in[AnnotationPrefix+k] = v
 			}
 			got := parseAnnotations(in)
-			if !reflect.DeepEqual(got.balancing, tc.want) {
-				t.Errorf("balancing = %+v (affinity %+v), want %+v", got.balancing, affinityOf(got.balancing), tc.want)
+			if !reflect.DeepEqual(got.Balancing, tc.want) {
+				t.Errorf("balancing = %+v (affinity %+v), want %+v", got.Balancing, affinityOf(got.Balancing), tc.want)
 			}
-			if got.affinityCanaryLegacy != tc.legacy {
-				t.Errorf("affinityCanaryLegacy = %v", got.affinityCanaryLegacy)
+			if got.AffinityCanaryLegacy != tc.legacy {
+				t.Errorf("affinityCanaryLegacy = %v", got.AffinityCanaryLegacy)
 			}
-			if len(got.problems) != len(tc.problems) {
-				t.Fatalf("problems %q, want %q", got.problems, tc.problems)
+			if len(got.Problems) != len(tc.problems) {
+				t.Fatalf("problems %q, want %q", got.Problems, tc.problems)
 			}
 			for i, p := range tc.problems {
-				if !strings.Contains(got.problems[i], p) {
-					t.Errorf("problem %q, want it to contain %q", got.problems[i], p)
+				if !strings.Contains(got.Problems[i], p) {
+					t.Errorf("problem %q, want it to contain %q", got.Problems[i], p)
 				}
 			}
 		})
 	}
 }
 
-func affinityOf(b *balancing) *config.Affinity {
+func affinityOf(b *Balancing) *config.Affinity {
 	if b == nil {
 		return nil
 	}
-	return b.affinity
+	return b.Affinity
 }
 
 func TestCommonCookiePath(t *testing.T) {

@@ -30,12 +30,12 @@ func TestCheckHash(t *testing.T) {
 		"$2y$05$abc", "$2x$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a", "$5$saltsalt$short", "$5$rounds=x$s$0IyaXrmV7.sGNS6tirgqHLqX/G.FBvgkYA.lpPdS5sA",
 		"{SHA}short", "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ", "{SSHA}5en6G6MezRroT3XKqkdPOmY/BfQ=", "{PLAIN}secret", "abNANd1rDfiN!", "$y$j9T$a$b"}
 	for _, h := range good {
-		if err := checkHash(h); err != nil {
+		if err := CheckHash(h); err != nil {
 			t.Errorf("checkHash(%q): %v", h, err)
 		}
 	}
 	for _, h := range bad {
-		if checkHash(h) == nil {
+		if CheckHash(h) == nil {
 			t.Errorf("checkHash(%q) accepted it", h)
 		}
 	}
@@ -171,7 +171,7 @@ func FuzzHtpasswd(f *testing.F) {
 			return
 		}
 		for i, u := range users {
-			if checkHash(u.Hash) != nil || !printable(u.Name) || strings.ContainsAny(u.Name+u.Hash, ":\"\\\n\r ") {
+			if CheckHash(u.Hash) != nil || !Printable(u.Name) || strings.ContainsAny(u.Name+u.Hash, ":\"\\\n\r ") {
 				t.Fatalf("accepted %q:%q", u.Name, u.Hash)
 			}
 			if i > 0 && users[i-1].Name >= u.Name {

@@ -56,7 +56,7 @@ func FuzzHtdigest(f *testing.F) {
 			return
 		}
 		for i, u := range users {
-			if !isHexMD5(u.Hash) || strings.ToLower(u.Hash) != u.Hash || !printable(u.Name) || strings.ContainsAny(u.Name, ":\"\\\n\r ") {
+			if !IsHexMD5(u.Hash) || strings.ToLower(u.Hash) != u.Hash || !Printable(u.Name) || strings.ContainsAny(u.Name, ":\"\\\n\r ") {
 				t.Fatalf("accepted %q:%q", u.Name, u.Hash)
 			}
 			if i > 0 && users[i-1].Name >= u.Name {

@@ -77,7 +77,7 @@ func TestSigninWithRedirect(t *testing.T) {
 		{"https://a/start?rd=", "", "https://a/start?rd=&rd=" + rd},
 	}
 	for _, tc := range tests {
-		if got := signinWithRedirect(tc.signin, tc.param); got != tc.want {
+		if got := SigninWithRedirect(tc.signin, tc.param); got != tc.want {
 			t.Errorf("signinWithRedirect(%q, %q) = %q, want %q", tc.signin, tc.param, got, tc.want)
 		}
 	}
@@ -205,7 +205,7 @@ func FuzzAuthTemplates(f *testing.F) {
 
 func checkTemplate(t *testing.T, v string) {
 	t.Helper()
-	if strings.ContainsAny(v, " \t\r\n\"'`\\;#<>") || len(v) > maxAuthURLLen {
+	if strings.ContainsAny(v, " \t\r\n\"'`\\;#<>") || len(v) > MaxAuthURLLen {
 		t.Fatalf("accepted %q", v)
 	}
 	for i := strings.IndexByte(v, '$'); i >= 0; {
@@ -237,7 +237,7 @@ func FuzzAuthLists(f *testing.F) {
 		}
 		if ds, err := ParseAuthCacheDurations(v); err == nil {
 			for _, d := range ds {
-				if d.Millis <= 0 || d.Millis > maxAuthCacheMillis {
+				if d.Millis <= 0 || d.Millis > MaxAuthCacheMillis {
 					t.Fatalf("accepted time %d of %q", d.Millis, v)
 				}
 				for _, c := range d.Codes {
@@ -278,7 +278,7 @@ func (c *contract) externalAuth(where string, a *config.ExternalAuth) {
 		}
 	}
 	for _, d := range a.CacheDurations {
-		if d.Millis <= 0 || d.Millis > maxAuthCacheMillis {
+		if d.Millis <= 0 || d.Millis > MaxAuthCacheMillis {
 			c.fail("%s: external auth cache duration %+v", where, d)
 		}
 	}

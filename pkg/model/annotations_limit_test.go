@@ -67,10 +67,10 @@ func TestParseLimitAnnotations(t *testing.T) {
 				in[AnnotationPrefix+k] = v
 			}
 			a := parseAnnotations(in)
-			if got := a.location.RateLimit; !reflect.DeepEqual(got, tc.want) {
+			if got := a.Location.RateLimit; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("RateLimit = %+v, want %+v", got, tc.want)
 			}
-			probs := strings.Join(a.problems, "\n")
+			probs := strings.Join(a.Problems, "\n")
 			if tc.problem == "" && probs != "" || !strings.Contains(probs, tc.problem) {
 				t.Errorf("problems %q, want %q", probs, tc.problem)
 			}
@@ -177,7 +177,7 @@ func FuzzLimitValues(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		for _, name := range []string{"limit-rps", "limit-rate", "limit-burst-multiplier", "limit-allowlist"} {
 			a := parseAnnotations(map[string]string{AnnotationPrefix + name: v, AnnotationPrefix + "limit-connections": "1"})
-			r := a.location.RateLimit
+			r := a.Location.RateLimit
 			if r == nil {
 				t.Fatalf("%s=%q: no RateLimit with limit-connections", name, v)
 			}
@@ -186,8 +186,8 @@ func FuzzLimitValues(f *testing.F) {
 			if len(c.violations) > 0 {
 				t.Fatalf("%s=%q: %v", name, v, c.violations)
 			}
-			if r.Invalid != (len(a.problems) > 0) {
-				t.Fatalf("%s=%q: invalid %v, problems %q", name, v, r.Invalid, a.problems)
+			if r.Invalid != (len(a.Problems) > 0) {
+				t.Fatalf("%s=%q: invalid %v, problems %q", name, v, r.Invalid, a.Problems)
 			}
 		}
 	})

@@ -90,15 +90,15 @@ func TestParseProxyAnnotations(t *testing.T) {
 				in[AnnotationPrefix+k] = v
 			}
 			a := parseAnnotations(in)
-			if !reflect.DeepEqual(a.location.Proxy, tc.want) {
-				t.Errorf("Proxy = %+v, want %+v", a.location.Proxy, tc.want)
+			if !reflect.DeepEqual(a.Location.Proxy, tc.want) {
+				t.Errorf("Proxy = %+v, want %+v", a.Location.Proxy, tc.want)
 			}
-			if len(a.problems) != len(tc.problems) {
-				t.Fatalf("problems %q, want %q", a.problems, tc.problems)
+			if len(a.Problems) != len(tc.problems) {
+				t.Fatalf("problems %q, want %q", a.Problems, tc.problems)
 			}
 			for i, p := range tc.problems {
-				if !strings.Contains(a.problems[i], p) {
-					t.Errorf("problem %q lacks %q", a.problems[i], p)
+				if !strings.Contains(a.Problems[i], p) {
+					t.Errorf("problem %q lacks %q", a.Problems[i], p)
 				}
 			}
 		})

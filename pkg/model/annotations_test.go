@@ -12,7 +12,7 @@ import (
 func TestParseAnnotations(t *testing.T) {
 	tests := map[string]struct {
 		in       map[string]string
-		want     ingressAnnotations
+		want     Settings
 		problems []string // substrings, in order
 	}{
 		"none": {},
@@ -22,7 +22,7 @@ func TestParseAnnotations(t *testing.T) {
 		"timeouts and body size": {
 			in: map[string]string{AnnotationPrefix + "proxy-connect-timeout": "5", AnnotationPrefix + "proxy-read-timeout": "3600",
 				AnnotationPrefix + "proxy-send-timeout": "1", AnnotationPrefix + "proxy-body-size": "8M"},
-			want: ingressAnnotations{location: config.LocationSettings{ProxyConnectTimeout: 5, ProxyReadTimeout: 3600,
+			want: Settings{Location: config.LocationSettings{ProxyConnectTimeout: 5, ProxyReadTimeout: 3600,
 				ProxySendTimeout: 1, ProxyBodySize: "8M"}},
 		},
 		"bad timeouts and sizes, injection attempts": {
@@ -52,18 +52,18 @@ func TestParseAnnotations(t *testing.T) {
 		},
 		"use-regex": {
 			in:   map[string]string{AnnotationPrefix + "use-regex": "true"},
-			want: ingressAnnotations{useRegex: true},
+			want: Settings{UseRegex: true},
 		},
 		"use-regex false": {
 			in: map[string]string{AnnotationPrefix + "use-regex": "false"},
 		},
 		"backend protocol in any case": {
 			in:   map[string]string{AnnotationPrefix + "backend-protocol": "grpcs"},
-			want: ingressAnnotations{location: config.LocationSettings{BackendProtocol: "GRPCS"}},
+			want: Settings{Location: config.LocationSettings{BackendProtocol: "GRPCS"}},
 		},
 		"rewrite target with capture references": {
 			in:   map[string]string{AnnotationPrefix + "rewrite-target": "/api/$1/$2"},
-			want: ingressAnnotations{location: config.LocationSettings{RewriteTarget: "/api/$1/$2"}},
+			want: Settings{Location: config.LocationSettings{RewriteTarget: "/api/$1/$2"}},
 		},
 		"rewrite target with a variable, a quote or relative": {
 			in: map[string]string{AnnotationPrefix + "rewrite-target": "/$host"},
@@ -78,29 +78,29 @@ func TestParseAnnotations(t *testing.T) {
 		"source ranges: sorted, masked, de-duplicated; allowlist wins": {
 			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "1.1.1.1",
 				AnnotationPrefix + "allowlist-source-range": "10.1.2.3/8, 192.168.0.1,2001:db8::/32,10.0.0.0/8"},
-			want: ingressAnnotations{location: config.LocationSettings{
+			want: Settings{Location: config.LocationSettings{
 				AllowSourceRange: []string{"10.0.0.0/8", "192.168.0.1/32", "2001:db8::/32"}}},
 		},
 		"bad source ranges fail closed": {
 			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "10.0.0.0/8,,1.2.3.4",
 				AnnotationPrefix + "allowlist-source-range": "10.0.0.0/33"},
-			want:     ingressAnnotations{location: config.LocationSettings{SourceRangeInvalid: true}, allowlistInvalid: true},
+			want:     Settings{Location: config.LocationSettings{SourceRangeInvalid: true}, AllowlistInvalid: true},
 			problems: []string{`"10.0.0.0/33" is not a CIDR`},
 		},
 		"redirects": {
 			in:   map[string]string{AnnotationPrefix + "ssl-redirect": "false", AnnotationPrefix + "force-ssl-redirect": "true"},
-			want: ingressAnnotations{sslRedirect: ptr(false), forceSSLRedirect: true},
+			want: Settings{SSLRedirect: ptr(false), ForceSSLRedirect: true},
 		},
 		"balancing with hash and affinity": {
 			in: map[string]string{AnnotationPrefix + "load-balance": "ewma", AnnotationPrefix + "upstream-hash-by": "$host$request_uri",
 				AnnotationPrefix + "affinity": "cookie", AnnotationPrefix + "session-cookie-name": "route",
 				AnnotationPrefix + "session-cookie-path": "/app", AnnotationPrefix + "session-cookie-max-age": "3600"},
-			want: ingressAnnotations{balancing: &balancing{loadBalance: "ewma", hashBy: "$host$request_uri",
-				affinity: &config.Affinity{CookieName: "route", Mode: config.AffinityBalanced, CookiePath: "/app", CookieMaxAge: 3600}}},
+			want: Settings{Balancing: &Balancing{LoadBalance: "ewma", HashBy: "$host$request_uri",
+				Affinity: &config.Affinity{CookieName: "route", Mode: config.AffinityBalanced, CookiePath: "/app", CookieMaxAge: 3600}}},
 		},
 		"affinity defaults; cookie settings without affinity are ignored": {
 			in:   map[string]string{AnnotationPrefix + "affinity": "cookie"},
-			want: ingressAnnotations{balancing: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
+			want: Settings{Balancing: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
 		},
 		"cookie settings alone": {
 			in: map[string]string{AnnotationPrefix + "session-cookie-name": "x"},
@@ -109,7 +109,7 @@ func TestParseAnnotations(t *testing.T) {
 			in: map[string]string{AnnotationPrefix + "upstream-hash-by": "$request_uri;", AnnotationPrefix + "session-cookie-name": "a=b",
 				AnnotationPrefix + "session-cookie-path": "app", AnnotationPrefix + "session-cookie-max-age": "-1",
 				AnnotationPrefix + "affinity": "cookie"},
-			want: ingressAnnotations{balancing: &balancing{loadBalance: config.LoadBalanceRoundRobin, affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
+			want: Settings{Balancing: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
 			problems: []string{
 				`session-cookie-max-age="-1": must be a whole number`,
 				`session-cookie-name="a=b": may only contain`,
@@ -123,20 +123,20 @@ func TestParseAnnotations(t *testing.T) {
 		},
 		"snippets are collected, not parsed": {
 			in:   map[string]string{AnnotationPrefix + "server-snippet": "return 200;", AnnotationPrefix + "configuration-snippet": "x"},
-			want: ingressAnnotations{snippets: []string{AnnotationPrefix + "configuration-snippet", AnnotationPrefix + "server-snippet"}},
+			want: Settings{Snippets: []string{AnnotationPrefix + "configuration-snippet", AnnotationPrefix + "server-snippet"}},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := parseAnnotations(tc.in)
-			ok := len(got.problems) == len(tc.problems)
+			ok := len(got.Problems) == len(tc.problems)
 			for i := 0; ok && i < len(tc.problems); i++ {
-				ok = strings.Contains(got.problems[i], tc.problems[i])
+				ok = strings.Contains(got.Problems[i], tc.problems[i])
 			}
 			if !ok {
-				t.Errorf("problems:\n got  %q\n want %q", got.problems, tc.problems)
+				t.Errorf("problems:\n got  %q\n want %q", got.Problems, tc.problems)
 			}
-			got.problems = nil
+			got.Problems = nil
 			checkEqual(t, "annotations", got, tc.want)
 		})
 	}
@@ -171,15 +171,15 @@ func TestValueParsers(t *testing.T) {
 		"forbidden characters": {
 			parse: func(v string) error { return checkForbidden(v, false) },
 			good:  []string{"", "abc", "1m", "/x/y"},
-			bad:   []string{"a\nb", "a\rb", "a;b", "a{", "}", `"`, "'", "`", `\`, "$x", "a\x00b", "a\tb", strings.Repeat("a", maxValueLen+1)},
+			bad:   []string{"a\nb", "a\rb", "a;b", "a{", "}", `"`, "'", "`", `\`, "$x", "a\x00b", "a\tb", strings.Repeat("a", MaxValueLen+1)},
 		},
 		"path": {
-			parse: validatePath,
+			parse: ValidatePath,
 			good:  []string{"/", "/foo", "/foo/", "/a-b/c_d.e~f", "/%41", "/a:b@c"},
 			bad:   []string{"", "foo", "/a b", "/a;b", "/a{b}", "/a$b", "/a'b", `/a"b`, "/a//b", "/./a", "/a/..", "/a/.", "/a\\b", "/" + strings.Repeat("a", 1024)},
 		},
 		"host": {
-			parse: validHost,
+			parse: ValidHost,
 			good:  []string{"a.com", "*.a.com", "*.com", "a-b.c-d.e", "xn--bcher-kva.example"},
 			bad:   []string{"", "*", "*.", "a.*.com", "**.a.com", "A.com", "a_b.com", "-a.com", "a-.com", "a..com", "a.com.", "a com"},
 		},

@@ -70,14 +70,14 @@ func TestParseUpstreamAnnotations(t *testing.T) {
 				in[AnnotationPrefix+k] = v
 			}
 			a := parseAnnotations(in)
-			if a.location.UpstreamVhost != tc.vhost || a.location.ConnectionHeader != tc.conn {
-				t.Errorf("vhost %q connection %q, want %q %q", a.location.UpstreamVhost, a.location.ConnectionHeader, tc.vhost, tc.conn)
+			if a.Location.UpstreamVhost != tc.vhost || a.Location.ConnectionHeader != tc.conn {
+				t.Errorf("vhost %q connection %q, want %q %q", a.Location.UpstreamVhost, a.Location.ConnectionHeader, tc.vhost, tc.conn)
 			}
-			u := a.upstream
-			if !slices.Equal(u.aliases, tc.aliases) || !reflect.DeepEqual(u.serviceUpstream, tc.upstream) || u.customHeaders != tc.custom {
+			u := a.Upstream
+			if !slices.Equal(u.Aliases, tc.aliases) || !reflect.DeepEqual(u.ServiceUpstream, tc.upstream) || u.CustomHeaders != tc.custom {
 				t.Errorf("upstream %+v, want aliases %q service-upstream %v custom %q", u, tc.aliases, tc.upstream, tc.custom)
 			}
-			checkContains(t, a.problems, tc.problems)
+			checkContains(t, a.Problems, tc.problems)
 		})
 	}
 }
@@ -372,7 +372,7 @@ var (
 // header nginx.conf sets.
 func (c *contract) headers(where string, hs []config.Header, global bool) {
 	for i, h := range hs {
-		if !headerTokenRE.MatchString(h.Name) || !headerValueRE.MatchString(h.Value) || len(h.Value) > maxHeaderValueLen || global && strings.Contains(h.Value, "$") ||
+		if !headerTokenRE.MatchString(h.Name) || !headerValueRE.MatchString(h.Value) || len(h.Value) > MaxHeaderValueLen || global && strings.Contains(h.Value, "$") ||
 			i > 0 && hs[i-1].Name >= h.Name {
 			c.fail("%s: header %q: %q", where, h.Name, h.Value)
 		}
@@ -388,7 +388,7 @@ func TestHostileHeaderConfigMaps(t *testing.T) {
 	data := map[string]string{}
 	for i, v := range hostileValues {
 		data[fmt.Sprintf("X-H%d", i)] = v
-		if validHeaderName(v) || i%3 == 0 {
+		if ValidHeaderName(v) || i%3 == 0 {
 			data[v] = "v"
 		}
 	}

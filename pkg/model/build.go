@@ -92,10 +92,10 @@ type builder struct {
 	opts   Options
 	global config.Global
 	// ingresses are the served ones, oldest first.
-	ingresses []*ingressEntry
+	ingresses []*Entry
 	// canaries are the served canary Ingresses, oldest first: they add
 	// no locations of their own (see buildCanaries).
-	canaries []*ingressEntry
+	canaries []*Entry
 	backends map[backendKey]*backendState
 	// backendList holds the values of backends in creation order.
 	backendList []*backendState
@@ -112,7 +112,7 @@ type builder struct {
 	// defaultBackend is nil for the built-in 404; defaultWinner is the
 	// Ingress whose spec.defaultBackend it is, if any.
 	defaultBackend *backendState
-	defaultWinner  *ingressEntry
+	defaultWinner  *Entry
 	certs          certificates
 	// refs caches what each feature made of the Secret or ConfigMap an
 	// Ingress's annotation names (see resolveRef).
@@ -124,7 +124,7 @@ type builder struct {
 	problems []config.Problem
 
 	// errorBackends are the default-backend annotations' backends.
-	errorBackends map[*ingressEntry]*backendState
+	errorBackends map[*Entry]*backendState
 	// routeDefaults are the ConfigMap's per-route defaults that differ from
 	// ingress-nginx's (see withGlobalDefaults), set by buildGlobal.
 	routeDefaults routeDefaults
@@ -150,8 +150,8 @@ func (b *builder) problem(kind, namespace, name, format string, args ...any) {
 
 // ingressProblem is a Problem of the object e was translated from, named
 // by its Origin.
-func (b *builder) ingressProblem(e *ingressEntry, format string, args ...any) {
-	b.problem(e.origin.Kind, e.origin.Namespace, e.origin.Name, format, args...)
+func (b *builder) ingressProblem(e *Entry, format string, args ...any) {
+	b.problem(e.Origin.Kind, e.Origin.Namespace, e.Origin.Name, format, args...)
 }
 
 // buildGlobal reads the controller ConfigMap.
@@ -160,7 +160,7 @@ func (b *builder) buildGlobal() {
 	if b.opts.ConfigMap == "" {
 		return
 	}
-	key, err := parseObjectKey(b.opts.ConfigMap)
+	key, err := ParseKey(b.opts.ConfigMap)
 	if err != nil {
 		b.problem(config.ProblemKindOptions, "", "configmap", "%v", err)
 		return
@@ -176,9 +176,9 @@ func (b *builder) buildGlobal() {
 
 // selectIngresses keeps the served Ingresses among candidates, oldest
 // first, and reports their annotation problems.
-func (b *builder) selectIngresses(candidates []*ingressEntry) {
+func (b *builder) selectIngresses(candidates []*Entry) {
 	serves := b.s.src.Serving(b.opts)
-	b.ingresses = make([]*ingressEntry, 0, len(candidates))
+	b.ingresses = make([]*Entry, 0, len(candidates))
 	for _, e := range candidates {
 		if serves(e) {
 			b.ingresses = append(b.ingresses, e)
@@ -187,16 +187,16 @@ func (b *builder) selectIngresses(candidates []*ingressEntry) {
 	slices.SortFunc(b.ingresses, compareAge)
 	served := b.ingresses[:0]
 	for _, e := range b.ingresses {
-		for _, p := range e.problems {
+		for _, p := range e.Problems {
 			b.ingressProblem(e, "%s", p)
 		}
 		// An entry its source refuses (an Ingress with snippets, which
 		// may carry access rules) is not served at all: fail closed.
-		if e.refused != "" {
-			b.ingressProblem(e, "%s", e.refused)
+		if e.Refused != "" {
+			b.ingressProblem(e, "%s", e.Refused)
 			continue
 		}
-		if e.ann.canary != nil {
+		if e.Settings.Canary != nil {
 			b.canaries = append(b.canaries, e)
 			continue
 		}
@@ -207,30 +207,30 @@ func (b *builder) selectIngresses(candidates []*ingressEntry) {
 
 // compareAge orders Ingresses oldest first: creationTimestamp, then
 // namespace, then name.
-func compareAge(a, b *ingressEntry) int {
-	if c := cmp.Compare(a.created, b.created); c != 0 {
+func compareAge(a, b *Entry) int {
+	if c := cmp.Compare(a.Created, b.Created); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.createdNanos, b.createdNanos); c != 0 {
+	if c := cmp.Compare(a.CreatedNanos, b.CreatedNanos); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.key.Namespace, b.key.Namespace); c != 0 {
+	if c := cmp.Compare(a.Key.Namespace, b.Key.Namespace); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.key.Name, b.key.Name)
+	return cmp.Compare(a.Key.Name, b.Key.Name)
 }
 
 // buildDefaultBackend picks the default backend: the oldest valid
 // spec.defaultBackend among candidates (served, oldest first), else
 // Options.DefaultBackendService.
-func (b *builder) buildDefaultBackend(candidates []*ingressEntry) {
-	var winner *ingressEntry
+func (b *builder) buildDefaultBackend(candidates []*Entry) {
+	var winner *Entry
 	for _, e := range candidates {
-		ref := e.defaultBackend
+		ref := e.DefaultBackend
 		if ref == nil {
 			continue
 		}
-		be, err := b.backendFor(e.key.Namespace, *ref)
+		be, err := b.backendFor(e.Key.Namespace, *ref)
 		switch {
 		case err != nil:
 			b.ingressProblem(e, "spec.defaultBackend: %v; ignored", err)
@@ -239,7 +239,7 @@ func (b *builder) buildDefaultBackend(candidates []*ingressEntry) {
 			be.use(e)
 		case b.defaultBackend != be:
 			b.ingressProblem(e, "spec.defaultBackend: ignored, Ingress %s is older and its default backend (service %s port %s) is used",
-				winner.name, b.defaultBackend.key.service, b.defaultBackend.key.port)
+				winner.Name, b.defaultBackend.key.service, b.defaultBackend.key.port)
 		default:
 			be.use(e)
 		}
@@ -253,34 +253,34 @@ func (b *builder) buildDefaultBackend(candidates []*ingressEntry) {
 // buildRules adds a location for every valid path of every served Ingress.
 func (b *builder) buildRules() {
 	for _, e := range b.ingresses {
-		for i := range e.rules {
-			b.buildRule(e, &e.rules[i])
+		for i := range e.Rules {
+			b.buildRule(e, &e.Rules[i])
 		}
 	}
 }
 
-func (b *builder) buildRule(e *ingressEntry, rule *hostIntent) {
-	if rule.err != nil {
-		b.ingressProblem(e, "rule host %q %v; rule left out", rule.raw, rule.err)
+func (b *builder) buildRule(e *Entry, rule *Host) {
+	if rule.Err != nil {
+		b.ingressProblem(e, "rule host %q %v; rule left out", rule.Raw, rule.Err)
 		return
 	}
-	srv := b.server(rule.host)
-	for i := range rule.paths {
-		b.buildPath(e, srv, &rule.paths[i])
+	srv := b.server(rule.Host)
+	for i := range rule.Paths {
+		b.buildPath(e, srv, &rule.Paths[i])
 	}
 }
 
-func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *pathIntent) {
-	if p.err != nil {
-		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.raw, p.err)
+func (b *builder) buildPath(e *Entry, srv *serverState, p *Path) {
+	if p.Err != nil {
+		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.Raw, p.Err)
 		return
 	}
-	path, pathType := p.path, p.pathType
-	if p.backend.unsupported {
+	path, pathType := p.Path, p.PathType
+	if p.Backend.Unsupported {
 		b.ingressProblem(e, "host %s path %s: only Service backends are supported; path left out", srv.hostname, path)
 		return
 	}
-	be, err := b.backendFor(e.key.Namespace, p.backend)
+	be, err := b.backendFor(e.Key.Namespace, p.Backend)
 	if err != nil {
 		b.ingressProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
 		return
@@ -289,11 +289,11 @@ func (b *builder) buildPath(e *ingressEntry, srv *serverState, p *pathIntent) {
 		if winner == e {
 			b.ingressProblem(e, "host %s path %s (%s): defined twice; the first rule is used", srv.hostname, path, pathType)
 		} else {
-			b.ingressProblem(e, "host %s path %s (%s): conflicts with Ingress %s, which is older and is used", srv.hostname, path, pathType, winner.name)
+			b.ingressProblem(e, "host %s path %s (%s): conflicts with Ingress %s, which is older and is used", srv.hostname, path, pathType, winner.Name)
 		}
 		return
 	}
 	be.use(e)
 	b.errorBackendOf(e)
-	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e, raw: cmp.Or(p.raw, "/"), impl: p.impl})
+	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl})
 }

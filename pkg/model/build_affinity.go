@@ -47,7 +47,7 @@ func (b *builder) finishAffinity(used []*backendState, out []config.Backend) {
 			if l.ingress == used[i].opinions[0] {
 				paths[i] = append(paths[i], l.raw)
 			}
-			if c := l.canary; c != nil && !c.e.ann.affinityCanaryLegacy {
+			if c := l.canary; c != nil && !c.e.Settings.AffinityCanaryLegacy {
 				if ci := slices.Index(used, c.be); ci >= 0 {
 					links = append(links, affinityLink{canary: ci, main: i})
 				}
@@ -72,15 +72,15 @@ func (b *builder) finishAffinity(used []*backendState, out []config.Backend) {
 }
 
 // defaultCookiePath is the cookie Path of winner's locations paths.
-func (b *builder) defaultCookiePath(winner *ingressEntry, paths []string) string {
+func (b *builder) defaultCookiePath(winner *Entry, paths []string) string {
 	slices.Sort(paths)
 	p := commonCookiePath(slices.Compact(paths))
 	if !cookiePathOK(p) {
 		p = "/"
 	}
-	if winner.ann.useRegex {
+	if winner.Settings.UseRegex {
 		b.ingressProblem(winner, "%s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is %q",
-			winner.setting("session-cookie-path"), p)
+			winner.Setting("session-cookie-path"), p)
 	}
 	return p
 }

@@ -14,11 +14,11 @@ import (
 // verification.
 func (b *builder) clientAuthOf(s *serverState) *config.ClientAuth {
 	var winner *config.ClientAuth
-	var from *ingressEntry
-	var seen []*ingressEntry
+	var from *Entry
+	var seen []*Entry
 	for i := range s.locations {
 		e := s.locations[i].ingress
-		if !e.ann.clientAuth.requested || slices.Contains(seen, e) {
+		if !e.Settings.ClientAuth.Requested || slices.Contains(seen, e) {
 			continue
 		}
 		seen = append(seen, e)
@@ -28,7 +28,7 @@ func (b *builder) clientAuthOf(s *serverState) *config.ClientAuth {
 	}
 	for _, e := range seen {
 		if ca := b.clientAuth(e); ca != nil && e != from && !clientAuthEqual(ca, winner) {
-			b.ingressProblem(e, "host %s: client certificate authentication is that of Ingress %s, which is older; this Ingress's auth-tls annotations are ignored on it", s.hostname, from.name)
+			b.ingressProblem(e, "host %s: client certificate authentication is that of Ingress %s, which is older; this Ingress's auth-tls annotations are ignored on it", s.hostname, from.Name)
 		}
 	}
 	return winner
@@ -36,8 +36,8 @@ func (b *builder) clientAuthOf(s *serverState) *config.ClientAuth {
 
 // clientAuthClosed reports whether e's routes answer 503: it requests
 // client certificate authentication that cannot be applied.
-func (b *builder) clientAuthClosed(e *ingressEntry) bool {
-	return e.ann.clientAuth.requested && b.clientAuth(e) == nil
+func (b *builder) clientAuthClosed(e *Entry) bool {
+	return e.Settings.ClientAuth.Requested && b.clientAuth(e) == nil
 }
 
 // clientAuthEqual compares what two Ingresses ask of a host.
@@ -49,19 +49,19 @@ func clientAuthEqual(x, y *config.ClientAuth) bool {
 
 // clientAuth resolves e's auth-tls annotations once per Build (see
 // resolveRef): nil when they cannot be applied (a Problem of e says why).
-func (b *builder) clientAuth(e *ingressEntry) *config.ClientAuth {
-	in := &e.ann.clientAuth
+func (b *builder) clientAuth(e *Entry) *config.ClientAuth {
+	in := &e.Settings.ClientAuth
 	return resolveRef(b, e, refUse[*config.ClientAuth]{
-		objectRef: objectRef{refSecret, "auth-tls-secret", in.secret},
-		invalid:   in.err,
+		objectRef: objectRef{refSecret, "auth-tls-secret", in.Secret},
+		invalid:   in.Err,
 		parse:     (*builder).clientAuthFrom,
 	})
 }
 
 // clientAuthFrom makes e's ClientAuth of its auth-tls-secret o, or says
 // why it cannot.
-func (b *builder) clientAuthFrom(e *ingressEntry, o refObject) (*config.ClientAuth, string) {
-	in := &e.ann.clientAuth
+func (b *builder) clientAuthFrom(e *Entry, o refObject) (*config.ClientAuth, string) {
+	in := &e.Settings.ClientAuth
 	data, ok := o.secret.Data["ca.crt"]
 	if !ok {
 		return nil, o.reason(` has no key "ca.crt"`)
@@ -70,8 +70,8 @@ func (b *builder) clientAuthFrom(e *ingressEntry, o refObject) (*config.ClientAu
 	if err != nil {
 		return nil, o.reason(": %v", err)
 	}
-	ca := &config.ClientAuth{Ingress: e.name, Secret: o.key.String(), CA: pemCA, Verify: in.verify, Depth: max(in.depth, 1),
-		ErrorPage: in.errorPage, PassCertificate: in.passCert, MatchCN: in.matchCN}
+	ca := &config.ClientAuth{Ingress: e.Name, Secret: o.key.String(), CA: pemCA, Verify: in.Verify, Depth: max(in.Depth, 1),
+		ErrorPage: in.ErrorPage, PassCertificate: in.PassCert, MatchCN: in.MatchCN}
 	if ca.Verify == "" {
 		ca.Verify = VerifyOn
 	}

@@ -42,12 +42,12 @@ type backendState struct {
 	// users are the Ingresses that do (nil for the default backend flag
 	// and the default-backend annotation), oldest first.
 	used  bool
-	users []*ingressEntry
+	users []*Entry
 	// opinions are the Ingresses routing here that set balancing
 	// annotations.
-	opinions []*ingressEntry
+	opinions []*Entry
 	// upstreamOpinions are those that set service-upstream.
-	upstreamOpinions []*ingressEntry
+	upstreamOpinions []*Entry
 	name             string
 	// portName is the Service port's name, the one of its slices' ports;
 	// clusterIP is set when service-upstream replaced the endpoints by the
@@ -57,12 +57,12 @@ type backendState struct {
 }
 
 // use records that e routes to the backend.
-func (be *backendState) use(e *ingressEntry) {
+func (be *backendState) use(e *Entry) {
 	be.used = true
 	if n := len(be.users); n == 0 || be.users[n-1] != e {
 		be.users = append(be.users, e)
 	}
-	if e != nil && e.ann.balancing != nil {
+	if e != nil && e.Settings.Balancing != nil {
 		be.opinions = append(be.opinions, e)
 	}
 	be.noteServiceUpstream(e)
@@ -71,26 +71,26 @@ func (be *backendState) use(e *ingressEntry) {
 var errExternalName = errors.New("is of type ExternalName, which is not supported (the balancer needs endpoint addresses)")
 
 // backendFor resolves an Ingress backend in namespace ns.
-func (b *builder) backendFor(ns string, ref backendRef) (*backendState, error) {
-	if ref.unsupported {
+func (b *builder) backendFor(ns string, ref BackendRef) (*backendState, error) {
+	if ref.Unsupported {
 		return nil, errors.New("only Service backends are supported")
 	}
-	if !isDNSLabel(ref.service) || !isDNSLabel(ns) {
-		return nil, fmt.Errorf("service %q in namespace %q is not a valid name", ref.service, ns)
+	if !IsDNSLabel(ref.Service) || !IsDNSLabel(ns) {
+		return nil, fmt.Errorf("service %q in namespace %q is not a valid name", ref.Service, ns)
 	}
 	var port string
 	switch {
-	case ref.portName != "":
-		if !isDNSLabel(ref.portName) {
-			return nil, fmt.Errorf("service %s port name %q is not valid", ref.service, ref.portName)
+	case ref.PortName != "":
+		if !IsDNSLabel(ref.PortName) {
+			return nil, fmt.Errorf("service %s port name %q is not valid", ref.Service, ref.PortName)
 		}
-		port = ref.portName
-	case ref.portNumber > 0:
-		port = strconv.Itoa(int(ref.portNumber))
+		port = ref.PortName
+	case ref.PortNumber > 0:
+		port = strconv.Itoa(int(ref.PortNumber))
 	default:
-		return nil, fmt.Errorf("service %s has no port name or number", ref.service)
+		return nil, fmt.Errorf("service %s has no port name or number", ref.Service)
 	}
-	key := backendKey{ns, ref.service, port}
+	key := backendKey{ns, ref.Service, port}
 	be, ok := b.lastBackend, b.lastBackend != nil && b.lastBackend.key == key
 	if !ok {
 		be, ok = b.backends[key]
@@ -110,8 +110,8 @@ func (b *builder) backendFor(ns string, ref backendRef) (*backendState, error) {
 }
 
 // resolve finds the Service port and its ready endpoints.
-func (b *builder) resolve(be *backendState, ref backendRef) error {
-	svcKey := objectKey{be.key.namespace, be.key.service}
+func (b *builder) resolve(be *backendState, ref BackendRef) error {
+	svcKey := Key{be.key.namespace, be.key.service}
 	svc := b.s.services[svcKey]
 	if svc == nil {
 		return fmt.Errorf("service %s not found", svcKey)
@@ -128,10 +128,10 @@ func (b *builder) resolve(be *backendState, ref backendRef) error {
 	return nil
 }
 
-func servicePort(svc *serviceEntry, ref backendRef) *servicePortEntry {
+func servicePort(svc *serviceEntry, ref BackendRef) *servicePortEntry {
 	for i := range svc.ports {
 		p := &svc.ports[i]
-		if ref.portName != "" && p.name == ref.portName || ref.portName == "" && p.port == ref.portNumber {
+		if ref.PortName != "" && p.name == ref.PortName || ref.PortName == "" && p.port == ref.PortNumber {
 			return p
 		}
 	}
@@ -141,7 +141,7 @@ func servicePort(svc *serviceEntry, ref backendRef) *servicePortEntry {
 // endpoints merges the ready endpoints of the Service's slices for the
 // slice port named portName. A single contributing slice is used as it is,
 // with the sum the Store computed.
-func (b *builder) endpoints(svc objectKey, portName string) ([]config.Endpoint, config.EndpointsSum) {
+func (b *builder) endpoints(svc Key, portName string) ([]config.Endpoint, config.EndpointsSum) {
 	var first *slicePort
 	var merged []config.Endpoint
 	for _, se := range b.s.slicesByService[svc] {
@@ -178,7 +178,7 @@ func compareEndpoints(a, b config.Endpoint) int {
 // flagDefaultBackend resolves Options.DefaultBackendService on its first
 // port; nil (the built-in 404) with a Problem when it cannot.
 func (b *builder) flagDefaultBackend() *backendState {
-	key, err := parseObjectKey(b.opts.DefaultBackendService)
+	key, err := ParseKey(b.opts.DefaultBackendService)
 	if err != nil {
 		b.problem(config.ProblemKindOptions, "", "default-backend-service", "%v", err)
 		return nil
@@ -188,7 +188,7 @@ func (b *builder) flagDefaultBackend() *backendState {
 		b.problem("Service", key.Namespace, key.Name, "default backend service not found or without ports; the built-in 404 answers")
 		return nil
 	}
-	be, err := b.backendFor(key.Namespace, backendRef{service: key.Name, portNumber: svc.ports[0].port})
+	be, err := b.backendFor(key.Namespace, BackendRef{Service: key.Name, PortNumber: svc.ports[0].port})
 	if err != nil {
 		b.problem("Service", key.Namespace, key.Name, "default backend: %v; the built-in 404 answers", err)
 		return nil
@@ -262,16 +262,16 @@ func (b *builder) backend(be *backendState) config.Backend {
 	slices.SortFunc(be.opinions, compareAge)
 	be.opinions = slices.Compact(be.opinions)
 	winner := be.opinions[0]
-	bal := winner.ann.balancing
-	out.LoadBalance, out.UpstreamHashBy, out.UpstreamHashBySubsetSize = bal.loadBalance, bal.hashBy, bal.subsetSize
-	if bal.affinity != nil {
-		a := *bal.affinity
+	bal := winner.Settings.Balancing
+	out.LoadBalance, out.UpstreamHashBy, out.UpstreamHashBySubsetSize = bal.LoadBalance, bal.HashBy, bal.SubsetSize
+	if bal.Affinity != nil {
+		a := *bal.Affinity
 		out.Affinity = &a
 	}
 	for _, e := range be.opinions[1:] {
-		if !e.ann.balancing.equal(bal) {
+		if !e.Settings.Balancing.Equal(bal) {
 			b.ingressProblem(e, "backend %s: load-balance, upstream-hash-by and affinity annotations differ from Ingress %s, which is older and is used; ignored",
-				be.name, winner.name)
+				be.name, winner.Name)
 		}
 	}
 	return out

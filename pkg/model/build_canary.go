@@ -45,7 +45,7 @@ import (
 
 // canaryRoute is the canary of a location while Build runs.
 type canaryRoute struct {
-	e   *ingressEntry
+	e   *Entry
 	be  *backendState
 	out *config.Canary
 }
@@ -57,8 +57,8 @@ func (c *canaryRoute) location() *config.Canary {
 		return nil
 	}
 	if c.out == nil {
-		spec := c.e.ann.canary.spec
-		spec.Backend, spec.Ingress = c.be.name, c.e.name
+		spec := c.e.Settings.Canary.Spec
+		spec.Backend, spec.Ingress = c.be.name, c.e.Name
 		c.out = &spec
 	}
 	return c.out
@@ -71,25 +71,25 @@ func (c *canaryRoute) location() *config.Canary {
 func (b *builder) buildCanaries() {
 	for _, e := range b.canaries {
 		b.canaryIgnored(e)
-		if ref := e.defaultBackend; ref != nil {
+		if ref := e.DefaultBackend; ref != nil {
 			b.mergeCanaryDefault(e, *ref)
 		}
-		for i := range e.rules {
-			r := &e.rules[i]
-			if r.err != nil {
-				b.ingressProblem(e, "rule host %q %v; rule left out", r.raw, r.err)
+		for i := range e.Rules {
+			r := &e.Rules[i]
+			if r.Err != nil {
+				b.ingressProblem(e, "rule host %q %v; rule left out", r.Raw, r.Err)
 				continue
 			}
-			for j := range r.paths {
-				b.mergeCanaryPath(e, r.host, &r.paths[j])
+			for j := range r.Paths {
+				b.mergeCanaryPath(e, r.Host, &r.Paths[j])
 			}
 		}
 	}
 }
 
 // mergeCanaryPath merges one path of canary Ingress e.
-func (b *builder) mergeCanaryPath(e *ingressEntry, host string, p *pathIntent) {
-	where := fmt.Sprintf("host %s path %q (%s)", host, p.raw, p.typeName)
+func (b *builder) mergeCanaryPath(e *Entry, host string, p *Path) {
+	where := fmt.Sprintf("host %s path %q (%s)", host, p.Raw, p.TypeName)
 	srv := b.servers[host]
 	if srv == nil {
 		b.ingressProblem(e, "%s: no main Ingress serves this host; the canary path is not served", where)
@@ -102,17 +102,17 @@ func (b *builder) mergeCanaryPath(e *ingressEntry, host string, p *pathIntent) {
 	case l == nil:
 		b.ingressProblem(e, "%s: no main Ingress serves this host and path; the canary path is not served", where)
 	default:
-		b.mergeCanary(e, where, l, p.backend)
+		b.mergeCanary(e, where, l, p.Backend)
 	}
 }
 
 // mergeCanaryDefault merges the spec.defaultBackend of canary Ingress e
 // into every location of the default server, as ingress-nginx does.
-func (b *builder) mergeCanaryDefault(e *ingressEntry, ref backendRef) {
+func (b *builder) mergeCanaryDefault(e *Entry, ref BackendRef) {
 	srv := b.servers[config.DefaultServerName]
 	merged := false
 	for i := range srv.locations {
-		if l := &srv.locations[i]; l.ingress.key.Namespace == e.key.Namespace {
+		if l := &srv.locations[i]; l.ingress.Key.Namespace == e.Key.Namespace {
 			where := fmt.Sprintf("spec.defaultBackend, host %s path %q", config.DefaultServerName, l.path)
 			merged = b.mergeCanary(e, where, l, ref) || merged
 		}
@@ -124,19 +124,19 @@ func (b *builder) mergeCanaryDefault(e *ingressEntry, ref backendRef) {
 
 // mergeCanary makes the backend of ref the canary of l, unless l cannot
 // take it; it reports whether l has it.
-func (b *builder) mergeCanary(e *ingressEntry, where string, l *location, ref backendRef) bool {
-	if l.ingress.key.Namespace != e.key.Namespace {
-		b.ingressProblem(e, "%s: served by Ingress %s of another namespace, and a canary applies to its own namespace only; not served", where, l.ingress.name)
+func (b *builder) mergeCanary(e *Entry, where string, l *location, ref BackendRef) bool {
+	if l.ingress.Key.Namespace != e.Key.Namespace {
+		b.ingressProblem(e, "%s: served by Ingress %s of another namespace, and a canary applies to its own namespace only; not served", where, l.ingress.Name)
 		return false
 	}
-	be, err := b.backendFor(e.key.Namespace, ref)
+	be, err := b.backendFor(e.Key.Namespace, ref)
 	if err != nil {
 		b.ingressProblem(e, "%s: %v; path left out", where, err)
 		return false
 	}
 	switch c := l.canary; {
 	case be == l.backend:
-		b.ingressProblem(e, "%s: the main Ingress %s routes to the same backend; the canary is ignored", where, l.ingress.name)
+		b.ingressProblem(e, "%s: the main Ingress %s routes to the same backend; the canary is ignored", where, l.ingress.Name)
 		return false
 	case c != nil && c.e == e && c.be == be:
 		return true // the same path twice, or the default backend and a rule
@@ -144,7 +144,7 @@ func (b *builder) mergeCanary(e *ingressEntry, where string, l *location, ref ba
 		b.ingressProblem(e, "%s: defined twice with different backends; the first is used", where)
 		return false
 	case c != nil:
-		b.ingressProblem(e, "%s: has the canary of Ingress %s, which is older and is used (one canary per path); ignored", where, c.e.name)
+		b.ingressProblem(e, "%s: has the canary of Ingress %s, which is older and is used (one canary per path); ignored", where, c.e.Name)
 		return false
 	}
 	be.use(e)
@@ -156,16 +156,16 @@ func (b *builder) mergeCanary(e *ingressEntry, where string, l *location, ref ba
 // p merges into, or nil: the same path and type, a path whose type leaves
 // its meaning to the implementation matching a regex location by its text
 // first.
-func (s *serverState) canaryTarget(p *pathIntent) (*location, error) {
-	if p.impl {
-		if l := s.locationOf(pathKey{cmp.Or(p.raw, "/"), config.PathRegex}); l != nil {
+func (s *serverState) canaryTarget(p *Path) (*location, error) {
+	if p.Impl {
+		if l := s.locationOf(pathKey{cmp.Or(p.Raw, "/"), config.PathRegex}); l != nil {
 			return l, nil
 		}
 	}
-	if p.err != nil {
-		return nil, p.err
+	if p.Err != nil {
+		return nil, p.Err
 	}
-	return s.locationOf(pathKey{p.path, p.pathType}), nil
+	return s.locationOf(pathKey{p.Path, p.PathType}), nil
 }
 
 // locationOf returns the location of k, or nil.
@@ -183,8 +183,8 @@ func (s *serverState) locationOf(k pathKey) *location {
 
 // canaryIgnored reports what of canary Ingress e does not apply (see
 // canaryNotes).
-func (b *builder) canaryIgnored(e *ingressEntry) {
-	for _, n := range e.canaryNotes {
+func (b *builder) canaryIgnored(e *Entry) {
+	for _, n := range e.CanaryNotes {
 		b.ingressProblem(e, "%s", n)
 	}
 }

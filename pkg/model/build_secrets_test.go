@@ -170,11 +170,11 @@ func TestResolveRef(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestStore(t, append(tc.objs, ingress("default", "app"))...)
-			e := s.ingresses[objectKey{"default", "app"}]
+			e := s.ingresses[Key{"default", "app"}]
 			parses := 0
 			use := refUse[int]{
 				objectRef: objectRef{refSecret, "test-secret", "s"},
-				parse: func(_ *builder, _ *ingressEntry, o refObject) (int, string) {
+				parse: func(_ *builder, _ *Entry, o refObject) (int, string) {
 					parses++
 					var v string
 					var has bool
@@ -197,7 +197,7 @@ func TestResolveRef(t *testing.T) {
 					}
 					return n, ""
 				},
-				unavailable: func(*ingressEntry) int { return -1 },
+				unavailable: func(*Entry) int { return -1 },
 			}
 			if tc.use != nil {
 				tc.use(&use)
@@ -231,15 +231,15 @@ func TestResolveRef(t *testing.T) {
 func TestRefKey(t *testing.T) {
 	for _, tc := range []struct {
 		ref  string
-		want objectKey
+		want Key
 		ok   bool
 	}{
-		{"s", objectKey{"ns", "s"}, true},
-		{"ns/s", objectKey{"ns", "s"}, true},
-		{"other/s", objectKey{"other", "s"}, false},
-		{"", objectKey{"ns", ""}, false},
+		{"s", Key{"ns", "s"}, true},
+		{"ns/s", Key{"ns", "s"}, true},
+		{"other/s", Key{"other", "s"}, false},
+		{"", Key{"ns", ""}, false},
 	} {
-		k, ok := refKey("ns", tc.ref)
+		k, ok := RefKey("ns", tc.ref)
 		if k != tc.want || ok != tc.ok {
 			t.Errorf("refKey(ns, %q) = %v, %v; want %v, %v", tc.ref, k, ok, tc.want, tc.ok)
 		}

@@ -16,7 +16,7 @@ type serverState struct {
 	// allocation of their own.
 	inline [2]location
 	// index finds a path in a server with many locations; nil until then.
-	index map[pathKey]*ingressEntry
+	index map[pathKey]*Entry
 	// rootPrefix is set when a rule defines Prefix "/".
 	rootPrefix bool
 }
@@ -36,7 +36,7 @@ type location struct {
 	path     string
 	pathType config.PathType
 	backend  *backendState
-	ingress  *ingressEntry
+	ingress  *Entry
 	// canary is set by buildCanaries; nil when none.
 	canary *canaryRoute
 	// raw is the path as the rule wrote it; impl marks an
@@ -73,7 +73,7 @@ func (b *builder) server(host string) *serverState {
 }
 
 // claimedBy returns the Ingress whose location has path and pathType.
-func (s *serverState) claimedBy(k pathKey) *ingressEntry {
+func (s *serverState) claimedBy(k pathKey) *Entry {
 	if s.index != nil {
 		return s.index[k]
 	}
@@ -94,7 +94,7 @@ func (s *serverState) add(l location) {
 	case s.index != nil:
 		s.index[pathKey{l.path, l.pathType}] = l.ingress
 	case len(s.locations) >= indexAt:
-		s.index = make(map[pathKey]*ingressEntry, 2*indexAt)
+		s.index = make(map[pathKey]*Entry, 2*indexAt)
 		for _, x := range s.locations {
 			s.index[pathKey{x.path, x.pathType}] = x.ingress
 		}
@@ -162,14 +162,14 @@ func (b *builder) appendWWWRedirects(out []config.Server, states []*serverState)
 	n := len(out)
 	for _, s := range states {
 		if s.hostname == config.DefaultServerName || strings.HasPrefix(s.hostname, "*.") ||
-			!slices.ContainsFunc(s.locations, func(l location) bool { return l.ingress.ann.fromToWWW }) {
+			!slices.ContainsFunc(s.locations, func(l location) bool { return l.ingress.Settings.FromToWWW }) {
 			continue
 		}
 		from, ok := strings.CutPrefix(s.hostname, "www.")
 		if !ok {
 			from = "www." + s.hostname
 		}
-		if b.servers[from] != nil || b.up.aliases[from] || validHost(from) != nil {
+		if b.servers[from] != nil || b.up.aliases[from] || ValidHost(from) != nil {
 			continue
 		}
 		out = append(out, config.Server{Hostname: from, RedirectTo: s.hostname})
@@ -189,7 +189,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	if c, ok := b.tls[s.hostname]; ok && s.hostname != config.DefaultServerName {
 		srv.TLS = true
 		srv.SSLRedirect = b.global.SSLRedirect
-		if v := c.ingress.ann.sslRedirect; v != nil {
+		if v := c.ingress.Settings.SSLRedirect; v != nil {
 			srv.SSLRedirect = *v
 		}
 	}
@@ -197,7 +197,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	srv.Locations = locs
 	for i := range s.locations {
 		l := &s.locations[i]
-		loc := config.Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.name}
+		loc := config.Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.Name}
 		loc.Settings = b.settingsOf(l.ingress, &srv, redirect)
 		if loc.Settings.ExternalAuth != nil && noExternalAuth(&b.global.Auth, l.path) {
 			loc.Settings.ExternalAuth = nil
@@ -229,11 +229,11 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 // annotations, the HTTPS redirect resolved against srv, and the ConfigMap's
 // proxy timeouts and body size where the annotations set none (see
 // withGlobalDefaults).
-func (b *builder) settingsOf(e *ingressEntry, srv *config.Server, redirect *[2]bool) config.LocationSettings {
-	st := e.ann.location
+func (b *builder) settingsOf(e *Entry, srv *config.Server, redirect *[2]bool) config.LocationSettings {
+	st := e.Settings.Location
 	if r := st.AllowSourceRange; r != nil {
 		st.AllowSourceRange = slices.Clone(r)
-	} else if b.global.AllowSourceRange != "" && !e.ann.allowlistInvalid {
+	} else if b.global.AllowSourceRange != "" && !e.Settings.AllowlistInvalid {
 		st.AllowSourceRange = strings.Split(b.global.AllowSourceRange, ",")
 	}
 	if r := st.DenySourceRange; r != nil {
@@ -249,7 +249,7 @@ func (b *builder) settingsOf(e *ingressEntry, srv *config.Server, redirect *[2]b
 		st.SSLRedirect = &redirect[i]
 	}
 	b.withGlobalDefaults(&st)
-	st.RateLimit = rateLimitWithGlobal(st.RateLimit, &e.ann.limit, &b.global)
+	st.RateLimit = rateLimitWithGlobal(st.RateLimit, &e.Settings.Limit, &b.global)
 	st.ResponseHeaders = b.customHeaders(e)
 	st.BasicAuth = b.basicAuth(e)
 	st.ExternalAuth = b.externalAuth(e)
@@ -334,7 +334,7 @@ func (b *builder) catchAll(s *serverState, srv *config.Server, defaultBackend st
 // rewrites reports whether l's rewrite-target applies: set and not equal to
 // the path, as ingress-nginx decides.
 func (l *location) rewrites() bool {
-	t := l.ingress.ann.location.RewriteTarget
+	t := l.ingress.Settings.Location.RewriteTarget
 	return t != "" && t != l.raw
 }
 
@@ -343,7 +343,7 @@ func (l *location) rewrites() bool {
 // all its paths regex locations.
 func (s *serverState) regexHost() bool {
 	for i := range s.locations {
-		if l := &s.locations[i]; l.ingress.ann.useRegex || l.rewrites() {
+		if l := &s.locations[i]; l.ingress.Settings.UseRegex || l.rewrites() {
 			return true
 		}
 	}
@@ -359,7 +359,7 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 	paths := []string{l.path}
 	switch {
 	case l.pathType == config.PathRegex, l.pathType == config.PathExact:
-	case l.impl || l.raw == "/" || l.ingress.ann.useRegex || l.rewrites():
+	case l.impl || l.raw == "/" || l.ingress.Settings.UseRegex || l.rewrites():
 		paths[0] = l.raw
 	default:
 		paths[0] = strings.TrimSuffix(l.raw, "/") + "/"
@@ -369,7 +369,7 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 	}
 	loc.PathType = config.PathRegex
 	for _, p := range paths {
-		if err := validateRegexPath(p); err != nil {
+		if err := ValidateRegexPath(p); err != nil {
 			b.ingressProblem(l.ingress, "host %s path %q: %v (every path of this host is a regular expression, as one of its Ingresses sets use-regex or rewrite-target); path left out", s.hostname, p, err)
 			continue
 		}
@@ -385,8 +385,8 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 func (s *serverState) appRoot(locs []config.Location) string {
 	roots := map[string]string{}
 	for i := range s.locations {
-		if e := s.locations[i].ingress; e.ann.appRoot != "" {
-			roots[e.name] = e.ann.appRoot
+		if e := s.locations[i].ingress; e.Settings.AppRoot != "" {
+			roots[e.Name] = e.Settings.AppRoot
 		}
 	}
 	if len(roots) == 0 {
@@ -406,17 +406,17 @@ func (s *serverState) appRoot(locs []config.Location) string {
 // applies to TLS servers only. forceDefault is the ConfigMap's
 // force-ssl-redirect, the default of the annotation: an Ingress without a
 // valid force-ssl-redirect annotation takes it, one with "false" opts out.
-func locationRedirect(e *ingressEntry, srv *config.Server, forceDefault bool) (redirect, override bool) {
+func locationRedirect(e *Entry, srv *config.Server, forceDefault bool) (redirect, override bool) {
 	redirect = srv.SSLRedirect
-	force := e.ann.forceSSLRedirect
+	force := e.Settings.ForceSSLRedirect
 	if forceDefault && !force {
-		force = !e.ann.forceSSLRedirectOff
+		force = !e.Settings.ForceSSLRedirectOff
 	}
 	switch {
 	case force:
 		redirect = true
-	case e.ann.sslRedirect != nil && srv.TLS:
-		redirect = *e.ann.sslRedirect
+	case e.Settings.SSLRedirect != nil && srv.TLS:
+		redirect = *e.Settings.SSLRedirect
 	}
 	return redirect, redirect != srv.SSLRedirect
 }

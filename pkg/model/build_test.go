@@ -401,7 +401,7 @@ func TestServes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := s.src.Serving(testOptions())(newIngressEntry(objectKey{tc.ing.Namespace, tc.ing.Name}, tc.ing)); got != tc.want {
+			if got := s.src.Serving(testOptions())(newIngressEntry(Key{tc.ing.Namespace, tc.ing.Name}, tc.ing)); got != tc.want {
 				t.Errorf("Serves = %v, want %v", got, tc.want)
 			}
 		})

@@ -11,8 +11,8 @@ import (
 // tlsClaim is the TLS setting of one host: the Secret (Name "" for the
 // default certificate) and the oldest Ingress that listed the host.
 type tlsClaim struct {
-	secret  objectKey
-	ingress *ingressEntry
+	secret  Key
+	ingress *Entry
 }
 
 // certState is a Certificate while it is built.
@@ -50,14 +50,14 @@ type certificates struct {
 //     Ingress that listed it (the oldest), else Global.SSLRedirect.
 func (b *builder) buildTLS() {
 	for _, e := range b.ingresses {
-		for _, t := range e.tls {
-			hosts := t.hosts
+		for _, t := range e.TLS {
+			hosts := t.Hosts
 			if len(hosts) == 0 {
 				hosts = ruleHosts(e)
 			}
-			secret := objectKey{}
-			if t.secret != "" {
-				secret = objectKey{e.key.Namespace, t.secret}
+			secret := Key{}
+			if t.Secret != "" {
+				secret = Key{e.Key.Namespace, t.Secret}
 			}
 			for _, h := range hosts {
 				b.claimTLS(e, h, secret)
@@ -67,8 +67,8 @@ func (b *builder) buildTLS() {
 	b.certs = b.resolveCertificates()
 }
 
-func (b *builder) claimTLS(e *ingressEntry, host string, secret objectKey) {
-	if err := validHost(host); err != nil {
+func (b *builder) claimTLS(e *Entry, host string, secret Key) {
+	if err := ValidHost(host); err != nil {
 		b.ingressProblem(e, "tls host %q %v; left out", host, err)
 		return
 	}
@@ -79,17 +79,17 @@ func (b *builder) claimTLS(e *ingressEntry, host string, secret objectKey) {
 	}
 	if c.secret != secret {
 		b.ingressProblem(e, "tls host %s: secret %q ignored, Ingress %s is older and its secret %q is used",
-			host, secret.Name, c.ingress.name, c.secret.Name)
+			host, secret.Name, c.ingress.Name, c.secret.Name)
 	}
 }
 
 // ruleHosts returns the valid hosts of e's rules (invalid ones have their
 // Problem from the rule), without the default server.
-func ruleHosts(e *ingressEntry) []string {
+func ruleHosts(e *Entry) []string {
 	var out []string
-	for _, r := range e.rules {
-		if r.raw != "" && r.err == nil {
-			out = append(out, r.raw)
+	for _, r := range e.Rules {
+		if r.Raw != "" && r.Err == nil {
+			out = append(out, r.Raw)
 		}
 	}
 	return out
@@ -140,7 +140,7 @@ func (cs *certificates) get(name string, entry *secretEntry) *certState {
 // to Options.FallbackCertificate; nil when there is neither.
 func (b *builder) defaultCertificate(cs *certificates) *certState {
 	if name := b.opts.DefaultSSLCertificate; name != "" {
-		key, err := parseObjectKey(name)
+		key, err := ParseKey(name)
 		if err != nil {
 			b.problem(config.ProblemKindOptions, "", "default-ssl-certificate", "%v", err)
 		} else if entry := b.s.secrets[key]; entry == nil {

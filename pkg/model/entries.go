@@ -45,7 +45,7 @@ const ServiceNameLabel = discoveryv1.LabelServiceName
 type sliceEntry struct {
 	// name is the slice's name in the Store.
 	name    string
-	service objectKey
+	service Key
 	ports   []slicePort
 }
 
@@ -61,10 +61,10 @@ type slicePort struct {
 // ready) of IPv4 and IPv6 slices; FQDN slices yield none. Like kube-proxy,
 // only the first address of an endpoint is used (Kubernetes declares the
 // addresses fungible), and it must parse as an IP address.
-func newSliceEntry(key objectKey, slice *discoveryv1.EndpointSlice) *sliceEntry {
+func newSliceEntry(key Key, slice *discoveryv1.EndpointSlice) *sliceEntry {
 	e := &sliceEntry{name: key.Name}
 	if svc := slice.Labels[ServiceNameLabel]; svc != "" {
-		e.service = objectKey{key.Namespace, svc}
+		e.service = Key{key.Namespace, svc}
 	}
 	if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
 		return e
@@ -113,7 +113,7 @@ func readyAddresses(eps []discoveryv1.Endpoint) []string {
 		out = append(out, canonicalAddr(ep.Addresses[0], a))
 	}
 	sort.Strings(out)
-	return compactStrings(out)
+	return CompactStrings(out)
 }
 
 // port returns the slice port named name, or nil.

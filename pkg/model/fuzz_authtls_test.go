@@ -31,7 +31,7 @@ func FuzzClientCA(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(certs) == 0 || len(certs) > maxClientCAs || strings.ContainsFunc(out, func(r rune) bool { return r != '\n' && (r < ' ' || r > '~') }) {
+		if len(certs) == 0 || len(certs) > MaxClientCAs || strings.ContainsFunc(out, func(r rune) bool { return r != '\n' && (r < ' ' || r > '~') }) {
 			t.Fatalf("%d certificates, output %q", len(certs), out)
 		}
 		rest := []byte(out)
@@ -76,7 +76,7 @@ func FuzzClientAuthValues(f *testing.F) {
 		}
 		a := parseAnnotations(map[string]string{AnnotationPrefix + "auth-tls-secret": v, AnnotationPrefix + "auth-tls-error-page": v,
 			AnnotationPrefix + "auth-tls-verify-depth": v, AnnotationPrefix + "auth-tls-match-cn": v})
-		if in := a.clientAuth; in.err == "" && (!validSecretRef(in.secret) || in.depth < 0 || in.depth > maxVerifyDepth) {
+		if in := a.ClientAuth; in.Err == "" && (!validSecretRef(in.Secret) || in.Depth < 0 || in.Depth > MaxVerifyDepth) {
 			t.Fatalf("accepted %q: %+v", v, in)
 		}
 	})

@@ -25,7 +25,7 @@ func FuzzAnnotationValues(f *testing.F) {
 		for _, n := range names {
 			a := parseAnnotations(map[string]string{AnnotationPrefix + n: v, AnnotationPrefix + "affinity": "cookie",
 				AnnotationPrefix + "canary": "true", AnnotationPrefix + "canary-by-header": "X"})
-			if len(a.problems) > 0 {
+			if len(a.Problems) > 0 {
 				continue
 			}
 			if strings.ContainsAny(v, ";{}\"'`\\\n\r") {
@@ -49,7 +49,7 @@ func FuzzPath(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		if validatePath(p) != nil {
+		if ValidatePath(p) != nil {
 			return
 		}
 		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, " ;{}$\"'`\\\n\r\t#?") || strings.Contains(p, "//") {
@@ -153,7 +153,7 @@ func FuzzRegexPath(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		if validateRegexPath(p) != nil {
+		if ValidateRegexPath(p) != nil {
 			return
 		}
 		if !strings.HasPrefix(p, "/") || len(p) > 1024 || strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r > '~' }) {

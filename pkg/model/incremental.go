@@ -39,22 +39,22 @@ type Incremental struct {
 	sums *config.Sums
 	// deps are, by Service, the Backends of cur whose endpoints are that
 	// Service's (not service-upstream's ClusterIP).
-	deps map[objectKey][]endpointDep
+	deps map[Key][]endpointDep
 	// full: the next Configuration needs a full Build; touched: the
 	// Services whose endpoints changed since cur otherwise; changes: the
 	// Ingress events since cur.
 	full    bool
-	touched map[objectKey]struct{}
+	touched map[Key]struct{}
 	changes []ingressChange
 	// hostsOK is set when cur leaves Ingress changes to rebuildHosts (no
 	// server-alias annotation, no renamed Backends);
 	// defaultWinner is the Ingress whose spec.defaultBackend cur uses.
 	hostsOK       bool
-	defaultWinner objectKey
+	defaultWinner Key
 	// users are, by Backend name, the Ingresses that route to it in cur
 	// (objectKey{} for the default backend flag and default-backend
 	// annotations).
-	users map[string][]objectKey
+	users map[string][]Key
 	// w is the writer of the Backends' checksums of patches.
 	w *config.Hasher
 }
@@ -69,7 +69,7 @@ type endpointDep struct {
 // NewIncremental returns an Incremental over s (which it applies events
 // to) building with opts.
 func NewIncremental(s *Store, opts Options) *Incremental {
-	return &Incremental{s: s, opts: opts, full: true, touched: map[objectKey]struct{}{}}
+	return &Incremental{s: s, opts: opts, full: true, touched: map[Key]struct{}{}}
 }
 
 // Store returns the Store events go to.
@@ -105,7 +105,7 @@ func (in *Incremental) Apply(ev events.Event) (bool, error) {
 		return true, nil
 	}
 	for _, k := range eff.Services {
-		in.touched[objectKey(k)] = struct{}{}
+		in.touched[Key(k)] = struct{}{}
 	}
 	return true, nil
 }
@@ -138,10 +138,10 @@ func (in *Incremental) rebuild() {
 	in.cur, in.sums, in.full = cfg, b.sums, false
 	clear(in.touched)
 	in.changes = in.changes[:0]
-	in.deps = make(map[objectKey][]endpointDep, len(b.backendList))
+	in.deps = make(map[Key][]endpointDep, len(b.backendList))
 	// An alias depends on every host (a rule host is not an alias).
-	in.hostsOK = !slices.ContainsFunc(b.ingresses, func(e *ingressEntry) bool { return len(e.ann.upstream.aliases) > 0 })
-	in.users = make(map[string][]objectKey, len(b.backendList))
+	in.hostsOK = !slices.ContainsFunc(b.ingresses, func(e *Entry) bool { return len(e.Settings.Upstream.Aliases) > 0 })
+	in.users = make(map[string][]Key, len(b.backendList))
 	for _, be := range b.backendList {
 		if be.used {
 			in.users[be.name] = appendUsers(nil, be.users)
@@ -153,15 +153,15 @@ func (in *Incremental) rebuild() {
 			in.addDep(be)
 		}
 	}
-	in.defaultWinner = objectKey{}
+	in.defaultWinner = Key{}
 	if b.defaultWinner != nil {
-		in.defaultWinner = b.defaultWinner.key
+		in.defaultWinner = b.defaultWinner.Key
 	}
 }
 
 // addDep records that the slices of be's Service feed be.
 func (in *Incremental) addDep(be *backendState) {
-	k := objectKey{be.key.namespace, be.key.service}
+	k := Key{be.key.namespace, be.key.service}
 	in.deps[k] = append(in.deps[k], endpointDep{name: be.name, port: be.portName, sum: be.epSum})
 }
 
@@ -231,7 +231,7 @@ func (in *Incremental) patchL4(out *config.Configuration, b *builder) bool {
 	changed := false
 	for i := range out.L4 {
 		svc := &out.L4[i]
-		k := objectKey{svc.Namespace, svc.Service}
+		k := Key{svc.Namespace, svc.Service}
 		if _, ok := in.touched[k]; !ok {
 			continue
 		}

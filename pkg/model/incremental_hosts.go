@@ -20,8 +20,8 @@ import (
 // ingressChange is a route event applied since the last Configuration:
 // its key and the entry the Store held before it (nil for a create).
 type ingressChange struct {
-	key    objectKey
-	before *ingressEntry
+	key    Key
+	before *Entry
 }
 
 // islandLimit is the most Ingresses a host rebuild takes out of n: past
@@ -33,8 +33,8 @@ func islandLimit(n int) int { return max(64, n/8) }
 // changed ones included (before holds the changed ones as they were).
 type island struct {
 	hosts  map[string]bool
-	keys   map[objectKey]bool
-	before []*ingressEntry
+	keys   map[Key]bool
+	before []*Entry
 }
 
 // hostVariants are the names whose Servers a rule on host can change: the
@@ -53,7 +53,7 @@ func hostVariants(host string) []string {
 // findIsland returns the island of the pending changes, or false when it
 // holds more Ingresses than islandLimit.
 func (in *Incremental) findIsland() (*island, bool) {
-	is := &island{hosts: map[string]bool{}, keys: map[objectKey]bool{}}
+	is := &island{hosts: map[string]bool{}, keys: map[Key]bool{}}
 	var queue []string
 	addHosts := func(hosts []string) {
 		for _, h := range hosts {
@@ -69,24 +69,24 @@ func (in *Incremental) findIsland() (*island, bool) {
 		is.keys[c.key] = true
 		if c.before != nil {
 			is.before = append(is.before, c.before)
-			addHosts(c.before.hosts)
+			addHosts(c.before.Hosts)
 		}
 		if now := in.s.ingresses[c.key]; now != nil {
-			addHosts(now.hosts)
+			addHosts(now.Hosts)
 		}
 	}
 	limit := islandLimit(len(in.s.ingresses))
 	for len(queue) > 0 {
 		h := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		for _, k := range in.s.ingressesByHost[objectKey{Name: h}] {
+		for _, k := range in.s.ingressesByHost[Key{Name: h}] {
 			if is.keys[k] {
 				continue
 			}
 			if is.keys[k] = true; len(is.keys) > limit {
 				return nil, false
 			}
-			addHosts(in.s.ingresses[k].hosts)
+			addHosts(in.s.ingresses[k].Hosts)
 		}
 	}
 	return is, true
@@ -97,10 +97,10 @@ func (in *Incremental) findIsland() (*island, bool) {
 // default backend, server aliases, www redirects, passthrough, backend
 // TLS profiles, a Backend's balancing or service-upstream, error
 // backends).
-func hostLocal(e *ingressEntry) bool {
-	a := e.ann
-	return e.defaultBackend == nil && len(a.upstream.aliases) == 0 && !a.fromToWWW && !a.sslPassthrough &&
-		!a.proxySSL.requested && a.balancing == nil && a.upstream.serviceUpstream == nil && a.errorService == ""
+func hostLocal(e *Entry) bool {
+	a := e.Settings
+	return e.DefaultBackend == nil && len(a.Upstream.Aliases) == 0 && !a.FromToWWW && !a.SSLPassthrough &&
+		!a.ProxySSL.Requested && a.Balancing == nil && a.Upstream.ServiceUpstream == nil && a.ErrorService == ""
 }
 
 // rebuildHosts rebuilds the island of the pending Ingress changes and
@@ -113,7 +113,7 @@ func (in *Incremental) rebuildHosts() bool {
 	if !ok {
 		return false
 	}
-	entries := make([]*ingressEntry, 0, len(is.keys))
+	entries := make([]*Entry, 0, len(is.keys))
 	for k := range is.keys {
 		if e := in.s.ingresses[k]; e != nil {
 			entries = append(entries, e)
@@ -131,9 +131,9 @@ func (in *Incremental) rebuildHosts() bool {
 	}
 	b.buildHeaders()
 	b.selectIngresses(entries)
-	var winner []*ingressEntry
+	var winner []*Entry
 	if e := in.s.ingresses[in.defaultWinner]; in.defaultWinner.Name != "" && e != nil {
-		winner = []*ingressEntry{e}
+		winner = []*Entry{e}
 	}
 	b.buildDefaultBackend(winner)
 	b.buildTLS()
@@ -243,7 +243,7 @@ func islandBackends(servers []config.Server, is *island) map[string]bool {
 // usedOutside reports whether something outside the island routes to
 // the Backend name of cur.
 func (in *Incremental) usedOutside(is *island, name string) bool {
-	return slices.ContainsFunc(in.users[name], func(k objectKey) bool { return k == objectKey{} || !is.keys[k] })
+	return slices.ContainsFunc(in.users[name], func(k Key) bool { return k == Key{} || !is.keys[k] })
 }
 
 // spliceBackends replaces the island's Backends: those only the island
@@ -289,7 +289,7 @@ func (in *Incremental) spliceBackends(out *config.Configuration, is *island, b *
 // their users outside the island and the island's.
 func (in *Incremental) updateUsers(is *island, b *builder, names map[string]bool) {
 	for name := range names {
-		users := slices.DeleteFunc(slices.Clone(in.users[name]), func(k objectKey) bool { return k != objectKey{} && is.keys[k] })
+		users := slices.DeleteFunc(slices.Clone(in.users[name]), func(k Key) bool { return k != Key{} && is.keys[k] })
 		if len(users) == 0 {
 			delete(in.users, name)
 		} else {
@@ -304,11 +304,11 @@ func (in *Incremental) updateUsers(is *island, b *builder, names map[string]bool
 }
 
 // appendUsers appends the keys of users (objectKey{} for nil) to keys.
-func appendUsers(keys []objectKey, users []*ingressEntry) []objectKey {
+func appendUsers(keys []Key, users []*Entry) []Key {
 	for _, e := range users {
-		k := objectKey{}
+		k := Key{}
 		if e != nil {
-			k = e.key
+			k = e.Key
 		}
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -406,7 +406,7 @@ func (in *Incremental) spliceCertificates(out *config.Configuration, is *island,
 func spliceProblems(cur []config.Problem, is *island, add []config.Problem) []config.Problem {
 	var out []config.Problem
 	for _, p := range cur {
-		if p.Kind != kindIngress || !is.keys[objectKey{p.Namespace, p.Name}] {
+		if p.Kind != KindIngress || !is.keys[Key{p.Namespace, p.Name}] {
 			out = append(out, p)
 		}
 	}

@@ -41,8 +41,8 @@ const AnnotationPrefix = "nginx.ingress.kubernetes.io/"
 //   - *-snippet: never parsed nor emitted; Build leaves an Ingress that
 //     carries one out entirely (fail closed, see snippet.go).
 //   - any other annotation under the prefix: reported as not supported.
-func parseAnnotations(annotations map[string]string) ingressAnnotations {
-	var a ingressAnnotations
+func parseAnnotations(annotations map[string]string) Settings {
+	var a Settings
 	keys := make([]string, 0, len(annotations))
 	for k := range annotations {
 		if strings.HasPrefix(k, AnnotationPrefix) {
@@ -58,7 +58,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 		name := strings.TrimPrefix(k, AnnotationPrefix)
 		parse, refused := annotationParserOf(name)
 		if refused {
-			a.snippets = append(a.snippets, k)
+			a.Snippets = append(a.Snippets, k)
 			continue
 		}
 		err := errUnsupported
@@ -66,7 +66,7 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 			err = parse(&a, &st, name, annotations[k])
 		}
 		if err != nil {
-			a.problems = append(a.problems, fmt.Sprintf("annotation %s=%s: %v%s", k, quoteValue(annotations[k]), err, problemOutcome(err)))
+			a.Problems = append(a.Problems, fmt.Sprintf("annotation %s=%s: %v%s", k, Quote(annotations[k]), err, problemOutcome(err)))
 		}
 	}
 	b := st.b
@@ -79,11 +79,11 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 	finishExtAuth(&a)
 	finishProxySSL(&a)
 	finishClientAuth(&a)
-	if b != (balancing{}) {
-		if b.loadBalance == "" {
-			b.loadBalance = config.LoadBalanceRoundRobin
+	if b != (Balancing{}) {
+		if b.LoadBalance == "" {
+			b.LoadBalance = config.LoadBalanceRoundRobin
 		}
-		a.balancing = &b
+		a.Balancing = &b
 	}
 	return a
 }
@@ -92,37 +92,37 @@ func parseAnnotations(annotations map[string]string) ingressAnnotations {
 var errUnsupported = errors.New("not supported")
 
 // parseCoreAnnotation parses the annotations that set one field each.
-func parseCoreAnnotation(a *ingressAnnotations, st *parseState, name, v string) error {
+func parseCoreAnnotation(a *Settings, st *parseState, name, v string) error {
 	if err := checkForbidden(v, name == "rewrite-target"); err != nil {
 		return err
 	}
 	var err error
 	switch name {
 	case "proxy-connect-timeout":
-		a.location.ProxyConnectTimeout, err = parseTimeout(v)
+		a.Location.ProxyConnectTimeout, err = parseTimeout(v)
 	case "proxy-read-timeout":
-		a.location.ProxyReadTimeout, err = parseTimeout(v)
+		a.Location.ProxyReadTimeout, err = parseTimeout(v)
 	case "proxy-send-timeout":
-		a.location.ProxySendTimeout, err = parseTimeout(v)
+		a.Location.ProxySendTimeout, err = parseTimeout(v)
 	case "proxy-body-size":
-		a.location.ProxyBodySize, err = parseSize(v)
+		a.Location.ProxyBodySize, err = parseSize(v)
 	case "backend-protocol":
-		a.location.BackendProtocol, err = parseBackendProtocol(v)
+		a.Location.BackendProtocol, err = parseBackendProtocol(v)
 	case "rewrite-target":
-		a.location.RewriteTarget, err = parseRewriteTarget(v)
+		a.Location.RewriteTarget, err = parseRewriteTarget(v)
 	case "ssl-redirect":
-		a.sslRedirect, err = parseBoolPtr(v)
+		a.SSLRedirect, err = parseBoolPtr(v)
 	case "force-ssl-redirect":
-		a.forceSSLRedirect, err = strconv.ParseBool(v)
-		a.forceSSLRedirectOff = err == nil && !a.forceSSLRedirect
+		a.ForceSSLRedirect, err = strconv.ParseBool(v)
+		a.ForceSSLRedirectOff = err == nil && !a.ForceSSLRedirect
 	case "use-regex":
-		a.useRegex, err = parseBool(v)
+		a.UseRegex, err = parseBool(v)
 	case "ssl-passthrough":
-		a.sslPassthrough, err = parseBool(v)
+		a.SSLPassthrough, err = parseBool(v)
 	case "load-balance":
-		st.b.loadBalance, err = parseLoadBalance(v)
+		st.b.LoadBalance, err = parseLoadBalance(v)
 	case "affinity-canary-behavior":
-		a.affinityCanaryLegacy, err = parseCanaryBehavior(v)
+		a.AffinityCanaryLegacy, err = parseCanaryBehavior(v)
 	default:
 		return errUnsupported
 	}
@@ -133,8 +133,8 @@ func parseCoreAnnotation(a *ingressAnnotations, st *parseState, name, v string) 
 // directive or a Lua string: control characters (newlines included), ';',
 // '{', '}', quotes, backslash and, unless dollarOK, '$'.
 func checkForbidden(v string, dollarOK bool) error {
-	if len(v) > maxValueLen {
-		return fmt.Errorf("longer than %d characters", maxValueLen)
+	if len(v) > MaxValueLen {
+		return fmt.Errorf("longer than %d characters", MaxValueLen)
 	}
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
@@ -154,7 +154,7 @@ func checkForbidden(v string, dollarOK bool) error {
 // parseTimeout parses a proxy timeout annotation in whole seconds, as
 // ingress-nginx (an integer, written with "s"), within the bounds of the
 // ConfigMap's proxy timeouts: 1 to maxProxyTimeout.
-func parseTimeout(v string) (int, error) { return parseIntRange(v, 1, maxProxyTimeout) }
+func parseTimeout(v string) (int, error) { return ParseIntRange(v, 1, maxProxyTimeout) }
 
 // parseSize parses an nginx size: digits with an optional k, m or g unit,
 // at most MaxSizeBytes.
@@ -190,7 +190,7 @@ func parseBackendProtocol(v string) (string, error) {
 // which '$' may only start a capture reference $0 to $9.
 func parseRewriteTarget(v string) (string, error) {
 	if !strings.HasPrefix(v, "/") {
-		return "", errPathRelative
+		return "", ErrPathRelative
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -201,8 +201,8 @@ func parseRewriteTarget(v string) (string, error) {
 			i++
 			continue
 		}
-		if !pathChar(c) {
-			return "", errPathChars
+		if !PathChar(c) {
+			return "", ErrPathChars
 		}
 	}
 	return v, nil

@@ -61,22 +61,22 @@ const maxSourceRangeLen = 64 << 10
 // newer name, wins over whitelist-source-range when both are set (sorted
 // order parses allowlist- first, so a whitelist- value is then not even
 // read).
-func setSourceRange(a *ingressAnnotations, name, v string) error {
-	if name == "whitelist-source-range" && (a.location.AllowSourceRange != nil || a.allowlistInvalid) {
+func setSourceRange(a *Settings, name, v string) error {
+	if name == "whitelist-source-range" && (a.Location.AllowSourceRange != nil || a.AllowlistInvalid) {
 		return nil
 	}
 	r, err := parseSourceRange(v)
 	if err != nil {
-		a.location.SourceRangeInvalid = true
+		a.Location.SourceRangeInvalid = true
 		if name == "allowlist-source-range" {
-			a.allowlistInvalid = true
+			a.AllowlistInvalid = true
 		}
 		return fmt.Errorf("%w (%w)", err, errFailClosed)
 	}
 	if name == "denylist-source-range" {
-		a.location.DenySourceRange = r
+		a.Location.DenySourceRange = r
 	} else {
-		a.location.AllowSourceRange = r
+		a.Location.AllowSourceRange = r
 	}
 	return nil
 }
@@ -88,8 +88,8 @@ func parseSourceRange(v string) ([]string, error) {
 		return nil, fmt.Errorf("longer than %d characters", maxSourceRangeLen)
 	}
 	parts := strings.Split(v, ",")
-	if len(parts) > maxSourceRanges {
-		return nil, fmt.Errorf("more than %d entries", maxSourceRanges)
+	if len(parts) > MaxSourceRanges {
+		return nil, fmt.Errorf("more than %d entries", MaxSourceRanges)
 	}
 	out := make([]string, 0, len(parts))
 	for _, p := range parts {
@@ -101,7 +101,7 @@ func parseSourceRange(v string) ([]string, error) {
 		out = append(out, pfx.String())
 	}
 	sort.Strings(out)
-	return compactStrings(out), nil
+	return CompactStrings(out), nil
 }
 
 // parseCIDRList parses a ConfigMap list of CIDRs or addresses (commas or
@@ -163,7 +163,7 @@ func parseBlockList(v string) (string, error) {
 		}
 		c, err := parseBlockEntry(e)
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", quoteValue(e), err)
+			return "", fmt.Errorf("%s: %w", Quote(e), err)
 		}
 		out = append(out, c)
 	}
@@ -201,5 +201,5 @@ func validateBlockRegex(p string) error {
 	if p == "" {
 		return errors.New("has an empty regular expression")
 	}
-	return validatePattern(p)
+	return ValidatePattern(p)
 }

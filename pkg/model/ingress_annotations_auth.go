@@ -34,41 +34,41 @@ import (
 
 // applyAuth parses one auth annotation; ok is false for other names. A
 // value that cannot be applied is recorded in a.auth.err (fail closed).
-func applyAuth(a *ingressAnnotations, name, v string) (bool, error) {
-	in := &a.auth
+func applyAuth(a *Settings, name, v string) (bool, error) {
+	in := &a.Auth
 	var err error
 	switch name {
 	case "auth-type":
-		in.requested = true
+		in.Requested = true
 		switch v {
 		case "basic", "digest":
-			in.typ = v
+			in.Type = v
 		default:
 			err = errors.New("must be basic or digest")
 		}
 	case "auth-secret":
-		in.requested = true
+		in.Requested = true
 		if !validSecretRef(v) {
 			err = errors.New(`must be "name" or "namespace/name"`)
 		} else {
-			in.secret = v
+			in.Secret = v
 		}
 	case "auth-secret-type":
 		if v != "auth-file" && v != "auth-map" {
 			err = errors.New("must be auth-file or auth-map")
 		} else {
-			in.secretType = v
+			in.SecretType = v
 		}
 	case "auth-realm":
 		if !validRealm(v) {
 			err = errors.New("may only hold letters, digits, spaces and -._~/")
 		} else {
-			in.realm = v
+			in.Realm = v
 		}
 	case "satisfy":
 		switch v {
 		case "any":
-			in.satisfyAny = true
+			in.SatisfyAny = true
 		case "all":
 		default:
 			err = errors.New("must be any or all")
@@ -76,32 +76,32 @@ func applyAuth(a *ingressAnnotations, name, v string) (bool, error) {
 	default:
 		return false, nil
 	}
-	if err != nil && in.err == "" {
-		in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
+	if err != nil && in.Err == "" {
+		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, Quote(v), err)
 	}
 	// The Problem is the Build's (basicAuth): the routes answer 503.
 	return true, nil
 }
 
 // finishAuth checks that the annotations that request auth are complete.
-func finishAuth(a *ingressAnnotations) {
-	in := &a.auth
-	if !in.requested {
-		if !a.extAuth.requested && strings.HasPrefix(in.err, "annotation "+AnnotationPrefix+"satisfy=") {
+func finishAuth(a *Settings) {
+	in := &a.Auth
+	if !in.Requested {
+		if !a.ExtAuth.Requested && strings.HasPrefix(in.Err, "annotation "+AnnotationPrefix+"satisfy=") {
 			// satisfy without auth protects nothing more: a Problem only.
-			a.problems = append(a.problems, in.err+"; ignored")
-			in.err = ""
+			a.Problems = append(a.Problems, in.Err+"; ignored")
+			in.Err = ""
 		}
 		return
 	}
-	if in.err != "" {
+	if in.Err != "" {
 		return
 	}
 	switch {
-	case in.typ == "":
-		in.err = "annotation " + AnnotationPrefix + "auth-secret without auth-type"
-	case in.secret == "":
-		in.err = "annotation " + AnnotationPrefix + "auth-type without auth-secret"
+	case in.Type == "":
+		in.Err = "annotation " + AnnotationPrefix + "auth-secret without auth-type"
+	case in.Secret == "":
+		in.Err = "annotation " + AnnotationPrefix + "auth-type without auth-secret"
 	}
 }
 

@@ -37,53 +37,53 @@ import (
 
 // applyClientAuth parses one auth-tls annotation; ok is false for other
 // names. A value that cannot be applied is recorded in a.clientAuth.err.
-func applyClientAuth(a *ingressAnnotations, name, v string) bool {
+func applyClientAuth(a *Settings, name, v string) bool {
 	if !strings.HasPrefix(name, "auth-tls-") {
 		return false
 	}
-	in := &a.clientAuth
+	in := &a.ClientAuth
 	var err error
 	switch name {
 	case "auth-tls-secret":
-		in.requested = true
+		in.Requested = true
 		if !validSecretRef(v) {
 			err = errors.New(`must be "name" or "namespace/name"`)
 		}
-		in.secret = v
+		in.Secret = v
 	case "auth-tls-verify-client":
-		in.verify, err = ParseVerifyClient(v)
+		in.Verify, err = ParseVerifyClient(v)
 	case "auth-tls-verify-depth":
-		in.depth, err = parseIntRange(v, 0, maxVerifyDepth)
+		in.Depth, err = ParseIntRange(v, 0, MaxVerifyDepth)
 	case "auth-tls-error-page":
-		in.errorPage, err = ParseErrorPage(v)
+		in.ErrorPage, err = ParseErrorPage(v)
 	case "auth-tls-pass-certificate-to-upstream":
-		in.passCert, err = parseBool(v)
+		in.PassCert, err = parseBool(v)
 	case "auth-tls-match-cn":
-		in.matchCN, err = ParseMatchCN(v)
+		in.MatchCN, err = ParseMatchCN(v)
 	default:
 		err = errUnsupported
 	}
 	if name != "auth-tls-secret" {
-		in.others = append(in.others, name)
+		in.Others = append(in.Others, name)
 	}
-	if err != nil && in.err == "" {
-		in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
+	if err != nil && in.Err == "" {
+		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, Quote(v), err)
 	}
 	return true
 }
 
 // finishClientAuth reports auth-tls annotations that request nothing.
-func finishClientAuth(a *ingressAnnotations) {
-	in := &a.clientAuth
-	if in.requested || len(in.others) == 0 {
+func finishClientAuth(a *Settings) {
+	in := &a.ClientAuth
+	if in.Requested || len(in.Others) == 0 {
 		return
 	}
-	reason := "annotations " + AnnotationPrefix + strings.Join(in.others, ", "+AnnotationPrefix) + " without " + AnnotationPrefix + "auth-tls-secret"
-	if in.err != "" {
-		reason = in.err + "; " + reason
+	reason := "annotations " + AnnotationPrefix + strings.Join(in.Others, ", "+AnnotationPrefix) + " without " + AnnotationPrefix + "auth-tls-secret"
+	if in.Err != "" {
+		reason = in.Err + "; " + reason
 	}
-	a.problems = append(a.problems, reason+"; ignored")
-	in.err = ""
+	a.Problems = append(a.Problems, reason+"; ignored")
+	in.Err = ""
 }
 
 // ParseVerifyClient accepts on, off, optional and optional_no_ca.
@@ -108,7 +108,7 @@ func ParseErrorPage(v string) (string, error) {
 		return "", fmt.Errorf("%w: a named location (nginx.conf has no location of an Ingress)", errUnsupported)
 	}
 	bad := errors.New("must be an http(s) URL, a host and path, or a path of letters, digits and -_./")
-	if len(v) > maxErrorPageLen {
+	if len(v) > MaxErrorPageLen {
 		return "", bad
 	}
 	rest := v
@@ -130,7 +130,7 @@ func ParseErrorPage(v string) (string, error) {
 
 func errorPageHost(h string) bool {
 	name, port, hasPort := strings.Cut(h, ":")
-	if hasPort && (name == "" || !allDigits(port) || len(port) > 5) {
+	if hasPort && (name == "" || !AllDigits(port) || len(port) > 5) {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
@@ -167,15 +167,15 @@ func ParseMatchCN(v string) (string, error) {
 	if !strings.HasPrefix(v, "CN=") {
 		return "", errors.New(`must start with "CN="`)
 	}
-	if len(v) > maxMatchCNLen {
-		return "", fmt.Errorf("longer than %d characters", maxMatchCNLen)
+	if len(v) > MaxMatchCNLen {
+		return "", fmt.Errorf("longer than %d characters", MaxMatchCNLen)
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < ' ' || v[i] > '~' {
 			return "", errors.New("may only hold printable ASCII characters")
 		}
 	}
-	if err := validatePattern(v); err != nil {
+	if err := ValidatePattern(v); err != nil {
 		return "", err
 	}
 	return v, nil

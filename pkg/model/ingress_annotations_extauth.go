@@ -48,11 +48,11 @@ func parseNoAuthLocations(v string) ([]string, error) {
 			continue
 		}
 		if !strings.HasPrefix(p, "/") {
-			return nil, errPathRelative
+			return nil, ErrPathRelative
 		}
 		for i := 0; i < len(p); i++ {
-			if !pathChar(p[i]) {
-				return nil, errPathChars
+			if !PathChar(p[i]) {
+				return nil, ErrPathChars
 			}
 		}
 		out = append(out, p)
@@ -75,74 +75,74 @@ func isExtAuthAnnotation(name string) bool {
 // applyExtAuth parses one external auth annotation; ok is false for other
 // names. Values that fail closed are recorded in a.extAuth.err; the
 // returned error is a Problem only (keepalive values, enable-global-auth).
-func applyExtAuth(a *ingressAnnotations, name, v string) (bool, error) {
+func applyExtAuth(a *Settings, name, v string) (bool, error) {
 	if !isExtAuthAnnotation(name) {
 		return false, nil
 	}
-	in := &a.extAuth
+	in := &a.ExtAuth
 	switch name {
 	case "auth-keepalive", "auth-keepalive-requests", "auth-keepalive-timeout":
-		_, err := parseIntRange(v, 0, maxGlobalCount)
+		_, err := ParseIntRange(v, 0, maxGlobalCount)
 		return true, err
 	case "auth-keepalive-share-vars":
 		_, err := parseBool(v)
 		return true, err
 	case "enable-global-auth":
 		on, err := parseBool(v)
-		in.globalOff = err == nil && !on
+		in.GlobalOff = err == nil && !on
 		return true, err
 	case "auth-url":
-		in.requested = true
+		in.Requested = true
 	default:
-		in.others = append(in.others, name)
+		in.Others = append(in.Others, name)
 	}
-	if err := setExtAuth(in, name, v); err != nil && in.err == "" {
-		in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
+	if err := setExtAuth(in, name, v); err != nil && in.Err == "" {
+		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, Quote(v), err)
 	}
 	return true, nil
 }
 
 // set parses the value of one auth-* name into in.
-func setExtAuth(in *extAuthInput, name, v string) error {
+func setExtAuth(in *ExtAuthSettings, name, v string) error {
 	var err error
 	switch name {
 	case "auth-url":
-		in.host, err = parseAuthURL(v)
-		in.url = v
+		in.Host, err = parseAuthURL(v)
+		in.URL = v
 	case "auth-method":
-		in.method, err = parseAuthMethod(v)
+		in.Method, err = parseAuthMethod(v)
 	case "auth-signin":
 		err = parseAuthSignin(v)
-		in.signin = v
+		in.Signin = v
 	case "auth-signin-redirect-param":
-		in.signinParam, err = parseQueryName(v)
+		in.SigninParam, err = parseQueryName(v)
 	case "auth-response-headers":
-		in.responseHeaders, err = parseAuthHeaderList(v)
+		in.ResponseHeaders, err = parseAuthHeaderList(v)
 	case "auth-request-redirect":
-		in.requestRedirect, err = parseRequestRedirect(v)
+		in.RequestRedirect, err = parseRequestRedirect(v)
 	case "auth-cache-key":
 		err = parseAuthTemplate(v, cacheKeyChar)
-		in.cacheKey = v
+		in.CacheKey = v
 	case "auth-cache-duration":
-		in.durations, err = ParseAuthCacheDurations(v)
+		in.Durations, err = ParseAuthCacheDurations(v)
 	case "auth-always-set-cookie":
-		in.alwaysSetCookie, err = parseBool(v)
+		in.AlwaysSetCookie, err = parseBool(v)
 	case "auth-proxy-set-headers":
-		in.proxySetHeaders, err = parseAuthConfigMapRef(v)
+		in.ProxySetHeaders, err = parseAuthConfigMapRef(v)
 	}
 	return err
 }
 
 // finishExtAuth reports the auth-* annotations that do nothing without
 // auth-url.
-func finishExtAuth(a *ingressAnnotations) {
-	in := &a.extAuth
-	if in.requested || len(in.others) == 0 {
+func finishExtAuth(a *Settings) {
+	in := &a.ExtAuth
+	if in.Requested || len(in.Others) == 0 {
 		return
 	}
-	a.problems = append(a.problems, fmt.Sprintf("annotations %s%s without %sauth-url: ignored", AnnotationPrefix,
-		strings.Join(in.others, ", "+AnnotationPrefix), AnnotationPrefix))
-	in.err = ""
+	a.Problems = append(a.Problems, fmt.Sprintf("annotations %s%s without %sauth-url: ignored", AnnotationPrefix,
+		strings.Join(in.Others, ", "+AnnotationPrefix), AnnotationPrefix))
+	in.Err = ""
 }
 
 // authVariables are the nginx variables auth-url, auth-signin and
@@ -176,18 +176,18 @@ func authVariable(name string) bool {
 // urlChar: the characters of auth URLs besides variables (ingress-nginx's
 // URL validator, '%' and '+' added, ' ' removed).
 func urlChar(c byte) bool {
-	return isAlnum(c) || strings.IndexByte("-._~/:,?&=%+", c) >= 0
+	return IsAlnum(c) || strings.IndexByte("-._~/:,?&=%+", c) >= 0
 }
 
 // cacheKeyChar: ingress-nginx's NGINXVariable validator (letters, digits,
 // '-', '_'), with ':' '/' '.' and ',' for readable keys.
-func cacheKeyChar(c byte) bool { return isAlnum(c) || strings.IndexByte("-_:/.,", c) >= 0 }
+func cacheKeyChar(c byte) bool { return IsAlnum(c) || strings.IndexByte("-_:/.,", c) >= 0 }
 
 // parseAuthTemplate checks a template: characters that literal accepts
 // and variables $name or ${name} that authVariable accepts.
 func parseAuthTemplate(v string, literal func(byte) bool) error {
-	if v == "" || len(v) > maxAuthURLLen {
-		return fmt.Errorf("must be 1 to %d characters", maxAuthURLLen)
+	if v == "" || len(v) > MaxAuthURLLen {
+		return fmt.Errorf("must be 1 to %d characters", MaxAuthURLLen)
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -220,7 +220,7 @@ func templateVar(s string) (string, int) {
 		return s[1:end], end + 1
 	}
 	n := 0
-	for n < len(s) && (isAlnum(s[n]) || s[n] == '_') {
+	for n < len(s) && (IsAlnum(s[n]) || s[n] == '_') {
 		n++
 	}
 	return s[:n], n
@@ -228,7 +228,7 @@ func templateVar(s string) (string, int) {
 
 func varName(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !isAlnum(s[i]) && s[i] != '_' {
+		if !IsAlnum(s[i]) && s[i] != '_' {
 			return false
 		}
 	}
@@ -273,7 +273,7 @@ func parseAuthority(a string) (string, error) {
 		host, port = a[:i], a[i:]
 	}
 	if port != "" {
-		p, err := parseIntRange(strings.TrimPrefix(port, ":"), 1, 65535)
+		p, err := ParseIntRange(strings.TrimPrefix(port, ":"), 1, 65535)
 		if err != nil || !strings.HasPrefix(port, ":") {
 			return "", errors.New("has an invalid port")
 		}
@@ -305,7 +305,7 @@ func validHostLabels(h string) bool {
 			return false
 		}
 		for i := 0; i < len(l); i++ {
-			if !isAlnum(l[i]) && l[i] != '-' {
+			if !IsAlnum(l[i]) && l[i] != '-' {
 				return false
 			}
 		}
@@ -343,7 +343,7 @@ func parseQueryName(v string) (string, error) {
 		return "", errors.New("must be 1 to 64 characters")
 	}
 	for i := 0; i < len(v); i++ {
-		if !isAlnum(v[i]) && strings.IndexByte("-._~", v[i]) < 0 {
+		if !IsAlnum(v[i]) && strings.IndexByte("-._~", v[i]) < 0 {
 			return "", errors.New("may only hold letters, digits and -._~")
 		}
 	}
@@ -361,12 +361,12 @@ func parseAuthHeaderList(v string) ([]string, error) {
 			continue
 		}
 		for i := 0; i < len(h); i++ {
-			if !isAlnum(h[i]) && h[i] != '-' && h[i] != '_' {
+			if !IsAlnum(h[i]) && h[i] != '-' && h[i] != '_' {
 				return nil, fmt.Errorf("header %q may only hold letters, digits, '-' and '_'", h)
 			}
 		}
-		if len(h) > 256 || len(out) >= maxAuthHeaders {
-			return nil, fmt.Errorf("at most %d headers of 256 characters", maxAuthHeaders)
+		if len(h) > 256 || len(out) >= MaxAuthHeaders {
+			return nil, fmt.Errorf("at most %d headers of 256 characters", MaxAuthHeaders)
 		}
 		out = append(out, h)
 	}
@@ -376,8 +376,8 @@ func parseAuthHeaderList(v string) ([]string, error) {
 // parseRequestRedirect accepts ingress-nginx's URL characters (no
 // variables): the literal X-Auth-Request-Redirect.
 func parseRequestRedirect(v string) (string, error) {
-	if v == "" || len(v) > maxAuthURLLen {
-		return "", fmt.Errorf("must be 1 to %d characters", maxAuthURLLen)
+	if v == "" || len(v) > MaxAuthURLLen {
+		return "", fmt.Errorf("must be 1 to %d characters", MaxAuthURLLen)
 	}
 	for i := 0; i < len(v); i++ {
 		if !urlChar(v[i]) {
@@ -393,7 +393,7 @@ func parseAuthConfigMapRef(v string) (string, error) {
 	if !found {
 		name, ns = ns, ""
 	}
-	if found && !isDNSLabel(ns) || !isDNSSubdomain(name) {
+	if found && !IsDNSLabel(ns) || !IsDNSSubdomain(name) {
 		return "", errors.New(`must be "name" or "namespace/name" of a ConfigMap`)
 	}
 	return v, nil
@@ -418,8 +418,8 @@ var globalAuthKeys = map[string]struct {
 
 // setGlobalAuth sets a global-auth-* key; ok is false for other keys.
 func setGlobalAuth(g *config.Global, k, v string) (bool, error) {
-	if len(v) > maxValueLen && (k == "no-auth-locations" || globalAuthKeys[k].field != nil) {
-		return true, fmt.Errorf("longer than %d characters", maxValueLen)
+	if len(v) > MaxValueLen && (k == "no-auth-locations" || globalAuthKeys[k].field != nil) {
+		return true, fmt.Errorf("longer than %d characters", MaxValueLen)
 	}
 	if k == "no-auth-locations" {
 		canon, err := parseLocationList(v)
@@ -433,7 +433,7 @@ func setGlobalAuth(g *config.Global, k, v string) (bool, error) {
 		return false, nil
 	}
 	if v != "" || k == "global-auth-url" {
-		var in extAuthInput
+		var in ExtAuthSettings
 		if err := setExtAuth(&in, f.annotation, v); err != nil {
 			return true, err
 		}
@@ -448,7 +448,7 @@ func globalExternalAuth(ga *config.GlobalAuth) *config.ExternalAuth {
 	if ga.URL == "" {
 		return nil
 	}
-	var in extAuthInput
+	var in ExtAuthSettings
 	for k, f := range globalAuthKeys {
 		if v := *f.field(ga); v != "" {
 			if err := setExtAuth(&in, f.annotation, v); err != nil {
@@ -456,5 +456,5 @@ func globalExternalAuth(ga *config.GlobalAuth) *config.ExternalAuth {
 			}
 		}
 	}
-	return in.externalAuth()
+	return in.ExternalAuth()
 }

@@ -11,12 +11,12 @@ import "strings"
 
 // annotationParser parses one annotation, name without the prefix, into a;
 // st holds what the annotations of one Ingress build together.
-type annotationParser func(a *ingressAnnotations, st *parseState, name, v string) error
+type annotationParser func(a *Settings, st *parseState, name, v string) error
 
 // parseState is what several annotations of one Ingress build together:
 // the balancing of its backends.
 type parseState struct {
-	b   balancing
+	b   Balancing
 	aff affinityInput
 }
 
@@ -58,73 +58,73 @@ func claimed(ok bool, err error) error {
 	return err
 }
 
-func parseCanaryAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseCanaryAnnotation(a *Settings, _ *parseState, name, v string) error {
 	return applyCanary(a, name, v)
 }
 
 // parseLimitAnnotation: the limits fail closed, with a Problem of their
 // own (applyLimit).
-func parseLimitAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseLimitAnnotation(a *Settings, _ *parseState, name, v string) error {
 	applyLimit(a, name, v)
 	return nil
 }
 
 // parseHashByAnnotation: not checkForbidden, as "${var}" has braces;
 // parseHashBy is an allow-list of letters, digits and -_${}.
-func parseHashByAnnotation(_ *ingressAnnotations, st *parseState, _, v string) (err error) {
-	st.b.hashBy, err = parseHashBy(v)
+func parseHashByAnnotation(_ *Settings, st *parseState, _, v string) (err error) {
+	st.b.HashBy, err = parseHashBy(v)
 	return err
 }
 
 // parseSourceRangeAnnotation: every error fails closed; not
 // checkForbidden, as 1000 CIDRs are longer than maxValueLen and
 // parseSourceRange is an allow-list.
-func parseSourceRangeAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseSourceRangeAnnotation(a *Settings, _ *parseState, name, v string) error {
 	return setSourceRange(a, name, v)
 }
 
 // The access control parsers are allow-lists that fail closed.
 
-func parseAuthAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseAuthAnnotation(a *Settings, _ *parseState, name, v string) error {
 	return claimed(applyAuth(a, name, v))
 }
 
-func parseExtAuthAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseExtAuthAnnotation(a *Settings, _ *parseState, name, v string) error {
 	return claimed(applyExtAuth(a, name, v))
 }
 
-func parseProxySSLAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseProxySSLAnnotation(a *Settings, _ *parseState, name, v string) error {
 	return claimed(applyProxySSL(a, name, v), nil)
 }
 
-func parseClientAuthAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseClientAuthAnnotation(a *Settings, _ *parseState, name, v string) error {
 	return claimed(applyClientAuth(a, name, v), nil)
 }
 
 // The other parsers refuse the characters checkForbidden names first.
 
-func parseBalancingAnnotation(_ *ingressAnnotations, st *parseState, name, v string) error {
+func parseBalancingAnnotation(_ *Settings, st *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
 	return claimed(applyBalancing(name, v, &st.b, &st.aff))
 }
 
-func parseRoutingAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseRoutingAnnotation(a *Settings, _ *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
 	return claimed(applyRouting(a, name, v))
 }
 
-func parseUpstreamAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseUpstreamAnnotation(a *Settings, _ *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
 	return claimed(applyUpstream(a, name, v))
 }
 
-func parseProxyAnnotation(a *ingressAnnotations, _ *parseState, name, v string) error {
+func parseProxyAnnotation(a *Settings, _ *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}

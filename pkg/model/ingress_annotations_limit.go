@@ -31,18 +31,18 @@ func isLimitAnnotation(name string) bool {
 // so it needs no checkForbidden. A value that cannot be parsed does not
 // drop the limit: the Ingress's routes answer 503 (fail closed) and the
 // Problem says so.
-func applyLimit(a *ingressAnnotations, name, v string) {
-	if err := setLimit(&a.limit, name, v); err != nil {
-		a.limit.rl.Invalid = true
-		a.problems = append(a.problems, fmt.Sprintf("annotation %s%s=%s: %v; the Ingress's routes answer 503 (fail closed)",
-			AnnotationPrefix, name, quoteValue(v), err))
+func applyLimit(a *Settings, name, v string) {
+	if err := setLimit(&a.Limit, name, v); err != nil {
+		a.Limit.RateLimit.Invalid = true
+		a.Problems = append(a.Problems, fmt.Sprintf("annotation %s%s=%s: %v; the Ingress's routes answer 503 (fail closed)",
+			AnnotationPrefix, name, Quote(v), err))
 	}
-	a.limit.any = true
+	a.Limit.Any = true
 }
 
-func setLimit(l *limitInput, name, v string) error {
+func setLimit(l *LimitSettings, name, v string) error {
 	var err error
-	r := &l.rl
+	r := &l.RateLimit
 	switch name {
 	case "limit-rps":
 		r.RPS, err = parseLimitInt(v, maxLimitCount)
@@ -52,28 +52,28 @@ func setLimit(l *limitInput, name, v string) error {
 		r.Connections, err = parseLimitInt(v, maxLimitCount)
 	case "limit-burst-multiplier":
 		r.BurstMultiplier, err = parseLimitInt(v, maxBurstMultiplier)
-		l.burstSet = true
+		l.BurstSet = true
 	case "limit-rate":
 		r.Rate, err = parseLimitKB(v)
-		l.rateSet = true
+		l.RateSet = true
 	case "limit-rate-after":
 		r.RateAfter, err = parseLimitKB(v)
-		l.rateAfterSet = true
+		l.RateAfterSet = true
 	case "limit-allowlist", "limit-whitelist":
 		var cidrs []string
 		cidrs, err = parseLimitAllowlist(v)
 		// Sorted order reads limit-allowlist first: the newer name wins.
-		if err == nil && (name == "limit-allowlist" || !l.allowNewer) {
+		if err == nil && (name == "limit-allowlist" || !l.AllowNewer) {
 			r.Allowlist = cidrs
 		}
-		l.allowNewer = l.allowNewer || name == "limit-allowlist"
+		l.AllowNewer = l.AllowNewer || name == "limit-allowlist"
 	}
 	return err
 }
 
 // parseLimitInt parses a count of 0 to hi, as ingress-nginx's integer
 // annotations (0 is no limit).
-func parseLimitInt(v string, hi int) (int, error) { return parseIntRange(v, 0, hi) }
+func parseLimitInt(v string, hi int) (int, error) { return ParseIntRange(v, 0, hi) }
 
 // parseLimitKB parses kilobytes (limit-rate, limit-rate-after) into bytes.
 func parseLimitKB(v string) (int64, error) {
@@ -93,13 +93,13 @@ func parseLimitAllowlist(v string) ([]string, error) {
 
 // finishLimit sets the location's RateLimit when any limit annotation is
 // present; one that limits nothing and is valid adds none.
-func finishLimit(a *ingressAnnotations) {
-	l := &a.limit
-	if !l.any {
+func finishLimit(a *Settings) {
+	l := &a.Limit
+	if !l.Any {
 		return
 	}
-	r := l.rl
-	if !l.burstSet {
+	r := l.RateLimit
+	if !l.BurstSet {
 		r.BurstMultiplier = DefaultBurstMultiplier
 	}
 	if !r.Invalid && r.RPS == 0 && r.RPM == 0 && r.Connections == 0 && r.Rate == 0 {
@@ -108,13 +108,13 @@ func finishLimit(a *ingressAnnotations) {
 	if r.RPS == 0 && r.RPM == 0 {
 		r.BurstMultiplier = 0
 	}
-	a.location.RateLimit = &r
+	a.Location.RateLimit = &r
 }
 
 // parseLimitStatus parses limit-req-status-code and limit-conn-status-code:
 // 400 to 599 as nginx's limit_req_status; 503, the default, is kept as 0.
 func parseLimitStatus(v string) (int, error) {
-	n, err := parseIntRange(v, 400, 599)
+	n, err := ParseIntRange(v, 400, 599)
 	if n == DefaultLimitStatusCode {
 		n = 0
 	}

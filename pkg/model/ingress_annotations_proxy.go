@@ -31,8 +31,8 @@ var errPerRoute = fmt.Errorf("%w per Ingress: an nginx directive that takes no v
 
 // applyProxy parses the proxy behaviour annotations; ok is false when name
 // is none of them.
-func applyProxy(a *ingressAnnotations, name, v string) (ok bool, err error) {
-	p := a.location.Proxy
+func applyProxy(a *Settings, name, v string) (ok bool, err error) {
+	p := a.Location.Proxy
 	if p == nil {
 		p = &config.ProxySettings{}
 	}
@@ -48,7 +48,7 @@ func applyProxy(a *ingressAnnotations, name, v string) (ok bool, err error) {
 		p.HTTPVersion = v
 	case "proxy-next-upstream-tries":
 		var n int
-		if n, err = parseIntRange(v, 0, 1<<30); err == nil {
+		if n, err = ParseIntRange(v, 0, 1<<30); err == nil {
 			p.NextUpstreamTries = cappedTries(n, p.NextUpstreamTries)
 		}
 	case "proxy-next-upstream":
@@ -70,21 +70,21 @@ func applyProxy(a *ingressAnnotations, name, v string) (ok bool, err error) {
 			err = fmt.Errorf("%w: ingress-sync rewrites paths in Lua, not with nginx's rewrite directive, so nginx's rewrite log has nothing to show; left out", errUnsupported)
 		}
 	case "proxy-buffer-size":
-		a.proxyBufferSize, err = parseSize(v)
+		a.ProxyBufferSize, err = parseSize(v)
 		return true, err
 	case "proxy-busy-buffers-size", "proxy-max-temp-file-size", "client-body-buffer-size":
 		if _, err = parseSize(v); err == nil {
 			err = errPerRoute
 		}
 	case "proxy-buffers-number", "proxy-next-upstream-timeout":
-		if _, err = parseIntRange(v, 0, 1<<30); err == nil {
+		if _, err = ParseIntRange(v, 0, 1<<30); err == nil {
 			err = errPerRoute
 		}
 	default:
 		return applyErrors(a, name, v)
 	}
 	if err == nil {
-		a.location.Proxy = p
+		a.Location.Proxy = p
 	}
 	return true, err
 }
@@ -158,8 +158,8 @@ func parseCookieRewrite(v string) (from, to string, err error) {
 // as in ingress-nginx, from "off" or "default" (which names
 // upstream_balancer, a host no backend redirects to) and to "off" mean no
 // rewrite, and to without from means nothing.
-func finishProxy(a *ingressAnnotations) {
-	p := a.location.Proxy
+func finishProxy(a *Settings) {
+	p := a.Location.Proxy
 	if p == nil {
 		return
 	}
@@ -167,42 +167,42 @@ func finishProxy(a *ingressAnnotations) {
 		p.RedirectFrom, p.RedirectTo = "", ""
 	}
 	if *p == (config.ProxySettings{}) {
-		a.location.Proxy = nil
+		a.Location.Proxy = nil
 	}
 }
 
 // parseHTTPErrorsList is parseHTTPErrors for the ConfigMap: the codes
 // joined by ",".
 func parseHTTPErrorsList(v string) (string, error) {
-	codes, err := parseHTTPErrors(v)
+	codes, err := ParseHTTPErrors(v)
 	if err != nil {
 		return "", err
 	}
-	return joinCodes(codes), nil
+	return JoinCodes(codes), nil
 }
 
 // applyErrors parses the error page annotations; ok is false when name is
 // none of them.
-func applyErrors(a *ingressAnnotations, name, v string) (ok bool, err error) {
-	e := a.errors
+func applyErrors(a *Settings, name, v string) (ok bool, err error) {
+	e := a.Errors
 	switch name {
 	case "custom-http-errors":
-		if e.Codes, err = parseHTTPErrors(v); err == nil && e.Codes == nil {
+		if e.Codes, err = ParseHTTPErrors(v); err == nil && e.Codes == nil {
 			e.Codes = []int{}
 		}
 	case "disable-proxy-intercept-errors":
 		e.NoIntercept, err = parseBool(v)
 	case "default-backend":
-		if !isDNSLabel(v) {
+		if !IsDNSLabel(v) {
 			return true, errors.New("must be the name of a Service of the Ingress's namespace")
 		}
-		a.errorService = v
+		a.ErrorService = v
 		return true, nil
 	default:
 		return false, nil
 	}
 	if err == nil {
-		a.errors = e
+		a.Errors = e
 	}
 	return true, err
 }
@@ -214,7 +214,7 @@ func applyErrors(a *ingressAnnotations, name, v string) (ok bool, err error) {
 func proxyField(name string) setter {
 	return func(g *config.Global, v string) error {
 		p := g.Proxy
-		a := ingressAnnotations{location: config.LocationSettings{Proxy: &p}}
+		a := Settings{Location: config.LocationSettings{Proxy: &p}}
 		if _, err := applyProxy(&a, name, v); err != nil {
 			return err
 		}

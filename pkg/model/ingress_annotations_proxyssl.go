@@ -52,55 +52,55 @@ import (
 // also apply across namespaces and to the host's default backend).
 
 // applyProxySSL parses one proxy-ssl-* annotation; ok is false for others.
-func applyProxySSL(a *ingressAnnotations, name, v string) bool {
-	in := &a.proxySSL
+func applyProxySSL(a *Settings, name, v string) bool {
+	in := &a.ProxySSL
 	var err error
 	switch name {
 	case "proxy-ssl-secret":
-		in.requested = true
+		in.Requested = true
 		if !validSecretRef(v) {
 			err = errors.New(`must be "namespace/name" or "name"`)
 		} else {
-			in.secret = v
+			in.Secret = v
 		}
 	case "proxy-ssl-verify":
-		in.verify, err = parseOnOff(v)
-		in.requested = in.requested || in.verify
+		in.Verify, err = parseOnOff(v)
+		in.Requested = in.Requested || in.Verify
 	case "proxy-ssl-server-name":
-		in.serverName, err = parseOnOff(v)
+		in.ServerName, err = parseOnOff(v)
 	case "proxy-ssl-verify-depth":
-		in.depth, err = ParseProxySSLVerifyDepth(v)
+		in.Depth, err = ParseProxySSLVerifyDepth(v)
 	case "proxy-ssl-name":
-		in.name, err = config.ParseProxySSLName(v)
+		in.Name, err = config.ParseProxySSLName(v)
 	case "proxy-ssl-protocols":
-		in.protocols, err = config.ParseProxySSLProtocols(v)
+		in.Protocols, err = config.ParseProxySSLProtocols(v)
 	case "proxy-ssl-ciphers":
-		in.ciphers, err = config.ParseProxySSLCiphers(v)
+		in.Ciphers, err = config.ParseProxySSLCiphers(v)
 	default:
 		return false
 	}
 	if name != "proxy-ssl-secret" {
-		in.others = append(in.others, name)
+		in.Others = append(in.Others, name)
 	}
 	if err != nil {
-		in.requested = true
-		if in.err == "" {
-			in.err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, quoteValue(v), err)
+		in.Requested = true
+		if in.Err == "" {
+			in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, Quote(v), err)
 		}
 	}
 	return true
 }
 
 // finishProxySSL checks what the proxy-ssl-* annotations ask as a whole.
-func finishProxySSL(a *ingressAnnotations) {
-	in := &a.proxySSL
+func finishProxySSL(a *Settings) {
+	in := &a.ProxySSL
 	switch {
-	case in.err != "":
-	case in.verify && in.secret == "":
-		in.err = "annotation " + AnnotationPrefix + "proxy-ssl-verify=on without proxy-ssl-secret (no CA to verify with)"
-	case in.secret == "" && len(in.others) > 0:
-		a.problems = append(a.problems, fmt.Sprintf("annotations %s%s need %sproxy-ssl-secret; ignored", AnnotationPrefix,
-			strings.Join(in.others, ", "+AnnotationPrefix), AnnotationPrefix))
+	case in.Err != "":
+	case in.Verify && in.Secret == "":
+		in.Err = "annotation " + AnnotationPrefix + "proxy-ssl-verify=on without proxy-ssl-secret (no CA to verify with)"
+	case in.Secret == "" && len(in.Others) > 0:
+		a.Problems = append(a.Problems, fmt.Sprintf("annotations %s%s need %sproxy-ssl-secret; ignored", AnnotationPrefix,
+			strings.Join(in.Others, ", "+AnnotationPrefix), AnnotationPrefix))
 	}
 }
 
@@ -108,8 +108,8 @@ func finishProxySSL(a *ingressAnnotations) {
 // meaning the default 1.
 func ParseProxySSLVerifyDepth(v string) (int, error) {
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > maxProxySSLVerifyDepth || !allDigits(v) {
-		return 0, fmt.Errorf("must be a number from 1 to %d", maxProxySSLVerifyDepth)
+	if err != nil || n < 0 || n > MaxProxySSLVerifyDepth || !AllDigits(v) {
+		return 0, fmt.Errorf("must be a number from 1 to %d", MaxProxySSLVerifyDepth)
 	}
 	return max(n, 1), nil
 }

@@ -20,60 +20,60 @@ var (
 
 // applyRouting parses the rewrite, redirect and CORS annotations; ok is
 // false when name is none of them.
-func applyRouting(a *ingressAnnotations, name, v string) (ok bool, err error) {
+func applyRouting(a *Settings, name, v string) (ok bool, err error) {
 	switch name {
 	case "app-root":
-		a.appRoot, err = parseAppRoot(v)
+		a.AppRoot, err = parseAppRoot(v)
 	case "x-forwarded-prefix":
-		a.location.XForwardedPrefix, err = parseForwardedPrefix(v)
+		a.Location.XForwardedPrefix, err = parseForwardedPrefix(v)
 	case "preserve-trailing-slash":
-		a.location.PreserveTrailingSlash, err = parseBool(v)
+		a.Location.PreserveTrailingSlash, err = parseBool(v)
 	case "use-port-in-redirects":
-		a.location.UsePortInRedirects, err = parseBool(v)
+		a.Location.UsePortInRedirects, err = parseBool(v)
 	case "permanent-redirect":
-		a.redirect.permanent, err = parseRedirectURL(v)
+		a.Redirect.Permanent, err = parseRedirectURL(v)
 	case "temporal-redirect":
-		a.redirect.temporal, err = parseRedirectURL(v)
+		a.Redirect.Temporal, err = parseRedirectURL(v)
 	case "permanent-redirect-code":
-		a.redirect.permanentCode, err = parseIntRange(v, 300, 308)
+		a.Redirect.PermanentCode, err = ParseIntRange(v, 300, 308)
 	case "temporal-redirect-code":
-		a.redirect.temporalCode, err = parseIntRange(v, 300, 307)
+		a.Redirect.TemporalCode, err = ParseIntRange(v, 300, 307)
 	case "from-to-www-redirect":
-		a.fromToWWW, err = parseBool(v)
+		a.FromToWWW, err = parseBool(v)
 	default:
 		return applyCORS(a, name, v)
 	}
 	return true, err
 }
 
-func applyCORS(a *ingressAnnotations, name, v string) (ok bool, err error) {
-	c := &a.cors
+func applyCORS(a *Settings, name, v string) (ok bool, err error) {
+	c := &a.CORS
 	switch name {
 	case "enable-cors":
-		c.enabled, err = parseBool(v)
+		c.Enabled, err = parseBool(v)
 	case "cors-allow-origin":
 		var bad []string
-		c.origins, c.anyOrigin, bad = parseCORSOrigins(v)
+		c.Origins, c.AnyOrigin, bad = parseCORSOrigins(v)
 		if bad != nil {
-			a.problems = append(a.problems, fmt.Sprintf("annotation %scors-allow-origin: origins %q are not scheme://host[:port] or null; left out", AnnotationPrefix, bad))
+			a.Problems = append(a.Problems, fmt.Sprintf("annotation %scors-allow-origin: origins %q are not scheme://host[:port] or null; left out", AnnotationPrefix, bad))
 		}
 	case "cors-allow-methods":
-		c.methods, err = matchOrDefault(v, corsMethodsRE, "a list of methods such as \"GET, POST\"")
+		c.Methods, err = matchOrDefault(v, corsMethodsRE, "a list of methods such as \"GET, POST\"")
 	case "cors-allow-headers":
-		c.headers, err = matchOrDefault(v, corsHeadersRE, "a list of header names")
+		c.Headers, err = matchOrDefault(v, corsHeadersRE, "a list of header names")
 	case "cors-expose-headers":
-		c.expose, err = matchOrDefault(v, corsExposeRE, "a list of header names or *")
+		c.Expose, err = matchOrDefault(v, corsExposeRE, "a list of header names or *")
 	case "cors-allow-credentials":
 		var b bool
 		b, err = parseBool(v)
 		if err == nil {
-			c.credentials = &b
+			c.Credentials = &b
 		}
 	case "cors-max-age":
 		var n int
-		n, err = parseIntRange(v, 0, maxCORSMaxAge)
+		n, err = ParseIntRange(v, 0, maxCORSMaxAge)
 		if err == nil {
-			c.maxAge = &n
+			c.MaxAge = &n
 		}
 	default:
 		return false, nil
@@ -84,32 +84,32 @@ func applyCORS(a *ingressAnnotations, name, v string) (ok bool, err error) {
 // finishRouting combines the collected redirect and CORS annotations into
 // the location settings: temporal-redirect wins over permanent-redirect, as
 // in ingress-nginx.
-func finishRouting(a *ingressAnnotations) {
-	r := a.redirect
+func finishRouting(a *Settings) {
+	r := a.Redirect
 	switch {
-	case r.temporal != "":
-		a.location.Redirect = &config.Redirect{URL: r.temporal, Code: cmp.Or(r.temporalCode, config.DefaultTemporalRedirectCode)}
-	case r.permanent != "":
-		a.location.Redirect = &config.Redirect{URL: r.permanent, Code: cmp.Or(r.permanentCode, config.DefaultPermanentRedirectCode)}
+	case r.Temporal != "":
+		a.Location.Redirect = &config.Redirect{URL: r.Temporal, Code: cmp.Or(r.TemporalCode, config.DefaultTemporalRedirectCode)}
+	case r.Permanent != "":
+		a.Location.Redirect = &config.Redirect{URL: r.Permanent, Code: cmp.Or(r.PermanentCode, config.DefaultPermanentRedirectCode)}
 	}
-	c := a.cors
-	if !c.enabled || (!c.anyOrigin && c.origins != nil && len(c.origins) == 0) {
+	c := a.CORS
+	if !c.Enabled || (!c.AnyOrigin && c.Origins != nil && len(c.Origins) == 0) {
 		return // no origin allowed: nothing to add
 	}
-	out := &config.CORS{Methods: cmp.Or(c.methods, config.DefaultCORSMethods), Headers: cmp.Or(c.headers, config.DefaultCORSHeaders),
-		Expose: c.expose, Credentials: c.credentials == nil || *c.credentials, MaxAge: config.DefaultCORSMaxAge}
-	if c.maxAge != nil {
-		out.MaxAge = *c.maxAge
+	out := &config.CORS{Methods: cmp.Or(c.Methods, config.DefaultCORSMethods), Headers: cmp.Or(c.Headers, config.DefaultCORSHeaders),
+		Expose: c.Expose, Credentials: c.Credentials == nil || *c.Credentials, MaxAge: config.DefaultCORSMaxAge}
+	if c.MaxAge != nil {
+		out.MaxAge = *c.MaxAge
 	}
-	if !c.anyOrigin && c.origins != nil {
-		out.Origins = c.origins
+	if !c.AnyOrigin && c.Origins != nil {
+		out.Origins = c.Origins
 	}
-	a.location.CORS = out
+	a.Location.CORS = out
 }
 
 // parseAppRoot accepts an absolute path (no scheme or host), as ingress-nginx.
 func parseAppRoot(v string) (string, error) {
-	if err := validatePath(v); err != nil {
+	if err := ValidatePath(v); err != nil {
 		return "", err
 	}
 	return v, nil
@@ -118,8 +118,8 @@ func parseAppRoot(v string) (string, error) {
 // parseForwardedPrefix accepts a path-like value of path characters.
 func parseForwardedPrefix(v string) (string, error) {
 	for i := 0; i < len(v); i++ {
-		if !pathChar(v[i]) {
-			return "", errPathChars
+		if !PathChar(v[i]) {
+			return "", ErrPathChars
 		}
 	}
 	if v == "" {
@@ -133,7 +133,7 @@ func parseForwardedPrefix(v string) (string, error) {
 // -._~/:,?&=).
 func parseRedirectURL(v string) (string, error) {
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; !isAlnum(c) && strings.IndexByte("-._~/:,?&=", c) < 0 {
+		if c := v[i]; !IsAlnum(c) && strings.IndexByte("-._~/:,?&=", c) < 0 {
 			return "", fmt.Errorf("contains %q (allowed: letters, digits and -._~/:,?&=)", c)
 		}
 	}

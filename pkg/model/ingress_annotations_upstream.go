@@ -33,25 +33,25 @@ import (
 
 // applyUpstream parses the upstream and header annotations; ok is false
 // when name is none of them.
-func applyUpstream(a *ingressAnnotations, name, v string) (ok bool, err error) {
-	u := &a.upstream
+func applyUpstream(a *Settings, name, v string) (ok bool, err error) {
+	u := &a.Upstream
 	switch name {
 	case "upstream-vhost":
-		a.location.UpstreamVhost, err = parseUpstreamVhost(v)
+		a.Location.UpstreamVhost, err = parseUpstreamVhost(v)
 	case "connection-proxy-header":
-		a.location.ConnectionHeader, err = parseConnectionHeader(v)
+		a.Location.ConnectionHeader, err = parseConnectionHeader(v)
 	case "server-alias":
 		var bad []string
-		u.aliases, bad = parseAliases(v)
+		u.Aliases, bad = parseAliases(v)
 		if bad != nil {
-			a.problems = append(a.problems, fmt.Sprintf("annotation %sserver-alias: names %q are not DNS names or one-label wildcards (*.example.com); left out", AnnotationPrefix, bad))
+			a.Problems = append(a.Problems, fmt.Sprintf("annotation %sserver-alias: names %q are not DNS names or one-label wildcards (*.example.com); left out", AnnotationPrefix, bad))
 		}
 	case "service-upstream":
-		u.serviceUpstream, err = parseBoolPtr(v)
+		u.ServiceUpstream, err = parseBoolPtr(v)
 	case "custom-headers":
-		_, err = parseObjectKey(v)
+		_, err = ParseKey(v)
 		if err == nil {
-			u.customHeaders = v
+			u.CustomHeaders = v
 		}
 	default:
 		return false, nil
@@ -64,15 +64,15 @@ func applyUpstream(a *ingressAnnotations, name, v string) (ok bool, err error) {
 func parseUpstreamVhost(v string) (string, error) {
 	host, port, hasPort := strings.Cut(v, ":")
 	if hasPort {
-		if _, err := parseIntRange(port, 1, 65535); err != nil {
+		if _, err := ParseIntRange(port, 1, 65535); err != nil {
 			return "", errors.New("port must be 1 to 65535")
 		}
 	}
-	if host == "" || len(host) > 253 || !isAlnum(host[0]) || !isAlnum(host[len(host)-1]) || strings.Contains(host, "..") {
+	if host == "" || len(host) > 253 || !IsAlnum(host[0]) || !IsAlnum(host[len(host)-1]) || strings.Contains(host, "..") {
 		return "", errors.New("must be a host name, optionally with :port")
 	}
 	for i := 0; i < len(host); i++ {
-		if c := host[i]; !isAlnum(c) && c != '-' && c != '.' {
+		if c := host[i]; !IsAlnum(c) && c != '-' && c != '.' {
 			return "", errors.New("must be a host name of letters, digits, '-' and '.', optionally with :port")
 		}
 	}
@@ -96,7 +96,7 @@ func parseAliases(v string) (aliases, bad []string) {
 		s = strings.ToLower(strings.TrimSpace(s))
 		switch {
 		case s == "":
-		case validHost(s) != nil || len(aliases) >= maxAliases:
+		case ValidHost(s) != nil || len(aliases) >= MaxAliases:
 			bad = append(bad, s)
 		default:
 			aliases = append(aliases, s)
@@ -108,7 +108,7 @@ func parseAliases(v string) (aliases, bad []string) {
 
 // parseConfigMapRef accepts a "namespace/name" ConfigMap reference.
 func parseConfigMapRef(v string) (string, error) {
-	if _, err := parseObjectKey(v); err != nil {
+	if _, err := ParseKey(v); err != nil {
 		return "", err
 	}
 	return v, nil
@@ -123,7 +123,7 @@ func parseAllowedHeaders(v string) (string, error) {
 		if n == "" {
 			continue
 		}
-		if !validHeaderName(n) {
+		if !ValidHeaderName(n) {
 			return "", fmt.Errorf("%q is not a header name", n)
 		}
 		names = append(names, strings.ToLower(n))

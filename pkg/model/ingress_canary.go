@@ -22,31 +22,31 @@ const (
 // applyCanary parses one canary* annotation into a.canary. Only
 // canary-by-header-pattern may carry '$' and '\' (see
 // validateHeaderPattern); the others go through checkForbidden.
-func applyCanary(a *ingressAnnotations, name, v string) error {
-	if a.canary == nil {
-		a.canary = &canaryInput{spec: config.Canary{WeightTotal: defaultCanaryWeightTotal}}
+func applyCanary(a *Settings, name, v string) error {
+	if a.Canary == nil {
+		a.Canary = &CanarySettings{Spec: config.Canary{WeightTotal: defaultCanaryWeightTotal}}
 	}
-	c := &a.canary.spec
+	c := &a.Canary.Spec
 	var err error
 	if name == "canary-by-header-pattern" {
 		p := strings.TrimSpace(v)
 		if err = validateHeaderPattern(p); err == nil {
 			c.HeaderPattern = p
 		}
-		return noteCanary(a.canary, name, err)
+		return noteCanary(a.Canary, name, err)
 	}
 	if err = checkForbidden(v, false); err != nil {
 		return err
 	}
 	switch name {
 	case "canary":
-		a.canary.enabled, err = strconv.ParseBool(v)
+		a.Canary.Enabled, err = strconv.ParseBool(v)
 		if err != nil {
 			return errors.New("must be true or false")
 		}
 		return nil
 	case "canary-weight":
-		c.Weight, err = parseIntRange(v, 0, maxCanaryWeight)
+		c.Weight, err = ParseIntRange(v, 0, maxCanaryWeight)
 	case "canary-weight-total":
 		c.WeightTotal, err = parseCanaryWeightTotal(v)
 	case "canary-by-header":
@@ -58,13 +58,13 @@ func applyCanary(a *ingressAnnotations, name, v string) error {
 	default:
 		return errUnsupported
 	}
-	return noteCanary(a.canary, name, err)
+	return noteCanary(a.Canary, name, err)
 }
 
 // note records that name was accepted, and returns err.
-func noteCanary(c *canaryInput, name string, err error) error {
+func noteCanary(c *CanarySettings, name string, err error) error {
 	if err == nil {
-		c.set = append(c.set, AnnotationPrefix+name)
+		c.Set = append(c.Set, AnnotationPrefix+name)
 	}
 	return err
 }
@@ -73,31 +73,31 @@ func noteCanary(c *canaryInput, name string, err error) error {
 // mean nothing without canary=true (the Ingress is then a main one, as in
 // ingress-nginx), nor a header value or pattern without a header, nor a
 // pattern beside a value.
-func finishCanary(a *ingressAnnotations) {
-	in := a.canary
+func finishCanary(a *Settings) {
+	in := a.Canary
 	if in == nil {
 		return
 	}
-	if !in.enabled {
-		a.canary = nil
-		if len(in.set) > 0 {
+	if !in.Enabled {
+		a.Canary = nil
+		if len(in.Set) > 0 {
 			what := "annotation "
-			if len(in.set) > 1 {
+			if len(in.Set) > 1 {
 				what = "annotations "
 			}
-			a.problems = append(a.problems, fmt.Sprintf("%s%s: %scanary is not \"true\"; ignored, the Ingress is not a canary",
-				what, strings.Join(in.set, ", "), AnnotationPrefix))
+			a.Problems = append(a.Problems, fmt.Sprintf("%s%s: %scanary is not \"true\"; ignored, the Ingress is not a canary",
+				what, strings.Join(in.Set, ", "), AnnotationPrefix))
 		}
 		return
 	}
-	c := &in.spec
+	c := &in.Spec
 	if c.Header == "" && (c.HeaderValue != "" || c.HeaderPattern != "") {
-		a.problems = append(a.problems, fmt.Sprintf("annotations %scanary-by-header-value and -pattern mean nothing without %scanary-by-header; ignored",
+		a.Problems = append(a.Problems, fmt.Sprintf("annotations %scanary-by-header-value and -pattern mean nothing without %scanary-by-header; ignored",
 			AnnotationPrefix, AnnotationPrefix))
 		c.HeaderValue, c.HeaderPattern = "", ""
 	}
 	if c.HeaderValue != "" && c.HeaderPattern != "" {
-		a.problems = append(a.problems, fmt.Sprintf("annotation %scanary-by-header-pattern: ignored, %scanary-by-header-value is set and wins",
+		a.Problems = append(a.Problems, fmt.Sprintf("annotation %scanary-by-header-pattern: ignored, %scanary-by-header-value is set and wins",
 			AnnotationPrefix, AnnotationPrefix))
 		c.HeaderPattern = ""
 	}
@@ -107,7 +107,7 @@ func finishCanary(a *ingressAnnotations) {
 // parseCanaryWeightTotal accepts a whole number from 100 up: ingress-nginx's
 // router takes a smaller total as 100, so one is refused (and 100 used).
 func parseCanaryWeightTotal(v string) (int, error) {
-	n, err := parseIntRange(v, 0, maxCanaryWeight)
+	n, err := ParseIntRange(v, 0, maxCanaryWeight)
 	if err != nil {
 		return defaultCanaryWeightTotal, err
 	}
@@ -124,7 +124,7 @@ func parseHeaderName(v string) (string, error) {
 		return "", fmt.Errorf("must be 1 to %d characters", maxCanaryHeaderLen)
 	}
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; !isAlnum(c) && c != '-' && c != '_' {
+		if c := v[i]; !IsAlnum(c) && c != '-' && c != '_' {
 			return "", errors.New("may only contain letters, digits, '-' and '_'")
 		}
 	}
@@ -150,7 +150,7 @@ func validateHeaderPattern(p string) error {
 	if _, err := syntax.Parse(p, syntax.Perl); err != nil {
 		return fmt.Errorf("is not a valid regular expression: %w", err)
 	}
-	return validateRegexPath("/" + p)
+	return ValidateRegexPath("/" + p)
 }
 
 // canaryKeeps reports whether an annotation applies on a canary Ingress:

@@ -58,7 +58,7 @@ func parseGzipTypes(v string) (string, error) {
 		}
 		t = strings.ToLower(t)
 		if !mimeRe.MatchString(t) {
-			return "", fmt.Errorf("%s is not a MIME type such as text/css", quoteValue(t))
+			return "", fmt.Errorf("%s is not a MIME type such as text/css", Quote(t))
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -79,7 +79,7 @@ func parseSSLProtocols(v string) (string, error) {
 	for _, p := range items {
 		i := indexFold(sslProtocols, p)
 		if i < 0 {
-			return "", fmt.Errorf("%s is not one of %s", quoteValue(p), strings.Join(sslProtocols, ", "))
+			return "", fmt.Errorf("%s is not one of %s", Quote(p), strings.Join(sslProtocols, ", "))
 		}
 		on[i] = true
 	}
@@ -116,7 +116,7 @@ func parseSSLCiphers(v string) (string, error) {
 	known := false
 	for _, c := range items {
 		if !cipherRe.MatchString(c) {
-			return "", fmt.Errorf("%s is not an OpenSSL cipher list element", quoteValue(c))
+			return "", fmt.Errorf("%s is not an OpenSSL cipher list element", Quote(c))
 		}
 		known = known || config.AddsKnownCiphers(c)
 	}

@@ -36,7 +36,7 @@ func (src *ingressSource) Takes(kind events.Kind) (ok, route bool) {
 }
 
 // Translate parses ing's annotations and makes its route intents.
-func (src *ingressSource) Translate(kind events.Kind, key objectKey, obj runtime.Object) (*ingressEntry, error) {
+func (src *ingressSource) Translate(kind events.Kind, key Key, obj runtime.Object) (*Entry, error) {
 	ing, ok := obj.(*networkingv1.Ingress)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s event holds %T", ErrWrongType, kind, obj)
@@ -45,7 +45,7 @@ func (src *ingressSource) Translate(kind events.Kind, key objectKey, obj runtime
 }
 
 // Keep stores or removes an IngressClass (cluster-scoped: by name).
-func (src *ingressSource) Keep(kind events.Kind, key objectKey, obj runtime.Object) error {
+func (src *ingressSource) Keep(kind events.Kind, key Key, obj runtime.Object) error {
 	if obj == nil {
 		delete(src.classes, key.Name)
 		return nil
@@ -59,7 +59,7 @@ func (src *ingressSource) Keep(kind events.Kind, key objectKey, obj runtime.Obje
 }
 
 // Has reports whether the IngressClass key.Name is kept.
-func (src *ingressSource) Has(kind events.Kind, key objectKey) bool {
+func (src *ingressSource) Has(kind events.Kind, key Key) bool {
 	_, ok := src.classes[key.Name]
 	return kind == events.KindIngressClass && ok
 }
@@ -69,9 +69,9 @@ func (src *ingressSource) Len() int { return len(src.classes) }
 
 // Serving applies the class rule (see Serves) to the entries of
 // Ingresses.
-func (src *ingressSource) Serving(opts Options) func(e *ingressEntry) bool {
+func (src *ingressSource) Serving(opts Options) func(e *Entry) bool {
 	m := newClassMatcher(src.classes, opts)
-	return func(e *ingressEntry) bool { return m.serves(e.object.(*networkingv1.Ingress)) }
+	return func(e *Entry) bool { return m.serves(e.Object.(*networkingv1.Ingress)) }
 }
 
 // Global reads ingress-nginx's controller ConfigMap (see parseGlobal).

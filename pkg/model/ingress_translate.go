@@ -16,52 +16,52 @@ import (
 // normalized as buildPath serves them: ImplementationSpecific ones are
 // regular expressions with use-regex or a rewrite-target (not on a canary,
 // whose paths name the main Ingress's).
-func translateIngress(e *ingressEntry, ing *networkingv1.Ingress) {
+func translateIngress(e *Entry, ing *networkingv1.Ingress) {
 	if ref := ing.Spec.DefaultBackend; ref != nil {
 		r := backendRefOf(ref)
-		e.defaultBackend = &r
+		e.DefaultBackend = &r
 	}
 	for i := range ing.Spec.Rules {
 		rule := &ing.Spec.Rules[i]
-		h := hostIntent{host: cmp.Or(rule.Host, config.DefaultServerName), raw: rule.Host}
+		h := Host{Host: cmp.Or(rule.Host, config.DefaultServerName), Raw: rule.Host}
 		if rule.Host != "" {
-			h.err = validHost(rule.Host)
+			h.Err = ValidHost(rule.Host)
 		}
 		if rule.HTTP != nil {
-			h.paths = make([]pathIntent, len(rule.HTTP.Paths))
+			h.Paths = make([]Path, len(rule.HTTP.Paths))
 			for j := range rule.HTTP.Paths {
-				h.paths[j] = ingressPathIntent(e, &rule.HTTP.Paths[j])
+				h.Paths[j] = ingressPathIntent(e, &rule.HTTP.Paths[j])
 			}
 		}
-		e.rules = append(e.rules, h)
+		e.Rules = append(e.Rules, h)
 	}
 	for _, t := range ing.Spec.TLS {
-		e.tls = append(e.tls, tlsIntent{hosts: t.Hosts, secret: t.SecretName})
+		e.TLS = append(e.TLS, TLS{Hosts: t.Hosts, Secret: t.SecretName})
 	}
-	if e.ann.canary != nil {
-		e.canaryNotes = canaryNotes(ing)
+	if e.Settings.Canary != nil {
+		e.CanaryNotes = canaryNotes(ing)
 	}
 }
 
-func ingressPathIntent(e *ingressEntry, p *networkingv1.HTTPIngressPath) pathIntent {
-	out := pathIntent{raw: p.Path, typeName: string(networkingv1.PathTypeImplementationSpecific), backend: backendRefOf(&p.Backend),
-		impl: p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific}
+func ingressPathIntent(e *Entry, p *networkingv1.HTTPIngressPath) Path {
+	out := Path{Raw: p.Path, TypeName: string(networkingv1.PathTypeImplementationSpecific), Backend: backendRefOf(&p.Backend),
+		Impl: p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific}
 	if p.PathType != nil {
-		out.typeName = string(*p.PathType)
+		out.TypeName = string(*p.PathType)
 	}
 	// As ingress-nginx, a rewrite-target equal to the path is no rewrite.
-	t := e.ann.location.RewriteTarget
-	regex := e.ann.canary == nil && (e.ann.useRegex || t != "" && t != cmp.Or(p.Path, "/"))
-	out.path, out.pathType, out.err = normalizePath(p, regex)
+	t := e.Settings.Location.RewriteTarget
+	regex := e.Settings.Canary == nil && (e.Settings.UseRegex || t != "" && t != cmp.Or(p.Path, "/"))
+	out.Path, out.PathType, out.Err = normalizePath(p, regex)
 	return out
 }
 
 // backendRefOf is the reference of an Ingress backend.
-func backendRefOf(b *networkingv1.IngressBackend) backendRef {
+func backendRefOf(b *networkingv1.IngressBackend) BackendRef {
 	if b.Service == nil {
-		return backendRef{unsupported: true}
+		return BackendRef{Unsupported: true}
 	}
-	return backendRef{service: b.Service.Name, portName: b.Service.Port.Name, portNumber: b.Service.Port.Number}
+	return BackendRef{Service: b.Service.Name, PortName: b.Service.Port.Name, PortNumber: b.Service.Port.Number}
 }
 
 // normalizePath validates the path of an Ingress rule and returns it with
@@ -81,16 +81,16 @@ func normalizePath(p *networkingv1.HTTPIngressPath, regex bool) (string, config.
 		return "", "", fmt.Errorf("unknown pathType %q", *p.PathType)
 	}
 	if isImpl && regex {
-		if err := validateRegexPath(path); err != nil {
+		if err := ValidateRegexPath(path); err != nil {
 			return "", "", err
 		}
 		return path, config.PathRegex, nil
 	}
-	if err := validatePath(path); err != nil {
+	if err := ValidatePath(path); err != nil {
 		return "", "", err
 	}
 	if pathType == config.PathPrefix {
-		path = normalizePrefix(path)
+		path = NormalizePrefix(path)
 	}
 	return path, pathType, nil
 }
@@ -102,7 +102,7 @@ var noAnnotations = parseAnnotations(nil)
 
 // annotationsOf parses the annotations of an Ingress, sharing
 // noAnnotations when none is ours.
-func annotationsOf(annotations map[string]string) *ingressAnnotations {
+func annotationsOf(annotations map[string]string) *Settings {
 	for k := range annotations {
 		if strings.HasPrefix(k, AnnotationPrefix) {
 			a := parseAnnotations(annotations)
@@ -112,24 +112,24 @@ func annotationsOf(annotations map[string]string) *ingressAnnotations {
 	return &noAnnotations
 }
 
-func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
-	e := &ingressEntry{key: key, name: key.String(), object: ing, ann: annotationsOf(ing.Annotations),
-		created: ing.CreationTimestamp.Unix(), createdNanos: ing.CreationTimestamp.Nanosecond(),
-		origin:        Origin{Kind: kindIngress, Namespace: key.Namespace, Name: key.Name, Generation: ing.Generation},
-		settingPrefix: "annotation " + AnnotationPrefix}
+func newIngressEntry(key Key, ing *networkingv1.Ingress) *Entry {
+	e := &Entry{Key: key, Name: key.String(), Object: ing, Settings: annotationsOf(ing.Annotations),
+		Created: ing.CreationTimestamp.Unix(), CreatedNanos: ing.CreationTimestamp.Nanosecond(),
+		Origin:        Origin{Kind: KindIngress, Namespace: key.Namespace, Name: key.Name, Generation: ing.Generation},
+		SettingPrefix: "annotation " + AnnotationPrefix}
 	translateIngress(e, ing)
-	e.problems = e.ann.problems
-	if len(e.ann.snippets) > 0 {
-		e.refused = refuseSnippets(e.ann.snippets)
+	e.Problems = e.Settings.Problems
+	if len(e.Settings.Snippets) > 0 {
+		e.Refused = refuseSnippets(e.Settings.Snippets)
 	}
 	addService := func(b *networkingv1.IngressBackend) {
 		if b != nil && b.Service != nil && b.Service.Name != "" {
-			e.services = append(e.services, objectKey{key.Namespace, b.Service.Name})
+			e.Services = append(e.Services, Key{key.Namespace, b.Service.Name})
 		}
 	}
 	addService(ing.Spec.DefaultBackend)
-	if s := e.ann.errorService; s != "" {
-		e.services = append(e.services, objectKey{key.Namespace, s})
+	if s := e.Settings.ErrorService; s != "" {
+		e.Services = append(e.Services, Key{key.Namespace, s})
 	}
 	for i := range ing.Spec.Rules {
 		if http := ing.Spec.Rules[i].HTTP; http != nil {
@@ -140,26 +140,26 @@ func newIngressEntry(key objectKey, ing *networkingv1.Ingress) *ingressEntry {
 	}
 	for _, t := range ing.Spec.TLS {
 		if t.SecretName != "" {
-			e.secrets = append(e.secrets, objectKey{key.Namespace, t.SecretName})
+			e.Secrets = append(e.Secrets, Key{key.Namespace, t.SecretName})
 		}
 	}
-	for _, ref := range []string{e.ann.auth.secret, e.ann.clientAuth.secret, e.ann.proxySSL.secret} {
-		if k, ok := refKey(key.Namespace, ref); ok {
-			e.secrets = append(e.secrets, k)
+	for _, ref := range []string{e.Settings.Auth.Secret, e.Settings.ClientAuth.Secret, e.Settings.ProxySSL.Secret} {
+		if k, ok := RefKey(key.Namespace, ref); ok {
+			e.Secrets = append(e.Secrets, k)
 		}
 	}
 	// ConfigMaps of another namespace too: Build reads none, but a
 	// change of one rebuilds, as it always has.
-	for _, ref := range []string{e.ann.upstream.customHeaders, e.ann.extAuth.proxySetHeaders} {
+	for _, ref := range []string{e.Settings.Upstream.CustomHeaders, e.Settings.ExtAuth.ProxySetHeaders} {
 		if ref != "" {
-			k, _ := refKey(key.Namespace, ref)
-			e.configMaps = append(e.configMaps, k)
+			k, _ := RefKey(key.Namespace, ref)
+			e.ConfigMaps = append(e.ConfigMaps, k)
 		}
 	}
-	e.hosts = ingressHosts(ing)
-	e.services = uniqueKeys(e.services)
-	e.secrets = uniqueKeys(e.secrets)
-	e.configMaps = uniqueKeys(e.configMaps)
+	e.Hosts = ingressHosts(ing)
+	e.Services = UniqueKeys(e.Services)
+	e.Secrets = UniqueKeys(e.Secrets)
+	e.ConfigMaps = UniqueKeys(e.ConfigMaps)
 	return e
 }
 
@@ -181,7 +181,7 @@ func ingressHosts(ing *networkingv1.Ingress) []string {
 	}
 	if len(out) > 1 {
 		sort.Strings(out)
-		out = compactStrings(out)
+		out = CompactStrings(out)
 	}
 	return out
 }

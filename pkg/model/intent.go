@@ -21,43 +21,43 @@ type Origin struct {
 // backendRef names a port of a Service in the origin's namespace, by name
 // or by number. unsupported marks a reference to something that is not a
 // Service (an Ingress resource backend): it cannot be served.
-type backendRef struct {
-	service     string
-	portName    string
-	portNumber  int32
-	unsupported bool
+type BackendRef struct {
+	Service     string
+	PortName    string
+	PortNumber  int32
+	Unsupported bool
 }
 
 // hostIntent is one host of an object. Its Server exists even when it has
 // no path; a host that is not valid (err) is left out with a Problem.
-type hostIntent struct {
+type Host struct {
 	// host is the Server's name: config.DefaultServerName for none.
-	host string
+	Host string
 	// raw is the host as the object wrote it ("" for none).
-	raw   string
-	err   error
-	paths []pathIntent
+	Raw   string
+	Err   error
+	Paths []Path
 }
 
 // pathIntent is one path of a host, validated and normalized as its
 // object's settings say (regex or not); err says why it cannot be served.
-type pathIntent struct {
-	path     string
-	pathType config.PathType
-	err      error
+type Path struct {
+	Path     string
+	PathType config.PathType
+	Err      error
 	// raw is the path as written; typeName is its
 	// path type as written, for Problems; impl marks a path whose type
 	// leaves its meaning to the implementation (see regexLocations).
-	raw      string
-	typeName string
-	impl     bool
-	backend  backendRef
+	Raw      string
+	TypeName string
+	Impl     bool
+	Backend  BackendRef
 }
 
 // tlsIntent asks for the certificate of Secret secret (of the origin's
 // namespace; "" for the default certificate) on hosts; no hosts means
 // every valid host of the object.
-type tlsIntent struct {
-	hosts  []string
-	secret string
+type TLS struct {
+	Hosts  []string
+	Secret string
 }

@@ -3,48 +3,48 @@ package model
 import "k8s.io/apimachinery/pkg/runtime"
 
 // kindIngress is the Origin kind of Ingresses.
-const kindIngress = "Ingress"
+const KindIngress = "Ingress"
 
 // ingressEntry is what a Source made of one stored route object (an
 // Ingress): its Origin, its route intents and settings, and what it
 // references, for the Store's indexes.
-type ingressEntry struct {
-	origin Origin
-	key    objectKey
+type Entry struct {
+	Origin Origin
+	Key    Key
 	// name is "namespace/name".
-	name string
+	Name string
 	// object is the object translated, for its Source (Serving).
-	object runtime.Object
+	Object runtime.Object
 	// ann is shared (noAnnotations) by the Ingresses without any of ours:
 	// read-only.
-	ann *ingressAnnotations
+	Settings *Settings
 	// created is the creationTimestamp: Unix seconds and nanoseconds.
-	created      int64
-	createdNanos int
+	Created      int64
+	CreatedNanos int
 	// services, secrets and configMaps are the referenced objects,
 	// sorted, unique.
-	services   []objectKey
-	secrets    []objectKey
-	configMaps []objectKey
+	Services   []Key
+	Secrets    []Key
+	ConfigMaps []Key
 	// hosts are the hosts of its rules and TLS sections (ingressHosts).
-	hosts []string
+	Hosts []string
 	// rules, tls and defaultBackend are its route intents (intent.go).
-	rules          []hostIntent
-	tls            []tlsIntent
-	defaultBackend *backendRef
+	Rules          []Host
+	TLS            []TLS
+	DefaultBackend *BackendRef
 	// canaryNotes are the Problems of a canary Ingress about what of it
 	// does not apply (see canaryNotes).
-	canaryNotes []string
+	CanaryNotes []string
 	// settingPrefix names its settings in Problems: for an Ingress,
 	// "annotation nginx.ingress.kubernetes.io/".
-	settingPrefix string
+	SettingPrefix string
 	// problems are what the translation rejected (annotation values),
 	// reported when the entry is served; refused, when set, says why it
 	// is not served at all (snippets).
-	problems []string
-	refused  string
+	Problems []string
+	Refused  string
 }
 
 // setting names one of e's settings in a Problem, as its source writes
 // it (see settingPrefix).
-func (e *ingressEntry) setting(name string) string { return e.settingPrefix + name }
+func (e *Entry) Setting(name string) string { return e.SettingPrefix + name }

@@ -16,7 +16,7 @@ var errInvalidHost = errors.New("is not a valid DNS name or wildcard (*.example.
 func checkAbsolute(p string) error {
 	switch {
 	case !strings.HasPrefix(p, "/"):
-		return errPathRelative
+		return ErrPathRelative
 	case len(p) > 1024:
 		return errPathLong
 	}
@@ -117,7 +117,7 @@ func repeatsEmptyWidth(re *syntax.Regexp) bool {
 
 // normalizePrefix removes the trailing slash of a Prefix path: Ingress v1
 // ignores it, so "/foo/" and "/foo" are the same rule. "/" stays "/".
-func normalizePrefix(p string) string {
+func NormalizePrefix(p string) string {
 	if len(p) > 1 && p[len(p)-1] == '/' {
 		return p[:len(p)-1]
 	}

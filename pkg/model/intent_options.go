@@ -80,7 +80,7 @@ func (o Options) Validate() error {
 	} else if !validControllerName(o.ControllerClass) {
 		errs = append(errs, fmt.Errorf("%w: controller class %q is not a domain-prefixed path", ErrInvalidOption, o.ControllerClass))
 	}
-	if o.IngressClass != "" && !isDNSLabel(o.IngressClass) && !isDNSSubdomain(o.IngressClass) {
+	if o.IngressClass != "" && !IsDNSLabel(o.IngressClass) && !IsDNSSubdomain(o.IngressClass) {
 		errs = append(errs, fmt.Errorf("%w: ingress class %q is not a DNS name", ErrInvalidOption, o.IngressClass))
 	}
 	for _, kv := range [...]struct{ flag, value string }{
@@ -93,7 +93,7 @@ func (o Options) Validate() error {
 		if kv.value == "" {
 			continue
 		}
-		if _, err := parseObjectKey(kv.value); err != nil {
+		if _, err := ParseKey(kv.value); err != nil {
 			errs = append(errs, fmt.Errorf("%w: %s: %w", ErrInvalidOption, kv.flag, err))
 		}
 	}
@@ -109,12 +109,12 @@ func (o Options) Validate() error {
 // validControllerName accepts "domain/path" as IngressClass spec.controller.
 func validControllerName(s string) bool {
 	domain, path, ok := strings.Cut(s, "/")
-	if !ok || path == "" || !isDNSSubdomain(domain) {
+	if !ok || path == "" || !IsDNSSubdomain(domain) {
 		return false
 	}
 	for i := 0; i < len(path); i++ {
 		c := path[i]
-		if !isAlnum(c) && c != '-' && c != '_' && c != '.' && c != '/' {
+		if !IsAlnum(c) && c != '-' && c != '_' && c != '.' && c != '/' {
 			return false
 		}
 	}

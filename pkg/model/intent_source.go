@@ -26,16 +26,16 @@ type Source interface {
 	// Translate returns the entry of route object obj stored at key; an
 	// error wrapping ErrWrongType when obj is not of kind. Whatever of a
 	// valid object it cannot translate is a Problem of the entry.
-	Translate(kind events.Kind, key objectKey, obj runtime.Object) (*ingressEntry, error)
+	Translate(kind events.Kind, key Key, obj runtime.Object) (*Entry, error)
 	// Keep stores an object of the source's other kinds at key, or
 	// removes it when obj is nil.
-	Keep(kind events.Kind, key objectKey, obj runtime.Object) error
+	Keep(kind events.Kind, key Key, obj runtime.Object) error
 	// Has and Len say what the source keeps of its other kinds.
-	Has(kind events.Kind, key objectKey) bool
+	Has(kind events.Kind, key Key) bool
 	Len() int
 	// Serving returns whether an entry is served with opts, given the
 	// objects the source keeps now (for Ingress: the class rule).
-	Serving(opts Options) func(e *ingressEntry) bool
+	Serving(opts Options) func(e *Entry) bool
 }
 
 // A GlobalSource reads the controller ConfigMap into the global settings

@@ -16,12 +16,12 @@ import (
 // Limits of annotation values.
 const (
 	maxCookieMaxAge = 10 * 365 * 24 * 3600 // ten years
-	maxSourceRanges = 1000
-	maxValueLen     = 4096
+	MaxSourceRanges = 1000
+	MaxValueLen     = 4096
 )
 
 // quoteValue quotes an annotation value for a Problem, shortened.
-func quoteValue(v string) string {
+func Quote(v string) string {
 	const max = 64
 	if len(v) > max {
 		v = v[:max] + "..."
@@ -30,7 +30,7 @@ func quoteValue(v string) string {
 }
 
 // compactStrings removes adjacent duplicates of a sorted slice in place.
-func compactStrings(s []string) []string {
+func CompactStrings(s []string) []string {
 	if len(s) < 2 {
 		return s
 	}
@@ -43,7 +43,7 @@ func compactStrings(s []string) []string {
 	return out
 }
 
-const defaultNoAuthLocations = "/.well-known/acme-challenge"
+const DefaultNoAuthLocations = "/.well-known/acme-challenge"
 
 // ParseAuthCacheDurations parses auth-cache-duration: items separated by
 // commas, each status codes (100 to 599) and then one nginx time ("200
@@ -56,12 +56,12 @@ func ParseAuthCacheDurations(v string) ([]config.AuthCacheDuration, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(out) >= maxAuthHeaders || len(f) > 32 {
+		if len(out) >= MaxAuthHeaders || len(f) > 32 {
 			return nil, errors.New("too many items")
 		}
 		d := config.AuthCacheDuration{}
 		for _, code := range f[:len(f)-1] {
-			c, err := parseIntRange(code, 100, 599)
+			c, err := ParseIntRange(code, 100, 599)
 			if err != nil || len(code) != 3 {
 				return nil, fmt.Errorf("%q: status codes (100 to 599) come before one time", item)
 			}
@@ -82,7 +82,7 @@ func ParseAuthCacheDurations(v string) ([]config.AuthCacheDuration, error) {
 
 // signinWithRedirect adds param (default rd) with the original URL to the
 // signin URL unless its query has it, as ingress-nginx's buildAuthSignURL.
-func signinWithRedirect(signin, param string) string {
+func SigninWithRedirect(signin, param string) string {
 	if param == "" {
 		param = defaultAuthRdParam
 	}
@@ -101,16 +101,16 @@ func signinWithRedirect(signin, param string) string {
 
 // parseHTTPErrors parses custom-http-errors: comma-separated status codes
 // 400 to 599 (spaces allowed), returned sorted and unique; "" is none.
-func parseHTTPErrors(v string) ([]int, error) {
+func ParseHTTPErrors(v string) ([]int, error) {
 	var codes []int
 	for _, f := range strings.Split(v, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
 			continue
 		}
-		n, err := parseIntRange(f, 400, 599)
+		n, err := ParseIntRange(f, 400, 599)
 		if err != nil || len(f) != 3 || n == 499 {
-			return nil, fmt.Errorf("%s is not a status code from 400 to 599 (but 499, which nginx never sends)", quoteValue(f))
+			return nil, fmt.Errorf("%s is not a status code from 400 to 599 (but 499, which nginx never sends)", Quote(f))
 		}
 		codes = append(codes, n)
 	}
@@ -121,7 +121,7 @@ func parseHTTPErrors(v string) ([]int, error) {
 	return slices.Compact(codes), nil
 }
 
-func joinCodes(codes []int) string {
+func JoinCodes(codes []int) string {
 	s := make([]string, len(codes))
 	for i, c := range codes {
 		s[i] = strconv.Itoa(c)
@@ -131,18 +131,18 @@ func joinCodes(codes []int) string {
 
 // Limits of header ConfigMaps.
 const (
-	maxHeaders        = 100
-	maxHeaderValueLen = 4096
-	maxAliases        = 100
+	MaxHeaders        = 100
+	MaxHeaderValueLen = 4096
+	MaxAliases        = 100
 )
 
 // validHeaderName reports whether n is an RFC 7230 token.
-func validHeaderName(n string) bool {
+func ValidHeaderName(n string) bool {
 	if n == "" || len(n) > 256 {
 		return false
 	}
 	for i := 0; i < len(n); i++ {
-		if c := n[i]; !isAlnum(c) && strings.IndexByte("!#$%&'*+-.^_`|~", c) < 0 {
+		if c := n[i]; !IsAlnum(c) && strings.IndexByte("!#$%&'*+-.^_`|~", c) < 0 {
 			return false
 		}
 	}
@@ -151,12 +151,12 @@ func validHeaderName(n string) bool {
 
 // checkHeaderValue accepts printable ASCII and tabs, not empty (as
 // ingress-nginx), at most maxHeaderValueLen bytes.
-func checkHeaderValue(v string) error {
+func CheckHeaderValue(v string) error {
 	if v == "" {
 		return errors.New("the value is empty")
 	}
-	if len(v) > maxHeaderValueLen {
-		return fmt.Errorf("the value is longer than %d bytes", maxHeaderValueLen)
+	if len(v) > MaxHeaderValueLen {
+		return fmt.Errorf("the value is longer than %d bytes", MaxHeaderValueLen)
 	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
@@ -166,13 +166,13 @@ func checkHeaderValue(v string) error {
 	return nil
 }
 
-func isAlnum(c byte) bool {
+func IsAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // isDNSLabel reports whether s is an RFC 1123 label: lower-case letters,
 // digits and inner '-', at most 63 characters.
-func isDNSLabel(s string) bool {
+func IsDNSLabel(s string) bool {
 	if len(s) == 0 || len(s) > 63 || !isLowerAlnum(s[0]) || !isLowerAlnum(s[len(s)-1]) {
 		return false
 	}
@@ -186,13 +186,13 @@ func isDNSLabel(s string) bool {
 
 // isDNSSubdomain reports whether s is an RFC 1123 subdomain: dot-separated
 // labels, at most 253 characters.
-func isDNSSubdomain(s string) bool {
+func IsDNSSubdomain(s string) bool {
 	if len(s) == 0 || len(s) > 253 {
 		return false
 	}
 	for s != "" {
 		label, rest, _ := strings.Cut(s, ".")
-		if !isDNSLabel(label) {
+		if !IsDNSLabel(label) {
 			return false
 		}
 		if rest == "" && len(label) < len(s) {
@@ -205,11 +205,11 @@ func isDNSSubdomain(s string) bool {
 
 // validHost checks an Ingress rule or TLS host: an exact DNS name, or "*."
 // followed by one, as Kubernetes validates them.
-func validHost(h string) error {
+func ValidHost(h string) error {
 	if rest, ok := strings.CutPrefix(h, "*."); ok {
 		h = rest
 	}
-	if !isDNSSubdomain(h) {
+	if !IsDNSSubdomain(h) {
 		return errInvalidHost
 	}
 	return nil
@@ -217,8 +217,8 @@ func validHost(h string) error {
 
 // path validation errors.
 var (
-	errPathRelative = errors.New("must be an absolute path starting with /")
-	errPathChars    = errors.New("may only contain letters, digits and -._~/%!&()*+,=:@")
+	ErrPathRelative = errors.New("must be an absolute path starting with /")
+	ErrPathChars    = errors.New("may only contain letters, digits and -._~/%!&()*+,=:@")
 	errPathSegments = errors.New("must not contain //, /./ or /../ or end in /. or /..")
 	errPathLong     = errors.New("is longer than 1024 characters")
 )
@@ -226,8 +226,8 @@ var (
 // pathChar is the allow-list of characters in Ingress paths and cookie
 // paths: RFC 3986 pchar without "$", ";", "'" (they mean something to nginx
 // or to its configuration parser).
-func pathChar(c byte) bool {
-	if isAlnum(c) {
+func PathChar(c byte) bool {
+	if IsAlnum(c) {
 		return true
 	}
 	switch c {
@@ -238,13 +238,13 @@ func pathChar(c byte) bool {
 }
 
 // validatePath checks an absolute URL path against the allow-list.
-func validatePath(p string) error {
+func ValidatePath(p string) error {
 	if err := checkAbsolute(p); err != nil {
 		return err
 	}
 	for i := 0; i < len(p); i++ {
-		if !pathChar(p[i]) {
-			return errPathChars
+		if !PathChar(p[i]) {
+			return ErrPathChars
 		}
 	}
 	if strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../") ||
@@ -260,7 +260,7 @@ func validatePath(p string) error {
 // accepts with the same meaning: no group flags but (?: and (?i), no
 // Unicode classes or code points above 0xff, at most maxRegexNesting nested
 // groups, and no repeated empty-width assertion ("nothing to repeat").
-func validateRegexPath(p string) error {
+func ValidateRegexPath(p string) error {
 	if err := checkAbsolute(p); err != nil {
 		return err
 	}
@@ -269,12 +269,12 @@ func validateRegexPath(p string) error {
 			return errRegexChars
 		}
 	}
-	return validatePattern(p)
+	return ValidatePattern(p)
 }
 
 // validatePattern checks that p is RE2 syntax inside the part nginx's PCRE
 // accepts with the same meaning (see validateRegexPath).
-func validatePattern(p string) error {
+func ValidatePattern(p string) error {
 	if err := checkRegexText(p); err != nil {
 		return err
 	}
@@ -292,19 +292,19 @@ func validatePattern(p string) error {
 }
 
 // objectKey identifies a namespaced object.
-type objectKey struct {
+type Key struct {
 	Namespace, Name string
 }
 
-func (k objectKey) String() string { return k.Namespace + "/" + k.Name }
+func (k Key) String() string { return k.Namespace + "/" + k.Name }
 
 // parseObjectKey parses "namespace/name" with DNS-shaped parts.
-func parseObjectKey(s string) (objectKey, error) {
+func ParseKey(s string) (Key, error) {
 	ns, name, ok := strings.Cut(s, "/")
-	if !ok || !isDNSLabel(ns) || !isDNSSubdomain(name) {
-		return objectKey{}, fmt.Errorf("%q is not namespace/name", s)
+	if !ok || !IsDNSLabel(ns) || !IsDNSSubdomain(name) {
+		return Key{}, fmt.Errorf("%q is not namespace/name", s)
 	}
-	return objectKey{ns, name}, nil
+	return Key{ns, name}, nil
 }
 
 // Verify modes of auth-tls-verify-client.
@@ -316,15 +316,15 @@ const (
 )
 
 const (
-	defaultProxySSLProtocols = "TLSv1.2"
-	defaultProxySSLCiphers   = "DEFAULT"
+	DefaultProxySSLProtocols = "TLSv1.2"
+	DefaultProxySSLCiphers   = "DEFAULT"
 	defaultProxySSLName      = "upstream_balancer"
-	maxProxySSLVerifyDepth   = 100
+	MaxProxySSLVerifyDepth   = 100
 )
 
 // parseIntRange parses a plain decimal integer in [lo, hi].
-func parseIntRange(v string, lo, hi int) (int, error) {
-	if !allDigits(v) || len(v) > 10 {
+func ParseIntRange(v string, lo, hi int) (int, error) {
+	if !AllDigits(v) || len(v) > 10 {
 		return 0, errors.New("must be a whole number")
 	}
 	n, err := strconv.Atoi(v)
@@ -334,7 +334,7 @@ func parseIntRange(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
-func printable(s string) bool {
+func Printable(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] <= 0x20 || s[i] >= 0x7f {
 			return false
@@ -346,7 +346,7 @@ func printable(s string) bool {
 // checkHash accepts the hash formats lua/auth.lua verifies: $apr1$ and $1$
 // (MD5), $2a$/$2b$/$2y$ (bcrypt), $5$ and $6$ (SHA-crypt), {SHA}, {SSHA}
 // and traditional DES crypt.
-func checkHash(h string) error {
+func CheckHash(h string) error {
 	switch {
 	case strings.HasPrefix(h, "$apr1$"), strings.HasPrefix(h, "$1$"):
 		salt, sum, ok := strings.Cut(h[strings.IndexByte(h[1:], '$')+2:], "$")
@@ -376,7 +376,7 @@ func checkHash(h string) error {
 	return errors.New("has a password hash of an unknown or malformed format (apr1, bcrypt, SHA1, MD5, SHA-256/512 or DES crypt)")
 }
 
-func isHexMD5(s string) bool {
+func IsHexMD5(s string) bool {
 	if len(s) != 32 {
 		return false
 	}
@@ -391,9 +391,9 @@ func isHexMD5(s string) bool {
 
 // Limits of external auth values.
 const (
-	maxAuthURLLen       = 2048
-	maxAuthHeaders      = 64
-	maxAuthCacheMillis  = 366 * 24 * 3600 * 1000
+	MaxAuthURLLen       = 2048
+	MaxAuthHeaders      = 64
+	MaxAuthCacheMillis  = 366 * 24 * 3600 * 1000
 	defaultAuthDuration = "200 202 401 5m"
 	defaultAuthRdParam  = "rd"
 )
@@ -408,7 +408,7 @@ func parseAuthTime(t string) (int64, error) {
 		return 0, errors.New("must end with an nginx time such as 500ms, 30s, 5m, 1h, 1d")
 	}
 	n, _ := strconv.ParseInt(t[:i], 10, 64)
-	if ms := n * unit; ms > 0 && ms <= maxAuthCacheMillis {
+	if ms := n * unit; ms > 0 && ms <= MaxAuthCacheMillis {
 		return ms, nil
 	}
 	return 0, errors.New("the time must be above 0 and at most 366 days")
@@ -419,15 +419,15 @@ const maxErrorCodes = 200
 
 // Limits of a CA Secret.
 const (
-	maxClientCABytes = 64 << 10
-	maxClientCAs     = 100
-	maxRevoked       = 10000
-	maxVerifyDepth   = 100
-	maxErrorPageLen  = 2048
-	maxMatchCNLen    = 1024
+	MaxClientCABytes = 64 << 10
+	MaxClientCAs     = 100
+	MaxRevoked       = 10000
+	MaxVerifyDepth   = 100
+	MaxErrorPageLen  = 2048
+	MaxMatchCNLen    = 1024
 )
 
-func allDigits(s string) bool {
+func AllDigits(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -457,7 +457,7 @@ func shaCrypt(h string) bool {
 	rest := h[3:]
 	if r, ok := strings.CutPrefix(rest, "rounds="); ok {
 		n, after, found := strings.Cut(r, "$")
-		if !found || !allDigits(n) || len(n) > 9 {
+		if !found || !AllDigits(n) || len(n) > 9 {
 			return false
 		}
 		rest = after
@@ -476,15 +476,15 @@ const crypt64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxy
 // refKey is the key of the object ref ("name" or "namespace/name") names
 // for an Ingress of namespace; ok is false when ref is "" or names another
 // namespace.
-func refKey(namespace, ref string) (objectKey, bool) {
+func RefKey(namespace, ref string) (Key, bool) {
 	ns, name, found := strings.Cut(ref, "/")
 	if !found {
-		return objectKey{namespace, ref}, ref != ""
+		return Key{namespace, ref}, ref != ""
 	}
-	return objectKey{ns, name}, ns == namespace
+	return Key{ns, name}, ns == namespace
 }
 
-func uniqueKeys(keys []objectKey) []objectKey {
+func UniqueKeys(keys []Key) []Key {
 	if len(keys) < 2 {
 		return keys
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // rxLoc is a PathRegex location of Ingress ing to web80.
-func rxLoc(path, ing string) config.Location { return loc(path, config.PathRegex, web80, ing) }
+func RxLoc(path, ing string) config.Location { return loc(path, config.PathRegex, web80, ing) }
 
 // untyped is an ImplementationSpecific path given without pathType.
 func noPathType(path, svc string, port any) networkingv1.HTTPIngressPath {
@@ -31,13 +31,13 @@ func TestBuildRegexPaths(t *testing.T) {
 			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
 				rule("a.example.com", implSpecific("/api/v[0-9]+/", "web", 80), noPathType("/x.*", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
-				rxLoc("/api/v[0-9]+/", ing), rxLoc("/x.*", ing), rxCatchAll)},
+				RxLoc("/api/v[0-9]+/", ing), RxLoc("/x.*", ing), rxCatchAll)},
 		},
 		"rewrite-target makes the host a regex host": {
 			objs: objs(webService(), one(ingress("default", "ing", nginx("rewrite-target", "/"),
 				rule("a.example.com", implSpecific("/a(b|c)", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
-				rewrite(rxLoc("/a(b|c)", ing), "/"), rxCatchAll)},
+				rewrite(RxLoc("/a(b|c)", ing), "/"), rxCatchAll)},
 		},
 		"a rewrite-target equal to the path is no rewrite and no regex": {
 			objs: objs(webService(), one(ingress("default", "ing", nginx("rewrite-target", "/a"),
@@ -47,12 +47,12 @@ func TestBuildRegexPaths(t *testing.T) {
 		"empty implementation specific path with use-regex is the regex /": {
 			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
 				rule("a.example.com", implSpecific("", "web", 80))))),
-			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", rxLoc("/", ing), rxCatchAll)},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", RxLoc("/", ing), rxCatchAll)},
 		},
 		"prefix and exact paths of a regex Ingress are their text as regexes": {
 			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
 				rule("a.example.com", prefix("/p.q/", "web", 80), exact("/e.*", "web", 80), prefix("/p(q", "web", 80))))),
-			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", rxLoc("/p.q/", ing), rxLoc("/e.*", ing), rxCatchAll)},
+			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", RxLoc("/p.q/", ing), RxLoc("/e.*", ing), rxCatchAll)},
 			problems: []string{`Ingress default/ing: host a.example.com path "/p(q": is not a valid regular expression: error parsing regexp: missing closing ): ` + "`/p(q`" + ` (every path of this host is a regular expression, as one of its Ingresses sets use-regex or rewrite-target); path left out`},
 		},
 		"use-regex false keeps implementation specific as prefix": {
@@ -73,15 +73,15 @@ func TestBuildRegexPaths(t *testing.T) {
 				ingress("default", "plain", created(1), rule("a.example.com", implSpecific("/static/", "web", 80))),
 				ingress("default", "other", created(2), rule("b.example.com", implSpecific("/api/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")),
-				srv("a.example.com", rewrite(rxLoc("/api/(.*)", ing), "/$1"), rxLoc("/static/", "default/plain"), rxCatchAll),
+				srv("a.example.com", rewrite(RxLoc("/api/(.*)", ing), "/$1"), RxLoc("/static/", "default/plain"), rxCatchAll),
 				srv("b.example.com", loc("/api", config.PathPrefix, web80, "default/other"), catchAll(""))},
 		},
 		"a plain prefix on a regex host is its text with a slash, and its text unless an exact path has it": {
 			objs: objs(webService(), one(
 				ingress("default", "ing", nginx("use-regex", "true"), rule("a.example.com", implSpecific("/r.*", "web", 80))),
 				ingress("default", "lit", created(1), rule("a.example.com", prefix("/a", "web", 80), prefix("/b", "web", 80), exact("/b", "web", 80))))),
-			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", rxLoc("/r.*", ing),
-				rxLoc("/b/", "default/lit"), rxLoc("/a/", "default/lit"), rxLoc("/b", "default/lit"), rxLoc("/a", "default/lit"), rxCatchAll)},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", RxLoc("/r.*", ing),
+				RxLoc("/b/", "default/lit"), RxLoc("/a/", "default/lit"), RxLoc("/b", "default/lit"), RxLoc("/a", "default/lit"), rxCatchAll)},
 		},
 		"invalid regexes are left out, the rest is served": {
 			objs: objs(webService(), one(ingress("default", "ing", nginx("use-regex", "true"),
@@ -89,7 +89,7 @@ func TestBuildRegexPaths(t *testing.T) {
 					implSpecific("/a b", "web", 80), implSpecific("/ü", "web", 80), implSpecific("/a\x01", "web", 80),
 					implSpecific("/"+strings.Repeat("a", 1024), "web", 80), implSpecific("rel", "web", 80),
 					implSpecific("/ok(.*)", "web", 80), prefix("/p", "web", 80))))),
-			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", rxLoc("/ok(.*)", ing), rxLoc("/p", ing), rxCatchAll)},
+			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", RxLoc("/ok(.*)", ing), RxLoc("/p", ing), rxCatchAll)},
 			problems: []string{
 				`path "/(?P<x>a)": may only use (?: and (?i) group flags; path left out`,
 				`path "/a b": may only contain printable ASCII`,
@@ -106,7 +106,7 @@ func TestBuildRegexPaths(t *testing.T) {
 				ingress("default", "lit", created(1), rule("a.example.com", prefix("/a", "web", 80), exact("/a", "web", 80))),
 				ingress("default", "new", created(2), nginx("use-regex", "true"), rule("a.example.com", implSpecific("/a", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
-				rxLoc("/a/", "default/lit"), rxLoc("/a", ing), rxLoc("/a", "default/lit"), rxCatchAll)},
+				RxLoc("/a/", "default/lit"), RxLoc("/a", ing), RxLoc("/a", "default/lit"), rxCatchAll)},
 			problems: []string{`Ingress default/new: host a.example.com path /a (Regex): conflicts with Ingress default/ing, which is older and is used`},
 		},
 		"regex locations are ordered as ingress-nginx orders them: longest first, then reverse byte order": {
@@ -114,8 +114,8 @@ func TestBuildRegexPaths(t *testing.T) {
 				rule("a.example.com", implSpecific("/a", "web", 80), prefix("/ab", "web", 80), implSpecific("/abc.*", "web", 80),
 					exact("/abcd", "web", 80), implSpecific("/b[0-9]", "web", 80), implSpecific("/a[0-9]", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
-				rxLoc("/b[0-9]", ing), rxLoc("/a[0-9]", ing), rxLoc("/abc.*", ing), rxLoc("/abcd", ing),
-				rxLoc("/ab", ing), rxLoc("/a", ing), rxCatchAll)},
+				RxLoc("/b[0-9]", ing), RxLoc("/a[0-9]", ing), RxLoc("/abc.*", ing), RxLoc("/abcd", ing),
+				RxLoc("/ab", ing), RxLoc("/a", ing), rxCatchAll)},
 		},
 	})
 }
@@ -134,9 +134,9 @@ func TestValidateRegexPath(t *testing.T) {
 		"quantifiers and classes":        {`/v[0-9]{1,3}\.\d+$`, nil},
 		"nginx and lua characters":       {`/a;b{1}"'$`, nil},
 		"longest allowed":                {"/" + strings.Repeat("a", 1023), nil},
-		"empty":                          {"", errPathRelative},
-		"relative":                       {"a/(.*)", errPathRelative},
-		"anchor first":                   {"^/a", errPathRelative},
+		"empty":                          {"", ErrPathRelative},
+		"relative":                       {"a/(.*)", ErrPathRelative},
+		"anchor first":                   {"^/a", ErrPathRelative},
 		"too long":                       {"/" + strings.Repeat("a", 1024), errPathLong},
 		"too long and invalid":           {"/(" + strings.Repeat("a", 1024), errPathLong},
 		"space":                          {"/a b", errRegexChars},
@@ -178,7 +178,7 @@ func TestValidateRegexPath(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			err := validateRegexPath(tc.path)
+			err := ValidateRegexPath(tc.path)
 			switch {
 			case tc.want == nil && err != nil:
 				t.Errorf("%q: %v", tc.path, err)

@@ -55,8 +55,8 @@ func annotationProblems(name, value string) []string {
 	}
 	in[AnnotationPrefix+name] = value
 	a := parseAnnotations(in)
-	problems := a.problems
-	for _, s := range a.snippets {
+	problems := a.Problems
+	for _, s := range a.Snippets {
 		problems = append(problems, "snippet "+s)
 	}
 	return problems
@@ -232,7 +232,7 @@ func TestAnnotationClaims(t *testing.T) {
 		})
 	}
 	a := parseAnnotations(map[string]string{AnnotationPrefix + "auth-tls-secret": "default/ca", AnnotationPrefix + "auth-tls-verfiy-client": "on"})
-	if !strings.Contains(a.clientAuth.err, errUnsupported.Error()) {
-		t.Errorf("an unknown auth-tls name: client auth error %q; want not supported, failing closed", a.clientAuth.err)
+	if !strings.Contains(a.ClientAuth.Err, errUnsupported.Error()) {
+		t.Errorf("an unknown auth-tls name: client auth error %q; want not supported, failing closed", a.ClientAuth.Err)
 	}
 }

@@ -12,25 +12,25 @@ import (
 
 // basicAuth returns the BasicAuth of e's locations (nil without auth),
 // resolved once per Build (see resolveRef).
-func (b *builder) basicAuth(e *ingressEntry) *config.BasicAuth {
-	in := &e.ann.auth
-	if !in.requested {
+func (b *builder) basicAuth(e *Entry) *config.BasicAuth {
+	in := &e.Settings.Auth
+	if !in.Requested {
 		return nil
 	}
 	return resolveRef(b, e, refUse[*config.BasicAuth]{
-		objectRef: objectRef{refSecret, "auth-secret", in.secret},
-		invalid:   in.err,
+		objectRef: objectRef{refSecret, "auth-secret", in.Secret},
+		invalid:   in.Err,
 		parse:     (*builder).basicAuthFrom,
-		unavailable: func(e *ingressEntry) *config.BasicAuth {
-			return &config.BasicAuth{Realm: e.ann.auth.realm, Unavailable: true}
+		unavailable: func(e *Entry) *config.BasicAuth {
+			return &config.BasicAuth{Realm: e.Settings.Auth.Realm, Unavailable: true}
 		},
 	})
 }
 
 // basicAuthFrom makes e's BasicAuth of its auth-secret o, or says why it
 // cannot.
-func (b *builder) basicAuthFrom(e *ingressEntry, o refObject) (*config.BasicAuth, string) {
-	in := &e.ann.auth
+func (b *builder) basicAuthFrom(e *Entry, o refObject) (*config.BasicAuth, string) {
+	in := &e.Settings.Auth
 	users, dropped, err := authUsers(in, o.secret.Data)
 	if err != nil {
 		return nil, o.reason(" %v", err)
@@ -38,15 +38,15 @@ func (b *builder) basicAuthFrom(e *ingressEntry, o refObject) (*config.BasicAuth
 	for _, u := range dropped {
 		b.ingressProblem(e, "%s", o.reason(": user %q has an empty password hash and can never sign in", u))
 	}
-	return &config.BasicAuth{Realm: in.realm, Users: users, SatisfyAny: in.satisfyAny, Digest: in.typ == "digest"}, ""
+	return &config.BasicAuth{Realm: in.Realm, Users: users, SatisfyAny: in.SatisfyAny, Digest: in.Type == "digest"}, ""
 }
 
 // users parses the users of the auth Secret's data, by auth-type and
 // auth-secret-type.
-func authUsers(in *authInput, data map[string][]byte) ([]config.AuthUser, []string, error) {
-	if in.secretType == "auth-map" {
-		if in.typ == "digest" {
-			return parseDigestMap(data, in.realm)
+func authUsers(in *AuthSettings, data map[string][]byte) ([]config.AuthUser, []string, error) {
+	if in.SecretType == "auth-map" {
+		if in.Type == "digest" {
+			return parseDigestMap(data, in.Realm)
 		}
 		return parseAuthMap(data)
 	}
@@ -54,8 +54,8 @@ func authUsers(in *authInput, data map[string][]byte) ([]config.AuthUser, []stri
 	if !has {
 		return nil, nil, errors.New(`has no key "auth"`)
 	}
-	if in.typ == "digest" {
-		return ParseHtdigest(file, in.realm)
+	if in.Type == "digest" {
+		return ParseHtdigest(file, in.Realm)
 	}
 	return ParseHtpasswd(file)
 }
@@ -195,7 +195,7 @@ func sortUsers(users []config.AuthUser, dropped []string) ([]config.AuthUser, []
 // authUser validates one user and hash; a user seen before is skipped
 // (nil, false). dropped is true for an empty hash.
 func authUser(user, hash string, seen map[string]bool) (u *config.AuthUser, dropped bool, err error) {
-	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, ": ") || !printable(user) {
+	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, ": ") || !Printable(user) {
 		return nil, false, errors.New("invalid user name")
 	}
 	if seen[user] {
@@ -205,7 +205,7 @@ func authUser(user, hash string, seen map[string]bool) (u *config.AuthUser, drop
 	if hash == "" {
 		return nil, true, nil
 	}
-	if err := checkHash(hash); err != nil {
+	if err := CheckHash(hash); err != nil {
 		return nil, false, fmt.Errorf("user %q: %w", user, err)
 	}
 	return &config.AuthUser{Name: user, Hash: hash}, false, nil
@@ -214,7 +214,7 @@ func authUser(user, hash string, seen map[string]bool) (u *config.AuthUser, drop
 // digestUser validates one user and its "realm:HA1"; nil (no error) for a
 // line of another realm or a user seen before.
 func digestUser(user, rest, realm string, seen map[string]bool) (*config.AuthUser, error) {
-	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, `: "\`) || !printable(user) {
+	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, `: "\`) || !Printable(user) {
 		return nil, errors.New("invalid user name")
 	}
 	i := strings.LastIndexByte(rest, ':')
@@ -222,7 +222,7 @@ func digestUser(user, rest, realm string, seen map[string]bool) (*config.AuthUse
 		return nil, errors.New("not user:realm:hash")
 	}
 	lineRealm, ha1 := rest[:i], rest[i+1:]
-	if !isHexMD5(ha1) {
+	if !IsHexMD5(ha1) {
 		return nil, fmt.Errorf("user %q: the hash must be 32 hex digits (MD5 of user:realm:password)", user)
 	}
 	if lineRealm != realm || seen[user] {

@@ -12,21 +12,21 @@ import (
 // annotation's Service (its first port), else the default backend.
 //
 // e is nil for a catch-all without Ingress: the ConfigMap's codes only.
-func (b *builder) setErrors(e *ingressEntry, st *config.LocationSettings, be *backendState) {
+func (b *builder) setErrors(e *Entry, st *config.LocationSettings, be *backendState) {
 	var own config.CustomErrors
 	var fallback *backendState
 	if e != nil {
-		own, fallback = e.ann.errors, b.errorBackendOf(e)
+		own, fallback = e.Settings.Errors, b.errorBackendOf(e)
 	}
 	codes := own.Codes
 	if codes == nil && b.global.CustomHTTPErrors != "" {
-		codes, _ = parseHTTPErrors(b.global.CustomHTTPErrors)
+		codes, _ = ParseHTTPErrors(b.global.CustomHTTPErrors)
 	}
 	if len(codes) == 0 && fallback == nil {
 		return
 	}
 	ce := &config.CustomErrors{Codes: slices.Clone(codes), NoIntercept: own.NoIntercept}
-	ce.Global = len(codes) > 0 && joinCodes(codes) == b.global.CustomHTTPErrors
+	ce.Global = len(codes) > 0 && JoinCodes(codes) == b.global.CustomHTTPErrors
 	if len(ce.Codes) == 0 {
 		ce.Codes = nil
 	}
@@ -46,11 +46,11 @@ func (b *builder) setErrors(e *ingressEntry, st *config.LocationSettings, be *ba
 // nil when unset or unusable (with a Problem). buildPath calls it, so that
 // the backend is used before finishBackends, and the first call checks
 // proxy-buffer-size (see checkBufferSize).
-func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
-	if e.ann.errorService == "" {
+func (b *builder) errorBackendOf(e *Entry) *backendState {
+	if e.Settings.ErrorService == "" {
 		// Most Ingresses: nothing to remember (a Problem of
 		// checkBufferSize repeated per location is reported once).
-		if e.ann.proxyBufferSize != "" {
+		if e.Settings.ProxyBufferSize != "" {
 			b.checkBufferSize(e)
 		}
 		return nil
@@ -59,18 +59,18 @@ func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
 		return be
 	}
 	if b.errorBackends == nil {
-		b.errorBackends = map[*ingressEntry]*backendState{}
+		b.errorBackends = map[*Entry]*backendState{}
 	}
 	b.checkBufferSize(e)
-	name := e.ann.errorService
+	name := e.Settings.ErrorService
 	var be *backendState
-	svc := b.s.services[objectKey{e.key.Namespace, name}]
+	svc := b.s.services[Key{e.Key.Namespace, name}]
 	if svc == nil || len(svc.ports) == 0 {
-		b.ingressProblem(e, "%s: Service %s not found or without ports; ignored", e.setting("default-backend"), name)
+		b.ingressProblem(e, "%s: Service %s not found or without ports; ignored", e.Setting("default-backend"), name)
 	} else {
 		var err error
-		if be, err = b.backendFor(e.key.Namespace, backendRef{service: name, portNumber: svc.ports[0].port}); err != nil {
-			b.ingressProblem(e, "%s: %v; ignored", e.setting("default-backend"), err)
+		if be, err = b.backendFor(e.Key.Namespace, BackendRef{Service: name, PortNumber: svc.ports[0].port}); err != nil {
+			b.ingressProblem(e, "%s: %v; ignored", e.Setting("default-backend"), err)
 			be = nil
 		} else {
 			be.use(nil)
@@ -83,14 +83,14 @@ func (b *builder) errorBackendOf(e *ingressEntry) *backendState {
 // checkBufferSize reports e's proxy-buffer-size when it is larger than the
 // ConfigMap's, which every route uses: proxy_buffer_size takes no
 // variables. A size up to the ConfigMap's is served by it.
-func (b *builder) checkBufferSize(e *ingressEntry) {
-	want, ok := e.ann.proxyBufferSize.Bytes()
+func (b *builder) checkBufferSize(e *Entry) {
+	want, ok := e.Settings.ProxyBufferSize.Bytes()
 	if !ok {
 		return
 	}
 	global := cmp.Or(b.global.Nginx.ProxyBufferSize, config.DefaultGlobal().Nginx.ProxyBufferSize)
 	if have, _ := global.Bytes(); want > have {
 		b.ingressProblem(e, "%s=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
-			"(an nginx directive that takes no variables); set the ConfigMap key; left out", e.setting("proxy-buffer-size"), e.ann.proxyBufferSize, global)
+			"(an nginx directive that takes no variables); set the ConfigMap key; left out", e.Setting("proxy-buffer-size"), e.Settings.ProxyBufferSize, global)
 	}
 }

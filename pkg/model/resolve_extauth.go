@@ -9,13 +9,13 @@ import (
 // externalAuth returns the ExternalAuth of e's locations (nil without),
 // resolved once per Build: its own auth-url, else the ConfigMap's
 // global-auth-url unless enable-global-auth is false.
-func (b *builder) externalAuth(e *ingressEntry) *config.ExternalAuth {
-	in := &e.ann.extAuth
-	if !in.requested {
-		if b.globalAuth == nil || in.globalOff {
+func (b *builder) externalAuth(e *Entry) *config.ExternalAuth {
+	in := &e.Settings.ExtAuth
+	if !in.Requested {
+		if b.globalAuth == nil || in.GlobalOff {
 			return nil
 		}
-		if e.ann.auth.satisfyAny {
+		if e.Settings.Auth.SatisfyAny {
 			ea := *b.globalAuth
 			ea.SatisfyAny = true
 			return &ea
@@ -23,19 +23,19 @@ func (b *builder) externalAuth(e *ingressEntry) *config.ExternalAuth {
 		return b.globalAuth
 	}
 	return resolveRef(b, e, refUse[*config.ExternalAuth]{
-		objectRef:   objectRef{refConfigMap, "auth-proxy-set-headers", in.proxySetHeaders},
-		invalid:     in.err,
+		objectRef:   objectRef{refConfigMap, "auth-proxy-set-headers", in.ProxySetHeaders},
+		invalid:     in.Err,
 		optional:    true,
 		parse:       (*builder).externalAuthFrom,
-		unavailable: func(*ingressEntry) *config.ExternalAuth { return &config.ExternalAuth{Unavailable: true} },
+		unavailable: func(*Entry) *config.ExternalAuth { return &config.ExternalAuth{Unavailable: true} },
 	})
 }
 
 // externalAuthFrom makes e's ExternalAuth with the headers of its
 // auth-proxy-set-headers o (none without), or says why it cannot.
-func (b *builder) externalAuthFrom(e *ingressEntry, o refObject) (*config.ExternalAuth, string) {
-	ea := e.ann.extAuth.externalAuth()
-	ea.SatisfyAny = e.ann.auth.satisfyAny
+func (b *builder) externalAuthFrom(e *Entry, o refObject) (*config.ExternalAuth, string) {
+	ea := e.Settings.ExtAuth.ExternalAuth()
+	ea.SatisfyAny = e.Settings.Auth.SatisfyAny
 	if o.configMap == nil {
 		return ea, ""
 	}
@@ -53,7 +53,7 @@ func noExternalAuth(ga *config.GlobalAuth, path string) bool {
 	if ga.NoAuthLocationsSet {
 		return pathInList(path, ga.NoAuthLocations)
 	}
-	return pathInList(path, defaultNoAuthLocations)
+	return pathInList(path, DefaultNoAuthLocations)
 }
 
 // pathInList reports whether path starts with one of the canonical list's

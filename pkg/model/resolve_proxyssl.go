@@ -23,17 +23,17 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 		limit = DefaultMaxUpstreamTLSProfiles
 	}
 	for _, e := range b.ingresses {
-		in := &e.ann.proxySSL
-		if !in.requested {
+		in := &e.Settings.ProxySSL
+		if !in.Requested {
 			continue
 		}
 		if st.byIngress == nil {
-			st.byIngress, st.hasCA, st.profiles = map[*ingressEntry]*config.ProxySSL{}, map[*ingressEntry]bool{}, map[string]*config.UpstreamTLS{}
+			st.byIngress, st.hasCA, st.profiles = map[*Entry]*config.ProxySSL{}, map[*Entry]bool{}, map[string]*config.UpstreamTLS{}
 		}
 		p := resolveRef(b, e, refUse[*config.UpstreamTLS]{
-			objectRef: objectRef{refSecret, "proxy-ssl-secret", in.secret},
-			invalid:   in.err,
-			parse: func(_ *builder, _ *ingressEntry, o refObject) (*config.UpstreamTLS, string) {
+			objectRef: objectRef{refSecret, "proxy-ssl-secret", in.Secret},
+			invalid:   in.Err,
+			parse: func(_ *builder, _ *Entry, o refObject) (*config.UpstreamTLS, string) {
 				p, reason := proxySSLProfile(in, o)
 				if p != nil && st.profiles[p.Name] == nil && len(st.profiles) >= limit {
 					return nil, fmt.Sprintf("more than %d distinct backend TLS profiles (the syncer's --max-upstream-tls-profiles)", limit)
@@ -48,7 +48,7 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 		if st.profiles[p.Name] == nil {
 			st.profiles[p.Name] = p
 		}
-		st.byIngress[e] = &config.ProxySSL{Profile: p.Name, Name: in.name}
+		st.byIngress[e] = &config.ProxySSL{Profile: p.Name, Name: in.Name}
 		st.hasCA[e] = p.CA != nil
 	}
 	return st
@@ -56,13 +56,13 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 
 // profile makes the profile of the proxy-ssl-secret o, or says why it
 // cannot.
-func proxySSLProfile(in *proxySSLInput, o refObject) (*config.UpstreamTLS, string) {
-	p := &config.UpstreamTLS{VerifyDepth: max(in.depth, 1), Protocols: in.protocols, Ciphers: in.ciphers, ServerName: in.serverName}
+func proxySSLProfile(in *ProxySSLSettings, o refObject) (*config.UpstreamTLS, string) {
+	p := &config.UpstreamTLS{VerifyDepth: max(in.Depth, 1), Protocols: in.Protocols, Ciphers: in.Ciphers, ServerName: in.ServerName}
 	if p.Protocols == "" {
-		p.Protocols = defaultProxySSLProtocols
+		p.Protocols = DefaultProxySSLProtocols
 	}
 	if p.Ciphers == "" {
-		p.Ciphers = defaultProxySSLCiphers
+		p.Ciphers = DefaultProxySSLCiphers
 	}
 	data := o.secret.Data
 	var err error
@@ -82,14 +82,14 @@ func proxySSLProfile(in *proxySSLInput, o refObject) (*config.UpstreamTLS, strin
 		}
 	}
 	switch {
-	case in.verify && p.CA == nil:
+	case in.Verify && p.CA == nil:
 		return nil, fmt.Sprintf("%sproxy-ssl-verify=on: Secret %s has no ca.crt", o.settingPrefix, o.key)
 	case p.CA == nil && p.Cert == nil:
 		return nil, o.reason(" has neither ca.crt nor tls.crt and tls.key")
 	}
-	p.Verify = in.verify
+	p.Verify = in.Verify
 	if p.Verify || p.ServerName {
-		p.PeerName = in.name
+		p.PeerName = in.Name
 	}
 	p.Name = p.ProfileName()
 	return p, ""
@@ -102,9 +102,9 @@ func (b *builder) finishUpstreamTLS(cfg *config.Configuration) {
 	if st.byIngress == nil {
 		return
 	}
-	byName := make(map[string]*ingressEntry, len(st.byIngress))
+	byName := make(map[string]*Entry, len(st.byIngress))
 	for e := range st.byIngress {
-		byName[e.name] = e
+		byName[e.Name] = e
 	}
 	used := map[string]bool{}
 	for i := range cfg.Servers {
@@ -137,21 +137,21 @@ func (b *builder) finishUpstreamTLS(cfg *config.Configuration) {
 // across namespaces (ingress-nginx: any Ingress of the host, and its
 // default backend): one namespace's client certificate never
 // authenticates another's routes.
-func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*ingressEntry, srv *config.Server) map[string]*config.ProxySSL {
+func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*Entry, srv *config.Server) map[string]*config.ProxySSL {
 	if b.global.ProxySSLLocationOnly {
 		return nil
 	}
-	var oldest map[string]*ingressEntry
+	var oldest map[string]*Entry
 	for j := range srv.Locations {
 		e := byName[srv.Locations[j].Ingress]
 		if e == nil || !st.hasCA[e] {
 			continue
 		}
-		if o := oldest[e.key.Namespace]; o == nil || compareAge(e, o) < 0 {
+		if o := oldest[e.Key.Namespace]; o == nil || compareAge(e, o) < 0 {
 			if oldest == nil {
-				oldest = map[string]*ingressEntry{}
+				oldest = map[string]*Entry{}
 			}
-			oldest[e.key.Namespace] = e
+			oldest[e.Key.Namespace] = e
 		}
 	}
 	out := make(map[string]*config.ProxySSL, len(oldest))
@@ -166,8 +166,8 @@ func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*ingre
 // ignored, as OpenSSL reads them); at least one, at most maxClientCAs. It
 // returns the certificates re-encoded as PEM.
 func ParseClientCA(data []byte) (string, []*x509.Certificate, error) {
-	if len(data) > maxClientCABytes {
-		return "", nil, fmt.Errorf("ca.crt is larger than %d bytes", maxClientCABytes)
+	if len(data) > MaxClientCABytes {
+		return "", nil, fmt.Errorf("ca.crt is larger than %d bytes", MaxClientCABytes)
 	}
 	var out bytes.Buffer
 	var cas []*x509.Certificate
@@ -184,8 +184,8 @@ func ParseClientCA(data []byte) (string, []*x509.Certificate, error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("ca.crt certificate %d: %w", len(cas)+1, err)
 		}
-		if len(cas) == maxClientCAs {
-			return "", nil, fmt.Errorf("ca.crt has more than %d certificates", maxClientCAs)
+		if len(cas) == MaxClientCAs {
+			return "", nil, fmt.Errorf("ca.crt has more than %d certificates", MaxClientCAs)
 		}
 		cas = append(cas, c)
 		_ = pem.Encode(&out, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
@@ -200,8 +200,8 @@ func ParseClientCA(data []byte) (string, []*x509.Certificate, error) {
 // one of cas. It returns the revoked serial numbers in upper-case hex, two
 // digits a byte (nginx's $ssl_client_serial), sorted and unique.
 func ParseClientCRL(data []byte, cas []*x509.Certificate) ([]string, error) {
-	if len(data) > maxClientCABytes*4 {
-		return nil, fmt.Errorf("ca.crl is larger than %d bytes", maxClientCABytes*4)
+	if len(data) > MaxClientCABytes*4 {
+		return nil, fmt.Errorf("ca.crl is larger than %d bytes", MaxClientCABytes*4)
 	}
 	var serials []string
 	n := 0
@@ -223,8 +223,8 @@ func ParseClientCRL(data []byte, cas []*x509.Certificate) ([]string, error) {
 			return nil, fmt.Errorf("ca.crl list %d is not signed by a certificate of ca.crt", n)
 		}
 		for _, e := range crl.RevokedCertificateEntries {
-			if e.SerialNumber == nil || e.SerialNumber.Sign() < 0 || len(serials) == maxRevoked {
-				return nil, fmt.Errorf("ca.crl list %d: a negative serial number or more than %d", n, maxRevoked)
+			if e.SerialNumber == nil || e.SerialNumber.Sign() < 0 || len(serials) == MaxRevoked {
+				return nil, fmt.Errorf("ca.crl list %d: a negative serial number or more than %d", n, MaxRevoked)
 			}
 			serials = append(serials, serialHex(e.SerialNumber.Bytes()))
 		}
@@ -288,9 +288,9 @@ func parseClientPair(certPEM, keyPEM []byte) (cert, key []byte, err error) {
 
 // upstreamTLSState is the backend TLS of one Build.
 type upstreamTLSState struct {
-	byIngress map[*ingressEntry]*config.ProxySSL
+	byIngress map[*Entry]*config.ProxySSL
 	// hasCA: the Ingress's profile has a CA (it may be a host's default).
-	hasCA    map[*ingressEntry]bool
+	hasCA    map[*Entry]bool
 	profiles map[string]*config.UpstreamTLS
 }
 

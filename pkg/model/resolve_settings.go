@@ -10,7 +10,7 @@ import (
 // is: an absolute path of printable ASCII without ';' (a regex path
 // written as ingress-nginx writes it passes).
 func cookiePathOK(p string) bool {
-	if p == "" || p[0] != '/' || len(p) > maxValueLen {
+	if p == "" || p[0] != '/' || len(p) > MaxValueLen {
 		return false
 	}
 	for i := 0; i < len(p); i++ {
@@ -46,8 +46,8 @@ func commonCookiePath(paths []string) string {
 // limit-rate and limit-rate-after where l's annotations set none (as
 // ingress-nginx's defaults of those annotations). It returns a copy: the
 // Ingress's settings are shared by its locations and Builds.
-func rateLimitWithGlobal(r *config.RateLimit, l *limitInput, g *config.Global) *config.RateLimit {
-	rate, after := !l.rateSet && g.LimitRate > 0, !l.rateAfterSet && g.LimitRateAfter > 0
+func rateLimitWithGlobal(r *config.RateLimit, l *LimitSettings, g *config.Global) *config.RateLimit {
+	rate, after := !l.RateSet && g.LimitRate > 0, !l.RateAfterSet && g.LimitRateAfter > 0
 	if r == nil && !rate {
 		return nil
 	}

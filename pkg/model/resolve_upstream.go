@@ -27,7 +27,7 @@ func (b *builder) globalHeaders(key, ref string, rule headerRule) []config.Heade
 	if ref == "" {
 		return nil
 	}
-	k, _ := parseObjectKey(ref) // validated by the ConfigMap key's parser
+	k, _ := ParseKey(ref) // validated by the ConfigMap key's parser
 	e := b.s.configMaps[k]
 	if e == nil {
 		b.problem("ConfigMap", k.Namespace, k.Name, "ConfigMap %s named by the controller ConfigMap's %s not found; no headers", ref, key)
@@ -47,8 +47,8 @@ func (b *builder) globalHeaders(key, ref string, rule headerRule) []config.Heade
 // ingress-nginx, which denies the others). Values are sent as written ('$'
 // included). It fails open: a ConfigMap of another namespace or a missing
 // one gives no custom headers, with a Problem.
-func (b *builder) customHeaders(e *ingressEntry) []config.Header {
-	ref := e.ann.upstream.customHeaders
+func (b *builder) customHeaders(e *Entry) []config.Header {
+	ref := e.Settings.Upstream.CustomHeaders
 	if ref == "" {
 		return nil
 	}
@@ -62,7 +62,7 @@ func (b *builder) customHeaders(e *ingressEntry) []config.Header {
 // customHeadersFrom returns the headers of e's custom-headers o that
 // global-allowed-response-headers lists; the others are left out with a
 // Problem.
-func (b *builder) customHeadersFrom(e *ingressEntry, o refObject) ([]config.Header, string) {
+func (b *builder) customHeadersFrom(e *Entry, o refObject) ([]config.Header, string) {
 	allowed := strings.Split(b.global.AllowedResponseHeaders, ",")
 	hs, problems := o.headers(headerRule{refused: func(n string) string {
 		if !slices.Contains(allowed, strings.ToLower(n)) {
@@ -143,7 +143,7 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 	n := len(out)
 	type claim struct {
 		host string
-		e    *ingressEntry
+		e    *Entry
 	}
 	claims := map[string]claim{}
 	for _, s := range states {
@@ -154,20 +154,20 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 		if e == nil {
 			continue
 		}
-		for _, alias := range e.ann.upstream.aliases {
+		for _, alias := range e.Settings.Upstream.Aliases {
 			if alias == s.hostname {
 				continue
 			}
 			if b.servers[alias] != nil {
-				b.ingressProblem(e, "%s: %s is a host of a rule; not an alias of %s", e.setting("server-alias"), alias, s.hostname)
+				b.ingressProblem(e, "%s: %s is a host of a rule; not an alias of %s", e.Setting("server-alias"), alias, s.hostname)
 				continue
 			}
 			if c, ok := claims[alias]; ok {
 				if compareAge(c.e, e) > 0 {
-					b.ingressProblem(c.e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", c.e.setting("server-alias"), alias, s.hostname, e.origin.Kind, e.name, c.host)
+					b.ingressProblem(c.e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", c.e.Setting("server-alias"), alias, s.hostname, e.Origin.Kind, e.Name, c.host)
 					claims[alias] = claim{s.hostname, e}
 				} else {
-					b.ingressProblem(e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", e.setting("server-alias"), alias, c.host, c.e.origin.Kind, c.e.name, s.hostname)
+					b.ingressProblem(e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", e.Setting("server-alias"), alias, c.host, c.e.Origin.Kind, c.e.Name, s.hostname)
 				}
 				continue
 			}
@@ -184,10 +184,10 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 	b.up.aliases = make(map[string]bool, len(claims))
 	b.up.aliasOf = make(map[string][2]string, len(claims))
 	for alias, c := range claims {
-		b.up.aliasOf[alias] = [2]string{c.host, c.e.key.Namespace}
+		b.up.aliasOf[alias] = [2]string{c.host, c.e.Key.Namespace}
 		src := *byHost[c.host]
 		src.Hostname = alias
-		src.Locations = aliasLocations(src.Locations, c.e.key.Namespace, defaultBackend)
+		src.Locations = aliasLocations(src.Locations, c.e.Key.Namespace, defaultBackend)
 		out = append(out, src)
 		b.up.aliases[alias] = true
 	}
@@ -199,12 +199,12 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 
 // aliasIngress returns the oldest Ingress with a location on s that sets
 // server-alias, reporting the younger ones that set it too.
-func (s *serverState) aliasIngress(b *builder) *ingressEntry {
-	var winner *ingressEntry
-	var others []*ingressEntry
+func (s *serverState) aliasIngress(b *builder) *Entry {
+	var winner *Entry
+	var others []*Entry
 	for i := range s.locations {
 		e := s.locations[i].ingress
-		if len(e.ann.upstream.aliases) == 0 || e == winner {
+		if len(e.Settings.Upstream.Aliases) == 0 || e == winner {
 			continue
 		}
 		switch {
@@ -220,7 +220,7 @@ func (s *serverState) aliasIngress(b *builder) *ingressEntry {
 	slices.SortFunc(others, compareAge)
 	for _, e := range slices.Compact(others) {
 		if e != winner {
-			b.ingressProblem(e, "%s: host %s has the aliases of %s %s, which is older; ignored for this host", e.setting("server-alias"), s.hostname, winner.origin.Kind, winner.name)
+			b.ingressProblem(e, "%s: host %s has the aliases of %s %s, which is older; ignored for this host", e.Setting("server-alias"), s.hostname, winner.Origin.Kind, winner.Name)
 		}
 	}
 	return winner
@@ -228,8 +228,8 @@ func (s *serverState) aliasIngress(b *builder) *ingressEntry {
 
 // serviceUpstream says whether e routes to the Service's ClusterIP: its
 // service-upstream annotation, else the ConfigMap's service-upstream.
-func (b *builder) serviceUpstream(e *ingressEntry) bool {
-	if v := e.ann.upstream.serviceUpstream; v != nil {
+func (b *builder) serviceUpstream(e *Entry) bool {
+	if v := e.Settings.Upstream.ServiceUpstream; v != nil {
 		return *v
 	}
 	return b.global.ServiceUpstream
@@ -250,14 +250,14 @@ func (b *builder) applyServiceUpstream(be *backendState, out *config.Backend) {
 		on = b.serviceUpstream(winner)
 		for _, e := range ops[1:] {
 			if b.serviceUpstream(e) != on {
-				b.ingressProblem(e, "backend %s: service-upstream differs from Ingress %s, which is older and is used; ignored", be.name, winner.name)
+				b.ingressProblem(e, "backend %s: service-upstream differs from Ingress %s, which is older and is used; ignored", be.name, winner.Name)
 			}
 		}
 	}
 	if !on {
 		return
 	}
-	svc := b.s.services[objectKey{be.key.namespace, be.key.service}]
+	svc := b.s.services[Key{be.key.namespace, be.key.service}]
 	if svc == nil {
 		return
 	}
@@ -278,8 +278,8 @@ func (b *builder) applyServiceUpstream(be *backendState, out *config.Backend) {
 
 // noteServiceUpstream records that e, which routes to be, sets
 // service-upstream.
-func (be *backendState) noteServiceUpstream(e *ingressEntry) {
-	if e == nil || e.ann.upstream.serviceUpstream == nil {
+func (be *backendState) noteServiceUpstream(e *Entry) {
+	if e == nil || e.Settings.Upstream.ServiceUpstream == nil {
 		return
 	}
 	if n := len(be.upstreamOpinions); n == 0 || be.upstreamOpinions[n-1] != e {
@@ -319,16 +319,16 @@ func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]config.Header, []string
 		v := cm.Data[k]
 		reason := ""
 		switch lower := strings.ToLower(k); {
-		case !validHeaderName(k):
+		case !ValidHeaderName(k):
 			reason = "is not a header name (RFC 7230 token)"
 		case seen[lower]:
 			reason = "repeats a header name in another case"
-		case len(out) >= maxHeaders:
-			reason = fmt.Sprintf("is beyond %d headers", maxHeaders)
+		case len(out) >= MaxHeaders:
+			reason = fmt.Sprintf("is beyond %d headers", MaxHeaders)
 		case rule.noDollar && strings.Contains(v, "$"):
 			reason = "holds '$': nginx variables are not expanded by ingress-sync"
 		default:
-			if err := checkHeaderValue(v); err != nil {
+			if err := CheckHeaderValue(v); err != nil {
 				reason = err.Error()
 			} else if rule.refused != nil {
 				reason = rule.refused(k)
@@ -336,7 +336,7 @@ func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]config.Header, []string
 		}
 		seen[strings.ToLower(k)] = true
 		if reason != "" {
-			problems = append(problems, fmt.Sprintf("%s: header %s %s; left out", rule.what, quoteValue(k), reason))
+			problems = append(problems, fmt.Sprintf("%s: header %s %s; left out", rule.what, Quote(k), reason))
 			continue
 		}
 		out = append(out, config.Header{Name: k, Value: v})

@@ -25,11 +25,11 @@ import (
 // validation, ready endpoints of a slice) is done once in Apply, not in
 // every Build.
 type Store struct {
-	ingresses  map[objectKey]*ingressEntry
-	services   map[objectKey]*serviceEntry
-	slices     map[objectKey]*sliceEntry
-	secrets    map[objectKey]*secretEntry
-	configMaps map[objectKey]*configMapEntry
+	ingresses  map[Key]*Entry
+	services   map[Key]*serviceEntry
+	slices     map[Key]*sliceEntry
+	secrets    map[Key]*secretEntry
+	configMaps map[Key]*configMapEntry
 	gateway    gatewayStore // the Gateway API kinds (store_gateway.go)
 	// src translates the route objects (Ingresses) into the entries held
 	// in ingresses, and keeps its other kinds; globalSrc reads the
@@ -39,7 +39,7 @@ type Store struct {
 
 	// slicesByService indexes EndpointSlices by the label
 	// kubernetes.io/service-name (same namespace), sorted by slice name.
-	slicesByService map[objectKey][]*sliceEntry
+	slicesByService map[Key][]*sliceEntry
 	// ingressesByService and ingressesBySecret index Ingresses by the
 	// Services (rules and default backend) and TLS Secrets they reference.
 	ingressesByService refIndex
@@ -58,12 +58,12 @@ func NewStore() *Store {
 	return &Store{
 		src:                  src,
 		globalSrc:            src,
-		ingresses:            map[objectKey]*ingressEntry{},
-		services:             map[objectKey]*serviceEntry{},
-		slices:               map[objectKey]*sliceEntry{},
-		secrets:              map[objectKey]*secretEntry{},
-		configMaps:           map[objectKey]*configMapEntry{},
-		slicesByService:      map[objectKey][]*sliceEntry{},
+		ingresses:            map[Key]*Entry{},
+		services:             map[Key]*serviceEntry{},
+		slices:               map[Key]*sliceEntry{},
+		secrets:              map[Key]*secretEntry{},
+		configMaps:           map[Key]*configMapEntry{},
+		slicesByService:      map[Key][]*sliceEntry{},
 		ingressesByService:   refIndex{},
 		ingressesBySecret:    refIndex{},
 		ingressesByConfigMap: refIndex{},
@@ -78,8 +78,8 @@ func (s *Store) Len() int {
 }
 
 // allIngresses returns the stored Ingresses, in no order.
-func (s *Store) allIngresses() []*ingressEntry {
-	out := make([]*ingressEntry, 0, len(s.ingresses))
+func (s *Store) allIngresses() []*Entry {
+	out := make([]*Entry, 0, len(s.ingresses))
 	for _, e := range s.ingresses {
 		out = append(out, e)
 	}
@@ -89,7 +89,7 @@ func (s *Store) allIngresses() []*ingressEntry {
 // Has reports whether the Store holds the object of kind at namespace/name
 // (IngressClasses by name only).
 func (s *Store) Has(kind events.Kind, namespace, name string) bool {
-	k := objectKey{namespace, name}
+	k := Key{namespace, name}
 	var ok bool
 	if takes, route := s.src.Takes(kind); route {
 		_, ok = s.ingresses[k]
@@ -143,8 +143,8 @@ func (s *Store) Apply(ev events.Event) (Effect, error) {
 
 // eventKey is the identity of the event's object, checked against the
 // object's own metadata when both are present.
-func eventKey(ev events.Event) (objectKey, error) {
-	key := objectKey{ev.Namespace, ev.Name}
+func eventKey(ev events.Event) (Key, error) {
+	key := Key{ev.Namespace, ev.Name}
 	acc, ok := ev.Object.(metav1.Object)
 	if !ok || isNilObject(ev.Object) {
 		if key.Name == "" {
@@ -152,7 +152,7 @@ func eventKey(ev events.Event) (objectKey, error) {
 		}
 		return key, nil
 	}
-	obj := objectKey{acc.GetNamespace(), acc.GetName()}
+	obj := Key{acc.GetNamespace(), acc.GetName()}
 	if key.Name == "" {
 		return obj, nil
 	}
@@ -185,7 +185,7 @@ func isNilObject(obj runtime.Object) bool {
 }
 
 // upsert stores obj, checking that its type is that of kind.
-func (s *Store) upsert(kind events.Kind, key objectKey, obj runtime.Object) error {
+func (s *Store) upsert(kind events.Kind, key Key, obj runtime.Object) error {
 	if takes, route := s.src.Takes(kind); route {
 		e, err := s.src.Translate(kind, key, obj)
 		if err == nil {
@@ -223,7 +223,7 @@ func put[T runtime.Object](kind events.Kind, obj runtime.Object, store func(T)) 
 }
 
 // delete removes the object of kind at key.
-func (s *Store) delete(kind events.Kind, key objectKey) error {
+func (s *Store) delete(kind events.Kind, key Key) error {
 	if takes, route := s.src.Takes(kind); route {
 		s.removeIngress(key)
 		return nil
@@ -247,44 +247,44 @@ func (s *Store) delete(kind events.Kind, key objectKey) error {
 	return nil
 }
 
-func (s *Store) putIngress(key objectKey, e *ingressEntry) {
+func (s *Store) putIngress(key Key, e *Entry) {
 	s.removeIngress(key)
 	s.ingresses[key] = e
-	for _, ref := range e.services {
+	for _, ref := range e.Services {
 		s.ingressesByService.add(ref, key)
 	}
-	for _, ref := range e.secrets {
+	for _, ref := range e.Secrets {
 		s.ingressesBySecret.add(ref, key)
 	}
-	for _, ref := range e.configMaps {
+	for _, ref := range e.ConfigMaps {
 		s.ingressesByConfigMap.add(ref, key)
 	}
-	for _, h := range e.hosts {
-		s.ingressesByHost.add(objectKey{Name: h}, key)
+	for _, h := range e.Hosts {
+		s.ingressesByHost.add(Key{Name: h}, key)
 	}
 }
 
-func (s *Store) removeIngress(key objectKey) {
+func (s *Store) removeIngress(key Key) {
 	e, ok := s.ingresses[key]
 	if !ok {
 		return
 	}
-	for _, ref := range e.services {
+	for _, ref := range e.Services {
 		s.ingressesByService.remove(ref, key)
 	}
-	for _, ref := range e.secrets {
+	for _, ref := range e.Secrets {
 		s.ingressesBySecret.remove(ref, key)
 	}
-	for _, ref := range e.configMaps {
+	for _, ref := range e.ConfigMaps {
 		s.ingressesByConfigMap.remove(ref, key)
 	}
-	for _, h := range e.hosts {
-		s.ingressesByHost.remove(objectKey{Name: h}, key)
+	for _, h := range e.Hosts {
+		s.ingressesByHost.remove(Key{Name: h}, key)
 	}
 	delete(s.ingresses, key)
 }
 
-func (s *Store) putSlice(key objectKey, slice *discoveryv1.EndpointSlice) {
+func (s *Store) putSlice(key Key, slice *discoveryv1.EndpointSlice) {
 	s.removeSlice(key)
 	e := newSliceEntry(key, slice)
 	s.slices[key] = e
@@ -296,7 +296,7 @@ func (s *Store) putSlice(key objectKey, slice *discoveryv1.EndpointSlice) {
 	s.slicesByService[e.service] = slices.Insert(list, i, e)
 }
 
-func (s *Store) removeSlice(key objectKey) {
+func (s *Store) removeSlice(key Key) {
 	e, ok := s.slices[key]
 	if !ok {
 		return
@@ -319,11 +319,11 @@ func compareSliceName(e *sliceEntry, name string) int { return cmp.Compare(e.nam
 // A slice, not a set: most objects have one or a few referrers, and an
 // Ingress is removed from the index before it is added again (putIngress),
 // so that add never sees a key it holds.
-type refIndex map[objectKey][]objectKey
+type refIndex map[Key][]Key
 
-func (idx refIndex) add(ref, key objectKey) { idx[ref] = append(idx[ref], key) }
+func (idx refIndex) add(ref, key Key) { idx[ref] = append(idx[ref], key) }
 
-func (idx refIndex) remove(ref, key objectKey) {
+func (idx refIndex) remove(ref, key Key) {
 	list := idx[ref]
 	i := slices.Index(list, key)
 	switch {
@@ -338,7 +338,7 @@ func (idx refIndex) remove(ref, key objectKey) {
 
 // ConfigMap returns the stored ConfigMap, or nil.
 func (s *Store) ConfigMap(namespace, name string) *corev1.ConfigMap {
-	if e := s.configMaps[objectKey{namespace, name}]; e != nil {
+	if e := s.configMaps[Key{namespace, name}]; e != nil {
 		return e.obj
 	}
 	return nil
@@ -379,7 +379,7 @@ func newConfigMapEntry(cm *corev1.ConfigMap, prev *configMapEntry, valid func(ke
 }
 
 // global reads the controller ConfigMap at key (see GlobalSource).
-func (s *Store) global(key objectKey) (config.Global, *config.ExternalAuth, []string) {
+func (s *Store) global(key Key) (config.Global, *config.ExternalAuth, []string) {
 	if e := s.configMaps[key]; e != nil {
 		return s.globalSrc.Global(e.obj, e.good)
 	}
@@ -389,9 +389,9 @@ func (s *Store) global(key objectKey) (config.Global, *config.ExternalAuth, []st
 // referrers returns the names ("namespace/name") of the entries that
 // idx lists for namespace/name, sorted.
 func (s *Store) referrers(idx refIndex, namespace, name string) []string {
-	out := make([]string, 0, len(idx[objectKey{namespace, name}]))
-	for _, k := range idx[objectKey{namespace, name}] {
-		out = append(out, s.ingresses[k].name)
+	out := make([]string, 0, len(idx[Key{namespace, name}]))
+	for _, k := range idx[Key{namespace, name}] {
+		out = append(out, s.ingresses[k].Name)
 	}
 	slices.Sort(out)
 	return out

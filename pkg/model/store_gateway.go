@@ -35,13 +35,13 @@ const DefaultGatewayControllerName = "ingress-sync.io/gateway-controller"
 // empty and ready to use.
 type gatewayStore struct {
 	classes  map[string]*gatewayv1.GatewayClass
-	gateways map[objectKey]*gatewayv1.Gateway
-	routes   map[objectKey]*gatewayv1.HTTPRoute
-	grants   map[objectKey]*gatewayv1.ReferenceGrant
+	gateways map[Key]*gatewayv1.Gateway
+	routes   map[Key]*gatewayv1.HTTPRoute
+	grants   map[Key]*gatewayv1.ReferenceGrant
 }
 
 // upsert stores obj, checking that its type is that of kind.
-func (g *gatewayStore) upsert(kind events.Kind, key objectKey, obj runtime.Object) error {
+func (g *gatewayStore) upsert(kind events.Kind, key Key, obj runtime.Object) error {
 	switch kind {
 	case events.KindGatewayClass:
 		return put(kind, obj, func(o *gatewayv1.GatewayClass) { g.classes = set(g.classes, key.Name, o) })
@@ -65,7 +65,7 @@ func set[K comparable, V any](m map[K]V, k K, v V) map[K]V {
 }
 
 // delete removes the object of kind at key.
-func (g *gatewayStore) delete(kind events.Kind, key objectKey) error {
+func (g *gatewayStore) delete(kind events.Kind, key Key) error {
 	switch kind {
 	case events.KindGatewayClass:
 		delete(g.classes, key.Name)
@@ -82,7 +82,7 @@ func (g *gatewayStore) delete(kind events.Kind, key objectKey) error {
 }
 
 // has reports whether the object of kind at key is held.
-func (g *gatewayStore) has(kind events.Kind, key objectKey) bool {
+func (g *gatewayStore) has(kind events.Kind, key Key) bool {
 	var ok bool
 	switch kind {
 	case events.KindGatewayClass:
@@ -122,17 +122,17 @@ func (s *Store) GatewayClass(name string) *gatewayv1.GatewayClass { return s.gat
 
 // Gateway returns the stored Gateway, or nil.
 func (s *Store) Gateway(namespace, name string) *gatewayv1.Gateway {
-	return s.gateway.gateways[objectKey{namespace, name}]
+	return s.gateway.gateways[Key{namespace, name}]
 }
 
 // HTTPRoute returns the stored HTTPRoute, or nil.
 func (s *Store) HTTPRoute(namespace, name string) *gatewayv1.HTTPRoute {
-	return s.gateway.routes[objectKey{namespace, name}]
+	return s.gateway.routes[Key{namespace, name}]
 }
 
 // ReferenceGrant returns the stored ReferenceGrant, or nil.
 func (s *Store) ReferenceGrant(namespace, name string) *gatewayv1.ReferenceGrant {
-	return s.gateway.grants[objectKey{namespace, name}]
+	return s.gateway.grants[Key{namespace, name}]
 }
 
 // GatewayClassOurs reports whether c is served by the controller named

@@ -109,7 +109,7 @@ func TestStoreKeyFromObject(t *testing.T) {
 // sliceNames lists the names of the slices the Store links to the Service.
 func sliceNames(s *Store, namespace, name string) []string {
 	out := []string{}
-	for _, e := range s.slicesByService[objectKey{namespace, name}] {
+	for _, e := range s.slicesByService[Key{namespace, name}] {
 		out = append(out, e.name)
 	}
 	return out
@@ -119,7 +119,7 @@ func sliceNames(s *Store, namespace, name string) []string {
 func entryNames(s *Store) []string {
 	out := []string{}
 	for _, e := range s.ingresses {
-		out = append(out, e.name)
+		out = append(out, e.Name)
 	}
 	slices.Sort(out)
 	return out
@@ -185,7 +185,7 @@ func TestSliceEntry(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []config.Endpoint
-			if p := newSliceEntry(objectKey{"default", tc.slice.Name}, tc.slice).port(""); p != nil {
+			if p := newSliceEntry(Key{"default", tc.slice.Name}, tc.slice).port(""); p != nil {
 				got = p.endpoints
 				if p.sum != config.SumEndpoints(got) {
 					t.Error("stored endpoints sum differs")

@@ -51,9 +51,9 @@ func l4ConfigMap(opts Options, proto config.L4Protocol) string {
 // l4EntryProblem is the Problem of an entry (port, as written) of the
 // services ConfigMap ref that is left out because of err.
 func l4EntryProblem(ref string, proto config.L4Protocol, port string, err error) config.Problem {
-	key, _ := parseObjectKey(ref)
+	key, _ := ParseKey(ref)
 	return config.Problem{Kind: config.ProblemKindConfigMap, Namespace: key.Namespace, Name: key.Name,
-		Reason: fmt.Sprintf("%s port %s: %v; entry left out", proto, quoteValue(port), err)}
+		Reason: fmt.Sprintf("%s port %s: %v; entry left out", proto, Quote(port), err)}
 }
 
 // buildL4 builds Configuration.L4 from the two services ConfigMaps.
@@ -73,7 +73,7 @@ func (b *builder) l4From(ref string, proto config.L4Protocol) []config.L4Service
 	if ref == "" {
 		return nil
 	}
-	key, err := parseObjectKey(ref)
+	key, err := ParseKey(ref)
 	if err != nil {
 		return nil // Options.Validate reports it
 	}
@@ -109,7 +109,7 @@ func (b *builder) l4Service(proto config.L4Protocol, port, value string) (config
 	}
 	svc, err := parseL4Value(proto, value)
 	if err != nil {
-		return config.L4Service{}, fmt.Errorf("value %s: %w", quoteValue(value), err)
+		return config.L4Service{}, fmt.Errorf("value %s: %w", Quote(value), err)
 	}
 	svc.Port = p
 	if err := b.resolveL4(&svc); err != nil {
@@ -140,19 +140,19 @@ func parseL4Value(proto config.L4Protocol, v string) (config.L4Service, error) {
 	if len(parts) < 2 || len(parts) > 4 {
 		return config.L4Service{}, fmt.Errorf("must be namespace/service:port with up to two PROXY options")
 	}
-	key, err := parseObjectKey(parts[0])
-	if err != nil || !isDNSLabel(key.Name) {
-		return config.L4Service{}, fmt.Errorf("%s is not namespace/service", quoteValue(parts[0]))
+	key, err := ParseKey(parts[0])
+	if err != nil || !IsDNSLabel(key.Name) {
+		return config.L4Service{}, fmt.Errorf("%s is not namespace/service", Quote(parts[0]))
 	}
 	if !validServicePort(parts[1]) {
-		return config.L4Service{}, fmt.Errorf("service port %s is not a number from 1 to 65535 or a port name", quoteValue(parts[1]))
+		return config.L4Service{}, fmt.Errorf("service port %s is not a number from 1 to 65535 or a port name", Quote(parts[1]))
 	}
 	svc := config.L4Service{Protocol: proto, Namespace: key.Namespace, Service: key.Name, ServicePort: parts[1]}
 	for i, opt := range parts[2:] {
 		switch {
 		case opt == "":
 		case !strings.EqualFold(opt, "PROXY"):
-			return config.L4Service{}, fmt.Errorf("option %s is not PROXY", quoteValue(opt))
+			return config.L4Service{}, fmt.Errorf("option %s is not PROXY", Quote(opt))
 		case proto == config.L4UDP:
 			return config.L4Service{}, fmt.Errorf("PROXY is a TCP option (the PROXY protocol has no UDP form here)")
 		case i == 0:
@@ -170,7 +170,7 @@ func validServicePort(s string) bool {
 		_, err := parseL4Port(s)
 		return err == nil
 	}
-	return len(s) <= 15 && isDNSLabel(s)
+	return len(s) <= 15 && IsDNSLabel(s)
 }
 
 // resolveL4 finds the Service port of svc with the entry's protocol and
@@ -178,7 +178,7 @@ func validServicePort(s string) bool {
 // listener (connections are closed until one is ready), unlike
 // ingress-nginx, which removes the listener: a reload per scale to zero.
 func (b *builder) resolveL4(svc *config.L4Service) error {
-	key := objectKey{svc.Namespace, svc.Service}
+	key := Key{svc.Namespace, svc.Service}
 	obj := b.s.services[key]
 	switch {
 	case obj == nil:
@@ -229,7 +229,7 @@ func (b *builder) finishPassthrough(cfg *config.Configuration) {
 
 type passthroughClaim struct {
 	host string
-	e    *ingressEntry
+	e    *Entry
 }
 
 // passthroughHosts returns the hosts of the served Ingresses with
@@ -238,22 +238,22 @@ func (b *builder) passthroughHosts() []passthroughClaim {
 	var out []passthroughClaim
 	seen := map[string]bool{}
 	for _, e := range b.ingresses {
-		if !e.ann.sslPassthrough {
+		if !e.Settings.SSLPassthrough {
 			continue
 		}
 		if !b.opts.EnableSSLPassthrough {
 			b.ingressProblem(e, "ssl-passthrough needs the syncer's --enable-ssl-passthrough; annotation ignored")
 			continue
 		}
-		for _, r := range e.rules {
+		for _, r := range e.Rules {
 			switch {
-			case r.raw == "":
+			case r.Raw == "":
 				b.ingressProblem(e, "ssl-passthrough: a rule without host cannot be matched by SNI; rule ignored for passthrough")
-			case strings.HasPrefix(r.raw, "*."):
-				b.ingressProblem(e, "ssl-passthrough: wildcard host %s is not matched by SNI (exact names only); rule ignored for passthrough", r.raw)
-			case !seen[r.raw]:
-				seen[r.raw] = true
-				out = append(out, passthroughClaim{r.raw, e})
+			case strings.HasPrefix(r.Raw, "*."):
+				b.ingressProblem(e, "ssl-passthrough: wildcard host %s is not matched by SNI (exact names only); rule ignored for passthrough", r.Raw)
+			case !seen[r.Raw]:
+				seen[r.Raw] = true
+				out = append(out, passthroughClaim{r.Raw, e})
 			}
 		}
 	}

@@ -161,7 +161,7 @@ func FuzzL4Value(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if !isDNSLabel(s.Namespace) || !isDNSLabel(s.Service) || !validServicePort(s.ServicePort) {
+			if !IsDNSLabel(s.Namespace) || !IsDNSLabel(s.Service) || !validServicePort(s.ServicePort) {
 				t.Fatalf("accepted %q as %+v", v, s)
 			}
 			if proto == config.L4UDP && (s.DecodeProxy || s.EncodeProxy) || strings.ContainsAny(s.ServicePort, ";{}\"' \n$") {
