@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"slices"
 	"strings"
@@ -45,7 +46,7 @@ func TestParseSourceRangeAnnotations(t *testing.T) {
 			allow: []string{"10.0.0.0/8"}, noProblem: "bad",
 		},
 		"too many entries": {
-			in:      map[string]string{"denylist-source-range": strings.Repeat("10.0.0.1,", MaxSourceRanges) + "10.0.0.2"},
+			in:      map[string]string{"denylist-source-range": strings.Repeat("10.0.0.1,", intent.MaxSourceRanges) + "10.0.0.2"},
 			invalid: true, problem: "more than 1000",
 		},
 		"a zone is not an address": {
@@ -140,7 +141,7 @@ func FuzzParseSourceRange(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(r) == 0 || len(r) > MaxSourceRanges || !slices.IsSorted(r) {
+		if len(r) == 0 || len(r) > intent.MaxSourceRanges || !slices.IsSorted(r) {
 			t.Fatalf("%q: %v", v, r)
 		}
 		again, err := parseSourceRange(strings.Join(r, ","))

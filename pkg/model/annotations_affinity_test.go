@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"reflect"
 	"strings"
@@ -76,7 +77,7 @@ func TestAffinityAnnotations(t *testing.T) {
 		ConditionalSameSiteNone: true, ChangeOnFailure: true}
 	tests := map[string]struct {
 		in       map[string]string
-		want     *Balancing
+		want     *intent.Balancing
 		legacy   bool
 		problems []string
 	}{
@@ -85,11 +86,11 @@ func TestAffinityAnnotations(t *testing.T) {
 				"session-cookie-path": "/app", "session-cookie-domain": "foo.bar", "session-cookie-max-age": "259200",
 				"session-cookie-expires": "172800", "session-cookie-secure": "true", "session-cookie-samesite": "none",
 				"session-cookie-conditional-samesite-none": "true", "session-cookie-change-on-failure": "true"},
-			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: full},
+			want: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: full},
 		},
 		"defaults: INGRESSCOOKIE, balanced": {
 			in:   map[string]string{"affinity": " cookie"},
-			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
+			want: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
 		},
 		"cookie settings and mode without affinity mean nothing": {
 			in: map[string]string{"affinity-mode": "persistent", "session-cookie-secure": "true", "session-cookie-domain": "a.b"},
@@ -98,7 +99,7 @@ func TestAffinityAnnotations(t *testing.T) {
 			in: map[string]string{"affinity": "cookie", "affinity-mode": "sticky", "session-cookie-max-age": "0",
 				"session-cookie-expires": "-1", "session-cookie-samesite": "always", "session-cookie-secure": "yes",
 				"session-cookie-domain": "a b"},
-			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
+			want: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}},
 			problems: []string{`affinity-mode="sticky": must be balanced or persistent`,
 				`session-cookie-domain="a b": must be a domain name`, `session-cookie-expires="-1": must be a whole number`,
 				`session-cookie-max-age="0": must be between 1 and 2147483647`, `session-cookie-samesite="always": must be None, Lax or Strict`,
@@ -110,19 +111,19 @@ func TestAffinityAnnotations(t *testing.T) {
 		},
 		"hash with subset, default size 3": {
 			in:   map[string]string{"upstream-hash-by": "$cookie_JSESSIONID", "upstream-hash-by-subset": "true"},
-			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$cookie_JSESSIONID", SubsetSize: 3},
+			want: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$cookie_JSESSIONID", SubsetSize: 3},
 		},
 		"subset size 0 is the default": {
 			in:   map[string]string{"upstream-hash-by": "${request_uri}-text-value", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "0"},
-			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "${request_uri}-text-value", SubsetSize: 3},
+			want: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "${request_uri}-text-value", SubsetSize: 3},
 		},
 		"subset size": {
 			in:   map[string]string{"upstream-hash-by": "$arg_x", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "2"},
-			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$arg_x", SubsetSize: 2},
+			want: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$arg_x", SubsetSize: 2},
 		},
 		"subset without subset=true, or without hash, means nothing": {
 			in:   map[string]string{"upstream-hash-by": "$arg_x", "upstream-hash-by-subset-size": "2"},
-			want: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$arg_x"},
+			want: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, HashBy: "$arg_x"},
 		},
 		"bad hash": {
 			in:       map[string]string{"upstream-hash-by": "$uri/x"},
@@ -158,7 +159,7 @@ func TestAffinityAnnotations(t *testing.T) {
 	}
 }
 
-func affinityOf(b *Balancing) *config.Affinity {
+func affinityOf(b *intent.Balancing) *config.Affinity {
 	if b == nil {
 		return nil
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"slices"
 	"strings"
@@ -30,12 +31,12 @@ func TestCheckHash(t *testing.T) {
 		"$2y$05$abc", "$2x$05$abcdefghijklmnopqrstuuOQiyCxlgf/oeuTqixKmWdcYUh4Hjl0a", "$5$saltsalt$short", "$5$rounds=x$s$0IyaXrmV7.sGNS6tirgqHLqX/G.FBvgkYA.lpPdS5sA",
 		"{SHA}short", "{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ", "{SSHA}5en6G6MezRroT3XKqkdPOmY/BfQ=", "{PLAIN}secret", "abNANd1rDfiN!", "$y$j9T$a$b"}
 	for _, h := range good {
-		if err := CheckHash(h); err != nil {
+		if err := intent.CheckHash(h); err != nil {
 			t.Errorf("checkHash(%q): %v", h, err)
 		}
 	}
 	for _, h := range bad {
-		if CheckHash(h) == nil {
+		if intent.CheckHash(h) == nil {
 			t.Errorf("checkHash(%q) accepted it", h)
 		}
 	}
@@ -171,7 +172,7 @@ func FuzzHtpasswd(f *testing.F) {
 			return
 		}
 		for i, u := range users {
-			if CheckHash(u.Hash) != nil || !Printable(u.Name) || strings.ContainsAny(u.Name+u.Hash, ":\"\\\n\r ") {
+			if intent.CheckHash(u.Hash) != nil || !intent.Printable(u.Name) || strings.ContainsAny(u.Name+u.Hash, ":\"\\\n\r ") {
 				t.Fatalf("accepted %q:%q", u.Name, u.Hash)
 			}
 			if i > 0 && users[i-1].Name >= u.Name {

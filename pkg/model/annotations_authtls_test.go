@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -28,7 +29,7 @@ func (c *contract) clientAuth(host string, a *config.ClientAuth) {
 	if pemCA, _, err := ParseClientCA([]byte(a.CA)); err != nil || pemCA != a.CA {
 		c.fail("server %s: client CA %v", host, err)
 	}
-	if _, err := ParseVerifyClient(a.Verify); err != nil || a.Depth < 1 || a.Depth > MaxVerifyDepth {
+	if _, err := ParseVerifyClient(a.Verify); err != nil || a.Depth < 1 || a.Depth > intent.MaxVerifyDepth {
 		c.fail("server %s: verify %q depth %d", host, a.Verify, a.Depth)
 	}
 	if p, err := ParseErrorPage(a.ErrorPage); err != nil || p != a.ErrorPage || strings.ContainsAny(p, "?# ") {
@@ -140,8 +141,8 @@ func TestParseClientCA(t *testing.T) {
 		{"bundle with text and a key between", "# bundle\n" + a.pem + "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n" + b.pem, 2, ""},
 		{"none", "no PEM here", 0, "no PEM certificate"},
 		{"bad DER", "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n", 0, "certificate 1:"},
-		{"too large", strings.Repeat("x", MaxClientCABytes+1), 0, "larger than"},
-		{"too many", strings.Repeat(a.pem, MaxClientCAs+1), 0, "more than"},
+		{"too large", strings.Repeat("x", intent.MaxClientCABytes+1), 0, "larger than"},
+		{"too many", strings.Repeat(a.pem, intent.MaxClientCAs+1), 0, "more than"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

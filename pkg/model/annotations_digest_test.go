@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func FuzzHtdigest(f *testing.F) {
 			return
 		}
 		for i, u := range users {
-			if !IsHexMD5(u.Hash) || strings.ToLower(u.Hash) != u.Hash || !Printable(u.Name) || strings.ContainsAny(u.Name, ":\"\\\n\r ") {
+			if !intent.IsHexMD5(u.Hash) || strings.ToLower(u.Hash) != u.Hash || !intent.Printable(u.Name) || strings.ContainsAny(u.Name, ":\"\\\n\r ") {
 				t.Fatalf("accepted %q:%q", u.Name, u.Hash)
 			}
 			if i > 0 && users[i-1].Name >= u.Name {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"slices"
 	"strings"
@@ -56,7 +57,7 @@ func TestParseAuthCacheDurations(t *testing.T) {
 		{"200 1234567890s", nil, true},
 	}
 	for _, tc := range tests {
-		got, err := ParseAuthCacheDurations(tc.in)
+		got, err := intent.ParseAuthCacheDurations(tc.in)
 		if (err != nil) != tc.err {
 			t.Errorf("ParseAuthCacheDurations(%q): err %v", tc.in, err)
 			continue
@@ -77,7 +78,7 @@ func TestSigninWithRedirect(t *testing.T) {
 		{"https://a/start?rd=", "", "https://a/start?rd=&rd=" + rd},
 	}
 	for _, tc := range tests {
-		if got := SigninWithRedirect(tc.signin, tc.param); got != tc.want {
+		if got := intent.SigninWithRedirect(tc.signin, tc.param); got != tc.want {
 			t.Errorf("signinWithRedirect(%q, %q) = %q, want %q", tc.signin, tc.param, got, tc.want)
 		}
 	}
@@ -205,7 +206,7 @@ func FuzzAuthTemplates(f *testing.F) {
 
 func checkTemplate(t *testing.T, v string) {
 	t.Helper()
-	if strings.ContainsAny(v, " \t\r\n\"'`\\;#<>") || len(v) > MaxAuthURLLen {
+	if strings.ContainsAny(v, " \t\r\n\"'`\\;#<>") || len(v) > intent.MaxAuthURLLen {
 		t.Fatalf("accepted %q", v)
 	}
 	for i := strings.IndexByte(v, '$'); i >= 0; {
@@ -235,9 +236,9 @@ func FuzzAuthLists(f *testing.F) {
 				}
 			}
 		}
-		if ds, err := ParseAuthCacheDurations(v); err == nil {
+		if ds, err := intent.ParseAuthCacheDurations(v); err == nil {
 			for _, d := range ds {
-				if d.Millis <= 0 || d.Millis > MaxAuthCacheMillis {
+				if d.Millis <= 0 || d.Millis > intent.MaxAuthCacheMillis {
 					t.Fatalf("accepted time %d of %q", d.Millis, v)
 				}
 				for _, c := range d.Codes {
@@ -278,7 +279,7 @@ func (c *contract) externalAuth(where string, a *config.ExternalAuth) {
 		}
 	}
 	for _, d := range a.CacheDurations {
-		if d.Millis <= 0 || d.Millis > MaxAuthCacheMillis {
+		if d.Millis <= 0 || d.Millis > intent.MaxAuthCacheMillis {
 			c.fail("%s: external auth cache duration %+v", where, d)
 		}
 	}

@@ -61,7 +61,7 @@ func TestBuildRoutingAnnotations(t *testing.T) {
 					rule("a.example.com", implSpecific("/api/(.*)", "web", 80))),
 				ingress("default", "other", nginx("x-forwarded-prefix", "/x"), rule("b.example.com", prefix("/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")),
-				srv("a.example.com", withSettings(RxLoc("/api/(.*)", ing), config.LocationSettings{RewriteTarget: "/$1", XForwardedPrefix: "/api"}), loc("/", config.PathRegex, "", "")),
+				srv("a.example.com", withSettings(rxLoc("/api/(.*)", ing), config.LocationSettings{RewriteTarget: "/$1", XForwardedPrefix: "/api"}), loc("/", config.PathRegex, "", "")),
 				srv("b.example.com", loc("/", config.PathPrefix, web80, "default/other"))},
 		},
 		"app-root is host-wide, the first location's Ingress winning": {
@@ -142,9 +142,9 @@ func TestBuildCatchAllAndGlobalDefaults(t *testing.T) {
 					nginx("use-regex", "true"), rule("a.example.com", implSpecific("/app", "web", 80))),
 				ingress("default", "new", created(1), nginx("proxy-read-timeout", "9"), rule("a.example.com", prefix("/new", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
-				withSettings(RxLoc("/new/", "default/new"), config.LocationSettings{ProxyReadTimeout: 9}),
-				withSettings(RxLoc("/new", "default/new"), config.LocationSettings{ProxyReadTimeout: 9}),
-				withSettings(RxLoc("/app", ing), config.LocationSettings{RewriteTarget: "/", AllowSourceRange: []string{"10.0.0.0/8"}}),
+				withSettings(rxLoc("/new/", "default/new"), config.LocationSettings{ProxyReadTimeout: 9}),
+				withSettings(rxLoc("/new", "default/new"), config.LocationSettings{ProxyReadTimeout: 9}),
+				withSettings(rxLoc("/app", ing), config.LocationSettings{RewriteTarget: "/", AllowSourceRange: []string{"10.0.0.0/8"}}),
 				withSettings(loc("/", config.PathRegex, "", ""), allow))},
 		},
 		"ConfigMap timeouts and body size are route defaults, annotations win": {

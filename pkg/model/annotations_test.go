@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 func TestParseAnnotations(t *testing.T) {
 	tests := map[string]struct {
 		in       map[string]string
-		want     Settings
+		want     intent.Settings
 		problems []string // substrings, in order
 	}{
 		"none": {},
@@ -22,7 +23,7 @@ func TestParseAnnotations(t *testing.T) {
 		"timeouts and body size": {
 			in: map[string]string{AnnotationPrefix + "proxy-connect-timeout": "5", AnnotationPrefix + "proxy-read-timeout": "3600",
 				AnnotationPrefix + "proxy-send-timeout": "1", AnnotationPrefix + "proxy-body-size": "8M"},
-			want: Settings{Location: config.LocationSettings{ProxyConnectTimeout: 5, ProxyReadTimeout: 3600,
+			want: intent.Settings{Location: config.LocationSettings{ProxyConnectTimeout: 5, ProxyReadTimeout: 3600,
 				ProxySendTimeout: 1, ProxyBodySize: "8M"}},
 		},
 		"bad timeouts and sizes, injection attempts": {
@@ -52,18 +53,18 @@ func TestParseAnnotations(t *testing.T) {
 		},
 		"use-regex": {
 			in:   map[string]string{AnnotationPrefix + "use-regex": "true"},
-			want: Settings{UseRegex: true},
+			want: intent.Settings{UseRegex: true},
 		},
 		"use-regex false": {
 			in: map[string]string{AnnotationPrefix + "use-regex": "false"},
 		},
 		"backend protocol in any case": {
 			in:   map[string]string{AnnotationPrefix + "backend-protocol": "grpcs"},
-			want: Settings{Location: config.LocationSettings{BackendProtocol: "GRPCS"}},
+			want: intent.Settings{Location: config.LocationSettings{BackendProtocol: "GRPCS"}},
 		},
 		"rewrite target with capture references": {
 			in:   map[string]string{AnnotationPrefix + "rewrite-target": "/api/$1/$2"},
-			want: Settings{Location: config.LocationSettings{RewriteTarget: "/api/$1/$2"}},
+			want: intent.Settings{Location: config.LocationSettings{RewriteTarget: "/api/$1/$2"}},
 		},
 		"rewrite target with a variable, a quote or relative": {
 			in: map[string]string{AnnotationPrefix + "rewrite-target": "/$host"},
@@ -78,29 +79,29 @@ func TestParseAnnotations(t *testing.T) {
 		"source ranges: sorted, masked, de-duplicated; allowlist wins": {
 			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "1.1.1.1",
 				AnnotationPrefix + "allowlist-source-range": "10.1.2.3/8, 192.168.0.1,2001:db8::/32,10.0.0.0/8"},
-			want: Settings{Location: config.LocationSettings{
+			want: intent.Settings{Location: config.LocationSettings{
 				AllowSourceRange: []string{"10.0.0.0/8", "192.168.0.1/32", "2001:db8::/32"}}},
 		},
 		"bad source ranges fail closed": {
 			in: map[string]string{AnnotationPrefix + "whitelist-source-range": "10.0.0.0/8,,1.2.3.4",
 				AnnotationPrefix + "allowlist-source-range": "10.0.0.0/33"},
-			want:     Settings{Location: config.LocationSettings{SourceRangeInvalid: true}, AllowlistInvalid: true},
+			want:     intent.Settings{Location: config.LocationSettings{SourceRangeInvalid: true}, AllowlistInvalid: true},
 			problems: []string{`"10.0.0.0/33" is not a CIDR`},
 		},
 		"redirects": {
 			in:   map[string]string{AnnotationPrefix + "ssl-redirect": "false", AnnotationPrefix + "force-ssl-redirect": "true"},
-			want: Settings{SSLRedirect: ptr(false), ForceSSLRedirect: true},
+			want: intent.Settings{SSLRedirect: ptr(false), ForceSSLRedirect: true},
 		},
 		"balancing with hash and affinity": {
 			in: map[string]string{AnnotationPrefix + "load-balance": "ewma", AnnotationPrefix + "upstream-hash-by": "$host$request_uri",
 				AnnotationPrefix + "affinity": "cookie", AnnotationPrefix + "session-cookie-name": "route",
 				AnnotationPrefix + "session-cookie-path": "/app", AnnotationPrefix + "session-cookie-max-age": "3600"},
-			want: Settings{Balancing: &Balancing{LoadBalance: "ewma", HashBy: "$host$request_uri",
+			want: intent.Settings{Balancing: &intent.Balancing{LoadBalance: "ewma", HashBy: "$host$request_uri",
 				Affinity: &config.Affinity{CookieName: "route", Mode: config.AffinityBalanced, CookiePath: "/app", CookieMaxAge: 3600}}},
 		},
 		"affinity defaults; cookie settings without affinity are ignored": {
 			in:   map[string]string{AnnotationPrefix + "affinity": "cookie"},
-			want: Settings{Balancing: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
+			want: intent.Settings{Balancing: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
 		},
 		"cookie settings alone": {
 			in: map[string]string{AnnotationPrefix + "session-cookie-name": "x"},
@@ -109,7 +110,7 @@ func TestParseAnnotations(t *testing.T) {
 			in: map[string]string{AnnotationPrefix + "upstream-hash-by": "$request_uri;", AnnotationPrefix + "session-cookie-name": "a=b",
 				AnnotationPrefix + "session-cookie-path": "app", AnnotationPrefix + "session-cookie-max-age": "-1",
 				AnnotationPrefix + "affinity": "cookie"},
-			want: Settings{Balancing: &Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
+			want: intent.Settings{Balancing: &intent.Balancing{LoadBalance: config.LoadBalanceRoundRobin, Affinity: &config.Affinity{CookieName: config.DefaultCookieName, Mode: config.AffinityBalanced}}},
 			problems: []string{
 				`session-cookie-max-age="-1": must be a whole number`,
 				`session-cookie-name="a=b": may only contain`,
@@ -123,7 +124,7 @@ func TestParseAnnotations(t *testing.T) {
 		},
 		"snippets are collected, not parsed": {
 			in:   map[string]string{AnnotationPrefix + "server-snippet": "return 200;", AnnotationPrefix + "configuration-snippet": "x"},
-			want: Settings{Snippets: []string{AnnotationPrefix + "configuration-snippet", AnnotationPrefix + "server-snippet"}},
+			want: intent.Settings{Snippets: []string{AnnotationPrefix + "configuration-snippet", AnnotationPrefix + "server-snippet"}},
 		},
 	}
 	for name, tc := range tests {
@@ -171,15 +172,15 @@ func TestValueParsers(t *testing.T) {
 		"forbidden characters": {
 			parse: func(v string) error { return checkForbidden(v, false) },
 			good:  []string{"", "abc", "1m", "/x/y"},
-			bad:   []string{"a\nb", "a\rb", "a;b", "a{", "}", `"`, "'", "`", `\`, "$x", "a\x00b", "a\tb", strings.Repeat("a", MaxValueLen+1)},
+			bad:   []string{"a\nb", "a\rb", "a;b", "a{", "}", `"`, "'", "`", `\`, "$x", "a\x00b", "a\tb", strings.Repeat("a", intent.MaxValueLen+1)},
 		},
 		"path": {
-			parse: ValidatePath,
+			parse: intent.ValidatePath,
 			good:  []string{"/", "/foo", "/foo/", "/a-b/c_d.e~f", "/%41", "/a:b@c"},
 			bad:   []string{"", "foo", "/a b", "/a;b", "/a{b}", "/a$b", "/a'b", `/a"b`, "/a//b", "/./a", "/a/..", "/a/.", "/a\\b", "/" + strings.Repeat("a", 1024)},
 		},
 		"host": {
-			parse: ValidHost,
+			parse: intent.ValidHost,
 			good:  []string{"a.com", "*.a.com", "*.com", "a-b.c-d.e", "xn--bcher-kva.example"},
 			bad:   []string{"", "*", "*.", "a.*.com", "**.a.com", "A.com", "a_b.com", "-a.com", "a-.com", "a..com", "a.com.", "a com"},
 		},

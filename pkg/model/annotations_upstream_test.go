@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"fmt"
 	"reflect"
@@ -372,7 +373,7 @@ var (
 // header nginx.conf sets.
 func (c *contract) headers(where string, hs []config.Header, global bool) {
 	for i, h := range hs {
-		if !headerTokenRE.MatchString(h.Name) || !headerValueRE.MatchString(h.Value) || len(h.Value) > MaxHeaderValueLen || global && strings.Contains(h.Value, "$") ||
+		if !headerTokenRE.MatchString(h.Name) || !headerValueRE.MatchString(h.Value) || len(h.Value) > intent.MaxHeaderValueLen || global && strings.Contains(h.Value, "$") ||
 			i > 0 && hs[i-1].Name >= h.Name {
 			c.fail("%s: header %q: %q", where, h.Name, h.Value)
 		}
@@ -388,7 +389,7 @@ func TestHostileHeaderConfigMaps(t *testing.T) {
 	data := map[string]string{}
 	for i, v := range hostileValues {
 		data[fmt.Sprintf("X-H%d", i)] = v
-		if ValidHeaderName(v) || i%3 == 0 {
+		if intent.ValidHeaderName(v) || i%3 == 0 {
 			data[v] = "v"
 		}
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"fmt"
@@ -92,10 +93,10 @@ type builder struct {
 	opts   Options
 	global config.Global
 	// ingresses are the served ones, oldest first.
-	ingresses []*Entry
+	ingresses []*intent.Entry
 	// canaries are the served canary Ingresses, oldest first: they add
 	// no locations of their own (see buildCanaries).
-	canaries []*Entry
+	canaries []*intent.Entry
 	backends map[backendKey]*backendState
 	// backendList holds the values of backends in creation order.
 	backendList []*backendState
@@ -112,7 +113,7 @@ type builder struct {
 	// defaultBackend is nil for the built-in 404; defaultWinner is the
 	// Ingress whose spec.defaultBackend it is, if any.
 	defaultBackend *backendState
-	defaultWinner  *Entry
+	defaultWinner  *intent.Entry
 	certs          certificates
 	// refs caches what each feature made of the Secret or ConfigMap an
 	// Ingress's annotation names (see resolveRef).
@@ -124,7 +125,7 @@ type builder struct {
 	problems []config.Problem
 
 	// errorBackends are the default-backend annotations' backends.
-	errorBackends map[*Entry]*backendState
+	errorBackends map[*intent.Entry]*backendState
 	// routeDefaults are the ConfigMap's per-route defaults that differ from
 	// ingress-nginx's (see withGlobalDefaults), set by buildGlobal.
 	routeDefaults routeDefaults
@@ -150,7 +151,7 @@ func (b *builder) problem(kind, namespace, name, format string, args ...any) {
 
 // ingressProblem is a Problem of the object e was translated from, named
 // by its Origin.
-func (b *builder) ingressProblem(e *Entry, format string, args ...any) {
+func (b *builder) ingressProblem(e *intent.Entry, format string, args ...any) {
 	b.problem(e.Origin.Kind, e.Origin.Namespace, e.Origin.Name, format, args...)
 }
 
@@ -160,7 +161,7 @@ func (b *builder) buildGlobal() {
 	if b.opts.ConfigMap == "" {
 		return
 	}
-	key, err := ParseKey(b.opts.ConfigMap)
+	key, err := intent.ParseKey(b.opts.ConfigMap)
 	if err != nil {
 		b.problem(config.ProblemKindOptions, "", "configmap", "%v", err)
 		return
@@ -176,9 +177,9 @@ func (b *builder) buildGlobal() {
 
 // selectIngresses keeps the served Ingresses among candidates, oldest
 // first, and reports their annotation problems.
-func (b *builder) selectIngresses(candidates []*Entry) {
-	serves := b.s.src.Serving(b.opts)
-	b.ingresses = make([]*Entry, 0, len(candidates))
+func (b *builder) selectIngresses(candidates []*intent.Entry) {
+	serves := b.s.src.Serving(b.opts.classes())
+	b.ingresses = make([]*intent.Entry, 0, len(candidates))
 	for _, e := range candidates {
 		if serves(e) {
 			b.ingresses = append(b.ingresses, e)
@@ -207,7 +208,7 @@ func (b *builder) selectIngresses(candidates []*Entry) {
 
 // compareAge orders Ingresses oldest first: creationTimestamp, then
 // namespace, then name.
-func compareAge(a, b *Entry) int {
+func compareAge(a, b *intent.Entry) int {
 	if c := cmp.Compare(a.Created, b.Created); c != 0 {
 		return c
 	}
@@ -223,8 +224,8 @@ func compareAge(a, b *Entry) int {
 // buildDefaultBackend picks the default backend: the oldest valid
 // spec.defaultBackend among candidates (served, oldest first), else
 // Options.DefaultBackendService.
-func (b *builder) buildDefaultBackend(candidates []*Entry) {
-	var winner *Entry
+func (b *builder) buildDefaultBackend(candidates []*intent.Entry) {
+	var winner *intent.Entry
 	for _, e := range candidates {
 		ref := e.DefaultBackend
 		if ref == nil {
@@ -259,7 +260,7 @@ func (b *builder) buildRules() {
 	}
 }
 
-func (b *builder) buildRule(e *Entry, rule *Host) {
+func (b *builder) buildRule(e *intent.Entry, rule *intent.Host) {
 	if rule.Err != nil {
 		b.ingressProblem(e, "rule host %q %v; rule left out", rule.Raw, rule.Err)
 		return
@@ -270,7 +271,7 @@ func (b *builder) buildRule(e *Entry, rule *Host) {
 	}
 }
 
-func (b *builder) buildPath(e *Entry, srv *serverState, p *Path) {
+func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 	if p.Err != nil {
 		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.Raw, p.Err)
 		return

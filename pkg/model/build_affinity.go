@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"slices"
@@ -72,7 +73,7 @@ func (b *builder) finishAffinity(used []*backendState, out []config.Backend) {
 }
 
 // defaultCookiePath is the cookie Path of winner's locations paths.
-func (b *builder) defaultCookiePath(winner *Entry, paths []string) string {
+func (b *builder) defaultCookiePath(winner *intent.Entry, paths []string) string {
 	slices.Sort(paths)
 	p := commonCookiePath(slices.Compact(paths))
 	if !cookiePathOK(p) {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"slices"
 )
@@ -14,8 +15,8 @@ import (
 // verification.
 func (b *builder) clientAuthOf(s *serverState) *config.ClientAuth {
 	var winner *config.ClientAuth
-	var from *Entry
-	var seen []*Entry
+	var from *intent.Entry
+	var seen []*intent.Entry
 	for i := range s.locations {
 		e := s.locations[i].ingress
 		if !e.Settings.ClientAuth.Requested || slices.Contains(seen, e) {
@@ -36,7 +37,7 @@ func (b *builder) clientAuthOf(s *serverState) *config.ClientAuth {
 
 // clientAuthClosed reports whether e's routes answer 503: it requests
 // client certificate authentication that cannot be applied.
-func (b *builder) clientAuthClosed(e *Entry) bool {
+func (b *builder) clientAuthClosed(e *intent.Entry) bool {
 	return e.Settings.ClientAuth.Requested && b.clientAuth(e) == nil
 }
 
@@ -49,7 +50,7 @@ func clientAuthEqual(x, y *config.ClientAuth) bool {
 
 // clientAuth resolves e's auth-tls annotations once per Build (see
 // resolveRef): nil when they cannot be applied (a Problem of e says why).
-func (b *builder) clientAuth(e *Entry) *config.ClientAuth {
+func (b *builder) clientAuth(e *intent.Entry) *config.ClientAuth {
 	in := &e.Settings.ClientAuth
 	return resolveRef(b, e, refUse[*config.ClientAuth]{
 		objectRef: objectRef{refSecret, "auth-tls-secret", in.Secret},
@@ -60,7 +61,7 @@ func (b *builder) clientAuth(e *Entry) *config.ClientAuth {
 
 // clientAuthFrom makes e's ClientAuth of its auth-tls-secret o, or says
 // why it cannot.
-func (b *builder) clientAuthFrom(e *Entry, o refObject) (*config.ClientAuth, string) {
+func (b *builder) clientAuthFrom(e *intent.Entry, o refObject) (*config.ClientAuth, string) {
 	in := &e.Settings.ClientAuth
 	data, ok := o.secret.Data["ca.crt"]
 	if !ok {
@@ -73,7 +74,7 @@ func (b *builder) clientAuthFrom(e *Entry, o refObject) (*config.ClientAuth, str
 	ca := &config.ClientAuth{Ingress: e.Name, Secret: o.key.String(), CA: pemCA, Verify: in.Verify, Depth: max(in.Depth, 1),
 		ErrorPage: in.ErrorPage, PassCertificate: in.PassCert, MatchCN: in.MatchCN}
 	if ca.Verify == "" {
-		ca.Verify = VerifyOn
+		ca.Verify = intent.VerifyOn
 	}
 	if crl, ok := o.secret.Data["ca.crl"]; ok {
 		if ca.Revoked, err = ParseClientCRL(crl, cas); err != nil {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"crypto/sha256"
@@ -42,12 +43,12 @@ type backendState struct {
 	// users are the Ingresses that do (nil for the default backend flag
 	// and the default-backend annotation), oldest first.
 	used  bool
-	users []*Entry
+	users []*intent.Entry
 	// opinions are the Ingresses routing here that set balancing
 	// annotations.
-	opinions []*Entry
+	opinions []*intent.Entry
 	// upstreamOpinions are those that set service-upstream.
-	upstreamOpinions []*Entry
+	upstreamOpinions []*intent.Entry
 	name             string
 	// portName is the Service port's name, the one of its slices' ports;
 	// clusterIP is set when service-upstream replaced the endpoints by the
@@ -57,7 +58,7 @@ type backendState struct {
 }
 
 // use records that e routes to the backend.
-func (be *backendState) use(e *Entry) {
+func (be *backendState) use(e *intent.Entry) {
 	be.used = true
 	if n := len(be.users); n == 0 || be.users[n-1] != e {
 		be.users = append(be.users, e)
@@ -71,17 +72,17 @@ func (be *backendState) use(e *Entry) {
 var errExternalName = errors.New("is of type ExternalName, which is not supported (the balancer needs endpoint addresses)")
 
 // backendFor resolves an Ingress backend in namespace ns.
-func (b *builder) backendFor(ns string, ref BackendRef) (*backendState, error) {
+func (b *builder) backendFor(ns string, ref intent.BackendRef) (*backendState, error) {
 	if ref.Unsupported {
 		return nil, errors.New("only Service backends are supported")
 	}
-	if !IsDNSLabel(ref.Service) || !IsDNSLabel(ns) {
+	if !intent.IsDNSLabel(ref.Service) || !intent.IsDNSLabel(ns) {
 		return nil, fmt.Errorf("service %q in namespace %q is not a valid name", ref.Service, ns)
 	}
 	var port string
 	switch {
 	case ref.PortName != "":
-		if !IsDNSLabel(ref.PortName) {
+		if !intent.IsDNSLabel(ref.PortName) {
 			return nil, fmt.Errorf("service %s port name %q is not valid", ref.Service, ref.PortName)
 		}
 		port = ref.PortName
@@ -110,8 +111,8 @@ func (b *builder) backendFor(ns string, ref BackendRef) (*backendState, error) {
 }
 
 // resolve finds the Service port and its ready endpoints.
-func (b *builder) resolve(be *backendState, ref BackendRef) error {
-	svcKey := Key{be.key.namespace, be.key.service}
+func (b *builder) resolve(be *backendState, ref intent.BackendRef) error {
+	svcKey := intent.Key{Namespace: be.key.namespace, Name: be.key.service}
 	svc := b.s.services[svcKey]
 	if svc == nil {
 		return fmt.Errorf("service %s not found", svcKey)
@@ -128,7 +129,7 @@ func (b *builder) resolve(be *backendState, ref BackendRef) error {
 	return nil
 }
 
-func servicePort(svc *serviceEntry, ref BackendRef) *servicePortEntry {
+func servicePort(svc *serviceEntry, ref intent.BackendRef) *servicePortEntry {
 	for i := range svc.ports {
 		p := &svc.ports[i]
 		if ref.PortName != "" && p.name == ref.PortName || ref.PortName == "" && p.port == ref.PortNumber {
@@ -141,7 +142,7 @@ func servicePort(svc *serviceEntry, ref BackendRef) *servicePortEntry {
 // endpoints merges the ready endpoints of the Service's slices for the
 // slice port named portName. A single contributing slice is used as it is,
 // with the sum the Store computed.
-func (b *builder) endpoints(svc Key, portName string) ([]config.Endpoint, config.EndpointsSum) {
+func (b *builder) endpoints(svc intent.Key, portName string) ([]config.Endpoint, config.EndpointsSum) {
 	var first *slicePort
 	var merged []config.Endpoint
 	for _, se := range b.s.slicesByService[svc] {
@@ -178,7 +179,7 @@ func compareEndpoints(a, b config.Endpoint) int {
 // flagDefaultBackend resolves Options.DefaultBackendService on its first
 // port; nil (the built-in 404) with a Problem when it cannot.
 func (b *builder) flagDefaultBackend() *backendState {
-	key, err := ParseKey(b.opts.DefaultBackendService)
+	key, err := intent.ParseKey(b.opts.DefaultBackendService)
 	if err != nil {
 		b.problem(config.ProblemKindOptions, "", "default-backend-service", "%v", err)
 		return nil
@@ -188,7 +189,7 @@ func (b *builder) flagDefaultBackend() *backendState {
 		b.problem("Service", key.Namespace, key.Name, "default backend service not found or without ports; the built-in 404 answers")
 		return nil
 	}
-	be, err := b.backendFor(key.Namespace, BackendRef{Service: key.Name, PortNumber: svc.ports[0].port})
+	be, err := b.backendFor(key.Namespace, intent.BackendRef{Service: key.Name, PortNumber: svc.ports[0].port})
 	if err != nil {
 		b.problem("Service", key.Namespace, key.Name, "default backend: %v; the built-in 404 answers", err)
 		return nil

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"fmt"
@@ -45,7 +46,7 @@ import (
 
 // canaryRoute is the canary of a location while Build runs.
 type canaryRoute struct {
-	e   *Entry
+	e   *intent.Entry
 	be  *backendState
 	out *config.Canary
 }
@@ -88,7 +89,7 @@ func (b *builder) buildCanaries() {
 }
 
 // mergeCanaryPath merges one path of canary Ingress e.
-func (b *builder) mergeCanaryPath(e *Entry, host string, p *Path) {
+func (b *builder) mergeCanaryPath(e *intent.Entry, host string, p *intent.Path) {
 	where := fmt.Sprintf("host %s path %q (%s)", host, p.Raw, p.TypeName)
 	srv := b.servers[host]
 	if srv == nil {
@@ -108,7 +109,7 @@ func (b *builder) mergeCanaryPath(e *Entry, host string, p *Path) {
 
 // mergeCanaryDefault merges the spec.defaultBackend of canary Ingress e
 // into every location of the default server, as ingress-nginx does.
-func (b *builder) mergeCanaryDefault(e *Entry, ref BackendRef) {
+func (b *builder) mergeCanaryDefault(e *intent.Entry, ref intent.BackendRef) {
 	srv := b.servers[config.DefaultServerName]
 	merged := false
 	for i := range srv.locations {
@@ -124,7 +125,7 @@ func (b *builder) mergeCanaryDefault(e *Entry, ref BackendRef) {
 
 // mergeCanary makes the backend of ref the canary of l, unless l cannot
 // take it; it reports whether l has it.
-func (b *builder) mergeCanary(e *Entry, where string, l *location, ref BackendRef) bool {
+func (b *builder) mergeCanary(e *intent.Entry, where string, l *location, ref intent.BackendRef) bool {
 	if l.ingress.Key.Namespace != e.Key.Namespace {
 		b.ingressProblem(e, "%s: served by Ingress %s of another namespace, and a canary applies to its own namespace only; not served", where, l.ingress.Name)
 		return false
@@ -156,7 +157,7 @@ func (b *builder) mergeCanary(e *Entry, where string, l *location, ref BackendRe
 // p merges into, or nil: the same path and type, a path whose type leaves
 // its meaning to the implementation matching a regex location by its text
 // first.
-func (s *serverState) canaryTarget(p *Path) (*location, error) {
+func (s *serverState) canaryTarget(p *intent.Path) (*location, error) {
 	if p.Impl {
 		if l := s.locationOf(pathKey{cmp.Or(p.Raw, "/"), config.PathRegex}); l != nil {
 			return l, nil
@@ -183,7 +184,7 @@ func (s *serverState) locationOf(k pathKey) *location {
 
 // canaryIgnored reports what of canary Ingress e does not apply (see
 // canaryNotes).
-func (b *builder) canaryIgnored(e *Entry) {
+func (b *builder) canaryIgnored(e *intent.Entry) {
 	for _, n := range e.CanaryNotes {
 		b.ingressProblem(e, "%s", n)
 	}

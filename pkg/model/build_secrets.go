@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -54,7 +55,7 @@ type objectRef struct {
 // of secret and configMap is set, by kind.
 type refObject struct {
 	objectRef
-	key       Key
+	key       intent.Key
 	secret    *corev1.Secret
 	configMap *corev1.ConfigMap
 	// otherNamespace: ref names another namespace than the Ingress's.
@@ -71,9 +72,9 @@ func (o refObject) reason(detail string, args ...any) string {
 
 // lookupRef returns the object r names for e, or why it cannot: another
 // namespace's, or one the Store does not hold.
-func (b *builder) lookupRef(e *Entry, r objectRef) (refObject, string) {
+func (b *builder) lookupRef(e *intent.Entry, r objectRef) (refObject, string) {
 	o := refObject{objectRef: r, settingPrefix: e.SettingPrefix}
-	k, ok := RefKey(e.Key.Namespace, r.ref)
+	k, ok := intent.RefKey(e.Key.Namespace, r.ref)
 	if !ok {
 		o.otherNamespace = true
 		return o, fmt.Sprintf("%s=%s: the %s must be in the %s's namespace %s", e.Setting(r.annotation), r.ref, r.kind, e.Origin.Kind, e.Key.Namespace)
@@ -109,11 +110,11 @@ type refUse[T any] struct {
 	// names, or says why it cannot (a reason made with refObject.reason);
 	// it may report Problems that do not fail the reference
 	// (b.ingressProblem).
-	parse func(b *builder, e *Entry, o refObject) (T, string)
+	parse func(b *builder, e *intent.Entry, o refObject) (T, string)
 	// unavailable returns e's value when the reference cannot be served
 	// (the zero T when nil): for a reference that fails closed, that of
 	// routes answering 503.
-	unavailable func(e *Entry) T
+	unavailable func(e *intent.Entry) T
 	// open makes the reference fail open; the zero refOpen fails it
 	// closed.
 	open refOpen
@@ -129,7 +130,7 @@ const failClosed = "the Ingress's routes answer 503"
 // refUseKey is the key of the per-Build cache: a feature is known by the
 // annotation that names its object.
 type refUseKey struct {
-	e          *Entry
+	e          *intent.Entry
 	annotation string
 }
 
@@ -138,7 +139,7 @@ type refUseKey struct {
 // a Problem of e. Features call it for each location: functions of use
 // that capture no variable keep the calls that find the cache free of
 // allocations.
-func resolveRef[T any](b *builder, e *Entry, use refUse[T]) T {
+func resolveRef[T any](b *builder, e *intent.Entry, use refUse[T]) T {
 	key := refUseKey{e, use.annotation}
 	if v, ok := b.refs[key]; ok {
 		return v.(T)
@@ -167,7 +168,7 @@ func resolveRef[T any](b *builder, e *Entry, use refUse[T]) T {
 }
 
 // resolve makes the value of use for e, or says why it cannot.
-func (use *refUse[T]) resolve(b *builder, e *Entry) (v T, o refObject, reason string) {
+func (use *refUse[T]) resolve(b *builder, e *intent.Entry) (v T, o refObject, reason string) {
 	if use.invalid != "" {
 		return v, o, use.invalid
 	}

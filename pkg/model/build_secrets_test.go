@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // TestResolveRef drives the one lookup of the objects annotations name
@@ -170,11 +171,11 @@ func TestResolveRef(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestStore(t, append(tc.objs, ingress("default", "app"))...)
-			e := s.ingresses[Key{"default", "app"}]
+			e := s.ingresses[intent.Key{Namespace: "default", Name: "app"}]
 			parses := 0
 			use := refUse[int]{
 				objectRef: objectRef{refSecret, "test-secret", "s"},
-				parse: func(_ *builder, _ *Entry, o refObject) (int, string) {
+				parse: func(_ *builder, _ *intent.Entry, o refObject) (int, string) {
 					parses++
 					var v string
 					var has bool
@@ -197,7 +198,7 @@ func TestResolveRef(t *testing.T) {
 					}
 					return n, ""
 				},
-				unavailable: func(*Entry) int { return -1 },
+				unavailable: func(*intent.Entry) int { return -1 },
 			}
 			if tc.use != nil {
 				tc.use(&use)
@@ -231,15 +232,15 @@ func TestResolveRef(t *testing.T) {
 func TestRefKey(t *testing.T) {
 	for _, tc := range []struct {
 		ref  string
-		want Key
+		want intent.Key
 		ok   bool
 	}{
-		{"s", Key{"ns", "s"}, true},
-		{"ns/s", Key{"ns", "s"}, true},
-		{"other/s", Key{"other", "s"}, false},
-		{"", Key{"ns", ""}, false},
+		{"s", intent.Key{Namespace: "ns", Name: "s"}, true},
+		{"ns/s", intent.Key{Namespace: "ns", Name: "s"}, true},
+		{"other/s", intent.Key{Namespace: "other", Name: "s"}, false},
+		{"", intent.Key{Namespace: "ns", Name: ""}, false},
 	} {
-		k, ok := RefKey("ns", tc.ref)
+		k, ok := intent.RefKey("ns", tc.ref)
 		if k != tc.want || ok != tc.ok {
 			t.Errorf("refKey(ns, %q) = %v, %v; want %v, %v", tc.ref, k, ok, tc.want, tc.ok)
 		}

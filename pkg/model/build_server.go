@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"slices"
@@ -16,7 +17,7 @@ type serverState struct {
 	// allocation of their own.
 	inline [2]location
 	// index finds a path in a server with many locations; nil until then.
-	index map[pathKey]*Entry
+	index map[pathKey]*intent.Entry
 	// rootPrefix is set when a rule defines Prefix "/".
 	rootPrefix bool
 }
@@ -36,7 +37,7 @@ type location struct {
 	path     string
 	pathType config.PathType
 	backend  *backendState
-	ingress  *Entry
+	ingress  *intent.Entry
 	// canary is set by buildCanaries; nil when none.
 	canary *canaryRoute
 	// raw is the path as the rule wrote it; impl marks an
@@ -73,7 +74,7 @@ func (b *builder) server(host string) *serverState {
 }
 
 // claimedBy returns the Ingress whose location has path and pathType.
-func (s *serverState) claimedBy(k pathKey) *Entry {
+func (s *serverState) claimedBy(k pathKey) *intent.Entry {
 	if s.index != nil {
 		return s.index[k]
 	}
@@ -94,7 +95,7 @@ func (s *serverState) add(l location) {
 	case s.index != nil:
 		s.index[pathKey{l.path, l.pathType}] = l.ingress
 	case len(s.locations) >= indexAt:
-		s.index = make(map[pathKey]*Entry, 2*indexAt)
+		s.index = make(map[pathKey]*intent.Entry, 2*indexAt)
 		for _, x := range s.locations {
 			s.index[pathKey{x.path, x.pathType}] = x.ingress
 		}
@@ -169,7 +170,7 @@ func (b *builder) appendWWWRedirects(out []config.Server, states []*serverState)
 		if !ok {
 			from = "www." + s.hostname
 		}
-		if b.servers[from] != nil || b.up.aliases[from] || ValidHost(from) != nil {
+		if b.servers[from] != nil || b.up.aliases[from] || intent.ValidHost(from) != nil {
 			continue
 		}
 		out = append(out, config.Server{Hostname: from, RedirectTo: s.hostname})
@@ -229,7 +230,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 // annotations, the HTTPS redirect resolved against srv, and the ConfigMap's
 // proxy timeouts and body size where the annotations set none (see
 // withGlobalDefaults).
-func (b *builder) settingsOf(e *Entry, srv *config.Server, redirect *[2]bool) config.LocationSettings {
+func (b *builder) settingsOf(e *intent.Entry, srv *config.Server, redirect *[2]bool) config.LocationSettings {
 	st := e.Settings.Location
 	if r := st.AllowSourceRange; r != nil {
 		st.AllowSourceRange = slices.Clone(r)
@@ -369,7 +370,7 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 	}
 	loc.PathType = config.PathRegex
 	for _, p := range paths {
-		if err := ValidateRegexPath(p); err != nil {
+		if err := intent.ValidateRegexPath(p); err != nil {
 			b.ingressProblem(l.ingress, "host %s path %q: %v (every path of this host is a regular expression, as one of its Ingresses sets use-regex or rewrite-target); path left out", s.hostname, p, err)
 			continue
 		}
@@ -406,7 +407,7 @@ func (s *serverState) appRoot(locs []config.Location) string {
 // applies to TLS servers only. forceDefault is the ConfigMap's
 // force-ssl-redirect, the default of the annotation: an Ingress without a
 // valid force-ssl-redirect annotation takes it, one with "false" opts out.
-func locationRedirect(e *Entry, srv *config.Server, forceDefault bool) (redirect, override bool) {
+func locationRedirect(e *intent.Entry, srv *config.Server, forceDefault bool) (redirect, override bool) {
 	redirect = srv.SSLRedirect
 	force := e.Settings.ForceSSLRedirect
 	if forceDefault && !force {

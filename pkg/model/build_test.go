@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"fmt"
 	"testing"
@@ -401,7 +402,7 @@ func TestServes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := s.src.Serving(testOptions())(newIngressEntry(Key{tc.ing.Namespace, tc.ing.Name}, tc.ing)); got != tc.want {
+			if got := s.src.Serving(testOptions().classes())(newIngressEntry(intent.Key{Namespace: tc.ing.Namespace, Name: tc.ing.Name}, tc.ing)); got != tc.want {
 				t.Errorf("Serves = %v, want %v", got, tc.want)
 			}
 		})

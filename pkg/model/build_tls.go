@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"slices"
@@ -11,8 +12,8 @@ import (
 // tlsClaim is the TLS setting of one host: the Secret (Name "" for the
 // default certificate) and the oldest Ingress that listed the host.
 type tlsClaim struct {
-	secret  Key
-	ingress *Entry
+	secret  intent.Key
+	ingress *intent.Entry
 }
 
 // certState is a Certificate while it is built.
@@ -55,9 +56,9 @@ func (b *builder) buildTLS() {
 			if len(hosts) == 0 {
 				hosts = ruleHosts(e)
 			}
-			secret := Key{}
+			secret := intent.Key{}
 			if t.Secret != "" {
-				secret = Key{e.Key.Namespace, t.Secret}
+				secret = intent.Key{Namespace: e.Key.Namespace, Name: t.Secret}
 			}
 			for _, h := range hosts {
 				b.claimTLS(e, h, secret)
@@ -67,8 +68,8 @@ func (b *builder) buildTLS() {
 	b.certs = b.resolveCertificates()
 }
 
-func (b *builder) claimTLS(e *Entry, host string, secret Key) {
-	if err := ValidHost(host); err != nil {
+func (b *builder) claimTLS(e *intent.Entry, host string, secret intent.Key) {
+	if err := intent.ValidHost(host); err != nil {
 		b.ingressProblem(e, "tls host %q %v; left out", host, err)
 		return
 	}
@@ -85,7 +86,7 @@ func (b *builder) claimTLS(e *Entry, host string, secret Key) {
 
 // ruleHosts returns the valid hosts of e's rules (invalid ones have their
 // Problem from the rule), without the default server.
-func ruleHosts(e *Entry) []string {
+func ruleHosts(e *intent.Entry) []string {
 	var out []string
 	for _, r := range e.Rules {
 		if r.Raw != "" && r.Err == nil {
@@ -140,7 +141,7 @@ func (cs *certificates) get(name string, entry *secretEntry) *certState {
 // to Options.FallbackCertificate; nil when there is neither.
 func (b *builder) defaultCertificate(cs *certificates) *certState {
 	if name := b.opts.DefaultSSLCertificate; name != "" {
-		key, err := ParseKey(name)
+		key, err := intent.ParseKey(name)
 		if err != nil {
 			b.problem(config.ProblemKindOptions, "", "default-ssl-certificate", "%v", err)
 		} else if entry := b.s.secrets[key]; entry == nil {

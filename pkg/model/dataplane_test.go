@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"fmt"
 	"net/netip"
@@ -133,14 +134,14 @@ func (c *contract) server(s *config.Server) {
 	if !hostnameOK(s.Hostname) {
 		c.fail("server hostname %q", s.Hostname)
 	}
-	if s.AppRoot != "" && ValidatePath(s.AppRoot) != nil {
+	if s.AppRoot != "" && intent.ValidatePath(s.AppRoot) != nil {
 		c.fail("server %s: app root %q", s.Hostname, s.AppRoot)
 	}
 	c.headers("server "+s.Hostname+" request", s.RequestHeaders, true)
 	c.headers("server "+s.Hostname+" response", s.ResponseHeaders, true)
 	c.clientAuth(s.Hostname, s.ClientAuth)
 	if s.RedirectTo != "" {
-		if ValidHost(s.RedirectTo) != nil || len(s.Locations) > 0 || s.AppRoot != "" {
+		if intent.ValidHost(s.RedirectTo) != nil || len(s.Locations) > 0 || s.AppRoot != "" {
 			c.fail("server %s: redirect to %q with %d locations", s.Hostname, s.RedirectTo, len(s.Locations))
 		}
 		return
@@ -173,11 +174,11 @@ func (c *contract) location(host string, l *config.Location) {
 	where := fmt.Sprintf("server %s location %s %q", host, l.PathType, l.Path)
 	switch l.PathType {
 	case config.PathExact, config.PathPrefix:
-		if err := ValidatePath(l.Path); err != nil || l.PathType == config.PathPrefix && l.Path != NormalizePrefix(l.Path) {
+		if err := intent.ValidatePath(l.Path); err != nil || l.PathType == config.PathPrefix && l.Path != intent.NormalizePrefix(l.Path) {
 			c.fail("%s: %v", where, err)
 		}
 	case config.PathRegex:
-		if err := ValidateRegexPath(l.Path); err != nil {
+		if err := intent.ValidateRegexPath(l.Path); err != nil {
 			c.fail("%s: %v", where, err)
 		}
 		if _, err := regexp.Compile("(?i)^" + l.Path); err != nil {
@@ -219,7 +220,7 @@ func (c *contract) canary(where string, l *config.Location) {
 		c.fail("%s: canary header %q value %q pattern %q", where, k.Header, k.HeaderValue, k.HeaderPattern)
 	}
 	if p := k.HeaderPattern; p != "" {
-		if _, err := regexp.Compile(p); err != nil || ValidateRegexPath("/"+p) != nil {
+		if _, err := regexp.Compile(p); err != nil || intent.ValidateRegexPath("/"+p) != nil {
 			c.fail("%s: canary header pattern %q", where, p)
 		}
 	}
@@ -242,7 +243,7 @@ func (c *contract) settings(where string, s *config.LocationSettings) {
 	}
 	c.allowList(where, s.AllowSourceRange)
 	c.allowList(where, s.DenySourceRange)
-	if p := s.XForwardedPrefix; p != "" && (s.RewriteTarget == "" || strings.ContainsFunc(p, func(r rune) bool { return r > 0x7f || !PathChar(byte(r)) })) {
+	if p := s.XForwardedPrefix; p != "" && (s.RewriteTarget == "" || strings.ContainsFunc(p, func(r rune) bool { return r > 0x7f || !intent.PathChar(byte(r)) })) {
 		c.fail("%s: forwarded prefix %q without rewrite or with other characters", where, p)
 	}
 	if r := s.Redirect; r != nil {
@@ -298,7 +299,7 @@ func (c *contract) errors(where string, e *config.CustomErrors) {
 	if e.Backend != "" && !c.backends[e.Backend] || e.Fallback && e.Backend == "" {
 		c.fail("%s: error backend %q", where, e.Backend)
 	}
-	if e.Service != "" && !IsDNSLabel(e.Service) || e.ServicePort != "" && !luaNameOK(e.ServicePort) {
+	if e.Service != "" && !intent.IsDNSLabel(e.Service) || e.ServicePort != "" && !luaNameOK(e.ServicePort) {
 		c.fail("%s: error service %q port %q", where, e.Service, e.ServicePort)
 	}
 }
@@ -345,7 +346,7 @@ func (c *contract) allowList(where string, list []string) {
 	if list == nil {
 		return
 	}
-	if len(list) == 0 || len(list) > MaxSourceRanges || !slices.IsSorted(list) {
+	if len(list) == 0 || len(list) > intent.MaxSourceRanges || !slices.IsSorted(list) {
 		c.fail("%s: allow-list of %d entries, sorted %v", where, len(list), slices.IsSorted(list))
 	}
 	for _, r := range list {

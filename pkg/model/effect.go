@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // Effect is what one event did to the Store (Store.Apply), as Contour's
@@ -13,7 +14,7 @@ import (
 // endpoints of those Services; see Incremental).
 type Effect struct {
 	Kind events.Kind
-	key  Key
+	key  intent.Key
 	// Services are, for an EndpointSlice whose ready endpoints changed,
 	// the Services it belonged to before and after the event.
 	Services []ServiceKey
@@ -22,14 +23,14 @@ type Effect struct {
 	unchanged   bool
 	sliceBefore *sliceEntry
 	// entryBefore is, for a route object, its entry before the event.
-	entryBefore *Entry
+	entryBefore *intent.Entry
 }
 
 // ServiceKey names a Service.
 type ServiceKey struct{ Namespace, Name string }
 
 // before records, for an event of kind at key, what the Store held.
-func (s *Store) before(kind events.Kind, key Key) Effect {
+func (s *Store) before(kind events.Kind, key intent.Key) Effect {
 	eff := Effect{Kind: kind, key: key}
 	if _, route := s.src.Takes(kind); route {
 		eff.entryBefore = s.ingresses[key]
@@ -93,7 +94,7 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 		return false // nothing builds from the Gateway API inputs yet (store_gateway.go)
 	}
 	if _, route := s.src.Takes(eff.Kind); route {
-		serves, now := s.src.Serving(opts), s.ingresses[eff.key]
+		serves, now := s.src.Serving(opts.classes()), s.ingresses[eff.key]
 		return eff.entryBefore != nil && serves(eff.entryBefore) || now != nil && serves(now)
 	}
 	// A source's other kinds (IngressClasses) decide what is served.
@@ -104,12 +105,12 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 // controller's, a services ConfigMap, the one the controller's
 // proxy-set-headers or add-headers names, or one an Ingress names in
 // custom-headers or auth-proxy-set-headers (the Store's index).
-func (s *Store) configMapUsed(k Key, opts Options) bool {
+func (s *Store) configMapUsed(k intent.Key, opts Options) bool {
 	ref := k.String()
 	if ref == opts.ConfigMap || ref == opts.TCPServicesConfigMap || ref == opts.UDPServicesConfigMap {
 		return true
 	}
-	if ck, err := ParseKey(opts.ConfigMap); err == nil {
+	if ck, err := intent.ParseKey(opts.ConfigMap); err == nil {
 		// The values Build uses: a key that became invalid keeps its last
 		// valid value (configMapEntry).
 		if g, _, _ := s.global(ck); g.ProxySetHeaders == ref || g.AddHeaders == ref {
@@ -123,12 +124,12 @@ func (s *Store) configMapUsed(k Key, opts Options) bool {
 // it, it is the default backend, or a TCP or UDP services ConfigMap names
 // it.
 func (s *Store) serviceUsed(k ServiceKey, opts Options) bool {
-	key := Key(k)
+	key := intent.Key(k)
 	if len(s.ingressesByService[key]) > 0 || key.String() == opts.DefaultBackendService {
 		return true
 	}
 	for _, src := range l4Sources(opts) {
-		ck, err := ParseKey(src.ref)
+		ck, err := intent.ParseKey(src.ref)
 		if err != nil {
 			continue
 		}

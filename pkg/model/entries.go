@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"crypto/tls"
 	"crypto/x509"
@@ -45,7 +46,7 @@ const ServiceNameLabel = discoveryv1.LabelServiceName
 type sliceEntry struct {
 	// name is the slice's name in the Store.
 	name    string
-	service Key
+	service intent.Key
 	ports   []slicePort
 }
 
@@ -61,10 +62,10 @@ type slicePort struct {
 // ready) of IPv4 and IPv6 slices; FQDN slices yield none. Like kube-proxy,
 // only the first address of an endpoint is used (Kubernetes declares the
 // addresses fungible), and it must parse as an IP address.
-func newSliceEntry(key Key, slice *discoveryv1.EndpointSlice) *sliceEntry {
+func newSliceEntry(key intent.Key, slice *discoveryv1.EndpointSlice) *sliceEntry {
 	e := &sliceEntry{name: key.Name}
 	if svc := slice.Labels[ServiceNameLabel]; svc != "" {
-		e.service = Key{key.Namespace, svc}
+		e.service = intent.Key{Namespace: key.Namespace, Name: svc}
 	}
 	if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
 		return e
@@ -113,7 +114,7 @@ func readyAddresses(eps []discoveryv1.Endpoint) []string {
 		out = append(out, canonicalAddr(ep.Addresses[0], a))
 	}
 	sort.Strings(out)
-	return CompactStrings(out)
+	return intent.CompactStrings(out)
 }
 
 // port returns the slice port named name, or nil.

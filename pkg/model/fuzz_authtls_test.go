@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // FuzzClientCA: ParseClientCA and ParseClientCRL never panic; what
@@ -31,7 +33,7 @@ func FuzzClientCA(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(certs) == 0 || len(certs) > MaxClientCAs || strings.ContainsFunc(out, func(r rune) bool { return r != '\n' && (r < ' ' || r > '~') }) {
+		if len(certs) == 0 || len(certs) > intent.MaxClientCAs || strings.ContainsFunc(out, func(r rune) bool { return r != '\n' && (r < ' ' || r > '~') }) {
 			t.Fatalf("%d certificates, output %q", len(certs), out)
 		}
 		rest := []byte(out)
@@ -60,7 +62,7 @@ func FuzzClientAuthValues(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		if got, err := ParseVerifyClient(v); err == nil && got != VerifyOn && got != VerifyOff && got != VerifyOptional && got != VerifyOptionalNoCA {
+		if got, err := ParseVerifyClient(v); err == nil && got != intent.VerifyOn && got != intent.VerifyOff && got != intent.VerifyOptional && got != intent.VerifyOptionalNoCA {
 			t.Fatalf("verify %q", got)
 		}
 		if got, err := ParseErrorPage(v); err == nil && (got != v || strings.ContainsAny(got, " \t\r\n\"'`\\;{}$?#@%") || strings.Contains(got, "//") && !strings.Contains(got, "://")) {
@@ -76,7 +78,7 @@ func FuzzClientAuthValues(f *testing.F) {
 		}
 		a := parseAnnotations(map[string]string{AnnotationPrefix + "auth-tls-secret": v, AnnotationPrefix + "auth-tls-error-page": v,
 			AnnotationPrefix + "auth-tls-verify-depth": v, AnnotationPrefix + "auth-tls-match-cn": v})
-		if in := a.ClientAuth; in.Err == "" && (!validSecretRef(in.Secret) || in.Depth < 0 || in.Depth > MaxVerifyDepth) {
+		if in := a.ClientAuth; in.Err == "" && (!validSecretRef(in.Secret) || in.Depth < 0 || in.Depth > intent.MaxVerifyDepth) {
 			t.Fatalf("accepted %q: %+v", v, in)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -49,7 +50,7 @@ func FuzzPath(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		if ValidatePath(p) != nil {
+		if intent.ValidatePath(p) != nil {
 			return
 		}
 		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, " ;{}$\"'`\\\n\r\t#?") || strings.Contains(p, "//") {
@@ -153,7 +154,7 @@ func FuzzRegexPath(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		if ValidateRegexPath(p) != nil {
+		if intent.ValidateRegexPath(p) != nil {
 			return
 		}
 		if !strings.HasPrefix(p, "/") || len(p) > 1024 || strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r > '~' }) {

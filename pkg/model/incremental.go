@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"slices"
 
@@ -39,22 +40,22 @@ type Incremental struct {
 	sums *config.Sums
 	// deps are, by Service, the Backends of cur whose endpoints are that
 	// Service's (not service-upstream's ClusterIP).
-	deps map[Key][]endpointDep
+	deps map[intent.Key][]endpointDep
 	// full: the next Configuration needs a full Build; touched: the
 	// Services whose endpoints changed since cur otherwise; changes: the
 	// Ingress events since cur.
 	full    bool
-	touched map[Key]struct{}
+	touched map[intent.Key]struct{}
 	changes []ingressChange
 	// hostsOK is set when cur leaves Ingress changes to rebuildHosts (no
 	// server-alias annotation, no renamed Backends);
 	// defaultWinner is the Ingress whose spec.defaultBackend cur uses.
 	hostsOK       bool
-	defaultWinner Key
+	defaultWinner intent.Key
 	// users are, by Backend name, the Ingresses that route to it in cur
 	// (objectKey{} for the default backend flag and default-backend
 	// annotations).
-	users map[string][]Key
+	users map[string][]intent.Key
 	// w is the writer of the Backends' checksums of patches.
 	w *config.Hasher
 }
@@ -69,7 +70,7 @@ type endpointDep struct {
 // NewIncremental returns an Incremental over s (which it applies events
 // to) building with opts.
 func NewIncremental(s *Store, opts Options) *Incremental {
-	return &Incremental{s: s, opts: opts, full: true, touched: map[Key]struct{}{}}
+	return &Incremental{s: s, opts: opts, full: true, touched: map[intent.Key]struct{}{}}
 }
 
 // Store returns the Store events go to.
@@ -105,7 +106,7 @@ func (in *Incremental) Apply(ev events.Event) (bool, error) {
 		return true, nil
 	}
 	for _, k := range eff.Services {
-		in.touched[Key(k)] = struct{}{}
+		in.touched[intent.Key(k)] = struct{}{}
 	}
 	return true, nil
 }
@@ -138,10 +139,10 @@ func (in *Incremental) rebuild() {
 	in.cur, in.sums, in.full = cfg, b.sums, false
 	clear(in.touched)
 	in.changes = in.changes[:0]
-	in.deps = make(map[Key][]endpointDep, len(b.backendList))
+	in.deps = make(map[intent.Key][]endpointDep, len(b.backendList))
 	// An alias depends on every host (a rule host is not an alias).
-	in.hostsOK = !slices.ContainsFunc(b.ingresses, func(e *Entry) bool { return len(e.Settings.Upstream.Aliases) > 0 })
-	in.users = make(map[string][]Key, len(b.backendList))
+	in.hostsOK = !slices.ContainsFunc(b.ingresses, func(e *intent.Entry) bool { return len(e.Settings.Upstream.Aliases) > 0 })
+	in.users = make(map[string][]intent.Key, len(b.backendList))
 	for _, be := range b.backendList {
 		if be.used {
 			in.users[be.name] = appendUsers(nil, be.users)
@@ -153,7 +154,7 @@ func (in *Incremental) rebuild() {
 			in.addDep(be)
 		}
 	}
-	in.defaultWinner = Key{}
+	in.defaultWinner = intent.Key{}
 	if b.defaultWinner != nil {
 		in.defaultWinner = b.defaultWinner.Key
 	}
@@ -161,7 +162,7 @@ func (in *Incremental) rebuild() {
 
 // addDep records that the slices of be's Service feed be.
 func (in *Incremental) addDep(be *backendState) {
-	k := Key{be.key.namespace, be.key.service}
+	k := intent.Key{Namespace: be.key.namespace, Name: be.key.service}
 	in.deps[k] = append(in.deps[k], endpointDep{name: be.name, port: be.portName, sum: be.epSum})
 }
 
@@ -231,7 +232,7 @@ func (in *Incremental) patchL4(out *config.Configuration, b *builder) bool {
 	changed := false
 	for i := range out.L4 {
 		svc := &out.L4[i]
-		k := Key{svc.Namespace, svc.Service}
+		k := intent.Key{Namespace: svc.Namespace, Name: svc.Service}
 		if _, ok := in.touched[k]; !ok {
 			continue
 		}

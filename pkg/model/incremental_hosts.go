@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"slices"
 	"strings"
@@ -20,8 +21,8 @@ import (
 // ingressChange is a route event applied since the last Configuration:
 // its key and the entry the Store held before it (nil for a create).
 type ingressChange struct {
-	key    Key
-	before *Entry
+	key    intent.Key
+	before *intent.Entry
 }
 
 // islandLimit is the most Ingresses a host rebuild takes out of n: past
@@ -33,8 +34,8 @@ func islandLimit(n int) int { return max(64, n/8) }
 // changed ones included (before holds the changed ones as they were).
 type island struct {
 	hosts  map[string]bool
-	keys   map[Key]bool
-	before []*Entry
+	keys   map[intent.Key]bool
+	before []*intent.Entry
 }
 
 // hostVariants are the names whose Servers a rule on host can change: the
@@ -53,7 +54,7 @@ func hostVariants(host string) []string {
 // findIsland returns the island of the pending changes, or false when it
 // holds more Ingresses than islandLimit.
 func (in *Incremental) findIsland() (*island, bool) {
-	is := &island{hosts: map[string]bool{}, keys: map[Key]bool{}}
+	is := &island{hosts: map[string]bool{}, keys: map[intent.Key]bool{}}
 	var queue []string
 	addHosts := func(hosts []string) {
 		for _, h := range hosts {
@@ -79,7 +80,7 @@ func (in *Incremental) findIsland() (*island, bool) {
 	for len(queue) > 0 {
 		h := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		for _, k := range in.s.ingressesByHost[Key{Name: h}] {
+		for _, k := range in.s.ingressesByHost[intent.Key{Name: h}] {
 			if is.keys[k] {
 				continue
 			}
@@ -97,7 +98,7 @@ func (in *Incremental) findIsland() (*island, bool) {
 // default backend, server aliases, www redirects, passthrough, backend
 // TLS profiles, a Backend's balancing or service-upstream, error
 // backends).
-func hostLocal(e *Entry) bool {
+func hostLocal(e *intent.Entry) bool {
 	a := e.Settings
 	return e.DefaultBackend == nil && len(a.Upstream.Aliases) == 0 && !a.FromToWWW && !a.SSLPassthrough &&
 		!a.ProxySSL.Requested && a.Balancing == nil && a.Upstream.ServiceUpstream == nil && a.ErrorService == ""
@@ -113,7 +114,7 @@ func (in *Incremental) rebuildHosts() bool {
 	if !ok {
 		return false
 	}
-	entries := make([]*Entry, 0, len(is.keys))
+	entries := make([]*intent.Entry, 0, len(is.keys))
 	for k := range is.keys {
 		if e := in.s.ingresses[k]; e != nil {
 			entries = append(entries, e)
@@ -131,9 +132,9 @@ func (in *Incremental) rebuildHosts() bool {
 	}
 	b.buildHeaders()
 	b.selectIngresses(entries)
-	var winner []*Entry
+	var winner []*intent.Entry
 	if e := in.s.ingresses[in.defaultWinner]; in.defaultWinner.Name != "" && e != nil {
-		winner = []*Entry{e}
+		winner = []*intent.Entry{e}
 	}
 	b.buildDefaultBackend(winner)
 	b.buildTLS()
@@ -243,7 +244,7 @@ func islandBackends(servers []config.Server, is *island) map[string]bool {
 // usedOutside reports whether something outside the island routes to
 // the Backend name of cur.
 func (in *Incremental) usedOutside(is *island, name string) bool {
-	return slices.ContainsFunc(in.users[name], func(k Key) bool { return k == Key{} || !is.keys[k] })
+	return slices.ContainsFunc(in.users[name], func(k intent.Key) bool { return k == intent.Key{} || !is.keys[k] })
 }
 
 // spliceBackends replaces the island's Backends: those only the island
@@ -289,7 +290,7 @@ func (in *Incremental) spliceBackends(out *config.Configuration, is *island, b *
 // their users outside the island and the island's.
 func (in *Incremental) updateUsers(is *island, b *builder, names map[string]bool) {
 	for name := range names {
-		users := slices.DeleteFunc(slices.Clone(in.users[name]), func(k Key) bool { return k != Key{} && is.keys[k] })
+		users := slices.DeleteFunc(slices.Clone(in.users[name]), func(k intent.Key) bool { return k != intent.Key{} && is.keys[k] })
 		if len(users) == 0 {
 			delete(in.users, name)
 		} else {
@@ -304,9 +305,9 @@ func (in *Incremental) updateUsers(is *island, b *builder, names map[string]bool
 }
 
 // appendUsers appends the keys of users (objectKey{} for nil) to keys.
-func appendUsers(keys []Key, users []*Entry) []Key {
+func appendUsers(keys []intent.Key, users []*intent.Entry) []intent.Key {
 	for _, e := range users {
-		k := Key{}
+		k := intent.Key{}
 		if e != nil {
 			k = e.Key
 		}
@@ -406,7 +407,7 @@ func (in *Incremental) spliceCertificates(out *config.Configuration, is *island,
 func spliceProblems(cur []config.Problem, is *island, add []config.Problem) []config.Problem {
 	var out []config.Problem
 	for _, p := range cur {
-		if p.Kind != KindIngress || !is.keys[Key{p.Namespace, p.Name}] {
+		if p.Kind != intent.KindIngress || !is.keys[intent.Key{Namespace: p.Namespace, Name: p.Name}] {
 			out = append(out, p)
 		}
 	}

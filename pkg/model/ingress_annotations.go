@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"fmt"
@@ -41,8 +42,8 @@ const AnnotationPrefix = "nginx.ingress.kubernetes.io/"
 //   - *-snippet: never parsed nor emitted; Build leaves an Ingress that
 //     carries one out entirely (fail closed, see snippet.go).
 //   - any other annotation under the prefix: reported as not supported.
-func parseAnnotations(annotations map[string]string) Settings {
-	var a Settings
+func parseAnnotations(annotations map[string]string) intent.Settings {
+	var a intent.Settings
 	keys := make([]string, 0, len(annotations))
 	for k := range annotations {
 		if strings.HasPrefix(k, AnnotationPrefix) {
@@ -66,7 +67,7 @@ func parseAnnotations(annotations map[string]string) Settings {
 			err = parse(&a, &st, name, annotations[k])
 		}
 		if err != nil {
-			a.Problems = append(a.Problems, fmt.Sprintf("annotation %s=%s: %v%s", k, Quote(annotations[k]), err, problemOutcome(err)))
+			a.Problems = append(a.Problems, fmt.Sprintf("annotation %s=%s: %v%s", k, intent.Quote(annotations[k]), err, problemOutcome(err)))
 		}
 	}
 	b := st.b
@@ -79,7 +80,7 @@ func parseAnnotations(annotations map[string]string) Settings {
 	finishExtAuth(&a)
 	finishProxySSL(&a)
 	finishClientAuth(&a)
-	if b != (Balancing{}) {
+	if b != (intent.Balancing{}) {
 		if b.LoadBalance == "" {
 			b.LoadBalance = config.LoadBalanceRoundRobin
 		}
@@ -92,7 +93,7 @@ func parseAnnotations(annotations map[string]string) Settings {
 var errUnsupported = errors.New("not supported")
 
 // parseCoreAnnotation parses the annotations that set one field each.
-func parseCoreAnnotation(a *Settings, st *parseState, name, v string) error {
+func parseCoreAnnotation(a *intent.Settings, st *parseState, name, v string) error {
 	if err := checkForbidden(v, name == "rewrite-target"); err != nil {
 		return err
 	}
@@ -133,8 +134,8 @@ func parseCoreAnnotation(a *Settings, st *parseState, name, v string) error {
 // directive or a Lua string: control characters (newlines included), ';',
 // '{', '}', quotes, backslash and, unless dollarOK, '$'.
 func checkForbidden(v string, dollarOK bool) error {
-	if len(v) > MaxValueLen {
-		return fmt.Errorf("longer than %d characters", MaxValueLen)
+	if len(v) > intent.MaxValueLen {
+		return fmt.Errorf("longer than %d characters", intent.MaxValueLen)
 	}
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
@@ -154,7 +155,7 @@ func checkForbidden(v string, dollarOK bool) error {
 // parseTimeout parses a proxy timeout annotation in whole seconds, as
 // ingress-nginx (an integer, written with "s"), within the bounds of the
 // ConfigMap's proxy timeouts: 1 to maxProxyTimeout.
-func parseTimeout(v string) (int, error) { return ParseIntRange(v, 1, maxProxyTimeout) }
+func parseTimeout(v string) (int, error) { return intent.ParseIntRange(v, 1, maxProxyTimeout) }
 
 // parseSize parses an nginx size: digits with an optional k, m or g unit,
 // at most MaxSizeBytes.
@@ -190,7 +191,7 @@ func parseBackendProtocol(v string) (string, error) {
 // which '$' may only start a capture reference $0 to $9.
 func parseRewriteTarget(v string) (string, error) {
 	if !strings.HasPrefix(v, "/") {
-		return "", ErrPathRelative
+		return "", intent.ErrPathRelative
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -201,8 +202,8 @@ func parseRewriteTarget(v string) (string, error) {
 			i++
 			continue
 		}
-		if !PathChar(c) {
-			return "", ErrPathChars
+		if !intent.PathChar(c) {
+			return "", intent.ErrPathChars
 		}
 	}
 	return v, nil

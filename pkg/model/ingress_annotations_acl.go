@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // Source ranges (allow- and deny-lists of client addresses).
@@ -61,7 +63,7 @@ const maxSourceRangeLen = 64 << 10
 // newer name, wins over whitelist-source-range when both are set (sorted
 // order parses allowlist- first, so a whitelist- value is then not even
 // read).
-func setSourceRange(a *Settings, name, v string) error {
+func setSourceRange(a *intent.Settings, name, v string) error {
 	if name == "whitelist-source-range" && (a.Location.AllowSourceRange != nil || a.AllowlistInvalid) {
 		return nil
 	}
@@ -88,8 +90,8 @@ func parseSourceRange(v string) ([]string, error) {
 		return nil, fmt.Errorf("longer than %d characters", maxSourceRangeLen)
 	}
 	parts := strings.Split(v, ",")
-	if len(parts) > MaxSourceRanges {
-		return nil, fmt.Errorf("more than %d entries", MaxSourceRanges)
+	if len(parts) > intent.MaxSourceRanges {
+		return nil, fmt.Errorf("more than %d entries", intent.MaxSourceRanges)
 	}
 	out := make([]string, 0, len(parts))
 	for _, p := range parts {
@@ -101,7 +103,7 @@ func parseSourceRange(v string) ([]string, error) {
 		out = append(out, pfx.String())
 	}
 	sort.Strings(out)
-	return CompactStrings(out), nil
+	return intent.CompactStrings(out), nil
 }
 
 // parseCIDRList parses a ConfigMap list of CIDRs or addresses (commas or
@@ -163,7 +165,7 @@ func parseBlockList(v string) (string, error) {
 		}
 		c, err := parseBlockEntry(e)
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", Quote(e), err)
+			return "", fmt.Errorf("%s: %w", intent.Quote(e), err)
 		}
 		out = append(out, c)
 	}
@@ -201,5 +203,5 @@ func validateBlockRegex(p string) error {
 	if p == "" {
 		return errors.New("has an empty regular expression")
 	}
-	return ValidatePattern(p)
+	return intent.ValidatePattern(p)
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"strings"
@@ -47,7 +48,7 @@ type affinityInput struct {
 
 // applyBalancing parses one affinity or hashing annotation; ok is false
 // for other names.
-func applyBalancing(name, v string, b *Balancing, in *affinityInput) (ok bool, err error) {
+func applyBalancing(name, v string, b *intent.Balancing, in *affinityInput) (ok bool, err error) {
 	s := &in.spec
 	switch name {
 	case "upstream-hash-by-subset":
@@ -70,9 +71,9 @@ func applyBalancing(name, v string, b *Balancing, in *affinityInput) (ok bool, e
 	case "session-cookie-domain":
 		s.CookieDomain, err = parseCookieDomain(v)
 	case "session-cookie-max-age":
-		s.CookieMaxAge, err = ParseIntRange(v, 1, maxCookieSeconds)
+		s.CookieMaxAge, err = intent.ParseIntRange(v, 1, maxCookieSeconds)
 	case "session-cookie-expires":
-		s.CookieExpires, err = ParseIntRange(v, 1, maxCookieSeconds)
+		s.CookieExpires, err = intent.ParseIntRange(v, 1, maxCookieSeconds)
 	case "session-cookie-secure":
 		s.CookieSecure, err = parseBool(v)
 	case "session-cookie-samesite":
@@ -99,7 +100,7 @@ func parseCanaryBehavior(v string) (legacy bool, err error) {
 // session-cookie-* annotations and affinity-mode mean nothing without
 // affinity=cookie and are then ignored, as upstream-hash-by-subset* are
 // without upstream-hash-by.
-func setAffinity(b *Balancing, in affinityInput) {
+func setAffinity(b *intent.Balancing, in affinityInput) {
 	if b.HashBy != "" && in.subset {
 		b.SubsetSize = in.subsetSize
 		if b.SubsetSize == 0 {
@@ -140,7 +141,7 @@ func parseHashBy(v string) (string, error) {
 		return "", errors.New("must be 1 to 256 characters")
 	}
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; !IsAlnum(c) && strings.IndexByte("-_${}", c) < 0 {
+		if c := v[i]; !intent.IsAlnum(c) && strings.IndexByte("-_${}", c) < 0 {
 			return "", errors.New("may only contain nginx variables ($name, ${name}), letters, digits, '-' and '_'")
 		}
 	}
@@ -150,7 +151,7 @@ func parseHashBy(v string) (string, error) {
 // parseSubsetSize parses upstream-hash-by-subset-size: 1 to 1000, and 0
 // for the default 3 (as ingress-nginx).
 func parseSubsetSize(v string) (int, error) {
-	n, err := ParseIntRange(v, 0, maxSubsetSize)
+	n, err := intent.ParseIntRange(v, 0, maxSubsetSize)
 	if n == 0 && err == nil {
 		n = defaultSubsetSize
 	}
@@ -164,7 +165,7 @@ func parseCookieName(v string) (string, error) {
 		return "", errors.New("must be 1 to 64 token characters")
 	}
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; !IsAlnum(c) && strings.IndexByte("!#%&*+-.^_|~", c) < 0 {
+		if c := v[i]; !intent.IsAlnum(c) && strings.IndexByte("!#%&*+-.^_|~", c) < 0 {
 			return "", errors.New("may only contain letters, digits and !#%&*+-.^_|~")
 		}
 	}
@@ -172,7 +173,7 @@ func parseCookieName(v string) (string, error) {
 }
 
 func parseCookiePath(v string) (string, error) {
-	if err := ValidatePath(v); err != nil {
+	if err := intent.ValidatePath(v); err != nil {
 		return "", err
 	}
 	return v, nil
@@ -186,7 +187,7 @@ func parseCookieDomain(v string) (string, error) {
 		return "", errors.New("must be a domain name")
 	}
 	for i := 0; i < len(d); i++ {
-		if c := d[i]; !IsAlnum(c) && c != '-' && c != '.' {
+		if c := d[i]; !intent.IsAlnum(c) && c != '-' && c != '.' {
 			return "", errors.New("must be a domain name (letters, digits, '-' and '.')")
 		}
 	}

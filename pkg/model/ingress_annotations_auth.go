@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"fmt"
@@ -34,7 +35,7 @@ import (
 
 // applyAuth parses one auth annotation; ok is false for other names. A
 // value that cannot be applied is recorded in a.auth.err (fail closed).
-func applyAuth(a *Settings, name, v string) (bool, error) {
+func applyAuth(a *intent.Settings, name, v string) (bool, error) {
 	in := &a.Auth
 	var err error
 	switch name {
@@ -77,14 +78,14 @@ func applyAuth(a *Settings, name, v string) (bool, error) {
 		return false, nil
 	}
 	if err != nil && in.Err == "" {
-		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, Quote(v), err)
+		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, intent.Quote(v), err)
 	}
 	// The Problem is the Build's (basicAuth): the routes answer 503.
 	return true, nil
 }
 
 // finishAuth checks that the annotations that request auth are complete.
-func finishAuth(a *Settings) {
+func finishAuth(a *intent.Settings) {
 	in := &a.Auth
 	if !in.Requested {
 		if !a.ExtAuth.Requested && strings.HasPrefix(in.Err, "annotation "+AnnotationPrefix+"satisfy=") {

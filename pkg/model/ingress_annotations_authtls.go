@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // Client certificate authentication (auth-tls-secret, auth-tls-verify-client,
@@ -37,7 +39,7 @@ import (
 
 // applyClientAuth parses one auth-tls annotation; ok is false for other
 // names. A value that cannot be applied is recorded in a.clientAuth.err.
-func applyClientAuth(a *Settings, name, v string) bool {
+func applyClientAuth(a *intent.Settings, name, v string) bool {
 	if !strings.HasPrefix(name, "auth-tls-") {
 		return false
 	}
@@ -53,7 +55,7 @@ func applyClientAuth(a *Settings, name, v string) bool {
 	case "auth-tls-verify-client":
 		in.Verify, err = ParseVerifyClient(v)
 	case "auth-tls-verify-depth":
-		in.Depth, err = ParseIntRange(v, 0, MaxVerifyDepth)
+		in.Depth, err = intent.ParseIntRange(v, 0, intent.MaxVerifyDepth)
 	case "auth-tls-error-page":
 		in.ErrorPage, err = ParseErrorPage(v)
 	case "auth-tls-pass-certificate-to-upstream":
@@ -67,13 +69,13 @@ func applyClientAuth(a *Settings, name, v string) bool {
 		in.Others = append(in.Others, name)
 	}
 	if err != nil && in.Err == "" {
-		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, Quote(v), err)
+		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, intent.Quote(v), err)
 	}
 	return true
 }
 
 // finishClientAuth reports auth-tls annotations that request nothing.
-func finishClientAuth(a *Settings) {
+func finishClientAuth(a *intent.Settings) {
 	in := &a.ClientAuth
 	if in.Requested || len(in.Others) == 0 {
 		return
@@ -89,7 +91,7 @@ func finishClientAuth(a *Settings) {
 // ParseVerifyClient accepts on, off, optional and optional_no_ca.
 func ParseVerifyClient(v string) (string, error) {
 	switch v {
-	case VerifyOn, VerifyOff, VerifyOptional, VerifyOptionalNoCA:
+	case intent.VerifyOn, intent.VerifyOff, intent.VerifyOptional, intent.VerifyOptionalNoCA:
 		return v, nil
 	}
 	return "", errors.New("must be on, off, optional or optional_no_ca")
@@ -108,7 +110,7 @@ func ParseErrorPage(v string) (string, error) {
 		return "", fmt.Errorf("%w: a named location (nginx.conf has no location of an Ingress)", errUnsupported)
 	}
 	bad := errors.New("must be an http(s) URL, a host and path, or a path of letters, digits and -_./")
-	if len(v) > MaxErrorPageLen {
+	if len(v) > intent.MaxErrorPageLen {
 		return "", bad
 	}
 	rest := v
@@ -130,7 +132,7 @@ func ParseErrorPage(v string) (string, error) {
 
 func errorPageHost(h string) bool {
 	name, port, hasPort := strings.Cut(h, ":")
-	if hasPort && (name == "" || !AllDigits(port) || len(port) > 5) {
+	if hasPort && (name == "" || !intent.AllDigits(port) || len(port) > 5) {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
@@ -167,15 +169,15 @@ func ParseMatchCN(v string) (string, error) {
 	if !strings.HasPrefix(v, "CN=") {
 		return "", errors.New(`must start with "CN="`)
 	}
-	if len(v) > MaxMatchCNLen {
-		return "", fmt.Errorf("longer than %d characters", MaxMatchCNLen)
+	if len(v) > intent.MaxMatchCNLen {
+		return "", fmt.Errorf("longer than %d characters", intent.MaxMatchCNLen)
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < ' ' || v[i] > '~' {
 			return "", errors.New("may only hold printable ASCII characters")
 		}
 	}
-	if err := ValidatePattern(v); err != nil {
+	if err := intent.ValidatePattern(v); err != nil {
 		return "", err
 	}
 	return v, nil

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"fmt"
@@ -48,11 +49,11 @@ func parseNoAuthLocations(v string) ([]string, error) {
 			continue
 		}
 		if !strings.HasPrefix(p, "/") {
-			return nil, ErrPathRelative
+			return nil, intent.ErrPathRelative
 		}
 		for i := 0; i < len(p); i++ {
-			if !PathChar(p[i]) {
-				return nil, ErrPathChars
+			if !intent.PathChar(p[i]) {
+				return nil, intent.ErrPathChars
 			}
 		}
 		out = append(out, p)
@@ -75,14 +76,14 @@ func isExtAuthAnnotation(name string) bool {
 // applyExtAuth parses one external auth annotation; ok is false for other
 // names. Values that fail closed are recorded in a.extAuth.err; the
 // returned error is a Problem only (keepalive values, enable-global-auth).
-func applyExtAuth(a *Settings, name, v string) (bool, error) {
+func applyExtAuth(a *intent.Settings, name, v string) (bool, error) {
 	if !isExtAuthAnnotation(name) {
 		return false, nil
 	}
 	in := &a.ExtAuth
 	switch name {
 	case "auth-keepalive", "auth-keepalive-requests", "auth-keepalive-timeout":
-		_, err := ParseIntRange(v, 0, maxGlobalCount)
+		_, err := intent.ParseIntRange(v, 0, maxGlobalCount)
 		return true, err
 	case "auth-keepalive-share-vars":
 		_, err := parseBool(v)
@@ -97,13 +98,13 @@ func applyExtAuth(a *Settings, name, v string) (bool, error) {
 		in.Others = append(in.Others, name)
 	}
 	if err := setExtAuth(in, name, v); err != nil && in.Err == "" {
-		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, Quote(v), err)
+		in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, intent.Quote(v), err)
 	}
 	return true, nil
 }
 
 // set parses the value of one auth-* name into in.
-func setExtAuth(in *ExtAuthSettings, name, v string) error {
+func setExtAuth(in *intent.ExtAuthSettings, name, v string) error {
 	var err error
 	switch name {
 	case "auth-url":
@@ -124,7 +125,7 @@ func setExtAuth(in *ExtAuthSettings, name, v string) error {
 		err = parseAuthTemplate(v, cacheKeyChar)
 		in.CacheKey = v
 	case "auth-cache-duration":
-		in.Durations, err = ParseAuthCacheDurations(v)
+		in.Durations, err = intent.ParseAuthCacheDurations(v)
 	case "auth-always-set-cookie":
 		in.AlwaysSetCookie, err = parseBool(v)
 	case "auth-proxy-set-headers":
@@ -135,7 +136,7 @@ func setExtAuth(in *ExtAuthSettings, name, v string) error {
 
 // finishExtAuth reports the auth-* annotations that do nothing without
 // auth-url.
-func finishExtAuth(a *Settings) {
+func finishExtAuth(a *intent.Settings) {
 	in := &a.ExtAuth
 	if in.Requested || len(in.Others) == 0 {
 		return
@@ -176,18 +177,18 @@ func authVariable(name string) bool {
 // urlChar: the characters of auth URLs besides variables (ingress-nginx's
 // URL validator, '%' and '+' added, ' ' removed).
 func urlChar(c byte) bool {
-	return IsAlnum(c) || strings.IndexByte("-._~/:,?&=%+", c) >= 0
+	return intent.IsAlnum(c) || strings.IndexByte("-._~/:,?&=%+", c) >= 0
 }
 
 // cacheKeyChar: ingress-nginx's NGINXVariable validator (letters, digits,
 // '-', '_'), with ':' '/' '.' and ',' for readable keys.
-func cacheKeyChar(c byte) bool { return IsAlnum(c) || strings.IndexByte("-_:/.,", c) >= 0 }
+func cacheKeyChar(c byte) bool { return intent.IsAlnum(c) || strings.IndexByte("-_:/.,", c) >= 0 }
 
 // parseAuthTemplate checks a template: characters that literal accepts
 // and variables $name or ${name} that authVariable accepts.
 func parseAuthTemplate(v string, literal func(byte) bool) error {
-	if v == "" || len(v) > MaxAuthURLLen {
-		return fmt.Errorf("must be 1 to %d characters", MaxAuthURLLen)
+	if v == "" || len(v) > intent.MaxAuthURLLen {
+		return fmt.Errorf("must be 1 to %d characters", intent.MaxAuthURLLen)
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -220,7 +221,7 @@ func templateVar(s string) (string, int) {
 		return s[1:end], end + 1
 	}
 	n := 0
-	for n < len(s) && (IsAlnum(s[n]) || s[n] == '_') {
+	for n < len(s) && (intent.IsAlnum(s[n]) || s[n] == '_') {
 		n++
 	}
 	return s[:n], n
@@ -228,7 +229,7 @@ func templateVar(s string) (string, int) {
 
 func varName(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !IsAlnum(s[i]) && s[i] != '_' {
+		if !intent.IsAlnum(s[i]) && s[i] != '_' {
 			return false
 		}
 	}
@@ -273,7 +274,7 @@ func parseAuthority(a string) (string, error) {
 		host, port = a[:i], a[i:]
 	}
 	if port != "" {
-		p, err := ParseIntRange(strings.TrimPrefix(port, ":"), 1, 65535)
+		p, err := intent.ParseIntRange(strings.TrimPrefix(port, ":"), 1, 65535)
 		if err != nil || !strings.HasPrefix(port, ":") {
 			return "", errors.New("has an invalid port")
 		}
@@ -305,7 +306,7 @@ func validHostLabels(h string) bool {
 			return false
 		}
 		for i := 0; i < len(l); i++ {
-			if !IsAlnum(l[i]) && l[i] != '-' {
+			if !intent.IsAlnum(l[i]) && l[i] != '-' {
 				return false
 			}
 		}
@@ -343,7 +344,7 @@ func parseQueryName(v string) (string, error) {
 		return "", errors.New("must be 1 to 64 characters")
 	}
 	for i := 0; i < len(v); i++ {
-		if !IsAlnum(v[i]) && strings.IndexByte("-._~", v[i]) < 0 {
+		if !intent.IsAlnum(v[i]) && strings.IndexByte("-._~", v[i]) < 0 {
 			return "", errors.New("may only hold letters, digits and -._~")
 		}
 	}
@@ -361,12 +362,12 @@ func parseAuthHeaderList(v string) ([]string, error) {
 			continue
 		}
 		for i := 0; i < len(h); i++ {
-			if !IsAlnum(h[i]) && h[i] != '-' && h[i] != '_' {
+			if !intent.IsAlnum(h[i]) && h[i] != '-' && h[i] != '_' {
 				return nil, fmt.Errorf("header %q may only hold letters, digits, '-' and '_'", h)
 			}
 		}
-		if len(h) > 256 || len(out) >= MaxAuthHeaders {
-			return nil, fmt.Errorf("at most %d headers of 256 characters", MaxAuthHeaders)
+		if len(h) > 256 || len(out) >= intent.MaxAuthHeaders {
+			return nil, fmt.Errorf("at most %d headers of 256 characters", intent.MaxAuthHeaders)
 		}
 		out = append(out, h)
 	}
@@ -376,8 +377,8 @@ func parseAuthHeaderList(v string) ([]string, error) {
 // parseRequestRedirect accepts ingress-nginx's URL characters (no
 // variables): the literal X-Auth-Request-Redirect.
 func parseRequestRedirect(v string) (string, error) {
-	if v == "" || len(v) > MaxAuthURLLen {
-		return "", fmt.Errorf("must be 1 to %d characters", MaxAuthURLLen)
+	if v == "" || len(v) > intent.MaxAuthURLLen {
+		return "", fmt.Errorf("must be 1 to %d characters", intent.MaxAuthURLLen)
 	}
 	for i := 0; i < len(v); i++ {
 		if !urlChar(v[i]) {
@@ -393,7 +394,7 @@ func parseAuthConfigMapRef(v string) (string, error) {
 	if !found {
 		name, ns = ns, ""
 	}
-	if found && !IsDNSLabel(ns) || !IsDNSSubdomain(name) {
+	if found && !intent.IsDNSLabel(ns) || !intent.IsDNSSubdomain(name) {
 		return "", errors.New(`must be "name" or "namespace/name" of a ConfigMap`)
 	}
 	return v, nil
@@ -418,8 +419,8 @@ var globalAuthKeys = map[string]struct {
 
 // setGlobalAuth sets a global-auth-* key; ok is false for other keys.
 func setGlobalAuth(g *config.Global, k, v string) (bool, error) {
-	if len(v) > MaxValueLen && (k == "no-auth-locations" || globalAuthKeys[k].field != nil) {
-		return true, fmt.Errorf("longer than %d characters", MaxValueLen)
+	if len(v) > intent.MaxValueLen && (k == "no-auth-locations" || globalAuthKeys[k].field != nil) {
+		return true, fmt.Errorf("longer than %d characters", intent.MaxValueLen)
 	}
 	if k == "no-auth-locations" {
 		canon, err := parseLocationList(v)
@@ -433,7 +434,7 @@ func setGlobalAuth(g *config.Global, k, v string) (bool, error) {
 		return false, nil
 	}
 	if v != "" || k == "global-auth-url" {
-		var in ExtAuthSettings
+		var in intent.ExtAuthSettings
 		if err := setExtAuth(&in, f.annotation, v); err != nil {
 			return true, err
 		}
@@ -448,7 +449,7 @@ func globalExternalAuth(ga *config.GlobalAuth) *config.ExternalAuth {
 	if ga.URL == "" {
 		return nil
 	}
-	var in ExtAuthSettings
+	var in intent.ExtAuthSettings
 	for k, f := range globalAuthKeys {
 		if v := *f.field(ga); v != "" {
 			if err := setExtAuth(&in, f.annotation, v); err != nil {

@@ -1,6 +1,10 @@
 package model
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
+)
 
 // The annotation parsers, one per group of annotations that build one part
 // of ingressAnnotations together. The registry (registry.go) is the one
@@ -11,12 +15,12 @@ import "strings"
 
 // annotationParser parses one annotation, name without the prefix, into a;
 // st holds what the annotations of one Ingress build together.
-type annotationParser func(a *Settings, st *parseState, name, v string) error
+type annotationParser func(a *intent.Settings, st *parseState, name, v string) error
 
 // parseState is what several annotations of one Ingress build together:
 // the balancing of its backends.
 type parseState struct {
-	b   Balancing
+	b   intent.Balancing
 	aff affinityInput
 }
 
@@ -58,20 +62,20 @@ func claimed(ok bool, err error) error {
 	return err
 }
 
-func parseCanaryAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseCanaryAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	return applyCanary(a, name, v)
 }
 
 // parseLimitAnnotation: the limits fail closed, with a Problem of their
 // own (applyLimit).
-func parseLimitAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseLimitAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	applyLimit(a, name, v)
 	return nil
 }
 
 // parseHashByAnnotation: not checkForbidden, as "${var}" has braces;
 // parseHashBy is an allow-list of letters, digits and -_${}.
-func parseHashByAnnotation(_ *Settings, st *parseState, _, v string) (err error) {
+func parseHashByAnnotation(_ *intent.Settings, st *parseState, _, v string) (err error) {
 	st.b.HashBy, err = parseHashBy(v)
 	return err
 }
@@ -79,52 +83,52 @@ func parseHashByAnnotation(_ *Settings, st *parseState, _, v string) (err error)
 // parseSourceRangeAnnotation: every error fails closed; not
 // checkForbidden, as 1000 CIDRs are longer than maxValueLen and
 // parseSourceRange is an allow-list.
-func parseSourceRangeAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseSourceRangeAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	return setSourceRange(a, name, v)
 }
 
 // The access control parsers are allow-lists that fail closed.
 
-func parseAuthAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseAuthAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	return claimed(applyAuth(a, name, v))
 }
 
-func parseExtAuthAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseExtAuthAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	return claimed(applyExtAuth(a, name, v))
 }
 
-func parseProxySSLAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseProxySSLAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	return claimed(applyProxySSL(a, name, v), nil)
 }
 
-func parseClientAuthAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseClientAuthAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	return claimed(applyClientAuth(a, name, v), nil)
 }
 
 // The other parsers refuse the characters checkForbidden names first.
 
-func parseBalancingAnnotation(_ *Settings, st *parseState, name, v string) error {
+func parseBalancingAnnotation(_ *intent.Settings, st *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
 	return claimed(applyBalancing(name, v, &st.b, &st.aff))
 }
 
-func parseRoutingAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseRoutingAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
 	return claimed(applyRouting(a, name, v))
 }
 
-func parseUpstreamAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseUpstreamAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}
 	return claimed(applyUpstream(a, name, v))
 }
 
-func parseProxyAnnotation(a *Settings, _ *parseState, name, v string) error {
+func parseProxyAnnotation(a *intent.Settings, _ *parseState, name, v string) error {
 	if err := checkForbidden(v, false); err != nil {
 		return err
 	}

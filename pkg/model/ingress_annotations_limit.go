@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // Limits of the rate and connection limit annotations.
@@ -31,16 +33,16 @@ func isLimitAnnotation(name string) bool {
 // so it needs no checkForbidden. A value that cannot be parsed does not
 // drop the limit: the Ingress's routes answer 503 (fail closed) and the
 // Problem says so.
-func applyLimit(a *Settings, name, v string) {
+func applyLimit(a *intent.Settings, name, v string) {
 	if err := setLimit(&a.Limit, name, v); err != nil {
 		a.Limit.RateLimit.Invalid = true
 		a.Problems = append(a.Problems, fmt.Sprintf("annotation %s%s=%s: %v; the Ingress's routes answer 503 (fail closed)",
-			AnnotationPrefix, name, Quote(v), err))
+			AnnotationPrefix, name, intent.Quote(v), err))
 	}
 	a.Limit.Any = true
 }
 
-func setLimit(l *LimitSettings, name, v string) error {
+func setLimit(l *intent.LimitSettings, name, v string) error {
 	var err error
 	r := &l.RateLimit
 	switch name {
@@ -73,7 +75,7 @@ func setLimit(l *LimitSettings, name, v string) error {
 
 // parseLimitInt parses a count of 0 to hi, as ingress-nginx's integer
 // annotations (0 is no limit).
-func parseLimitInt(v string, hi int) (int, error) { return ParseIntRange(v, 0, hi) }
+func parseLimitInt(v string, hi int) (int, error) { return intent.ParseIntRange(v, 0, hi) }
 
 // parseLimitKB parses kilobytes (limit-rate, limit-rate-after) into bytes.
 func parseLimitKB(v string) (int64, error) {
@@ -93,7 +95,7 @@ func parseLimitAllowlist(v string) ([]string, error) {
 
 // finishLimit sets the location's RateLimit when any limit annotation is
 // present; one that limits nothing and is valid adds none.
-func finishLimit(a *Settings) {
+func finishLimit(a *intent.Settings) {
 	l := &a.Limit
 	if !l.Any {
 		return
@@ -114,7 +116,7 @@ func finishLimit(a *Settings) {
 // parseLimitStatus parses limit-req-status-code and limit-conn-status-code:
 // 400 to 599 as nginx's limit_req_status; 503, the default, is kept as 0.
 func parseLimitStatus(v string) (int, error) {
-	n, err := ParseIntRange(v, 400, 599)
+	n, err := intent.ParseIntRange(v, 400, 599)
 	if n == DefaultLimitStatusCode {
 		n = 0
 	}

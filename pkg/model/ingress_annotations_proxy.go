@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ var errPerRoute = fmt.Errorf("%w per Ingress: an nginx directive that takes no v
 
 // applyProxy parses the proxy behaviour annotations; ok is false when name
 // is none of them.
-func applyProxy(a *Settings, name, v string) (ok bool, err error) {
+func applyProxy(a *intent.Settings, name, v string) (ok bool, err error) {
 	p := a.Location.Proxy
 	if p == nil {
 		p = &config.ProxySettings{}
@@ -48,7 +49,7 @@ func applyProxy(a *Settings, name, v string) (ok bool, err error) {
 		p.HTTPVersion = v
 	case "proxy-next-upstream-tries":
 		var n int
-		if n, err = ParseIntRange(v, 0, 1<<30); err == nil {
+		if n, err = intent.ParseIntRange(v, 0, 1<<30); err == nil {
 			p.NextUpstreamTries = cappedTries(n, p.NextUpstreamTries)
 		}
 	case "proxy-next-upstream":
@@ -77,7 +78,7 @@ func applyProxy(a *Settings, name, v string) (ok bool, err error) {
 			err = errPerRoute
 		}
 	case "proxy-buffers-number", "proxy-next-upstream-timeout":
-		if _, err = ParseIntRange(v, 0, 1<<30); err == nil {
+		if _, err = intent.ParseIntRange(v, 0, 1<<30); err == nil {
 			err = errPerRoute
 		}
 	default:
@@ -158,7 +159,7 @@ func parseCookieRewrite(v string) (from, to string, err error) {
 // as in ingress-nginx, from "off" or "default" (which names
 // upstream_balancer, a host no backend redirects to) and to "off" mean no
 // rewrite, and to without from means nothing.
-func finishProxy(a *Settings) {
+func finishProxy(a *intent.Settings) {
 	p := a.Location.Proxy
 	if p == nil {
 		return
@@ -174,26 +175,26 @@ func finishProxy(a *Settings) {
 // parseHTTPErrorsList is parseHTTPErrors for the ConfigMap: the codes
 // joined by ",".
 func parseHTTPErrorsList(v string) (string, error) {
-	codes, err := ParseHTTPErrors(v)
+	codes, err := intent.ParseHTTPErrors(v)
 	if err != nil {
 		return "", err
 	}
-	return JoinCodes(codes), nil
+	return intent.JoinCodes(codes), nil
 }
 
 // applyErrors parses the error page annotations; ok is false when name is
 // none of them.
-func applyErrors(a *Settings, name, v string) (ok bool, err error) {
+func applyErrors(a *intent.Settings, name, v string) (ok bool, err error) {
 	e := a.Errors
 	switch name {
 	case "custom-http-errors":
-		if e.Codes, err = ParseHTTPErrors(v); err == nil && e.Codes == nil {
+		if e.Codes, err = intent.ParseHTTPErrors(v); err == nil && e.Codes == nil {
 			e.Codes = []int{}
 		}
 	case "disable-proxy-intercept-errors":
 		e.NoIntercept, err = parseBool(v)
 	case "default-backend":
-		if !IsDNSLabel(v) {
+		if !intent.IsDNSLabel(v) {
 			return true, errors.New("must be the name of a Service of the Ingress's namespace")
 		}
 		a.ErrorService = v
@@ -214,7 +215,7 @@ func applyErrors(a *Settings, name, v string) (ok bool, err error) {
 func proxyField(name string) setter {
 	return func(g *config.Global, v string) error {
 		p := g.Proxy
-		a := Settings{Location: config.LocationSettings{Proxy: &p}}
+		a := intent.Settings{Location: config.LocationSettings{Proxy: &p}}
 		if _, err := applyProxy(&a, name, v); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"fmt"
@@ -52,7 +53,7 @@ import (
 // also apply across namespaces and to the host's default backend).
 
 // applyProxySSL parses one proxy-ssl-* annotation; ok is false for others.
-func applyProxySSL(a *Settings, name, v string) bool {
+func applyProxySSL(a *intent.Settings, name, v string) bool {
 	in := &a.ProxySSL
 	var err error
 	switch name {
@@ -85,14 +86,14 @@ func applyProxySSL(a *Settings, name, v string) bool {
 	if err != nil {
 		in.Requested = true
 		if in.Err == "" {
-			in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, Quote(v), err)
+			in.Err = fmt.Sprintf("annotation %s%s=%s: %v", AnnotationPrefix, name, intent.Quote(v), err)
 		}
 	}
 	return true
 }
 
 // finishProxySSL checks what the proxy-ssl-* annotations ask as a whole.
-func finishProxySSL(a *Settings) {
+func finishProxySSL(a *intent.Settings) {
 	in := &a.ProxySSL
 	switch {
 	case in.Err != "":
@@ -108,8 +109,8 @@ func finishProxySSL(a *Settings) {
 // meaning the default 1.
 func ParseProxySSLVerifyDepth(v string) (int, error) {
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > MaxProxySSLVerifyDepth || !AllDigits(v) {
-		return 0, fmt.Errorf("must be a number from 1 to %d", MaxProxySSLVerifyDepth)
+	if err != nil || n < 0 || n > intent.MaxProxySSLVerifyDepth || !intent.AllDigits(v) {
+		return 0, fmt.Errorf("must be a number from 1 to %d", intent.MaxProxySSLVerifyDepth)
 	}
 	return max(n, 1), nil
 }

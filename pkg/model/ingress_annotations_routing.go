@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"errors"
@@ -20,7 +21,7 @@ var (
 
 // applyRouting parses the rewrite, redirect and CORS annotations; ok is
 // false when name is none of them.
-func applyRouting(a *Settings, name, v string) (ok bool, err error) {
+func applyRouting(a *intent.Settings, name, v string) (ok bool, err error) {
 	switch name {
 	case "app-root":
 		a.AppRoot, err = parseAppRoot(v)
@@ -35,9 +36,9 @@ func applyRouting(a *Settings, name, v string) (ok bool, err error) {
 	case "temporal-redirect":
 		a.Redirect.Temporal, err = parseRedirectURL(v)
 	case "permanent-redirect-code":
-		a.Redirect.PermanentCode, err = ParseIntRange(v, 300, 308)
+		a.Redirect.PermanentCode, err = intent.ParseIntRange(v, 300, 308)
 	case "temporal-redirect-code":
-		a.Redirect.TemporalCode, err = ParseIntRange(v, 300, 307)
+		a.Redirect.TemporalCode, err = intent.ParseIntRange(v, 300, 307)
 	case "from-to-www-redirect":
 		a.FromToWWW, err = parseBool(v)
 	default:
@@ -46,7 +47,7 @@ func applyRouting(a *Settings, name, v string) (ok bool, err error) {
 	return true, err
 }
 
-func applyCORS(a *Settings, name, v string) (ok bool, err error) {
+func applyCORS(a *intent.Settings, name, v string) (ok bool, err error) {
 	c := &a.CORS
 	switch name {
 	case "enable-cors":
@@ -71,7 +72,7 @@ func applyCORS(a *Settings, name, v string) (ok bool, err error) {
 		}
 	case "cors-max-age":
 		var n int
-		n, err = ParseIntRange(v, 0, maxCORSMaxAge)
+		n, err = intent.ParseIntRange(v, 0, maxCORSMaxAge)
 		if err == nil {
 			c.MaxAge = &n
 		}
@@ -84,7 +85,7 @@ func applyCORS(a *Settings, name, v string) (ok bool, err error) {
 // finishRouting combines the collected redirect and CORS annotations into
 // the location settings: temporal-redirect wins over permanent-redirect, as
 // in ingress-nginx.
-func finishRouting(a *Settings) {
+func finishRouting(a *intent.Settings) {
 	r := a.Redirect
 	switch {
 	case r.Temporal != "":
@@ -109,7 +110,7 @@ func finishRouting(a *Settings) {
 
 // parseAppRoot accepts an absolute path (no scheme or host), as ingress-nginx.
 func parseAppRoot(v string) (string, error) {
-	if err := ValidatePath(v); err != nil {
+	if err := intent.ValidatePath(v); err != nil {
 		return "", err
 	}
 	return v, nil
@@ -118,8 +119,8 @@ func parseAppRoot(v string) (string, error) {
 // parseForwardedPrefix accepts a path-like value of path characters.
 func parseForwardedPrefix(v string) (string, error) {
 	for i := 0; i < len(v); i++ {
-		if !PathChar(v[i]) {
-			return "", ErrPathChars
+		if !intent.PathChar(v[i]) {
+			return "", intent.ErrPathChars
 		}
 	}
 	if v == "" {
@@ -133,7 +134,7 @@ func parseForwardedPrefix(v string) (string, error) {
 // -._~/:,?&=).
 func parseRedirectURL(v string) (string, error) {
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; !IsAlnum(c) && strings.IndexByte("-._~/:,?&=", c) < 0 {
+		if c := v[i]; !intent.IsAlnum(c) && strings.IndexByte("-._~/:,?&=", c) < 0 {
 			return "", fmt.Errorf("contains %q (allowed: letters, digits and -._~/:,?&=)", c)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // The upstream and header annotations and ConfigMap keys, as ingress-nginx
@@ -33,7 +35,7 @@ import (
 
 // applyUpstream parses the upstream and header annotations; ok is false
 // when name is none of them.
-func applyUpstream(a *Settings, name, v string) (ok bool, err error) {
+func applyUpstream(a *intent.Settings, name, v string) (ok bool, err error) {
 	u := &a.Upstream
 	switch name {
 	case "upstream-vhost":
@@ -49,7 +51,7 @@ func applyUpstream(a *Settings, name, v string) (ok bool, err error) {
 	case "service-upstream":
 		u.ServiceUpstream, err = parseBoolPtr(v)
 	case "custom-headers":
-		_, err = ParseKey(v)
+		_, err = intent.ParseKey(v)
 		if err == nil {
 			u.CustomHeaders = v
 		}
@@ -64,15 +66,15 @@ func applyUpstream(a *Settings, name, v string) (ok bool, err error) {
 func parseUpstreamVhost(v string) (string, error) {
 	host, port, hasPort := strings.Cut(v, ":")
 	if hasPort {
-		if _, err := ParseIntRange(port, 1, 65535); err != nil {
+		if _, err := intent.ParseIntRange(port, 1, 65535); err != nil {
 			return "", errors.New("port must be 1 to 65535")
 		}
 	}
-	if host == "" || len(host) > 253 || !IsAlnum(host[0]) || !IsAlnum(host[len(host)-1]) || strings.Contains(host, "..") {
+	if host == "" || len(host) > 253 || !intent.IsAlnum(host[0]) || !intent.IsAlnum(host[len(host)-1]) || strings.Contains(host, "..") {
 		return "", errors.New("must be a host name, optionally with :port")
 	}
 	for i := 0; i < len(host); i++ {
-		if c := host[i]; !IsAlnum(c) && c != '-' && c != '.' {
+		if c := host[i]; !intent.IsAlnum(c) && c != '-' && c != '.' {
 			return "", errors.New("must be a host name of letters, digits, '-' and '.', optionally with :port")
 		}
 	}
@@ -96,7 +98,7 @@ func parseAliases(v string) (aliases, bad []string) {
 		s = strings.ToLower(strings.TrimSpace(s))
 		switch {
 		case s == "":
-		case ValidHost(s) != nil || len(aliases) >= MaxAliases:
+		case intent.ValidHost(s) != nil || len(aliases) >= intent.MaxAliases:
 			bad = append(bad, s)
 		default:
 			aliases = append(aliases, s)
@@ -108,7 +110,7 @@ func parseAliases(v string) (aliases, bad []string) {
 
 // parseConfigMapRef accepts a "namespace/name" ConfigMap reference.
 func parseConfigMapRef(v string) (string, error) {
-	if _, err := ParseKey(v); err != nil {
+	if _, err := intent.ParseKey(v); err != nil {
 		return "", err
 	}
 	return v, nil
@@ -123,7 +125,7 @@ func parseAllowedHeaders(v string) (string, error) {
 		if n == "" {
 			continue
 		}
-		if !ValidHeaderName(n) {
+		if !intent.ValidHeaderName(n) {
 			return "", fmt.Errorf("%q is not a header name", n)
 		}
 		names = append(names, strings.ToLower(n))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 	networkingv1 "k8s.io/api/networking/v1"
 )
 
@@ -22,9 +23,9 @@ const (
 // applyCanary parses one canary* annotation into a.canary. Only
 // canary-by-header-pattern may carry '$' and '\' (see
 // validateHeaderPattern); the others go through checkForbidden.
-func applyCanary(a *Settings, name, v string) error {
+func applyCanary(a *intent.Settings, name, v string) error {
 	if a.Canary == nil {
-		a.Canary = &CanarySettings{Spec: config.Canary{WeightTotal: defaultCanaryWeightTotal}}
+		a.Canary = &intent.CanarySettings{Spec: config.Canary{WeightTotal: defaultCanaryWeightTotal}}
 	}
 	c := &a.Canary.Spec
 	var err error
@@ -46,7 +47,7 @@ func applyCanary(a *Settings, name, v string) error {
 		}
 		return nil
 	case "canary-weight":
-		c.Weight, err = ParseIntRange(v, 0, maxCanaryWeight)
+		c.Weight, err = intent.ParseIntRange(v, 0, maxCanaryWeight)
 	case "canary-weight-total":
 		c.WeightTotal, err = parseCanaryWeightTotal(v)
 	case "canary-by-header":
@@ -62,7 +63,7 @@ func applyCanary(a *Settings, name, v string) error {
 }
 
 // note records that name was accepted, and returns err.
-func noteCanary(c *CanarySettings, name string, err error) error {
+func noteCanary(c *intent.CanarySettings, name string, err error) error {
 	if err == nil {
 		c.Set = append(c.Set, AnnotationPrefix+name)
 	}
@@ -73,7 +74,7 @@ func noteCanary(c *CanarySettings, name string, err error) error {
 // mean nothing without canary=true (the Ingress is then a main one, as in
 // ingress-nginx), nor a header value or pattern without a header, nor a
 // pattern beside a value.
-func finishCanary(a *Settings) {
+func finishCanary(a *intent.Settings) {
 	in := a.Canary
 	if in == nil {
 		return
@@ -107,7 +108,7 @@ func finishCanary(a *Settings) {
 // parseCanaryWeightTotal accepts a whole number from 100 up: ingress-nginx's
 // router takes a smaller total as 100, so one is refused (and 100 used).
 func parseCanaryWeightTotal(v string) (int, error) {
-	n, err := ParseIntRange(v, 0, maxCanaryWeight)
+	n, err := intent.ParseIntRange(v, 0, maxCanaryWeight)
 	if err != nil {
 		return defaultCanaryWeightTotal, err
 	}
@@ -124,7 +125,7 @@ func parseHeaderName(v string) (string, error) {
 		return "", fmt.Errorf("must be 1 to %d characters", maxCanaryHeaderLen)
 	}
 	for i := 0; i < len(v); i++ {
-		if c := v[i]; !IsAlnum(c) && c != '-' && c != '_' {
+		if c := v[i]; !intent.IsAlnum(c) && c != '-' && c != '_' {
 			return "", errors.New("may only contain letters, digits, '-' and '_'")
 		}
 	}
@@ -150,7 +151,7 @@ func validateHeaderPattern(p string) error {
 	if _, err := syntax.Parse(p, syntax.Perl); err != nil {
 		return fmt.Errorf("is not a valid regular expression: %w", err)
 	}
-	return ValidateRegexPath("/" + p)
+	return intent.ValidateRegexPath("/" + p)
 }
 
 // canaryKeeps reports whether an annotation applies on a canary Ingress:

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"fmt"
@@ -50,9 +51,9 @@ func parseGlobalKeeping(cm *corev1.ConfigMap, good map[string]string) (config.Gl
 		}
 		kept := "default kept"
 		if prev, ok := good[k]; ok && setGlobalKey(&g, k, prev) == nil {
-			kept = "previous value " + Quote(prev) + " kept"
+			kept = "previous value " + intent.Quote(prev) + " kept"
 		}
-		problems = append(problems, fmt.Sprintf("key %s=%s: %v; %s", k, Quote(v), err, kept))
+		problems = append(problems, fmt.Sprintf("key %s=%s: %v; %s", k, intent.Quote(v), err, kept))
 	}
 	return g, problems
 }
@@ -100,7 +101,7 @@ func field[T any](f func(*config.Global) *T, parse func(string) (T, error)) sett
 func boolField(f func(*config.Global) *bool) setter { return field(f, parseBool) }
 
 func intField(f func(*config.Global) *int, lo, hi int) setter {
-	return field(f, func(v string) (int, error) { return ParseIntRange(v, lo, hi) })
+	return field(f, func(v string) (int, error) { return intent.ParseIntRange(v, lo, hi) })
 }
 
 func sizeField(f func(*config.Global) *config.Size, min int64) setter {
@@ -269,7 +270,7 @@ func setLargeClientHeaderBuffers(g *config.Global, v string) error {
 	if len(f) != 2 {
 		return errors.New(`must be a number and a size, such as "4 8k"`)
 	}
-	n, err := ParseIntRange(f[0], 1, 1024)
+	n, err := intent.ParseIntRange(f[0], 1, 1024)
 	if err != nil {
 		return fmt.Errorf("number of buffers %w", err)
 	}
@@ -288,8 +289,8 @@ var durationUnits = map[byte]int{'s': 1, 'm': 60, 'h': 3600, 'd': 86400}
 // seconds ("600") or numbers with units d, h, m, s ("10m", "1h30m"), 1 s
 // to 7 days.
 func parseDuration(v string) (int, error) {
-	if AllDigits(v) {
-		return ParseIntRange(v, 1, maxGlobalSeconds)
+	if intent.AllDigits(v) {
+		return intent.ParseIntRange(v, 1, maxGlobalSeconds)
 	}
 	total, i := 0, 0
 	for i < len(v) {
@@ -327,7 +328,7 @@ func parseLogLevel(v string) (string, error) {
 
 // parseWorkerConnections accepts 16 to 2^20, or 0 for the syncer's flag.
 func parseWorkerConnections(v string) (int, error) {
-	n, err := ParseIntRange(v, 0, 1<<20)
+	n, err := intent.ParseIntRange(v, 0, 1<<20)
 	if err == nil && n > 0 && n < 16 {
 		err = errors.New("must be 0 or between 16 and 1048576")
 	}
@@ -339,7 +340,7 @@ func parseWorkerProcesses(v string) (string, error) {
 	if v == "auto" {
 		return v, nil
 	}
-	n, err := ParseIntRange(v, 1, 1024)
+	n, err := intent.ParseIntRange(v, 1, 1024)
 	if err != nil {
 		return "", fmt.Errorf(`must be "auto" or a number from 1 to 1024`)
 	}

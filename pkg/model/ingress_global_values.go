@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"fmt"
@@ -58,7 +59,7 @@ func parseGzipTypes(v string) (string, error) {
 		}
 		t = strings.ToLower(t)
 		if !mimeRe.MatchString(t) {
-			return "", fmt.Errorf("%s is not a MIME type such as text/css", Quote(t))
+			return "", fmt.Errorf("%s is not a MIME type such as text/css", intent.Quote(t))
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -79,7 +80,7 @@ func parseSSLProtocols(v string) (string, error) {
 	for _, p := range items {
 		i := indexFold(sslProtocols, p)
 		if i < 0 {
-			return "", fmt.Errorf("%s is not one of %s", Quote(p), strings.Join(sslProtocols, ", "))
+			return "", fmt.Errorf("%s is not one of %s", intent.Quote(p), strings.Join(sslProtocols, ", "))
 		}
 		on[i] = true
 	}
@@ -116,7 +117,7 @@ func parseSSLCiphers(v string) (string, error) {
 	known := false
 	for _, c := range items {
 		if !cipherRe.MatchString(c) {
-			return "", fmt.Errorf("%s is not an OpenSSL cipher list element", Quote(c))
+			return "", fmt.Errorf("%s is not an OpenSSL cipher list element", intent.Quote(c))
 		}
 		known = known || config.AddsKnownCiphers(c)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -36,30 +37,30 @@ func (src *ingressSource) Takes(kind events.Kind) (ok, route bool) {
 }
 
 // Translate parses ing's annotations and makes its route intents.
-func (src *ingressSource) Translate(kind events.Kind, key Key, obj runtime.Object) (*Entry, error) {
+func (src *ingressSource) Translate(kind events.Kind, key intent.Key, obj runtime.Object) (*intent.Entry, error) {
 	ing, ok := obj.(*networkingv1.Ingress)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s event holds %T", ErrWrongType, kind, obj)
+		return nil, fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
 	}
 	return newIngressEntry(key, ing), nil
 }
 
 // Keep stores or removes an IngressClass (cluster-scoped: by name).
-func (src *ingressSource) Keep(kind events.Kind, key Key, obj runtime.Object) error {
+func (src *ingressSource) Keep(kind events.Kind, key intent.Key, obj runtime.Object) error {
 	if obj == nil {
 		delete(src.classes, key.Name)
 		return nil
 	}
 	c, ok := obj.(*networkingv1.IngressClass)
 	if !ok {
-		return fmt.Errorf("%w: %s event holds %T", ErrWrongType, kind, obj)
+		return fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
 	}
 	src.classes[key.Name] = c
 	return nil
 }
 
 // Has reports whether the IngressClass key.Name is kept.
-func (src *ingressSource) Has(kind events.Kind, key Key) bool {
+func (src *ingressSource) Has(kind events.Kind, key intent.Key) bool {
 	_, ok := src.classes[key.Name]
 	return kind == events.KindIngressClass && ok
 }
@@ -69,9 +70,9 @@ func (src *ingressSource) Len() int { return len(src.classes) }
 
 // Serving applies the class rule (see Serves) to the entries of
 // Ingresses.
-func (src *ingressSource) Serving(opts Options) func(e *Entry) bool {
-	m := newClassMatcher(src.classes, opts)
-	return func(e *Entry) bool { return m.serves(e.Object.(*networkingv1.Ingress)) }
+func (src *ingressSource) Serving(c intent.Classes) func(e *intent.Entry) bool {
+	m := newClassMatcher(src.classes, c)
+	return func(e *intent.Entry) bool { return m.serves(e.Object.(*networkingv1.Ingress)) }
 }
 
 // Global reads ingress-nginx's controller ConfigMap (see parseGlobal).

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	networkingv1 "k8s.io/api/networking/v1"
 )
@@ -16,19 +17,19 @@ import (
 // normalized as buildPath serves them: ImplementationSpecific ones are
 // regular expressions with use-regex or a rewrite-target (not on a canary,
 // whose paths name the main Ingress's).
-func translateIngress(e *Entry, ing *networkingv1.Ingress) {
+func translateIngress(e *intent.Entry, ing *networkingv1.Ingress) {
 	if ref := ing.Spec.DefaultBackend; ref != nil {
 		r := backendRefOf(ref)
 		e.DefaultBackend = &r
 	}
 	for i := range ing.Spec.Rules {
 		rule := &ing.Spec.Rules[i]
-		h := Host{Host: cmp.Or(rule.Host, config.DefaultServerName), Raw: rule.Host}
+		h := intent.Host{Host: cmp.Or(rule.Host, config.DefaultServerName), Raw: rule.Host}
 		if rule.Host != "" {
-			h.Err = ValidHost(rule.Host)
+			h.Err = intent.ValidHost(rule.Host)
 		}
 		if rule.HTTP != nil {
-			h.Paths = make([]Path, len(rule.HTTP.Paths))
+			h.Paths = make([]intent.Path, len(rule.HTTP.Paths))
 			for j := range rule.HTTP.Paths {
 				h.Paths[j] = ingressPathIntent(e, &rule.HTTP.Paths[j])
 			}
@@ -36,15 +37,15 @@ func translateIngress(e *Entry, ing *networkingv1.Ingress) {
 		e.Rules = append(e.Rules, h)
 	}
 	for _, t := range ing.Spec.TLS {
-		e.TLS = append(e.TLS, TLS{Hosts: t.Hosts, Secret: t.SecretName})
+		e.TLS = append(e.TLS, intent.TLS{Hosts: t.Hosts, Secret: t.SecretName})
 	}
 	if e.Settings.Canary != nil {
 		e.CanaryNotes = canaryNotes(ing)
 	}
 }
 
-func ingressPathIntent(e *Entry, p *networkingv1.HTTPIngressPath) Path {
-	out := Path{Raw: p.Path, TypeName: string(networkingv1.PathTypeImplementationSpecific), Backend: backendRefOf(&p.Backend),
+func ingressPathIntent(e *intent.Entry, p *networkingv1.HTTPIngressPath) intent.Path {
+	out := intent.Path{Raw: p.Path, TypeName: string(networkingv1.PathTypeImplementationSpecific), Backend: backendRefOf(&p.Backend),
 		Impl: p.PathType == nil || *p.PathType == networkingv1.PathTypeImplementationSpecific}
 	if p.PathType != nil {
 		out.TypeName = string(*p.PathType)
@@ -57,11 +58,11 @@ func ingressPathIntent(e *Entry, p *networkingv1.HTTPIngressPath) Path {
 }
 
 // backendRefOf is the reference of an Ingress backend.
-func backendRefOf(b *networkingv1.IngressBackend) BackendRef {
+func backendRefOf(b *networkingv1.IngressBackend) intent.BackendRef {
 	if b.Service == nil {
-		return BackendRef{Unsupported: true}
+		return intent.BackendRef{Unsupported: true}
 	}
-	return BackendRef{Service: b.Service.Name, PortName: b.Service.Port.Name, PortNumber: b.Service.Port.Number}
+	return intent.BackendRef{Service: b.Service.Name, PortName: b.Service.Port.Name, PortNumber: b.Service.Port.Number}
 }
 
 // normalizePath validates the path of an Ingress rule and returns it with
@@ -81,16 +82,16 @@ func normalizePath(p *networkingv1.HTTPIngressPath, regex bool) (string, config.
 		return "", "", fmt.Errorf("unknown pathType %q", *p.PathType)
 	}
 	if isImpl && regex {
-		if err := ValidateRegexPath(path); err != nil {
+		if err := intent.ValidateRegexPath(path); err != nil {
 			return "", "", err
 		}
 		return path, config.PathRegex, nil
 	}
-	if err := ValidatePath(path); err != nil {
+	if err := intent.ValidatePath(path); err != nil {
 		return "", "", err
 	}
 	if pathType == config.PathPrefix {
-		path = NormalizePrefix(path)
+		path = intent.NormalizePrefix(path)
 	}
 	return path, pathType, nil
 }
@@ -102,7 +103,7 @@ var noAnnotations = parseAnnotations(nil)
 
 // annotationsOf parses the annotations of an Ingress, sharing
 // noAnnotations when none is ours.
-func annotationsOf(annotations map[string]string) *Settings {
+func annotationsOf(annotations map[string]string) *intent.Settings {
 	for k := range annotations {
 		if strings.HasPrefix(k, AnnotationPrefix) {
 			a := parseAnnotations(annotations)
@@ -112,10 +113,10 @@ func annotationsOf(annotations map[string]string) *Settings {
 	return &noAnnotations
 }
 
-func newIngressEntry(key Key, ing *networkingv1.Ingress) *Entry {
-	e := &Entry{Key: key, Name: key.String(), Object: ing, Settings: annotationsOf(ing.Annotations),
+func newIngressEntry(key intent.Key, ing *networkingv1.Ingress) *intent.Entry {
+	e := &intent.Entry{Key: key, Name: key.String(), Object: ing, Settings: annotationsOf(ing.Annotations),
 		Created: ing.CreationTimestamp.Unix(), CreatedNanos: ing.CreationTimestamp.Nanosecond(),
-		Origin:        Origin{Kind: KindIngress, Namespace: key.Namespace, Name: key.Name, Generation: ing.Generation},
+		Origin:        intent.Origin{Kind: intent.KindIngress, Namespace: key.Namespace, Name: key.Name, Generation: ing.Generation},
 		SettingPrefix: "annotation " + AnnotationPrefix}
 	translateIngress(e, ing)
 	e.Problems = e.Settings.Problems
@@ -124,12 +125,12 @@ func newIngressEntry(key Key, ing *networkingv1.Ingress) *Entry {
 	}
 	addService := func(b *networkingv1.IngressBackend) {
 		if b != nil && b.Service != nil && b.Service.Name != "" {
-			e.Services = append(e.Services, Key{key.Namespace, b.Service.Name})
+			e.Services = append(e.Services, intent.Key{Namespace: key.Namespace, Name: b.Service.Name})
 		}
 	}
 	addService(ing.Spec.DefaultBackend)
 	if s := e.Settings.ErrorService; s != "" {
-		e.Services = append(e.Services, Key{key.Namespace, s})
+		e.Services = append(e.Services, intent.Key{Namespace: key.Namespace, Name: s})
 	}
 	for i := range ing.Spec.Rules {
 		if http := ing.Spec.Rules[i].HTTP; http != nil {
@@ -140,11 +141,11 @@ func newIngressEntry(key Key, ing *networkingv1.Ingress) *Entry {
 	}
 	for _, t := range ing.Spec.TLS {
 		if t.SecretName != "" {
-			e.Secrets = append(e.Secrets, Key{key.Namespace, t.SecretName})
+			e.Secrets = append(e.Secrets, intent.Key{Namespace: key.Namespace, Name: t.SecretName})
 		}
 	}
 	for _, ref := range []string{e.Settings.Auth.Secret, e.Settings.ClientAuth.Secret, e.Settings.ProxySSL.Secret} {
-		if k, ok := RefKey(key.Namespace, ref); ok {
+		if k, ok := intent.RefKey(key.Namespace, ref); ok {
 			e.Secrets = append(e.Secrets, k)
 		}
 	}
@@ -152,14 +153,14 @@ func newIngressEntry(key Key, ing *networkingv1.Ingress) *Entry {
 	// change of one rebuilds, as it always has.
 	for _, ref := range []string{e.Settings.Upstream.CustomHeaders, e.Settings.ExtAuth.ProxySetHeaders} {
 		if ref != "" {
-			k, _ := RefKey(key.Namespace, ref)
+			k, _ := intent.RefKey(key.Namespace, ref)
 			e.ConfigMaps = append(e.ConfigMaps, k)
 		}
 	}
 	e.Hosts = ingressHosts(ing)
-	e.Services = UniqueKeys(e.Services)
-	e.Secrets = UniqueKeys(e.Secrets)
-	e.ConfigMaps = UniqueKeys(e.ConfigMaps)
+	e.Services = intent.UniqueKeys(e.Services)
+	e.Secrets = intent.UniqueKeys(e.Secrets)
+	e.ConfigMaps = intent.UniqueKeys(e.ConfigMaps)
 	return e
 }
 
@@ -181,7 +182,7 @@ func ingressHosts(ing *networkingv1.Ingress) []string {
 	}
 	if len(out) > 1 {
 		sort.Strings(out)
-		out = CompactStrings(out)
+		out = intent.CompactStrings(out)
 	}
 	return out
 }

@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // basicAuth returns the BasicAuth of e's locations (nil without auth),
 // resolved once per Build (see resolveRef).
-func (b *builder) basicAuth(e *Entry) *config.BasicAuth {
+func (b *builder) basicAuth(e *intent.Entry) *config.BasicAuth {
 	in := &e.Settings.Auth
 	if !in.Requested {
 		return nil
@@ -21,7 +22,7 @@ func (b *builder) basicAuth(e *Entry) *config.BasicAuth {
 		objectRef: objectRef{refSecret, "auth-secret", in.Secret},
 		invalid:   in.Err,
 		parse:     (*builder).basicAuthFrom,
-		unavailable: func(e *Entry) *config.BasicAuth {
+		unavailable: func(e *intent.Entry) *config.BasicAuth {
 			return &config.BasicAuth{Realm: e.Settings.Auth.Realm, Unavailable: true}
 		},
 	})
@@ -29,7 +30,7 @@ func (b *builder) basicAuth(e *Entry) *config.BasicAuth {
 
 // basicAuthFrom makes e's BasicAuth of its auth-secret o, or says why it
 // cannot.
-func (b *builder) basicAuthFrom(e *Entry, o refObject) (*config.BasicAuth, string) {
+func (b *builder) basicAuthFrom(e *intent.Entry, o refObject) (*config.BasicAuth, string) {
 	in := &e.Settings.Auth
 	users, dropped, err := authUsers(in, o.secret.Data)
 	if err != nil {
@@ -43,7 +44,7 @@ func (b *builder) basicAuthFrom(e *Entry, o refObject) (*config.BasicAuth, strin
 
 // users parses the users of the auth Secret's data, by auth-type and
 // auth-secret-type.
-func authUsers(in *AuthSettings, data map[string][]byte) ([]config.AuthUser, []string, error) {
+func authUsers(in *intent.AuthSettings, data map[string][]byte) ([]config.AuthUser, []string, error) {
 	if in.SecretType == "auth-map" {
 		if in.Type == "digest" {
 			return parseDigestMap(data, in.Realm)
@@ -195,7 +196,7 @@ func sortUsers(users []config.AuthUser, dropped []string) ([]config.AuthUser, []
 // authUser validates one user and hash; a user seen before is skipped
 // (nil, false). dropped is true for an empty hash.
 func authUser(user, hash string, seen map[string]bool) (u *config.AuthUser, dropped bool, err error) {
-	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, ": ") || !Printable(user) {
+	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, ": ") || !intent.Printable(user) {
 		return nil, false, errors.New("invalid user name")
 	}
 	if seen[user] {
@@ -205,7 +206,7 @@ func authUser(user, hash string, seen map[string]bool) (u *config.AuthUser, drop
 	if hash == "" {
 		return nil, true, nil
 	}
-	if err := CheckHash(hash); err != nil {
+	if err := intent.CheckHash(hash); err != nil {
 		return nil, false, fmt.Errorf("user %q: %w", user, err)
 	}
 	return &config.AuthUser{Name: user, Hash: hash}, false, nil
@@ -214,7 +215,7 @@ func authUser(user, hash string, seen map[string]bool) (u *config.AuthUser, drop
 // digestUser validates one user and its "realm:HA1"; nil (no error) for a
 // line of another realm or a user seen before.
 func digestUser(user, rest, realm string, seen map[string]bool) (*config.AuthUser, error) {
-	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, `: "\`) || !Printable(user) {
+	if user == "" || len(user) > maxAuthUserLen || strings.ContainsAny(user, `: "\`) || !intent.Printable(user) {
 		return nil, errors.New("invalid user name")
 	}
 	i := strings.LastIndexByte(rest, ':')
@@ -222,7 +223,7 @@ func digestUser(user, rest, realm string, seen map[string]bool) (*config.AuthUse
 		return nil, errors.New("not user:realm:hash")
 	}
 	lineRealm, ha1 := rest[:i], rest[i+1:]
-	if !IsHexMD5(ha1) {
+	if !intent.IsHexMD5(ha1) {
 		return nil, fmt.Errorf("user %q: the hash must be 32 hex digits (MD5 of user:realm:password)", user)
 	}
 	if lineRealm != realm || seen[user] {

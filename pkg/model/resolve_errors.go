@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // setErrors sets st.Errors for a location of e routed to be: e's
@@ -12,7 +13,7 @@ import (
 // annotation's Service (its first port), else the default backend.
 //
 // e is nil for a catch-all without Ingress: the ConfigMap's codes only.
-func (b *builder) setErrors(e *Entry, st *config.LocationSettings, be *backendState) {
+func (b *builder) setErrors(e *intent.Entry, st *config.LocationSettings, be *backendState) {
 	var own config.CustomErrors
 	var fallback *backendState
 	if e != nil {
@@ -20,13 +21,13 @@ func (b *builder) setErrors(e *Entry, st *config.LocationSettings, be *backendSt
 	}
 	codes := own.Codes
 	if codes == nil && b.global.CustomHTTPErrors != "" {
-		codes, _ = ParseHTTPErrors(b.global.CustomHTTPErrors)
+		codes, _ = intent.ParseHTTPErrors(b.global.CustomHTTPErrors)
 	}
 	if len(codes) == 0 && fallback == nil {
 		return
 	}
 	ce := &config.CustomErrors{Codes: slices.Clone(codes), NoIntercept: own.NoIntercept}
-	ce.Global = len(codes) > 0 && JoinCodes(codes) == b.global.CustomHTTPErrors
+	ce.Global = len(codes) > 0 && intent.JoinCodes(codes) == b.global.CustomHTTPErrors
 	if len(ce.Codes) == 0 {
 		ce.Codes = nil
 	}
@@ -46,7 +47,7 @@ func (b *builder) setErrors(e *Entry, st *config.LocationSettings, be *backendSt
 // nil when unset or unusable (with a Problem). buildPath calls it, so that
 // the backend is used before finishBackends, and the first call checks
 // proxy-buffer-size (see checkBufferSize).
-func (b *builder) errorBackendOf(e *Entry) *backendState {
+func (b *builder) errorBackendOf(e *intent.Entry) *backendState {
 	if e.Settings.ErrorService == "" {
 		// Most Ingresses: nothing to remember (a Problem of
 		// checkBufferSize repeated per location is reported once).
@@ -59,17 +60,17 @@ func (b *builder) errorBackendOf(e *Entry) *backendState {
 		return be
 	}
 	if b.errorBackends == nil {
-		b.errorBackends = map[*Entry]*backendState{}
+		b.errorBackends = map[*intent.Entry]*backendState{}
 	}
 	b.checkBufferSize(e)
 	name := e.Settings.ErrorService
 	var be *backendState
-	svc := b.s.services[Key{e.Key.Namespace, name}]
+	svc := b.s.services[intent.Key{Namespace: e.Key.Namespace, Name: name}]
 	if svc == nil || len(svc.ports) == 0 {
 		b.ingressProblem(e, "%s: Service %s not found or without ports; ignored", e.Setting("default-backend"), name)
 	} else {
 		var err error
-		if be, err = b.backendFor(e.Key.Namespace, BackendRef{Service: name, PortNumber: svc.ports[0].port}); err != nil {
+		if be, err = b.backendFor(e.Key.Namespace, intent.BackendRef{Service: name, PortNumber: svc.ports[0].port}); err != nil {
 			b.ingressProblem(e, "%s: %v; ignored", e.Setting("default-backend"), err)
 			be = nil
 		} else {
@@ -83,7 +84,7 @@ func (b *builder) errorBackendOf(e *Entry) *backendState {
 // checkBufferSize reports e's proxy-buffer-size when it is larger than the
 // ConfigMap's, which every route uses: proxy_buffer_size takes no
 // variables. A size up to the ConfigMap's is served by it.
-func (b *builder) checkBufferSize(e *Entry) {
+func (b *builder) checkBufferSize(e *intent.Entry) {
 	want, ok := e.Settings.ProxyBufferSize.Bytes()
 	if !ok {
 		return

@@ -4,12 +4,13 @@ import (
 	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // externalAuth returns the ExternalAuth of e's locations (nil without),
 // resolved once per Build: its own auth-url, else the ConfigMap's
 // global-auth-url unless enable-global-auth is false.
-func (b *builder) externalAuth(e *Entry) *config.ExternalAuth {
+func (b *builder) externalAuth(e *intent.Entry) *config.ExternalAuth {
 	in := &e.Settings.ExtAuth
 	if !in.Requested {
 		if b.globalAuth == nil || in.GlobalOff {
@@ -27,13 +28,13 @@ func (b *builder) externalAuth(e *Entry) *config.ExternalAuth {
 		invalid:     in.Err,
 		optional:    true,
 		parse:       (*builder).externalAuthFrom,
-		unavailable: func(*Entry) *config.ExternalAuth { return &config.ExternalAuth{Unavailable: true} },
+		unavailable: func(*intent.Entry) *config.ExternalAuth { return &config.ExternalAuth{Unavailable: true} },
 	})
 }
 
 // externalAuthFrom makes e's ExternalAuth with the headers of its
 // auth-proxy-set-headers o (none without), or says why it cannot.
-func (b *builder) externalAuthFrom(e *Entry, o refObject) (*config.ExternalAuth, string) {
+func (b *builder) externalAuthFrom(e *intent.Entry, o refObject) (*config.ExternalAuth, string) {
 	ea := e.Settings.ExtAuth.ExternalAuth()
 	ea.SatisfyAny = e.Settings.Auth.SatisfyAny
 	if o.configMap == nil {
@@ -53,7 +54,7 @@ func noExternalAuth(ga *config.GlobalAuth, path string) bool {
 	if ga.NoAuthLocationsSet {
 		return pathInList(path, ga.NoAuthLocations)
 	}
-	return pathInList(path, DefaultNoAuthLocations)
+	return pathInList(path, intent.DefaultNoAuthLocations)
 }
 
 // pathInList reports whether path starts with one of the canonical list's

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // resolveUpstreamTLS resolves the proxy-ssl-* annotations of every served
@@ -28,12 +29,12 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 			continue
 		}
 		if st.byIngress == nil {
-			st.byIngress, st.hasCA, st.profiles = map[*Entry]*config.ProxySSL{}, map[*Entry]bool{}, map[string]*config.UpstreamTLS{}
+			st.byIngress, st.hasCA, st.profiles = map[*intent.Entry]*config.ProxySSL{}, map[*intent.Entry]bool{}, map[string]*config.UpstreamTLS{}
 		}
 		p := resolveRef(b, e, refUse[*config.UpstreamTLS]{
 			objectRef: objectRef{refSecret, "proxy-ssl-secret", in.Secret},
 			invalid:   in.Err,
-			parse: func(_ *builder, _ *Entry, o refObject) (*config.UpstreamTLS, string) {
+			parse: func(_ *builder, _ *intent.Entry, o refObject) (*config.UpstreamTLS, string) {
 				p, reason := proxySSLProfile(in, o)
 				if p != nil && st.profiles[p.Name] == nil && len(st.profiles) >= limit {
 					return nil, fmt.Sprintf("more than %d distinct backend TLS profiles (the syncer's --max-upstream-tls-profiles)", limit)
@@ -56,13 +57,13 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 
 // profile makes the profile of the proxy-ssl-secret o, or says why it
 // cannot.
-func proxySSLProfile(in *ProxySSLSettings, o refObject) (*config.UpstreamTLS, string) {
+func proxySSLProfile(in *intent.ProxySSLSettings, o refObject) (*config.UpstreamTLS, string) {
 	p := &config.UpstreamTLS{VerifyDepth: max(in.Depth, 1), Protocols: in.Protocols, Ciphers: in.Ciphers, ServerName: in.ServerName}
 	if p.Protocols == "" {
-		p.Protocols = DefaultProxySSLProtocols
+		p.Protocols = intent.DefaultProxySSLProtocols
 	}
 	if p.Ciphers == "" {
-		p.Ciphers = DefaultProxySSLCiphers
+		p.Ciphers = intent.DefaultProxySSLCiphers
 	}
 	data := o.secret.Data
 	var err error
@@ -102,7 +103,7 @@ func (b *builder) finishUpstreamTLS(cfg *config.Configuration) {
 	if st.byIngress == nil {
 		return
 	}
-	byName := make(map[string]*Entry, len(st.byIngress))
+	byName := make(map[string]*intent.Entry, len(st.byIngress))
 	for e := range st.byIngress {
 		byName[e.Name] = e
 	}
@@ -137,11 +138,11 @@ func (b *builder) finishUpstreamTLS(cfg *config.Configuration) {
 // across namespaces (ingress-nginx: any Ingress of the host, and its
 // default backend): one namespace's client certificate never
 // authenticates another's routes.
-func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*Entry, srv *config.Server) map[string]*config.ProxySSL {
+func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*intent.Entry, srv *config.Server) map[string]*config.ProxySSL {
 	if b.global.ProxySSLLocationOnly {
 		return nil
 	}
-	var oldest map[string]*Entry
+	var oldest map[string]*intent.Entry
 	for j := range srv.Locations {
 		e := byName[srv.Locations[j].Ingress]
 		if e == nil || !st.hasCA[e] {
@@ -149,7 +150,7 @@ func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*Entry
 		}
 		if o := oldest[e.Key.Namespace]; o == nil || compareAge(e, o) < 0 {
 			if oldest == nil {
-				oldest = map[string]*Entry{}
+				oldest = map[string]*intent.Entry{}
 			}
 			oldest[e.Key.Namespace] = e
 		}
@@ -166,8 +167,8 @@ func (b *builder) hostUpstreamTLS(st *upstreamTLSState, byName map[string]*Entry
 // ignored, as OpenSSL reads them); at least one, at most maxClientCAs. It
 // returns the certificates re-encoded as PEM.
 func ParseClientCA(data []byte) (string, []*x509.Certificate, error) {
-	if len(data) > MaxClientCABytes {
-		return "", nil, fmt.Errorf("ca.crt is larger than %d bytes", MaxClientCABytes)
+	if len(data) > intent.MaxClientCABytes {
+		return "", nil, fmt.Errorf("ca.crt is larger than %d bytes", intent.MaxClientCABytes)
 	}
 	var out bytes.Buffer
 	var cas []*x509.Certificate
@@ -184,8 +185,8 @@ func ParseClientCA(data []byte) (string, []*x509.Certificate, error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("ca.crt certificate %d: %w", len(cas)+1, err)
 		}
-		if len(cas) == MaxClientCAs {
-			return "", nil, fmt.Errorf("ca.crt has more than %d certificates", MaxClientCAs)
+		if len(cas) == intent.MaxClientCAs {
+			return "", nil, fmt.Errorf("ca.crt has more than %d certificates", intent.MaxClientCAs)
 		}
 		cas = append(cas, c)
 		_ = pem.Encode(&out, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
@@ -200,8 +201,8 @@ func ParseClientCA(data []byte) (string, []*x509.Certificate, error) {
 // one of cas. It returns the revoked serial numbers in upper-case hex, two
 // digits a byte (nginx's $ssl_client_serial), sorted and unique.
 func ParseClientCRL(data []byte, cas []*x509.Certificate) ([]string, error) {
-	if len(data) > MaxClientCABytes*4 {
-		return nil, fmt.Errorf("ca.crl is larger than %d bytes", MaxClientCABytes*4)
+	if len(data) > intent.MaxClientCABytes*4 {
+		return nil, fmt.Errorf("ca.crl is larger than %d bytes", intent.MaxClientCABytes*4)
 	}
 	var serials []string
 	n := 0
@@ -223,8 +224,8 @@ func ParseClientCRL(data []byte, cas []*x509.Certificate) ([]string, error) {
 			return nil, fmt.Errorf("ca.crl list %d is not signed by a certificate of ca.crt", n)
 		}
 		for _, e := range crl.RevokedCertificateEntries {
-			if e.SerialNumber == nil || e.SerialNumber.Sign() < 0 || len(serials) == MaxRevoked {
-				return nil, fmt.Errorf("ca.crl list %d: a negative serial number or more than %d", n, MaxRevoked)
+			if e.SerialNumber == nil || e.SerialNumber.Sign() < 0 || len(serials) == intent.MaxRevoked {
+				return nil, fmt.Errorf("ca.crl list %d: a negative serial number or more than %d", n, intent.MaxRevoked)
 			}
 			serials = append(serials, serialHex(e.SerialNumber.Bytes()))
 		}
@@ -288,9 +289,9 @@ func parseClientPair(certPEM, keyPEM []byte) (cert, key []byte, err error) {
 
 // upstreamTLSState is the backend TLS of one Build.
 type upstreamTLSState struct {
-	byIngress map[*Entry]*config.ProxySSL
+	byIngress map[*intent.Entry]*config.ProxySSL
 	// hasCA: the Ingress's profile has a CA (it may be a host's default).
-	hasCA    map[*Entry]bool
+	hasCA    map[*intent.Entry]bool
 	profiles map[string]*config.UpstreamTLS
 }
 

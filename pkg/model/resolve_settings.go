@@ -4,13 +4,14 @@ import (
 	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // cookiePathOK reports whether p can be a cookie's Path attribute as it
 // is: an absolute path of printable ASCII without ';' (a regex path
 // written as ingress-nginx writes it passes).
 func cookiePathOK(p string) bool {
-	if p == "" || p[0] != '/' || len(p) > MaxValueLen {
+	if p == "" || p[0] != '/' || len(p) > intent.MaxValueLen {
 		return false
 	}
 	for i := 0; i < len(p); i++ {
@@ -46,7 +47,7 @@ func commonCookiePath(paths []string) string {
 // limit-rate and limit-rate-after where l's annotations set none (as
 // ingress-nginx's defaults of those annotations). It returns a copy: the
 // Ingress's settings are shared by its locations and Builds.
-func rateLimitWithGlobal(r *config.RateLimit, l *LimitSettings, g *config.Global) *config.RateLimit {
+func rateLimitWithGlobal(r *config.RateLimit, l *intent.LimitSettings, g *config.Global) *config.RateLimit {
 	rate, after := !l.RateSet && g.LimitRate > 0, !l.RateAfterSet && g.LimitRateAfter > 0
 	if r == nil && !rate {
 		return nil

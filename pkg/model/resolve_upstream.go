@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // buildHeaders resolves the header ConfigMaps the controller ConfigMap
@@ -27,7 +28,7 @@ func (b *builder) globalHeaders(key, ref string, rule headerRule) []config.Heade
 	if ref == "" {
 		return nil
 	}
-	k, _ := ParseKey(ref) // validated by the ConfigMap key's parser
+	k, _ := intent.ParseKey(ref) // validated by the ConfigMap key's parser
 	e := b.s.configMaps[k]
 	if e == nil {
 		b.problem("ConfigMap", k.Namespace, k.Name, "ConfigMap %s named by the controller ConfigMap's %s not found; no headers", ref, key)
@@ -47,7 +48,7 @@ func (b *builder) globalHeaders(key, ref string, rule headerRule) []config.Heade
 // ingress-nginx, which denies the others). Values are sent as written ('$'
 // included). It fails open: a ConfigMap of another namespace or a missing
 // one gives no custom headers, with a Problem.
-func (b *builder) customHeaders(e *Entry) []config.Header {
+func (b *builder) customHeaders(e *intent.Entry) []config.Header {
 	ref := e.Settings.Upstream.CustomHeaders
 	if ref == "" {
 		return nil
@@ -62,7 +63,7 @@ func (b *builder) customHeaders(e *Entry) []config.Header {
 // customHeadersFrom returns the headers of e's custom-headers o that
 // global-allowed-response-headers lists; the others are left out with a
 // Problem.
-func (b *builder) customHeadersFrom(e *Entry, o refObject) ([]config.Header, string) {
+func (b *builder) customHeadersFrom(e *intent.Entry, o refObject) ([]config.Header, string) {
 	allowed := strings.Split(b.global.AllowedResponseHeaders, ",")
 	hs, problems := o.headers(headerRule{refused: func(n string) string {
 		if !slices.Contains(allowed, strings.ToLower(n)) {
@@ -143,7 +144,7 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 	n := len(out)
 	type claim struct {
 		host string
-		e    *Entry
+		e    *intent.Entry
 	}
 	claims := map[string]claim{}
 	for _, s := range states {
@@ -199,9 +200,9 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 
 // aliasIngress returns the oldest Ingress with a location on s that sets
 // server-alias, reporting the younger ones that set it too.
-func (s *serverState) aliasIngress(b *builder) *Entry {
-	var winner *Entry
-	var others []*Entry
+func (s *serverState) aliasIngress(b *builder) *intent.Entry {
+	var winner *intent.Entry
+	var others []*intent.Entry
 	for i := range s.locations {
 		e := s.locations[i].ingress
 		if len(e.Settings.Upstream.Aliases) == 0 || e == winner {
@@ -228,7 +229,7 @@ func (s *serverState) aliasIngress(b *builder) *Entry {
 
 // serviceUpstream says whether e routes to the Service's ClusterIP: its
 // service-upstream annotation, else the ConfigMap's service-upstream.
-func (b *builder) serviceUpstream(e *Entry) bool {
+func (b *builder) serviceUpstream(e *intent.Entry) bool {
 	if v := e.Settings.Upstream.ServiceUpstream; v != nil {
 		return *v
 	}
@@ -257,7 +258,7 @@ func (b *builder) applyServiceUpstream(be *backendState, out *config.Backend) {
 	if !on {
 		return
 	}
-	svc := b.s.services[Key{be.key.namespace, be.key.service}]
+	svc := b.s.services[intent.Key{Namespace: be.key.namespace, Name: be.key.service}]
 	if svc == nil {
 		return
 	}
@@ -278,7 +279,7 @@ func (b *builder) applyServiceUpstream(be *backendState, out *config.Backend) {
 
 // noteServiceUpstream records that e, which routes to be, sets
 // service-upstream.
-func (be *backendState) noteServiceUpstream(e *Entry) {
+func (be *backendState) noteServiceUpstream(e *intent.Entry) {
 	if e == nil || e.Settings.Upstream.ServiceUpstream == nil {
 		return
 	}
@@ -319,16 +320,16 @@ func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]config.Header, []string
 		v := cm.Data[k]
 		reason := ""
 		switch lower := strings.ToLower(k); {
-		case !ValidHeaderName(k):
+		case !intent.ValidHeaderName(k):
 			reason = "is not a header name (RFC 7230 token)"
 		case seen[lower]:
 			reason = "repeats a header name in another case"
-		case len(out) >= MaxHeaders:
-			reason = fmt.Sprintf("is beyond %d headers", MaxHeaders)
+		case len(out) >= intent.MaxHeaders:
+			reason = fmt.Sprintf("is beyond %d headers", intent.MaxHeaders)
 		case rule.noDollar && strings.Contains(v, "$"):
 			reason = "holds '$': nginx variables are not expanded by ingress-sync"
 		default:
-			if err := CheckHeaderValue(v); err != nil {
+			if err := intent.CheckHeaderValue(v); err != nil {
 				reason = err.Error()
 			} else if rule.refused != nil {
 				reason = rule.refused(k)
@@ -336,7 +337,7 @@ func headersOf(cm *corev1.ConfigMap, rule headerRule) ([]config.Header, []string
 		}
 		seen[strings.ToLower(k)] = true
 		if reason != "" {
-			problems = append(problems, fmt.Sprintf("%s: header %s %s; left out", rule.what, Quote(k), reason))
+			problems = append(problems, fmt.Sprintf("%s: header %s %s; left out", rule.what, intent.Quote(k), reason))
 			continue
 		}
 		out = append(out, config.Header{Name: k, Value: v})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // Store holds the current state of every ingress input, typed and indexed
@@ -25,21 +26,21 @@ import (
 // validation, ready endpoints of a slice) is done once in Apply, not in
 // every Build.
 type Store struct {
-	ingresses  map[Key]*Entry
-	services   map[Key]*serviceEntry
-	slices     map[Key]*sliceEntry
-	secrets    map[Key]*secretEntry
-	configMaps map[Key]*configMapEntry
+	ingresses  map[intent.Key]*intent.Entry
+	services   map[intent.Key]*serviceEntry
+	slices     map[intent.Key]*sliceEntry
+	secrets    map[intent.Key]*secretEntry
+	configMaps map[intent.Key]*configMapEntry
 	gateway    gatewayStore // the Gateway API kinds (store_gateway.go)
 	// src translates the route objects (Ingresses) into the entries held
 	// in ingresses, and keeps its other kinds; globalSrc reads the
 	// controller ConfigMap.
-	src       Source
-	globalSrc GlobalSource
+	src       intent.Source
+	globalSrc intent.GlobalSource
 
 	// slicesByService indexes EndpointSlices by the label
 	// kubernetes.io/service-name (same namespace), sorted by slice name.
-	slicesByService map[Key][]*sliceEntry
+	slicesByService map[intent.Key][]*sliceEntry
 	// ingressesByService and ingressesBySecret index Ingresses by the
 	// Services (rules and default backend) and TLS Secrets they reference.
 	ingressesByService refIndex
@@ -58,12 +59,12 @@ func NewStore() *Store {
 	return &Store{
 		src:                  src,
 		globalSrc:            src,
-		ingresses:            map[Key]*Entry{},
-		services:             map[Key]*serviceEntry{},
-		slices:               map[Key]*sliceEntry{},
-		secrets:              map[Key]*secretEntry{},
-		configMaps:           map[Key]*configMapEntry{},
-		slicesByService:      map[Key][]*sliceEntry{},
+		ingresses:            map[intent.Key]*intent.Entry{},
+		services:             map[intent.Key]*serviceEntry{},
+		slices:               map[intent.Key]*sliceEntry{},
+		secrets:              map[intent.Key]*secretEntry{},
+		configMaps:           map[intent.Key]*configMapEntry{},
+		slicesByService:      map[intent.Key][]*sliceEntry{},
 		ingressesByService:   refIndex{},
 		ingressesBySecret:    refIndex{},
 		ingressesByConfigMap: refIndex{},
@@ -78,8 +79,8 @@ func (s *Store) Len() int {
 }
 
 // allIngresses returns the stored Ingresses, in no order.
-func (s *Store) allIngresses() []*Entry {
-	out := make([]*Entry, 0, len(s.ingresses))
+func (s *Store) allIngresses() []*intent.Entry {
+	out := make([]*intent.Entry, 0, len(s.ingresses))
 	for _, e := range s.ingresses {
 		out = append(out, e)
 	}
@@ -89,7 +90,7 @@ func (s *Store) allIngresses() []*Entry {
 // Has reports whether the Store holds the object of kind at namespace/name
 // (IngressClasses by name only).
 func (s *Store) Has(kind events.Kind, namespace, name string) bool {
-	k := Key{namespace, name}
+	k := intent.Key{Namespace: namespace, Name: name}
 	var ok bool
 	if takes, route := s.src.Takes(kind); route {
 		_, ok = s.ingresses[k]
@@ -120,7 +121,7 @@ func (s *Store) Has(kind events.Kind, namespace, name string) bool {
 // it was.
 func (s *Store) Apply(ev events.Event) (Effect, error) {
 	if !ev.Op.Valid() {
-		return Effect{}, fmt.Errorf("%w %q", ErrInvalidOp, ev.Op)
+		return Effect{}, fmt.Errorf("%w %q", intent.ErrInvalidOp, ev.Op)
 	}
 	key, err := eventKey(ev)
 	if err != nil {
@@ -130,7 +131,7 @@ func (s *Store) Apply(ev events.Event) (Effect, error) {
 	if ev.Op == events.OpDelete {
 		err = s.delete(ev.Kind, key)
 	} else if isNilObject(ev.Object) {
-		return Effect{}, fmt.Errorf("%w: %s %s", ErrMissingObject, ev.Kind, key)
+		return Effect{}, fmt.Errorf("%w: %s %s", intent.ErrMissingObject, ev.Kind, key)
 	} else {
 		err = s.upsert(ev.Kind, key, ev.Object)
 	}
@@ -143,21 +144,21 @@ func (s *Store) Apply(ev events.Event) (Effect, error) {
 
 // eventKey is the identity of the event's object, checked against the
 // object's own metadata when both are present.
-func eventKey(ev events.Event) (Key, error) {
-	key := Key{ev.Namespace, ev.Name}
+func eventKey(ev events.Event) (intent.Key, error) {
+	key := intent.Key{Namespace: ev.Namespace, Name: ev.Name}
 	acc, ok := ev.Object.(metav1.Object)
 	if !ok || isNilObject(ev.Object) {
 		if key.Name == "" {
-			return key, fmt.Errorf("%w: %s event without name or object", ErrMissingObject, ev.Kind)
+			return key, fmt.Errorf("%w: %s event without name or object", intent.ErrMissingObject, ev.Kind)
 		}
 		return key, nil
 	}
-	obj := Key{acc.GetNamespace(), acc.GetName()}
+	obj := intent.Key{Namespace: acc.GetNamespace(), Name: acc.GetName()}
 	if key.Name == "" {
 		return obj, nil
 	}
 	if obj.Name != "" && obj != key {
-		return key, fmt.Errorf("%w: event %s, object %s", ErrKeyMismatch, key, obj)
+		return key, fmt.Errorf("%w: event %s, object %s", intent.ErrKeyMismatch, key, obj)
 	}
 	return key, nil
 }
@@ -185,7 +186,7 @@ func isNilObject(obj runtime.Object) bool {
 }
 
 // upsert stores obj, checking that its type is that of kind.
-func (s *Store) upsert(kind events.Kind, key Key, obj runtime.Object) error {
+func (s *Store) upsert(kind events.Kind, key intent.Key, obj runtime.Object) error {
 	if takes, route := s.src.Takes(kind); route {
 		e, err := s.src.Translate(kind, key, obj)
 		if err == nil {
@@ -209,21 +210,21 @@ func (s *Store) upsert(kind events.Kind, key Key, obj runtime.Object) error {
 	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
 		return s.gateway.upsert(kind, key, obj)
 	}
-	return fmt.Errorf("%w %q", ErrUnknownKind, kind)
+	return fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 }
 
 // put hands obj to store when it is a T (never a nil one: Apply checked).
 func put[T runtime.Object](kind events.Kind, obj runtime.Object, store func(T)) error {
 	o, ok := obj.(T)
 	if !ok {
-		return fmt.Errorf("%w: %s event holds %T", ErrWrongType, kind, obj)
+		return fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
 	}
 	store(o)
 	return nil
 }
 
 // delete removes the object of kind at key.
-func (s *Store) delete(kind events.Kind, key Key) error {
+func (s *Store) delete(kind events.Kind, key intent.Key) error {
 	if takes, route := s.src.Takes(kind); route {
 		s.removeIngress(key)
 		return nil
@@ -242,12 +243,12 @@ func (s *Store) delete(kind events.Kind, key Key) error {
 	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
 		return s.gateway.delete(kind, key)
 	default:
-		return fmt.Errorf("%w %q", ErrUnknownKind, kind)
+		return fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 	}
 	return nil
 }
 
-func (s *Store) putIngress(key Key, e *Entry) {
+func (s *Store) putIngress(key intent.Key, e *intent.Entry) {
 	s.removeIngress(key)
 	s.ingresses[key] = e
 	for _, ref := range e.Services {
@@ -260,11 +261,11 @@ func (s *Store) putIngress(key Key, e *Entry) {
 		s.ingressesByConfigMap.add(ref, key)
 	}
 	for _, h := range e.Hosts {
-		s.ingressesByHost.add(Key{Name: h}, key)
+		s.ingressesByHost.add(intent.Key{Name: h}, key)
 	}
 }
 
-func (s *Store) removeIngress(key Key) {
+func (s *Store) removeIngress(key intent.Key) {
 	e, ok := s.ingresses[key]
 	if !ok {
 		return
@@ -279,12 +280,12 @@ func (s *Store) removeIngress(key Key) {
 		s.ingressesByConfigMap.remove(ref, key)
 	}
 	for _, h := range e.Hosts {
-		s.ingressesByHost.remove(Key{Name: h}, key)
+		s.ingressesByHost.remove(intent.Key{Name: h}, key)
 	}
 	delete(s.ingresses, key)
 }
 
-func (s *Store) putSlice(key Key, slice *discoveryv1.EndpointSlice) {
+func (s *Store) putSlice(key intent.Key, slice *discoveryv1.EndpointSlice) {
 	s.removeSlice(key)
 	e := newSliceEntry(key, slice)
 	s.slices[key] = e
@@ -296,7 +297,7 @@ func (s *Store) putSlice(key Key, slice *discoveryv1.EndpointSlice) {
 	s.slicesByService[e.service] = slices.Insert(list, i, e)
 }
 
-func (s *Store) removeSlice(key Key) {
+func (s *Store) removeSlice(key intent.Key) {
 	e, ok := s.slices[key]
 	if !ok {
 		return
@@ -319,11 +320,11 @@ func compareSliceName(e *sliceEntry, name string) int { return cmp.Compare(e.nam
 // A slice, not a set: most objects have one or a few referrers, and an
 // Ingress is removed from the index before it is added again (putIngress),
 // so that add never sees a key it holds.
-type refIndex map[Key][]Key
+type refIndex map[intent.Key][]intent.Key
 
-func (idx refIndex) add(ref, key Key) { idx[ref] = append(idx[ref], key) }
+func (idx refIndex) add(ref, key intent.Key) { idx[ref] = append(idx[ref], key) }
 
-func (idx refIndex) remove(ref, key Key) {
+func (idx refIndex) remove(ref, key intent.Key) {
 	list := idx[ref]
 	i := slices.Index(list, key)
 	switch {
@@ -338,7 +339,7 @@ func (idx refIndex) remove(ref, key Key) {
 
 // ConfigMap returns the stored ConfigMap, or nil.
 func (s *Store) ConfigMap(namespace, name string) *corev1.ConfigMap {
-	if e := s.configMaps[Key{namespace, name}]; e != nil {
+	if e := s.configMaps[intent.Key{Namespace: namespace, Name: name}]; e != nil {
 		return e.obj
 	}
 	return nil
@@ -379,7 +380,7 @@ func newConfigMapEntry(cm *corev1.ConfigMap, prev *configMapEntry, valid func(ke
 }
 
 // global reads the controller ConfigMap at key (see GlobalSource).
-func (s *Store) global(key Key) (config.Global, *config.ExternalAuth, []string) {
+func (s *Store) global(key intent.Key) (config.Global, *config.ExternalAuth, []string) {
 	if e := s.configMaps[key]; e != nil {
 		return s.globalSrc.Global(e.obj, e.good)
 	}
@@ -389,8 +390,8 @@ func (s *Store) global(key Key) (config.Global, *config.ExternalAuth, []string) 
 // referrers returns the names ("namespace/name") of the entries that
 // idx lists for namespace/name, sorted.
 func (s *Store) referrers(idx refIndex, namespace, name string) []string {
-	out := make([]string, 0, len(idx[Key{namespace, name}]))
-	for _, k := range idx[Key{namespace, name}] {
+	out := make([]string, 0, len(idx[intent.Key{Namespace: namespace, Name: name}]))
+	for _, k := range idx[intent.Key{Namespace: namespace, Name: name}] {
 		out = append(out, s.ingresses[k].Name)
 	}
 	slices.Sort(out)

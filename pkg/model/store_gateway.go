@@ -8,6 +8,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // The Gateway API inputs (GatewayClass, Gateway, HTTPRoute and
@@ -35,13 +36,13 @@ const DefaultGatewayControllerName = "ingress-sync.io/gateway-controller"
 // empty and ready to use.
 type gatewayStore struct {
 	classes  map[string]*gatewayv1.GatewayClass
-	gateways map[Key]*gatewayv1.Gateway
-	routes   map[Key]*gatewayv1.HTTPRoute
-	grants   map[Key]*gatewayv1.ReferenceGrant
+	gateways map[intent.Key]*gatewayv1.Gateway
+	routes   map[intent.Key]*gatewayv1.HTTPRoute
+	grants   map[intent.Key]*gatewayv1.ReferenceGrant
 }
 
 // upsert stores obj, checking that its type is that of kind.
-func (g *gatewayStore) upsert(kind events.Kind, key Key, obj runtime.Object) error {
+func (g *gatewayStore) upsert(kind events.Kind, key intent.Key, obj runtime.Object) error {
 	switch kind {
 	case events.KindGatewayClass:
 		return put(kind, obj, func(o *gatewayv1.GatewayClass) { g.classes = set(g.classes, key.Name, o) })
@@ -52,7 +53,7 @@ func (g *gatewayStore) upsert(kind events.Kind, key Key, obj runtime.Object) err
 	case events.KindReferenceGrant:
 		return put(kind, obj, func(o *gatewayv1.ReferenceGrant) { g.grants = set(g.grants, key, o) })
 	}
-	return fmt.Errorf("%w %q", ErrUnknownKind, kind)
+	return fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 }
 
 // set is m with m[k] = v, m made when nil.
@@ -65,7 +66,7 @@ func set[K comparable, V any](m map[K]V, k K, v V) map[K]V {
 }
 
 // delete removes the object of kind at key.
-func (g *gatewayStore) delete(kind events.Kind, key Key) error {
+func (g *gatewayStore) delete(kind events.Kind, key intent.Key) error {
 	switch kind {
 	case events.KindGatewayClass:
 		delete(g.classes, key.Name)
@@ -76,13 +77,13 @@ func (g *gatewayStore) delete(kind events.Kind, key Key) error {
 	case events.KindReferenceGrant:
 		delete(g.grants, key)
 	default:
-		return fmt.Errorf("%w %q", ErrUnknownKind, kind)
+		return fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 	}
 	return nil
 }
 
 // has reports whether the object of kind at key is held.
-func (g *gatewayStore) has(kind events.Kind, key Key) bool {
+func (g *gatewayStore) has(kind events.Kind, key intent.Key) bool {
 	var ok bool
 	switch kind {
 	case events.KindGatewayClass:
@@ -122,17 +123,17 @@ func (s *Store) GatewayClass(name string) *gatewayv1.GatewayClass { return s.gat
 
 // Gateway returns the stored Gateway, or nil.
 func (s *Store) Gateway(namespace, name string) *gatewayv1.Gateway {
-	return s.gateway.gateways[Key{namespace, name}]
+	return s.gateway.gateways[intent.Key{Namespace: namespace, Name: name}]
 }
 
 // HTTPRoute returns the stored HTTPRoute, or nil.
 func (s *Store) HTTPRoute(namespace, name string) *gatewayv1.HTTPRoute {
-	return s.gateway.routes[Key{namespace, name}]
+	return s.gateway.routes[intent.Key{Namespace: namespace, Name: name}]
 }
 
 // ReferenceGrant returns the stored ReferenceGrant, or nil.
 func (s *Store) ReferenceGrant(namespace, name string) *gatewayv1.ReferenceGrant {
-	return s.gateway.grants[Key{namespace, name}]
+	return s.gateway.grants[intent.Key{Namespace: namespace, Name: name}]
 }
 
 // GatewayClassOurs reports whether c is served by the controller named

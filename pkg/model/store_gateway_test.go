@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
 // viaWire encodes ev and decodes it again, as the stream carries it.
@@ -84,11 +85,11 @@ func TestStoreGatewayRoundTrip(t *testing.T) {
 func TestStoreGatewayErrors(t *testing.T) {
 	s := NewStore()
 	wrong := events.Event{Op: events.OpCreate, Kind: events.KindHTTPRoute, Namespace: "shop", Name: "edge", Object: eventstest.Gateway()}
-	if _, err := s.Apply(wrong); !errors.Is(err, ErrWrongType) {
+	if _, err := s.Apply(wrong); !errors.Is(err, intent.ErrWrongType) {
 		t.Errorf("Apply(a Gateway as HTTPRoute) = %v, want ErrWrongType", err)
 	}
 	typedNil := events.Event{Op: events.OpUpdate, Kind: events.KindGateway, Namespace: "shop", Name: "edge", Object: (*gatewayv1.Gateway)(nil)}
-	if _, err := s.Apply(typedNil); !errors.Is(err, ErrMissingObject) {
+	if _, err := s.Apply(typedNil); !errors.Is(err, intent.ErrMissingObject) {
 		t.Errorf("Apply(a typed nil Gateway) = %v, want ErrMissingObject", err)
 	}
 	if s.Len() != 0 {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"net/netip"
@@ -25,19 +26,19 @@ func TestStoreApplyErrors(t *testing.T) {
 		ev   events.Event
 		want error
 	}{
-		"invalid op": {events.Event{Op: "patch", Kind: events.KindService, Namespace: "default", Name: "web", Object: svc}, ErrInvalidOp},
+		"invalid op": {events.Event{Op: "patch", Kind: events.KindService, Namespace: "default", Name: "web", Object: svc}, intent.ErrInvalidOp},
 		"unknown kind": {events.Event{Op: events.OpCreate, Kind: "Pod", Namespace: "default", Name: "web", Object: svc},
-			ErrUnknownKind},
-		"unknown kind on delete": {deleteEvent("Pod", "default", "web"), ErrUnknownKind},
+			intent.ErrUnknownKind},
+		"unknown kind on delete": {deleteEvent("Pod", "default", "web"), intent.ErrUnknownKind},
 		"wrong type": {events.Event{Op: events.OpUpdate, Kind: events.KindIngress, Namespace: "default", Name: "web", Object: svc},
-			ErrWrongType},
+			intent.ErrWrongType},
 		"create without object": {events.Event{Op: events.OpCreate, Kind: events.KindService, Namespace: "default", Name: "web"},
-			ErrMissingObject},
+			intent.ErrMissingObject},
 		"create with a typed nil": {events.Event{Op: events.OpCreate, Kind: events.KindService, Namespace: "default", Name: "web",
-			Object: (*corev1.Service)(nil)}, ErrMissingObject},
-		"delete without name or object": {deleteEvent(events.KindService, "", ""), ErrMissingObject},
+			Object: (*corev1.Service)(nil)}, intent.ErrMissingObject},
+		"delete without name or object": {deleteEvent(events.KindService, "", ""), intent.ErrMissingObject},
 		"key mismatch": {events.Event{Op: events.OpCreate, Kind: events.KindService, Namespace: "default", Name: "other", Object: svc},
-			ErrKeyMismatch},
+			intent.ErrKeyMismatch},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -109,7 +110,7 @@ func TestStoreKeyFromObject(t *testing.T) {
 // sliceNames lists the names of the slices the Store links to the Service.
 func sliceNames(s *Store, namespace, name string) []string {
 	out := []string{}
-	for _, e := range s.slicesByService[Key{namespace, name}] {
+	for _, e := range s.slicesByService[intent.Key{Namespace: namespace, Name: name}] {
 		out = append(out, e.name)
 	}
 	return out
@@ -185,7 +186,7 @@ func TestSliceEntry(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []config.Endpoint
-			if p := newSliceEntry(Key{"default", tc.slice.Name}, tc.slice).port(""); p != nil {
+			if p := newSliceEntry(intent.Key{Namespace: "default", Name: tc.slice.Name}, tc.slice).port(""); p != nil {
 				got = p.endpoints
 				if p.sum != config.SumEndpoints(got) {
 					t.Error("stored endpoints sum differs")

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"fmt"
@@ -51,9 +52,9 @@ func l4ConfigMap(opts Options, proto config.L4Protocol) string {
 // l4EntryProblem is the Problem of an entry (port, as written) of the
 // services ConfigMap ref that is left out because of err.
 func l4EntryProblem(ref string, proto config.L4Protocol, port string, err error) config.Problem {
-	key, _ := ParseKey(ref)
+	key, _ := intent.ParseKey(ref)
 	return config.Problem{Kind: config.ProblemKindConfigMap, Namespace: key.Namespace, Name: key.Name,
-		Reason: fmt.Sprintf("%s port %s: %v; entry left out", proto, Quote(port), err)}
+		Reason: fmt.Sprintf("%s port %s: %v; entry left out", proto, intent.Quote(port), err)}
 }
 
 // buildL4 builds Configuration.L4 from the two services ConfigMaps.
@@ -73,7 +74,7 @@ func (b *builder) l4From(ref string, proto config.L4Protocol) []config.L4Service
 	if ref == "" {
 		return nil
 	}
-	key, err := ParseKey(ref)
+	key, err := intent.ParseKey(ref)
 	if err != nil {
 		return nil // Options.Validate reports it
 	}
@@ -109,7 +110,7 @@ func (b *builder) l4Service(proto config.L4Protocol, port, value string) (config
 	}
 	svc, err := parseL4Value(proto, value)
 	if err != nil {
-		return config.L4Service{}, fmt.Errorf("value %s: %w", Quote(value), err)
+		return config.L4Service{}, fmt.Errorf("value %s: %w", intent.Quote(value), err)
 	}
 	svc.Port = p
 	if err := b.resolveL4(&svc); err != nil {
@@ -140,19 +141,19 @@ func parseL4Value(proto config.L4Protocol, v string) (config.L4Service, error) {
 	if len(parts) < 2 || len(parts) > 4 {
 		return config.L4Service{}, fmt.Errorf("must be namespace/service:port with up to two PROXY options")
 	}
-	key, err := ParseKey(parts[0])
-	if err != nil || !IsDNSLabel(key.Name) {
-		return config.L4Service{}, fmt.Errorf("%s is not namespace/service", Quote(parts[0]))
+	key, err := intent.ParseKey(parts[0])
+	if err != nil || !intent.IsDNSLabel(key.Name) {
+		return config.L4Service{}, fmt.Errorf("%s is not namespace/service", intent.Quote(parts[0]))
 	}
 	if !validServicePort(parts[1]) {
-		return config.L4Service{}, fmt.Errorf("service port %s is not a number from 1 to 65535 or a port name", Quote(parts[1]))
+		return config.L4Service{}, fmt.Errorf("service port %s is not a number from 1 to 65535 or a port name", intent.Quote(parts[1]))
 	}
 	svc := config.L4Service{Protocol: proto, Namespace: key.Namespace, Service: key.Name, ServicePort: parts[1]}
 	for i, opt := range parts[2:] {
 		switch {
 		case opt == "":
 		case !strings.EqualFold(opt, "PROXY"):
-			return config.L4Service{}, fmt.Errorf("option %s is not PROXY", Quote(opt))
+			return config.L4Service{}, fmt.Errorf("option %s is not PROXY", intent.Quote(opt))
 		case proto == config.L4UDP:
 			return config.L4Service{}, fmt.Errorf("PROXY is a TCP option (the PROXY protocol has no UDP form here)")
 		case i == 0:
@@ -170,7 +171,7 @@ func validServicePort(s string) bool {
 		_, err := parseL4Port(s)
 		return err == nil
 	}
-	return len(s) <= 15 && IsDNSLabel(s)
+	return len(s) <= 15 && intent.IsDNSLabel(s)
 }
 
 // resolveL4 finds the Service port of svc with the entry's protocol and
@@ -178,7 +179,7 @@ func validServicePort(s string) bool {
 // listener (connections are closed until one is ready), unlike
 // ingress-nginx, which removes the listener: a reload per scale to zero.
 func (b *builder) resolveL4(svc *config.L4Service) error {
-	key := Key{svc.Namespace, svc.Service}
+	key := intent.Key{Namespace: svc.Namespace, Name: svc.Service}
 	obj := b.s.services[key]
 	switch {
 	case obj == nil:
@@ -229,7 +230,7 @@ func (b *builder) finishPassthrough(cfg *config.Configuration) {
 
 type passthroughClaim struct {
 	host string
-	e    *Entry
+	e    *intent.Entry
 }
 
 // passthroughHosts returns the hosts of the served Ingresses with

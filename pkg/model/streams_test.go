@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"strings"
@@ -161,7 +162,7 @@ func FuzzL4Value(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if !IsDNSLabel(s.Namespace) || !IsDNSLabel(s.Service) || !validServicePort(s.ServicePort) {
+			if !intent.IsDNSLabel(s.Namespace) || !intent.IsDNSLabel(s.Service) || !validServicePort(s.ServicePort) {
 				t.Fatalf("accepted %q as %+v", v, s)
 			}
 			if proto == config.L4UDP && (s.DecodeProxy || s.EncodeProxy) || strings.ContainsAny(s.ServicePort, ";{}\"' \n$") {

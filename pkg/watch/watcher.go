@@ -16,6 +16,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/group"
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
@@ -27,7 +28,7 @@ type Watcher struct {
 	metrics    *metrics
 	informers  *informerSet
 	configMaps map[string]bool // namespace/name of the ConfigMaps in scope
-	class      model.Options   // the class rule's inputs (model.Serves)
+	class      intent.Classes  // the class rule's inputs (model.Serves)
 	gateway    *gatewayAPI     // the Gateway API informers; nil without Config.GatewayClient
 
 	natsReady  chan struct{} // closed once nats is set
@@ -56,7 +57,7 @@ func New(cfg Config) (*Watcher, error) {
 	w := &Watcher{
 		cfg: cfg, log: cfg.Logger.With("component", "watcher", "watcher", cfg.WatcherID),
 		metrics: m, informers: inf, configMaps: make(map[string]bool),
-		class:     model.Options{ControllerClass: cfg.ControllerClass, IngressClass: cfg.IngressClass, WatchIngressWithoutClass: cfg.WatchIngressWithoutClass},
+		class:     intent.Classes{Controller: cfg.ControllerClass, Class: cfg.IngressClass, WithoutClass: cfg.WatchIngressWithoutClass},
 		natsReady: make(chan struct{}),
 	}
 	for _, cm := range cfg.ConfigMaps {

@@ -1,4 +1,4 @@
-package model
+package intent
 
 import (
 	"errors"
@@ -33,9 +33,23 @@ type Source interface {
 	// Has and Len say what the source keeps of its other kinds.
 	Has(kind events.Kind, key Key) bool
 	Len() int
-	// Serving returns whether an entry is served with opts, given the
-	// objects the source keeps now (for Ingress: the class rule).
-	Serving(opts Options) func(e *Entry) bool
+	// Serving returns whether an entry is served with the controller's
+	// classes, given the objects the source keeps now (for Ingress: the
+	// class rule).
+	Serving(c Classes) func(e *Entry) bool
+}
+
+// Classes are the controller's class flags, which decide what a source
+// serves.
+type Classes struct {
+	// Controller is the controller name its classes name (an
+	// IngressClass's spec.controller).
+	Controller string
+	// Class is the class name it answers to without a class object
+	// (--ingress-class).
+	Class string
+	// WithoutClass serves the objects that name no class.
+	WithoutClass bool
 }
 
 // A GlobalSource reads the controller ConfigMap into the global settings

@@ -1,4 +1,4 @@
-package model
+package intent
 
 import "github.com/ingress-sync/ingress-sync/pkg/config"
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"errors"
 	"fmt"
@@ -72,6 +73,11 @@ type Options struct {
 	EnableSSLPassthrough bool
 }
 
+// classes are the class flags of o, as sources take them.
+func (o Options) classes() intent.Classes {
+	return intent.Classes{Controller: o.ControllerClass, Class: o.IngressClass, WithoutClass: o.WatchIngressWithoutClass}
+}
+
 // Validate reports every malformed option, each wrapping ErrInvalidOption.
 func (o Options) Validate() error {
 	var errs []error
@@ -80,7 +86,7 @@ func (o Options) Validate() error {
 	} else if !validControllerName(o.ControllerClass) {
 		errs = append(errs, fmt.Errorf("%w: controller class %q is not a domain-prefixed path", ErrInvalidOption, o.ControllerClass))
 	}
-	if o.IngressClass != "" && !IsDNSLabel(o.IngressClass) && !IsDNSSubdomain(o.IngressClass) {
+	if o.IngressClass != "" && !intent.IsDNSLabel(o.IngressClass) && !intent.IsDNSSubdomain(o.IngressClass) {
 		errs = append(errs, fmt.Errorf("%w: ingress class %q is not a DNS name", ErrInvalidOption, o.IngressClass))
 	}
 	for _, kv := range [...]struct{ flag, value string }{
@@ -93,7 +99,7 @@ func (o Options) Validate() error {
 		if kv.value == "" {
 			continue
 		}
-		if _, err := ParseKey(kv.value); err != nil {
+		if _, err := intent.ParseKey(kv.value); err != nil {
 			errs = append(errs, fmt.Errorf("%w: %s: %w", ErrInvalidOption, kv.flag, err))
 		}
 	}
@@ -109,12 +115,12 @@ func (o Options) Validate() error {
 // validControllerName accepts "domain/path" as IngressClass spec.controller.
 func validControllerName(s string) bool {
 	domain, path, ok := strings.Cut(s, "/")
-	if !ok || path == "" || !IsDNSSubdomain(domain) {
+	if !ok || path == "" || !intent.IsDNSSubdomain(domain) {
 		return false
 	}
 	for i := 0; i < len(path); i++ {
 		c := path[i]
-		if !IsAlnum(c) && c != '-' && c != '_' && c != '.' && c != '/' {
+		if !intent.IsAlnum(c) && c != '-' && c != '_' && c != '.' && c != '/' {
 			return false
 		}
 	}
