@@ -144,7 +144,7 @@ func (in *ExtAuthSettings) ExternalAuth() *config.ExternalAuth {
 // limitInput collects the limit annotations of one Ingress (see
 // finishLimit).
 type LimitSettings struct {
-	RateLimit         config.RateLimit
+	RateLimit  config.RateLimit
 	BurstSet   bool
 	AllowNewer bool // limit-allowlist was read: it wins over limit-whitelist
 	Any        bool

@@ -13,29 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-func TestParseAuthURL(t *testing.T) {
-	good := map[string]string{
-		"http://auth.default.svc.cluster.local/verify":        "auth.default.svc.cluster.local",
-		"https://10.0.0.1:8443/oauth2/auth":                   "10.0.0.1",
-		"http://[::1]:80/x?rd=$escaped_request_uri&h=${host}": "[::1]",
-		"http://auth": "auth",
-		"http://auth:4180?u=$request_uri,$http_x_user,$cookie_SESS": "auth",
-	}
-	for v, host := range good {
-		if got, err := parseAuthURL(v); err != nil || got != host {
-			t.Errorf("parseAuthURL(%q) = %q, %v; want %q", v, got, err, host)
-		}
-	}
-	bad := []string{"", "ftp://auth/x", "auth/x", "HTTP//auth", "http://$host/x", "http://user@auth/x", "http://auth:0/",
-		"http://auth:99999/", "http://auth/x y", "http://auth/$document_root", "http://auth/$", "http://auth/${}", "http://auth/\"x",
-		"http://auth/x;rm", "http://-auth/", "http://a..b/", "http://[zz]/", "http://auth/${host", "http://auth/a{b}"}
-	for _, v := range bad {
-		if _, err := parseAuthURL(v); err == nil {
-			t.Errorf("parseAuthURL(%q) accepted it", v)
-		}
-	}
-}
-
 func TestParseAuthCacheDurations(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -169,88 +146,6 @@ func TestExternalAuthAnnotations(t *testing.T) {
 	}
 }
 
-// FuzzAuthURL: an accepted auth-url is http(s) with a host free of
-// variables, and holds no character that could leave an nginx variable or
-// a Lua string; every '$' starts a listed variable.
-func FuzzAuthURL(f *testing.F) {
-	for _, seed := range []string{"http://a/b?rd=$escaped_request_uri", "https://[::1]:1/${host}", "http://$host/", "http://a/$x", "http://a/;", "http://a:1/ b"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		host, err := parseAuthURL(v)
-		if err != nil {
-			return
-		}
-		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") || strings.ContainsAny(host, "$@/?") || host == "" {
-			t.Fatalf("accepted %q (host %q)", v, host)
-		}
-		checkTemplate(t, v)
-	})
-}
-
-// FuzzAuthTemplates: signin and cache key templates hold only listed
-// variables and safe characters.
-func FuzzAuthTemplates(f *testing.F) {
-	for _, seed := range []string{"https://$host/oauth2/start?rd=$escaped_request_uri", "$remote_user$http_authorization", "/x${cookie_a}", "$", "${"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		if parseAuthSignin(v) == nil {
-			checkTemplate(t, v)
-		}
-		if parseAuthTemplate(v, cacheKeyChar) == nil {
-			checkTemplate(t, v)
-		}
-	})
-}
-
-func checkTemplate(t *testing.T, v string) {
-	t.Helper()
-	if strings.ContainsAny(v, " \t\r\n\"'`\\;#<>") || len(v) > intent.MaxAuthURLLen {
-		t.Fatalf("accepted %q", v)
-	}
-	for i := strings.IndexByte(v, '$'); i >= 0; {
-		name, n := templateVar(v[i+1:])
-		if !authVariable(name) {
-			t.Fatalf("accepted %q with variable %q", v, name)
-		}
-		next := strings.IndexByte(v[i+1+n:], '$')
-		if next < 0 {
-			break
-		}
-		i += 1 + n + next
-	}
-}
-
-// FuzzAuthLists: accepted header lists and cache durations are what Lua
-// compiles (names of [A-Za-z0-9_-], codes 100 to 599, times in bounds).
-func FuzzAuthLists(f *testing.F) {
-	for _, seed := range []string{"X-User, X-Email", "200 202 401 5m", "5m, 401 1h", "a;b", "200 9999999999y"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		if hs, err := parseAuthHeaderList(v); err == nil {
-			for _, h := range hs {
-				if h == "" || strings.Trim(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
-					t.Fatalf("accepted header %q of %q", h, v)
-				}
-			}
-		}
-		if ds, err := intent.ParseAuthCacheDurations(v); err == nil {
-			for _, d := range ds {
-				if d.Millis <= 0 || d.Millis > intent.MaxAuthCacheMillis {
-					t.Fatalf("accepted time %d of %q", d.Millis, v)
-				}
-				for _, c := range d.Codes {
-					if c < 100 || c > 599 {
-						t.Fatalf("accepted code %d of %q", c, v)
-					}
-				}
-			}
-		}
-	})
-}
-
 // externalAuth: an http(s) URL, templates of listed variables, valid
 // header names and cache durations; nothing else when unavailable.
 func (c *contract) externalAuth(where string, a *config.ExternalAuth) {
@@ -263,18 +158,18 @@ func (c *contract) externalAuth(where string, a *config.ExternalAuth) {
 		}
 		return
 	}
-	host, err := parseAuthURL(a.URL)
-	if err != nil || host != a.Host || a.Method != "" && !slices.Contains(authMethods, a.Method) {
+	host, err := intent.ParseAuthURL(a.URL)
+	if err != nil || host != a.Host || a.Method != "" && !slices.Contains(intent.AuthMethods, a.Method) {
 		c.fail("%s: external auth URL %q host %q method %q", where, a.URL, a.Host, a.Method)
 	}
-	if a.Signin != "" && parseAuthSignin(a.Signin) != nil || a.CacheKey != "" && parseAuthTemplate(a.CacheKey, cacheKeyChar) != nil {
+	if a.Signin != "" && intent.ParseAuthSignin(a.Signin) != nil || a.CacheKey != "" && intent.ParseAuthTemplate(a.CacheKey, intent.CacheKeyChar) != nil {
 		c.fail("%s: external auth signin %q cache key %q", where, a.Signin, a.CacheKey)
 	}
-	if hs, err := parseAuthHeaderList(strings.Join(a.ResponseHeaders, ",")); err != nil || len(hs) != len(a.ResponseHeaders) {
+	if hs, err := intent.ParseAuthHeaderList(strings.Join(a.ResponseHeaders, ",")); err != nil || len(hs) != len(a.ResponseHeaders) {
 		c.fail("%s: external auth response headers %q", where, a.ResponseHeaders)
 	}
 	if a.RequestRedirect != "" {
-		if _, err := parseRequestRedirect(a.RequestRedirect); err != nil {
+		if _, err := intent.ParseRequestRedirect(a.RequestRedirect); err != nil {
 			c.fail("%s: external auth request redirect %q", where, a.RequestRedirect)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -314,35 +313,6 @@ func TestCanaryChangeIsARouteChange(t *testing.T) {
 	}
 	if again := build("canary-weight", "10"); again.Checksum != base.Checksum {
 		t.Error("checksum not deterministic")
-	}
-}
-
-// Header patterns take the checks of regex paths, and only valid syntax.
-func TestValidateHeaderPattern(t *testing.T) {
-	for name, tc := range map[string]struct {
-		pattern string
-		ok      bool
-	}{
-		"e2e pattern":         {"^Do[A-Z][a-z]+y$", true},
-		"escapes":             {`^v\d+\.\d+$`, true},
-		"alternation":         {"^(yes|true)$", true},
-		"leading repeat":      {"*a", false},
-		"unclosed class":      {"[][**da?$&*", false},
-		"unicode class":       {`\p{Greek}`, false},
-		"named group":         {"(?P<x>a)", false},
-		"flags":               {"(?s).", false},
-		"space":               {"a b", false},
-		"repeated assertion":  {"$+", false},
-		"empty":               {"", false},
-		"too long":            {strings.Repeat("a", 1024), false},
-		"longest":             {strings.Repeat("a", 1023), true},
-		"case-insensitive on": {"(?i)yes", true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			if err := validateHeaderPattern(tc.pattern); (err == nil) != tc.ok {
-				t.Errorf("validateHeaderPattern(%q) = %v, want ok %v", tc.pattern, err, tc.ok)
-			}
-		})
 	}
 }
 

@@ -60,7 +60,7 @@ func dataPlaneViolations(cfg *config.Configuration) []string {
 
 func (c *contract) global(g *config.Global) {
 	for _, t := range []int{g.ProxyConnectTimeout, g.ProxyReadTimeout, g.ProxySendTimeout} {
-		if t < 1 || t > maxProxyTimeout {
+		if t < 1 || t > intent.MaxProxyTimeout {
 			c.fail("global timeout %d", t)
 		}
 	}
@@ -106,7 +106,7 @@ func (c *contract) backend(b *config.Backend) {
 	if b.UpstreamHashBy != "" && !hashByRE.MatchString(b.UpstreamHashBy) {
 		c.fail("backend %s hash by %q", b.Name, b.UpstreamHashBy)
 	}
-	if b.UpstreamHashBySubsetSize < 0 || b.UpstreamHashBySubsetSize > maxSubsetSize {
+	if b.UpstreamHashBySubsetSize < 0 || b.UpstreamHashBySubsetSize > intent.MaxSubsetSize {
 		c.fail("backend %s subset size %d", b.Name, b.UpstreamHashBySubsetSize)
 	}
 	if a := b.Affinity; a != nil {
@@ -209,7 +209,7 @@ func (c *contract) canary(where string, l *config.Location) {
 	if k.Backend == "" || !c.backends[k.Backend] || k.Backend == l.Backend || l.Ingress == "" || !luaNameOK(k.Ingress) {
 		c.fail("%s: canary backend %q of %q", where, k.Backend, k.Ingress)
 	}
-	if k.WeightTotal < 100 || k.WeightTotal > maxCanaryWeight || k.Weight < 0 || k.Weight > k.WeightTotal {
+	if k.WeightTotal < 100 || k.WeightTotal > intent.MaxCanaryWeight || k.Weight < 0 || k.Weight > k.WeightTotal {
 		c.fail("%s: canary weight %d of %d", where, k.Weight, k.WeightTotal)
 	}
 	if k.Header != "" && !headerNameRE.MatchString(k.Header) || k.Cookie != "" && !cookieNameRE.MatchString(k.Cookie) {
@@ -228,7 +228,7 @@ func (c *contract) canary(where string, l *config.Location) {
 
 func (c *contract) settings(where string, s *config.LocationSettings) {
 	for _, t := range []int{s.ProxyConnectTimeout, s.ProxyReadTimeout, s.ProxySendTimeout} {
-		if t != 0 && (t < 1 || t > maxProxyTimeout) {
+		if t != 0 && (t < 1 || t > intent.MaxProxyTimeout) {
 			c.fail("%s: timeout %d", where, t)
 		}
 	}
@@ -247,12 +247,12 @@ func (c *contract) settings(where string, s *config.LocationSettings) {
 		c.fail("%s: forwarded prefix %q without rewrite or with other characters", where, p)
 	}
 	if r := s.Redirect; r != nil {
-		if _, err := parseRedirectURL(r.URL); err != nil || r.Code < 300 || r.Code > 308 {
+		if _, err := intent.ParseRedirectURL(r.URL); err != nil || r.Code < 300 || r.Code > 308 {
 			c.fail("%s: redirect %q %d", where, r.URL, r.Code)
 		}
 	}
 	c.cors(where, s.CORS)
-	if _, err := parseUpstreamVhost(s.UpstreamVhost); s.UpstreamVhost != "" && err != nil {
+	if _, err := intent.ParseUpstreamVhost(s.UpstreamVhost); s.UpstreamVhost != "" && err != nil {
 		c.fail("%s: upstream vhost %q", where, s.UpstreamVhost)
 	}
 	if h := s.ConnectionHeader; h != "" && h != "close" && h != "keep-alive" {
@@ -273,7 +273,7 @@ func (c *contract) basicAuth(where string, a *config.BasicAuth) {
 	if a == nil {
 		return
 	}
-	if !validRealm(a.Realm) || a.Unavailable && len(a.Users) > 0 {
+	if !intent.ValidRealm(a.Realm) || a.Unavailable && len(a.Users) > 0 {
 		c.fail("%s: basic auth %+v", where, *a)
 	}
 	for i, u := range a.Users {
@@ -310,7 +310,7 @@ func (c *contract) proxy(where string, p *config.ProxySettings) {
 		return
 	}
 	onOff := func(v string) bool { return v == "" || v == "on" || v == "off" }
-	urlOK := func(v string) bool { return v == "" || proxyURLRE.MatchString(v) }
+	urlOK := func(v string) bool { return v == "" || intent.ProxyURLRE.MatchString(v) }
 	if !onOff(p.Buffering) || !onOff(p.RequestBuffering) || p.HTTPVersion != "" && p.HTTPVersion != "1.0" && p.HTTPVersion != "1.1" ||
 		p.NextUpstreamTries < 0 || p.NextUpstreamTries > MaxNextUpstreamTries ||
 		(p.RedirectFrom == "") != (p.RedirectTo == "") || (p.CookieDomainFrom == "") != (p.CookieDomainTo == "") ||
@@ -328,15 +328,15 @@ func (c *contract) cors(where string, p *config.CORS) {
 	if p == nil {
 		return
 	}
-	if !corsMethodsRE.MatchString(p.Methods) || !corsHeadersRE.MatchString(p.Headers) ||
-		p.Expose != "" && !corsExposeRE.MatchString(p.Expose) || p.MaxAge < 0 {
+	if !intent.CORSMethodsRE.MatchString(p.Methods) || !intent.CORSHeadersRE.MatchString(p.Headers) ||
+		p.Expose != "" && !intent.CORSExposeRE.MatchString(p.Expose) || p.MaxAge < 0 {
 		c.fail("%s: CORS %+v", where, *p)
 	}
 	if p.Origins != nil && len(p.Origins) == 0 {
 		c.fail("%s: CORS without any allowed origin", where)
 	}
 	for _, o := range p.Origins {
-		if !corsOriginRE.MatchString(o) {
+		if !intent.CORSOriginRE.MatchString(o) {
 			c.fail("%s: CORS origin %q", where, o)
 		}
 	}

@@ -11,38 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// FuzzAnnotationValues checks the security property of the parsers: a value
-// that is accepted carries nothing that can end an nginx directive or
-// block, quote, or (outside the capture references of rewrite-target and
-// the variables of upstream-hash-by) expand a variable.
-func FuzzAnnotationValues(f *testing.F) {
-	for _, seed := range []string{"60", "1s; }", "$host", "/a\nb", "/$1", "$request_uri", "10.0.0.0/8", "8m", `"x"`, "cookie", "/p{}"} {
-		f.Add(seed)
-	}
-	names := []string{"proxy-read-timeout", "proxy-body-size", "backend-protocol", "rewrite-target", "whitelist-source-range",
-		"load-balance", "upstream-hash-by", "session-cookie-name", "session-cookie-path", "ssl-redirect",
-		"canary-weight", "canary-weight-total", "canary-by-header", "canary-by-header-value", "canary-by-cookie"}
-	f.Fuzz(func(t *testing.T, v string) {
-		for _, n := range names {
-			a := parseAnnotations(map[string]string{AnnotationPrefix + n: v, AnnotationPrefix + "affinity": "cookie",
-				AnnotationPrefix + "canary": "true", AnnotationPrefix + "canary-by-header": "X"})
-			if len(a.Problems) > 0 {
-				continue
-			}
-			if strings.ContainsAny(v, ";{}\"'`\\\n\r") {
-				t.Fatalf("%s accepted %q", n, v)
-			}
-			if strings.Contains(v, "$") && n != "rewrite-target" && n != "upstream-hash-by" {
-				t.Fatalf("%s accepted %q with '$'", n, v)
-			}
-			if n == "rewrite-target" && strings.Contains(strings.NewReplacer("$0", "", "$1", "", "$2", "", "$3", "", "$4", "",
-				"$5", "", "$6", "", "$7", "", "$8", "", "$9", "").Replace(v), "$") {
-				t.Fatalf("rewrite-target accepted %q", v)
-			}
-		}
-	})
-}
-
 // FuzzPath checks that an accepted Ingress path is absolute and holds only
 // allowed characters.
 func FuzzPath(f *testing.F) {
@@ -116,31 +84,6 @@ func FuzzBuildEmitsDataPlaneValues(f *testing.F) {
 				rule(host, main, httpPath(networkingv1.PathTypeExact, path, "web", "big"))))
 		}
 		checkHostile(t, good, want, append(hostile, ingress(evilNS, "fuzz", opts...))...)
-	})
-}
-
-// FuzzCanaryHeaderPattern checks validateHeaderPattern against an
-// independent reading of what it accepts, as FuzzRegexPath does for regex
-// paths: at most 1023 printable ASCII characters, compiling with Go's
-// regexp, without named groups or the s and m flags.
-func FuzzCanaryHeaderPattern(f *testing.F) {
-	for _, seed := range []string{"^Do[A-Z][a-z]+y$", `^v\d+$`, "[][**da?$&*", "*a", "(?P<x>a)", "(?s).", "a b", "$+", `\pL`} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, p string) {
-		if validateHeaderPattern(p) != nil {
-			return
-		}
-		if p == "" || len(p) > 1023 || strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r > '~' }) {
-			t.Fatalf("accepted %q", p)
-		}
-		re, err := syntax.Parse(p, syntax.Perl)
-		if err != nil {
-			t.Fatalf("accepted %q: %v", p, err)
-		}
-		if op := forbiddenOp(re); op != "" {
-			t.Fatalf("accepted %q with %s", p, op)
-		}
 	})
 }
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"fmt"
 	"math/rand/v2"
@@ -346,23 +347,6 @@ func TestIncrementalShares(t *testing.T) {
 	}
 }
 
-// TestSharedAnnotationsStayUnchanged: the parsed annotations shared by the
-// Ingresses without any (noAnnotations) are never written by a build.
-func TestSharedAnnotationsStayUnchanged(t *testing.T) {
-	u := universe{t: t, rnd: rand.New(rand.NewPCG(7, 7)), wide: 2}
-	in := NewIncremental(NewStore(), propOptions())
-	for range 300 {
-		if _, err := in.Apply(u.event()); err != nil {
-			t.Fatal(err)
-		}
-		in.Build()
-	}
-	Build(newTestStore(t, goldenInputs(t)["full"]...), goldenOptions(t))
-	if !reflect.DeepEqual(noAnnotations, parseAnnotations(nil)) {
-		t.Fatalf("noAnnotations was modified: %+v", noAnnotations)
-	}
-}
-
 // TestIngressChangeRebuildsItsHosts: an Ingress change rebuilds the
 // Servers of its hosts only (the others keep their Locations), Diff names
 // only those, and a setting decided across hosts makes it a full Build.
@@ -415,4 +399,23 @@ func TestIngressChangeRebuildsItsHosts(t *testing.T) {
 // sameBacking reports whether a and b are the same slice.
 func sameBacking[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// TestSharedAnnotationsStayUnchanged: the parsed annotations shared by the
+// Ingresses without any (noAnnotations) are never written by a build.
+func TestSharedAnnotationsStayUnchanged(t *testing.T) {
+	u := universe{t: t, rnd: rand.New(rand.NewPCG(7, 7)), wide: 2}
+	in := NewIncremental(NewStore(), propOptions())
+	for range 300 {
+		if _, err := in.Apply(u.event()); err != nil {
+			t.Fatal(err)
+		}
+		in.Build()
+	}
+	Build(newTestStore(t, goldenInputs(t)["full"]...), goldenOptions(t))
+	// Ingresses without annotations of ours share one parsed Settings.
+	e, err := newIngressSource().Translate(events.KindIngress, intent.Key{Namespace: "d", Name: "plain"}, ingress("d", "plain"))
+	if err != nil || !reflect.DeepEqual(*e.Settings, intent.Settings{}) {
+		t.Fatalf("the shared settings of Ingresses without annotations were modified: %+v (%v)", e.Settings, err)
+	}
 }

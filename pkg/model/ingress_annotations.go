@@ -155,7 +155,7 @@ func checkForbidden(v string, dollarOK bool) error {
 // parseTimeout parses a proxy timeout annotation in whole seconds, as
 // ingress-nginx (an integer, written with "s"), within the bounds of the
 // ConfigMap's proxy timeouts: 1 to maxProxyTimeout.
-func parseTimeout(v string) (int, error) { return intent.ParseIntRange(v, 1, maxProxyTimeout) }
+func parseTimeout(v string) (int, error) { return intent.ParseIntRange(v, 1, intent.MaxProxyTimeout) }
 
 // parseSize parses an nginx size: digits with an optional k, m or g unit,
 // at most MaxSizeBytes.

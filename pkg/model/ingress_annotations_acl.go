@@ -160,8 +160,8 @@ func parseBlockList(v string) (string, error) {
 		if e == "" {
 			continue
 		}
-		if len(out) == maxListItems {
-			return "", fmt.Errorf("has more than %d items", maxListItems)
+		if len(out) == intent.MaxListItems {
+			return "", fmt.Errorf("has more than %d items", intent.MaxListItems)
 		}
 		c, err := parseBlockEntry(e)
 		if err != nil {

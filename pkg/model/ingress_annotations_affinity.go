@@ -71,9 +71,9 @@ func applyBalancing(name, v string, b *intent.Balancing, in *affinityInput) (ok 
 	case "session-cookie-domain":
 		s.CookieDomain, err = parseCookieDomain(v)
 	case "session-cookie-max-age":
-		s.CookieMaxAge, err = intent.ParseIntRange(v, 1, maxCookieSeconds)
+		s.CookieMaxAge, err = intent.ParseIntRange(v, 1, intent.MaxCookieSeconds)
 	case "session-cookie-expires":
-		s.CookieExpires, err = intent.ParseIntRange(v, 1, maxCookieSeconds)
+		s.CookieExpires, err = intent.ParseIntRange(v, 1, intent.MaxCookieSeconds)
 	case "session-cookie-secure":
 		s.CookieSecure, err = parseBool(v)
 	case "session-cookie-samesite":
@@ -104,7 +104,7 @@ func setAffinity(b *intent.Balancing, in affinityInput) {
 	if b.HashBy != "" && in.subset {
 		b.SubsetSize = in.subsetSize
 		if b.SubsetSize == 0 {
-			b.SubsetSize = defaultSubsetSize
+			b.SubsetSize = intent.DefaultSubsetSize
 		}
 	}
 	if !in.cookie {
@@ -137,7 +137,7 @@ func parseOption(v string, options ...string) error {
 // '$', '{' and '}', such as "$request_uri", "$host$request_uri",
 // "$cookie_JSESSIONID" or "${request_uri}-text-value".
 func parseHashBy(v string) (string, error) {
-	if v == "" || len(v) > maxHashByLen {
+	if v == "" || len(v) > intent.MaxHashByLen {
 		return "", errors.New("must be 1 to 256 characters")
 	}
 	for i := 0; i < len(v); i++ {
@@ -151,9 +151,9 @@ func parseHashBy(v string) (string, error) {
 // parseSubsetSize parses upstream-hash-by-subset-size: 1 to 1000, and 0
 // for the default 3 (as ingress-nginx).
 func parseSubsetSize(v string) (int, error) {
-	n, err := intent.ParseIntRange(v, 0, maxSubsetSize)
+	n, err := intent.ParseIntRange(v, 0, intent.MaxSubsetSize)
 	if n == 0 && err == nil {
-		n = defaultSubsetSize
+		n = intent.DefaultSubsetSize
 	}
 	return n, err
 }
@@ -183,7 +183,7 @@ func parseCookiePath(v string) (string, error) {
 // optional leading '.', at most 253 characters.
 func parseCookieDomain(v string) (string, error) {
 	d := strings.TrimPrefix(v, ".")
-	if d == "" || len(v) > maxCookieDomain {
+	if d == "" || len(v) > intent.MaxCookieDomain {
 		return "", errors.New("must be a domain name")
 	}
 	for i := 0; i < len(d); i++ {
@@ -211,16 +211,3 @@ func parseSameSite(v string) (string, error) {
 // noteAffinity is the registry's note on affinity: how it differs from
 // ingress-nginx.
 const noteAffinity = "per backend (Service port): the oldest Ingress routing there decides every affinity setting, every path routed there sets the cookie, and without session-cookie-path its Path is the common path of that Ingress's paths to the backend (ingress-nginx: only the paths of Ingresses with affinity set it, each with its own Path, and the newest Ingress's cookie settings win)"
-
-// Bounds of the affinity annotations.
-const (
-	// maxCookieSeconds bounds session-cookie-max-age and -expires.
-	maxCookieSeconds = 1<<31 - 1
-	// defaultSubsetSize is upstream-hash-by-subset-size's default;
-	// maxSubsetSize bounds it (the balancer builds that many entries per
-	// subset).
-	defaultSubsetSize = 3
-	maxSubsetSize     = 1000
-	maxHashByLen      = 256
-	maxCookieDomain   = 253
-)

@@ -61,7 +61,7 @@ func applyAuth(a *intent.Settings, name, v string) (bool, error) {
 			in.SecretType = v
 		}
 	case "auth-realm":
-		if !validRealm(v) {
+		if !intent.ValidRealm(v) {
 			err = errors.New("may only hold letters, digits, spaces and -._~/")
 		} else {
 			in.Realm = v
@@ -116,17 +116,4 @@ func validSecretRef(v string) bool {
 
 func validSecretName(v string) bool {
 	return v != "" && len(v) <= 253 && config.DNSChars(v)
-}
-
-func validRealm(v string) bool {
-	if len(v) > 256 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" -._~/", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }

@@ -83,7 +83,7 @@ func applyExtAuth(a *intent.Settings, name, v string) (bool, error) {
 	in := &a.ExtAuth
 	switch name {
 	case "auth-keepalive", "auth-keepalive-requests", "auth-keepalive-timeout":
-		_, err := intent.ParseIntRange(v, 0, maxGlobalCount)
+		_, err := intent.ParseIntRange(v, 0, intent.MaxGlobalCount)
 		return true, err
 	case "auth-keepalive-share-vars":
 		_, err := parseBool(v)
@@ -108,21 +108,21 @@ func setExtAuth(in *intent.ExtAuthSettings, name, v string) error {
 	var err error
 	switch name {
 	case "auth-url":
-		in.Host, err = parseAuthURL(v)
+		in.Host, err = intent.ParseAuthURL(v)
 		in.URL = v
 	case "auth-method":
 		in.Method, err = parseAuthMethod(v)
 	case "auth-signin":
-		err = parseAuthSignin(v)
+		err = intent.ParseAuthSignin(v)
 		in.Signin = v
 	case "auth-signin-redirect-param":
 		in.SigninParam, err = parseQueryName(v)
 	case "auth-response-headers":
-		in.ResponseHeaders, err = parseAuthHeaderList(v)
+		in.ResponseHeaders, err = intent.ParseAuthHeaderList(v)
 	case "auth-request-redirect":
-		in.RequestRedirect, err = parseRequestRedirect(v)
+		in.RequestRedirect, err = intent.ParseRequestRedirect(v)
 	case "auth-cache-key":
-		err = parseAuthTemplate(v, cacheKeyChar)
+		err = intent.ParseAuthTemplate(v, intent.CacheKeyChar)
 		in.CacheKey = v
 	case "auth-cache-duration":
 		in.Durations, err = intent.ParseAuthCacheDurations(v)
@@ -146,187 +146,8 @@ func finishExtAuth(a *intent.Settings) {
 	in.Err = ""
 }
 
-// authVariables are the nginx variables auth-url, auth-signin and
-// auth-cache-key may hold (lua/extauth.lua has the same list); http_*,
-// cookie_* and arg_* are accepted too.
-var authVariables = map[string]bool{
-	"host": true, "http_host": true, "best_http_host": true, "request_uri": true, "escaped_request_uri": true,
-	"uri": true, "args": true, "is_args": true, "query_string": true, "scheme": true, "pass_access_scheme": true,
-	"server_port": true, "pass_server_port": true, "request_method": true, "remote_addr": true, "remote_user": true,
-	"server_name": true, "request_id": true,
-}
-
-// authVariable reports whether $name may appear in an auth template.
-func authVariable(name string) bool {
-	if authVariables[name] {
-		return true
-	}
-	for _, p := range []string{"http_", "cookie_", "arg_"} {
-		if rest, ok := strings.CutPrefix(name, p); ok && rest != "" {
-			for i := 0; i < len(rest); i++ {
-				if c := rest[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || p != "http_" && (c >= 'A' && c <= 'Z' || c == '-')) {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
-
-// urlChar: the characters of auth URLs besides variables (ingress-nginx's
-// URL validator, '%' and '+' added, ' ' removed).
-func urlChar(c byte) bool {
-	return intent.IsAlnum(c) || strings.IndexByte("-._~/:,?&=%+", c) >= 0
-}
-
-// cacheKeyChar: ingress-nginx's NGINXVariable validator (letters, digits,
-// '-', '_'), with ':' '/' '.' and ',' for readable keys.
-func cacheKeyChar(c byte) bool { return intent.IsAlnum(c) || strings.IndexByte("-_:/.,", c) >= 0 }
-
-// parseAuthTemplate checks a template: characters that literal accepts
-// and variables $name or ${name} that authVariable accepts.
-func parseAuthTemplate(v string, literal func(byte) bool) error {
-	if v == "" || len(v) > intent.MaxAuthURLLen {
-		return fmt.Errorf("must be 1 to %d characters", intent.MaxAuthURLLen)
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c != '$' {
-			if !literal(c) {
-				return fmt.Errorf("contains %q", c)
-			}
-			continue
-		}
-		name, n := templateVar(v[i+1:])
-		if name == "" {
-			return errors.New("'$' must start a variable $name or ${name}")
-		}
-		if !authVariable(name) {
-			return fmt.Errorf("variable $%s is not one ingress-sync expands (host, request_uri, escaped_request_uri, ...)", name)
-		}
-		i += n
-	}
-	return nil
-}
-
-// templateVar returns the variable name at the start of s (after '$') and
-// the bytes it takes, "" when there is none.
-func templateVar(s string) (string, int) {
-	if strings.HasPrefix(s, "{") {
-		end := strings.IndexByte(s, '}')
-		if end < 2 || !varName(s[1:end]) {
-			return "", 0
-		}
-		return s[1:end], end + 1
-	}
-	n := 0
-	for n < len(s) && (intent.IsAlnum(s[n]) || s[n] == '_') {
-		n++
-	}
-	return s[:n], n
-}
-
-func varName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !intent.IsAlnum(s[i]) && s[i] != '_' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// ParseAuthURL checks an auth-url and returns its host name (without
-// port), the Host header of the auth request.
-func parseAuthURL(v string) (string, error) {
-	rest, ok := strings.CutPrefix(v, "http://")
-	if !ok {
-		if rest, ok = strings.CutPrefix(v, "https://"); !ok {
-			return "", errors.New("must be an http:// or https:// URL")
-		}
-	}
-	end := strings.IndexAny(rest, "/?")
-	if end < 0 {
-		end = len(rest)
-	}
-	host, err := parseAuthority(rest[:end])
-	if err != nil {
-		return "", err
-	}
-	if end < len(rest) {
-		if err := parseAuthTemplate(rest[end:], urlChar); err != nil {
-			return "", err
-		}
-	}
-	return host, nil
-}
-
-// parseAuthority checks host[:port] (a DNS name, IPv4 or [IPv6]).
-func parseAuthority(a string) (string, error) {
-	host, port := a, ""
-	if strings.HasPrefix(a, "[") {
-		end := strings.IndexByte(a, ']')
-		if end < 0 || !isIPv6Literal(a[1:end]) {
-			return "", errors.New("has an invalid IPv6 address")
-		}
-		host, port = a[:end+1], a[end+1:]
-	} else if i := strings.LastIndexByte(a, ':'); i >= 0 {
-		host, port = a[:i], a[i:]
-	}
-	if port != "" {
-		p, err := intent.ParseIntRange(strings.TrimPrefix(port, ":"), 1, 65535)
-		if err != nil || !strings.HasPrefix(port, ":") {
-			return "", errors.New("has an invalid port")
-		}
-		_ = p
-	}
-	if !strings.HasPrefix(host, "[") && (host == "" || len(host) > 253 || !validHostLabels(host)) {
-		return "", errors.New("must have a host name or address (no variables, no user info)")
-	}
-	return host, nil
-}
-
-func isIPv6Literal(s string) bool {
-	if s == "" || len(s) > 45 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':' || c == '.') {
-			return false
-		}
-	}
-	return strings.Contains(s, ":")
-}
-
-// validHostLabels: labels of letters, digits and inner '-', separated by
-// single dots.
-func validHostLabels(h string) bool {
-	for _, l := range strings.Split(h, ".") {
-		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(l); i++ {
-			if !intent.IsAlnum(l[i]) && l[i] != '-' {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// parseAuthSignin checks auth-signin: an http(s) URL, an absolute path, or
-// a template starting with a variable ($scheme://$host/...).
-func parseAuthSignin(v string) error {
-	if !(strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://") || strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") || strings.HasPrefix(v, "$")) {
-		return errors.New("must be an http:// or https:// URL or an absolute path")
-	}
-	return parseAuthTemplate(v, urlChar)
-}
-
-var authMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"}
-
 func parseAuthMethod(v string) (string, error) {
-	for _, m := range authMethods {
+	for _, m := range intent.AuthMethods {
 		if v == m {
 			return v, nil
 		}
@@ -334,7 +155,7 @@ func parseAuthMethod(v string) (string, error) {
 	if v == "CONNECT" {
 		return "", fmt.Errorf("%w: CONNECT auth requests (Lua subrequests cannot send them)", errUnsupported)
 	}
-	return "", errors.New("must be one of " + strings.Join(authMethods, ", "))
+	return "", errors.New("must be one of " + strings.Join(intent.AuthMethods, ", "))
 }
 
 // parseQueryName accepts a query parameter name: letters, digits, -._~.
@@ -346,43 +167,6 @@ func parseQueryName(v string) (string, error) {
 	for i := 0; i < len(v); i++ {
 		if !intent.IsAlnum(v[i]) && strings.IndexByte("-._~", v[i]) < 0 {
 			return "", errors.New("may only hold letters, digits and -._~")
-		}
-	}
-	return v, nil
-}
-
-// parseAuthHeaderList parses header names separated by commas, as
-// ingress-nginx's auth-response-headers ([A-Za-z0-9_-] each, empty items
-// skipped); nil for an empty list.
-func parseAuthHeaderList(v string) ([]string, error) {
-	var out []string
-	for _, h := range strings.Split(v, ",") {
-		h = strings.TrimSpace(h)
-		if h == "" {
-			continue
-		}
-		for i := 0; i < len(h); i++ {
-			if !intent.IsAlnum(h[i]) && h[i] != '-' && h[i] != '_' {
-				return nil, fmt.Errorf("header %q may only hold letters, digits, '-' and '_'", h)
-			}
-		}
-		if len(h) > 256 || len(out) >= intent.MaxAuthHeaders {
-			return nil, fmt.Errorf("at most %d headers of 256 characters", intent.MaxAuthHeaders)
-		}
-		out = append(out, h)
-	}
-	return out, nil
-}
-
-// parseRequestRedirect accepts ingress-nginx's URL characters (no
-// variables): the literal X-Auth-Request-Redirect.
-func parseRequestRedirect(v string) (string, error) {
-	if v == "" || len(v) > intent.MaxAuthURLLen {
-		return "", fmt.Errorf("must be 1 to %d characters", intent.MaxAuthURLLen)
-	}
-	for i := 0; i < len(v); i++ {
-		if !urlChar(v[i]) {
-			return "", fmt.Errorf("contains %q", v[i])
 		}
 	}
 	return v, nil

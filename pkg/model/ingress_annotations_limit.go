@@ -7,18 +7,6 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
-// Limits of the rate and connection limit annotations.
-const (
-	// DefaultBurstMultiplier is ingress-nginx's limit-burst-multiplier.
-	DefaultBurstMultiplier = 5
-	// DefaultLimitStatusCode is the answer to a request beyond a limit
-	// (limit-req-status-code, limit-conn-status-code).
-	DefaultLimitStatusCode = 503
-	maxLimitCount          = 1 << 20 // requests or connections
-	maxBurstMultiplier     = 1000
-	maxLimitRateKB         = 1 << 30 // limit-rate, limit-rate-after (KB)
-)
-
 // isLimitAnnotation reports whether name is one of the limit annotations.
 func isLimitAnnotation(name string) bool {
 	switch name {
@@ -47,13 +35,13 @@ func setLimit(l *intent.LimitSettings, name, v string) error {
 	r := &l.RateLimit
 	switch name {
 	case "limit-rps":
-		r.RPS, err = parseLimitInt(v, maxLimitCount)
+		r.RPS, err = parseLimitInt(v, intent.MaxLimitCount)
 	case "limit-rpm":
-		r.RPM, err = parseLimitInt(v, maxLimitCount)
+		r.RPM, err = parseLimitInt(v, intent.MaxLimitCount)
 	case "limit-connections":
-		r.Connections, err = parseLimitInt(v, maxLimitCount)
+		r.Connections, err = parseLimitInt(v, intent.MaxLimitCount)
 	case "limit-burst-multiplier":
-		r.BurstMultiplier, err = parseLimitInt(v, maxBurstMultiplier)
+		r.BurstMultiplier, err = parseLimitInt(v, intent.MaxBurstMultiplier)
 		l.BurstSet = true
 	case "limit-rate":
 		r.Rate, err = parseLimitKB(v)
@@ -79,7 +67,7 @@ func parseLimitInt(v string, hi int) (int, error) { return intent.ParseIntRange(
 
 // parseLimitKB parses kilobytes (limit-rate, limit-rate-after) into bytes.
 func parseLimitKB(v string) (int64, error) {
-	n, err := parseLimitInt(v, maxLimitRateKB)
+	n, err := parseLimitInt(v, intent.MaxLimitRateKB)
 	return int64(n) * 1024, err
 }
 
@@ -102,7 +90,7 @@ func finishLimit(a *intent.Settings) {
 	}
 	r := l.RateLimit
 	if !l.BurstSet {
-		r.BurstMultiplier = DefaultBurstMultiplier
+		r.BurstMultiplier = intent.DefaultBurstMultiplier
 	}
 	if !r.Invalid && r.RPS == 0 && r.RPM == 0 && r.Connections == 0 && r.Rate == 0 {
 		return
@@ -117,7 +105,7 @@ func finishLimit(a *intent.Settings) {
 // 400 to 599 as nginx's limit_req_status; 503, the default, is kept as 0.
 func parseLimitStatus(v string) (int, error) {
 	n, err := intent.ParseIntRange(v, 400, 599)
-	if n == DefaultLimitStatusCode {
+	if n == intent.DefaultLimitStatusCode {
 		n = 0
 	}
 	return n, err

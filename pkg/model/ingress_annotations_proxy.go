@@ -6,7 +6,6 @@ import (
 
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -14,16 +13,6 @@ import (
 // given; 0 (nginx's "no limit") and larger values become it. The syncer's
 // --max-tries (at most 100) bounds the attempts in any case.
 const MaxNextUpstreamTries = 100
-
-var (
-	// nextUpstreamRE is ingress-nginx's list of proxy-next-upstream
-	// conditions.
-	nextUpstreamRE = regexp.MustCompile(`^((error|timeout|invalid_header|http_500|http_502|http_503|http_504|http_403|http_404|http_429|non_idempotent|off)\s?)+$`)
-	// proxyURLRE is ingress-nginx's URL character set (proxy-redirect-*).
-	proxyURLRE = regexp.MustCompile(`^[A-Za-z0-9\-._~/:,?&=]+$`)
-	// cookieRewriteRE is "off" or two words of URL characters.
-	cookieRewriteRE = regexp.MustCompile(`^(off|[A-Za-z0-9\-._~/:]+\s+[A-Za-z0-9\-._~/:]+)$`)
-)
 
 // errPerRoute is the reason of proxy annotations that are nginx directives
 // without variables: nginx.conf, the same for every Ingress, cannot give
@@ -106,7 +95,7 @@ func cappedTries(n, prev int) int {
 // "error timeout" for every route; "off" means one attempt. Other
 // conditions cannot vary per route and are left out.
 func setNextUpstream(p *config.ProxySettings, v string) error {
-	if !nextUpstreamRE.MatchString(v) {
+	if !intent.NextUpstreamRE.MatchString(v) {
 		return errors.New("must be nginx proxy_next_upstream conditions such as \"error timeout\" or off")
 	}
 	fields := strings.Fields(v)
@@ -137,7 +126,7 @@ func parseOnOffValue(v string) (string, error) {
 }
 
 func parseProxyURL(v string) (string, error) {
-	if !proxyURLRE.MatchString(v) {
+	if !intent.ProxyURLRE.MatchString(v) {
 		return "", errors.New("must be a URL or path of letters, digits and -._~/:,?&=")
 	}
 	return v, nil
@@ -145,7 +134,7 @@ func parseProxyURL(v string) (string, error) {
 
 // parseCookieRewrite parses "off" (no rewrite) or "<from> <to>".
 func parseCookieRewrite(v string) (from, to string, err error) {
-	if !cookieRewriteRE.MatchString(v) {
+	if !intent.CookieRewriteRE.MatchString(v) {
 		return "", "", errors.New("must be off or two values, <from> <to>, of letters, digits and -._~/:")
 	}
 	if v == "off" {

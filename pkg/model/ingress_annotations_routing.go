@@ -7,16 +7,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
-)
-
-var (
-	corsOriginRE  = regexp.MustCompile(`^([a-z]+://(\*\.)?[A-Za-z0-9\-.]*(:[0-9]+)?|null)$`)
-	corsMethodsRE = regexp.MustCompile(`^([A-Za-z]+,?\s?)+$`)
-	corsHeadersRE = regexp.MustCompile(`^[A-Za-z0-9\-_, ]*$`)
-	corsExposeRE  = regexp.MustCompile(`^(([A-Za-z0-9\-_]+|\*),?\s?)+$`)
 )
 
 // applyRouting parses the rewrite, redirect and CORS annotations; ok is
@@ -32,9 +24,9 @@ func applyRouting(a *intent.Settings, name, v string) (ok bool, err error) {
 	case "use-port-in-redirects":
 		a.Location.UsePortInRedirects, err = parseBool(v)
 	case "permanent-redirect":
-		a.Redirect.Permanent, err = parseRedirectURL(v)
+		a.Redirect.Permanent, err = intent.ParseRedirectURL(v)
 	case "temporal-redirect":
-		a.Redirect.Temporal, err = parseRedirectURL(v)
+		a.Redirect.Temporal, err = intent.ParseRedirectURL(v)
 	case "permanent-redirect-code":
 		a.Redirect.PermanentCode, err = intent.ParseIntRange(v, 300, 308)
 	case "temporal-redirect-code":
@@ -59,11 +51,11 @@ func applyCORS(a *intent.Settings, name, v string) (ok bool, err error) {
 			a.Problems = append(a.Problems, fmt.Sprintf("annotation %scors-allow-origin: origins %q are not scheme://host[:port] or null; left out", AnnotationPrefix, bad))
 		}
 	case "cors-allow-methods":
-		c.Methods, err = matchOrDefault(v, corsMethodsRE, "a list of methods such as \"GET, POST\"")
+		c.Methods, err = matchOrDefault(v, intent.CORSMethodsRE, "a list of methods such as \"GET, POST\"")
 	case "cors-allow-headers":
-		c.Headers, err = matchOrDefault(v, corsHeadersRE, "a list of header names")
+		c.Headers, err = matchOrDefault(v, intent.CORSHeadersRE, "a list of header names")
 	case "cors-expose-headers":
-		c.Expose, err = matchOrDefault(v, corsExposeRE, "a list of header names or *")
+		c.Expose, err = matchOrDefault(v, intent.CORSExposeRE, "a list of header names or *")
 	case "cors-allow-credentials":
 		var b bool
 		b, err = parseBool(v)
@@ -129,22 +121,6 @@ func parseForwardedPrefix(v string) (string, error) {
 	return v, nil
 }
 
-// parseRedirectURL accepts an absolute http or https URL made of the
-// characters ingress-nginx allows in redirect URLs (letters, digits and
-// -._~/:,?&=).
-func parseRedirectURL(v string) (string, error) {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; !intent.IsAlnum(c) && strings.IndexByte("-._~/:,?&=", c) < 0 {
-			return "", fmt.Errorf("contains %q (allowed: letters, digits and -._~/:,?&=)", c)
-		}
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", errors.New("must be an absolute http or https URL")
-	}
-	return v, nil
-}
-
 // parseCORSOrigins parses cors-allow-origin: a comma-separated list in
 // which "*" anywhere allows any origin. Origins of another form are left
 // out and returned in bad, as ingress-nginx skips them.
@@ -155,7 +131,7 @@ func parseCORSOrigins(v string) (origins []string, any bool, bad []string) {
 		case o == "":
 		case o == "*":
 			return nil, true, nil
-		case corsOriginRE.MatchString(o) && len(origins) < maxCORSOrigins:
+		case intent.CORSOriginRE.MatchString(o) && len(origins) < maxCORSOrigins:
 			origins = append(origins, o)
 		default:
 			bad = append(bad, o)

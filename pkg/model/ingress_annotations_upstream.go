@@ -39,7 +39,7 @@ func applyUpstream(a *intent.Settings, name, v string) (ok bool, err error) {
 	u := &a.Upstream
 	switch name {
 	case "upstream-vhost":
-		a.Location.UpstreamVhost, err = parseUpstreamVhost(v)
+		a.Location.UpstreamVhost, err = intent.ParseUpstreamVhost(v)
 	case "connection-proxy-header":
 		a.Location.ConnectionHeader, err = parseConnectionHeader(v)
 	case "server-alias":
@@ -59,26 +59,6 @@ func applyUpstream(a *intent.Settings, name, v string) (ok bool, err error) {
 		return false, nil
 	}
 	return true, err
-}
-
-// parseUpstreamVhost accepts a host name or address, optionally with a
-// port: letters, digits, '-' and '.', then ":" and 1 to 65535.
-func parseUpstreamVhost(v string) (string, error) {
-	host, port, hasPort := strings.Cut(v, ":")
-	if hasPort {
-		if _, err := intent.ParseIntRange(port, 1, 65535); err != nil {
-			return "", errors.New("port must be 1 to 65535")
-		}
-	}
-	if host == "" || len(host) > 253 || !intent.IsAlnum(host[0]) || !intent.IsAlnum(host[len(host)-1]) || strings.Contains(host, "..") {
-		return "", errors.New("must be a host name, optionally with :port")
-	}
-	for i := 0; i < len(host); i++ {
-		if c := host[i]; !intent.IsAlnum(c) && c != '-' && c != '.' {
-			return "", errors.New("must be a host name of letters, digits, '-' and '.', optionally with :port")
-		}
-	}
-	return v, nil
 }
 
 // parseConnectionHeader accepts what ingress-nginx accepts: close or
@@ -130,8 +110,8 @@ func parseAllowedHeaders(v string) (string, error) {
 		}
 		names = append(names, strings.ToLower(n))
 	}
-	if len(names) > maxListItems {
-		return "", fmt.Errorf("more than %d names", maxListItems)
+	if len(names) > intent.MaxListItems {
+		return "", fmt.Errorf("more than %d names", intent.MaxListItems)
 	}
 	slices.Sort(names)
 	return strings.Join(slices.Compact(names), ","), nil

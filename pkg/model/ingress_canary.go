@@ -13,19 +13,12 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 )
 
-// Limits of canary annotation values.
-const (
-	defaultCanaryWeightTotal = 100
-	maxCanaryWeight          = 1_000_000_000
-	maxCanaryHeaderLen       = 256
-)
-
 // applyCanary parses one canary* annotation into a.canary. Only
 // canary-by-header-pattern may carry '$' and '\' (see
 // validateHeaderPattern); the others go through checkForbidden.
 func applyCanary(a *intent.Settings, name, v string) error {
 	if a.Canary == nil {
-		a.Canary = &intent.CanarySettings{Spec: config.Canary{WeightTotal: defaultCanaryWeightTotal}}
+		a.Canary = &intent.CanarySettings{Spec: config.Canary{WeightTotal: intent.DefaultCanaryWeightTotal}}
 	}
 	c := &a.Canary.Spec
 	var err error
@@ -47,7 +40,7 @@ func applyCanary(a *intent.Settings, name, v string) error {
 		}
 		return nil
 	case "canary-weight":
-		c.Weight, err = intent.ParseIntRange(v, 0, maxCanaryWeight)
+		c.Weight, err = intent.ParseIntRange(v, 0, intent.MaxCanaryWeight)
 	case "canary-weight-total":
 		c.WeightTotal, err = parseCanaryWeightTotal(v)
 	case "canary-by-header":
@@ -108,12 +101,12 @@ func finishCanary(a *intent.Settings) {
 // parseCanaryWeightTotal accepts a whole number from 100 up: ingress-nginx's
 // router takes a smaller total as 100, so one is refused (and 100 used).
 func parseCanaryWeightTotal(v string) (int, error) {
-	n, err := intent.ParseIntRange(v, 0, maxCanaryWeight)
+	n, err := intent.ParseIntRange(v, 0, intent.MaxCanaryWeight)
 	if err != nil {
-		return defaultCanaryWeightTotal, err
+		return intent.DefaultCanaryWeightTotal, err
 	}
-	if n < defaultCanaryWeightTotal {
-		return defaultCanaryWeightTotal, errors.New("below 100, which ingress-nginx takes as 100 (100 is used)")
+	if n < intent.DefaultCanaryWeightTotal {
+		return intent.DefaultCanaryWeightTotal, errors.New("below 100, which ingress-nginx takes as 100 (100 is used)")
 	}
 	return n, nil
 }
@@ -121,8 +114,8 @@ func parseCanaryWeightTotal(v string) (int, error) {
 // parseHeaderName accepts a request header name of letters, digits, '-'
 // and '_' (nginx drops headers with other characters), at most 256.
 func parseHeaderName(v string) (string, error) {
-	if v == "" || len(v) > maxCanaryHeaderLen {
-		return "", fmt.Errorf("must be 1 to %d characters", maxCanaryHeaderLen)
+	if v == "" || len(v) > intent.MaxCanaryHeaderLen {
+		return "", fmt.Errorf("must be 1 to %d characters", intent.MaxCanaryHeaderLen)
 	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; !intent.IsAlnum(c) && c != '-' && c != '_' {

@@ -13,18 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Limits of ConfigMap values.
-const (
-	maxKeepalive      = 100000
-	maxGlobalSeconds  = 7 * 24 * 3600
-	maxGlobalCount    = 1 << 30
-	maxListItems      = 256
-	minSharedZoneSize = 32 << 10 // nginx: 8 pages
-	// maxProxyTimeout bounds the ConfigMap's proxy timeouts (whole seconds,
-	// as ingress-nginx takes them): a day, what the balancer accepts.
-	maxProxyTimeout = 86400
-)
-
 // parseGlobal reads cm over the defaults, without history: an invalid
 // value keeps the default.
 func parseGlobal(cm *corev1.ConfigMap) (config.Global, []string) { return parseGlobalKeeping(cm, nil) }
@@ -114,15 +102,15 @@ var globalKeys = map[string]setter{
 	"force-ssl-redirect":             boolField(func(g *config.Global) *bool { return &g.ForceSSLRedirect }),
 	"use-forwarded-headers":          boolField(func(g *config.Global) *bool { return &g.UseForwardedHeaders }),
 	"allow-snippet-annotations":      boolField(func(g *config.Global) *bool { return &g.AllowSnippets }),
-	"proxy-connect-timeout":          intField(func(g *config.Global) *int { return &g.ProxyConnectTimeout }, 1, maxProxyTimeout),
-	"proxy-read-timeout":             intField(func(g *config.Global) *int { return &g.ProxyReadTimeout }, 1, maxProxyTimeout),
-	"proxy-send-timeout":             intField(func(g *config.Global) *int { return &g.ProxySendTimeout }, 1, maxProxyTimeout),
+	"proxy-connect-timeout":          intField(func(g *config.Global) *int { return &g.ProxyConnectTimeout }, 1, intent.MaxProxyTimeout),
+	"proxy-read-timeout":             intField(func(g *config.Global) *int { return &g.ProxyReadTimeout }, 1, intent.MaxProxyTimeout),
+	"proxy-send-timeout":             intField(func(g *config.Global) *int { return &g.ProxySendTimeout }, 1, intent.MaxProxyTimeout),
 	"proxy-body-size":                field(func(g *config.Global) *config.Size { return &g.ProxyBodySize }, parseSize),
-	"upstream-keepalive-connections": intField(func(g *config.Global) *int { return &g.UpstreamKeepalive }, 0, maxKeepalive),
+	"upstream-keepalive-connections": intField(func(g *config.Global) *int { return &g.UpstreamKeepalive }, 0, intent.MaxKeepalive),
 
 	"use-gzip":        boolField(func(g *config.Global) *bool { return &g.Nginx.UseGzip }),
 	"gzip-level":      intField(func(g *config.Global) *int { return &g.Nginx.GzipLevel }, 1, 9),
-	"gzip-min-length": intField(func(g *config.Global) *int { return &g.Nginx.GzipMinLength }, 0, maxGlobalCount),
+	"gzip-min-length": intField(func(g *config.Global) *int { return &g.Nginx.GzipMinLength }, 0, intent.MaxGlobalCount),
 	"gzip-types":      field(func(g *config.Global) *string { return &g.Nginx.GzipTypes }, parseGzipTypes),
 	"gzip-disable":    field(func(g *config.Global) *string { return &g.Nginx.GzipDisable }, parseGzipDisable),
 
@@ -133,13 +121,13 @@ var globalKeys = map[string]setter{
 	"ssl-session-timeout":    field(func(g *config.Global) *int { return &g.Nginx.SSLSessionTimeout }, parseDuration),
 	"ssl-session-tickets":    boolField(func(g *config.Global) *bool { return &g.Nginx.SSLSessionTickets }),
 
-	"keep-alive":                  intField(func(g *config.Global) *int { return &g.Nginx.KeepAlive }, 0, maxGlobalSeconds),
-	"keep-alive-requests":         intField(func(g *config.Global) *int { return &g.Nginx.KeepAliveRequests }, 1, maxGlobalCount),
-	"upstream-keepalive-timeout":  intField(func(g *config.Global) *int { return &g.Nginx.UpstreamKeepaliveTimeout }, 1, maxGlobalSeconds),
-	"upstream-keepalive-requests": intField(func(g *config.Global) *int { return &g.Nginx.UpstreamKeepaliveRequests }, 1, maxGlobalCount),
+	"keep-alive":                  intField(func(g *config.Global) *int { return &g.Nginx.KeepAlive }, 0, intent.MaxGlobalSeconds),
+	"keep-alive-requests":         intField(func(g *config.Global) *int { return &g.Nginx.KeepAliveRequests }, 1, intent.MaxGlobalCount),
+	"upstream-keepalive-timeout":  intField(func(g *config.Global) *int { return &g.Nginx.UpstreamKeepaliveTimeout }, 1, intent.MaxGlobalSeconds),
+	"upstream-keepalive-requests": intField(func(g *config.Global) *int { return &g.Nginx.UpstreamKeepaliveRequests }, 1, intent.MaxGlobalCount),
 
-	"client-header-timeout":       intField(func(g *config.Global) *int { return &g.Nginx.ClientHeaderTimeout }, 1, maxGlobalSeconds),
-	"client-body-timeout":         intField(func(g *config.Global) *int { return &g.Nginx.ClientBodyTimeout }, 1, maxGlobalSeconds),
+	"client-header-timeout":       intField(func(g *config.Global) *int { return &g.Nginx.ClientHeaderTimeout }, 1, intent.MaxGlobalSeconds),
+	"client-body-timeout":         intField(func(g *config.Global) *int { return &g.Nginx.ClientBodyTimeout }, 1, intent.MaxGlobalSeconds),
 	"client-header-buffer-size":   sizeField(func(g *config.Global) *config.Size { return &g.Nginx.ClientHeaderBufferSize }, 1),
 	"large-client-header-buffers": setLargeClientHeaderBuffers,
 
@@ -150,8 +138,8 @@ var globalKeys = map[string]setter{
 	"client-body-buffer-size":       sizeField(func(g *config.Global) *config.Size { return &g.Nginx.ClientBodyBufferSize }, 1),
 	"proxy-stream-timeout":          field(func(g *config.Global) *int { return &g.Nginx.ProxyStreamTimeout }, parseDuration),
 	"proxy-protocol-header-timeout": field(func(g *config.Global) *int { return &g.Nginx.ProxyProtocolHeaderTimeout }, parseDuration),
-	"proxy-stream-responses":        intField(func(g *config.Global) *int { return &g.Nginx.ProxyStreamResponses }, 0, maxGlobalCount),
-	"proxy-next-upstream-timeout":   intField(func(g *config.Global) *int { return &g.Nginx.ProxyNextUpstreamTimeout }, 0, maxGlobalSeconds),
+	"proxy-stream-responses":        intField(func(g *config.Global) *int { return &g.Nginx.ProxyStreamResponses }, 0, intent.MaxGlobalCount),
+	"proxy-next-upstream-timeout":   intField(func(g *config.Global) *int { return &g.Nginx.ProxyNextUpstreamTimeout }, 0, intent.MaxGlobalSeconds),
 	"grpc-buffer-size-kb":           intField(func(g *config.Global) *int { return &g.Nginx.GRPCBufferSizeKB }, 0, 1<<20),
 	"upstream-keepalive-time":       field(func(g *config.Global) *int { return &g.Nginx.UpstreamKeepaliveTime }, parseDuration),
 	"allow-backend-server-header":   boolField(func(g *config.Global) *bool { return &g.Nginx.AllowBackendServerHeader }),
@@ -159,7 +147,7 @@ var globalKeys = map[string]setter{
 	"relative-redirects":            boolField(func(g *config.Global) *bool { return &g.Nginx.RelativeRedirects }),
 
 	"use-http2":                    boolField(func(g *config.Global) *bool { return &g.Nginx.UseHTTP2 }),
-	"http2-max-concurrent-streams": intField(func(g *config.Global) *int { return &g.Nginx.HTTP2MaxConcurrentStreams }, 1, maxGlobalCount),
+	"http2-max-concurrent-streams": intField(func(g *config.Global) *int { return &g.Nginx.HTTP2MaxConcurrentStreams }, 1, intent.MaxGlobalCount),
 
 	"log-format-upstream":    field(func(g *config.Global) *string { return &g.Nginx.LogFormatUpstream }, parseLogFormat),
 	"log-format-escape-json": boolField(func(g *config.Global) *bool { return &g.Nginx.LogFormatEscapeJSON }),
@@ -200,7 +188,7 @@ var globalKeys = map[string]setter{
 	"limit-rate-after":                field(func(g *config.Global) *int64 { return &g.LimitRateAfter }, parseLimitKB),
 
 	"hsts":                    boolField(func(g *config.Global) *bool { return &g.Nginx.HSTS }),
-	"hsts-max-age":            intField(func(g *config.Global) *int { return &g.Nginx.HSTSMaxAge }, 0, maxGlobalCount),
+	"hsts-max-age":            intField(func(g *config.Global) *int { return &g.Nginx.HSTSMaxAge }, 0, intent.MaxGlobalCount),
 	"hsts-include-subdomains": boolField(func(g *config.Global) *bool { return &g.Nginx.HSTSIncludeSubdomains }),
 	"hsts-preload":            boolField(func(g *config.Global) *bool { return &g.Nginx.HSTSPreload }),
 
@@ -254,7 +242,7 @@ func parseSizeAtLeast(v string, min int64) (config.Size, error) {
 // parseSharedZoneSize parses the size of a shared memory zone: nginx -t
 // maps it, so it is bounded (32k to 1g).
 func parseSharedZoneSize(v string) (config.Size, error) {
-	s, err := parseSizeAtLeast(v, minSharedZoneSize)
+	s, err := parseSizeAtLeast(v, intent.MinSharedZoneSize)
 	if n, _ := s.Bytes(); err == nil && n > 1<<30 {
 		err = errors.New("must be at most 1g")
 	}
@@ -290,7 +278,7 @@ var durationUnits = map[byte]int{'s': 1, 'm': 60, 'h': 3600, 'd': 86400}
 // to 7 days.
 func parseDuration(v string) (int, error) {
 	if intent.AllDigits(v) {
-		return intent.ParseIntRange(v, 1, maxGlobalSeconds)
+		return intent.ParseIntRange(v, 1, intent.MaxGlobalSeconds)
 	}
 	total, i := 0, 0
 	for i < len(v) {
@@ -309,8 +297,8 @@ func parseDuration(v string) (int, error) {
 		total += n * unit
 		i = j + 1
 	}
-	if total < 1 || total > maxGlobalSeconds {
-		return 0, fmt.Errorf("must be between 1s and %ds", maxGlobalSeconds)
+	if total < 1 || total > intent.MaxGlobalSeconds {
+		return 0, fmt.Errorf("must be between 1s and %ds", intent.MaxGlobalSeconds)
 	}
 	return total, nil
 }

@@ -37,8 +37,8 @@ func splitList(v string, commas bool) ([]string, error) {
 	if len(f) == 0 {
 		return nil, errors.New("is empty")
 	}
-	if len(f) > maxListItems {
-		return nil, fmt.Errorf("has more than %d items", maxListItems)
+	if len(f) > intent.MaxListItems {
+		return nil, fmt.Errorf("has more than %d items", intent.MaxListItems)
 	}
 	return f, nil
 }
@@ -111,8 +111,8 @@ func parseSSLCiphers(v string) (string, error) {
 	if len(items) == 0 {
 		return "", errors.New("is empty")
 	}
-	if len(items) > maxListItems {
-		return "", fmt.Errorf("has more than %d items", maxListItems)
+	if len(items) > intent.MaxListItems {
+		return "", fmt.Errorf("has more than %d items", intent.MaxListItems)
 	}
 	known := false
 	for _, c := range items {
