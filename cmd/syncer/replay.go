@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 
@@ -169,17 +171,16 @@ func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.R
 	if err := f.model.complete(&f.nginx); err != nil {
 		return nil, nil, err
 	}
+	opts := f.model.opts
+	if err := opts.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", replay.ErrInvalidOptions, err)
+	}
 	conn, err := f.nats.dial(ctx, "syncer replay", f.timeout)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := f.model.opts
-	if err := opts.Validate(); err != nil {
-		conn.Close()
-		return nil, nil, err
-	}
 	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Timeout: f.timeout,
-		NewBuilder: func() replay.Builder { return model.NewIncremental(model.NewStore(), opts) }}
+		NewBuilder: func() replay.Builder { return model.NewIncremental(model.NewStore(ingress.NewSource()), opts) }}
 	finish := func() {}
 	if f.progress || isTerminal(stderr) {
 		bar := replay.NewProgressBar(stderr, "replay")

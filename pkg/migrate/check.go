@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"cmp"
@@ -116,7 +118,7 @@ func selected(ing *networkingv1.Ingress, class string) bool {
 	if c := ing.Spec.IngressClassName; c != nil {
 		return *c == class
 	}
-	if c, ok := ing.Annotations[model.LegacyClassAnnotation]; ok {
+	if c, ok := ing.Annotations[ingress.LegacyClassAnnotation]; ok {
 		return c == class
 	}
 	return true
@@ -130,20 +132,20 @@ func switchClass(ing *networkingv1.Ingress) *networkingv1.Ingress {
 	c := ing.DeepCopy()
 	class := checkClass
 	c.Spec.IngressClassName = &class
-	delete(c.Annotations, model.LegacyClassAnnotation)
+	delete(c.Annotations, ingress.LegacyClassAnnotation)
 	return c
 }
 
 func annotationFindings(ing *networkingv1.Ingress) []Finding {
 	var out []Finding
 	for k := range ing.Annotations {
-		if !strings.HasPrefix(k, model.AnnotationPrefix) {
+		if !strings.HasPrefix(k, ingress.AnnotationPrefix) {
 			continue
 		}
-		e, _ := model.LookupAnnotation(k)
-		status, note := model.AnnotationStatus(k)
+		e, _ := ingress.LookupAnnotation(k)
+		status, note := ingress.AnnotationStatus(k)
 		out = append(out, Finding{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, Type: "annotation",
-			Key: strings.TrimPrefix(k, model.AnnotationPrefix), Status: status, Note: note, Issue: e.Issue})
+			Key: strings.TrimPrefix(k, ingress.AnnotationPrefix), Status: status, Note: note, Issue: e.Issue})
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return cmp.Compare(a.Key, b.Key) })
 	return out
@@ -152,8 +154,8 @@ func annotationFindings(ing *networkingv1.Ingress) []Finding {
 func keyFindings(cm *corev1.ConfigMap) []Finding {
 	var out []Finding
 	for k := range cm.Data {
-		e, _ := model.LookupConfigKey(k)
-		status, note := model.ConfigKeyStatus(k)
+		e, _ := ingress.LookupConfigKey(k)
+		status, note := ingress.ConfigKeyStatus(k)
 		out = append(out, Finding{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, Type: "key",
 			Key: k, Status: status, Note: note, Issue: e.Issue})
 	}
@@ -197,12 +199,12 @@ func saidByFinding(p config.Problem, findings []Finding) bool {
 		}
 		name := f.Key
 		if f.Type == "annotation" {
-			name = model.AnnotationPrefix + name
+			name = ingress.AnnotationPrefix + name
 		}
 		switch f.Status {
-		case model.StatusSupported, model.StatusSupportedWithDifference:
+		case ingress.StatusSupported, ingress.StatusSupportedWithDifference:
 			continue
-		case model.StatusRefused:
+		case ingress.StatusRefused:
 			if strings.Contains(p.Reason, name) && strings.Contains(p.Reason, "snippets are never applied") {
 				return true
 			}

@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"bytes"
 	"errors"
 	"os"
@@ -177,5 +179,5 @@ func TestCheckRejectsMalformedConfigMapName(t *testing.T) {
 
 // testBuilder is the syncer's builder, as `syncer migrate-check` gives it.
 func testBuilder(o BuildOptions) Builder {
-	return model.NewIncremental(model.NewStore(), model.Options{ControllerClass: o.ControllerClass, IngressClass: o.IngressClass, ConfigMap: o.ConfigMap})
+	return model.NewIncremental(model.NewStore(ingress.NewSource()), model.Options{ControllerClass: o.ControllerClass, IngressClass: o.IngressClass, ConfigMap: o.ConfigMap})
 }

@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"encoding/json"
@@ -9,8 +11,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // ErrDifferences is returned by Report.Err when something would not
@@ -25,11 +25,11 @@ type Finding struct {
 	Name      string `json:"name"`
 	// Type is "annotation" (Key without the nginx.ingress.kubernetes.io/
 	// prefix) or "key" (a ConfigMap key).
-	Type   string       `json:"type"`
-	Key    string       `json:"key"`
-	Status model.Status `json:"status"`
-	Note   string       `json:"note,omitempty"`
-	Issue  int          `json:"issue,omitempty"`
+	Type   string         `json:"type"`
+	Key    string         `json:"key"`
+	Status ingress.Status `json:"status"`
+	Note   string         `json:"note,omitempty"`
+	Issue  int            `json:"issue,omitempty"`
 }
 
 // Report is what Check found.
@@ -69,13 +69,13 @@ func (r *Report) summarize() {
 	s := Summary{Problems: len(r.Problems)}
 	for _, f := range r.Findings {
 		switch f.Status {
-		case model.StatusSupported:
+		case ingress.StatusSupported:
 			s.Supported++
-		case model.StatusSupportedWithDifference:
+		case ingress.StatusSupportedWithDifference:
 			s.WithDifference++
-		case model.StatusRefused:
+		case ingress.StatusRefused:
 			s.Refused++
-		case model.StatusNotSupported:
+		case ingress.StatusNotSupported:
 			s.NotSupported++
 		default:
 			s.Unknown++
@@ -139,7 +139,7 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 // statusText is the status with its note and issue.
-func statusText(s model.Status, note string, issue int) string {
+func statusText(s ingress.Status, note string, issue int) string {
 	var b strings.Builder
 	b.WriteString(s.String())
 	if note != "" {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"slices"
@@ -16,10 +18,10 @@ import (
 func TestBuildSourceRangeDefaults(t *testing.T) {
 	objs := []runtime.Object{
 		service("default", "web", svcPort("http", 80)), slice("default", "web-1", "web", "http", 80, ready("10.0.0.1")),
-		configMap("ingress", "cfg", "whitelist-source-range", "192.0.2.0/24", "denylist-source-range", "192.0.2.7"),
-		ingress("default", "plain", rule("plain.test", prefix("/", "web", 80))),
-		ingress("default", "own", nginx("allowlist-source-range", "10.0.0.0/8"), nginx("denylist-source-range", "10.0.0.1"), rule("own.test", prefix("/", "web", 80))),
-		ingress("default", "bad", nginx("allowlist-source-range", "nonsense"), rule("bad.test", prefix("/", "web", 80))),
+		fixtures.ConfigMap("ingress", "cfg", "whitelist-source-range", "192.0.2.0/24", "denylist-source-range", "192.0.2.7"),
+		newIngress("default", "plain", rule("plain.test", prefix("/", "web", 80))),
+		newIngress("default", "own", nginx("allowlist-source-range", "10.0.0.0/8"), nginx("denylist-source-range", "10.0.0.1"), rule("own.test", prefix("/", "web", 80))),
+		newIngress("default", "bad", nginx("allowlist-source-range", "nonsense"), rule("bad.test", prefix("/", "web", 80))),
 	}
 	cfg := buildWith(t, objs, func(o *Options) { o.ConfigMap = "ingress/cfg" })
 	checkDataPlane(t, cfg)
@@ -48,8 +50,8 @@ func TestBuildSourceRangeDefaults(t *testing.T) {
 func TestBuildBlockLists(t *testing.T) {
 	objs := []runtime.Object{
 		service("default", "web", svcPort("http", 80)), slice("default", "web-1", "web", "http", 80, ready("10.0.0.1")),
-		configMap("ingress", "cfg", "block-user-agents", "~*bot", "block-referers", "spam.example", "block-cidrs", "192.0.2.1"),
-		ingress("default", "a", rule("a.test", prefix("/", "web", 80))),
+		fixtures.ConfigMap("ingress", "cfg", "block-user-agents", "~*bot", "block-referers", "spam.example", "block-cidrs", "192.0.2.1"),
+		newIngress("default", "a", rule("a.test", prefix("/", "web", 80))),
 	}
 	cfg := buildWith(t, objs, func(o *Options) { o.ConfigMap = "ingress/cfg" })
 	checkDataPlane(t, cfg)

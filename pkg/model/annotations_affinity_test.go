@@ -2,7 +2,6 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
-	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"testing"
 )
@@ -10,13 +9,6 @@ import (
 // Affinity and hashing annotations: values, defaults, how Ingresses
 // routing to one backend combine, and the cookie path and canary rules of
 // finishAffinity.
-
-func affinityOf(b *intent.Balancing) *config.Affinity {
-	if b == nil {
-		return nil
-	}
-	return b.Affinity
-}
 
 func TestCommonCookiePath(t *testing.T) {
 	tests := map[string]struct {
@@ -54,45 +46,45 @@ func TestAffinityBuild(t *testing.T) {
 	aff := nginx("affinity", "cookie")
 	runBuildCases(t, map[string]buildCase{
 		"cookie path is the location's path": {
-			objs:     objs(webService(), one(ingress("default", "a", aff, rule("a.example.com", prefix("/something", "web", 80))))),
+			objs:     objs(webService(), one(newIngress("default", "a", aff, rule("a.example.com", prefix("/something", "web", 80))))),
 			backends: []config.Backend{sticky("/something")},
 		},
 		"two paths of the Ingress: their common path": {
-			objs: objs(webService(), one(ingress("default", "a", aff,
+			objs: objs(webService(), one(newIngress("default", "a", aff,
 				rule("a.example.com", prefix("/something", "web", 80), prefix("/somewhereelse", "web", 80))))),
 			backends: []config.Backend{sticky("/")},
 		},
 		"session-cookie-path wins": {
-			objs: objs(webService(), one(ingress("default", "a", aff, nginx("session-cookie-path", "/app"),
+			objs: objs(webService(), one(newIngress("default", "a", aff, nginx("session-cookie-path", "/app"),
 				rule("a.example.com", prefix("/something", "web", 80))))),
 			backends: []config.Backend{sticky("/app")},
 		},
 		"paths of other Ingresses do not count": {
 			objs: objs(webService(), one(
-				ingress("default", "a", created(0), aff, rule("a.example.com", prefix("/foo/bar", "web", 80))),
-				ingress("default", "b", created(1), rule("a.example.com", prefix("/foo", "web", 80))))),
+				newIngress("default", "a", created(0), aff, rule("a.example.com", prefix("/foo/bar", "web", 80))),
+				newIngress("default", "b", created(1), rule("a.example.com", prefix("/foo", "web", 80))))),
 			backends: []config.Backend{sticky("/foo/bar")},
 		},
 		"use-regex: the regex as written, with ingress-nginx's warning": {
-			objs: objs(webService(), one(ingress("default", "a", aff, nginx("use-regex", "true"),
+			objs: objs(webService(), one(newIngress("default", "a", aff, nginx("use-regex", "true"),
 				rule("a.example.com", implSpecific("/foo/.*", "web", 80))))),
 			backends: []config.Backend{sticky("/foo/.*")},
 			problems: []string{`Ingress default/a: annotation nginx.ingress.kubernetes.io/session-cookie-path should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is "/foo/.*"`},
 		},
 		"use-regex with session-cookie-path": {
-			objs: objs(webService(), one(ingress("default", "a", aff, nginx("use-regex", "true"), nginx("session-cookie-path", "/foo/bar"),
+			objs: objs(webService(), one(newIngress("default", "a", aff, nginx("use-regex", "true"), nginx("session-cookie-path", "/foo/bar"),
 				rule("a.example.com", implSpecific("/foo/.*", "web", 80))))),
 			backends: []config.Backend{sticky("/foo/bar")},
 		},
 		"the oldest Ingress decides every affinity setting": {
 			objs: objs(webService(), one(
-				ingress("default", "old", created(0), aff, nginx("affinity-mode", "persistent"), rule("a.example.com", prefix("/a", "web", 80))),
-				ingress("default", "new", created(1), aff, nginx("session-cookie-name", "X"), rule("b.example.com", prefix("/b", "web", 80))))),
+				newIngress("default", "old", created(0), aff, nginx("affinity-mode", "persistent"), rule("a.example.com", prefix("/a", "web", 80))),
+				newIngress("default", "new", created(1), aff, nginx("session-cookie-name", "X"), rule("b.example.com", prefix("/b", "web", 80))))),
 			backends: []config.Backend{sticky("/a", func(a *config.Affinity) { a.Mode = config.AffinityPersistent })},
 			problems: []string{"Ingress default/new: backend default-web-80: load-balance, upstream-hash-by and affinity annotations differ from Ingress default/old, which is older and is used; ignored"},
 		},
 		"subset hashing": {
-			objs: objs(webService(), one(ingress("default", "a", nginx("upstream-hash-by", "$arg_x"), nginx("upstream-hash-by-subset", "true"),
+			objs: objs(webService(), one(newIngress("default", "a", nginx("upstream-hash-by", "$arg_x"), nginx("upstream-hash-by-subset", "true"),
 				rule("a.example.com", prefix("/", "web", 80))))),
 			backends: []config.Backend{func() config.Backend {
 				b := web()

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -73,8 +75,8 @@ func TestParseHtpasswd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkEqual(t, "users", users, tc.users)
-			checkEqual(t, "dropped", dropped, tc.dropped)
+			check.Equal(t, "users", users, tc.users)
+			check.Equal(t, "dropped", dropped, tc.dropped)
 		})
 	}
 }
@@ -144,7 +146,7 @@ func TestBasicAuthAnnotations(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := append([]ingOpt{rule("a.example.com", prefix("/", "web", 80))}, tc.opts...)
-			objs := append([]runtime.Object{ingress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.secrets...)
+			objs := append([]runtime.Object{newIngress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.secrets...)
 			cfg := Build(newTestStore(t, objs...), testOptions())
 			checkProblems(t, cfg.Problems, tc.problems)
 			i := slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Hostname == "a.example.com" })
@@ -153,7 +155,7 @@ func TestBasicAuthAnnotations(t *testing.T) {
 			}
 			for _, l := range cfg.Servers[i].Locations {
 				if l.Ingress == "default/web" {
-					checkEqual(t, "BasicAuth", l.Settings.BasicAuth, tc.want)
+					check.Equal(t, "BasicAuth", l.Settings.BasicAuth, tc.want)
 				}
 			}
 		})

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -29,13 +31,13 @@ func (c *contract) clientAuth(host string, a *config.ClientAuth) {
 	if pemCA, _, err := ParseClientCA([]byte(a.CA)); err != nil || pemCA != a.CA {
 		c.fail("server %s: client CA %v", host, err)
 	}
-	if _, err := ParseVerifyClient(a.Verify); err != nil || a.Depth < 1 || a.Depth > intent.MaxVerifyDepth {
+	if _, err := ingress.ParseVerifyClient(a.Verify); err != nil || a.Depth < 1 || a.Depth > intent.MaxVerifyDepth {
 		c.fail("server %s: verify %q depth %d", host, a.Verify, a.Depth)
 	}
-	if p, err := ParseErrorPage(a.ErrorPage); err != nil || p != a.ErrorPage || strings.ContainsAny(p, "?# ") {
+	if p, err := ingress.ParseErrorPage(a.ErrorPage); err != nil || p != a.ErrorPage || strings.ContainsAny(p, "?# ") {
 		c.fail("server %s: error page %q", host, a.ErrorPage)
 	}
-	if _, err := ParseMatchCN(a.MatchCN); a.MatchCN != "" && err != nil {
+	if _, err := ingress.ParseMatchCN(a.MatchCN); a.MatchCN != "" && err != nil {
 		c.fail("server %s: match-cn %q", host, a.MatchCN)
 	}
 	hex := regexp.MustCompile(`^(?:[0-9A-F]{2})+$`)
@@ -97,28 +99,28 @@ func TestParseClientAuthValues(t *testing.T) {
 		parse       func(string) (string, error)
 		ok          bool
 	}{
-		{"verify on", "on", ParseVerifyClient, true},
-		{"verify optional_no_ca", "optional_no_ca", ParseVerifyClient, true},
-		{"verify in upper case", "ON", ParseVerifyClient, false},
-		{"verify other", "require", ParseVerifyClient, false},
-		{"error page URL", "https://errors.example.com:8443/cert/error.html", ParseErrorPage, true},
-		{"error page host and path (e2e)", "ok.com/error", ParseErrorPage, true},
-		{"error page path", "/error", ParseErrorPage, true},
-		{"error page trailing slash", "http://a.b/c/", ParseErrorPage, true},
-		{"error page empty: none", "", ParseErrorPage, true},
-		{"error page named location", "@error", ParseErrorPage, false},
-		{"error page query", "/error?x=1", ParseErrorPage, false},
-		{"error page scheme without host", "https:///x", ParseErrorPage, false},
-		{"error page variable", "/$request_uri", ParseErrorPage, false},
-		{"error page space", "/a b", ParseErrorPage, false},
-		{"error page double slash", "//x", ParseErrorPage, false},
-		{"error page bad port", "a.b:x/c", ParseErrorPage, false},
-		{"match-cn literal", "CN=client", ParseMatchCN, true},
-		{"match-cn alternatives", "CN=(a|b|c)", ParseMatchCN, true},
-		{"match-cn without CN=", "client", ParseMatchCN, false},
-		{"match-cn bad regex", "CN=(", ParseMatchCN, false},
-		{"match-cn PCRE-only group", "CN=(?<n>a)", ParseMatchCN, false},
-		{"match-cn newline", "CN=a\nb", ParseMatchCN, false},
+		{"verify on", "on", ingress.ParseVerifyClient, true},
+		{"verify optional_no_ca", "optional_no_ca", ingress.ParseVerifyClient, true},
+		{"verify in upper case", "ON", ingress.ParseVerifyClient, false},
+		{"verify other", "require", ingress.ParseVerifyClient, false},
+		{"error page URL", "https://errors.example.com:8443/cert/error.html", ingress.ParseErrorPage, true},
+		{"error page host and path (e2e)", "ok.com/error", ingress.ParseErrorPage, true},
+		{"error page path", "/error", ingress.ParseErrorPage, true},
+		{"error page trailing slash", "http://a.b/c/", ingress.ParseErrorPage, true},
+		{"error page empty: none", "", ingress.ParseErrorPage, true},
+		{"error page named location", "@error", ingress.ParseErrorPage, false},
+		{"error page query", "/error?x=1", ingress.ParseErrorPage, false},
+		{"error page scheme without host", "https:///x", ingress.ParseErrorPage, false},
+		{"error page variable", "/$request_uri", ingress.ParseErrorPage, false},
+		{"error page space", "/a b", ingress.ParseErrorPage, false},
+		{"error page double slash", "//x", ingress.ParseErrorPage, false},
+		{"error page bad port", "a.b:x/c", ingress.ParseErrorPage, false},
+		{"match-cn literal", "CN=client", ingress.ParseMatchCN, true},
+		{"match-cn alternatives", "CN=(a|b|c)", ingress.ParseMatchCN, true},
+		{"match-cn without CN=", "client", ingress.ParseMatchCN, false},
+		{"match-cn bad regex", "CN=(", ingress.ParseMatchCN, false},
+		{"match-cn PCRE-only group", "CN=(?<n>a)", ingress.ParseMatchCN, false},
+		{"match-cn newline", "CN=a\nb", ingress.ParseMatchCN, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,7 +297,7 @@ func buildSpecs(t *testing.T, secrets []*corev1.Secret, specs []ingressSpec) *co
 		for k, v := range s.ann {
 			opts = append(opts, nginx(k, v))
 		}
-		objs = append(objs, ingress("default", s.name, opts...))
+		objs = append(objs, newIngress("default", s.name, opts...))
 	}
 	return Build(newTestStore(t, objs...), testOptions())
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -39,7 +41,7 @@ func TestParseHtdigest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkEqual(t, "users", users, tc.users)
+			check.Equal(t, "users", users, tc.users)
 		})
 	}
 }

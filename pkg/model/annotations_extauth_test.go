@@ -1,6 +1,10 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -40,7 +44,7 @@ func TestParseAuthCacheDurations(t *testing.T) {
 			continue
 		}
 		if !tc.err {
-			checkEqual(t, tc.in, got, tc.want)
+			check.Equal(t, tc.in, got, tc.want)
 		}
 	}
 }
@@ -103,7 +107,7 @@ func TestExternalAuthAnnotations(t *testing.T) {
 				ProxySetHeaders: []config.Header{{Name: "X-A", Value: "1"}, {Name: "X-B", Value: "2"}}}, nil},
 		{"invalid keepalive: a Problem only", withURL("auth-keepalive", "-1"), nil, &config.ExternalAuth{URL: url, Host: "auth.default.svc"},
 			[]string{"auth-keepalive"}},
-		{"auth-signin without auth-url: ignored", []ingOpt{nginx("auth-signin", "https://x/")}, nil, nil, []string{"without " + AnnotationPrefix + "auth-url: ignored"}},
+		{"auth-signin without auth-url: ignored", []ingOpt{nginx("auth-signin", "https://x/")}, nil, nil, []string{"without " + ingress.AnnotationPrefix + "auth-url: ignored"}},
 		{"bad auth-url", []ingOpt{nginx("auth-url", "ftp://x/")}, nil, down, []string{"must be an http:// or https:// URL; the Ingress's routes answer 503"}},
 		{"bad method", withURL("auth-method", "get"), nil, down, []string{"must be one of"}},
 		{"CONNECT", withURL("auth-method", "CONNECT"), nil, down, []string{"not supported"}},
@@ -128,7 +132,7 @@ func TestExternalAuthAnnotations(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := append([]ingOpt{rule("a.example.com", prefix("/", "web", 80))}, tc.opts...)
-			objs := append([]runtime.Object{ingress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.objs...)
+			objs := append([]runtime.Object{newIngress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.objs...)
 			o := testOptions()
 			o.ConfigMap = "ingress/controller"
 			cfg := Build(newTestStore(t, objs...), o)
@@ -139,7 +143,7 @@ func TestExternalAuthAnnotations(t *testing.T) {
 			}
 			for _, l := range cfg.Servers[i].Locations {
 				if l.Ingress == "default/web" {
-					checkEqual(t, "ExternalAuth", l.Settings.ExternalAuth, tc.want)
+					check.Equal(t, "ExternalAuth", l.Settings.ExternalAuth, tc.want)
 				}
 			}
 		})

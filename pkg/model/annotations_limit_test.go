@@ -1,6 +1,9 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
@@ -18,8 +21,8 @@ import (
 // ConfigMap's status codes; other Ingresses none.
 func TestBuildLimits(t *testing.T) {
 	svc := service("default", "web", svcPort("http", 80))
-	limited := ingress("default", "a", nginx("limit-rps", "3"), rule("a.test", prefix("/", "web", 80), prefix("/x", "web", 80)))
-	other := ingress("default", "b", rule("b.test", prefix("/", "web", 80)))
+	limited := newIngress("default", "a", nginx("limit-rps", "3"), rule("a.test", prefix("/", "web", 80), prefix("/x", "web", 80)))
+	other := newIngress("default", "b", rule("b.test", prefix("/", "web", 80)))
 	for name, tc := range map[string]struct {
 		kv         []string
 		req, conn  int
@@ -33,7 +36,7 @@ func TestBuildLimits(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			objs := []runtime.Object{svc, limited, other}
 			if tc.kv != nil {
-				objs = append(objs, configMap("ingress", "cfg", tc.kv...))
+				objs = append(objs, fixtures.ConfigMap("ingress", "cfg", tc.kv...))
 			}
 			opts := testOptions()
 			opts.ConfigMap = "ingress/cfg"
@@ -82,9 +85,9 @@ func TestConfigMapLimitRate(t *testing.T) {
 			for i := 0; i+1 < len(tc.ann); i += 2 {
 				opts = append(opts, nginx(tc.ann[i], tc.ann[i+1]))
 			}
-			objs := []runtime.Object{svc, ingress("default", "a", opts...)}
+			objs := []runtime.Object{svc, newIngress("default", "a", opts...)}
 			if tc.kv != nil {
-				objs = append(objs, configMap("ingress", "cfg", tc.kv...))
+				objs = append(objs, fixtures.ConfigMap("ingress", "cfg", tc.kv...))
 			}
 			o := testOptions()
 			o.ConfigMap = "ingress/cfg"
@@ -125,4 +128,29 @@ func (c *contract) rateLimit(where string, r *config.RateLimit) {
 			c.fail("%s: limit allowlist entry %q", where, s)
 		}
 	}
+}
+
+// FuzzLimitValues: the limit parsers accept only what their contract says
+// and never panic; a refused value marks the limit invalid.
+func FuzzLimitValues(f *testing.F) {
+	for _, s := range []string{"0", "10", "-1", "1e3", "99999999999", "10.0.0.0/8", "::1, 10.0.0.1", "", " 5", "5\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, name := range []string{"limit-rps", "limit-rate", "limit-burst-multiplier", "limit-allowlist"} {
+			a := parsedSettings(map[string]string{ingress.AnnotationPrefix + name: v, ingress.AnnotationPrefix + "limit-connections": "1"})
+			r := a.Location.RateLimit
+			if r == nil {
+				t.Fatalf("%s=%q: no RateLimit with limit-connections", name, v)
+			}
+			var c contract
+			c.rateLimit(name, r)
+			if len(c.violations) > 0 {
+				t.Fatalf("%s=%q: %v", name, v, c.violations)
+			}
+			if r.Invalid != (len(a.Problems) > 0) {
+				t.Fatalf("%s=%q: invalid %v, problems %q", name, v, r.Invalid, a.Problems)
+			}
+		}
+	})
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"reflect"
@@ -21,7 +23,7 @@ func TestBuildErrorPages(t *testing.T) {
 		slice("default", "pages-1", "pages", "http", 8080, ready("10.0.0.2")),
 	}
 	ing := func(name, host string, opts ...ingOpt) runtime.Object {
-		return ingress("default", name, append(opts, rule(host, prefix("/", "web", 80)))...)
+		return newIngress("default", name, append(opts, rule(host, prefix("/", "web", 80)))...)
 	}
 	cases := map[string]struct {
 		objs []runtime.Object
@@ -39,7 +41,7 @@ func TestBuildErrorPages(t *testing.T) {
 				Service: "web", ServicePort: "80"}},
 		},
 		"the ConfigMap's codes, unless the annotation says otherwise": {
-			objs: []runtime.Object{configMap("ingress", "cfg", "custom-http-errors", "502,503"), ing("a", "a.test"),
+			objs: []runtime.Object{fixtures.ConfigMap("ingress", "cfg", "custom-http-errors", "502,503"), ing("a", "a.test"),
 				ing("b", "b.test", nginx("custom-http-errors", "404"))},
 			want: map[string]*config.CustomErrors{
 				"a.test": {Codes: []int{502, 503}, Global: true, Service: "web", ServicePort: "80"},
@@ -95,9 +97,9 @@ func TestBuildProxyBufferSize(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			objs := []runtime.Object{service("default", "web", svcPort("http", 80)),
-				ingress("default", "a", nginx("proxy-buffer-size", tc.annotation), rule("a.test", prefix("/", "web", 80)))}
+				newIngress("default", "a", nginx("proxy-buffer-size", tc.annotation), rule("a.test", prefix("/", "web", 80)))}
 			if tc.configMap != "" {
-				objs = append(objs, configMap("ingress", "cfg", "proxy-buffer-size", tc.configMap))
+				objs = append(objs, fixtures.ConfigMap("ingress", "cfg", "proxy-buffer-size", tc.configMap))
 			}
 			opts := testOptions()
 			opts.ConfigMap = "ingress/cfg"

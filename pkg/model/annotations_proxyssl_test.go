@@ -1,6 +1,12 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"encoding/pem"
@@ -55,7 +61,7 @@ func TestParseProxySSLValues(t *testing.T) {
 		})
 	}
 	for v, want := range map[string]int{"0": 1, "1": 1, "3": 3, "100": 100, "101": -1, "-1": -1, "+2": -1, "x": -1} {
-		got, err := ParseProxySSLVerifyDepth(v)
+		got, err := ingress.ParseProxySSLVerifyDepth(v)
 		if want < 0 && err == nil || want >= 0 && (err != nil || got != want) {
 			t.Errorf("verify depth %q: %d, %v; want %d", v, got, err, want)
 		}
@@ -128,13 +134,13 @@ func TestProxySSLAnnotations(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := append([]ingOpt{rule("a.example.com", prefix("/", "web", 80))}, tc.opts...)
-			objs := append([]runtime.Object{ingress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.secrets...)
+			objs := append([]runtime.Object{newIngress("default", "web", opts...), service("default", "web", svcPort("http", 80))}, tc.secrets...)
 			cfg := Build(newTestStore(t, objs...), testOptions())
 			checkProblems(t, cfg.Problems, tc.problems)
 			l := locationOf(t, cfg, "a.example.com", "default/web")
 			if tc.profile == nil {
-				checkEqual(t, "ProxySSL", l.Settings.ProxySSL, tc.want)
-				checkEqual(t, "UpstreamTLS", len(cfg.UpstreamTLS), 0)
+				check.Equal(t, "ProxySSL", l.Settings.ProxySSL, tc.want)
+				check.Equal(t, "UpstreamTLS", len(cfg.UpstreamTLS), 0)
 				return
 			}
 			if len(cfg.UpstreamTLS) != 1 {
@@ -143,10 +149,10 @@ func TestProxySSLAnnotations(t *testing.T) {
 			p := cfg.UpstreamTLS[0]
 			want := *tc.want
 			want.Profile = p.Name
-			checkEqual(t, "ProxySSL", l.Settings.ProxySSL, &want)
+			check.Equal(t, "ProxySSL", l.Settings.ProxySSL, &want)
 			got := p
 			got.Name, got.CA, got.Cert, got.Key = "", nil, nil, nil
-			checkEqual(t, "profile", &got, tc.profile)
+			check.Equal(t, "profile", &got, tc.profile)
 			for _, pemData := range [][]byte{p.CA, p.Cert, p.Key} {
 				if pemData != nil {
 					if b, _ := pem.Decode(pemData); b == nil {
@@ -181,7 +187,7 @@ func TestProxySSLProfiles(t *testing.T) {
 	ca2 := proxySSLSecret(t, "ca2", "ca.crt")
 	cert := proxySSLSecret(t, "cert", "tls.crt", "tls.key")
 	ing := func(name, host, path string, age int, opts ...ingOpt) runtime.Object {
-		return ingress("default", name, append([]ingOpt{created(age), rule(host, prefix(path, "web", 80))}, opts...)...)
+		return newIngress("default", name, append([]ingOpt{created(age), rule(host, prefix(path, "web", 80))}, opts...)...)
 	}
 	sec := func(s string) ingOpt { return nginx("proxy-ssl-secret", s) }
 	objs := []runtime.Object{service("default", "web", svcPort("http", 80)), ca, ca2, cert,
@@ -190,7 +196,7 @@ func TestProxySSLProfiles(t *testing.T) {
 		ing("c", "a.example.com", "/c", 3),             // takes a's profile (server level)
 		ing("d", "c.example.com", "/d", 4, sec("ca"), nginx("proxy-ssl-verify", "on")),
 		ing("e", "c.example.com", "/e", 5, sec("cert")),
-		ingress("other", "f", created(6), rule("a.example.com", prefix("/f", "web", 80))),
+		newIngress("other", "f", created(6), rule("a.example.com", prefix("/f", "web", 80))),
 		service("other", "web", svcPort("http", 80)),
 	}
 	opts := testOptions()
@@ -201,22 +207,22 @@ func TestProxySSLProfiles(t *testing.T) {
 		t.Fatalf("profiles %v, want 2", cfg.UpstreamTLS)
 	}
 	pa := locationOf(t, cfg, "a.example.com", "default/a").Settings.ProxySSL
-	checkEqual(t, "a", pa, &config.ProxySSL{Profile: pa.Profile, Name: "a.example.com"})
-	checkEqual(t, "b", locationOf(t, cfg, "b.example.com", "default/b").Settings.ProxySSL, &config.ProxySSL{Profile: pa.Profile})
-	checkEqual(t, "c inherits a", locationOf(t, cfg, "a.example.com", "default/c").Settings.ProxySSL, pa)
-	checkEqual(t, "the catch-all does not inherit", locationOf(t, cfg, "a.example.com", "").Settings.ProxySSL, (*config.ProxySSL)(nil))
-	checkEqual(t, "another namespace does not inherit", locationOf(t, cfg, "a.example.com", "other/f").Settings.ProxySSL, (*config.ProxySSL)(nil))
+	check.Equal(t, "a", pa, &config.ProxySSL{Profile: pa.Profile, Name: "a.example.com"})
+	check.Equal(t, "b", locationOf(t, cfg, "b.example.com", "default/b").Settings.ProxySSL, &config.ProxySSL{Profile: pa.Profile})
+	check.Equal(t, "c inherits a", locationOf(t, cfg, "a.example.com", "default/c").Settings.ProxySSL, pa)
+	check.Equal(t, "the catch-all does not inherit", locationOf(t, cfg, "a.example.com", "").Settings.ProxySSL, (*config.ProxySSL)(nil))
+	check.Equal(t, "another namespace does not inherit", locationOf(t, cfg, "a.example.com", "other/f").Settings.ProxySSL, (*config.ProxySSL)(nil))
 	pd := locationOf(t, cfg, "c.example.com", "default/d").Settings.ProxySSL
 	if pd.Profile == pa.Profile || pd.Profile == "" {
 		t.Fatalf("d's profile %q, a's %q", pd.Profile, pa.Profile)
 	}
-	checkEqual(t, "e beyond the bound", locationOf(t, cfg, "c.example.com", "default/e").Settings.ProxySSL, &config.ProxySSL{Unavailable: true})
+	check.Equal(t, "e beyond the bound", locationOf(t, cfg, "c.example.com", "default/e").Settings.ProxySSL, &config.ProxySSL{Unavailable: true})
 
-	objs = append(objs, configMap("ingress", "cfg", "proxy-ssl-location-only", "true"))
+	objs = append(objs, fixtures.ConfigMap("ingress", "cfg", "proxy-ssl-location-only", "true"))
 	opts.ConfigMap = "ingress/cfg"
 	cfg = Build(newTestStore(t, objs...), opts)
-	checkEqual(t, "location only: c", locationOf(t, cfg, "a.example.com", "default/c").Settings.ProxySSL, (*config.ProxySSL)(nil))
-	checkEqual(t, "location only: a", locationOf(t, cfg, "a.example.com", "default/a").Settings.ProxySSL, pa)
+	check.Equal(t, "location only: c", locationOf(t, cfg, "a.example.com", "default/c").Settings.ProxySSL, (*config.ProxySSL)(nil))
+	check.Equal(t, "location only: a", locationOf(t, cfg, "a.example.com", "default/a").Settings.ProxySSL, pa)
 }
 
 // FuzzProxySSLValues: an accepted protocols, ciphers or name value holds

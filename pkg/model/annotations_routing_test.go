@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"maps"
@@ -12,7 +14,7 @@ import (
 func TestBuildRoutingAnnotations(t *testing.T) {
 	const ing = "default/ing"
 	route := func(opts ...ingOpt) []runtime.Object {
-		return one(ingress("default", "ing", append(opts, rule("a.example.com", prefix("/app", "web", 80)))...))
+		return one(newIngress("default", "ing", append(opts, rule("a.example.com", prefix("/app", "web", 80)))...))
 	}
 	app := func(s config.LocationSettings) config.Location {
 		return withSettings(loc("/app", config.PathPrefix, web80, ing), s)
@@ -57,17 +59,17 @@ func TestBuildRoutingAnnotations(t *testing.T) {
 		},
 		"x-forwarded-prefix applies with a rewrite only": {
 			objs: objs(webService(), one(
-				ingress("default", "ing", nginx("rewrite-target", "/$1"), nginx("x-forwarded-prefix", "/api"),
+				newIngress("default", "ing", nginx("rewrite-target", "/$1"), nginx("x-forwarded-prefix", "/api"),
 					rule("a.example.com", implSpecific("/api/(.*)", "web", 80))),
-				ingress("default", "other", nginx("x-forwarded-prefix", "/x"), rule("b.example.com", prefix("/", "web", 80))))),
+				newIngress("default", "other", nginx("x-forwarded-prefix", "/x"), rule("b.example.com", prefix("/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")),
 				srv("a.example.com", withSettings(rxLoc("/api/(.*)", ing), config.LocationSettings{RewriteTarget: "/$1", XForwardedPrefix: "/api"}), loc("/", config.PathRegex, "", "")),
 				srv("b.example.com", loc("/", config.PathPrefix, web80, "default/other"))},
 		},
 		"app-root is host-wide, the first location's Ingress winning": {
 			objs: objs(webService(), one(
-				ingress("default", "ing", nginx("app-root", "/app1"), rule("a.example.com", prefix("/app", "web", 80))),
-				ingress("default", "long", created(1), nginx("app-root", "/app2"), rule("a.example.com", prefix("/longer", "web", 80))))),
+				newIngress("default", "ing", nginx("app-root", "/app1"), rule("a.example.com", prefix("/app", "web", 80))),
+				newIngress("default", "long", created(1), nginx("app-root", "/app2"), rule("a.example.com", prefix("/longer", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), {Hostname: "a.example.com", AppRoot: "/app2", Locations: []config.Location{
 				loc("/longer", config.PathPrefix, web80, "default/long"), loc("/app", config.PathPrefix, web80, ing), catchAll("")}}},
 		},
@@ -113,11 +115,11 @@ func TestBuildRoutingAnnotations(t *testing.T) {
 		},
 		"from-to-www-redirect adds a redirecting server for the other name": {
 			objs: objs(webService(), one(
-				ingress("default", "ing", nginx("from-to-www-redirect", "true"), rule("a.example.com", prefix("/app", "web", 80))),
-				ingress("default", "www", nginx("from-to-www-redirect", "true"), rule("www.b.example.com", prefix("/", "web", 80))),
-				ingress("default", "both", nginx("from-to-www-redirect", "true"), rule("c.example.com", prefix("/", "web", 80)),
+				newIngress("default", "ing", nginx("from-to-www-redirect", "true"), rule("a.example.com", prefix("/app", "web", 80))),
+				newIngress("default", "www", nginx("from-to-www-redirect", "true"), rule("www.b.example.com", prefix("/", "web", 80))),
+				newIngress("default", "both", nginx("from-to-www-redirect", "true"), rule("c.example.com", prefix("/", "web", 80)),
 					rule("www.c.example.com", prefix("/", "web", 80))),
-				ingress("default", "wild", nginx("from-to-www-redirect", "true"), rule("*.d.example.com", prefix("/", "web", 80))))),
+				newIngress("default", "wild", nginx("from-to-www-redirect", "true"), rule("*.d.example.com", prefix("/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")),
 				srv("*.d.example.com", loc("/", config.PathPrefix, web80, "default/wild")),
 				srv("a.example.com", loc("/app", config.PathPrefix, web80, ing), catchAll("")),
@@ -132,15 +134,15 @@ func TestBuildRoutingAnnotations(t *testing.T) {
 
 func TestBuildCatchAllAndGlobalDefaults(t *testing.T) {
 	const ing = "default/ing"
-	cm := func(kv ...string) []runtime.Object { return one(configMap("ingress", "cfg", kv...)) }
+	cm := func(kv ...string) []runtime.Object { return one(fixtures.ConfigMap("ingress", "cfg", kv...)) }
 	withCM := func(o *Options) { o.ConfigMap = "ingress/cfg" }
 	allow := config.LocationSettings{AllowSourceRange: []string{"10.0.0.0/8"}}
 	runBuildCases(t, map[string]buildCase{
 		"the catch-all takes the settings of the host's oldest Ingress, without its rewrite": {
 			objs: objs(webService(), one(
-				ingress("default", "ing", nginx("whitelist-source-range", "10.0.0.0/8"), nginx("rewrite-target", "/"),
+				newIngress("default", "ing", nginx("whitelist-source-range", "10.0.0.0/8"), nginx("rewrite-target", "/"),
 					nginx("use-regex", "true"), rule("a.example.com", implSpecific("/app", "web", 80))),
-				ingress("default", "new", created(1), nginx("proxy-read-timeout", "9"), rule("a.example.com", prefix("/new", "web", 80))))),
+				newIngress("default", "new", created(1), nginx("proxy-read-timeout", "9"), rule("a.example.com", prefix("/new", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
 				withSettings(rxLoc("/new/", "default/new"), config.LocationSettings{ProxyReadTimeout: 9}),
 				withSettings(rxLoc("/new", "default/new"), config.LocationSettings{ProxyReadTimeout: 9}),
@@ -149,7 +151,7 @@ func TestBuildCatchAllAndGlobalDefaults(t *testing.T) {
 		},
 		"ConfigMap timeouts and body size are route defaults, annotations win": {
 			objs: objs(webService(), cm("proxy-read-timeout", "120", "proxy-body-size", "8m", "proxy-connect-timeout", "5"),
-				one(ingress("default", "ing", nginx("proxy-read-timeout", "7"), rule("a.example.com", prefix("/app", "web", 80))))),
+				one(newIngress("default", "ing", nginx("proxy-read-timeout", "7"), rule("a.example.com", prefix("/app", "web", 80))))),
 			opts: withCM,
 			servers: []config.Server{srv("_", withSettings(catchAll(""), config.LocationSettings{ProxyReadTimeout: 120, ProxyBodySize: "8m"})),
 				srv("a.example.com",
@@ -165,8 +167,8 @@ func TestGlobalRouteDefaultsDoNotReload(t *testing.T) {
 	opts := testOptions()
 	opts.ConfigMap = "ingress/cfg"
 	build := func(kv ...string) *config.Configuration {
-		return Build(newTestStore(t, append(objs(webService()), configMap("ingress", "cfg", kv...),
-			ingress("default", "ing", rule("a.example.com", prefix("/app", "web", 80))))...), opts)
+		return Build(newTestStore(t, append(objs(webService()), fixtures.ConfigMap("ingress", "cfg", kv...),
+			newIngress("default", "ing", rule("a.example.com", prefix("/app", "web", 80))))...), opts)
 	}
 	old := build()
 	for _, kv := range [][]string{{"proxy-read-timeout", "300"}, {"proxy-connect-timeout", "1"}, {"proxy-send-timeout", "9"}, {"proxy-body-size", "0"}} {
@@ -183,10 +185,10 @@ func TestGlobalLoadBalance(t *testing.T) {
 	opts := testOptions()
 	opts.ConfigMap = "ingress/cfg"
 	build := func(kv ...string) *config.Configuration {
-		return Build(newTestStore(t, append(objs(webService()), configMap("ingress", "cfg", kv...),
+		return Build(newTestStore(t, append(objs(webService()), fixtures.ConfigMap("ingress", "cfg", kv...),
 			service("default", "api", svcPort("", 80)),
-			ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80))),
-			ingress("default", "api", nginx("load-balance", "round_robin"), rule("b.example.com", prefix("/", "api", 80))))...), opts)
+			newIngress("default", "ing", rule("a.example.com", prefix("/", "web", 80))),
+			newIngress("default", "api", nginx("load-balance", "round_robin"), rule("b.example.com", prefix("/", "api", 80))))...), opts)
 	}
 	old, cfg := build(), build("load-balance", "ewma")
 	got := map[string]string{}

@@ -33,7 +33,7 @@ func TestMatchHost(t *testing.T) {
 func TestBuildAnnotations(t *testing.T) {
 	const ing = "default/ing"
 	routeWith := func(name string, age int, opts ...ingOpt) runtime.Object {
-		return ingress("default", name, append(opts, created(age), rule(name+".example.com", prefix("/", "web", 80)))...)
+		return newIngress("default", name, append(opts, created(age), rule(name+".example.com", prefix("/", "web", 80)))...)
 	}
 	lb := be("default", "web", "80", ep("10.0.0.1", 8080))
 	ewma := lb
@@ -42,7 +42,7 @@ func TestBuildAnnotations(t *testing.T) {
 	hashed.UpstreamHashBy = "$request_uri"
 	runBuildCases(t, map[string]buildCase{
 		"location settings from annotations; bad ones ignored, Ingress served": {
-			objs: objs(webService(), one(ingress("default", "ing",
+			objs: objs(webService(), one(newIngress("default", "ing",
 				nginx("proxy-read-timeout", "120"), nginx("proxy-body-size", "8m"), nginx("backend-protocol", "HTTPS"),
 				nginx("rewrite-target", "/$1"), nginx("whitelist-source-range", "10.0.0.0/8"),
 				nginx("proxy-send-timeout", "1s; }"),
@@ -87,7 +87,7 @@ func TestBuildBodySize(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			cfg := buildWith(t, objs(webService(), one(ingress("default", "ing", nginx("proxy-body-size", tc.value),
+			cfg := buildWith(t, objs(webService(), one(newIngress("default", "ing", nginx("proxy-body-size", tc.value),
 				rule("a.example.com", prefix("/", "web", 80))))), nil)
 			got := cfg.Servers[1].Locations[0].Settings.ProxyBodySize
 			if tc.want < 0 {

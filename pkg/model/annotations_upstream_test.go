@@ -1,6 +1,10 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -15,20 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// checkContains wants one string per entry, in order, each containing it.
-func checkContains(t *testing.T, got, want []string) {
-	t.Helper()
-	ok := len(got) == len(want)
-	for i := 0; ok && i < len(want); i++ {
-		ok = strings.Contains(got[i], want[i])
-	}
-	if !ok {
-		t.Errorf("problems:\n got  %q\n want %q", got, want)
-	}
-}
-
 func TestHeadersOf(t *testing.T) {
-	cm := configMap("default", "h",
+	cm := fixtures.ConfigMap("default", "h",
 		"X-Good", "a value; with \"quotes\" and {braces}",
 		"x-good", "case repeat",
 		"Bad Name", "v",
@@ -39,8 +31,8 @@ func TestHeadersOf(t *testing.T) {
 		"X-Utf8", "é")
 	got, problems := headersOf(cm, headerRule{what: "w", noDollar: true})
 	want := []config.Header{{Name: "X-Good", Value: "a value; with \"quotes\" and {braces}"}, {Name: "X-Tab", Value: "a\tb"}}
-	checkEqual(t, "headers", got, want)
-	checkContains(t, problems, []string{
+	check.Equal(t, "headers", got, want)
+	check.Contains(t, problems, []string{
 		`header "Bad Name" is not a header name`, `header "X-CRLF" the value holds a control`,
 		`header "X-Dollar" holds '$'`, `header "X-Empty" the value is empty`,
 		`header "X-Utf8" the value holds a control or non-ASCII`, `header "x-good" repeats a header name`,
@@ -54,9 +46,9 @@ func headerOpts(o *Options) { o.ConfigMap = controllerCM }
 
 func TestBuildHeaderConfigMaps(t *testing.T) {
 	route := func(opts ...ingOpt) runtime.Object {
-		return ingress("default", "ing", append(opts, rule("a.example.com", prefix("/", "web", 80)))...)
+		return newIngress("default", "ing", append(opts, rule("a.example.com", prefix("/", "web", 80)))...)
 	}
-	controller := func(kv ...string) runtime.Object { return configMap("ingress", "controller", kv...) }
+	controller := func(kv ...string) runtime.Object { return fixtures.ConfigMap("ingress", "controller", kv...) }
 	cases := map[string]struct {
 		objs     []runtime.Object
 		req      []config.Header
@@ -67,8 +59,8 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 		"no ConfigMap": {objs: one(route())},
 		"proxy-set-headers and add-headers on every server": {
 			objs: one(route(), controller("proxy-set-headers", "ingress/req", "add-headers", "ingress/resp"),
-				configMap("ingress", "req", "X-Using", "ingress-sync", "Host", "evil", "X-Forwarded-For", "1.2.3.4", "X-Var", "${msec}"),
-				configMap("ingress", "resp", "X-Frame-Options", "DENY", "X-Var", "$host")),
+				fixtures.ConfigMap("ingress", "req", "X-Using", "ingress-sync", "Host", "evil", "X-Forwarded-For", "1.2.3.4", "X-Var", "${msec}"),
+				fixtures.ConfigMap("ingress", "resp", "X-Frame-Options", "DENY", "X-Var", "$host")),
 			req:  []config.Header{{Name: "X-Using", Value: "ingress-sync"}},
 			resp: []config.Header{{Name: "X-Frame-Options", Value: "DENY"}},
 			problems: []string{
@@ -85,17 +77,17 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 		},
 		"custom-headers needs global-allowed-response-headers": {
 			objs: one(route(nginx("custom-headers", "default/hdrs")), controller(),
-				configMap("default", "hdrs", "X-Custom", "42")),
+				fixtures.ConfigMap("default", "hdrs", "X-Custom", "42")),
 			problems: []string{`Ingress default/ing: annotation nginx.ingress.kubernetes.io/custom-headers ConfigMap default/hdrs: header "X-Custom" is not listed in the controller ConfigMap's global-allowed-response-headers`},
 		},
 		"custom-headers allowed, '$' as written": {
 			objs: one(route(nginx("custom-headers", "default/hdrs")), controller("global-allowed-response-headers", "x-custom, X-Dollar"),
-				configMap("default", "hdrs", "X-Custom", "42", "X-Dollar", "$remote_addr", "X-Other", "1")),
+				fixtures.ConfigMap("default", "hdrs", "X-Custom", "42", "X-Dollar", "$remote_addr", "X-Other", "1")),
 			custom:   []config.Header{{Name: "X-Custom", Value: "42"}, {Name: "X-Dollar", Value: "$remote_addr"}},
 			problems: []string{`header "X-Other" is not listed`},
 		},
 		"custom-headers of another namespace": {
-			objs:     one(route(nginx("custom-headers", "other/hdrs")), controller("global-allowed-response-headers", "X-Custom"), configMap("other", "hdrs", "X-Custom", "42")),
+			objs:     one(route(nginx("custom-headers", "other/hdrs")), controller("global-allowed-response-headers", "X-Custom"), fixtures.ConfigMap("other", "hdrs", "X-Custom", "42")),
 			problems: []string{`custom-headers=other/hdrs: the ConfigMap must be in the Ingress's namespace default; ignored`},
 		},
 		"custom-headers ConfigMap missing": {
@@ -108,11 +100,11 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 			got := buildWith(t, objs(webService(), tc.objs), headerOpts)
 			checkDataPlane(t, got)
 			for _, s := range got.Servers {
-				checkEqual(t, s.Hostname+" request headers", s.RequestHeaders, tc.req)
-				checkEqual(t, s.Hostname+" response headers", s.ResponseHeaders, tc.resp)
+				check.Equal(t, s.Hostname+" request headers", s.RequestHeaders, tc.req)
+				check.Equal(t, s.Hostname+" response headers", s.ResponseHeaders, tc.resp)
 			}
 			a := got.Servers[1]
-			checkEqual(t, "custom headers", a.Locations[0].Settings.ResponseHeaders, tc.custom)
+			check.Equal(t, "custom headers", a.Locations[0].Settings.ResponseHeaders, tc.custom)
 			checkProblems(t, got.Problems, tc.problems)
 		})
 	}
@@ -120,9 +112,9 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 
 func TestBuildUpstreamSettings(t *testing.T) {
 	cfg := buildWith(t, objs(webService(), one(
-		ingress("default", "vhost", created(1), nginx("upstream-vhost", "internal.example.com"), nginx("connection-proxy-header", "close"),
+		newIngress("default", "vhost", created(1), nginx("upstream-vhost", "internal.example.com"), nginx("connection-proxy-header", "close"),
 			rule("a.example.com", prefix("/v", "web", 80))),
-		ingress("default", "plain", created(2), rule("a.example.com", prefix("/p", "web", 80))))), nil)
+		newIngress("default", "plain", created(2), rule("a.example.com", prefix("/p", "web", 80))))), nil)
 	checkDataPlane(t, cfg)
 	a := cfg.Servers[1]
 	for _, l := range a.Locations {
@@ -154,30 +146,30 @@ func TestBuildServerAlias(t *testing.T) {
 		problems []string
 	}{
 		"alias serves the host's routes": {
-			objs:  one(ingress("default", "a", nginx("server-alias", "bar.example.com, *.w.example.com"), rule("foo.example.com", prefix("/", "web", 80)))),
+			objs:  one(newIngress("default", "a", nginx("server-alias", "bar.example.com, *.w.example.com"), rule("foo.example.com", prefix("/", "web", 80)))),
 			hosts: []string{"_", "*.w.example.com", "bar.example.com", "foo.example.com"},
 		},
 		"alias that is another rule's host or the host itself": {
-			objs: one(ingress("default", "a", created(1), nginx("server-alias", "foo.example.com,b.example.com"), rule("foo.example.com", prefix("/a", "web", 80))),
-				ingress("default", "b", created(2), rule("b.example.com", prefix("/b", "web", 80)))),
+			objs: one(newIngress("default", "a", created(1), nginx("server-alias", "foo.example.com,b.example.com"), rule("foo.example.com", prefix("/a", "web", 80))),
+				newIngress("default", "b", created(2), rule("b.example.com", prefix("/b", "web", 80)))),
 			hosts:    []string{"_", "b.example.com", "foo.example.com"},
 			problems: []string{`Ingress default/a: annotation nginx.ingress.kubernetes.io/server-alias: b.example.com is a host of a rule; not an alias of foo.example.com`},
 		},
 		"two Ingresses on one host: the oldest with aliases wins": {
-			objs: one(ingress("default", "old", created(1), rule("foo.example.com", prefix("/a", "web", 80))),
-				ingress("default", "mid", created(2), nginx("server-alias", "x.example.com"), rule("foo.example.com", prefix("/b", "web", 80))),
-				ingress("default", "new", created(3), nginx("server-alias", "y.example.com"), rule("foo.example.com", prefix("/c", "web", 80)))),
+			objs: one(newIngress("default", "old", created(1), rule("foo.example.com", prefix("/a", "web", 80))),
+				newIngress("default", "mid", created(2), nginx("server-alias", "x.example.com"), rule("foo.example.com", prefix("/b", "web", 80))),
+				newIngress("default", "new", created(3), nginx("server-alias", "y.example.com"), rule("foo.example.com", prefix("/c", "web", 80)))),
 			hosts:    []string{"_", "foo.example.com", "x.example.com"},
 			problems: []string{`Ingress default/new: annotation nginx.ingress.kubernetes.io/server-alias: host foo.example.com has the aliases of Ingress default/mid, which is older; ignored for this host`},
 		},
 		"one alias claimed by two hosts": {
-			objs: one(ingress("default", "young", created(2), nginx("server-alias", "x.example.com"), rule("a.example.com", prefix("/", "web", 80))),
-				ingress("default", "old", created(1), nginx("server-alias", "x.example.com"), rule("b.example.com", prefix("/", "web", 80)))),
+			objs: one(newIngress("default", "young", created(2), nginx("server-alias", "x.example.com"), rule("a.example.com", prefix("/", "web", 80))),
+				newIngress("default", "old", created(1), nginx("server-alias", "x.example.com"), rule("b.example.com", prefix("/", "web", 80)))),
 			hosts:    []string{"_", "a.example.com", "b.example.com", "x.example.com"},
 			problems: []string{`Ingress default/young: annotation nginx.ingress.kubernetes.io/server-alias: x.example.com is an alias of b.example.com for Ingress default/old, which is older; not an alias of a.example.com`},
 		},
 		"alias beats a www redirect of the same name": {
-			objs: one(ingress("default", "a", nginx("server-alias", "www.foo.example.com"), nginx("from-to-www-redirect", "true"),
+			objs: one(newIngress("default", "a", nginx("server-alias", "www.foo.example.com"), nginx("from-to-www-redirect", "true"),
 				rule("foo.example.com", prefix("/", "web", 80)))),
 			hosts: []string{"_", "foo.example.com", "www.foo.example.com"},
 		},
@@ -186,7 +178,7 @@ func TestBuildServerAlias(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := buildWith(t, objs(webService(), tc.objs), nil)
 			checkDataPlane(t, cfg)
-			checkEqual(t, "hosts", hostnames(cfg.Servers), tc.hosts)
+			check.Equal(t, "hosts", hostnames(cfg.Servers), tc.hosts)
 			checkProblems(t, cfg.Problems, tc.problems)
 			for _, s := range cfg.Servers {
 				if s.RedirectTo != "" {
@@ -196,7 +188,7 @@ func TestBuildServerAlias(t *testing.T) {
 		})
 	}
 	// An alias copies its host's locations.
-	cfg := buildWith(t, objs(webService(), one(ingress("default", "a", nginx("server-alias", "bar.example.com"), rule("foo.example.com", prefix("/x", "web", 80))))), nil)
+	cfg := buildWith(t, objs(webService(), one(newIngress("default", "a", nginx("server-alias", "bar.example.com"), rule("foo.example.com", prefix("/x", "web", 80))))), nil)
 	foo, bar := cfg.Servers[2], cfg.Servers[1]
 	bar.Hostname = foo.Hostname
 	if !config.ServerEqual(&foo, &bar) {
@@ -211,7 +203,7 @@ func TestBuildServiceUpstream(t *testing.T) {
 		return []runtime.Object{s, slice("default", "web-1", "web", "http", 8080, ready("10.0.0.1"))}
 	}
 	route := func(name string, sec int, opts ...ingOpt) runtime.Object {
-		return ingress("default", name, append(opts, created(sec), rule(name+".example.com", prefix("/", "web", 80)))...)
+		return newIngress("default", name, append(opts, created(sec), rule(name+".example.com", prefix("/", "web", 80)))...)
 	}
 	cases := map[string]struct {
 		objs     []runtime.Object
@@ -221,8 +213,8 @@ func TestBuildServiceUpstream(t *testing.T) {
 	}{
 		"endpoints by default":                {objs: objs(svc("10.96.0.10"), one(route("a", 1))), eps: []config.Endpoint{ep("10.0.0.1", 8080)}},
 		"the ClusterIP and port":              {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "true")))), eps: []config.Endpoint{ep("10.96.0.10", 80)}},
-		"ConfigMap default":                   {objs: objs(svc("10.96.0.10"), one(route("a", 1), configMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []config.Endpoint{ep("10.96.0.10", 80)}},
-		"annotation false over the ConfigMap": {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "false")), configMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []config.Endpoint{ep("10.0.0.1", 8080)}},
+		"ConfigMap default":                   {objs: objs(svc("10.96.0.10"), one(route("a", 1), fixtures.ConfigMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []config.Endpoint{ep("10.96.0.10", 80)}},
+		"annotation false over the ConfigMap": {objs: objs(svc("10.96.0.10"), one(route("a", 1, nginx("service-upstream", "false")), fixtures.ConfigMap("ingress", "controller", "service-upstream", "true"))), opts: headerOpts, eps: []config.Endpoint{ep("10.0.0.1", 8080)}},
 		"headless Service keeps its endpoints": {
 			objs: objs(svc(corev1.ClusterIPNone), one(route("a", 1, nginx("service-upstream", "true")))), eps: []config.Endpoint{ep("10.0.0.1", 8080)},
 			problems: []string{`Service default/web: service-upstream: the Service has no ClusterIP (headless); its endpoints are used`},
@@ -240,7 +232,7 @@ func TestBuildServiceUpstream(t *testing.T) {
 			if cfg.Backends.Len() != 1 {
 				t.Fatalf("backends %+v", cfg.Backends.Slice())
 			}
-			checkEqual(t, "endpoints", cfg.Backends.At(0).Endpoints, tc.eps)
+			check.Equal(t, "endpoints", cfg.Backends.At(0).Endpoints, tc.eps)
 			if be := cfg.Backends.At(0); be.Checksum != config.BackendChecksum(be) {
 				t.Error("backend checksum does not cover the ClusterIP endpoint")
 			}
@@ -254,10 +246,10 @@ func TestBuildServiceUpstream(t *testing.T) {
 // nginx.conf changes (the response header filter) only when add-headers or
 // global-allowed-response-headers turn response headers on or off.
 func TestHeaderConfigMapsReload(t *testing.T) {
-	base := objs(webService(), one(ingress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80))),
-		configMap("ingress", "req", "X-A", "1"), configMap("default", "h", "X-A", "2")))
+	base := objs(webService(), one(newIngress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80))),
+		fixtures.ConfigMap("ingress", "req", "X-A", "1"), fixtures.ConfigMap("default", "h", "X-A", "2")))
 	build := func(kv ...string) *config.Configuration {
-		return buildWith(t, objs(base, one(configMap("ingress", "controller", kv...))), headerOpts)
+		return buildWith(t, objs(base, one(fixtures.ConfigMap("ingress", "controller", kv...))), headerOpts)
 	}
 	cases := map[string]struct {
 		before, after []string
@@ -320,10 +312,10 @@ func TestHostileHeaderConfigMaps(t *testing.T) {
 	cm := func(ns, name string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
 	}
-	controller := configMap("ingress", "controller", "proxy-set-headers", "ingress/h", "add-headers", "ingress/h",
+	controller := fixtures.ConfigMap("ingress", "controller", "proxy-set-headers", "ingress/h", "add-headers", "ingress/h",
 		"global-allowed-response-headers", "X-H1,X-H2,X-H3")
 	cfg := buildWith(t, objs(webService(), one(controller, cm("ingress", "h"), cm("default", "h"),
-		ingress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80))))), headerOpts)
+		newIngress("default", "ing", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/", "web", 80))))), headerOpts)
 	checkDataPlane(t, cfg)
 	if len(cfg.Servers[1].ResponseHeaders) == 0 || len(cfg.Servers[1].Locations[0].Settings.ResponseHeaders) == 0 {
 		t.Errorf("no header passed: %+v", cfg.Servers[1])
@@ -336,7 +328,7 @@ func TestHostileHeaderConfigMaps(t *testing.T) {
 func TestBuildAliasCertificates(t *testing.T) {
 	cfg := buildWith(t, objs(webService(), one(
 		tlsSecret(t, "default", "tls", "example"),
-		ingress("default", "a", nginx("server-alias", "bar.example.com, other.test, *.w.example.com"), tlsFor("tls", "foo.example.com"),
+		newIngress("default", "a", nginx("server-alias", "bar.example.com, other.test, *.w.example.com"), tlsFor("tls", "foo.example.com"),
 			rule("foo.example.com", prefix("/x", "web", 80))))), nil)
 	checkDataPlane(t, cfg)
 	var hosts []string
@@ -345,7 +337,7 @@ func TestBuildAliasCertificates(t *testing.T) {
 			hosts = c.Hosts
 		}
 	}
-	checkEqual(t, "certificate hosts", hosts, []string{"bar.example.com", "foo.example.com"})
+	check.Equal(t, "certificate hosts", hosts, []string{"bar.example.com", "foo.example.com"})
 	for _, s := range cfg.Servers {
 		if s.Hostname != "_" && !s.TLS {
 			t.Errorf("%s: not a TLS server like its host", s.Hostname)
@@ -353,9 +345,9 @@ func TestBuildAliasCertificates(t *testing.T) {
 	}
 
 	cfg = buildWith(t, objs(webService(), one(
-		configMap("ingress", "controller", "global-allowed-response-headers", "X-A"), configMap("default", "h", "X-A", "1"),
-		ingress("default", "a", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/x", "web", 80))))), headerOpts)
+		fixtures.ConfigMap("ingress", "controller", "global-allowed-response-headers", "X-A"), fixtures.ConfigMap("default", "h", "X-A", "1"),
+		newIngress("default", "a", nginx("custom-headers", "default/h"), rule("a.example.com", prefix("/x", "web", 80))))), headerOpts)
 	for _, l := range cfg.Servers[1].Locations {
-		checkEqual(t, l.Path+" custom headers", l.Settings.ResponseHeaders, []config.Header{{Name: "X-A", Value: "1"}})
+		check.Equal(t, l.Path+" custom headers", l.Settings.ResponseHeaders, []config.Header{{Name: "X-A", Value: "1"}})
 	}
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"crypto/ecdsa"
@@ -64,7 +66,7 @@ func benchObjects(b testing.TB, n int) []runtime.Object {
 		}
 		out = append(out, service(ns, name, svcPort("http", 80)),
 			slice(ns, name+"-abcde", name, "http", 8080, eps...),
-			ingress(ns, name, opts...))
+			newIngress(ns, name, opts...))
 	}
 	return out
 }
@@ -101,7 +103,7 @@ func BenchmarkApply(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		s := NewStore()
+		s := NewStore(ingress.NewSource())
 		for _, o := range evs {
 			if _, err := s.Apply(upsertEvent(o)); err != nil {
 				b.Fatal(err)

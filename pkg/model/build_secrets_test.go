@@ -1,6 +1,12 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"strconv"
 	"testing"
 
@@ -17,7 +23,7 @@ import (
 // reference of Ingress default/app twice, in one Build or, when the Store
 // changes in between, in two (unless sameBuild).
 func TestResolveRef(t *testing.T) {
-	const ann = AnnotationPrefix + "test-secret"
+	const ann = ingress.AnnotationPrefix + "test-secret"
 	secret := func(ns, name string, kv ...string) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: objMeta(ns, name), Data: map[string][]byte{}}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -102,7 +108,7 @@ func TestResolveRef(t *testing.T) {
 		},
 		{
 			name:   "ConfigMap",
-			objs:   []runtime.Object{configMap("default", "s", "value", "8")},
+			objs:   []runtime.Object{fixtures.ConfigMap("default", "s", "value", "8")},
 			use:    func(u *refUse[int]) { u.kind = refConfigMap },
 			want:   [2]int{8, 8},
 			parses: 1,
@@ -170,7 +176,7 @@ func TestResolveRef(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newTestStore(t, append(tc.objs, ingress("default", "app"))...)
+			s := newTestStore(t, append(tc.objs, newIngress("default", "app"))...)
 			e := s.ingresses[intent.Key{Namespace: "default", Name: "app"}]
 			parses := 0
 			use := refUse[int]{
@@ -217,13 +223,13 @@ func TestResolveRef(t *testing.T) {
 				}
 			}
 			got[1] = resolveRef(b, e, use)
-			checkEqual(t, "values", got, tc.want)
+			check.Equal(t, "values", got, tc.want)
 			want := []string{}
 			for _, p := range tc.problems {
 				want = append(want, "Ingress default/app: "+p)
 			}
-			checkEqual(t, "problems", problemStrings(b.problems), want)
-			checkEqual(t, "parses", parses, tc.parses)
+			check.Equal(t, "problems", problemStrings(b.problems), want)
+			check.Equal(t, "parses", parses, tc.parses)
 		})
 	}
 }

@@ -1,8 +1,11 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
-	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"fmt"
 	"testing"
@@ -40,10 +43,10 @@ func runBuildCases(t *testing.T, cases map[string]buildCase) {
 			got := buildWith(t, tc.objs, tc.opts)
 			checkDataPlane(t, got)
 			if tc.servers != nil {
-				checkEqual(t, "servers", got.Servers, tc.servers)
+				check.Equal(t, "servers", got.Servers, tc.servers)
 			}
 			if tc.backends != nil {
-				checkEqual(t, "backends", withoutChecksums(got.Backends), tc.backends)
+				check.Equal(t, "backends", withoutChecksums(got.Backends), tc.backends)
 			}
 			checkProblems(t, got.Problems, tc.problems)
 		})
@@ -73,7 +76,7 @@ func TestBuildRouting(t *testing.T) {
 	const ing = "default/ing"
 	runBuildCases(t, map[string]buildCase{
 		"prefix path on a host": {
-			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com", prefix("/foo", "web", 80))))),
+			objs: objs(webService(), one(newIngress("default", "ing", rule("a.example.com", prefix("/foo", "web", 80))))),
 			servers: []config.Server{
 				srv("_", catchAll("")),
 				srv("a.example.com", loc("/foo", config.PathPrefix, web80, ing), catchAll("")),
@@ -81,21 +84,21 @@ func TestBuildRouting(t *testing.T) {
 			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 		},
 		"trailing slash of a prefix is ignored": {
-			objs:    objs(webService(), one(ingress("default", "ing", rule("a.example.com", prefix("/foo/", "web", 80))))),
+			objs:    objs(webService(), one(newIngress("default", "ing", rule("a.example.com", prefix("/foo/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/foo", config.PathPrefix, web80, ing), catchAll(""))},
 		},
 		"exact path keeps its trailing slash": {
-			objs:    objs(webService(), one(ingress("default", "ing", rule("a.example.com", exact("/foo/", "web", 80))))),
+			objs:    objs(webService(), one(newIngress("default", "ing", rule("a.example.com", exact("/foo/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/foo/", config.PathExact, web80, ing), catchAll(""))},
 		},
 		"implementation specific is prefix, empty path is root": {
-			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com",
+			objs: objs(webService(), one(newIngress("default", "ing", rule("a.example.com",
 				implSpecific("/api/", "web", 80), implSpecific("", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
 				loc("/api", config.PathPrefix, web80, ing), loc("/", config.PathPrefix, web80, ing))},
 		},
 		"exact before prefix for the same path, longest first, then reverse byte order": {
-			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com",
+			objs: objs(webService(), one(newIngress("default", "ing", rule("a.example.com",
 				prefix("/a", "web", 80), exact("/", "web", 80), prefix("/abc", "web", 80),
 				exact("/a", "web", 80), prefix("/b", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
@@ -103,22 +106,22 @@ func TestBuildRouting(t *testing.T) {
 				loc("/a", config.PathPrefix, web80, ing), loc("/", config.PathExact, web80, ing), catchAll(""))},
 		},
 		"rule without host goes to the default server": {
-			objs:    objs(webService(), one(ingress("default", "ing", rule("", prefix("/x", "web", 80))))),
+			objs:    objs(webService(), one(newIngress("default", "ing", rule("", prefix("/x", "web", 80))))),
 			servers: []config.Server{srv("_", loc("/x", config.PathPrefix, web80, ing), catchAll(""))},
 		},
 		"prefix root of a rule replaces the catch-all": {
-			objs:    objs(webService(), one(ingress("default", "ing", rule("", prefix("/", "web", 80))))),
+			objs:    objs(webService(), one(newIngress("default", "ing", rule("", prefix("/", "web", 80))))),
 			servers: []config.Server{srv("_", loc("/", config.PathPrefix, web80, ing))},
 		},
 		"wildcard and exact hosts are separate servers, sorted": {
-			objs: objs(webService(), one(ingress("default", "ing",
+			objs: objs(webService(), one(newIngress("default", "ing",
 				rule("b.example.com", prefix("/", "web", 80)), rule("*.example.com", prefix("/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")),
 				srv("*.example.com", loc("/", config.PathPrefix, web80, ing)),
 				srv("b.example.com", loc("/", config.PathPrefix, web80, ing))},
 		},
 		"rule without paths still creates its server": {
-			objs:    objs(webService(), one(ingress("default", "ing", rule("a.example.com")))),
+			objs:    objs(webService(), one(newIngress("default", "ing", rule("a.example.com")))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
 		},
 		"no ingress: only the default server": {
@@ -126,7 +129,7 @@ func TestBuildRouting(t *testing.T) {
 			backends: []config.Backend{},
 		},
 		"invalid paths and hosts are left out, the rest is served": {
-			objs: objs(webService(), one(ingress("default", "ing",
+			objs: objs(webService(), one(newIngress("default", "ing",
 				rule("a.example.com", prefix("foo", "web", 80), prefix("/ok", "web", 80), exact("/a b", "web", 80),
 					prefix("/x;}", "web", 80), prefix("/$host", "web", 80), prefix("/a\nb", "web", 80),
 					prefix("/a/../b", "web", 80), prefix("/a//b", "web", 80), prefix("/q?x", "web", 80),
@@ -154,7 +157,7 @@ func TestBuildRouting(t *testing.T) {
 func TestBuildBackends(t *testing.T) {
 	const ing = "default/ing"
 	route := func(port any) runtime.Object {
-		return ingress("default", "ing", rule("a.example.com", prefix("/", "web", port)))
+		return newIngress("default", "ing", rule("a.example.com", prefix("/", "web", port)))
 	}
 	named := service("default", "web", svcPort("http", 80), svcPort("metrics", 9090))
 	runBuildCases(t, map[string]buildCase{
@@ -197,14 +200,14 @@ func TestBuildBackends(t *testing.T) {
 			backends: []config.Backend{be("default", "web", "http")},
 		},
 		"unknown service: path left out, the rest served": {
-			objs: objs(webService(), one(ingress("default", "ing", rule("a.example.com",
+			objs: objs(webService(), one(newIngress("default", "ing", rule("a.example.com",
 				prefix("/a", "nope", 80), prefix("/b", "web", 80))))),
 			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/b", config.PathPrefix, web80, ing), catchAll(""))},
 			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 			problems: []string{"host a.example.com path /a: service default/nope not found; path left out"},
 		},
 		"missing port number and name": {
-			objs: one(named, ingress("default", "ing", rule("a.example.com",
+			objs: one(named, newIngress("default", "ing", rule("a.example.com",
 				prefix("/a", "web", 81), prefix("/b", "web", "grpc"), prefix("/c", "web", 0)))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
 			problems: []string{
@@ -214,7 +217,7 @@ func TestBuildBackends(t *testing.T) {
 			},
 		},
 		"invalid service and port names": {
-			objs: one(named, ingress("default", "ing", rule("a.example.com",
+			objs: one(named, newIngress("default", "ing", rule("a.example.com",
 				prefix("/a", "web;x", 80), prefix("/b", "web", "http}"), prefix("/c", "Web", 80)))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", catchAll(""))},
 			problems: []string{
@@ -229,7 +232,7 @@ func TestBuildBackends(t *testing.T) {
 			problems: []string{"service default/web is of type ExternalName, which is not supported"},
 		},
 		"resource backend is not supported": {
-			objs: one(ingress("default", "ing", rule("a.example.com", networkingv1.HTTPIngressPath{
+			objs: one(newIngress("default", "ing", rule("a.example.com", networkingv1.HTTPIngressPath{
 				Path: "/", PathType: ptr(networkingv1.PathTypePrefix),
 				Backend: networkingv1.IngressBackend{Resource: &corev1.TypedLocalObjectReference{Kind: "Bucket", Name: "b"}}}))),
 			problems: []string{"only Service backends are supported"},
@@ -240,8 +243,8 @@ func TestBuildBackends(t *testing.T) {
 		},
 		"backend name collision gets a hash suffix": {
 			objs: one(service("a-b", "c"), service("a", "b-c"),
-				ingress("a-b", "i1", rule("x.example.com", prefix("/", "c", 80))),
-				ingress("a", "i2", rule("y.example.com", prefix("/", "b-c", 80)))),
+				newIngress("a-b", "i1", rule("x.example.com", prefix("/", "c", 80))),
+				newIngress("a", "i2", rule("y.example.com", prefix("/", "b-c", 80)))),
 			servers: []config.Server{srv("_", catchAll("")),
 				srv("x.example.com", loc("/", config.PathPrefix, "a-b-c-80-"+keyHash(backendKey{"a-b", "c", "80"}), "a-b/i1")),
 				srv("y.example.com", loc("/", config.PathPrefix, "a-b-c-80", "a/i2"))},
@@ -263,15 +266,15 @@ func TestBuildDefaultBackend(t *testing.T) {
 		},
 		"spec.defaultBackend wins over the flag, the oldest Ingress wins": {
 			objs: objs(webService(), one(dflt, service("default", "other"),
-				ingress("default", "young", created(10), defaultBackend("other", 80)),
-				ingress("default", "old", created(1), defaultBackend("web", 80), rule("a.example.com")))),
+				newIngress("default", "young", created(10), defaultBackend("other", 80)),
+				newIngress("default", "old", created(1), defaultBackend("web", 80), rule("a.example.com")))),
 			opts:     withFlag,
 			servers:  []config.Server{srv("_", catchAll(web80)), srv("a.example.com", catchAll(web80))},
 			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 			problems: []string{"Ingress default/young: spec.defaultBackend: ignored, Ingress default/old is older and its default backend (service web port 80) is used"},
 		},
 		"invalid spec.defaultBackend is skipped": {
-			objs:     one(dflt, ingress("default", "ing", defaultBackend("nope", 80))),
+			objs:     one(dflt, newIngress("default", "ing", defaultBackend("nope", 80))),
 			opts:     withFlag,
 			servers:  []config.Server{srv("_", catchAll("kube-system-fallback-8080"))},
 			problems: []string{"Ingress default/ing: spec.defaultBackend: service default/nope not found; ignored"},
@@ -293,18 +296,18 @@ func TestBuildConflicts(t *testing.T) {
 	runBuildCases(t, map[string]buildCase{
 		"oldest Ingress wins whatever its name": {
 			objs: objs(webService(), one(other,
-				ingress("default", "a", created(5), rule("a.example.com", prefix("/x", "other", 80))),
-				ingress("default", "b", created(1), rule("a.example.com", prefix("/x", "web", 80))))),
+				newIngress("default", "a", created(5), rule("a.example.com", prefix("/x", "other", 80))),
+				newIngress("default", "b", created(1), rule("a.example.com", prefix("/x", "web", 80))))),
 			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/x", config.PathPrefix, web80, "default/b"), catchAll(""))},
 			backends: []config.Backend{be("default", "web", "80", ep("10.0.0.1", 8080))},
 			problems: []string{"Ingress default/a: host a.example.com path /x (Prefix): conflicts with Ingress default/b, which is older"},
 		},
 		"same age: namespace then name decide": {
 			objs: objs(webService(), one(other, service("aaa", "web"),
-				ingress("default", "b", rule("a.example.com", prefix("/x", "web", 80))),
-				ingress("default", "a", rule("a.example.com", prefix("/x", "other", 80))),
-				ingress("aaa", "z", rule("b.example.com", prefix("/x", "web", 80))),
-				ingress("default", "c", rule("b.example.com", prefix("/x", "web", 80))))),
+				newIngress("default", "b", rule("a.example.com", prefix("/x", "web", 80))),
+				newIngress("default", "a", rule("a.example.com", prefix("/x", "other", 80))),
+				newIngress("aaa", "z", rule("b.example.com", prefix("/x", "web", 80))),
+				newIngress("default", "c", rule("b.example.com", prefix("/x", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")),
 				srv("a.example.com", loc("/x", config.PathPrefix, "default-other-80", "default/a"), catchAll("")),
 				srv("b.example.com", loc("/x", config.PathPrefix, "aaa-web-80", "aaa/z"), catchAll(""))},
@@ -315,20 +318,20 @@ func TestBuildConflicts(t *testing.T) {
 		},
 		"different path types do not conflict": {
 			objs: objs(webService(), one(other,
-				ingress("default", "a", rule("a.example.com", prefix("/x", "other", 80))),
-				ingress("default", "b", rule("a.example.com", exact("/x", "web", 80))))),
+				newIngress("default", "a", rule("a.example.com", prefix("/x", "other", 80))),
+				newIngress("default", "b", rule("a.example.com", exact("/x", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
 				loc("/x", config.PathExact, web80, "default/b"), loc("/x", config.PathPrefix, "default-other-80", "default/a"), catchAll(""))},
 		},
 		"conflicts in a server with many locations": {
 			objs: objs(webService(), one(
-				ingress("default", "many", created(1), rule("a.example.com", manyPaths(20)...)),
-				ingress("default", "late", created(2), rule("a.example.com", prefix("/p17", "web", 80), prefix("/new", "web", 80))))),
+				newIngress("default", "many", created(1), rule("a.example.com", manyPaths(20)...)),
+				newIngress("default", "late", created(2), rule("a.example.com", prefix("/p17", "web", 80), prefix("/new", "web", 80))))),
 			problems: []string{"Ingress default/late: host a.example.com path /p17 (Prefix): conflicts with Ingress default/many"},
 		},
 		"prefix with and without trailing slash conflict, also within one Ingress": {
 			objs: objs(webService(), one(
-				ingress("default", "a", rule("a.example.com", prefix("/x/", "web", 80), implSpecific("/x", "web", 80))))),
+				newIngress("default", "a", rule("a.example.com", prefix("/x/", "web", 80), implSpecific("/x", "web", 80))))),
 			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/x", config.PathPrefix, web80, "default/a"), catchAll(""))},
 			problems: []string{"Ingress default/a: host a.example.com path /x (Prefix): defined twice; the first rule is used"},
 		},
@@ -337,7 +340,7 @@ func TestBuildConflicts(t *testing.T) {
 
 func TestBuildClasses(t *testing.T) {
 	route := func(name string, opts ...ingOpt) runtime.Object {
-		return ingress("default", name, append(opts, rule(name+".example.com", prefix("/", "web", 80)))...)
+		return newIngress("default", name, append(opts, rule(name+".example.com", prefix("/", "web", 80)))...)
 	}
 	hosts := func(names ...string) []config.Server {
 		out := []config.Server{srv("_", catchAll(""))}
@@ -358,12 +361,12 @@ func TestBuildClasses(t *testing.T) {
 			servers: hosts(),
 		},
 		"legacy annotation": {
-			objs: objs(webService(), one(route("a", noClass(), annotation(LegacyClassAnnotation, "nginx")),
-				route("b", noClass(), annotation(LegacyClassAnnotation, "other")))),
+			objs: objs(webService(), one(route("a", noClass(), annotation(ingress.LegacyClassAnnotation, "nginx")),
+				route("b", noClass(), annotation(ingress.LegacyClassAnnotation, "other")))),
 			servers: hosts("a"),
 		},
 		"no class: not served by default": {
-			objs:    objs(webService(), one(route("a", noClass()), route("b", noClass(), annotation(LegacyClassAnnotation, "")))),
+			objs:    objs(webService(), one(route("a", noClass()), route("b", noClass(), annotation(ingress.LegacyClassAnnotation, "")))),
 			servers: hosts(),
 		},
 		"no class: served when our class is the default": {
@@ -387,22 +390,24 @@ func TestBuildClasses(t *testing.T) {
 }
 
 func TestServes(t *testing.T) {
-	s := newTestStore(t, ingressClass("ours", testController, true), ingressClass("theirs", "example.com/x", false))
+	classes := map[string]*networkingv1.IngressClass{
+		"ours": ingressClass("ours", testController, true), "theirs": ingressClass("theirs", "example.com/x", false),
+	}
 	tests := map[string]struct {
 		ing  *networkingv1.Ingress
 		want bool
 	}{
-		"our class":                  {ingress("d", "i", className("ours")), true},
-		"their class":                {ingress("d", "i", className("theirs")), false},
-		"flag class without object":  {ingress("d", "i"), true},
-		"legacy annotation":          {ingress("d", "i", noClass(), annotation(LegacyClassAnnotation, "nginx")), true},
-		"legacy other":               {ingress("d", "i", noClass(), annotation(LegacyClassAnnotation, "x")), false},
-		"field wins over annotation": {ingress("d", "i", className("theirs"), annotation(LegacyClassAnnotation, "nginx")), false},
-		"no class, default class":    {ingress("d", "i", noClass()), true},
+		"our class":                  {newIngress("d", "i", className("ours")), true},
+		"their class":                {newIngress("d", "i", className("theirs")), false},
+		"flag class without object":  {newIngress("d", "i"), true},
+		"legacy annotation":          {newIngress("d", "i", noClass(), annotation(ingress.LegacyClassAnnotation, "nginx")), true},
+		"legacy other":               {newIngress("d", "i", noClass(), annotation(ingress.LegacyClassAnnotation, "x")), false},
+		"field wins over annotation": {newIngress("d", "i", className("theirs"), annotation(ingress.LegacyClassAnnotation, "nginx")), false},
+		"no class, default class":    {newIngress("d", "i", noClass()), true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := s.src.Serving(testOptions().classes())(newIngressEntry(intent.Key{Namespace: tc.ing.Namespace, Name: tc.ing.Name}, tc.ing)); got != tc.want {
+			if got := ingress.Serves(tc.ing, classes, testOptions().classes()); got != tc.want {
 				t.Errorf("Serves = %v, want %v", got, tc.want)
 			}
 		})

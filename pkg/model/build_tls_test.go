@@ -1,6 +1,10 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"testing"
@@ -37,7 +41,7 @@ func TestBuildTLS(t *testing.T) {
 	fallback := &config.Certificate{Name: "_fallback", Cert: testdata(t, "other.crt"), Key: testdata(t, "other.key")}
 	withFallback := func(o *Options) { o.FallbackCertificate = fallback }
 	web := func(host string, opts ...ingOpt) []runtime.Object {
-		return objs(webService(), one(ingress("default", "ing", append(opts, rule(host, prefix("/", "web", 80)))...)))
+		return objs(webService(), one(newIngress("default", "ing", append(opts, rule(host, prefix("/", "web", 80)))...)))
 	}
 	root := func(ing string) config.Location { return loc("/", config.PathPrefix, web80, ing) }
 	cases := map[string]tlsCase{
@@ -56,7 +60,7 @@ func TestBuildTLS(t *testing.T) {
 		},
 		"global ssl-redirect false": {
 			objs: append(web("a.example.com", tlsFor("cert", "a.example.com")),
-				tlsSecret(t, "default", "cert", "example"), configMap("ingress", "cfg", "ssl-redirect", "false")),
+				tlsSecret(t, "default", "cert", "example"), fixtures.ConfigMap("ingress", "cfg", "ssl-redirect", "false")),
 			opts:    func(o *Options) { o.ConfigMap = "ingress/cfg" },
 			servers: []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", false, root("default/ing"))},
 			certs:   []string{"default/cert:a.example.com"},
@@ -111,16 +115,16 @@ func TestBuildTLS(t *testing.T) {
 		},
 		"two Ingresses, two secrets, one host: the oldest wins": {
 			objs: objs(webService(), one(tlsSecret(t, "default", "old", "example"), tlsSecret(t, "default", "new", "other"),
-				ingress("default", "a", created(9), tlsFor("new", "a.example.com"), rule("a.example.com", prefix("/a", "web", 80))),
-				ingress("default", "b", created(1), tlsFor("old", "a.example.com"), rule("a.example.com", prefix("/b", "web", 80))))),
+				newIngress("default", "a", created(9), tlsFor("new", "a.example.com"), rule("a.example.com", prefix("/a", "web", 80))),
+				newIngress("default", "b", created(1), tlsFor("old", "a.example.com"), rule("a.example.com", prefix("/b", "web", 80))))),
 			certs:    []string{"default/old:a.example.com"},
 			problems: []string{`Ingress default/a: tls host a.example.com: secret "new" ignored, Ingress default/b is older and its secret "old" is used`},
 		},
 		"one secret for several hosts and Ingresses": {
 			objs: objs(webService(), one(tlsSecret(t, "default", "cert", "example"),
-				ingress("default", "a", tlsFor("cert", "b.example.com", "a.example.com"),
+				newIngress("default", "a", tlsFor("cert", "b.example.com", "a.example.com"),
 					rule("a.example.com", prefix("/", "web", 80)), rule("b.example.com", prefix("/", "web", 80))),
-				ingress("default", "b", tlsFor("cert", "*.example.com"), rule("*.example.com", prefix("/", "web", 80))))),
+				newIngress("default", "b", tlsFor("cert", "*.example.com"), rule("*.example.com", prefix("/", "web", 80))))),
 			certs: []string{"default/cert:*.example.com,a.example.com,b.example.com"},
 		},
 		"certificate not covering its host is used with a problem": {
@@ -135,7 +139,7 @@ func TestBuildTLS(t *testing.T) {
 			certs:   []string{"default/cert:b.example.com"},
 		},
 		"force-ssl-redirect redirects a plain server's locations": {
-			objs: objs(webService(), one(ingress("default", "ing", nginx("force-ssl-redirect", "true"),
+			objs: objs(webService(), one(newIngress("default", "ing", nginx("force-ssl-redirect", "true"),
 				rule("a.example.com", prefix("/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com",
 				withSettings(root("default/ing"), config.LocationSettings{SSLRedirect: ptr(true)}))},
@@ -143,8 +147,8 @@ func TestBuildTLS(t *testing.T) {
 		},
 		"ssl-redirect of another Ingress on a TLS host overrides its own locations": {
 			objs: objs(webService(), one(tlsSecret(t, "default", "cert", "example"),
-				ingress("default", "a", created(1), tlsFor("cert", "a.example.com"), rule("a.example.com", prefix("/a", "web", 80))),
-				ingress("default", "b", created(2), nginx("ssl-redirect", "false"), rule("a.example.com", prefix("/b", "web", 80))))),
+				newIngress("default", "a", created(1), tlsFor("cert", "a.example.com"), rule("a.example.com", prefix("/a", "web", 80))),
+				newIngress("default", "b", created(2), nginx("ssl-redirect", "false"), rule("a.example.com", prefix("/b", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), tlsSrv("a.example.com", true,
 				withSettings(loc("/b", config.PathPrefix, web80, "default/b"), config.LocationSettings{SSLRedirect: ptr(false)}),
 				loc("/a", config.PathPrefix, web80, "default/a"),
@@ -161,9 +165,9 @@ func TestBuildTLS(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got := buildWith(t, tc.objs, tc.opts)
 			if tc.servers != nil {
-				checkEqual(t, "servers", got.Servers, tc.servers)
+				check.Equal(t, "servers", got.Servers, tc.servers)
 			}
-			checkEqual(t, "certificates", certNames(got.Certificates), tc.certs)
+			check.Equal(t, "certificates", certNames(got.Certificates), tc.certs)
 			if got.DefaultCertificate != tc.defaultCert {
 				t.Errorf("DefaultCertificate = %q, want %q", got.DefaultCertificate, tc.defaultCert)
 			}
@@ -183,7 +187,7 @@ func TestBuildCertificateContent(t *testing.T) {
 	opts := testOptions()
 	opts.FallbackCertificate = fallback
 	cfg := Build(newTestStore(t, append(webService(), tlsSecret(t, "default", "cert", "example"),
-		ingress("default", "ing", tlsFor("cert", "a.example.com"), rule("a.example.com", prefix("/", "web", 80))))...), opts)
+		newIngress("default", "ing", tlsFor("cert", "a.example.com"), rule("a.example.com", prefix("/", "web", 80))))...), opts)
 	if len(cfg.Certificates) != 2 || cfg.DefaultCertificate != config.FallbackCertificateName {
 		t.Fatalf("certificates %q, default %q", certNames(cfg.Certificates), cfg.DefaultCertificate)
 	}

@@ -1,7 +1,13 @@
 package model
 
 import (
+	"regexp/syntax"
+	"strings"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"reflect"
 	"slices"
@@ -33,7 +39,7 @@ func canaryServices() []runtime.Object {
 
 // mainIngress is the main Ingress of canaryHost: Prefix /info to web.
 func mainIngress(opts ...ingOpt) *networkingv1.Ingress {
-	return ingress("default", "main", append([]ingOpt{created(0), rule(canaryHost, prefix("/info", "web", 80))}, opts...)...)
+	return newIngress("default", "main", append([]ingOpt{created(0), rule(canaryHost, prefix("/info", "web", 80))}, opts...)...)
 }
 
 // canaryIngress is a canary Ingress named name, newer than the main one,
@@ -45,7 +51,7 @@ func canaryIngress(name string, age int, kv []string, opts ...ingOpt) *networkin
 		all = append(all, nginx(kv[i], kv[i+1]))
 	}
 	all = append(all, opts...)
-	ing := ingress("default", name, all...)
+	ing := newIngress("default", name, all...)
 	if len(ing.Spec.Rules) == 0 {
 		rule(canaryHost, prefix("/info", "canary", 80))(ing)
 	}
@@ -152,7 +158,7 @@ func TestBuildCanary(t *testing.T) {
 			problems: []string{"mean nothing without nginx.ingress.kubernetes.io/canary-by-header"},
 		},
 		"canary annotations without canary=true: a main Ingress": {
-			objs: objs(canaryServices(), one(mainIngress(), ingress("default", "canary", created(1), nginx("canary", "false"),
+			objs: objs(canaryServices(), one(mainIngress(), newIngress("default", "canary", created(1), nginx("canary", "false"),
 				nginx("canary-by-header", "X-Canary"), rule(canaryHost, prefix("/info", "canary", 80), prefix("/new", "canary", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv(canaryHost, loc("/info", config.PathPrefix, web80, mainIng),
 				loc("/new", config.PathPrefix, canary80, canaryIng), catchAll(""))},
@@ -162,7 +168,7 @@ func TestBuildCanary(t *testing.T) {
 			},
 		},
 		"canary=yes is invalid: a main Ingress": {
-			objs: objs(canaryServices(), one(mainIngress(), ingress("default", "canary", created(1), nginx("canary", "yes"),
+			objs: objs(canaryServices(), one(mainIngress(), newIngress("default", "canary", created(1), nginx("canary", "yes"),
 				rule(canaryHost, prefix("/new", "canary", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv(canaryHost, loc("/info", config.PathPrefix, web80, mainIng),
 				loc("/new", config.PathPrefix, canary80, canaryIng), catchAll(""))},
@@ -200,7 +206,7 @@ func TestBuildCanary(t *testing.T) {
 			},
 		},
 		"a canary of another namespace is ignored": {
-			objs: objs(canaryServices(), one(mainIngress(), ingress("other", "canary", created(1), nginx("canary", "true"),
+			objs: objs(canaryServices(), one(mainIngress(), newIngress("other", "canary", created(1), nginx("canary", "true"),
 				nginx("canary-weight", "100"), rule(canaryHost, prefix("/info", "canary", 80))))),
 			servers:  []config.Server{srv("_", catchAll("")), mainServer(nil)},
 			backends: []config.Backend{webBackend},
@@ -223,7 +229,7 @@ func TestBuildCanary(t *testing.T) {
 		},
 		"a canary's default backend joins the paths without host": {
 			objs: objs(canaryServices(), one(
-				ingress("default", "main", created(0), rule("", prefix("/a", "web", 80), exact("/bb", "web", 80))),
+				newIngress("default", "main", created(0), rule("", prefix("/a", "web", 80), exact("/bb", "web", 80))),
 				canaryIngress("canary", 1, header, defaultBackend("canary", 80), rule("", prefix("/a", "canary", 80))))),
 			servers: []config.Server{srv("_",
 				withCanary(loc("/bb", config.PathExact, web80, mainIng), canaryOf(config.Canary{Header: "X-Canary"})),
@@ -238,7 +244,7 @@ func TestBuildCanary(t *testing.T) {
 // makes of it has the canary.
 func TestBuildCanaryRegexPath(t *testing.T) {
 	cfg := buildWith(t, objs(canaryServices(), one(
-		ingress("default", "main", created(0), nginx("use-regex", "true"), rule(canaryHost, implSpecific("/api/v[0-9]+", "web", 80), prefix("/info", "web", 80))),
+		newIngress("default", "main", created(0), nginx("use-regex", "true"), rule(canaryHost, implSpecific("/api/v[0-9]+", "web", 80), prefix("/info", "web", 80))),
 		canaryIngress("canary", 1, []string{"canary-weight", "10"}, rule(canaryHost, implSpecific("/api/v[0-9]+", "canary", 80))))), nil)
 	checkDataPlane(t, cfg)
 	checkProblems(t, cfg.Problems, nil)
@@ -264,14 +270,14 @@ func TestBuildCanaryRegexPath(t *testing.T) {
 func TestCanaryMainRemoved(t *testing.T) {
 	s := newTestStore(t, objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, []string{"canary-weight", "20"})))...)
 	before := Build(s, testOptions())
-	checkEqual(t, "servers", before.Servers, []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Weight: 20})})
+	check.Equal(t, "servers", before.Servers, []config.Server{srv("_", catchAll("")), mainServer(&config.Canary{Weight: 20})})
 	if _, err := s.Apply(deleteEvent(events.KindIngress, "default", "main")); err != nil {
 		t.Fatal(err)
 	}
 	after := Build(s, testOptions())
 	checkDataPlane(t, after)
-	checkEqual(t, "servers", after.Servers, []config.Server{srv("_", catchAll(""))})
-	checkEqual(t, "backends", after.Backends, config.BackendList{})
+	check.Equal(t, "servers", after.Servers, []config.Server{srv("_", catchAll(""))})
+	check.Equal(t, "backends", after.Backends, config.BackendList{})
 	checkProblems(t, after.Problems, []string{"no main Ingress serves this host; the canary path is not served"})
 	ch := config.Diff(before, after)
 	if ch.Reload || !slices.Contains(ch.ServersRemoved, canaryHost) || !slices.Contains(ch.BackendsRemoved, canary80) {
@@ -290,7 +296,7 @@ func TestCanaryMainRemoved(t *testing.T) {
 func TestCanaryChangeIsARouteChange(t *testing.T) {
 	build := func(kv ...string) *config.Configuration {
 		return buildWith(t, objs(canaryServices(), one(mainIngress(), canaryIngress("canary", 1, kv),
-			ingress("default", "b", created(2), rule("b.example.com", prefix("/", "web", 80))))), nil)
+			newIngress("default", "b", created(2), rule("b.example.com", prefix("/", "web", 80))))), nil)
 	}
 	base := build("canary-weight", "10")
 	for name, kv := range map[string][]string{
@@ -359,14 +365,14 @@ func TestHostileCanaries(t *testing.T) {
 			opts = append(opts, nginx(n, v))
 		}
 		hostile := []runtime.Object{
-			ingress(evilNS, "main", created(999+2*round), rule(host, main)),
-			ingress(evilNS, "canary", opts...),
+			newIngress(evilNS, "main", created(999+2*round), rule(host, main)),
+			newIngress(evilNS, "canary", opts...),
 		}
 		s := newTestStore(t, append(good, hostile...)...)
 		cfg := Build(s, testOptions())
 		checkDataPlane(t, cfg)
 		if got := viewOf(cfg, goodNS); !reflect.DeepEqual(got, want) {
-			checkEqual(t, "good tenant", got, want)
+			check.Equal(t, "good tenant", got, want)
 		}
 		if t.Failed() {
 			t.Fatalf("round %d: %s", round, describe(hostile))
@@ -382,4 +388,58 @@ func TestHostileCanaries(t *testing.T) {
 	if merged < 200 {
 		t.Errorf("only %d canaries merged in 1500 rounds (want 200): the test does not reach the data plane", merged)
 	}
+}
+
+// Header patterns take the checks of regex paths, and only valid syntax.
+func TestValidateHeaderPattern(t *testing.T) {
+	for name, tc := range map[string]struct {
+		pattern string
+		ok      bool
+	}{
+		"e2e pattern":         {"^Do[A-Z][a-z]+y$", true},
+		"escapes":             {`^v\d+\.\d+$`, true},
+		"alternation":         {"^(yes|true)$", true},
+		"leading repeat":      {"*a", false},
+		"unclosed class":      {"[][**da?$&*", false},
+		"unicode class":       {`\p{Greek}`, false},
+		"named group":         {"(?P<x>a)", false},
+		"flags":               {"(?s).", false},
+		"space":               {"a b", false},
+		"repeated assertion":  {"$+", false},
+		"empty":               {"", false},
+		"too long":            {strings.Repeat("a", 1024), false},
+		"longest":             {strings.Repeat("a", 1023), true},
+		"case-insensitive on": {"(?i)yes", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := intent.ValidateHeaderPattern(tc.pattern); (err == nil) != tc.ok {
+				t.Errorf("ValidateHeaderPattern(%q) = %v, want ok %v", tc.pattern, err, tc.ok)
+			}
+		})
+	}
+}
+
+// FuzzCanaryHeaderPattern checks ValidateHeaderPattern against an
+// independent reading of what it accepts, as FuzzRegexPath does for regex
+// paths: at most 1023 printable ASCII characters, compiling with Go's
+// regexp, without named groups or the s and m flags.
+func FuzzCanaryHeaderPattern(f *testing.F) {
+	for _, seed := range []string{"^Do[A-Z][a-z]+y$", `^v\d+$`, "[][**da?$&*", "*a", "(?P<x>a)", "(?s).", "a b", "$+", `\pL`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if intent.ValidateHeaderPattern(p) != nil {
+			return
+		}
+		if p == "" || len(p) > 1023 || strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			t.Fatalf("accepted %q", p)
+		}
+		re, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatalf("accepted %q: %v", p, err)
+		}
+		if op := forbiddenOp(re); op != "" {
+			t.Fatalf("accepted %q with %s", p, op)
+		}
+	})
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"encoding/json"
@@ -83,7 +85,7 @@ func goldenInputs(t testing.TB) map[string][]runtime.Object {
 	base := one(
 		service("ingress", "fallback", svcPort("http", 8080)),
 		slice("ingress", "fallback-x", "fallback", "http", 8080, ready("10.9.0.1")),
-		configMap("ingress", "config", "proxy-read-timeout", "120", "use-forwarded-headers", "true"),
+		fixtures.ConfigMap("ingress", "config", "proxy-read-timeout", "120", "use-forwarded-headers", "true"),
 		service("shop", "web", svcPort("http", 80)),
 		slice("shop", "web-a", "web", "http", 8080, ready("10.0.0.2"), ready("10.0.0.1"), notReady("10.0.0.3")),
 		service("shop", "api", svcPort("grpc", 9000)),
@@ -91,22 +93,22 @@ func goldenInputs(t testing.TB) map[string][]runtime.Object {
 		tlsSecret(t, "shop", "shop-tls", "example"),
 	)
 	full := append(one(
-		ingress("shop", "storefront", created(1), tlsFor("shop-tls", "shop.example.com", "*.example.com"),
+		newIngress("shop", "storefront", created(1), tlsFor("shop-tls", "shop.example.com", "*.example.com"),
 			nginx("proxy-body-size", "8m"),
 			rule("shop.example.com", prefix("/", "web", "http"), exact("/healthz", "web", 80)),
 			rule("*.example.com", prefix("/", "web", "http"))),
-		ingress("shop", "api", created(2), nginx("backend-protocol", "GRPC"), nginx("load-balance", "ewma"),
+		newIngress("shop", "api", created(2), nginx("backend-protocol", "GRPC"), nginx("load-balance", "ewma"),
 			nginx("whitelist-source-range", "10.0.0.0/8,192.168.1.1"),
 			rule("shop.example.com", implSpecific("/api/", "api", "grpc"))),
 	), base...)
 	problems := append(one(
-		ingress("shop", "old", created(1), rule("shop.example.com", prefix("/", "web", 80))),
-		ingress("shop", "new", created(2), nginx("proxy-read-timeout", "1s; }"),
+		newIngress("shop", "old", created(1), rule("shop.example.com", prefix("/", "web", 80))),
+		newIngress("shop", "new", created(2), nginx("proxy-read-timeout", "1s; }"),
 			tlsFor("missing", "shop.example.com"),
 			rule("shop.example.com", prefix("/", "api", 9000), prefix("/gone", "nope", 80), prefix("relative", "web", 80))),
-		ingress("shop", "snippet", created(3), nginx("server-snippet", "return 200;"), tlsFor("shop-tls", "snippet.example.com"),
+		newIngress("shop", "snippet", created(3), nginx("server-snippet", "return 200;"), tlsFor("shop-tls", "snippet.example.com"),
 			rule("snippet.example.com", prefix("/", "web", 80))),
-		ingress("other", "not-ours", className("traefik"), rule("x.example.com", prefix("/", "web", 80))),
+		newIngress("other", "not-ours", className("traefik"), rule("x.example.com", prefix("/", "web", 80))),
 	), base...)
 	return map[string][]runtime.Object{"full": full, "problems": problems, "empty": nil}
 }
@@ -128,11 +130,11 @@ func TestGolden(t *testing.T) {
 // determinismInputs generate n Ingresses with conflicts, shared backends,
 // TLS and annotation problems.
 func determinismInputs(t testing.TB, n int) []runtime.Object {
-	out := one(tlsSecret(t, "ns", "cert", "example"), service("ingress", "fallback"), configMap("ingress", "config"))
+	out := one(tlsSecret(t, "ns", "cert", "example"), service("ingress", "fallback"), fixtures.ConfigMap("ingress", "config"))
 	for i := range n {
 		svc := fmt.Sprintf("svc-%d", i%7)
 		out = append(out,
-			ingress("ns", fmt.Sprintf("ing-%d", i), created(i%5), tlsFor("cert", fmt.Sprintf("h%d.example.com", i%11)),
+			newIngress("ns", fmt.Sprintf("ing-%d", i), created(i%5), tlsFor("cert", fmt.Sprintf("h%d.example.com", i%11)),
 				nginx("load-balance", []string{"ewma", "round_robin"}[i%2]), nginx("proxy-read-timeout", fmt.Sprint(i%3)),
 				rule(fmt.Sprintf("h%d.example.com", i%11), prefix(fmt.Sprintf("/p%d", i%4), svc, 80), exact("/", svc, "http"))),
 		)

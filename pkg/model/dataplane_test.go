@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -312,7 +314,7 @@ func (c *contract) proxy(where string, p *config.ProxySettings) {
 	onOff := func(v string) bool { return v == "" || v == "on" || v == "off" }
 	urlOK := func(v string) bool { return v == "" || intent.ProxyURLRE.MatchString(v) }
 	if !onOff(p.Buffering) || !onOff(p.RequestBuffering) || p.HTTPVersion != "" && p.HTTPVersion != "1.0" && p.HTTPVersion != "1.1" ||
-		p.NextUpstreamTries < 0 || p.NextUpstreamTries > MaxNextUpstreamTries ||
+		p.NextUpstreamTries < 0 || p.NextUpstreamTries > ingress.MaxNextUpstreamTries ||
 		(p.RedirectFrom == "") != (p.RedirectTo == "") || (p.CookieDomainFrom == "") != (p.CookieDomainTo == "") ||
 		(p.CookiePathFrom == "") != (p.CookiePathTo == "") {
 		c.fail("%s: proxy %+v", where, *p)

@@ -1,6 +1,10 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"fmt"
@@ -189,7 +193,7 @@ func TestDiff(t *testing.T) {
 			old, new := diffBase(t), diffBase(t)
 			tc.mutate(new)
 			ch := config.Diff(old, new)
-			checkEqual(t, "change", summarize(ch), tc.want)
+			check.Equal(t, "change", summarize(ch), tc.want)
 			checkUpsertedServers(t, ch, new)
 			if ch.Empty() != (tc.want.Reload == false && !ch.Dynamic()) {
 				t.Errorf("Empty() = %v, Dynamic() = %v", ch.Empty(), ch.Dynamic())
@@ -204,7 +208,7 @@ func TestDiff(t *testing.T) {
 func TestDiffInitial(t *testing.T) {
 	c := diffBase(t)
 	ch := config.Diff(nil, c)
-	checkEqual(t, "initial", summarize(ch), changeSummary{Reload: true, Reasons: []string{"initial configuration"},
+	check.Equal(t, "initial", summarize(ch), changeSummary{Reload: true, Reasons: []string{"initial configuration"},
 		Servers: []string{"_", "a.com"}, Backends: []string{"ns-api-80", "ns-web-80"}, Certs: []string{"_fallback", "ns/cert"}, DefaultCert: "_fallback"})
 	if !config.Diff(c, nil).Empty() {
 		t.Error("Diff(c, nil) is not empty")
@@ -219,8 +223,8 @@ func TestDiffInitial(t *testing.T) {
 func TestDiffBuilt(t *testing.T) {
 	base := objs(webService(), one(
 		service("default", "api", svcPort("", 80)),
-		ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80)), rule("b.example.com", prefix("/x", "web", 80))),
-		ingress("default", "tls", created(2), tlsFor("", "a.example.com"))))
+		newIngress("default", "ing", rule("a.example.com", prefix("/", "web", 80)), rule("b.example.com", prefix("/x", "web", 80))),
+		newIngress("default", "tls", created(2), tlsFor("", "a.example.com"))))
 	steps := []struct {
 		name   string
 		change runtime.Object
@@ -229,18 +233,18 @@ func TestDiffBuilt(t *testing.T) {
 	}{
 		{name: "endpoints", change: slice("default", "web-1", "web", "", 8080, ready("10.0.0.1"), ready("10.0.0.2")),
 			want: changeSummary{Backends: []string{web80}}},
-		{name: "exact path added", change: ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80), exact("/z", "web", 80)),
+		{name: "exact path added", change: newIngress("default", "ing", rule("a.example.com", prefix("/", "web", 80), exact("/z", "web", 80)),
 			rule("b.example.com", prefix("/x", "web", 80))), want: servers("a.example.com")},
-		{name: "default backend", change: ingress("default", "dflt", created(1), defaultBackend("api", 80)),
+		{name: "default backend", change: newIngress("default", "dflt", created(1), defaultBackend("api", 80)),
 			want: changeSummary{Servers: []string{"_", "b.example.com"}, Backends: []string{"default-api-80"}}},
-		{name: "host removed", change: ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80), exact("/z", "web", 80))),
+		{name: "host removed", change: newIngress("default", "ing", rule("a.example.com", prefix("/", "web", 80), exact("/z", "web", 80))),
 			want: changeSummary{ServersRemoved: []string{"b.example.com"}}},
-		{name: "a global proxy timeout changes every route", change: configMap("ingress", "config", "proxy-read-timeout", "30"),
+		{name: "a global proxy timeout changes every route", change: fixtures.ConfigMap("ingress", "config", "proxy-read-timeout", "30"),
 			opts: func(o *Options) { o.ConfigMap = "ingress/config" }, want: servers("_", "a.example.com")},
-		{name: "a global setting of nginx.conf reloads", change: configMap("ingress", "config", "proxy-read-timeout", "30", "worker-processes", "2"),
+		{name: "a global setting of nginx.conf reloads", change: fixtures.ConfigMap("ingress", "config", "proxy-read-timeout", "30", "worker-processes", "2"),
 			want: reload("global settings changed")},
 		{name: "global ssl-redirect changes the routes of TLS hosts",
-			change: configMap("ingress", "config", "proxy-read-timeout", "30", "worker-processes", "2", "ssl-redirect", "false"), want: servers("a.example.com")},
+			change: fixtures.ConfigMap("ingress", "config", "proxy-read-timeout", "30", "worker-processes", "2", "ssl-redirect", "false"), want: servers("a.example.com")},
 	}
 	s := newTestStore(t, base...)
 	opts := testOptions()
@@ -254,7 +258,7 @@ func TestDiffBuilt(t *testing.T) {
 		}
 		new := Build(s, opts)
 		ch := config.Diff(old, new)
-		checkEqual(t, step.name, summarize(ch), step.want)
+		check.Equal(t, step.name, summarize(ch), step.want)
 		checkUpsertedServers(t, ch, new)
 		if old.Equal(new) {
 			t.Errorf("%s: Equal after a change", step.name)

@@ -80,10 +80,10 @@ func FuzzBuildEmitsDataPlaneValues(f *testing.F) {
 			opts = append(opts, nginx("canary", "true"), nginx("canary-by-header", "X-Canary"))
 			main := httpPath(networkingv1.PathTypeExact, path, "web", "big")
 			main.PathType = p.PathType
-			hostile = append(hostile, ingress(evilNS, "fuzz-main", created(999), nginx("use-regex", strconv.FormatBool(regex)),
+			hostile = append(hostile, newIngress(evilNS, "fuzz-main", created(999), nginx("use-regex", strconv.FormatBool(regex)),
 				rule(host, main, httpPath(networkingv1.PathTypeExact, path, "web", "big"))))
 		}
-		checkHostile(t, good, want, append(hostile, ingress(evilNS, "fuzz", opts...))...)
+		checkHostile(t, good, want, append(hostile, newIngress(evilNS, "fuzz", opts...))...)
 	})
 }
 

@@ -1,6 +1,12 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
@@ -25,14 +31,14 @@ func TestBuildGlobal(t *testing.T) {
 			want: config.DefaultGlobal(),
 		},
 		"every key": {
-			objs: one(configMap("ingress", "cfg", "ssl-redirect", "false", "proxy-connect-timeout", "10",
+			objs: one(fixtures.ConfigMap("ingress", "cfg", "ssl-redirect", "false", "proxy-connect-timeout", "10",
 				"proxy-read-timeout", "300", "proxy-send-timeout", "30", "proxy-body-size", "0",
 				"upstream-keepalive-connections", "64", "use-forwarded-headers", "true", "allow-snippet-annotations", "true")),
 			opts: withCM,
 			want: custom,
 		},
 		"invalid values keep the defaults": {
-			objs: one(configMap("ingress", "cfg", "ssl-redirect", "maybe", "proxy-read-timeout", "60s",
+			objs: one(fixtures.ConfigMap("ingress", "cfg", "ssl-redirect", "maybe", "proxy-read-timeout", "60s",
 				"proxy-body-size", "1m;", "upstream-keepalive-connections", "-1", "enable-opentelemetry", "true")),
 			opts: withCM,
 			want: config.DefaultGlobal(),
@@ -53,7 +59,7 @@ func TestBuildGlobal(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := buildWith(t, tc.objs, tc.opts)
-			checkEqual(t, "global", got.Global, tc.want)
+			check.Equal(t, "global", got.Global, tc.want)
 			checkProblems(t, got.Problems, tc.problems)
 		})
 	}
@@ -81,11 +87,11 @@ func TestConfigMapKeepsPreviousValue(t *testing.T) {
 		{"bad after removal", []string{"gzip-level", "0", "gzip-types", "text/plain"}, 1, "text/plain",
 			[]string{`key gzip-level="0": must be between 1 and 9; default kept`}},
 	}
-	s := NewStore()
+	s := NewStore(ingress.NewSource())
 	opts := testOptions()
 	opts.ConfigMap = "ingress/cfg"
 	for _, st := range steps {
-		if _, err := s.Apply(upsertEvent(configMap("ingress", "cfg", st.data...))); err != nil {
+		if _, err := s.Apply(upsertEvent(fixtures.ConfigMap("ingress", "cfg", st.data...))); err != nil {
 			t.Fatal(err)
 		}
 		cfg := Build(s, opts)
@@ -97,7 +103,7 @@ func TestConfigMapKeepsPreviousValue(t *testing.T) {
 	if _, err := s.Apply(events.Event{Op: events.OpDelete, Kind: events.KindConfigMap, Namespace: "ingress", Name: "cfg"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Apply(upsertEvent(configMap("ingress", "cfg", "gzip-level", "99"))); err != nil {
+	if _, err := s.Apply(upsertEvent(fixtures.ConfigMap("ingress", "cfg", "gzip-level", "99"))); err != nil {
 		t.Fatal(err)
 	}
 	if g := Build(s, opts).Global; g.Nginx.GzipLevel != 1 {
@@ -138,12 +144,12 @@ func TestGlobalReloads(t *testing.T) {
 	}
 	opts := testOptions()
 	opts.ConfigMap = "ingress/cfg"
-	base := one(webService()[0], ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80))))
+	base := one(webService()[0], newIngress("default", "ing", rule("a.example.com", prefix("/", "web", 80))))
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			s := newTestStore(t, base...)
 			old := Build(s, opts)
-			if _, err := s.Apply(upsertEvent(configMap("ingress", "cfg", tc.kv...))); err != nil {
+			if _, err := s.Apply(upsertEvent(fixtures.ConfigMap("ingress", "cfg", tc.kv...))); err != nil {
 				t.Fatal(err)
 			}
 			if ch := config.Diff(old, Build(s, opts)); ch.Reload != tc.reload {
@@ -171,10 +177,10 @@ func TestGlobalForceSSLRedirect(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ing := ingress("default", "ing", append(tc.ann, rule("plain.example.com", prefix("/", "web", 80)))...)
+			ing := newIngress("default", "ing", append(tc.ann, rule("plain.example.com", prefix("/", "web", 80)))...)
 			objects := objs(webService(), one(ing))
 			if tc.cm != nil {
-				objects = append(objects, configMap("ingress", "cfg", tc.cm...))
+				objects = append(objects, fixtures.ConfigMap("ingress", "cfg", tc.cm...))
 			}
 			cfg := buildWith(t, objects, opts)
 			for i := range cfg.Servers {
@@ -199,9 +205,9 @@ func TestGlobalProxyDefaults(t *testing.T) {
 	opts := testOptions()
 	opts.ConfigMap = "ingress/cfg"
 	build := func(kv ...string) *config.Configuration {
-		return Build(newTestStore(t, append(objs(webService()), configMap("ingress", "cfg", kv...),
-			ingress("default", "ing", rule("a.example.com", prefix("/", "web", 80))),
-			ingress("default", "own", nginx("proxy-http-version", "1.1"), nginx("proxy-next-upstream-tries", "5"),
+		return Build(newTestStore(t, append(objs(webService()), fixtures.ConfigMap("ingress", "cfg", kv...),
+			newIngress("default", "ing", rule("a.example.com", prefix("/", "web", 80))),
+			newIngress("default", "own", nginx("proxy-http-version", "1.1"), nginx("proxy-next-upstream-tries", "5"),
 				rule("b.example.com", prefix("/", "web", 80))))...), opts)
 	}
 	proxyOf := func(cfg *config.Configuration, host string) *config.ProxySettings {
@@ -234,7 +240,7 @@ func TestGlobalProxyDefaults(t *testing.T) {
 	}
 	opts = testOptions()
 	opts.ConfigMap = "ingress/cfg"
-	if problems := Build(newTestStore(t, configMap("ingress", "cfg", "proxy-http-version", "2")), opts).Problems; len(problems) != 1 {
+	if problems := Build(newTestStore(t, fixtures.ConfigMap("ingress", "cfg", "proxy-http-version", "2")), opts).Problems; len(problems) != 1 {
 		t.Errorf("proxy-http-version 2: problems %q, want one", problemStrings(problems))
 	}
 }

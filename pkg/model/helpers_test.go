@@ -1,12 +1,13 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"encoding/json"
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ var epoch = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
 type ingOpt func(*networkingv1.Ingress)
 
-func ingress(ns, name string, opts ...ingOpt) *networkingv1.Ingress {
+func newIngress(ns, name string, opts ...ingOpt) *networkingv1.Ingress {
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{
 		Namespace: ns, Name: name, CreationTimestamp: metav1.NewTime(epoch),
 	}}
@@ -62,7 +63,7 @@ func annotation(k, v string) ingOpt {
 }
 
 // nginx sets an nginx.ingress.kubernetes.io/ annotation.
-func nginx(k, v string) ingOpt { return annotation(AnnotationPrefix+k, v) }
+func nginx(k, v string) ingOpt { return annotation(ingress.AnnotationPrefix+k, v) }
 
 func rule(host string, paths ...networkingv1.HTTPIngressPath) ingOpt {
 	return func(i *networkingv1.Ingress) {
@@ -184,17 +185,9 @@ func ingressClass(name, controller string, isDefault bool) *networkingv1.Ingress
 	c := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: networkingv1.IngressClassSpec{Controller: controller}}
 	if isDefault {
-		c.Annotations = map[string]string{DefaultClassAnnotation: "true"}
+		c.Annotations = map[string]string{ingress.DefaultClassAnnotation: "true"}
 	}
 	return c
-}
-
-func configMap(ns, name string, kv ...string) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{}}
-	for i := 0; i+1 < len(kv); i += 2 {
-		cm.Data[kv[i]] = kv[i+1]
-	}
-	return cm
 }
 
 // kindOf returns the event kind of a test object.
@@ -223,7 +216,7 @@ func upsertEvent(obj runtime.Object) events.Event {
 
 func newTestStore(t testing.TB, objs ...runtime.Object) *Store {
 	t.Helper()
-	s := NewStore()
+	s := NewStore(ingress.NewSource())
 	for _, o := range objs {
 		if _, err := s.Apply(upsertEvent(o)); err != nil {
 			t.Fatalf("Apply(%T): %v", o, err)
@@ -295,16 +288,6 @@ func checkProblems(t *testing.T, got []config.Problem, want []string) {
 	}
 }
 
-// checkEqual compares with reflect.DeepEqual and shows both as JSON.
-func checkEqual(t *testing.T, what string, got, want any) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		g, _ := json.MarshalIndent(got, "", "  ")
-		w, _ := json.MarshalIndent(want, "", "  ")
-		t.Errorf("%s:\n got  %s\n want %s", what, g, w)
-	}
-}
-
 // withoutChecksums returns backends with Checksum cleared, for comparison.
 func withoutChecksums(bs config.BackendList) []config.Backend {
 	out := make([]config.Backend, bs.Len())
@@ -326,3 +309,15 @@ func ptrs(bs ...config.Backend) config.BackendList {
 }
 
 func objMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+
+// parsedSettings returns the settings the Ingress source makes of an
+// Ingress with annotations.
+func parsedSettings(annotations map[string]string) *intent.Settings {
+	ing := newIngress("default", "ing")
+	ing.Annotations = annotations
+	e, err := ingress.NewSource().Translate(events.KindIngress, intent.Key{Namespace: "default", Name: "ing"}, ing)
+	if err != nil {
+		panic(err)
+	}
+	return e.Settings
+}

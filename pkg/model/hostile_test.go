@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"fmt"
@@ -37,15 +39,15 @@ func goodObjects(t testing.TB) []runtime.Object {
 		s("a-web", svcPort("http", 80)), slice(goodNS, "a-web-1", "a-web", "http", 8080, ready("10.1.0.1"), ready("10.1.0.2")),
 		s("api", svcPort("", 8080)), slice(goodNS, "api-1", "api", "", 9000, ready("10.1.1.1")),
 		tlsSecret(t, goodNS, "tls", "example"),
-		ingress(goodNS, "site", created(0), tlsFor("tls", "a.example.com"), nginx("proxy-read-timeout", "30"),
+		newIngress(goodNS, "site", created(0), tlsFor("tls", "a.example.com"), nginx("proxy-read-timeout", "30"),
 			rule("a.example.com", prefix("/", "a-web", "http"), exact("/health", "api", 8080))),
-		ingress(goodNS, "rx", created(1), nginx("rewrite-target", "/$1"), nginx("use-regex", "true"),
+		newIngress(goodNS, "rx", created(1), nginx("rewrite-target", "/$1"), nginx("use-regex", "true"),
 			rule("a.example.com", implSpecific("/api/v[0-9]+/(.*)", "api", 8080), implSpecific("/users/([0-9]+)", "api", 8080))),
-		ingress(goodNS, "grpc", created(2), nginx("backend-protocol", "GRPC"), nginx("use-regex", "true"), nginx("allowlist-source-range", "10.0.0.0/8,::1"),
+		newIngress(goodNS, "grpc", created(2), nginx("backend-protocol", "GRPC"), nginx("use-regex", "true"), nginx("allowlist-source-range", "10.0.0.0/8,::1"),
 			nginx("proxy-body-size", "8m"), nginx("load-balance", "ewma"),
 			rule("b.example.com", prefix("/app", "api", 8080), implSpecific("/static/", "a-web", 80))),
-		ingress(goodNS, "dflt", created(3), defaultBackend("api", 8080), nginx("use-regex", "true"), rule("", prefix("/shared", "a-web", 80))),
-		ingress(goodNS, "wild", created(4), nginx("ssl-redirect", "false"), nginx("use-regex", "true"), rule("*.example.com", prefix("/w", "a-web", 80))),
+		newIngress(goodNS, "dflt", created(3), defaultBackend("api", 8080), nginx("use-regex", "true"), rule("", prefix("/shared", "a-web", 80))),
+		newIngress(goodNS, "wild", created(4), nginx("ssl-redirect", "false"), nginx("use-regex", "true"), rule("*.example.com", prefix("/w", "a-web", 80))),
 	}
 }
 
@@ -262,7 +264,7 @@ func (g *hostileGen) ingress(i int) *networkingv1.Ingress {
 		secret := g.pick([]string{"other", "bad", "opaque", "missing", "", longSecret})
 		opts = append(opts, tlsFor(secret, g.str(hostileHosts), g.str(hostileHosts)))
 	}
-	ing := ingress(evilNS, fmt.Sprintf("h%05d", i), opts...)
+	ing := newIngress(evilNS, fmt.Sprintf("h%05d", i), opts...)
 	switch g.r.IntN(10) {
 	case 0:
 		ing.Namespace = "team-a"
@@ -320,7 +322,7 @@ func checkHostile(t *testing.T, good []runtime.Object, want tenantView, hostile 
 	cfg := Build(s, testOptions())
 	checkDataPlane(t, cfg)
 	if got := viewOf(cfg, goodNS); !reflect.DeepEqual(got, want) {
-		checkEqual(t, "good tenant", got, want)
+		check.Equal(t, "good tenant", got, want)
 	}
 }
 

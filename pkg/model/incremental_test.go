@@ -1,6 +1,10 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -44,9 +48,9 @@ func (u universe) svcName() string { return "s" + strconv.Itoa(u.pick(4)) }
 func (u universe) event() events.Event {
 	switch u.pick(17) {
 	case 11:
-		return upsertEvent(configMap(propNS, "hdrs", "X-A", strconv.Itoa(u.pick(3))))
+		return upsertEvent(fixtures.ConfigMap(propNS, "hdrs", "X-A", strconv.Itoa(u.pick(3))))
 	case 12:
-		return upsertEvent(configMap("ingress", "psh", "X-B", strconv.Itoa(u.pick(3))))
+		return upsertEvent(fixtures.ConfigMap("ingress", "psh", "X-B", strconv.Itoa(u.pick(3))))
 	case 0, 1, 2, 3, 4:
 		return u.sliceEvent()
 	case 5:
@@ -61,7 +65,7 @@ func (u universe) event() events.Event {
 		}
 		return upsertEvent(tlsSecret(u.t, propNS, []string{"tls", "tls2"}[u.pick(2)], []string{"example", "other"}[u.pick(2)]))
 	case 10:
-		return upsertEvent(configMap("ingress", "cfg", "load-balance", []string{"round_robin", "ewma"}[u.pick(2)],
+		return upsertEvent(fixtures.ConfigMap("ingress", "cfg", "load-balance", []string{"round_robin", "ewma"}[u.pick(2)],
 			"service-upstream", strconv.FormatBool(u.pick(4) == 0), "proxy-set-headers", []string{"ingress/psh", ""}[u.pick(2)]))
 	}
 	if u.pick(2) == 0 {
@@ -119,7 +123,7 @@ func (u universe) ingressEvent() events.Event {
 	if u.pick(u.wide) == 0 {
 		opts = append(opts, u.hostWideOption(host)...)
 	}
-	return upsertEvent(ingress(propNS, name, append(opts, u.ingressOption(host)...)...))
+	return upsertEvent(newIngress(propNS, name, append(opts, u.ingressOption(host)...)...))
 }
 
 // hostWideOption returns settings that Build decides across hosts (see
@@ -169,9 +173,9 @@ func (u universe) ingressOption(host string) []ingOpt {
 
 func (u universe) servicesConfigMap() events.Event {
 	if u.pick(2) == 0 {
-		return upsertEvent(configMap("ingress", "tcp", "9000", propNS+"/"+u.svcName()+":80", "9001", propNS+"/"+u.svcName()+":grpc"))
+		return upsertEvent(fixtures.ConfigMap("ingress", "tcp", "9000", propNS+"/"+u.svcName()+":80", "9001", propNS+"/"+u.svcName()+":grpc"))
 	}
-	return upsertEvent(configMap("ingress", "udp", "5353", propNS+"/"+u.svcName()+":dns"))
+	return upsertEvent(fixtures.ConfigMap("ingress", "udp", "5353", propNS+"/"+u.svcName()+":dns"))
 }
 
 func propOptions() Options {
@@ -197,7 +201,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 	for seed := range seeds {
 		u := universe{t: t, rnd: rand.New(rand.NewPCG(uint64(seed), 0x1e)), wide: 2 + seed%2*8}
 		opts := propOptions()
-		in := NewIncremental(NewStore(), opts)
+		in := NewIncremental(NewStore(ingress.NewSource()), opts)
 		var prev *config.Configuration
 		for step := range steps {
 			// One seed in three applies bursts of up to three events
@@ -319,10 +323,10 @@ func backendsText(l config.BackendList) string {
 // Certificates with the previous Configuration, and Diff finds only the
 // changed Backend.
 func TestIncrementalShares(t *testing.T) {
-	in := NewIncremental(NewStore(), testOptions())
+	in := NewIncremental(NewStore(ingress.NewSource()), testOptions())
 	for _, o := range []runtime.Object{service("default", "web"), slice("default", "web-1", "web", "http", 8080, ready("10.0.0.1")),
 		service("default", "api"), slice("default", "api-1", "api", "http", 8080, ready("10.0.0.2")),
-		ingress("default", "a", rule("a.example.com", prefix("/", "web", 80), prefix("/api", "api", 80)))} {
+		newIngress("default", "a", rule("a.example.com", prefix("/", "web", 80), prefix("/api", "api", 80)))} {
 		if _, err := in.Apply(upsertEvent(o)); err != nil {
 			t.Fatal(err)
 		}
@@ -351,10 +355,10 @@ func TestIncrementalShares(t *testing.T) {
 // Servers of its hosts only (the others keep their Locations), Diff names
 // only those, and a setting decided across hosts makes it a full Build.
 func TestIngressChangeRebuildsItsHosts(t *testing.T) {
-	in := NewIncremental(NewStore(), testOptions())
+	in := NewIncremental(NewStore(ingress.NewSource()), testOptions())
 	objs := []runtime.Object{service("default", "web"), slice("default", "web-1", "web", "http", 8080, ready("10.0.0.1"))}
 	for _, h := range []string{"a", "b", "c"} {
-		objs = append(objs, ingress("default", h, rule(h+".example.com", prefix("/", "web", 80))))
+		objs = append(objs, newIngress("default", h, rule(h+".example.com", prefix("/", "web", 80))))
 	}
 	for _, o := range objs {
 		if _, err := in.Apply(upsertEvent(o)); err != nil {
@@ -377,7 +381,7 @@ func TestIngressChangeRebuildsItsHosts(t *testing.T) {
 		return in.Build()
 	}
 	base := in.Build()
-	next := apply(ingress("default", "b", rule("b.example.com", prefix("/", "web", 80), prefix("/v2", "web", 80))))
+	next := apply(newIngress("default", "b", rule("b.example.com", prefix("/", "web", 80), prefix("/v2", "web", 80))))
 	if !next.Spliced() {
 		t.Fatalf("an Ingress change was a full Build")
 	}
@@ -390,7 +394,7 @@ func TestIngressChangeRebuildsItsHosts(t *testing.T) {
 	if len(ch.ServersUpserted) != 1 || ch.ServersUpserted[0].Hostname != "b.example.com" || len(ch.ServersRemoved) != 0 || ch.Reload {
 		t.Errorf("diff %+v, want server b.example.com only", ch)
 	}
-	full := apply(ingress("default", "c", rule("c.example.com", prefix("/", "web", 80)), nginx("server-alias", "d.example.com")))
+	full := apply(newIngress("default", "c", rule("c.example.com", prefix("/", "web", 80)), nginx("server-alias", "d.example.com")))
 	if full.Patched() {
 		t.Errorf("server-alias (decided across hosts) was rebuilt per host")
 	}
@@ -405,7 +409,7 @@ func sameBacking[T any](a, b []T) bool {
 // Ingresses without any (noAnnotations) are never written by a build.
 func TestSharedAnnotationsStayUnchanged(t *testing.T) {
 	u := universe{t: t, rnd: rand.New(rand.NewPCG(7, 7)), wide: 2}
-	in := NewIncremental(NewStore(), propOptions())
+	in := NewIncremental(NewStore(ingress.NewSource()), propOptions())
 	for range 300 {
 		if _, err := in.Apply(u.event()); err != nil {
 			t.Fatal(err)
@@ -414,7 +418,7 @@ func TestSharedAnnotationsStayUnchanged(t *testing.T) {
 	}
 	Build(newTestStore(t, goldenInputs(t)["full"]...), goldenOptions(t))
 	// Ingresses without annotations of ours share one parsed Settings.
-	e, err := newIngressSource().Translate(events.KindIngress, intent.Key{Namespace: "d", Name: "plain"}, ingress("d", "plain"))
+	e, err := ingress.NewSource().Translate(events.KindIngress, intent.Key{Namespace: "d", Name: "plain"}, newIngress("d", "plain"))
 	if err != nil || !reflect.DeepEqual(*e.Settings, intent.Settings{}) {
 		t.Fatalf("the shared settings of Ingresses without annotations were modified: %+v (%v)", e.Settings, err)
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"testing"
@@ -14,7 +16,7 @@ import (
 func TestBuildSnippetsFailClosed(t *testing.T) {
 	const refused = "snippets are never applied (raw nginx configuration); the Ingress is not served"
 	full := func(opts ...ingOpt) []runtime.Object {
-		return objs(webService(), one(tlsSecret(t, "default", "cert", "example"), ingress("default", "snip",
+		return objs(webService(), one(tlsSecret(t, "default", "cert", "example"), newIngress("default", "snip",
 			append(opts, created(1), defaultBackend("web", 80), tlsFor("cert", "a.example.com"),
 				rule("a.example.com", prefix("/", "web", 80), exact("/admin", "web", 80)))...)))
 	}
@@ -25,7 +27,7 @@ func TestBuildSnippetsFailClosed(t *testing.T) {
 			servers: []config.Server{srv("_", catchAll(web80)), tlsSrv("a.example.com", true, loc("/admin", config.PathExact, web80, "default/snip"), loc("/", config.PathPrefix, web80, "default/snip"))},
 		},
 		"allow-snippet-annotations in the ConfigMap changes nothing": {
-			objs:     append(full(nginx("server-snippet", "return 200;")), configMap("ingress", "cfg", "allow-snippet-annotations", "true")),
+			objs:     append(full(nginx("server-snippet", "return 200;")), fixtures.ConfigMap("ingress", "cfg", "allow-snippet-annotations", "true")),
 			opts:     func(o *Options) { o.ConfigMap = "ingress/cfg" },
 			servers:  nothing,
 			problems: []string{"Ingress default/snip: annotation nginx.ingress.kubernetes.io/server-snippet: " + refused},
@@ -52,12 +54,12 @@ func TestBuildSnippetsFailClosed(t *testing.T) {
 		},
 		"a refused Ingress claims nothing: a younger one serves the host": {
 			objs: append(full(nginx("configuration-snippet", "allow 10.0.0.0/8; deny all;")),
-				ingress("default", "plain", created(5), rule("a.example.com", prefix("/", "web", 80)))),
+				newIngress("default", "plain", created(5), rule("a.example.com", prefix("/", "web", 80)))),
 			servers:  []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/", config.PathPrefix, web80, "default/plain"))},
 			problems: []string{"Ingress default/snip: annotation nginx.ingress.kubernetes.io/configuration-snippet: " + refused},
 		},
 		"a snippet-like name outside the prefix is not a snippet": {
-			objs:    objs(webService(), one(ingress("default", "other", annotation("example.com/server-snippet", "x"), rule("a.example.com", prefix("/", "web", 80))))),
+			objs:    objs(webService(), one(newIngress("default", "other", annotation("example.com/server-snippet", "x"), rule("a.example.com", prefix("/", "web", 80))))),
 			servers: []config.Server{srv("_", catchAll("")), srv("a.example.com", loc("/", config.PathPrefix, web80, "default/other"))},
 		},
 	}

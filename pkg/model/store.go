@@ -53,12 +53,18 @@ type Store struct {
 	ingressesByHost refIndex
 }
 
-// NewStore returns an empty Store.
-func NewStore() *Store {
-	src := newIngressSource()
+// NewStore returns an empty Store whose route objects src translates
+// (for Ingresses, ingress.NewSource()). When src is also a GlobalSource, it
+// reads the controller ConfigMap; otherwise the global settings are the
+// defaults.
+func NewStore(src intent.Source) *Store {
+	gs, ok := src.(intent.GlobalSource)
+	if !ok {
+		gs = defaultGlobal{}
+	}
 	return &Store{
 		src:                  src,
-		globalSrc:            src,
+		globalSrc:            gs,
 		ingresses:            map[intent.Key]*intent.Entry{},
 		services:             map[intent.Key]*serviceEntry{},
 		slices:               map[intent.Key]*sliceEntry{},
@@ -397,3 +403,13 @@ func (s *Store) referrers(idx refIndex, namespace, name string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// defaultGlobal is the GlobalSource of a Store whose source reads no
+// controller ConfigMap: the defaults, and no value is valid.
+type defaultGlobal struct{}
+
+func (defaultGlobal) Global(*corev1.ConfigMap, map[string]string) (config.Global, *config.ExternalAuth, []string) {
+	return config.DefaultGlobal(), nil, nil
+}
+
+func (defaultGlobal) ValidGlobal(string, string) bool { return false }

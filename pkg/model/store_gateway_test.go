@@ -1,6 +1,8 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"errors"
 	"reflect"
 	"testing"
@@ -34,7 +36,7 @@ func viaWire(t *testing.T, ev events.Event) events.Event {
 // them yet).
 func TestStoreGatewayRoundTrip(t *testing.T) {
 	objs := []runtime.Object{eventstest.GatewayClass(), eventstest.Gateway(), eventstest.HTTPRoute(), eventstest.ReferenceGrant()}
-	s := NewStore()
+	s := NewStore(ingress.NewSource())
 	before := Build(s, testOptions()).Checksum
 	for _, o := range objs {
 		eff, err := s.Apply(viaWire(t, eventstest.Of(events.OpCreate, o)))
@@ -83,7 +85,7 @@ func TestStoreGatewayRoundTrip(t *testing.T) {
 // TestStoreGatewayErrors: an object of another kind and a typed nil are
 // refused, and leave the Store empty.
 func TestStoreGatewayErrors(t *testing.T) {
-	s := NewStore()
+	s := NewStore(ingress.NewSource())
 	wrong := events.Event{Op: events.OpCreate, Kind: events.KindHTTPRoute, Namespace: "shop", Name: "edge", Object: eventstest.Gateway()}
 	if _, err := s.Apply(wrong); !errors.Is(err, intent.ErrWrongType) {
 		t.Errorf("Apply(a Gateway as HTTPRoute) = %v, want ErrWrongType", err)

@@ -1,6 +1,12 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"slices"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
@@ -42,7 +48,7 @@ func TestStoreApplyErrors(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s := NewStore()
+			s := NewStore(ingress.NewSource())
 			if _, err := s.Apply(tc.ev); !errors.Is(err, tc.want) {
 				t.Fatalf("Apply() = %v, want %v", err, tc.want)
 			}
@@ -54,8 +60,8 @@ func TestStoreApplyErrors(t *testing.T) {
 }
 
 func TestStoreApplyEveryKind(t *testing.T) {
-	objs := one(ingress("default", "ing"), ingressClass("nginx", testController, false), service("default", "web"),
-		slice("default", "web-1", "web", "", 80), tlsSecret(t, "default", "cert", "example"), configMap("ingress", "cfg"))
+	objs := one(newIngress("default", "ing"), ingressClass("nginx", testController, false), service("default", "web"),
+		slice("default", "web-1", "web", "", 80), tlsSecret(t, "default", "cert", "example"), fixtures.ConfigMap("ingress", "cfg"))
 	s := newTestStore(t, objs...)
 	if s.Len() != len(objs) {
 		t.Fatalf("Len() = %d, want %d", s.Len(), len(objs))
@@ -65,7 +71,7 @@ func TestStoreApplyEveryKind(t *testing.T) {
 			s.Has(events.KindService, "default", "web"), s.Has(events.KindEndpointSlice, "default", "web-1"),
 			s.Has(events.KindSecret, "default", "cert"), s.Has(events.KindConfigMap, "ingress", "cfg")}
 	}
-	checkEqual(t, "present after create", present(), []bool{true, true, true, true, true, true})
+	check.Equal(t, "present after create", present(), []bool{true, true, true, true, true, true})
 	// Updates replace; a second create of the same key is an upsert too.
 	for _, o := range objs {
 		if _, err := s.Apply(upsertEvent(o)); err != nil {
@@ -85,14 +91,14 @@ func TestStoreApplyEveryKind(t *testing.T) {
 			t.Fatalf("deleting twice: %v", err)
 		}
 	}
-	checkEqual(t, "present after delete", present(), []bool{false, false, false, false, false, false})
+	check.Equal(t, "present after delete", present(), []bool{false, false, false, false, false, false})
 	if s.Len() != 0 {
 		t.Errorf("Len() = %d after deleting all", s.Len())
 	}
 }
 
 func TestStoreKeyFromObject(t *testing.T) {
-	s := NewStore()
+	s := NewStore(ingress.NewSource())
 	if _, err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindService, Object: service("default", "web")}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,39 +135,39 @@ func entryNames(s *Store) []string {
 func TestStoreSliceIndex(t *testing.T) {
 	s := newTestStore(t, slice("default", "b", "web", "", 80), slice("default", "a", "web", "", 80),
 		slice("default", "c", "api", "", 80), slice("other", "d", "web", "", 80))
-	checkEqual(t, "web", sliceNames(s, "default", "web"), []string{"a", "b"})
+	check.Equal(t, "web", sliceNames(s, "default", "web"), []string{"a", "b"})
 	// Relabelled: moves to the other Service.
 	if _, err := s.Apply(upsertEvent(slice("default", "b", "api", "", 80))); err != nil {
 		t.Fatal(err)
 	}
-	checkEqual(t, "web after relabel", sliceNames(s, "default", "web"), []string{"a"})
-	checkEqual(t, "api after relabel", sliceNames(s, "default", "api"), []string{"b", "c"})
+	check.Equal(t, "web after relabel", sliceNames(s, "default", "web"), []string{"a"})
+	check.Equal(t, "api after relabel", sliceNames(s, "default", "api"), []string{"b", "c"})
 	if _, err := s.Apply(deleteEvent(events.KindEndpointSlice, "default", "a")); err != nil {
 		t.Fatal(err)
 	}
-	checkEqual(t, "web after delete", sliceNames(s, "default", "web"), []string{})
-	checkEqual(t, "other namespace", sliceNames(s, "other", "web"), []string{"d"})
+	check.Equal(t, "web after delete", sliceNames(s, "default", "web"), []string{})
+	check.Equal(t, "other namespace", sliceNames(s, "other", "web"), []string{"d"})
 }
 
 func TestStoreIngressIndex(t *testing.T) {
 	s := newTestStore(t,
-		ingress("default", "a", rule("a.com", prefix("/", "web", 80), prefix("/x", "api", 80)), tlsFor("cert", "a.com")),
-		ingress("default", "b", defaultBackend("web", 80), tlsFor("cert"), tlsFor("")),
-		ingress("other", "c", rule("c.com", prefix("/", "web", 80))))
-	checkEqual(t, "web", s.referrers(s.ingressesByService, "default", "web"), []string{"default/a", "default/b"})
-	checkEqual(t, "api", s.referrers(s.ingressesByService, "default", "api"), []string{"default/a"})
-	checkEqual(t, "cert", s.referrers(s.ingressesBySecret, "default", "cert"), []string{"default/a", "default/b"})
+		newIngress("default", "a", rule("a.com", prefix("/", "web", 80), prefix("/x", "api", 80)), tlsFor("cert", "a.com")),
+		newIngress("default", "b", defaultBackend("web", 80), tlsFor("cert"), tlsFor("")),
+		newIngress("other", "c", rule("c.com", prefix("/", "web", 80))))
+	check.Equal(t, "web", s.referrers(s.ingressesByService, "default", "web"), []string{"default/a", "default/b"})
+	check.Equal(t, "api", s.referrers(s.ingressesByService, "default", "api"), []string{"default/a"})
+	check.Equal(t, "cert", s.referrers(s.ingressesBySecret, "default", "cert"), []string{"default/a", "default/b"})
 	// Update a: it no longer references api nor cert.
-	if _, err := s.Apply(upsertEvent(ingress("default", "a", rule("a.com", prefix("/", "web", 80))))); err != nil {
+	if _, err := s.Apply(upsertEvent(newIngress("default", "a", rule("a.com", prefix("/", "web", 80))))); err != nil {
 		t.Fatal(err)
 	}
-	checkEqual(t, "api after update", s.referrers(s.ingressesByService, "default", "api"), []string{})
-	checkEqual(t, "cert after update", s.referrers(s.ingressesBySecret, "default", "cert"), []string{"default/b"})
+	check.Equal(t, "api after update", s.referrers(s.ingressesByService, "default", "api"), []string{})
+	check.Equal(t, "cert after update", s.referrers(s.ingressesBySecret, "default", "cert"), []string{"default/b"})
 	if _, err := s.Apply(deleteEvent(events.KindIngress, "default", "b")); err != nil {
 		t.Fatal(err)
 	}
-	checkEqual(t, "web after delete", s.referrers(s.ingressesByService, "default", "web"), []string{"default/a"})
-	checkEqual(t, "all", entryNames(s), []string{"default/a", "other/c"})
+	check.Equal(t, "web after delete", s.referrers(s.ingressesByService, "default", "web"), []string{"default/a"})
+	check.Equal(t, "all", entryNames(s), []string{"default/a", "other/c"})
 }
 
 func TestSliceEntry(t *testing.T) {
@@ -192,7 +198,7 @@ func TestSliceEntry(t *testing.T) {
 					t.Error("stored endpoints sum differs")
 				}
 			}
-			checkEqual(t, "endpoints", got, tc.want)
+			check.Equal(t, "endpoints", got, tc.want)
 		})
 	}
 }

@@ -1,6 +1,10 @@
 package model
 
 import (
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+
+	"github.com/ingress-sync/ingress-sync/test/testkit/check"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -82,9 +86,9 @@ func TestBuildL4(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			all := append(l4Objects(), configMap("ingress", "tcp", tc.tcp...), configMap("ingress", "udp", tc.udp...))
+			all := append(l4Objects(), fixtures.ConfigMap("ingress", "tcp", tc.tcp...), fixtures.ConfigMap("ingress", "udp", tc.udp...))
 			cfg := Build(newTestStore(t, all...), l4Options())
-			checkEqual(t, "L4", cfg.L4, tc.want)
+			check.Equal(t, "L4", cfg.L4, tc.want)
 			var ps []config.Problem
 			for _, p := range cfg.Problems {
 				if p.Kind == config.ProblemKindConfigMap {
@@ -97,7 +101,7 @@ func TestBuildL4(t *testing.T) {
 }
 
 func TestBuildL4ChecksumFollowsEndpoints(t *testing.T) {
-	cm := configMap("ingress", "tcp", "9000", "data/db:5432")
+	cm := fixtures.ConfigMap("ingress", "tcp", "9000", "data/db:5432")
 	a := Build(newTestStore(t, append(l4Objects(), cm)...), l4Options())
 	moved := append(l4Objects(), cm, slice("data", "db-1", "db", "pg", 5432, ready("10.0.0.9")))
 	b := Build(newTestStore(t, moved...), l4Options())
@@ -120,20 +124,20 @@ func TestBuildPassthrough(t *testing.T) {
 		want     []config.PassthroughHost
 		problems []string
 	}{
-		"root path": {objs: one(ingress("default", "argo", pt, rule("argo.example.com", prefix("/", "argocd", 443)))),
+		"root path": {objs: one(newIngress("default", "argo", pt, rule("argo.example.com", prefix("/", "argocd", 443)))),
 			want: []config.PassthroughHost{{Hostname: "argo.example.com", Ingress: "default/argo", Backend: "default-argocd-443", Endpoints: []config.Endpoint{ep("10.0.2.1", 8443)}}}},
-		"flag off": {disabled: true, objs: one(ingress("default", "argo", pt, rule("argo.example.com", prefix("/", "argocd", 443)))),
+		"flag off": {disabled: true, objs: one(newIngress("default", "argo", pt, rule("argo.example.com", prefix("/", "argocd", 443)))),
 			problems: []string{"needs the syncer's --enable-ssl-passthrough"}},
-		"no root path": {objs: one(ingress("default", "argo", pt, rule("argo.example.com", prefix("/api", "argocd", 443)))),
+		"no root path": {objs: one(newIngress("default", "argo", pt, rule("argo.example.com", prefix("/api", "argocd", 443)))),
 			problems: []string{"host argo.example.com has no Prefix / path"}},
 		"root path of another Ingress of the host": {objs: one(
-			ingress("default", "web", created(1), rule("argo.example.com", prefix("/", "web", 80))),
-			ingress("default", "argo", created(2), pt, rule("argo.example.com", prefix("/x", "argocd", 443)))),
+			newIngress("default", "web", created(1), rule("argo.example.com", prefix("/", "web", 80))),
+			newIngress("default", "argo", created(2), pt, rule("argo.example.com", prefix("/x", "argocd", 443)))),
 			want: []config.PassthroughHost{{Hostname: "argo.example.com", Ingress: "default/web", Backend: "default-web-80", Endpoints: []config.Endpoint{ep("10.0.3.1", 8080)}}}},
-		"wildcard and no host": {objs: one(ingress("default", "argo", pt, rule("*.example.com", prefix("/", "argocd", 443)), rule("", prefix("/", "argocd", 443)))),
+		"wildcard and no host": {objs: one(newIngress("default", "argo", pt, rule("*.example.com", prefix("/", "argocd", 443)), rule("", prefix("/", "argocd", 443)))),
 			problems: []string{"a rule without host", "wildcard host *.example.com"}},
-		"false": {objs: one(ingress("default", "argo", nginx("ssl-passthrough", "false"), rule("argo.example.com", prefix("/", "argocd", 443))))},
-		"not a bool": {objs: one(ingress("default", "argo", nginx("ssl-passthrough", "yes please"), rule("argo.example.com", prefix("/", "argocd", 443)))),
+		"false": {objs: one(newIngress("default", "argo", nginx("ssl-passthrough", "false"), rule("argo.example.com", prefix("/", "argocd", 443))))},
+		"not a bool": {objs: one(newIngress("default", "argo", nginx("ssl-passthrough", "yes please"), rule("argo.example.com", prefix("/", "argocd", 443)))),
 			problems: []string{"ssl-passthrough"}},
 	}
 	for name, tc := range tests {
@@ -141,7 +145,7 @@ func TestBuildPassthrough(t *testing.T) {
 			o := testOptions()
 			o.EnableSSLPassthrough = !tc.disabled
 			cfg := Build(newTestStore(t, append(web, tc.objs...)...), o)
-			checkEqual(t, "Passthrough", cfg.Passthrough, tc.want)
+			check.Equal(t, "Passthrough", cfg.Passthrough, tc.want)
 			checkProblems(t, cfg.Problems, tc.problems)
 			for _, s := range cfg.Servers {
 				if s.Hostname == "argo.example.com" && len(s.Locations) == 0 {
@@ -173,7 +177,7 @@ func FuzzL4Value(f *testing.F) {
 }
 
 func TestWithoutListeners(t *testing.T) {
-	cm := configMap("ingress", "tcp", "9000", "data/db:5432", "9001", "data/db:5432")
+	cm := fixtures.ConfigMap("ingress", "tcp", "9000", "data/db:5432", "9001", "data/db:5432")
 	cfg := Build(newTestStore(t, append(l4Objects(), cm)...), l4Options())
 	same := WithoutListeners(cfg, l4Options(), func(config.L4Service) error { return nil })
 	if same != cfg {
@@ -189,7 +193,7 @@ func TestWithoutListeners(t *testing.T) {
 		t.Fatalf("L4 %+v from %+v", out.L4, cfg.L4)
 	}
 	checkProblems(t, out.Problems, []string{`ConfigMap ingress/tcp: TCP port "9000": nginx cannot listen on it: permission denied; entry left out`})
-	want := Build(newTestStore(t, append(l4Objects(), configMap("ingress", "tcp", "9001", "data/db:5432"))...), l4Options())
+	want := Build(newTestStore(t, append(l4Objects(), fixtures.ConfigMap("ingress", "tcp", "9001", "data/db:5432"))...), l4Options())
 	if out.Checksum != want.Checksum || out.Checksum == cfg.Checksum {
 		t.Errorf("checksum %s, want %s (that of a build without the entry)", out.Checksum, want.Checksum)
 	}

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"bufio"
@@ -28,7 +30,7 @@ import (
 // instead of failing on them (the fail-closed cases have some).
 func buildACL(t *testing.T, objs ...runtime.Object) *config.Configuration {
 	t.Helper()
-	s := model.NewStore()
+	s := model.NewStore(ingress.NewSource())
 	for _, obj := range objs {
 		kind := events.KindIngress
 		switch obj.(type) {

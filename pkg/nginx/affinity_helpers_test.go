@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"crypto/md5" //nolint:gosec // the balancer's own hash, mirrored to predict its choices
@@ -36,7 +38,7 @@ func buildServices(t *testing.T, services map[string][]*echo.Server, ings ...*ne
 // buildServicesWithProblems is buildServices, Problems left to the caller.
 func buildServicesWithProblems(t *testing.T, services map[string][]*echo.Server, ings ...*networkingv1.Ingress) *config.Configuration {
 	t.Helper()
-	s := model.NewStore()
+	s := model.NewStore(ingress.NewSource())
 	apply := func(ev events.Event) {
 		if _, err := s.Apply(ev); err != nil {
 			t.Fatal(err)

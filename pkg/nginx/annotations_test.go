@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"net/http"
@@ -8,7 +10,6 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
@@ -21,7 +22,7 @@ func buildIngresses(t *testing.T, backends map[string]int, ings ...*networkingv1
 
 // ann is an ingress-nginx annotation.
 func ann(name, v string) fixtures.IngressOption {
-	return fixtures.Annotation(model.AnnotationPrefix+name, v)
+	return fixtures.Annotation(ingress.AnnotationPrefix+name, v)
 }
 
 func implPath(path, svc string) networkingv1.HTTPIngressPath {

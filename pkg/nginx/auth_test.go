@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"encoding/base64"
@@ -51,7 +53,7 @@ func htpasswdOf(hashes map[string]string) string {
 // listed (by substring).
 func buildWithSecrets(t testing.TB, backends map[string]int, secrets []*corev1.Secret, problems []string, ings ...*networkingv1.Ingress) *config.Configuration {
 	t.Helper()
-	s := model.NewStore()
+	s := model.NewStore(ingress.NewSource())
 	apply := func(ev events.Event) {
 		if _, err := s.Apply(ev); err != nil {
 			t.Fatal(err)

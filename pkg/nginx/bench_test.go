@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"context"
@@ -413,7 +415,7 @@ func bootstrapConfig(b *testing.B, n int) *config.Configuration {
 		}
 		pool[i] = p
 	}
-	s := model.NewStore()
+	s := model.NewStore(ingress.NewSource())
 	put := func(obj runtime.Object) {
 		m := obj.(metav1.Object)
 		ev := events.Event{Op: events.OpCreate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}

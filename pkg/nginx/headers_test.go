@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"slices"
@@ -26,7 +28,7 @@ const headerController = "ingress/controller"
 // EndpointSlices and ConfigMaps), and fails on any Problem.
 func buildObjects(t *testing.T, objs ...runtime.Object) *config.Configuration {
 	t.Helper()
-	s := model.NewStore()
+	s := model.NewStore(ingress.NewSource())
 	for _, obj := range objs {
 		var kind events.Kind
 		switch obj.(type) {

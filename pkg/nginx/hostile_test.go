@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"fmt"
@@ -161,15 +163,15 @@ func (g hostileGen) host(i int) string {
 func (g hostileGen) annotations() map[string]string {
 	out := map[string]string{}
 	for range g.r.IntN(5) {
-		key := model.AnnotationPrefix + g.pick(g.keys)
+		key := ingress.AnnotationPrefix + g.pick(g.keys)
 		if g.r.IntN(10) == 0 {
-			key = model.AnnotationPrefix + g.metaString(8)
+			key = ingress.AnnotationPrefix + g.metaString(8)
 		}
 		out[key] = g.anyString(g.values)
 	}
 	if g.r.IntN(4) == 0 { // the pattern of issue 11, "Why" point 2
-		out[model.AnnotationPrefix+"rewrite-target"] = "/$1"
-		out[model.AnnotationPrefix+"use-regex"] = "true"
+		out[ingress.AnnotationPrefix+"rewrite-target"] = "/$1"
+		out[ingress.AnnotationPrefix+"use-regex"] = "true"
 	}
 	return out
 }
@@ -229,14 +231,14 @@ func curatedIngresses() []*networkingv1.Ingress {
 	late := fixtures.Created(fixtures.Epoch.Add(2 * time.Hour))
 	return []*networkingv1.Ingress{
 		fixtures.Ingress("default", "issue-11", late,
-			fixtures.Annotation(model.AnnotationPrefix+"rewrite-target", "/$1"),
+			fixtures.Annotation(ingress.AnnotationPrefix+"rewrite-target", "/$1"),
 			fixtures.Rule("api.hostile.test", fixtures.Path(networkingv1.PathTypeImplementationSpecific, "/api/(.*)", "hostile-a", 80))),
 		fixtures.Ingress("default", "later", fixtures.Created(fixtures.Epoch.Add(3*time.Hour)),
 			fixtures.Rule("later.hostile.test", fixtures.Prefix("/", "hostile-b", 80))),
 		fixtures.Ingress("default", "steal-good-0", late,
-			fixtures.Annotation(model.AnnotationPrefix+"force-ssl-redirect", "true"),
-			fixtures.Annotation(model.AnnotationPrefix+"whitelist-source-range", "10.0.0.0/8"),
-			fixtures.Annotation(model.AnnotationPrefix+"proxy-body-size", "99999999999"),
+			fixtures.Annotation(ingress.AnnotationPrefix+"force-ssl-redirect", "true"),
+			fixtures.Annotation(ingress.AnnotationPrefix+"whitelist-source-range", "10.0.0.0/8"),
+			fixtures.Annotation(ingress.AnnotationPrefix+"proxy-body-size", "99999999999"),
 			fixtures.Rule("good-0.test", fixtures.Prefix("/", "hostile-a", 80))),
 	}
 }
@@ -274,7 +276,7 @@ func newHostileStore(t *testing.T, good int) *hostileStore {
 		goodPorts = append(goodPorts, startEcho(t, fmt.Sprintf("good-%d", i)).Port())
 	}
 	hostilePort := startEcho(t, "hostile").Port()
-	s := &hostileStore{t: t, store: model.NewStore(), good: model.NewStore()}
+	s := &hostileStore{t: t, store: model.NewStore(ingress.NewSource()), good: model.NewStore(ingress.NewSource())}
 	services := map[string]int{"hostile-a": hostilePort, "hostile-b": hostilePort, "noeps": 0}
 	for i, p := range goodPorts {
 		services[fmt.Sprintf("good-%d", i)] = p
@@ -493,7 +495,7 @@ func TestRegexPathsBuildKeeps(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ing := fixtures.Ingress("default", "regex", fixtures.Created(fixtures.Epoch.Add(time.Hour)),
-				fixtures.Annotation(model.AnnotationPrefix+"use-regex", "true"),
+				fixtures.Annotation(ingress.AnnotationPrefix+"use-regex", "true"),
 				fixtures.Rule("regex.test", fixtures.Path(networkingv1.PathTypeImplementationSpecific, tc.path, "hostile-a", 80)))
 			base.apply(upsertEventOf(ing, events.KindIngress, "default", "regex"), false)
 			cfg := hostileBuild(base.store)

@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"context"
@@ -18,7 +20,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
@@ -357,7 +358,7 @@ func TestProxySSLVariants(t *testing.T) {
 	}
 	extra := func(ing *networkingv1.Ingress, kv ...string) *networkingv1.Ingress {
 		for i := 0; i+1 < len(kv); i += 2 {
-			ing.Annotations[model.AnnotationPrefix+kv[i]] = kv[i+1]
+			ing.Annotations[ingress.AnnotationPrefix+kv[i]] = kv[i+1]
 		}
 		return ing
 	}

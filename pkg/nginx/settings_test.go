@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"bytes"
@@ -195,7 +197,7 @@ func TestSettingsHTTP2(t *testing.T) {
 func TestSettingsLogFormatVariables(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"time": "${time_iso8601}", "q": "`)
-	for _, v := range model.LogFormatVariables() {
+	for _, v := range ingress.LogFormatVariables() {
 		b.WriteString(" $" + v)
 	}
 	b.WriteString(` $http_x_a $sent_http_x_b $upstream_http_x_c $cookie_d $arg_e $upstream_cookie_f"}`)
@@ -231,14 +233,14 @@ func TestSettingsReloadMatchesRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := model.Options{ControllerClass: "k8s.io/ingress-sync", ConfigMap: "ingress/cfg"}
-	base := model.Build(model.NewStore(), opts)
+	base := model.Build(model.NewStore(ingress.NewSource()), opts)
 	baseConf, err := r.Render(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, kv := range changes {
 		t.Run(strings.Join(kv, "="), func(t *testing.T) {
-			s := model.NewStore()
+			s := model.NewStore(ingress.NewSource())
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "cfg"}, Data: map[string]string{}}
 			for i := 0; i+1 < len(kv); i += 2 {
 				cm.Data[kv[i]] = kv[i+1]
@@ -279,7 +281,7 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 		"allow-backend-server-header": "true", "hide-headers": "X-Powered-By, x-debug", "relative-redirects": "true",
 		"http-redirect-code": "301", "generate-request-id": "false", "proxy-add-original-uri-header": "true",
 	}
-	s := model.NewStore()
+	s := model.NewStore(ingress.NewSource())
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "cfg"}, Data: data}
 	if _, err := s.Apply(events.Event{Op: events.OpCreate, Kind: events.KindConfigMap, Object: cm}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -12,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
@@ -131,25 +132,25 @@ func (u *universe) ingress(ns string) runtime.Object {
 		opts = append(opts, fixtures.DefaultBackend(u.pick(services), 80))
 	}
 	if u.rnd.IntN(3) == 0 {
-		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"load-balance", u.pick([]string{"ewma", "round_robin"})))
+		opts = append(opts, fixtures.Annotation(ingress.AnnotationPrefix+"load-balance", u.pick([]string{"ewma", "round_robin"})))
 	}
 	// The annotations that name a Secret or a ConfigMap.
 	if u.rnd.IntN(4) == 0 {
-		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"auth-type", "basic"),
-			fixtures.Annotation(model.AnnotationPrefix+"auth-secret", u.pick([]string{"tls0", "tls1"})))
+		opts = append(opts, fixtures.Annotation(ingress.AnnotationPrefix+"auth-type", "basic"),
+			fixtures.Annotation(ingress.AnnotationPrefix+"auth-secret", u.pick([]string{"tls0", "tls1"})))
 	}
 	if u.rnd.IntN(4) == 0 {
-		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"auth-tls-secret", u.pick([]string{"tls0", "tls1"})))
+		opts = append(opts, fixtures.Annotation(ingress.AnnotationPrefix+"auth-tls-secret", u.pick([]string{"tls0", "tls1"})))
 	}
 	if u.rnd.IntN(4) == 0 {
-		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"proxy-ssl-secret", u.pick([]string{"tls0", "tls1"})))
+		opts = append(opts, fixtures.Annotation(ingress.AnnotationPrefix+"proxy-ssl-secret", u.pick([]string{"tls0", "tls1"})))
 	}
 	if u.rnd.IntN(4) == 0 {
-		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"custom-headers", "other"))
+		opts = append(opts, fixtures.Annotation(ingress.AnnotationPrefix+"custom-headers", "other"))
 	}
 	if u.rnd.IntN(4) == 0 {
-		opts = append(opts, fixtures.Annotation(model.AnnotationPrefix+"auth-url", "http://127.0.0.1:1/auth"),
-			fixtures.Annotation(model.AnnotationPrefix+"auth-proxy-set-headers", "other"))
+		opts = append(opts, fixtures.Annotation(ingress.AnnotationPrefix+"auth-url", "http://127.0.0.1:1/auth"),
+			fixtures.Annotation(ingress.AnnotationPrefix+"auth-proxy-set-headers", "other"))
 	}
 	return fixtures.Ingress(ns, fmt.Sprintf("ing%d", u.rnd.IntN(3)), opts...)
 }

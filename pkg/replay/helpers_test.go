@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"context"
@@ -110,7 +112,7 @@ func mustEncode(t testing.TB, ev events.Event) []byte {
 // recorded events with sequence <= seq.
 func (r *recorder) buildUpTo(seq uint64, opts model.Options) *config.Configuration {
 	r.t.Helper()
-	s := model.NewStore()
+	s := model.NewStore(ingress.NewSource())
 	for _, ev := range r.events {
 		if ev.Sequence <= seq {
 			if _, err := s.Apply(ev); err != nil {
@@ -197,5 +199,5 @@ func scenario(r *recorder) map[string]uint64 {
 
 // testBuilder is the syncer's builder with opts, as `syncer replay` gives it.
 func testBuilder(opts model.Options) func() Builder {
-	return func() Builder { return model.NewIncremental(model.NewStore(), opts) }
+	return func() Builder { return model.NewIncremental(model.NewStore(ingress.NewSource()), opts) }
 }

@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"context"
@@ -28,7 +30,7 @@ func TestReportListsProblems(t *testing.T) {
 		t.Fatalf("problems before the bad annotation: %+v", st)
 	}
 	bad := fixtures.Ingress("default", "web", fixtures.Rule("a.example.com", fixtures.Prefix("/", "web", 80)))
-	bad.Annotations = map[string]string{model.AnnotationPrefix + "proxy-read-timeout": "soon"}
+	bad.Annotations = map[string]string{ingress.AnnotationPrefix + "proxy-read-timeout": "soon"}
 	h.send(events.OpUpdate, bad)
 	h.settle()
 	st := h.s.Status()

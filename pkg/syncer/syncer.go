@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"context"
@@ -121,7 +123,7 @@ func New(a Applier, opts Options) (*Syncer, error) {
 	}
 	s := &Syncer{
 		opts: opts, applier: a, log: opts.Logger, m: newMetrics(opts.Registerer),
-		trigger: make(chan struct{}, 1), inc: model.NewIncremental(model.NewStore(), opts.Model),
+		trigger: make(chan struct{}, 1), inc: model.NewIncremental(model.NewStore(ingress.NewSource()), opts.Model),
 	}
 	s.state.Pod = opts.Pod
 	return s, nil
@@ -170,7 +172,7 @@ func (s *Syncer) apply(ev events.Event) error {
 // the new stream is ever removed in between.
 func (s *Syncer) StreamRecreated(context.Context) {
 	s.mu.Lock()
-	s.next, s.nextSeq = model.NewIncremental(model.NewStore(), s.opts.Model), 0
+	s.next, s.nextSeq = model.NewIncremental(model.NewStore(ingress.NewSource()), s.opts.Model), 0
 	s.mu.Unlock()
 	s.m.streamRecreated.Inc()
 	s.log.Warn("event stream recreated: serving the running configuration until its bootstrap is caught up")

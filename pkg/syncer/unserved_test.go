@@ -1,6 +1,8 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"context"
@@ -13,7 +15,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 )
 
@@ -41,7 +42,7 @@ func TestUnservedFromBuilds(t *testing.T) {
 		want string // "" when served
 	}{
 		{"annotation-ignored", []fixtures.IngressOption{rule("ignored.example.com", "web"),
-			fixtures.Annotation(model.AnnotationPrefix+"proxy-read-timeout", "soon")}, ""},
+			fixtures.Annotation(ingress.AnnotationPrefix+"proxy-read-timeout", "soon")}, ""},
 		{"no-service", []fixtures.IngressOption{rule("no-service.example.com", "missing")}, events.UnservedRoutes},
 		{"one-path-missing", []fixtures.IngressOption{fixtures.Rule("part.example.com",
 			fixtures.Prefix("/", "web", 80), fixtures.Prefix("/x", "missing", 80))}, events.UnservedRoutes},
@@ -50,14 +51,14 @@ func TestUnservedFromBuilds(t *testing.T) {
 		{"both", []fixtures.IngressOption{rule("both.example.com", "missing"), fixtures.TLS("nope", "both.example.com")}, events.UnservedRoutes},
 		{"z-conflict", []fixtures.IngressOption{rule("a.example.com", "web"), fixtures.Created(fixtures.Epoch.Add(time.Hour))}, events.UnservedRoutes},
 		{"acl", []fixtures.IngressOption{rule("acl.example.com", "web"),
-			fixtures.Annotation(model.AnnotationPrefix+"whitelist-source-range", "not-an-address")}, events.UnservedRoutes},
+			fixtures.Annotation(ingress.AnnotationPrefix+"whitelist-source-range", "not-an-address")}, events.UnservedRoutes},
 		{"auth", []fixtures.IngressOption{rule("auth.example.com", "web"),
-			fixtures.Annotation(model.AnnotationPrefix+"auth-type", "basic"),
-			fixtures.Annotation(model.AnnotationPrefix+"auth-secret", "missing")}, events.UnservedRoutes},
+			fixtures.Annotation(ingress.AnnotationPrefix+"auth-type", "basic"),
+			fixtures.Annotation(ingress.AnnotationPrefix+"auth-secret", "missing")}, events.UnservedRoutes},
 		{"snippet", []fixtures.IngressOption{rule("snippet.example.com", "web"),
-			fixtures.Annotation(model.AnnotationPrefix+"configuration-snippet", "return 200;")}, events.UnservedRoutes},
+			fixtures.Annotation(ingress.AnnotationPrefix+"configuration-snippet", "return 200;")}, events.UnservedRoutes},
 		{"canary", []fixtures.IngressOption{rule("lonely.example.com", "web"),
-			fixtures.Annotation(model.AnnotationPrefix+"canary", "true")}, events.UnservedRoutes},
+			fixtures.Annotation(ingress.AnnotationPrefix+"canary", "true")}, events.UnservedRoutes},
 	}
 	var want []string
 	for _, o := range objs {

@@ -1,13 +1,13 @@
 package watch
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // The rule of TLS Secrets (secrets.go), extended to the annotations that
@@ -25,9 +25,9 @@ const authSecretIndex = "authSecret"
 
 // secretAnnotations are the annotations whose value names a Secret.
 var secretAnnotations = [...]string{
-	model.AnnotationPrefix + "auth-secret",
-	model.AnnotationPrefix + "auth-tls-secret",
-	model.AnnotationPrefix + "proxy-ssl-secret",
+	ingress.AnnotationPrefix + "auth-secret",
+	ingress.AnnotationPrefix + "auth-tls-secret",
+	ingress.AnnotationPrefix + "proxy-ssl-secret",
 }
 
 func authSecretKeys(obj any) ([]string, error) {

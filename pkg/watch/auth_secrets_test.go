@@ -1,12 +1,13 @@
 package watch_test
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // TestOnlyReferencedAuthSecretsArePublished: an Opaque Secret reaches the
@@ -22,11 +23,11 @@ func TestOnlyReferencedAuthSecretsArePublished(t *testing.T) {
 	e.create(t, opaqueSecret(ns, "cross"))
 	start(t, cfg)
 
-	ing := ingress(ns, "web", "other", "svc")
-	ing.Annotations = map[string]string{model.AnnotationPrefix + "auth-type": "basic", model.AnnotationPrefix + "auth-secret": "used"}
+	ing := newIngress(ns, "web", "other", "svc")
+	ing.Annotations = map[string]string{ingress.AnnotationPrefix + "auth-type": "basic", ingress.AnnotationPrefix + "auth-secret": "used"}
 	e.create(t, ing)
-	other := ingress(ns, "other", "other", "svc")
-	other.Annotations = map[string]string{model.AnnotationPrefix + "auth-secret": "elsewhere/cross"}
+	other := newIngress(ns, "other", "other", "svc")
+	other.Annotations = map[string]string{ingress.AnnotationPrefix + "auth-secret": "elsewhere/cross"}
 	e.create(t, other)
 	m := e.waitMessage(t, e.subject(events.KindSecret, "used"), events.OpCreate)
 	if s := m.Event.Object.(*corev1.Secret); string(s.Data["password"]) != "never published" {
@@ -66,10 +67,10 @@ func TestSecretsNamedByTLSAnnotationsArePublished(t *testing.T) {
 	e.create(t, tlsSecret(ns, "lonely"))
 	start(t, cfg)
 
-	ing := ingress(ns, "web", "other", "svc")
+	ing := newIngress(ns, "web", "other", "svc")
 	ing.Annotations = map[string]string{
-		model.AnnotationPrefix + "auth-tls-secret":  ns + "/client-ca",
-		model.AnnotationPrefix + "proxy-ssl-secret": "backend-tls",
+		ingress.AnnotationPrefix + "auth-tls-secret":  ns + "/client-ca",
+		ingress.AnnotationPrefix + "proxy-ssl-secret": "backend-tls",
 	}
 	e.create(t, ing)
 	e.waitMessage(t, e.subject(events.KindSecret, "client-ca"), events.OpCreate)
@@ -79,7 +80,7 @@ func TestSecretsNamedByTLSAnnotationsArePublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delete(cur.Annotations, model.AnnotationPrefix+"proxy-ssl-secret")
+	delete(cur.Annotations, ingress.AnnotationPrefix+"proxy-ssl-secret")
 	if _, err := c.NetworkingV1().Ingresses(ns).Update(ctx, cur, updateOpts); err != nil {
 		t.Fatal(err)
 	}

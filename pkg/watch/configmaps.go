@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"slices"
 	"strings"
 
@@ -12,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // Besides the ConfigMaps named by flags (Config.ConfigMaps), a ConfigMap of
@@ -37,7 +38,7 @@ import (
 const configMapRefIndex = "configMapRef"
 
 // ConfigMap keys and the annotation whose values name ConfigMaps.
-const customHeadersAnnotation = model.AnnotationPrefix + "custom-headers"
+const customHeadersAnnotation = ingress.AnnotationPrefix + "custom-headers"
 
 var configMapRefKeys = []string{"proxy-set-headers", "add-headers"}
 
@@ -60,7 +61,7 @@ func configMapRefKeysOf(obj any) ([]string, error) {
 // authProxySetHeadersAnnotation names a ConfigMap of headers for the
 // external auth request: "name" or "namespace/name", in the Ingress's
 // namespace (the model refuses others).
-const authProxySetHeadersAnnotation = model.AnnotationPrefix + "auth-proxy-set-headers"
+const authProxySetHeadersAnnotation = ingress.AnnotationPrefix + "auth-proxy-set-headers"
 
 // authProxySetHeadersRef returns the "namespace/name" the Ingress's
 // auth-proxy-set-headers names in its own namespace, or "".

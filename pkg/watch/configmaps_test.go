@@ -28,10 +28,10 @@ func TestOnlyReferencedConfigMapsArePublished(t *testing.T) {
 
 	// An Ingress's custom-headers publishes custom; one naming a ConfigMap
 	// of another namespace publishes nothing.
-	ing := ingress(ns, "web", "other", "svc")
+	ing := newIngress(ns, "web", "other", "svc")
 	ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/custom-headers": ns + "/custom"}
 	e.create(t, ing)
-	other := ingress(ns, "other", "other", "svc")
+	other := newIngress(ns, "other", "other", "svc")
 	other.Annotations = map[string]string{"nginx.ingress.kubernetes.io/custom-headers": "kube-system/lonely"}
 	e.create(t, other)
 	e.waitMessage(t, e.subject(events.KindConfigMap, "custom"), events.OpCreate)
@@ -88,10 +88,10 @@ func TestAuthProxySetHeadersConfigMapIsPublished(t *testing.T) {
 	e.create(t, configMap(ns, "lonely", map[string]string{"X-A": "1"}))
 	start(t, e.config("watcher-a"))
 
-	ing := ingress(ns, "web", "other", "svc")
+	ing := newIngress(ns, "web", "other", "svc")
 	ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-proxy-set-headers": "auth-headers"}
 	e.create(t, ing)
-	other := ingress(ns, "other", "other", "svc")
+	other := newIngress(ns, "other", "other", "svc")
 	other.Annotations = map[string]string{"nginx.ingress.kubernetes.io/auth-proxy-set-headers": "kube-system/lonely"}
 	e.create(t, other)
 	e.waitMessage(t, e.subject(events.KindConfigMap, "auth-headers"), events.OpCreate)

@@ -1,6 +1,8 @@
 package watch_test
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"context"
 	"fmt"
 	"io"
@@ -26,7 +28,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/test/testkit/natstest"
 )
 
-const badTimeout = model.AnnotationPrefix + "proxy-read-timeout"
+const badTimeout = ingress.AnnotationPrefix + "proxy-read-timeout"
 
 // TestIngressEventsFromSyncerReports runs the watcher and two real syncers
 // (pkg/syncer with a recording Applier instead of nginx) on the real
@@ -85,18 +87,18 @@ func TestIngressEventsForEveryKindOfProblem(t *testing.T) {
 	runSyncer(t, e, "syncer-a")
 	e.create(t, service(ns, "web"))
 	withAnnotation := func(name, key, value string) *networkingv1.Ingress {
-		ing := ingress(ns, name, class, "web")
-		ing.Annotations = map[string]string{model.AnnotationPrefix + key: value}
+		ing := newIngress(ns, name, class, "web")
+		ing.Annotations = map[string]string{ingress.AnnotationPrefix + key: value}
 		return ing
 	}
 	withTLS := func(name, secret string) *networkingv1.Ingress {
-		ing := ingress(ns, name, class, "web")
+		ing := newIngress(ns, name, class, "web")
 		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{name + ".example.com"}, SecretName: secret}}
 		return ing
 	}
 	e.create(t, tlsSecret(ns, "garbage"))
 	// Same host and path: a-old is older, or first by name within the second.
-	conflict := ingress(ns, "b-young", class, "web")
+	conflict := newIngress(ns, "b-young", class, "web")
 	conflict.Spec.Rules[0].Host = "a-old.example.com"
 	cases := []struct {
 		ing  *networkingv1.Ingress
@@ -104,10 +106,10 @@ func TestIngressEventsForEveryKindOfProblem(t *testing.T) {
 	}{
 		{withAnnotation("rejected", "proxy-read-timeout", "soon"), []string{"proxy-read-timeout", `"soon"`}},
 		{withAnnotation("unsupported", "made-up", "x"), []string{"made-up", "not supported"}},
-		{ingress(ns, "no-service", class, "missing"), []string{"missing", "not found"}},
+		{newIngress(ns, "no-service", class, "missing"), []string{"missing", "not found"}},
 		{withTLS("missing-tls", "nope"), []string{"secret " + ns + "/nope not found"}},
 		{withTLS("bad-tls", "garbage"), []string{"secret " + ns + "/garbage", "the default certificate is used"}},
-		{ingress(ns, "a-old", class, "web"), nil},
+		{newIngress(ns, "a-old", class, "web"), nil},
 		{conflict, []string{"conflicts with Ingress " + ns + "/a-old, which is older"}},
 		{withAnnotation("acl", "whitelist-source-range", "not-an-address"), []string{"whitelist-source-range", "503"}},
 	}
@@ -227,7 +229,7 @@ func TestIngressEventsOnlyFromTheLeader(t *testing.T) {
 func createBadIngress(t *testing.T, e *env, class string) []corev1.Event {
 	t.Helper()
 	e.create(t, service(e.ns, "web"))
-	bad := ingress(e.ns, "web", class, "web")
+	bad := newIngress(e.ns, "web", class, "web")
 	bad.Annotations = map[string]string{badTimeout: "soon"}
 	e.create(t, bad)
 	return waitEvents(t, e, "web", func(evs []corev1.Event) bool {
@@ -243,8 +245,8 @@ func reportScene(t *testing.T) (*env, *runningWatcher, uint64) {
 	class := "ours-" + e.ns
 	createClass(t, e, class, e.controller())
 	w := start(t, e.config("watcher-a"))
-	e.create(t, ingress(e.ns, "web", class, "web"))
-	e.create(t, ingress(e.ns, "zz-barrier", class, "web"))
+	e.create(t, newIngress(e.ns, "web", class, "web"))
+	e.create(t, newIngress(e.ns, "zz-barrier", class, "web"))
 	e.waitMessage(t, e.subject(events.KindIngress, "zz-barrier"), events.OpCreate)
 	return e, w, e.lastSeq(t)
 }

@@ -18,7 +18,7 @@ func TestNoopUpdatesAreDropped(t *testing.T) {
 	ctx, c, ns := t.Context(), e.client, e.ns
 	e.create(t, service(ns, "web"))
 	e.create(t, endpointSlice(ns, "web-1", "web", "198.18.0.1"))
-	e.create(t, ingress(ns, "web", "nginx", "web"))
+	e.create(t, newIngress(ns, "web", "nginx", "web"))
 	sliceSubject, ingSubject := e.subject(events.KindEndpointSlice, "web-1"), e.subject(events.KindIngress, "web")
 	e.waitMessage(t, sliceSubject, events.OpCreate)
 	e.waitMessage(t, ingSubject, events.OpCreate)

@@ -63,7 +63,7 @@ func ingressClass(name, controller string) *networkingv1.IngressClass {
 	}
 }
 
-func ingress(ns, name, class, svc string) *networkingv1.Ingress {
+func newIngress(ns, name, class, svc string) *networkingv1.Ingress {
 	prefix := networkingv1.PathTypePrefix
 	return &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},

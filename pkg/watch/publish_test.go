@@ -116,7 +116,7 @@ func everyKind(t *testing.T, e *env) []kindCase {
 			}},
 		{kind: events.KindIngress, name: "web",
 			create: func(ctx context.Context) error {
-				_, err := c.NetworkingV1().Ingresses(ns).Create(ctx, ingress(ns, "web", class, "web"), createOpts)
+				_, err := c.NetworkingV1().Ingresses(ns).Create(ctx, newIngress(ns, "web", class, "web"), createOpts)
 				return err
 			},
 			update: func(ctx context.Context) error {

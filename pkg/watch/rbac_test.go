@@ -56,7 +56,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 
 	e.create(t, tlsSecret(ns, "tls"))
 	e.create(t, configMap(ns, "ingress-sync", map[string]string{"k": "v"}))
-	e.create(t, ingress(ns, "web", cfg.IngressClass, "web"))
+	e.create(t, newIngress(ns, "web", cfg.IngressClass, "web"))
 	e.waitMessage(t, e.subject(events.KindSecret, "tls"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindConfigMap, "ingress-sync"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate)

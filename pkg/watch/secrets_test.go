@@ -25,7 +25,7 @@ func TestOnlyReferencedSecretsArePublished(t *testing.T) {
 
 	// The default certificate is published without any reference.
 	e.waitMessage(t, e.subject(events.KindSecret, "default-cert"), events.OpCreate)
-	ing := ingress(ns, "web", "other", "svc")
+	ing := newIngress(ns, "web", "other", "svc")
 	ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"web.example.com"}, SecretName: "used"}}
 	e.create(t, ing)
 	e.waitMessage(t, e.subject(events.KindSecret, "used"), events.OpCreate)

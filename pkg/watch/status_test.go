@@ -28,12 +28,12 @@ func TestIngressStatus(t *testing.T) {
 	want := []string{"198.18.0.10", "lb.example.com"}
 
 	e.create(t, service(ns, "web"))
-	e.create(t, ingress(ns, "other", theirs, "web"))
-	e.create(t, ingress(ns, "served", ours, "web"))
+	e.create(t, newIngress(ns, "other", theirs, "web"))
+	e.create(t, newIngress(ns, "served", ours, "web"))
 	waitStatus(t, e, "served", want)
 	// One status worker handles Ingresses in the order they changed: once
 	// an Ingress created after "other" has its status, "other" was handled.
-	e.create(t, ingress(ns, "served-later", ours, "web"))
+	e.create(t, newIngress(ns, "served-later", ours, "web"))
 	waitStatus(t, e, "served-later", want)
 	if got := statusOf(t, e, "other"); len(got) > 0 {
 		t.Errorf("Ingress of another class got status %v", got)
@@ -76,7 +76,7 @@ func TestPublishServiceStatus(t *testing.T) {
 	runSyncer(t, e, "syncer-a")
 
 	e.create(t, service(ns, "web"))
-	e.create(t, ingress(ns, "web", ours, "web"))
+	e.create(t, newIngress(ns, "web", ours, "web"))
 	waitStatus(t, e, "web", []string{"198.18.0.20"})
 
 	svc, err := c.CoreV1().Services(ns).Get(ctx, "ingress-sync", getOpts)

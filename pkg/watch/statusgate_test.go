@@ -65,7 +65,7 @@ func TestStatusWaitsForEverySyncer(t *testing.T) {
 		publishReport(t, e, reportOf(pod, before))
 	}
 	e.create(t, service(e.ns, "web"))
-	e.create(t, ingress(e.ns, "web", class, "web"))
+	e.create(t, newIngress(e.ns, "web", class, "web"))
 	seq := e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate).Seq
 
 	publishReport(t, e, reportOf("syncer-a", seq))
@@ -100,7 +100,7 @@ func TestStatusRuleOne(t *testing.T) {
 	e, _, class, before := statusScene(t, func(c *watch.Config) { c.StatusSyncers = watch.StatusOne })
 	publishReport(t, e, reportOf("syncer-a", before))
 	publishReport(t, e, reportOf("syncer-b", before))
-	e.create(t, ingress(e.ns, "web", class, "web"))
+	e.create(t, newIngress(e.ns, "web", class, "web"))
 	seq := e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate).Seq
 	publishReport(t, e, reportOf("syncer-b", seq))
 	waitStatus(t, e, "web", []string{statusIP})
@@ -112,7 +112,7 @@ func TestStatusRuleOne(t *testing.T) {
 func TestStatusMaxWait(t *testing.T) {
 	e, w, class, before := statusScene(t, func(c *watch.Config) { c.StatusMaxWait = 2 * time.Second })
 	publishReport(t, e, reportOf("syncer-stuck", before))
-	e.create(t, ingress(e.ns, "web", class, "web"))
+	e.create(t, newIngress(e.ns, "web", class, "web"))
 	e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate)
 	waitDecision(t, w, "web", 0, 0, 1)
 	waitStatus(t, e, "web", []string{statusIP})
@@ -134,8 +134,8 @@ func TestStatusOnceTheServiceAndSecretExist(t *testing.T) {
 	e, w, class, _ := statusScene(t, nil)
 	runSyncer(t, e, "syncer-a")
 	e.create(t, service(e.ns, "web"))
-	e.create(t, ingress(e.ns, "late-service", class, "late"))
-	tls := ingress(e.ns, "late-secret", class, "web")
+	e.create(t, newIngress(e.ns, "late-service", class, "late"))
+	tls := newIngress(e.ns, "late-secret", class, "web")
 	tls.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"late-secret.example.com"}, SecretName: "late"}}
 	e.create(t, tls)
 

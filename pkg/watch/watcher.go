@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +19,6 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 )
 
@@ -28,7 +29,7 @@ type Watcher struct {
 	metrics    *metrics
 	informers  *informerSet
 	configMaps map[string]bool // namespace/name of the ConfigMaps in scope
-	class      intent.Classes  // the class rule's inputs (model.Serves)
+	class      intent.Classes  // the class rule's inputs (ingress.Serves)
 	gateway    *gatewayAPI     // the Gateway API informers; nil without Config.GatewayClient
 
 	natsReady  chan struct{} // closed once nats is set
@@ -192,7 +193,7 @@ func (w *Watcher) serves(ing *networkingv1.Ingress) bool {
 			classes[c.Name] = c
 		}
 	}
-	return model.Serves(ing, classes, w.class)
+	return ingress.Serves(ing, classes, w.class)
 }
 
 // reportOversize logs and counts an object too large for max_payload.

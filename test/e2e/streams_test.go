@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"bufio"
 	"context"
 	"crypto/tls"
@@ -17,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
@@ -187,7 +188,7 @@ func passthroughHost(t *testing.T, ns string) {
 	argo := startLineServer(t, "argo", own)
 	createService(t, ns, "argo")
 	setEndpointAddrs(t, ns, "argo", argo.host())
-	applyIngress(t, ours(ns, "argo", fixtures.Annotation(model.AnnotationPrefix+"ssl-passthrough", "true"),
+	applyIngress(t, ours(ns, "argo", fixtures.Annotation(ingress.AnnotationPrefix+"ssl-passthrough", "true"),
 		fixtures.Rule(pt, fixtures.Prefix("/", "argo", 80))))
 	service(t, ns, "web")
 	applySecret(t, fixtures.TLSSecret(ns, "tls", leaf(t, ca, normal)))

@@ -1,6 +1,8 @@
 package churn
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"context"
 	"io"
 	"log/slog"
@@ -88,7 +90,7 @@ func TestStreamTargetPublishesEventsTheStoreAccepts(t *testing.T) {
 		t.Fatalf("Flush: %d failed, %v", n, err)
 	}
 	// Read the whole history back, as a replay does.
-	f := &storeFeeder{store: model.NewStore(), caughtUp: make(chan struct{})}
+	f := &storeFeeder{store: model.NewStore(ingress.NewSource()), caughtUp: make(chan struct{})}
 	var undecodable atomic.Int64
 	c, err := stream.NewConsumer(js, testStream, testPrefix, f, stream.WithStartSequence(1), stream.WithConsumerLogger(quietLogger()),
 		stream.WithDecodeErrorHandler(func(uint64, string, error) { undecodable.Add(1) }))
