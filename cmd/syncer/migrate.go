@@ -48,7 +48,7 @@ anything would not behave as in ingress-nginx. See docs/migration.md.
 	fs.BoolVar(&f.fromStream, "from-stream", false, "read the ingress event stream (--nats-url, --stream, ...)")
 	fs.StringVar(&f.namespace, "namespace", "", "with --kubeconfig: read only this namespace (the ConfigMap is read wherever it is)")
 	fs.StringVar(&f.configMap, "configmap", migrate.DefaultConfigMap, "namespace/name of the ingress-nginx controller ConfigMap (\"\": none)")
-	fs.StringVar(&f.ingressClass, "ingress-class", model.DefaultIngressClass, "check the Ingresses of this class and those without a class (\"\": every Ingress)")
+	fs.StringVar(&f.ingressClass, "ingress-class", ingress.DefaultIngressClass, "check the Ingresses of this class and those without a class (\"\": every Ingress)")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound of each API call (--kubeconfig) or of the whole read (--from-stream)")
 	if err := fs.Parse(args); err != nil {

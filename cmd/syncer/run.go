@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"cmp"
@@ -69,8 +71,8 @@ type modelFlags struct {
 }
 
 func (f *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.opts.ControllerClass, "controller-class", model.DefaultControllerClass, "spec.controller of the IngressClasses served")
-	fs.StringVar(&f.opts.IngressClass, "ingress-class", model.DefaultIngressClass, "ingress class name served (spec.ingressClassName or the legacy annotation)")
+	fs.StringVar(&f.opts.ControllerClass, "controller-class", ingress.DefaultControllerClass, "spec.controller of the IngressClasses served")
+	fs.StringVar(&f.opts.IngressClass, "ingress-class", ingress.DefaultIngressClass, "ingress class name served (spec.ingressClassName or the legacy annotation)")
 	fs.BoolVar(&f.opts.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
 	fs.StringVar(&f.opts.DefaultBackendService, "default-backend-service", "", "namespace/name of the Service for unmatched requests (default: 404)")
 	fs.StringVar(&f.opts.DefaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret for unknown SNI names (default: self-signed)")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"context"
 	"errors"
 	"flag"
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/test/testkit/churn"
 )
@@ -61,7 +62,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.natsPassword, "nats-password", "", "NATS password")
 	fs.StringVar(&f.stream, "stream", events.DefaultStream, "JetStream stream of the events")
 	fs.StringVar(&f.prefix, "subject-prefix", events.DefaultSubjectPrefix, "subject prefix of the events")
-	fs.StringVar(&f.controllerClass, "controller-class", model.DefaultControllerClass, "spec.controller of the IngressClass the setup creates")
+	fs.StringVar(&f.controllerClass, "controller-class", ingress.DefaultControllerClass, "spec.controller of the IngressClass the setup creates")
 	fs.IntVar(&f.workers, "workers", 16, "concurrent API writes (--target kube); one object is written by one worker")
 	fs.IntVar(&f.maxPending, "max-pending", 8192, "events in flight to the stream (--target stream)")
 	fs.BoolVar(&f.skipSetup, "skip-setup", false, "the cluster was set up by an earlier run with the same flags and seed")

@@ -13,6 +13,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"context"
 	"flag"
 	"fmt"
@@ -29,7 +31,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
@@ -94,7 +95,7 @@ func publishStory(ctx context.Context, pub *stream.Publisher, gap time.Duration)
 		op  events.Op
 		obj runtime.Object
 	}{
-		{events.OpCreate, fixtures.IngressClass(model.DefaultIngressClass, model.DefaultControllerClass, false)},
+		{events.OpCreate, fixtures.IngressClass(ingress.DefaultIngressClass, ingress.DefaultControllerClass, false)},
 		{events.OpCreate, fixtures.Service("shop", "web", 80)},
 		{events.OpCreate, fixtures.EndpointSlice("shop", "web-7xk2p", "web", 8080, "10.244.1.12", "10.244.2.7")},
 		{events.OpCreate, fixtures.Ingress("shop", "web", web)},

@@ -5,6 +5,16 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 )
 
+// The classes the watcher, the syncers and the tools serve unless told
+// otherwise (their --controller-class and --ingress-class flags).
+const (
+	// DefaultControllerClass is the spec.controller of the IngressClasses
+	// ingress-sync implements by default.
+	DefaultControllerClass = "k8s.io/ingress-sync"
+	// DefaultIngressClass is the class name served by default, ingress-nginx's.
+	DefaultIngressClass = "nginx"
+)
+
 // Annotations that select an Ingress class.
 const (
 	// LegacyClassAnnotation is the deprecated class annotation on Ingresses.

@@ -45,6 +45,9 @@ type Entry struct {
 	Refused  string
 }
 
-// setting names one of e's settings in a Problem, as its source writes
+// String names e's object in Problems: its kind and "namespace/name".
+func (e *Entry) String() string { return e.Origin.Kind + " " + e.Name }
+
+// Setting names one of e's settings in a Problem, as its source writes
 // it (see settingPrefix).
 func (e *Entry) Setting(name string) string { return e.SettingPrefix + name }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // DefaultConfigMap is the controller ConfigMap of a default ingress-nginx
@@ -25,7 +24,7 @@ const DefaultConfigMap = "ingress-nginx/ingress-nginx-controller"
 
 // checkController is the controller class Check builds with; the
 // Ingresses checked are given an IngressClass of it.
-const checkController = model.DefaultControllerClass
+const checkController = ingress.DefaultControllerClass
 
 // Options say what Check looks at.
 type Options struct {

@@ -76,11 +76,11 @@ func Build(s *Store, opts Options) *config.Configuration {
 // build is Build, returning the builder too (its sums and backend states
 // are what Incremental keeps).
 func build(s *Store, opts Options) (*config.Configuration, *builder) {
-	b := newBuilder(s, opts, len(s.ingresses))
+	b := newBuilder(s, opts, len(s.entries))
 	b.buildGlobal()
 	b.buildHeaders()
-	b.selectIngresses(s.allIngresses())
-	b.buildDefaultBackend(b.ingresses)
+	b.selectEntries(s.allEntries())
+	b.buildDefaultBackend(b.entries)
 	b.buildTLS()
 	b.buildRules()
 	b.buildCanaries()
@@ -93,7 +93,7 @@ type builder struct {
 	opts   Options
 	global config.Global
 	// ingresses are the served ones, oldest first.
-	ingresses []*intent.Entry
+	entries []*intent.Entry
 	// canaries are the served canary Ingresses, oldest first: they add
 	// no locations of their own (see buildCanaries).
 	canaries []*intent.Entry
@@ -151,7 +151,7 @@ func (b *builder) problem(kind, namespace, name, format string, args ...any) {
 
 // ingressProblem is a Problem of the object e was translated from, named
 // by its Origin.
-func (b *builder) ingressProblem(e *intent.Entry, format string, args ...any) {
+func (b *builder) entryProblem(e *intent.Entry, format string, args ...any) {
 	b.problem(e.Origin.Kind, e.Origin.Namespace, e.Origin.Name, format, args...)
 }
 
@@ -177,24 +177,24 @@ func (b *builder) buildGlobal() {
 
 // selectIngresses keeps the served Ingresses among candidates, oldest
 // first, and reports their annotation problems.
-func (b *builder) selectIngresses(candidates []*intent.Entry) {
+func (b *builder) selectEntries(candidates []*intent.Entry) {
 	serves := b.s.src.Serving(b.opts.classes())
-	b.ingresses = make([]*intent.Entry, 0, len(candidates))
+	b.entries = make([]*intent.Entry, 0, len(candidates))
 	for _, e := range candidates {
 		if serves(e) {
-			b.ingresses = append(b.ingresses, e)
+			b.entries = append(b.entries, e)
 		}
 	}
-	slices.SortFunc(b.ingresses, compareAge)
-	served := b.ingresses[:0]
-	for _, e := range b.ingresses {
+	slices.SortFunc(b.entries, compareAge)
+	served := b.entries[:0]
+	for _, e := range b.entries {
 		for _, p := range e.Problems {
-			b.ingressProblem(e, "%s", p)
+			b.entryProblem(e, "%s", p)
 		}
 		// An entry its source refuses (an Ingress with snippets, which
 		// may carry access rules) is not served at all: fail closed.
 		if e.Refused != "" {
-			b.ingressProblem(e, "%s", e.Refused)
+			b.entryProblem(e, "%s", e.Refused)
 			continue
 		}
 		if e.Settings.Canary != nil {
@@ -203,7 +203,7 @@ func (b *builder) selectIngresses(candidates []*intent.Entry) {
 		}
 		served = append(served, e)
 	}
-	b.ingresses = served
+	b.entries = served
 }
 
 // compareAge orders Ingresses oldest first: creationTimestamp, then
@@ -234,13 +234,13 @@ func (b *builder) buildDefaultBackend(candidates []*intent.Entry) {
 		be, err := b.backendFor(e.Key.Namespace, *ref)
 		switch {
 		case err != nil:
-			b.ingressProblem(e, "spec.defaultBackend: %v; ignored", err)
+			b.entryProblem(e, "spec.defaultBackend: %v; ignored", err)
 		case b.defaultBackend == nil:
 			b.defaultBackend, winner = be, e
 			be.use(e)
 		case b.defaultBackend != be:
-			b.ingressProblem(e, "spec.defaultBackend: ignored, Ingress %s is older and its default backend (service %s port %s) is used",
-				winner.Name, b.defaultBackend.key.service, b.defaultBackend.key.port)
+			b.entryProblem(e, "spec.defaultBackend: ignored, %s is older and its default backend (service %s port %s) is used",
+				winner, b.defaultBackend.key.service, b.defaultBackend.key.port)
 		default:
 			be.use(e)
 		}
@@ -253,7 +253,7 @@ func (b *builder) buildDefaultBackend(candidates []*intent.Entry) {
 
 // buildRules adds a location for every valid path of every served Ingress.
 func (b *builder) buildRules() {
-	for _, e := range b.ingresses {
+	for _, e := range b.entries {
 		for i := range e.Rules {
 			b.buildRule(e, &e.Rules[i])
 		}
@@ -262,7 +262,7 @@ func (b *builder) buildRules() {
 
 func (b *builder) buildRule(e *intent.Entry, rule *intent.Host) {
 	if rule.Err != nil {
-		b.ingressProblem(e, "rule host %q %v; rule left out", rule.Raw, rule.Err)
+		b.entryProblem(e, "rule host %q %v; rule left out", rule.Raw, rule.Err)
 		return
 	}
 	srv := b.server(rule.Host)
@@ -273,28 +273,28 @@ func (b *builder) buildRule(e *intent.Entry, rule *intent.Host) {
 
 func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 	if p.Err != nil {
-		b.ingressProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.Raw, p.Err)
+		b.entryProblem(e, "host %s path %q: %v; path left out", srv.hostname, p.Raw, p.Err)
 		return
 	}
 	path, pathType := p.Path, p.PathType
 	if p.Backend.Unsupported {
-		b.ingressProblem(e, "host %s path %s: only Service backends are supported; path left out", srv.hostname, path)
+		b.entryProblem(e, "host %s path %s: only Service backends are supported; path left out", srv.hostname, path)
 		return
 	}
 	be, err := b.backendFor(e.Key.Namespace, p.Backend)
 	if err != nil {
-		b.ingressProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
+		b.entryProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
 		return
 	}
 	if winner := srv.claimedBy(pathKey{path, pathType}); winner != nil {
 		if winner == e {
-			b.ingressProblem(e, "host %s path %s (%s): defined twice; the first rule is used", srv.hostname, path, pathType)
+			b.entryProblem(e, "host %s path %s (%s): defined twice; the first rule is used", srv.hostname, path, pathType)
 		} else {
-			b.ingressProblem(e, "host %s path %s (%s): conflicts with Ingress %s, which is older and is used", srv.hostname, path, pathType, winner.Name)
+			b.entryProblem(e, "host %s path %s (%s): conflicts with %s, which is older and is used", srv.hostname, path, pathType, winner)
 		}
 		return
 	}
 	be.use(e)
 	b.errorBackendOf(e)
-	srv.add(location{path: path, pathType: pathType, backend: be, ingress: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl})
+	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl})
 }

@@ -45,7 +45,7 @@ func (b *builder) finishAffinity(used []*backendState, out []config.Backend) {
 			if !ok {
 				continue
 			}
-			if l.ingress == used[i].opinions[0] {
+			if l.entry == used[i].opinions[0] {
 				paths[i] = append(paths[i], l.raw)
 			}
 			if c := l.canary; c != nil && !c.e.Settings.AffinityCanaryLegacy {
@@ -80,7 +80,7 @@ func (b *builder) defaultCookiePath(winner *intent.Entry, paths []string) string
 		p = "/"
 	}
 	if winner.Settings.UseRegex {
-		b.ingressProblem(winner, "%s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is %q",
+		b.entryProblem(winner, "%s should be set when use-regex is true (as ingress-nginx warns): the cookie's Path is %q",
 			winner.Setting("session-cookie-path"), p)
 	}
 	return p

@@ -18,7 +18,7 @@ func (b *builder) clientAuthOf(s *serverState) *config.ClientAuth {
 	var from *intent.Entry
 	var seen []*intent.Entry
 	for i := range s.locations {
-		e := s.locations[i].ingress
+		e := s.locations[i].entry
 		if !e.Settings.ClientAuth.Requested || slices.Contains(seen, e) {
 			continue
 		}
@@ -29,7 +29,7 @@ func (b *builder) clientAuthOf(s *serverState) *config.ClientAuth {
 	}
 	for _, e := range seen {
 		if ca := b.clientAuth(e); ca != nil && e != from && !clientAuthEqual(ca, winner) {
-			b.ingressProblem(e, "host %s: client certificate authentication is that of Ingress %s, which is older; this Ingress's auth-tls annotations are ignored on it", s.hostname, from.Name)
+			b.entryProblem(e, "host %s: client certificate authentication is that of %s, which is older; this Ingress's auth-tls annotations are ignored on it", s.hostname, from)
 		}
 	}
 	return winner

@@ -271,8 +271,8 @@ func (b *builder) backend(be *backendState) config.Backend {
 	}
 	for _, e := range be.opinions[1:] {
 		if !e.Settings.Balancing.Equal(bal) {
-			b.ingressProblem(e, "backend %s: load-balance, upstream-hash-by and affinity annotations differ from Ingress %s, which is older and is used; ignored",
-				be.name, winner.Name)
+			b.entryProblem(e, "backend %s: load-balance, upstream-hash-by and affinity annotations differ from %s, which is older and is used; ignored",
+				be.name, winner)
 		}
 	}
 	return out

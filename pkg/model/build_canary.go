@@ -78,7 +78,7 @@ func (b *builder) buildCanaries() {
 		for i := range e.Rules {
 			r := &e.Rules[i]
 			if r.Err != nil {
-				b.ingressProblem(e, "rule host %q %v; rule left out", r.Raw, r.Err)
+				b.entryProblem(e, "rule host %q %v; rule left out", r.Raw, r.Err)
 				continue
 			}
 			for j := range r.Paths {
@@ -93,15 +93,15 @@ func (b *builder) mergeCanaryPath(e *intent.Entry, host string, p *intent.Path) 
 	where := fmt.Sprintf("host %s path %q (%s)", host, p.Raw, p.TypeName)
 	srv := b.servers[host]
 	if srv == nil {
-		b.ingressProblem(e, "%s: no main Ingress serves this host; the canary path is not served", where)
+		b.entryProblem(e, "%s: no main Ingress serves this host; the canary path is not served", where)
 		return
 	}
 	l, err := srv.canaryTarget(p)
 	switch {
 	case err != nil:
-		b.ingressProblem(e, "%s: %v; path left out", where, err)
+		b.entryProblem(e, "%s: %v; path left out", where, err)
 	case l == nil:
-		b.ingressProblem(e, "%s: no main Ingress serves this host and path; the canary path is not served", where)
+		b.entryProblem(e, "%s: no main Ingress serves this host and path; the canary path is not served", where)
 	default:
 		b.mergeCanary(e, where, l, p.Backend)
 	}
@@ -113,39 +113,39 @@ func (b *builder) mergeCanaryDefault(e *intent.Entry, ref intent.BackendRef) {
 	srv := b.servers[config.DefaultServerName]
 	merged := false
 	for i := range srv.locations {
-		if l := &srv.locations[i]; l.ingress.Key.Namespace == e.Key.Namespace {
+		if l := &srv.locations[i]; l.entry.Key.Namespace == e.Key.Namespace {
 			where := fmt.Sprintf("spec.defaultBackend, host %s path %q", config.DefaultServerName, l.path)
 			merged = b.mergeCanary(e, where, l, ref) || merged
 		}
 	}
 	if !merged {
-		b.ingressProblem(e, "spec.defaultBackend: no path of a main Ingress of this namespace without host to add it to; not served")
+		b.entryProblem(e, "spec.defaultBackend: no path of a main Ingress of this namespace without host to add it to; not served")
 	}
 }
 
 // mergeCanary makes the backend of ref the canary of l, unless l cannot
 // take it; it reports whether l has it.
 func (b *builder) mergeCanary(e *intent.Entry, where string, l *location, ref intent.BackendRef) bool {
-	if l.ingress.Key.Namespace != e.Key.Namespace {
-		b.ingressProblem(e, "%s: served by Ingress %s of another namespace, and a canary applies to its own namespace only; not served", where, l.ingress.Name)
+	if l.entry.Key.Namespace != e.Key.Namespace {
+		b.entryProblem(e, "%s: served by %s of another namespace, and a canary applies to its own namespace only; not served", where, l.entry)
 		return false
 	}
 	be, err := b.backendFor(e.Key.Namespace, ref)
 	if err != nil {
-		b.ingressProblem(e, "%s: %v; path left out", where, err)
+		b.entryProblem(e, "%s: %v; path left out", where, err)
 		return false
 	}
 	switch c := l.canary; {
 	case be == l.backend:
-		b.ingressProblem(e, "%s: the main Ingress %s routes to the same backend; the canary is ignored", where, l.ingress.Name)
+		b.entryProblem(e, "%s: the main %s routes to the same backend; the canary is ignored", where, l.entry)
 		return false
 	case c != nil && c.e == e && c.be == be:
 		return true // the same path twice, or the default backend and a rule
 	case c != nil && c.e == e:
-		b.ingressProblem(e, "%s: defined twice with different backends; the first is used", where)
+		b.entryProblem(e, "%s: defined twice with different backends; the first is used", where)
 		return false
 	case c != nil:
-		b.ingressProblem(e, "%s: has the canary of Ingress %s, which is older and is used (one canary per path); ignored", where, c.e.Name)
+		b.entryProblem(e, "%s: has the canary of %s, which is older and is used (one canary per path); ignored", where, c.e)
 		return false
 	}
 	be.use(e)
@@ -186,6 +186,6 @@ func (s *serverState) locationOf(k pathKey) *location {
 // canaryNotes).
 func (b *builder) canaryIgnored(e *intent.Entry) {
 	for _, n := range e.CanaryNotes {
-		b.ingressProblem(e, "%s", n)
+		b.entryProblem(e, "%s", n)
 	}
 }

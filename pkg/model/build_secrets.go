@@ -153,7 +153,7 @@ func resolveRef[T any](b *builder, e *intent.Entry, use refUse[T]) T {
 				outcome = use.open.otherNamespace
 			}
 		}
-		b.ingressProblem(e, "%s; %s", reason, outcome)
+		b.entryProblem(e, "%s; %s", reason, outcome)
 		var zero T
 		v = zero
 		if use.unavailable != nil {

@@ -37,7 +37,7 @@ type location struct {
 	path     string
 	pathType config.PathType
 	backend  *backendState
-	ingress  *intent.Entry
+	entry  *intent.Entry
 	// canary is set by buildCanaries; nil when none.
 	canary *canaryRoute
 	// raw is the path as the rule wrote it; impl marks an
@@ -80,7 +80,7 @@ func (s *serverState) claimedBy(k pathKey) *intent.Entry {
 	}
 	for i := range s.locations {
 		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType {
-			return l.ingress
+			return l.entry
 		}
 	}
 	return nil
@@ -93,11 +93,11 @@ func (s *serverState) add(l location) {
 	s.locations = append(s.locations, l)
 	switch {
 	case s.index != nil:
-		s.index[pathKey{l.path, l.pathType}] = l.ingress
+		s.index[pathKey{l.path, l.pathType}] = l.entry
 	case len(s.locations) >= indexAt:
 		s.index = make(map[pathKey]*intent.Entry, 2*indexAt)
 		for _, x := range s.locations {
-			s.index[pathKey{x.path, x.pathType}] = x.ingress
+			s.index[pathKey{x.path, x.pathType}] = x.entry
 		}
 	}
 }
@@ -163,7 +163,7 @@ func (b *builder) appendWWWRedirects(out []config.Server, states []*serverState)
 	n := len(out)
 	for _, s := range states {
 		if s.hostname == config.DefaultServerName || strings.HasPrefix(s.hostname, "*.") ||
-			!slices.ContainsFunc(s.locations, func(l location) bool { return l.ingress.Settings.FromToWWW }) {
+			!slices.ContainsFunc(s.locations, func(l location) bool { return l.entry.Settings.FromToWWW }) {
 			continue
 		}
 		from, ok := strings.CutPrefix(s.hostname, "www.")
@@ -190,7 +190,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	if c, ok := b.tls[s.hostname]; ok && s.hostname != config.DefaultServerName {
 		srv.TLS = true
 		srv.SSLRedirect = b.global.SSLRedirect
-		if v := c.ingress.Settings.SSLRedirect; v != nil {
+		if v := c.entry.Settings.SSLRedirect; v != nil {
 			srv.SSLRedirect = *v
 		}
 	}
@@ -198,15 +198,15 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	srv.Locations = locs
 	for i := range s.locations {
 		l := &s.locations[i]
-		loc := config.Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.ingress.Name}
-		loc.Settings = b.settingsOf(l.ingress, &srv, redirect)
+		loc := config.Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.entry.Name}
+		loc.Settings = b.settingsOf(l.entry, &srv, redirect)
 		if loc.Settings.ExternalAuth != nil && noExternalAuth(&b.global.Auth, l.path) {
 			loc.Settings.ExternalAuth = nil
 		}
 		if pathInList(l.path, b.global.NoTLSRedirectLocations) && srv.RedirectsToHTTPS(&loc) {
 			loc.Settings.SSLRedirect = &redirect[0] // no-tls-redirect-locations
 		}
-		b.setErrors(l.ingress, &loc.Settings, l.backend)
+		b.setErrors(l.entry, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
@@ -322,9 +322,9 @@ func (b *builder) catchAll(s *serverState, srv *config.Server, defaultBackend st
 		l.PathType = config.PathRegex
 	}
 	if len(s.locations) > 0 {
-		l.Settings = b.settingsOf(s.locations[0].ingress, srv, redirect)
+		l.Settings = b.settingsOf(s.locations[0].entry, srv, redirect)
 		l.Settings.RewriteTarget, l.Settings.XForwardedPrefix = "", ""
-		b.setErrors(s.locations[0].ingress, &l.Settings, b.defaultBackend)
+		b.setErrors(s.locations[0].entry, &l.Settings, b.defaultBackend)
 	} else {
 		b.withGlobalDefaults(&l.Settings)
 		b.setErrors(nil, &l.Settings, b.defaultBackend)
@@ -335,7 +335,7 @@ func (b *builder) catchAll(s *serverState, srv *config.Server, defaultBackend st
 // rewrites reports whether l's rewrite-target applies: set and not equal to
 // the path, as ingress-nginx decides.
 func (l *location) rewrites() bool {
-	t := l.ingress.Settings.Location.RewriteTarget
+	t := l.entry.Settings.Location.RewriteTarget
 	return t != "" && t != l.raw
 }
 
@@ -344,7 +344,7 @@ func (l *location) rewrites() bool {
 // all its paths regex locations.
 func (s *serverState) regexHost() bool {
 	for i := range s.locations {
-		if l := &s.locations[i]; l.ingress.Settings.UseRegex || l.rewrites() {
+		if l := &s.locations[i]; l.entry.Settings.UseRegex || l.rewrites() {
 			return true
 		}
 	}
@@ -360,7 +360,7 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 	paths := []string{l.path}
 	switch {
 	case l.pathType == config.PathRegex, l.pathType == config.PathExact:
-	case l.impl || l.raw == "/" || l.ingress.Settings.UseRegex || l.rewrites():
+	case l.impl || l.raw == "/" || l.entry.Settings.UseRegex || l.rewrites():
 		paths[0] = l.raw
 	default:
 		paths[0] = strings.TrimSuffix(l.raw, "/") + "/"
@@ -371,7 +371,7 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 	loc.PathType = config.PathRegex
 	for _, p := range paths {
 		if err := intent.ValidateRegexPath(p); err != nil {
-			b.ingressProblem(l.ingress, "host %s path %q: %v (every path of this host is a regular expression, as one of its Ingresses sets use-regex or rewrite-target); path left out", s.hostname, p, err)
+			b.entryProblem(l.entry, "host %s path %q: %v (every path of this host is a regular expression, as one of its Ingresses sets use-regex or rewrite-target); path left out", s.hostname, p, err)
 			continue
 		}
 		loc.Path = p
@@ -386,7 +386,7 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 func (s *serverState) appRoot(locs []config.Location) string {
 	roots := map[string]string{}
 	for i := range s.locations {
-		if e := s.locations[i].ingress; e.Settings.AppRoot != "" {
+		if e := s.locations[i].entry; e.Settings.AppRoot != "" {
 			roots[e.Name] = e.Settings.AppRoot
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // default certificate) and the oldest Ingress that listed the host.
 type tlsClaim struct {
 	secret  intent.Key
-	ingress *intent.Entry
+	entry *intent.Entry
 }
 
 // certState is a Certificate while it is built.
@@ -50,7 +50,7 @@ type certificates struct {
 //   - Server.SSLRedirect of a TLS host is the ssl-redirect annotation of the
 //     Ingress that listed it (the oldest), else Global.SSLRedirect.
 func (b *builder) buildTLS() {
-	for _, e := range b.ingresses {
+	for _, e := range b.entries {
 		for _, t := range e.TLS {
 			hosts := t.Hosts
 			if len(hosts) == 0 {
@@ -70,17 +70,17 @@ func (b *builder) buildTLS() {
 
 func (b *builder) claimTLS(e *intent.Entry, host string, secret intent.Key) {
 	if err := intent.ValidHost(host); err != nil {
-		b.ingressProblem(e, "tls host %q %v; left out", host, err)
+		b.entryProblem(e, "tls host %q %v; left out", host, err)
 		return
 	}
 	c, ok := b.tls[host]
 	if !ok {
-		b.tls[host] = &tlsClaim{secret: secret, ingress: e}
+		b.tls[host] = &tlsClaim{secret: secret, entry: e}
 		return
 	}
 	if c.secret != secret {
-		b.ingressProblem(e, "tls host %s: secret %q ignored, Ingress %s is older and its secret %q is used",
-			host, secret.Name, c.ingress.Name, c.secret.Name)
+		b.entryProblem(e, "tls host %s: secret %q ignored, %s is older and its secret %q is used",
+			host, secret.Name, c.entry, c.secret.Name)
 	}
 }
 
@@ -114,12 +114,12 @@ func (b *builder) resolveCertificates() certificates {
 		entry := b.s.secrets[c.secret]
 		switch {
 		case entry == nil:
-			b.ingressProblem(c.ingress, "tls host %s: secret %s not found; the default certificate is used", h, c.secret)
+			b.entryProblem(c.entry, "tls host %s: secret %s not found; the default certificate is used", h, c.secret)
 		case entry.err != nil:
-			b.ingressProblem(c.ingress, "tls host %s: secret %s %v; the default certificate is used", h, c.secret, entry.err)
+			b.entryProblem(c.entry, "tls host %s: secret %s %v; the default certificate is used", h, c.secret, entry.err)
 		default:
 			if entry.leaf.VerifyHostname(h) != nil {
-				b.ingressProblem(c.ingress, "tls host %s: the certificate of secret %s does not cover it (used anyway)", h, c.secret)
+				b.entryProblem(c.entry, "tls host %s: the certificate of secret %s does not cover it (used anyway)", h, c.secret)
 			}
 			cert := cs.get(c.secret.String(), entry)
 			cert.hosts = append(cert.hosts, h)

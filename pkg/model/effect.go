@@ -33,7 +33,7 @@ type ServiceKey struct{ Namespace, Name string }
 func (s *Store) before(kind events.Kind, key intent.Key) Effect {
 	eff := Effect{Kind: kind, key: key}
 	if _, route := s.src.Takes(kind); route {
-		eff.entryBefore = s.ingresses[key]
+		eff.entryBefore = s.entries[key]
 	}
 	switch kind {
 	case events.KindEndpointSlice:
@@ -87,14 +87,14 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 	case events.KindService:
 		return s.serviceUsed(ServiceKey(eff.key), opts)
 	case events.KindSecret:
-		return eff.key.String() == opts.DefaultSSLCertificate || len(s.ingressesBySecret[eff.key]) > 0
+		return eff.key.String() == opts.DefaultSSLCertificate || len(s.entriesBySecret[eff.key]) > 0
 	case events.KindConfigMap:
 		return s.configMapUsed(eff.key, opts)
 	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
 		return false // nothing builds from the Gateway API inputs yet (store_gateway.go)
 	}
 	if _, route := s.src.Takes(eff.Kind); route {
-		serves, now := s.src.Serving(opts.classes()), s.ingresses[eff.key]
+		serves, now := s.src.Serving(opts.classes()), s.entries[eff.key]
 		return eff.entryBefore != nil && serves(eff.entryBefore) || now != nil && serves(now)
 	}
 	// A source's other kinds (IngressClasses) decide what is served.
@@ -117,7 +117,7 @@ func (s *Store) configMapUsed(k intent.Key, opts Options) bool {
 			return true
 		}
 	}
-	return len(s.ingressesByConfigMap[k]) > 0
+	return len(s.entriesByConfigMap[k]) > 0
 }
 
 // serviceUsed reports whether Build can read Service k: an Ingress names
@@ -125,7 +125,7 @@ func (s *Store) configMapUsed(k intent.Key, opts Options) bool {
 // it.
 func (s *Store) serviceUsed(k ServiceKey, opts Options) bool {
 	key := intent.Key(k)
-	if len(s.ingressesByService[key]) > 0 || key.String() == opts.DefaultBackendService {
+	if len(s.entriesByService[key]) > 0 || key.String() == opts.DefaultBackendService {
 		return true
 	}
 	for _, src := range l4Sources(opts) {

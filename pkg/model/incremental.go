@@ -46,7 +46,7 @@ type Incremental struct {
 	// Ingress events since cur.
 	full    bool
 	touched map[intent.Key]struct{}
-	changes []ingressChange
+	changes []entryChange
 	// hostsOK is set when cur leaves Ingress changes to rebuildHosts (no
 	// server-alias annotation, no renamed Backends);
 	// defaultWinner is the Ingress whose spec.defaultBackend cur uses.
@@ -98,7 +98,7 @@ func (in *Incremental) Apply(ev events.Event) (bool, error) {
 	}
 	switch eff.Kind {
 	case events.KindIngress:
-		in.changes = append(in.changes, ingressChange{key: eff.key, before: eff.entryBefore})
+		in.changes = append(in.changes, entryChange{key: eff.key, before: eff.entryBefore})
 		return true, nil
 	case events.KindEndpointSlice:
 	default:
@@ -141,7 +141,7 @@ func (in *Incremental) rebuild() {
 	in.changes = in.changes[:0]
 	in.deps = make(map[intent.Key][]endpointDep, len(b.backendList))
 	// An alias depends on every host (a rule host is not an alias).
-	in.hostsOK = !slices.ContainsFunc(b.ingresses, func(e *intent.Entry) bool { return len(e.Settings.Upstream.Aliases) > 0 })
+	in.hostsOK = !slices.ContainsFunc(b.entries, func(e *intent.Entry) bool { return len(e.Settings.Upstream.Aliases) > 0 })
 	in.users = make(map[string][]intent.Key, len(b.backendList))
 	for _, be := range b.backendList {
 		if be.used {

@@ -20,7 +20,7 @@ import (
 
 // ingressChange is a route event applied since the last Configuration:
 // its key and the entry the Store held before it (nil for a create).
-type ingressChange struct {
+type entryChange struct {
 	key    intent.Key
 	before *intent.Entry
 }
@@ -72,22 +72,22 @@ func (in *Incremental) findIsland() (*island, bool) {
 			is.before = append(is.before, c.before)
 			addHosts(c.before.Hosts)
 		}
-		if now := in.s.ingresses[c.key]; now != nil {
+		if now := in.s.entries[c.key]; now != nil {
 			addHosts(now.Hosts)
 		}
 	}
-	limit := islandLimit(len(in.s.ingresses))
+	limit := islandLimit(len(in.s.entries))
 	for len(queue) > 0 {
 		h := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		for _, k := range in.s.ingressesByHost[intent.Key{Name: h}] {
+		for _, k := range in.s.entriesByHost[intent.Key{Name: h}] {
 			if is.keys[k] {
 				continue
 			}
 			if is.keys[k] = true; len(is.keys) > limit {
 				return nil, false
 			}
-			addHosts(in.s.ingresses[k].Hosts)
+			addHosts(in.s.entries[k].Hosts)
 		}
 	}
 	return is, true
@@ -116,7 +116,7 @@ func (in *Incremental) rebuildHosts() bool {
 	}
 	entries := make([]*intent.Entry, 0, len(is.keys))
 	for k := range is.keys {
-		if e := in.s.ingresses[k]; e != nil {
+		if e := in.s.entries[k]; e != nil {
 			entries = append(entries, e)
 		}
 	}
@@ -131,9 +131,9 @@ func (in *Incremental) rebuildHosts() bool {
 		return false
 	}
 	b.buildHeaders()
-	b.selectIngresses(entries)
+	b.selectEntries(entries)
 	var winner []*intent.Entry
-	if e := in.s.ingresses[in.defaultWinner]; in.defaultWinner.Name != "" && e != nil {
+	if e := in.s.entries[in.defaultWinner]; in.defaultWinner.Name != "" && e != nil {
 		winner = []*intent.Entry{e}
 	}
 	b.buildDefaultBackend(winner)

@@ -12,24 +12,14 @@ import (
 // ErrInvalidOption is returned (wrapped) by Options.Validate.
 var ErrInvalidOption = errors.New("invalid option")
 
-// The classes the watcher, the syncers and the tools serve unless told
-// otherwise (their --controller-class and --ingress-class flags).
-const (
-	// DefaultControllerClass is the spec.controller of the IngressClasses
-	// ingress-sync implements by default.
-	DefaultControllerClass = "k8s.io/ingress-sync"
-	// DefaultIngressClass is the class name served by default, ingress-nginx's.
-	DefaultIngressClass = "nginx"
-)
-
 // Options are the controller flags that Build depends on. Build never
 // fails on bad options: Validate them once at start-up; Build records what it
 // cannot use as a Problem of kind "Options".
 type Options struct {
 	// ControllerClass is the spec.controller value of the IngressClasses we
-	// implement, e.g. DefaultControllerClass.
+	// implement, e.g. ingress.DefaultControllerClass.
 	ControllerClass string
-	// IngressClass is the class name we answer to, e.g. DefaultIngressClass: as
+	// IngressClass is the class name we answer to, e.g. ingress.DefaultIngressClass: as
 	// spec.ingressClassName (when no IngressClass of that name says
 	// otherwise) and as the legacy kubernetes.io/ingress.class annotation.
 	IngressClass string

@@ -37,7 +37,7 @@ func (b *builder) basicAuthFrom(e *intent.Entry, o refObject) (*config.BasicAuth
 		return nil, o.reason(" %v", err)
 	}
 	for _, u := range dropped {
-		b.ingressProblem(e, "%s", o.reason(": user %q has an empty password hash and can never sign in", u))
+		b.entryProblem(e, "%s", o.reason(": user %q has an empty password hash and can never sign in", u))
 	}
 	return &config.BasicAuth{Realm: in.Realm, Users: users, SatisfyAny: in.SatisfyAny, Digest: in.Type == "digest"}, ""
 }

@@ -67,11 +67,11 @@ func (b *builder) errorBackendOf(e *intent.Entry) *backendState {
 	var be *backendState
 	svc := b.s.services[intent.Key{Namespace: e.Key.Namespace, Name: name}]
 	if svc == nil || len(svc.ports) == 0 {
-		b.ingressProblem(e, "%s: Service %s not found or without ports; ignored", e.Setting("default-backend"), name)
+		b.entryProblem(e, "%s: Service %s not found or without ports; ignored", e.Setting("default-backend"), name)
 	} else {
 		var err error
 		if be, err = b.backendFor(e.Key.Namespace, intent.BackendRef{Service: name, PortNumber: svc.ports[0].port}); err != nil {
-			b.ingressProblem(e, "%s: %v; ignored", e.Setting("default-backend"), err)
+			b.entryProblem(e, "%s: %v; ignored", e.Setting("default-backend"), err)
 			be = nil
 		} else {
 			be.use(nil)
@@ -91,7 +91,7 @@ func (b *builder) checkBufferSize(e *intent.Entry) {
 	}
 	global := cmp.Or(b.global.Nginx.ProxyBufferSize, config.DefaultGlobal().Nginx.ProxyBufferSize)
 	if have, _ := global.Bytes(); want > have {
-		b.ingressProblem(e, "%s=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
+		b.entryProblem(e, "%s=%s: larger than the ConfigMap's proxy-buffer-size %s, which every route uses "+
 			"(an nginx directive that takes no variables); set the ConfigMap key; left out", e.Setting("proxy-buffer-size"), e.Settings.ProxyBufferSize, global)
 	}
 }

@@ -23,7 +23,7 @@ func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
 	if limit <= 0 {
 		limit = DefaultMaxUpstreamTLSProfiles
 	}
-	for _, e := range b.ingresses {
+	for _, e := range b.entries {
 		in := &e.Settings.ProxySSL
 		if !in.Requested {
 			continue

@@ -72,7 +72,7 @@ func (b *builder) customHeadersFrom(e *intent.Entry, o refObject) ([]config.Head
 		return ""
 	}})
 	for _, p := range problems {
-		b.ingressProblem(e, "%s", p)
+		b.entryProblem(e, "%s", p)
 	}
 	return hs, ""
 }
@@ -151,7 +151,7 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 		if s.hostname == config.DefaultServerName {
 			continue
 		}
-		e := s.aliasIngress(b)
+		e := s.aliasEntry(b)
 		if e == nil {
 			continue
 		}
@@ -160,15 +160,15 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 				continue
 			}
 			if b.servers[alias] != nil {
-				b.ingressProblem(e, "%s: %s is a host of a rule; not an alias of %s", e.Setting("server-alias"), alias, s.hostname)
+				b.entryProblem(e, "%s: %s is a host of a rule; not an alias of %s", e.Setting("server-alias"), alias, s.hostname)
 				continue
 			}
 			if c, ok := claims[alias]; ok {
 				if compareAge(c.e, e) > 0 {
-					b.ingressProblem(c.e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", c.e.Setting("server-alias"), alias, s.hostname, e.Origin.Kind, e.Name, c.host)
+					b.entryProblem(c.e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", c.e.Setting("server-alias"), alias, s.hostname, e.Origin.Kind, e.Name, c.host)
 					claims[alias] = claim{s.hostname, e}
 				} else {
-					b.ingressProblem(e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", e.Setting("server-alias"), alias, c.host, c.e.Origin.Kind, c.e.Name, s.hostname)
+					b.entryProblem(e, "%s: %s is an alias of %s for %s %s, which is older; not an alias of %s", e.Setting("server-alias"), alias, c.host, c.e.Origin.Kind, c.e.Name, s.hostname)
 				}
 				continue
 			}
@@ -200,11 +200,11 @@ func (b *builder) appendAliases(out []config.Server, states []*serverState, defa
 
 // aliasIngress returns the oldest Ingress with a location on s that sets
 // server-alias, reporting the younger ones that set it too.
-func (s *serverState) aliasIngress(b *builder) *intent.Entry {
+func (s *serverState) aliasEntry(b *builder) *intent.Entry {
 	var winner *intent.Entry
 	var others []*intent.Entry
 	for i := range s.locations {
-		e := s.locations[i].ingress
+		e := s.locations[i].entry
 		if len(e.Settings.Upstream.Aliases) == 0 || e == winner {
 			continue
 		}
@@ -221,7 +221,7 @@ func (s *serverState) aliasIngress(b *builder) *intent.Entry {
 	slices.SortFunc(others, compareAge)
 	for _, e := range slices.Compact(others) {
 		if e != winner {
-			b.ingressProblem(e, "%s: host %s has the aliases of %s %s, which is older; ignored for this host", e.Setting("server-alias"), s.hostname, winner.Origin.Kind, winner.Name)
+			b.entryProblem(e, "%s: host %s has the aliases of %s %s, which is older; ignored for this host", e.Setting("server-alias"), s.hostname, winner.Origin.Kind, winner.Name)
 		}
 	}
 	return winner
@@ -251,7 +251,7 @@ func (b *builder) applyServiceUpstream(be *backendState, out *config.Backend) {
 		on = b.serviceUpstream(winner)
 		for _, e := range ops[1:] {
 			if b.serviceUpstream(e) != on {
-				b.ingressProblem(e, "backend %s: service-upstream differs from Ingress %s, which is older and is used; ignored", be.name, winner.Name)
+				b.entryProblem(e, "backend %s: service-upstream differs from %s, which is older and is used; ignored", be.name, winner)
 			}
 		}
 	}

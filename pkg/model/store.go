@@ -26,7 +26,7 @@ import (
 // validation, ready endpoints of a slice) is done once in Apply, not in
 // every Build.
 type Store struct {
-	ingresses  map[intent.Key]*intent.Entry
+	entries  map[intent.Key]*intent.Entry
 	services   map[intent.Key]*serviceEntry
 	slices     map[intent.Key]*sliceEntry
 	secrets    map[intent.Key]*secretEntry
@@ -43,14 +43,14 @@ type Store struct {
 	slicesByService map[intent.Key][]*sliceEntry
 	// ingressesByService and ingressesBySecret index Ingresses by the
 	// Services (rules and default backend) and TLS Secrets they reference.
-	ingressesByService refIndex
-	ingressesBySecret  refIndex
+	entriesByService refIndex
+	entriesBySecret  refIndex
 	// ingressesByConfigMap indexes them by the ConfigMaps their
 	// custom-headers and auth-proxy-set-headers name.
-	ingressesByConfigMap refIndex
+	entriesByConfigMap refIndex
 	// ingressesByHost indexes them by their hosts (ingressHosts), under
 	// objectKey{Name: host}.
-	ingressesByHost refIndex
+	entriesByHost refIndex
 }
 
 // NewStore returns an empty Store whose route objects src translates
@@ -65,29 +65,29 @@ func NewStore(src intent.Source) *Store {
 	return &Store{
 		src:                  src,
 		globalSrc:            gs,
-		ingresses:            map[intent.Key]*intent.Entry{},
+		entries:            map[intent.Key]*intent.Entry{},
 		services:             map[intent.Key]*serviceEntry{},
 		slices:               map[intent.Key]*sliceEntry{},
 		secrets:              map[intent.Key]*secretEntry{},
 		configMaps:           map[intent.Key]*configMapEntry{},
 		slicesByService:      map[intent.Key][]*sliceEntry{},
-		ingressesByService:   refIndex{},
-		ingressesBySecret:    refIndex{},
-		ingressesByConfigMap: refIndex{},
-		ingressesByHost:      refIndex{},
+		entriesByService:   refIndex{},
+		entriesBySecret:    refIndex{},
+		entriesByConfigMap: refIndex{},
+		entriesByHost:      refIndex{},
 	}
 }
 
 // Len is the number of objects held, all kinds together.
 func (s *Store) Len() int {
-	return len(s.ingresses) + s.src.Len() + len(s.services) + len(s.slices) +
+	return len(s.entries) + s.src.Len() + len(s.services) + len(s.slices) +
 		len(s.secrets) + len(s.configMaps) + s.gateway.len()
 }
 
 // allIngresses returns the stored Ingresses, in no order.
-func (s *Store) allIngresses() []*intent.Entry {
-	out := make([]*intent.Entry, 0, len(s.ingresses))
-	for _, e := range s.ingresses {
+func (s *Store) allEntries() []*intent.Entry {
+	out := make([]*intent.Entry, 0, len(s.entries))
+	for _, e := range s.entries {
 		out = append(out, e)
 	}
 	return out
@@ -99,7 +99,7 @@ func (s *Store) Has(kind events.Kind, namespace, name string) bool {
 	k := intent.Key{Namespace: namespace, Name: name}
 	var ok bool
 	if takes, route := s.src.Takes(kind); route {
-		_, ok = s.ingresses[k]
+		_, ok = s.entries[k]
 		return ok
 	} else if takes {
 		return s.src.Has(kind, k)
@@ -196,7 +196,7 @@ func (s *Store) upsert(kind events.Kind, key intent.Key, obj runtime.Object) err
 	if takes, route := s.src.Takes(kind); route {
 		e, err := s.src.Translate(kind, key, obj)
 		if err == nil {
-			s.putIngress(key, e)
+			s.putEntry(key, e)
 		}
 		return err
 	} else if takes {
@@ -232,7 +232,7 @@ func put[T runtime.Object](kind events.Kind, obj runtime.Object, store func(T)) 
 // delete removes the object of kind at key.
 func (s *Store) delete(kind events.Kind, key intent.Key) error {
 	if takes, route := s.src.Takes(kind); route {
-		s.removeIngress(key)
+		s.removeEntry(key)
 		return nil
 	} else if takes {
 		return s.src.Keep(kind, key, nil)
@@ -254,41 +254,41 @@ func (s *Store) delete(kind events.Kind, key intent.Key) error {
 	return nil
 }
 
-func (s *Store) putIngress(key intent.Key, e *intent.Entry) {
-	s.removeIngress(key)
-	s.ingresses[key] = e
+func (s *Store) putEntry(key intent.Key, e *intent.Entry) {
+	s.removeEntry(key)
+	s.entries[key] = e
 	for _, ref := range e.Services {
-		s.ingressesByService.add(ref, key)
+		s.entriesByService.add(ref, key)
 	}
 	for _, ref := range e.Secrets {
-		s.ingressesBySecret.add(ref, key)
+		s.entriesBySecret.add(ref, key)
 	}
 	for _, ref := range e.ConfigMaps {
-		s.ingressesByConfigMap.add(ref, key)
+		s.entriesByConfigMap.add(ref, key)
 	}
 	for _, h := range e.Hosts {
-		s.ingressesByHost.add(intent.Key{Name: h}, key)
+		s.entriesByHost.add(intent.Key{Name: h}, key)
 	}
 }
 
-func (s *Store) removeIngress(key intent.Key) {
-	e, ok := s.ingresses[key]
+func (s *Store) removeEntry(key intent.Key) {
+	e, ok := s.entries[key]
 	if !ok {
 		return
 	}
 	for _, ref := range e.Services {
-		s.ingressesByService.remove(ref, key)
+		s.entriesByService.remove(ref, key)
 	}
 	for _, ref := range e.Secrets {
-		s.ingressesBySecret.remove(ref, key)
+		s.entriesBySecret.remove(ref, key)
 	}
 	for _, ref := range e.ConfigMaps {
-		s.ingressesByConfigMap.remove(ref, key)
+		s.entriesByConfigMap.remove(ref, key)
 	}
 	for _, h := range e.Hosts {
-		s.ingressesByHost.remove(intent.Key{Name: h}, key)
+		s.entriesByHost.remove(intent.Key{Name: h}, key)
 	}
-	delete(s.ingresses, key)
+	delete(s.entries, key)
 }
 
 func (s *Store) putSlice(key intent.Key, slice *discoveryv1.EndpointSlice) {
@@ -398,7 +398,7 @@ func (s *Store) global(key intent.Key) (config.Global, *config.ExternalAuth, []s
 func (s *Store) referrers(idx refIndex, namespace, name string) []string {
 	out := make([]string, 0, len(idx[intent.Key{Namespace: namespace, Name: name}]))
 	for _, k := range idx[intent.Key{Namespace: namespace, Name: name}] {
-		out = append(out, s.ingresses[k].Name)
+		out = append(out, s.entries[k].Name)
 	}
 	slices.Sort(out)
 	return out

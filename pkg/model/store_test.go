@@ -125,7 +125,7 @@ func sliceNames(s *Store, namespace, name string) []string {
 // entryNames returns the names of the entries s holds, sorted.
 func entryNames(s *Store) []string {
 	out := []string{}
-	for _, e := range s.ingresses {
+	for _, e := range s.entries {
 		out = append(out, e.Name)
 	}
 	slices.Sort(out)
@@ -154,19 +154,19 @@ func TestStoreIngressIndex(t *testing.T) {
 		newIngress("default", "a", rule("a.com", prefix("/", "web", 80), prefix("/x", "api", 80)), tlsFor("cert", "a.com")),
 		newIngress("default", "b", defaultBackend("web", 80), tlsFor("cert"), tlsFor("")),
 		newIngress("other", "c", rule("c.com", prefix("/", "web", 80))))
-	check.Equal(t, "web", s.referrers(s.ingressesByService, "default", "web"), []string{"default/a", "default/b"})
-	check.Equal(t, "api", s.referrers(s.ingressesByService, "default", "api"), []string{"default/a"})
-	check.Equal(t, "cert", s.referrers(s.ingressesBySecret, "default", "cert"), []string{"default/a", "default/b"})
+	check.Equal(t, "web", s.referrers(s.entriesByService, "default", "web"), []string{"default/a", "default/b"})
+	check.Equal(t, "api", s.referrers(s.entriesByService, "default", "api"), []string{"default/a"})
+	check.Equal(t, "cert", s.referrers(s.entriesBySecret, "default", "cert"), []string{"default/a", "default/b"})
 	// Update a: it no longer references api nor cert.
 	if _, err := s.Apply(upsertEvent(newIngress("default", "a", rule("a.com", prefix("/", "web", 80))))); err != nil {
 		t.Fatal(err)
 	}
-	check.Equal(t, "api after update", s.referrers(s.ingressesByService, "default", "api"), []string{})
-	check.Equal(t, "cert after update", s.referrers(s.ingressesBySecret, "default", "cert"), []string{"default/b"})
+	check.Equal(t, "api after update", s.referrers(s.entriesByService, "default", "api"), []string{})
+	check.Equal(t, "cert after update", s.referrers(s.entriesBySecret, "default", "cert"), []string{"default/b"})
 	if _, err := s.Apply(deleteEvent(events.KindIngress, "default", "b")); err != nil {
 		t.Fatal(err)
 	}
-	check.Equal(t, "web after delete", s.referrers(s.ingressesByService, "default", "web"), []string{"default/a"})
+	check.Equal(t, "web after delete", s.referrers(s.entriesByService, "default", "web"), []string{"default/a"})
 	check.Equal(t, "all", entryNames(s), []string{"default/a", "other/c"})
 }
 

@@ -238,20 +238,20 @@ type passthroughClaim struct {
 func (b *builder) passthroughHosts() []passthroughClaim {
 	var out []passthroughClaim
 	seen := map[string]bool{}
-	for _, e := range b.ingresses {
+	for _, e := range b.entries {
 		if !e.Settings.SSLPassthrough {
 			continue
 		}
 		if !b.opts.EnableSSLPassthrough {
-			b.ingressProblem(e, "ssl-passthrough needs the syncer's --enable-ssl-passthrough; annotation ignored")
+			b.entryProblem(e, "ssl-passthrough needs the syncer's --enable-ssl-passthrough; annotation ignored")
 			continue
 		}
 		for _, r := range e.Rules {
 			switch {
 			case r.Raw == "":
-				b.ingressProblem(e, "ssl-passthrough: a rule without host cannot be matched by SNI; rule ignored for passthrough")
+				b.entryProblem(e, "ssl-passthrough: a rule without host cannot be matched by SNI; rule ignored for passthrough")
 			case strings.HasPrefix(r.Raw, "*."):
-				b.ingressProblem(e, "ssl-passthrough: wildcard host %s is not matched by SNI (exact names only); rule ignored for passthrough", r.Raw)
+				b.entryProblem(e, "ssl-passthrough: wildcard host %s is not matched by SNI (exact names only); rule ignored for passthrough", r.Raw)
 			case !seen[r.Raw]:
 				seen[r.Raw] = true
 				out = append(out, passthroughClaim{r.Raw, e})
@@ -279,7 +279,7 @@ func (b *builder) passthroughHost(cfg *config.Configuration, c passthroughClaim)
 		}
 		return config.PassthroughHost{Hostname: c.host, Ingress: l.Ingress, Backend: l.Backend, Endpoints: be.Endpoints}, true
 	}
-	b.ingressProblem(c.e, "ssl-passthrough: host %s has no Prefix / path with a Service backend; passthrough ignored", c.host)
+	b.entryProblem(c.e, "ssl-passthrough: host %s has no Prefix / path with a Service backend; passthrough ignored", c.host)
 	return config.PassthroughHost{}, false
 }
 

@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,7 +63,7 @@ var ErrInvalidConfig = errors.New("watch: invalid configuration")
 // above, and NATSURL, Stream, SubjectPrefix, ControllerClass and
 // IngressClass those the syncers share: nats.DefaultURL,
 // events.DefaultStream, events.DefaultSubjectPrefix,
-// model.DefaultControllerClass and model.DefaultIngressClass. Validate
+// ingress.DefaultControllerClass and ingress.DefaultIngressClass. Validate
 // reports what cannot work.
 type Config struct {
 	Client kubernetes.Interface // required
@@ -161,8 +163,8 @@ func (c Config) withDefaults() Config {
 	def(&c.NATSURL, nats.DefaultURL)
 	def(&c.Stream, events.DefaultStream)
 	def(&c.SubjectPrefix, events.DefaultSubjectPrefix)
-	def(&c.ControllerClass, model.DefaultControllerClass)
-	def(&c.IngressClass, model.DefaultIngressClass)
+	def(&c.ControllerClass, ingress.DefaultControllerClass)
+	def(&c.IngressClass, ingress.DefaultIngressClass)
 	def(&c.ElectionID, DefaultElectionID)
 	def(&c.GatewayControllerName, model.DefaultGatewayControllerName)
 	defDur := func(d *time.Duration, v time.Duration) {

@@ -7,11 +7,12 @@
 package world
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 	"net"
 	"net/http"
 	"os"
@@ -20,12 +21,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
+
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/nginx"
 	"github.com/ingress-sync/ingress-sync/pkg/stream/embedded"
 	"github.com/ingress-sync/ingress-sync/test/testkit/proc"
@@ -69,7 +71,7 @@ type Options struct {
 // Controller settings every part of the World agrees on (the defaults but
 // for the ingress class, which is not ingress-nginx's).
 const (
-	ControllerClass = model.DefaultControllerClass
+	ControllerClass = ingress.DefaultControllerClass
 	IngressClass    = "ingress-sync"
 	Stream          = events.DefaultStream
 	Prefix          = events.DefaultSubjectPrefix
