@@ -178,7 +178,7 @@ func (b *builder) buildGlobal() {
 // selectIngresses keeps the served Ingresses among candidates, oldest
 // first, and reports their annotation problems.
 func (b *builder) selectEntries(candidates []*intent.Entry) {
-	serves := b.s.src.Serving(b.opts.classes())
+	serves := b.s.serving(b.opts)
 	b.entries = make([]*intent.Entry, 0, len(candidates))
 	for _, e := range candidates {
 		if serves(e) {

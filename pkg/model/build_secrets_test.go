@@ -177,7 +177,7 @@ func TestResolveRef(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestStore(t, append(tc.objs, newIngress("default", "app"))...)
-			e := s.entries[intent.Key{Namespace: "default", Name: "app"}]
+			e := s.entries[entryKey{"Ingress", intent.Key{Namespace: "default", Name: "app"}}]
 			parses := 0
 			use := refUse[int]{
 				objectRef: objectRef{refSecret, "test-secret", "s"},

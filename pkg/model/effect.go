@@ -32,8 +32,8 @@ type ServiceKey struct{ Namespace, Name string }
 // before records, for an event of kind at key, what the Store held.
 func (s *Store) before(kind events.Kind, key intent.Key) Effect {
 	eff := Effect{Kind: kind, key: key}
-	if _, route := s.src.Takes(kind); route {
-		eff.entryBefore = s.entries[key]
+	if _, route := s.sourceOf(kind); route {
+		eff.entryBefore = s.entries[entryKey{string(kind), key}]
 	}
 	switch kind {
 	case events.KindEndpointSlice:
@@ -93,8 +93,8 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
 		return false // nothing builds from the Gateway API inputs yet (store_gateway.go)
 	}
-	if _, route := s.src.Takes(eff.Kind); route {
-		serves, now := s.src.Serving(opts.classes()), s.entries[eff.key]
+	if _, route := s.sourceOf(eff.Kind); route {
+		serves, now := s.serving(opts), s.entries[entryKey{string(eff.Kind), eff.key}]
 		return eff.entryBefore != nil && serves(eff.entryBefore) || now != nil && serves(now)
 	}
 	// A source's other kinds (IngressClasses) decide what is served.

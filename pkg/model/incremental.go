@@ -51,11 +51,11 @@ type Incremental struct {
 	// server-alias annotation, no renamed Backends);
 	// defaultWinner is the Ingress whose spec.defaultBackend cur uses.
 	hostsOK       bool
-	defaultWinner intent.Key
+	defaultWinner entryKey
 	// users are, by Backend name, the Ingresses that route to it in cur
 	// (objectKey{} for the default backend flag and default-backend
 	// annotations).
-	users map[string][]intent.Key
+	users map[string][]entryKey
 	// w is the writer of the Backends' checksums of patches.
 	w *config.Hasher
 }
@@ -98,7 +98,7 @@ func (in *Incremental) Apply(ev events.Event) (bool, error) {
 	}
 	switch eff.Kind {
 	case events.KindIngress:
-		in.changes = append(in.changes, entryChange{key: eff.key, before: eff.entryBefore})
+		in.changes = append(in.changes, entryChange{key: entryKey{string(eff.Kind), eff.key}, before: eff.entryBefore})
 		return true, nil
 	case events.KindEndpointSlice:
 	default:
@@ -142,7 +142,7 @@ func (in *Incremental) rebuild() {
 	in.deps = make(map[intent.Key][]endpointDep, len(b.backendList))
 	// An alias depends on every host (a rule host is not an alias).
 	in.hostsOK = !slices.ContainsFunc(b.entries, func(e *intent.Entry) bool { return len(e.Settings.Upstream.Aliases) > 0 })
-	in.users = make(map[string][]intent.Key, len(b.backendList))
+	in.users = make(map[string][]entryKey, len(b.backendList))
 	for _, be := range b.backendList {
 		if be.used {
 			in.users[be.name] = appendUsers(nil, be.users)
@@ -154,9 +154,9 @@ func (in *Incremental) rebuild() {
 			in.addDep(be)
 		}
 	}
-	in.defaultWinner = intent.Key{}
+	in.defaultWinner = entryKey{}
 	if b.defaultWinner != nil {
-		in.defaultWinner = b.defaultWinner.Key
+		in.defaultWinner = keyOf(b.defaultWinner)
 	}
 }
 

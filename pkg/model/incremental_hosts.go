@@ -21,7 +21,7 @@ import (
 // ingressChange is a route event applied since the last Configuration:
 // its key and the entry the Store held before it (nil for a create).
 type entryChange struct {
-	key    intent.Key
+	key    entryKey
 	before *intent.Entry
 }
 
@@ -34,7 +34,7 @@ func islandLimit(n int) int { return max(64, n/8) }
 // changed ones included (before holds the changed ones as they were).
 type island struct {
 	hosts  map[string]bool
-	keys   map[intent.Key]bool
+	keys   map[entryKey]bool
 	before []*intent.Entry
 }
 
@@ -54,7 +54,7 @@ func hostVariants(host string) []string {
 // findIsland returns the island of the pending changes, or false when it
 // holds more Ingresses than islandLimit.
 func (in *Incremental) findIsland() (*island, bool) {
-	is := &island{hosts: map[string]bool{}, keys: map[intent.Key]bool{}}
+	is := &island{hosts: map[string]bool{}, keys: map[entryKey]bool{}}
 	var queue []string
 	addHosts := func(hosts []string) {
 		for _, h := range hosts {
@@ -244,7 +244,7 @@ func islandBackends(servers []config.Server, is *island) map[string]bool {
 // usedOutside reports whether something outside the island routes to
 // the Backend name of cur.
 func (in *Incremental) usedOutside(is *island, name string) bool {
-	return slices.ContainsFunc(in.users[name], func(k intent.Key) bool { return k == intent.Key{} || !is.keys[k] })
+	return slices.ContainsFunc(in.users[name], func(k entryKey) bool { return k == entryKey{} || !is.keys[k] })
 }
 
 // spliceBackends replaces the island's Backends: those only the island
@@ -290,7 +290,7 @@ func (in *Incremental) spliceBackends(out *config.Configuration, is *island, b *
 // their users outside the island and the island's.
 func (in *Incremental) updateUsers(is *island, b *builder, names map[string]bool) {
 	for name := range names {
-		users := slices.DeleteFunc(slices.Clone(in.users[name]), func(k intent.Key) bool { return k != intent.Key{} && is.keys[k] })
+		users := slices.DeleteFunc(slices.Clone(in.users[name]), func(k entryKey) bool { return k != entryKey{} && is.keys[k] })
 		if len(users) == 0 {
 			delete(in.users, name)
 		} else {
@@ -304,12 +304,12 @@ func (in *Incremental) updateUsers(is *island, b *builder, names map[string]bool
 	}
 }
 
-// appendUsers appends the keys of users (objectKey{} for nil) to keys.
-func appendUsers(keys []intent.Key, users []*intent.Entry) []intent.Key {
+// appendUsers appends the keys of users (entryKey{} for nil) to keys.
+func appendUsers(keys []entryKey, users []*intent.Entry) []entryKey {
 	for _, e := range users {
-		k := intent.Key{}
+		k := entryKey{}
 		if e != nil {
-			k = e.Key
+			k = keyOf(e)
 		}
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -407,7 +407,7 @@ func (in *Incremental) spliceCertificates(out *config.Configuration, is *island,
 func spliceProblems(cur []config.Problem, is *island, add []config.Problem) []config.Problem {
 	var out []config.Problem
 	for _, p := range cur {
-		if p.Kind != intent.KindIngress || !is.keys[intent.Key{Namespace: p.Namespace, Name: p.Name}] {
+		if !is.keys[entryKey{p.Kind, intent.Key{Namespace: p.Namespace, Name: p.Name}}] {
 			out = append(out, p)
 		}
 	}

@@ -26,46 +26,57 @@ import (
 // validation, ready endpoints of a slice) is done once in Apply, not in
 // every Build.
 type Store struct {
-	entries  map[intent.Key]*intent.Entry
+	// entries are the route objects' translations, by kind and key.
+	entries    map[entryKey]*intent.Entry
 	services   map[intent.Key]*serviceEntry
 	slices     map[intent.Key]*sliceEntry
 	secrets    map[intent.Key]*secretEntry
 	configMaps map[intent.Key]*configMapEntry
 	gateway    gatewayStore // the Gateway API kinds (store_gateway.go)
-	// src translates the route objects (Ingresses) into the entries held
-	// in ingresses, and keeps its other kinds; globalSrc reads the
-	// controller ConfigMap.
-	src       intent.Source
+	// sources translate the route objects (Ingresses) into the entries
+	// and keep their other kinds; globalSrc reads the controller
+	// ConfigMap.
+	sources   []intent.Source
 	globalSrc intent.GlobalSource
 
 	// slicesByService indexes EndpointSlices by the label
 	// kubernetes.io/service-name (same namespace), sorted by slice name.
 	slicesByService map[intent.Key][]*sliceEntry
-	// ingressesByService and ingressesBySecret index Ingresses by the
-	// Services (rules and default backend) and TLS Secrets they reference.
-	entriesByService refIndex
-	entriesBySecret  refIndex
-	// ingressesByConfigMap indexes them by the ConfigMaps their
-	// custom-headers and auth-proxy-set-headers name.
+	// entriesByService, entriesBySecret and entriesByConfigMap index the
+	// entries by the objects they reference (Entry.Services, Secrets,
+	// ConfigMaps); entriesByHost by their hosts (Entry.Hosts), under
+	// intent.Key{Name: host}.
+	entriesByService   refIndex
+	entriesBySecret    refIndex
 	entriesByConfigMap refIndex
-	// ingressesByHost indexes them by their hosts (ingressHosts), under
-	// objectKey{Name: host}.
-	entriesByHost refIndex
+	entriesByHost      refIndex
 }
 
-// NewStore returns an empty Store whose route objects src translates
-// (for Ingresses, ingress.NewSource()). When src is also a GlobalSource, it
-// reads the controller ConfigMap; otherwise the global settings are the
-// defaults.
-func NewStore(src intent.Source) *Store {
-	gs, ok := src.(intent.GlobalSource)
-	if !ok {
-		gs = defaultGlobal{}
+// entryKey identifies an entry: the kind of its object (the event kind,
+// which is also its Origin's) and its namespace/name.
+type entryKey struct {
+	kind string
+	intent.Key
+}
+
+// keyOf is e's entryKey.
+func keyOf(e *intent.Entry) entryKey { return entryKey{e.Origin.Kind, e.Key} }
+
+// NewStore returns an empty Store whose route objects sources translate
+// (for Ingresses, ingress.NewSource()), each its own kinds. The first
+// source that is also a GlobalSource reads the controller ConfigMap;
+// without one the global settings are the defaults.
+func NewStore(sources ...intent.Source) *Store {
+	var gs intent.GlobalSource = defaultGlobal{}
+	for _, src := range slices.Backward(sources) {
+		if g, ok := src.(intent.GlobalSource); ok {
+			gs = g
+		}
 	}
 	return &Store{
-		src:                  src,
+		sources:              sources,
 		globalSrc:            gs,
-		entries:            map[intent.Key]*intent.Entry{},
+		entries:              map[entryKey]*intent.Entry{},
 		services:             map[intent.Key]*serviceEntry{},
 		slices:               map[intent.Key]*sliceEntry{},
 		secrets:              map[intent.Key]*secretEntry{},
@@ -80,11 +91,40 @@ func NewStore(src intent.Source) *Store {
 
 // Len is the number of objects held, all kinds together.
 func (s *Store) Len() int {
-	return len(s.entries) + s.src.Len() + len(s.services) + len(s.slices) +
-		len(s.secrets) + len(s.configMaps) + s.gateway.len()
+	n := len(s.entries) + len(s.services) + len(s.slices) + len(s.secrets) + len(s.configMaps) + s.gateway.len()
+	for _, src := range s.sources {
+		n += src.Len()
+	}
+	return n
 }
 
-// allIngresses returns the stored Ingresses, in no order.
+// sourceOf returns the source of kind, if any, and whether kind is one of
+// its route kinds.
+func (s *Store) sourceOf(kind events.Kind) (src intent.Source, route bool) {
+	for _, src := range s.sources {
+		if ok, route := src.Takes(kind); ok {
+			return src, route
+		}
+	}
+	return nil, false
+}
+
+// serving returns, for each source by route kind, whether an entry is
+// served with opts (intent.Source.Serving).
+func (s *Store) serving(opts Options) func(e *intent.Entry) bool {
+	bySource := map[string]func(*intent.Entry) bool{}
+	return func(e *intent.Entry) bool {
+		f, ok := bySource[e.Origin.Kind]
+		if !ok {
+			src, _ := s.sourceOf(events.Kind(e.Origin.Kind))
+			f = src.Serving(opts.classes())
+			bySource[e.Origin.Kind] = f
+		}
+		return f(e)
+	}
+}
+
+// allEntries returns the entries, in no order.
 func (s *Store) allEntries() []*intent.Entry {
 	out := make([]*intent.Entry, 0, len(s.entries))
 	for _, e := range s.entries {
@@ -98,11 +138,11 @@ func (s *Store) allEntries() []*intent.Entry {
 func (s *Store) Has(kind events.Kind, namespace, name string) bool {
 	k := intent.Key{Namespace: namespace, Name: name}
 	var ok bool
-	if takes, route := s.src.Takes(kind); route {
-		_, ok = s.entries[k]
+	if src, route := s.sourceOf(kind); route {
+		_, ok = s.entries[entryKey{string(kind), k}]
 		return ok
-	} else if takes {
-		return s.src.Has(kind, k)
+	} else if src != nil {
+		return src.Has(kind, k)
 	}
 	switch kind {
 	case events.KindService:
@@ -193,14 +233,14 @@ func isNilObject(obj runtime.Object) bool {
 
 // upsert stores obj, checking that its type is that of kind.
 func (s *Store) upsert(kind events.Kind, key intent.Key, obj runtime.Object) error {
-	if takes, route := s.src.Takes(kind); route {
-		e, err := s.src.Translate(kind, key, obj)
+	if src, route := s.sourceOf(kind); route {
+		e, err := src.Translate(kind, key, obj)
 		if err == nil {
-			s.putEntry(key, e)
+			s.putEntry(entryKey{string(kind), key}, e)
 		}
 		return err
-	} else if takes {
-		return s.src.Keep(kind, key, obj)
+	} else if src != nil {
+		return src.Keep(kind, key, obj)
 	}
 	switch kind {
 	case events.KindService:
@@ -231,11 +271,11 @@ func put[T runtime.Object](kind events.Kind, obj runtime.Object, store func(T)) 
 
 // delete removes the object of kind at key.
 func (s *Store) delete(kind events.Kind, key intent.Key) error {
-	if takes, route := s.src.Takes(kind); route {
-		s.removeEntry(key)
+	if src, route := s.sourceOf(kind); route {
+		s.removeEntry(entryKey{string(kind), key})
 		return nil
-	} else if takes {
-		return s.src.Keep(kind, key, nil)
+	} else if src != nil {
+		return src.Keep(kind, key, nil)
 	}
 	switch kind {
 	case events.KindService:
@@ -254,7 +294,7 @@ func (s *Store) delete(kind events.Kind, key intent.Key) error {
 	return nil
 }
 
-func (s *Store) putEntry(key intent.Key, e *intent.Entry) {
+func (s *Store) putEntry(key entryKey, e *intent.Entry) {
 	s.removeEntry(key)
 	s.entries[key] = e
 	for _, ref := range e.Services {
@@ -271,7 +311,7 @@ func (s *Store) putEntry(key intent.Key, e *intent.Entry) {
 	}
 }
 
-func (s *Store) removeEntry(key intent.Key) {
+func (s *Store) removeEntry(key entryKey) {
 	e, ok := s.entries[key]
 	if !ok {
 		return
@@ -326,11 +366,11 @@ func compareSliceName(e *sliceEntry, name string) int { return cmp.Compare(e.nam
 // A slice, not a set: most objects have one or a few referrers, and an
 // Ingress is removed from the index before it is added again (putIngress),
 // so that add never sees a key it holds.
-type refIndex map[intent.Key][]intent.Key
+type refIndex map[intent.Key][]entryKey
 
-func (idx refIndex) add(ref, key intent.Key) { idx[ref] = append(idx[ref], key) }
+func (idx refIndex) add(ref intent.Key, key entryKey) { idx[ref] = append(idx[ref], key) }
 
-func (idx refIndex) remove(ref, key intent.Key) {
+func (idx refIndex) remove(ref intent.Key, key entryKey) {
 	list := idx[ref]
 	i := slices.Index(list, key)
 	switch {
