@@ -37,7 +37,7 @@ type location struct {
 	path     string
 	pathType config.PathType
 	backend  *backendState
-	entry  *intent.Entry
+	entry    *intent.Entry
 	// canary is set by buildCanaries; nil when none.
 	canary *canaryRoute
 	// raw is the path as the rule wrote it; impl marks an

@@ -12,8 +12,8 @@ import (
 // tlsClaim is the TLS setting of one host: the Secret (Name "" for the
 // default certificate) and the oldest Ingress that listed the host.
 type tlsClaim struct {
-	secret  intent.Key
-	entry *intent.Entry
+	secret intent.Key
+	entry  *intent.Entry
 }
 
 // certState is a Certificate while it is built.

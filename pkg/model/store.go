@@ -74,14 +74,14 @@ func NewStore(sources ...intent.Source) *Store {
 		}
 	}
 	return &Store{
-		sources:              sources,
-		globalSrc:            gs,
-		entries:              map[entryKey]*intent.Entry{},
-		services:             map[intent.Key]*serviceEntry{},
-		slices:               map[intent.Key]*sliceEntry{},
-		secrets:              map[intent.Key]*secretEntry{},
-		configMaps:           map[intent.Key]*configMapEntry{},
-		slicesByService:      map[intent.Key][]*sliceEntry{},
+		sources:            sources,
+		globalSrc:          gs,
+		entries:            map[entryKey]*intent.Entry{},
+		services:           map[intent.Key]*serviceEntry{},
+		slices:             map[intent.Key]*sliceEntry{},
+		secrets:            map[intent.Key]*secretEntry{},
+		configMaps:         map[intent.Key]*configMapEntry{},
+		slicesByService:    map[intent.Key][]*sliceEntry{},
 		entriesByService:   refIndex{},
 		entriesBySecret:    refIndex{},
 		entriesByConfigMap: refIndex{},
