@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/ingress-sync/ingress-sync/pkg/ingress"
-
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/model"
 
@@ -180,7 +178,7 @@ func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.R
 		return nil, nil, err
 	}
 	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Timeout: f.timeout,
-		NewBuilder: func() replay.Builder { return model.NewIncremental(model.NewStore(ingress.NewSource()), opts) }}
+		NewBuilder: func() replay.Builder { return model.NewIncremental(model.NewStore(newSources()...), opts) }}
 	finish := func() {}
 	if f.progress || isTerminal(stderr) {
 		bar := replay.NewProgressBar(stderr, "replay")

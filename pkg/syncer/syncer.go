@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
@@ -21,6 +22,10 @@ import (
 // Options configure a Syncer. Zero durations take the defaults.
 type Options struct {
 	Model model.Options
+	// Sources returns new translators of the route objects, one per API,
+	// for each Store the syncer makes (cmd/syncer's sources); nil means
+	// Ingress alone.
+	Sources func() []intent.Source
 	// Pod names this syncer in its status reports.
 	Pod string
 	// Holdoff is how long the syncer waits after an event for more to come
@@ -54,6 +59,9 @@ type Options struct {
 var ErrInvalidOptions = errors.New("syncer: invalid options")
 
 func (o *Options) setDefaults() error {
+	if o.Sources == nil {
+		o.Sources = func() []intent.Source { return []intent.Source{ingress.NewSource()} }
+	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -123,7 +131,7 @@ func New(a Applier, opts Options) (*Syncer, error) {
 	}
 	s := &Syncer{
 		opts: opts, applier: a, log: opts.Logger, m: newMetrics(opts.Registerer),
-		trigger: make(chan struct{}, 1), inc: model.NewIncremental(model.NewStore(ingress.NewSource()), opts.Model),
+		trigger: make(chan struct{}, 1), inc: model.NewIncremental(model.NewStore(opts.Sources()...), opts.Model),
 	}
 	s.state.Pod = opts.Pod
 	return s, nil
@@ -172,7 +180,7 @@ func (s *Syncer) apply(ev events.Event) error {
 // the new stream is ever removed in between.
 func (s *Syncer) StreamRecreated(context.Context) {
 	s.mu.Lock()
-	s.next, s.nextSeq = model.NewIncremental(model.NewStore(ingress.NewSource()), s.opts.Model), 0
+	s.next, s.nextSeq = model.NewIncremental(model.NewStore(s.opts.Sources()...), s.opts.Model), 0
 	s.mu.Unlock()
 	s.m.streamRecreated.Inc()
 	s.log.Warn("event stream recreated: serving the running configuration until its bootstrap is caught up")
