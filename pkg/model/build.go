@@ -15,35 +15,28 @@ import (
 // applied. It never fails: whatever it cannot serve is left out and listed
 // in Configuration.Problems, and everything else is served.
 //
-// The semantics, in the order Build applies them:
+// Build places the entries of every source (route intents, see
+// pkg/intent); how an Ingress becomes an entry is pkg/ingress's. The
+// semantics, in the order Build applies them:
 //
-//   - Served Ingresses (see Store.Serves) are taken oldest first
-//     (creationTimestamp, then namespace/name); wherever two of them
-//     disagree, the oldest wins and the others get a Problem naming it.
-//   - Hosts: a rule host is an exact name or a wildcard "*.foo.com" that
-//     matches exactly one label (see MatchHost); a rule without host goes to
-//     the default server "_", which always exists. Each host is one Server.
-//   - Paths: Exact matches the path only. Prefix matches element-wise
-//     ("/foo" matches "/foo", "/foo/" and "/foo/bar", not "/foobar"), case
-//     sensitive; its trailing slash is ignored ("/foo/" is built as "/foo").
-//     ImplementationSpecific is built as Prefix, and an empty
-//     ImplementationSpecific path as "/". Paths must be absolute and use the
-//     allowed characters (letters, digits, -._~/%!&()*+,=:@). With
-//     use-regex=true or a rewrite-target on the Ingress, its
-//     ImplementationSpecific paths are regular expressions instead
-//     (PathRegex, see validateRegexPath), tried in Location order (longest
-//     first) after Exact paths and before Prefix paths, as nginx tries
-//     ingress-nginx's regex locations.
-//   - Conflicts: the same host, path and path type claimed twice is served
-//     by the oldest Ingress (or the first rule of one Ingress).
-//   - Backends: a Service in the Ingress's namespace, its port referenced
-//     by number or by name (names must be DNS labels: they become part of
-//     backend names). Endpoints are the ready ones (conditions.ready
-//     unset counts as ready) of every EndpointSlice labelled with the
-//     Service name, taking the slice port whose name equals the Service
-//     port's name (as kube-proxy resolves targetPort). A Service with no
-//     ready endpoint is still a Backend (nginx answers 503). An unknown
-//     Service, a missing port, a resource backend or an ExternalName
+//   - Served entries (intent.Source.Serving) are taken oldest first
+//     (creation time, then namespace/name); wherever two of them disagree,
+//     the oldest wins and the others get a Problem naming it. An entry
+//     its source refused (Entry.Refused) is not served at all.
+//   - Hosts: each host is one Server; the default server "_" always
+//     exists. An invalid host of an entry is left out with a Problem.
+//   - Paths: Exact, Prefix (element-wise) and regex paths, as the entry
+//     gives them, validated and normalized by its source; the same host,
+//     path and path type claimed twice is served by the oldest entry (or
+//     its first claim).
+//   - Backends: a Service port in the entry's namespace, by number or by
+//     name (names must be DNS labels: they become part of backend names).
+//     Endpoints are the ready ones (conditions.ready unset counts as
+//     ready) of every EndpointSlice labelled with the Service name, taking
+//     the slice port whose name equals the Service port's name (as
+//     kube-proxy resolves targetPort). A Service with no ready endpoint is
+//     still a Backend (nginx answers 503). An unknown Service, a missing
+//     port, a reference to anything but a Service or an ExternalName
 //     Service (not supported: the Lua balancer needs addresses) leave the
 //     path out with a Problem.
 //   - Backend names are "<namespace>-<service>-<port>". Should two
@@ -51,23 +44,22 @@ import (
 //     "c" and namespace "a" service "b-c"), the first in namespace, service,
 //     port order keeps it and the others get "-" and 8 hex digits of a hash
 //     of their identity appended.
-//   - Load balancing (load-balance, upstream-hash-by, affinity annotations)
-//     belongs to a Backend: among the Ingresses that route to it and set any
-//     of them, the oldest decides; the others get a Problem if they differ.
-//   - Default backend: the spec.defaultBackend of the oldest served Ingress
-//     that has a valid one, otherwise Options.DefaultBackendService (its
-//     first port), otherwise "" (the built-in 404). It is one for the whole
+//   - Load balancing (Settings.Balancing) belongs to a Backend: among the
+//     entries that route to it and set it, the oldest decides; the others
+//     get a Problem if they differ.
+//   - Default backend: that of the oldest served entry that has a valid
+//     one, otherwise Options.DefaultBackendService (its first port),
+//     otherwise "" (the built-in 404). It is one for the whole
 //     configuration, as in ingress-nginx's default server.
 //   - Catch-all: every Server gets a Prefix "/" location to the default
-//     backend, unless a rule gives that host a Prefix (or
-//     ImplementationSpecific) "/" path. An Exact "/" does not replace it.
+//     backend, unless an entry gives that host a Prefix "/" path (or a
+//     path its source leaves to the implementation, Path.Impl). An Exact
+//     "/" does not replace it.
 //   - TLS: see buildTLS.
-//   - Annotations: see parseAnnotations; a rejected value is ignored with a
-//     Problem and the Ingress is still served.
-//   - Canary Ingresses (canary: "true") add no routes, TLS or default
+//   - Settings: resolved per location (the Secrets and ConfigMaps they
+//     name, see resolveRef), failing closed for access control.
+//   - Canary entries (Settings.Canary) add no routes, TLS or default
 //     backend of their own: see buildCanaries.
-//   - Snippets: an Ingress carrying any *-snippet annotation is not served
-//     at all, whatever allow-snippet-annotations says (see refuseSnippets).
 func Build(s *Store, opts Options) *config.Configuration {
 	cfg, _ := build(s, opts)
 	return cfg

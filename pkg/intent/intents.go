@@ -2,13 +2,6 @@ package intent
 
 import "github.com/ingress-sync/ingress-sync/pkg/config"
 
-// Route intents are what one object of a source asks of the
-// Configuration, in terms that know nothing of the source's API: its
-// hosts and their paths, each with a backend reference; the hosts it
-// wants certificates for; its default backend; and its settings. A
-// translator (ingress.go for Ingress) makes them once, when the object is
-// stored; Build places them, and names their Origin in its Problems.
-
 // Origin names the object that routes, certificate claims and Problems
 // come from, whatever its kind.
 type Origin struct {
