@@ -29,19 +29,22 @@ type SyncerStatus struct {
 	// syncers older than this field have none; the watcher then knows only
 	// the count.
 	ProblemList []ReportedProblem `json:"problemList,omitempty"`
-	// Unserved lists the Ingresses the applied configuration does not
-	// serve as they ask (see UnservedIngress), at most MaxReportedProblems
-	// of them, sorted by namespace and name. The watcher writes no status
+	// Unserved lists the route objects (Ingresses, and the objects of any
+	// other source) the applied configuration does not serve as they ask
+	// (see UnservedIngress), at most MaxReportedProblems of them, sorted by
+	// kind, namespace and name. The watcher writes no status
 	// address on them (docs/deploy.md). Reports of syncers older than this
 	// field have none: the watcher then knows only the Sequence they
 	// applied.
 	Unserved []UnservedIngress `json:"unserved,omitempty"`
 }
 
-// UnservedIngress is an Ingress that the configuration a syncer applied
-// leaves out, entirely or in part, or whose TLS host has the default
-// certificate, and why (UnservedRoutes or UnservedCertificate).
+// UnservedIngress is a route object that the configuration a syncer
+// applied leaves out, entirely or in part, or whose TLS host has the
+// default certificate, and why (UnservedRoutes or UnservedCertificate).
+// Kind is its kind, "" for an Ingress (as syncers before the field wrote).
 type UnservedIngress struct {
+	Kind      string `json:"kind,omitempty"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Why       string `json:"why"`

@@ -179,7 +179,7 @@ func (s *Syncer) applied(cfg *config.Configuration, seq uint64, lags []time.Time
 	s.state.Checksum, s.state.Sequence, s.state.LastError = cfg.Checksum, seq, ""
 	s.state.Problems = len(cfg.Problems)
 	s.state.ProblemList = reportedProblems(cfg.Problems)
-	s.state.Unserved = unservedIngresses(cfg.Problems)
+	s.state.Unserved = unservedObjects(cfg.Problems, s.routeKinds)
 }
 
 // reportedProblems is the bounded list of problems a status report carries.

@@ -99,6 +99,9 @@ type Syncer struct {
 	log     *slog.Logger
 	m       *metrics
 	trigger chan struct{}
+	// routeKinds are the kinds its sources translate into routes (the
+	// unserved reports name objects of these kinds).
+	routeKinds map[string]bool
 
 	mu       sync.Mutex         // guards the fields below, written by the consumer
 	inc      *model.Incremental // its Store holds the events applied
@@ -131,7 +134,7 @@ func New(a Applier, opts Options) (*Syncer, error) {
 	}
 	s := &Syncer{
 		opts: opts, applier: a, log: opts.Logger, m: newMetrics(opts.Registerer),
-		trigger: make(chan struct{}, 1), inc: model.NewIncremental(model.NewStore(opts.Sources()...), opts.Model),
+		trigger: make(chan struct{}, 1), routeKinds: routeKindsOf(opts.Sources()), inc: model.NewIncremental(model.NewStore(opts.Sources()...), opts.Model),
 	}
 	s.state.Pod = opts.Pod
 	return s, nil

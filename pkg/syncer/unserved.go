@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
 	"slices"
@@ -9,15 +10,20 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
-// unservedIngresses is the bounded list of Ingresses the Problems say are
-// not served as they ask, sorted by namespace and name.
-func unservedIngresses(ps []config.Problem) []events.UnservedIngress {
-	why := make(map[[2]string]string)
+// unservedObjects is the bounded list of route objects (those of
+// routeKinds) the Problems say are not served as they ask, sorted by kind
+// (Ingresses first), namespace and name.
+func unservedObjects(ps []config.Problem, routeKinds map[string]bool) []events.UnservedIngress {
+	why := make(map[[3]string]string)
 	for _, p := range ps {
-		if p.Kind != string(events.KindIngress) {
+		if !routeKinds[p.Kind] {
 			continue
 		}
-		k := [2]string{p.Namespace, p.Name}
+		kind := p.Kind
+		if kind == string(events.KindIngress) {
+			kind = "" // as UnservedIngress.Kind says
+		}
+		k := [3]string{kind, p.Namespace, p.Name}
 		switch w := unservedWhy(p); {
 		case w == "":
 		case w == events.UnservedRoutes || why[k] == "":
@@ -26,10 +32,10 @@ func unservedIngresses(ps []config.Problem) []events.UnservedIngress {
 	}
 	out := make([]events.UnservedIngress, 0, len(why))
 	for k, w := range why {
-		out = append(out, events.UnservedIngress{Namespace: k[0], Name: k[1], Why: w})
+		out = append(out, events.UnservedIngress{Kind: k[0], Namespace: k[1], Name: k[2], Why: w})
 	}
 	slices.SortFunc(out, func(a, b events.UnservedIngress) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	return out[:min(len(out), events.MaxReportedProblems)]
 }
@@ -44,4 +50,17 @@ func unservedWhy(p config.Problem) string {
 		return events.UnservedCertificate
 	}
 	return ""
+}
+
+// routeKindsOf returns the kinds that sources translate into entries.
+func routeKindsOf(sources []intent.Source) map[string]bool {
+	out := map[string]bool{}
+	for _, k := range events.Kinds {
+		for _, src := range sources {
+			if _, route := src.Takes(k); route {
+				out[string(k)] = true
+			}
+		}
+	}
+	return out
 }

@@ -1,7 +1,10 @@
 package syncer
 
 import (
+	"reflect"
+
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
@@ -99,8 +102,32 @@ func TestUnservedIsBounded(t *testing.T) {
 	for i := range ps {
 		ps[i] = config.Problem{Kind: "Ingress", Namespace: "ns", Name: fmt.Sprintf("ing-%04d", i), Reason: "host a path /: service ns/x not found; path left out"}
 	}
-	out := unservedIngresses(ps)
+	out := unservedObjects(ps, map[string]bool{"Ingress": true})
 	if len(out) != events.MaxReportedProblems || out[0].Name != "ing-0000" {
 		t.Fatalf("%d Ingresses listed from %s, want the first %d", len(out), out[0].Name, events.MaxReportedProblems)
+	}
+}
+
+// TestUnservedNamesAnyRouteKind: the objects of every source are
+// reported, by kind (empty for an Ingress, as older syncers wrote), and
+// Problems of the objects routes reference are not.
+func TestUnservedNamesAnyRouteKind(t *testing.T) {
+	left := "host a path /: service ns/x not found; path left out"
+	ps := []config.Problem{
+		{Kind: "HTTPRoute", Namespace: "ns", Name: "r", Reason: left},
+		{Kind: "Ingress", Namespace: "ns", Name: "i", Reason: left},
+		{Kind: "ConfigMap", Namespace: "ns", Name: "c", Reason: left},
+	}
+	got := unservedObjects(ps, map[string]bool{"Ingress": true, "HTTPRoute": true})
+	want := []events.UnservedIngress{
+		{Kind: "", Namespace: "ns", Name: "i", Why: events.UnservedRoutes},
+		{Kind: "HTTPRoute", Namespace: "ns", Name: "r", Why: events.UnservedRoutes},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("unserved %+v, want %+v", got, want)
+	}
+	kinds := routeKindsOf([]intent.Source{ingress.NewSource()})
+	if !kinds["Ingress"] || len(kinds) != 1 {
+		t.Fatalf("route kinds of the Ingress source: %v, want Ingress alone", kinds)
 	}
 }

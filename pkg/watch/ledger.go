@@ -122,7 +122,11 @@ func (l *ledger) report(st events.SyncerStatus, at time.Time) {
 		if v.unserved == nil {
 			v.unserved = make(map[objectKey]string, len(st.Unserved))
 		}
-		v.unserved[ingressKey(u.Namespace, u.Name)] = u.Why
+		k := ingressKey(u.Namespace, u.Name)
+		if u.Kind != "" {
+			k = objectKey{Kind: events.Kind(u.Kind), Namespace: u.Namespace, Name: u.Name}
+		}
+		v.unserved[k] = u.Why
 	}
 	l.syncers[st.Pod] = v
 	l.dirty = true
