@@ -22,19 +22,17 @@ const (
 	CertificateUnserved
 )
 
-// Unserved says what p leaves unserved of its Ingress (ServedAsIs for a
-// Problem of another kind). The marks are the words of this package's
-// Problem reasons that say so, next to which they are written; the
-// syncer's TestUnservedFromBuilds pins them against real builds.
+// Unserved says what p leaves unserved of the route object it names (an
+// Ingress, or an object of another source; callers keep the Problems of
+// route objects). The marks are the words of the builder's Problem
+// reasons that say so, next to which they are written; the syncer's
+// TestUnservedFromBuilds pins them against real builds.
 func (p Problem) Unserved() Unserved {
-	if p.Kind != "Ingress" {
-		return ServedAsIs
-	}
 	has := func(marks ...string) bool {
 		return slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(p.Reason, m) })
 	}
 	switch {
-	case has("; rule left out", "; path left out", "routes answer 503", "not served", "): conflicts with Ingress "):
+	case has("; rule left out", "; path left out", "routes answer 503", "not served", "): conflicts with "):
 		return RoutesUnserved
 	case has("the default certificate is used"), strings.HasPrefix(p.Reason, "tls host ") && strings.HasSuffix(p.Reason, "; left out"):
 		return CertificateUnserved
