@@ -88,6 +88,9 @@ type view struct {
 	// LuaTLSProfiles their names as a Lua set (see proxyssl.go).
 	TLSUpstreams   []string
 	LuaTLSProfiles string
+	// LuaErrorSets are the error code sets' names by list, as a Lua
+	// table (see errorsets.go).
+	LuaErrorSets string
 
 	// Stream is the stream block (stream.go); nil renders none. (Empty
 	// fields stay out of the checksum, which stays that of the files
@@ -105,7 +108,7 @@ type view struct {
 
 // newView validates g against o and builds the template input. Nothing of
 // an Ingress reaches it: only the global settings and the options.
-func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.UpstreamTLS) (*view, error) {
+func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.UpstreamTLS, sets []errorSet) (*view, error) {
 	v := &view{
 		MaxTries:              o.MaxTries,
 		ModulesDir:            o.ModulesDir,
@@ -159,6 +162,9 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.
 	v.ProxyLocations, v.LuaProxyBuffering = proxyLocations(codes), luaString(onOff(n.ProxyBuffering))
 	if err := v.setUpstreamTLS(o, tls); err != nil {
 		return nil, fmt.Errorf("backend TLS: %w", err)
+	}
+	if err := v.setErrorSets(sets); err != nil {
+		return nil, fmt.Errorf("custom-http-errors: %w", err)
 	}
 	// Last: the internal HTTPS server is a copy of the public one.
 	if err := v.setStream(o, g, &n, listeners); err != nil {
