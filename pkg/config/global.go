@@ -125,6 +125,57 @@ type NginxSettings struct {
 	ComputeFullForwardedFor bool   `json:"computeFullForwardedFor,omitempty"`
 	ForwardedForHeader      string `json:"forwardedForHeader,omitempty"`
 	ProxyRealIPCIDR         string `json:"proxyRealIPCIDR,omitempty"`
+
+	// Brotli is enable-brotli and its keys, GeoIP2 use-geoip2 and its
+	// key: nginx modules that nginx.conf loads only while they are on.
+	// Both are zero unless the ConfigMap sets one of their keys, so that
+	// the checksums and encodings of Configurations without them stay as
+	// they were.
+	Brotli BrotliSettings `json:"brotli,omitzero"`
+	GeoIP2 GeoIP2Settings `json:"geoip2,omitzero"`
+}
+
+// BrotliSettings are enable-brotli, brotli-level, brotli-min-length and
+// brotli-types. A ConfigMap that sets any of them sets the others to
+// ingress-nginx's defaults (DefaultBrotli); the zero value is brotli off.
+type BrotliSettings struct {
+	Enable    bool `json:"enable,omitempty"`
+	Level     int  `json:"level"`     // brotli_comp_level, 0 to 11
+	MinLength int  `json:"minLength"` // bytes
+	// Types: lower-case MIME types separated by one space, or "*".
+	Types string `json:"types"`
+}
+
+// DefaultBrotli returns ingress-nginx v1.15's brotli defaults (off).
+func DefaultBrotli() BrotliSettings {
+	return BrotliSettings{Level: 4, MinLength: 20, Types: "application/xml+rss " + defaultGzipTypes}
+}
+
+// GeoIP2Settings are use-geoip2 and geoip2-autoreload-in-minutes: the
+// $geoip2_* variables of the MaxMind databases the syncer finds in its
+// GeoIP directory (pkg/nginx). The zero value is GeoIP2 off.
+type GeoIP2Settings struct {
+	Enable bool `json:"enable,omitempty"`
+	// AutoReloadMinutes: how often nginx checks the database files for a
+	// change; 0 never.
+	AutoReloadMinutes int `json:"autoReloadMinutes,omitempty"`
+}
+
+// canonical writes the modules' settings for the checksum, only when set
+// (see NginxSettings.Brotli).
+func (n *NginxSettings) canonicalModules(w *canonicalWriter) {
+	if b := n.Brotli; b != (BrotliSettings{}) {
+		w.str("brotli")
+		w.bool(b.Enable)
+		w.int(int64(b.Level))
+		w.int(int64(b.MinLength))
+		w.str(b.Types)
+	}
+	if g := n.GeoIP2; g != (GeoIP2Settings{}) {
+		w.str("geoip2")
+		w.bool(g.Enable)
+		w.int(int64(g.AutoReloadMinutes))
+	}
 }
 
 // Defaults of ingress-nginx v1.15 (internal/ingress/controller/config).
@@ -181,6 +232,12 @@ func (g Global) Rendered() Global {
 	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
 	g.Auth = GlobalAuth{}                                         // route defaults
 	g.ProxySSLLocationOnly = false                                // routes only
+	if !g.Nginx.Brotli.Enable {                                   // nginx.conf holds them only when on
+		g.Nginx.Brotli = BrotliSettings{}
+	}
+	if !g.Nginx.GeoIP2.Enable {
+		g.Nginx.GeoIP2 = GeoIP2Settings{}
+	}
 	if filter {
 		g.AddHeaders = "on"
 	}

@@ -157,4 +157,3 @@ func TestErrorSetLocationsRendered(t *testing.T) {
 		t.Errorf("%d locations of the set, want 18", n)
 	}
 }
-

@@ -54,6 +54,8 @@ type view struct {
 	// block and the balancer upstream.
 	HTTPDirectives     []string
 	UpstreamDirectives []string
+	// Brotli loads the brotli filter module (enable-brotli).
+	Brotli bool `json:",omitempty"`
 	// LogFormat is the escaped, quoted log_format of upstreaminfo.
 	LogFormat string
 	// AccessLogPath is where the access log goes (logs.go).
