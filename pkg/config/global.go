@@ -267,3 +267,67 @@ const (
 
 // DefaultStreamLogFormat is ingress-nginx's log-format-stream.
 const DefaultStreamLogFormat = "[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time"
+
+// GeoIP2Edition is a MaxMind database ingress-nginx reads with use-geoip2,
+// by its file name, and the $geoip2_* variables it defines from it.
+type GeoIP2Edition struct {
+	File      string
+	Variables []GeoIP2Variable
+}
+
+// GeoIP2Variable is a variable of an edition: its name (without $) and
+// the path of the value in a record, as the geoip2 module takes it.
+// Default is its value for an address without one ("": empty).
+type GeoIP2Variable struct {
+	Name, Path, Default string
+}
+
+// GeoIP2Editions returns the databases use-geoip2 reads and their
+// variables, those of ingress-nginx v1.15; where two editions define a
+// variable, the first found in this order defines it.
+func GeoIP2Editions() []GeoIP2Edition {
+	v := func(name, path string) GeoIP2Variable { return GeoIP2Variable{Name: "geoip2_" + name, Path: path} }
+	zero := func(name, path string) GeoIP2Variable {
+		return GeoIP2Variable{Name: "geoip2_" + name, Path: path, Default: "0"}
+	}
+	city := []GeoIP2Variable{
+		v("city_country_code", "country iso_code"), v("city_country_name", "country names en"),
+		v("city_country_geoname_id", "country geoname_id"), v("city", "city names en"),
+		v("city_geoname_id", "city geoname_id"), v("postal_code", "postal code"), v("dma_code", "location metro_code"),
+		v("latitude", "location latitude"), v("longitude", "location longitude"), v("time_zone", "location time_zone"),
+		v("region_code", "subdivisions 0 iso_code"), v("region_name", "subdivisions 0 names en"),
+		v("region_geoname_id", "subdivisions 0 geoname_id"), v("subregion_code", "subdivisions 1 iso_code"),
+		v("subregion_name", "subdivisions 1 names en"), v("subregion_geoname_id", "subdivisions 1 geoname_id"),
+		v("city_continent_code", "continent code"), v("city_continent_name", "continent names en"),
+	}
+	country := []GeoIP2Variable{
+		v("country_code", "country iso_code"), v("country_name", "country names en"),
+		v("country_geoname_id", "country geoname_id"), v("continent_code", "continent code"),
+		v("continent_name", "continent names en"), v("continent_geoname_id", "continent geoname_id"),
+	}
+	asn := []GeoIP2Variable{v("asn", "autonomous_system_number"), v("org", "autonomous_system_organization")}
+	return []GeoIP2Edition{
+		{"GeoIP2-City.mmdb", city}, {"GeoLite2-City.mmdb", city},
+		{"GeoIP2-Country.mmdb", country}, {"GeoLite2-Country.mmdb", country},
+		{"GeoIP2-ASN.mmdb", asn}, {"GeoLite2-ASN.mmdb", asn},
+		{"GeoIP2-ISP.mmdb", []GeoIP2Variable{v("isp", "isp"), v("isp_org", "organization"), zero("asn", "autonomous_system_number")}},
+		{"GeoIP2-Connection-Type.mmdb", []GeoIP2Variable{v("connection_type", "connection_type")}},
+		{"GeoIP2-Anonymous-IP.mmdb", []GeoIP2Variable{
+			v("is_anon", "is_anonymous"), zero("is_anonymous", "is_anonymous"), zero("is_anonymous_vpn", "is_anonymous_vpn"),
+			zero("is_hosting_provider", "is_hosting_provider"), zero("is_public_proxy", "is_public_proxy"),
+			zero("is_tor_exit_node", "is_tor_exit_node"),
+		}},
+	}
+}
+
+// GeoIP2VariableNames returns the names of every $geoip2_* variable (a
+// set): what log-format-upstream may use.
+func GeoIP2VariableNames() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range GeoIP2Editions() {
+		for _, v := range e.Variables {
+			m[v.Name] = true
+		}
+	}
+	return m
+}

@@ -271,6 +271,11 @@ func TestGlobalKeys(t *testing.T) {
 		"geoip2-autoreload":         {in: kv{"geoip2-autoreload-in-minutes", "30"}, want: with(func(g *config.Global) { g.Nginx.GeoIP2.AutoReloadMinutes = 30 })},
 		"geoip2-autoreload a unit":  {in: kv{"geoip2-autoreload-in-minutes", "30m"}, bad: "whole number"},
 		"geoip2-autoreload too big": {in: kv{"geoip2-autoreload-in-minutes", "100000"}, bad: "between 0 and 10080"},
+		"log-format-upstream with geoip2": {in: kv{"log-format-upstream", "$remote_addr ${geoip2_city} $geoip2_is_tor_exit_node"},
+			want: with(func(g *config.Global) {
+				g.Nginx.LogFormatUpstream = "$remote_addr ${geoip2_city} $geoip2_is_tor_exit_node"
+			})},
+		"log-format-upstream with an unknown geoip2 variable": {in: kv{"log-format-upstream", "$geoip2_planet"}, bad: "not available"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -51,6 +51,9 @@ func (r *Renderer) render(cfg *config.Configuration, tls []config.UpstreamTLS) (
 	if err != nil {
 		return nil, "", fmt.Errorf("render nginx.conf: %w", err)
 	}
+	for _, n := range v.Notes {
+		r.opts.Logger.Warn("global setting not applied", "reason", n)
+	}
 	var buf bytes.Buffer
 	buf.Grow(8192)
 	if err := r.tmpl.Execute(&buf, v); err != nil {

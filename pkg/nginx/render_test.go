@@ -299,7 +299,9 @@ func TestRenderRejectsInvalidGlobalValues(t *testing.T) {
 			n.Brotli = config.BrotliSettings{Enable: true, Level: 4, Types: "text/css;}\nload_module /tmp/x.so;"}
 		})},
 		{"brotli level", nginxGlobal(func(n *config.NginxSettings) { n.Brotli = config.BrotliSettings{Enable: true, Level: 12, Types: "*"} })},
-		{"brotli min length", nginxGlobal(func(n *config.NginxSettings) { n.Brotli = config.BrotliSettings{Enable: true, MinLength: -1, Types: "*"} })},
+		{"brotli min length", nginxGlobal(func(n *config.NginxSettings) {
+			n.Brotli = config.BrotliSettings{Enable: true, MinLength: -1, Types: "*"}
+		})},
 	}
 	r, err := NewRenderer(goldenOptions())
 	if err != nil {

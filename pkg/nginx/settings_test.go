@@ -278,6 +278,8 @@ func TestSettingsReloadMatchesRender(t *testing.T) {
 		{"gzip-level", "0"}, {"enable-opentelemetry", "true"},
 		{"enable-brotli", "true"}, {"enable-brotli", "true", "brotli-level", "0", "brotli-min-length", "0", "brotli-types", "*"},
 		{"brotli-level", "11"}, {"brotli-types", "text/css"}, {"enable-brotli", "false"},
+		{"use-geoip2", "true"}, {"use-geoip2", "true", "geoip2-autoreload-in-minutes", "60"}, {"geoip2-autoreload-in-minutes", "60"},
+		{"log-format-upstream", "$remote_addr $geoip2_city $geoip2_asn"},
 	}
 	r, err := NewRenderer(goldenOptions())
 	if err != nil {
@@ -332,6 +334,7 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 		"allow-backend-server-header": "true", "hide-headers": "X-Powered-By, x-debug", "relative-redirects": "true",
 		"http-redirect-code": "301", "generate-request-id": "false", "proxy-add-original-uri-header": "true",
 		"enable-brotli": "true", "brotli-level": "11", "brotli-min-length": "100", "brotli-types": "text/css, application/json",
+		"use-geoip2": "true", "geoip2-autoreload-in-minutes": "60",
 	}
 	s := model.NewStore()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "cfg"}, Data: data}

@@ -56,6 +56,15 @@ type view struct {
 	UpstreamDirectives []string
 	// Brotli loads the brotli filter module (enable-brotli).
 	Brotli bool `json:",omitempty"`
+	// GeoIP2Module loads the geoip2 module and GeoIP2 are its blocks
+	// (use-geoip2); EmptyVariables are the $geoip2_* variables the log
+	// format uses that no database defines (geoip2.go).
+	GeoIP2Module   bool          `json:",omitempty"`
+	GeoIP2         []geoIP2Block `json:",omitempty"`
+	EmptyVariables []string      `json:",omitempty"`
+	// Notes say what of the global settings could not be applied and why:
+	// comments of nginx.conf, which the Applier logs.
+	Notes []string `json:",omitempty"`
 	// LogFormat is the escaped, quoted log_format of upstreaminfo.
 	LogFormat string
 	// AccessLogPath is where the access log goes (logs.go).
@@ -151,6 +160,9 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.
 		n = config.DefaultGlobal().Nginx
 	}
 	if err := v.setNginx(&n); err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
+	if err := v.setGeoIP2(o, &n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	v.Listen = listenLines(o, n.UseHTTP2, n.UseProxyProtocol)
