@@ -39,14 +39,22 @@ type errorSet struct {
 	Codes, Name string
 }
 
-// errorSetsOf returns the distinct code lists of cfg's routes that
-// intercept their backend's errors with a list other than the ConfigMap's,
-// sorted, at most maxErrorSets (the first ones in that order).
-func errorSetsOf(cfg *config.Configuration) []errorSet {
+// errorSetsOf returns the distinct code lists of the routes of servers
+// that intercept their backend's errors with a list other than the
+// ConfigMap's, sorted, at most maxErrorSets (the first ones in that order).
+// The routes of an Ingress share their Errors: a list is built once for
+// each.
+func errorSetsOf(servers []config.Server) []errorSet {
 	seen := map[string]bool{}
-	for i := range cfg.Servers {
-		for j := range cfg.Servers[i].Locations {
-			if key := interceptList(cfg.Servers[i].Locations[j].Settings.Errors); key != "" {
+	var last *config.CustomErrors
+	for i := range servers {
+		for j := range servers[i].Locations {
+			e := servers[i].Locations[j].Settings.Errors
+			if e == nil || e == last {
+				continue
+			}
+			last = e
+			if key := interceptList(e); key != "" {
 				seen[key] = true
 			}
 		}
