@@ -6,53 +6,44 @@ import (
 
 // Setters of the ConfigMap keys of nginx's optional modules: brotli
 // (enable-brotli, brotli-level, brotli-min-length, brotli-types) and GeoIP2
-// (use-geoip2, geoip2-autoreload-in-minutes). Each value has one parser
-// (parseBool, parseIntRange, parseGzipTypes); the first key of a module
-// that a ConfigMap sets fills the module's other settings with
+// (use-geoip2, geoip2-autoreload-in-minutes). Each value has one parser,
+// the one of its kind (boolField, intField, parseGzipTypes). The first
+// brotli key a ConfigMap sets fills the other brotli settings with
 // ingress-nginx's defaults, so that a ConfigMap without them leaves the
 // settings zero (config.NginxSettings.Brotli).
 
-// brotliField makes the setter of the brotli setting that f points to.
-func brotliField[T any](f func(*config.BrotliSettings) *T, parse func(string) (T, error)) setter {
+// Bounds of the modules' values.
+const (
+	maxBrotliMinLength = 1 << 30
+	// maxGeoIP2Reload bounds geoip2-autoreload-in-minutes: a week.
+	maxGeoIP2Reload = 7 * 24 * 60
+)
+
+// withBrotliDefaults makes set, a setter of a brotli setting, start from
+// ingress-nginx's brotli defaults when the ConfigMap set none before; g is
+// unchanged on error.
+func withBrotliDefaults(set setter) setter {
 	return func(g *config.Global, v string) error {
-		x, err := parse(v)
-		if err != nil {
-			return err
-		}
-		if g.Nginx.Brotli == (config.BrotliSettings{}) {
+		before := g.Nginx.Brotli
+		if before == (config.BrotliSettings{}) {
 			g.Nginx.Brotli = config.DefaultBrotli()
 		}
-		*f(&g.Nginx.Brotli) = x
+		if err := set(g, v); err != nil {
+			g.Nginx.Brotli = before
+			return err
+		}
 		return nil
 	}
 }
 
-// geoIP2Field makes the setter of the GeoIP2 setting that f points to.
-func geoIP2Field[T any](f func(*config.GeoIP2Settings) *T, parse func(string) (T, error)) setter {
-	return func(g *config.Global, v string) error {
-		x, err := parse(v)
-		if err == nil {
-			*f(&g.Nginx.GeoIP2) = x
-		}
-		return err
-	}
-}
-
-// intRange returns the parser of integers from lo to hi.
-func intRange(lo, hi int) func(string) (int, error) {
-	return func(v string) (int, error) { return parseIntRange(v, lo, hi) }
-}
-
-// maxGeoIP2Reload bounds geoip2-autoreload-in-minutes: a week.
-const maxGeoIP2Reload = 7 * 24 * 60
-
-// moduleKeys are the keys of globalKeys that this file sets.
+// moduleKeys are the ConfigMap keys of the optional modules (looked up
+// after globalKeys). It is never modified.
 var moduleKeys = map[string]setter{
-	"enable-brotli":     brotliField(func(b *config.BrotliSettings) *bool { return &b.Enable }, parseBool),
-	"brotli-level":      brotliField(func(b *config.BrotliSettings) *int { return &b.Level }, intRange(0, 11)),
-	"brotli-min-length": brotliField(func(b *config.BrotliSettings) *int { return &b.MinLength }, intRange(0, maxGlobalCount)),
-	"brotli-types":      brotliField(func(b *config.BrotliSettings) *string { return &b.Types }, parseGzipTypes),
+	"enable-brotli":     withBrotliDefaults(boolField(func(g *config.Global) *bool { return &g.Nginx.Brotli.Enable })),
+	"brotli-level":      withBrotliDefaults(intField(func(g *config.Global) *int { return &g.Nginx.Brotli.Level }, 0, 11)),
+	"brotli-min-length": withBrotliDefaults(intField(func(g *config.Global) *int { return &g.Nginx.Brotli.MinLength }, 0, maxBrotliMinLength)),
+	"brotli-types":      withBrotliDefaults(field(func(g *config.Global) *string { return &g.Nginx.Brotli.Types }, parseGzipTypes)),
 
-	"use-geoip2":                   geoIP2Field(func(g *config.GeoIP2Settings) *bool { return &g.Enable }, parseBool),
-	"geoip2-autoreload-in-minutes": geoIP2Field(func(g *config.GeoIP2Settings) *int { return &g.AutoReloadMinutes }, intRange(0, maxGeoIP2Reload)),
+	"use-geoip2":                   boolField(func(g *config.Global) *bool { return &g.Nginx.GeoIP2.Enable }),
+	"geoip2-autoreload-in-minutes": intField(func(g *config.Global) *int { return &g.Nginx.GeoIP2.AutoReloadMinutes }, 0, maxGeoIP2Reload),
 }
