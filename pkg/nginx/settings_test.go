@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
@@ -137,6 +138,25 @@ func TestSettingsBrotli(t *testing.T) {
 		"brotli and gzip, gzip only accepted": {mutate: func(n *config.NginxSettings) { on(nil)(n); n.UseGzip = true },
 			accept: "gzip", encoding: "gzip"},
 	}
+	t.Run("turned on and off by a reload", func(t *testing.T) {
+		cfg := settingsConfig(t, nil)
+		h := startNginx(t, cfg, nil)
+		ctx := context.Background()
+		for i, enable := range []bool{true, false} {
+			next := *cfg
+			next.Checksum = fmt.Sprint("brotli-", i)
+			if enable {
+				on(nil)(&next.Global.Nginx)
+			}
+			if reloaded, err := applyDiff(ctx, h.app, &next); err != nil || !reloaded {
+				t.Fatalf("enable-brotli %v: reloaded %v, %v; want a reload", enable, reloaded, err)
+			}
+			got, _ := rawGet(t, h, "http://a.test/", "Accept-Encoding", "br", "X-Pad", pad)
+			if enc := got.Get("Content-Encoding"); (enc == "br") != enable {
+				t.Fatalf("enable-brotli %v: Content-Encoding %q", enable, enc)
+			}
+		}
+	})
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			h := startNginx(t, settingsConfig(t, tc.mutate), nil)
