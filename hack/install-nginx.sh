@@ -10,6 +10,9 @@ set -euo pipefail
 packages=(nginx libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core lua-resty-lrucache lua-cjson)
 # The stream module and its njs module: TCP and UDP services, SSL passthrough.
 packages+=(libnginx-mod-stream libnginx-mod-stream-js)
+# Brotli compression (enable-brotli) and GeoIP2 ($geoip2_* with use-geoip2);
+# nginx.conf loads each only while its ConfigMap key is on.
+packages+=(libnginx-mod-http-brotli-filter libnginx-mod-http-geoip2)
 # The e2e suite and `make run` also need ip (iproute2) and unshare (util-linux)
 # for their private network namespace.
 packages+=(iproute2 util-linux)
@@ -99,7 +102,8 @@ if [ -n "$(listening_on_80)" ]; then
 fi
 
 for m in /usr/lib/nginx/modules/ndk_http_module.so /usr/lib/nginx/modules/ngx_http_lua_module.so \
-  /usr/lib/nginx/modules/ngx_stream_module.so /usr/lib/nginx/modules/ngx_stream_js_module.so; do
+  /usr/lib/nginx/modules/ngx_stream_module.so /usr/lib/nginx/modules/ngx_stream_js_module.so \
+  /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so /usr/lib/nginx/modules/ngx_http_geoip2_module.so; do
   if [ ! -f "$m" ]; then
     log "module $m is missing after install"
     exit 1

@@ -18,6 +18,7 @@
 
 local ngx = ngx
 local nvar = require("nvar")
+local settings = require("settings")
 local var_get, var_set = nvar.get, nvar.set
 local str_find = string.find
 local math_floor = math.floor
@@ -44,7 +45,10 @@ end
 -- /, @https, @grpc and @grpcs sends nginx's errors to @custom_error; the
 -- "_i1" ones intercept every error of the backend too
 -- (proxy_intercept_errors), the "_i2" ones only the ConfigMap's
--- custom-http-errors (err.global: the route's codes are those).
+-- custom-http-errors (err.global: the route's codes are those), and the
+-- "_e<set>" ones only the codes of an error code set (err.set: nginx.conf
+-- holds the route's list, pkg/nginx/errorsets.go); a route with its own
+-- list that nginx.conf does not hold takes "_i1".
 --
 -- tls is a backend TLS profile's name (nil: none): an https or grpcs
 -- route goes to the profile's copy of its location, "<name>_<tls>"
@@ -52,11 +56,17 @@ end
 -- @grpcs themselves.
 function _M.location_of(proto, p, buffering, err, tls)
   local i = err and (err.intercept and (err.global and "2" or "1") or "0")
+  -- The suffix of the interception: an error code set has no copy in a
+  -- backend TLS profile's locations.
+  local intercept = i and ("_i" .. i)
+  if i == "1" and err.set and not (tls and (proto == "https" or proto == "grpcs")) then
+    intercept = "_" .. err.set
+  end
   if proto == "grpc" or proto == "grpcs" then
     if tls and proto == "grpcs" then
       return "@grpcs_i" .. (i or "0") .. "_" .. tls
     end
-    return "@" .. proto .. (i and ("_i" .. i) or "")
+    return "@" .. proto .. (intercept or "")
   end
   local b = p and p.buffering or buffering
   local rq = p and p.requestBuffering or "on"
@@ -66,13 +76,14 @@ function _M.location_of(proto, p, buffering, err, tls)
     return proto == "https" and "@https" or nil
   end
   return "@" .. proto .. "_b" .. (b == "on" and "1" or "0") .. "_r" .. (rq == "on" and "1" or "0")
-    .. "_v" .. (v == "1.0" and "10" or "11") .. "_i" .. (i or "0") .. (tls and ("_" .. tls) or "")
+    .. "_v" .. (v == "1.0" and "10" or "11") .. (intercept or "_i0") .. (tls and ("_" .. tls) or "")
 end
 
 -- compile_errors validates a route's errors item (see model.CustomErrors)
 -- for ingress ("namespace/name"); it returns the worker's form: codes (a
 -- set), info (what @custom_error reads from $ingress_errors), backend,
--- fallback, intercept.
+-- fallback, intercept, set (the error code set of nginx.conf that
+-- intercepts exactly the route's codes, nil when none).
 function _M.compile_errors(e, ingress)
   if type(e) ~= "table" or type(e.codes or {}) ~= "table" then
     return nil, "errors must be an object with a codes array"
@@ -92,9 +103,10 @@ function _M.compile_errors(e, ingress)
     return nil, "errors: invalid backend, service or servicePort"
   end
   local ns, name = (ingress or ""):match("^([^/]*)/?(.*)$")
+  local sets = settings.get().error_sets or {}
   return {
     codes = codes, backend = e.backend, fallback = e.fallback == true, intercept = e.noIntercept ~= true,
-    global = e.global == true,
+    global = e.global == true, set = #list > 2 and sets[table.concat(list, ",", 2, #list - 1)] or nil,
     ns = ns, ingress = name, service = e.service or "", port = e.servicePort or "",
     info = table.concat(list, ",") .. "|" .. (e.backend or "") .. "|" .. ns .. "|" .. name .. "|"
       .. (e.service or "") .. "|" .. (e.servicePort or ""),

@@ -385,6 +385,8 @@ local function check_auth(route)
     if a.unavailable then
       return 503
     end
+    -- nginx.conf then sends no Authorization header to the backend.
+    var_set("ingress_clear_authorization", "1")
     if not (admitted and a.satisfy_any) then
       local code = auth.check(a)
       if code then

@@ -15,6 +15,8 @@
 --   https_port, redirect_code, body_size   router.lua's redirects and body limit
 --   proxy_buffering nginx.conf's proxy_buffering, "on" or "off" (proxy.lua)
 --   tls_profiles    the set of backend TLS profiles nginx.conf holds (routes.lua)
+--   error_sets      the error code sets nginx.conf holds, name by list "404,503"
+--                   (proxy.lua; pkg/nginx/errorsets.go)
 --   metrics         metrics.lua's settings; nil: traffic metrics are off
 
 local _M = {

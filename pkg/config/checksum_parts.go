@@ -188,4 +188,5 @@ func (g *Global) canonical(w *canonicalWriter) {
 		w.bool(n.DisableAccessLog)
 		w.str(n.AccessLogPath)
 	}
+	n.canonicalModules(w)
 }

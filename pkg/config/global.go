@@ -125,6 +125,57 @@ type NginxSettings struct {
 	ComputeFullForwardedFor bool   `json:"computeFullForwardedFor,omitempty"`
 	ForwardedForHeader      string `json:"forwardedForHeader,omitempty"`
 	ProxyRealIPCIDR         string `json:"proxyRealIPCIDR,omitempty"`
+
+	// Brotli is enable-brotli and its keys, GeoIP2 use-geoip2 and its
+	// key: nginx modules that nginx.conf loads only while they are on.
+	// Both are zero unless the ConfigMap sets one of their keys, so that
+	// the checksums and encodings of Configurations without them stay as
+	// they were.
+	Brotli BrotliSettings `json:"brotli,omitzero"`
+	GeoIP2 GeoIP2Settings `json:"geoip2,omitzero"`
+}
+
+// BrotliSettings are enable-brotli, brotli-level, brotli-min-length and
+// brotli-types. A ConfigMap that sets any of them sets the others to
+// ingress-nginx's defaults (DefaultBrotli); the zero value is brotli off.
+type BrotliSettings struct {
+	Enable    bool `json:"enable,omitempty"`
+	Level     int  `json:"level"`     // brotli_comp_level, 0 to 11
+	MinLength int  `json:"minLength"` // bytes
+	// Types: lower-case MIME types separated by one space, or "*".
+	Types string `json:"types"`
+}
+
+// DefaultBrotli returns ingress-nginx v1.15's brotli defaults (off).
+func DefaultBrotli() BrotliSettings {
+	return BrotliSettings{Level: 4, MinLength: 20, Types: "application/xml+rss " + defaultGzipTypes}
+}
+
+// GeoIP2Settings are use-geoip2 and geoip2-autoreload-in-minutes: the
+// $geoip2_* variables of the MaxMind databases the syncer finds in its
+// GeoIP directory (pkg/nginx). The zero value is GeoIP2 off.
+type GeoIP2Settings struct {
+	Enable bool `json:"enable,omitempty"`
+	// AutoReloadMinutes: how often nginx checks the database files for a
+	// change; 0 never.
+	AutoReloadMinutes int `json:"autoReloadMinutes,omitempty"`
+}
+
+// canonical writes the modules' settings for the checksum, only when set
+// (see NginxSettings.Brotli).
+func (n *NginxSettings) canonicalModules(w *canonicalWriter) {
+	if b := n.Brotli; b != (BrotliSettings{}) {
+		w.str("brotli")
+		w.bool(b.Enable)
+		w.int(int64(b.Level))
+		w.int(int64(b.MinLength))
+		w.str(b.Types)
+	}
+	if g := n.GeoIP2; g != (GeoIP2Settings{}) {
+		w.str("geoip2")
+		w.bool(g.Enable)
+		w.int(int64(g.AutoReloadMinutes))
+	}
 }
 
 // Defaults of ingress-nginx v1.15 (internal/ingress/controller/config).
@@ -181,6 +232,12 @@ func (g Global) Rendered() Global {
 	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
 	g.Auth = GlobalAuth{}                                         // route defaults
 	g.ProxySSLLocationOnly = false                                // routes only
+	if !g.Nginx.Brotli.Enable {                                   // nginx.conf holds them only when on
+		g.Nginx.Brotli = BrotliSettings{}
+	}
+	if !g.Nginx.GeoIP2.Enable {
+		g.Nginx.GeoIP2 = GeoIP2Settings{}
+	}
 	if filter {
 		g.AddHeaders = "on"
 	}
@@ -210,3 +267,67 @@ const (
 
 // DefaultStreamLogFormat is ingress-nginx's log-format-stream.
 const DefaultStreamLogFormat = "[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time"
+
+// GeoIP2Edition is a MaxMind database ingress-nginx reads with use-geoip2,
+// by its file name, and the $geoip2_* variables it defines from it.
+type GeoIP2Edition struct {
+	File      string
+	Variables []GeoIP2Variable
+}
+
+// GeoIP2Variable is a variable of an edition: its name (without $) and
+// the path of the value in a record, as the geoip2 module takes it.
+// Default is its value for an address without one ("": empty).
+type GeoIP2Variable struct {
+	Name, Path, Default string
+}
+
+// GeoIP2Editions returns the databases use-geoip2 reads and their
+// variables, those of ingress-nginx v1.15; where two editions define a
+// variable, the first found in this order defines it.
+func GeoIP2Editions() []GeoIP2Edition {
+	v := func(name, path string) GeoIP2Variable { return GeoIP2Variable{Name: "geoip2_" + name, Path: path} }
+	zero := func(name, path string) GeoIP2Variable {
+		return GeoIP2Variable{Name: "geoip2_" + name, Path: path, Default: "0"}
+	}
+	city := []GeoIP2Variable{
+		v("city_country_code", "country iso_code"), v("city_country_name", "country names en"),
+		v("city_country_geoname_id", "country geoname_id"), v("city", "city names en"),
+		v("city_geoname_id", "city geoname_id"), v("postal_code", "postal code"), v("dma_code", "location metro_code"),
+		v("latitude", "location latitude"), v("longitude", "location longitude"), v("time_zone", "location time_zone"),
+		v("region_code", "subdivisions 0 iso_code"), v("region_name", "subdivisions 0 names en"),
+		v("region_geoname_id", "subdivisions 0 geoname_id"), v("subregion_code", "subdivisions 1 iso_code"),
+		v("subregion_name", "subdivisions 1 names en"), v("subregion_geoname_id", "subdivisions 1 geoname_id"),
+		v("city_continent_code", "continent code"), v("city_continent_name", "continent names en"),
+	}
+	country := []GeoIP2Variable{
+		v("country_code", "country iso_code"), v("country_name", "country names en"),
+		v("country_geoname_id", "country geoname_id"), v("continent_code", "continent code"),
+		v("continent_name", "continent names en"), v("continent_geoname_id", "continent geoname_id"),
+	}
+	asn := []GeoIP2Variable{v("asn", "autonomous_system_number"), v("org", "autonomous_system_organization")}
+	return []GeoIP2Edition{
+		{"GeoIP2-City.mmdb", city}, {"GeoLite2-City.mmdb", city},
+		{"GeoIP2-Country.mmdb", country}, {"GeoLite2-Country.mmdb", country},
+		{"GeoIP2-ASN.mmdb", asn}, {"GeoLite2-ASN.mmdb", asn},
+		{"GeoIP2-ISP.mmdb", []GeoIP2Variable{v("isp", "isp"), v("isp_org", "organization"), zero("asn", "autonomous_system_number")}},
+		{"GeoIP2-Connection-Type.mmdb", []GeoIP2Variable{v("connection_type", "connection_type")}},
+		{"GeoIP2-Anonymous-IP.mmdb", []GeoIP2Variable{
+			v("is_anon", "is_anonymous"), zero("is_anonymous", "is_anonymous"), zero("is_anonymous_vpn", "is_anonymous_vpn"),
+			zero("is_hosting_provider", "is_hosting_provider"), zero("is_public_proxy", "is_public_proxy"),
+			zero("is_tor_exit_node", "is_tor_exit_node"),
+		}},
+	}
+}
+
+// GeoIP2VariableNames returns the names of every $geoip2_* variable (a
+// set): what log-format-upstream may use.
+func GeoIP2VariableNames() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range GeoIP2Editions() {
+		for _, v := range e.Variables {
+			m[v.Name] = true
+		}
+	}
+	return m
+}

@@ -60,6 +60,9 @@ func setGlobalKey(g *config.Global, k, v string) error {
 	}
 	set, ok := globalKeys[k]
 	if !ok {
+		set, ok = moduleKeys[k]
+	}
+	if !ok {
 		return errUnsupported
 	}
 	// Log formats have a validator of their own, which takes '$', braces

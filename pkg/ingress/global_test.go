@@ -161,6 +161,39 @@ func TestGlobalKeys(t *testing.T) {
 		"hsts-preload":                            {in: kv{"hsts-preload", "true"}, want: with(func(g *config.Global) { g.Nginx.HSTSPreload = true })},
 		"force-ssl-redirect":                      {in: kv{"force-ssl-redirect", "true"}, want: with(func(g *config.Global) { g.ForceSSLRedirect = true })},
 		"ssl-prefer-server-ciphers is not a key":  {in: kv{"ssl-prefer-server-ciphers", "false"}, bad: "not supported"},
+		// Brotli: the first key sets the others to ingress-nginx's defaults.
+		"enable-brotli": {in: kv{"enable-brotli", "true"}, want: with(func(g *config.Global) {
+			g.Nginx.Brotli = config.DefaultBrotli()
+			g.Nginx.Brotli.Enable = true
+		})},
+		"brotli-level zero": {in: kv{"brotli-level", "0"}, want: with(func(g *config.Global) {
+			g.Nginx.Brotli = config.DefaultBrotli()
+			g.Nginx.Brotli.Level = 0
+		})},
+		"brotli-level too high": {in: kv{"brotli-level", "12"}, bad: "between 0 and 11"},
+		"brotli-min-length": {in: kv{"brotli-min-length", "100"}, want: with(func(g *config.Global) {
+			g.Nginx.Brotli = config.DefaultBrotli()
+			g.Nginx.Brotli.MinLength = 100
+		})},
+		"brotli-min-length negative": {in: kv{"brotli-min-length", "-1"}, bad: "whole number"},
+		"brotli-types canonical": {in: kv{"brotli-types", "Text/CSS, application/json"}, want: with(func(g *config.Global) {
+			g.Nginx.Brotli = config.DefaultBrotli()
+			g.Nginx.Brotli.Types = "text/css application/json"
+		})},
+		"brotli-types a directive":  {in: kv{"brotli-types", "text/css; load_module /tmp/x.so"}, bad: "contains ';'"},
+		"brotli-types a block":      {in: kv{"brotli-types", "text/css}"}, bad: "'}'"},
+		"brotli-types a newline":    {in: kv{"brotli-types", "text/css\nbrotli off"}, bad: "newline"},
+		"enable-brotli bad":         {in: kv{"enable-brotli", "on"}, bad: "must be true or false"},
+		"use-geoip2":                {in: kv{"use-geoip2", "true"}, want: with(func(g *config.Global) { g.Nginx.GeoIP2.Enable = true })},
+		"use-geoip2 bad":            {in: kv{"use-geoip2", "1;"}, bad: "contains ';'"},
+		"geoip2-autoreload":         {in: kv{"geoip2-autoreload-in-minutes", "30"}, want: with(func(g *config.Global) { g.Nginx.GeoIP2.AutoReloadMinutes = 30 })},
+		"geoip2-autoreload a unit":  {in: kv{"geoip2-autoreload-in-minutes", "30m"}, bad: "whole number"},
+		"geoip2-autoreload too big": {in: kv{"geoip2-autoreload-in-minutes", "100000"}, bad: "between 0 and 10080"},
+		"log-format-upstream with geoip2": {in: kv{"log-format-upstream", "$remote_addr ${geoip2_city} $geoip2_is_tor_exit_node"},
+			want: with(func(g *config.Global) {
+				g.Nginx.LogFormatUpstream = "$remote_addr ${geoip2_city} $geoip2_is_tor_exit_node"
+			})},
+		"log-format-upstream with an unknown geoip2 variable": {in: kv{"log-format-upstream", "$geoip2_planet"}, bad: "not available"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

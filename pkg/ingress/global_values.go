@@ -151,6 +151,11 @@ var logVariables = toSet(
 	"proxy_upstream_name", "best_http_host", "pass_access_scheme", "pass_server_port", "forwarded_for", "req_id",
 )
 
+// geoIP2LogVariables are the $geoip2_* variables of use-geoip2: nginx.conf
+// defines those a log format uses whether or not their database is there
+// (empty without it), so that a format never fails nginx -t.
+var geoIP2LogVariables = config.GeoIP2VariableNames()
+
 // logVariablePrefixes are the variable families of any suffix.
 var logVariablePrefixes = []string{"http_", "sent_http_", "upstream_http_", "cookie_", "arg_", "upstream_cookie_"}
 
@@ -247,7 +252,7 @@ func isVarChar(c byte) bool {
 }
 
 func knownLogVariable(name string) bool {
-	if logVariables[name] {
+	if logVariables[name] || geoIP2LogVariables[name] {
 		return true
 	}
 	for _, p := range logVariablePrefixes {

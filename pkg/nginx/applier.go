@@ -63,6 +63,9 @@ type Applier struct {
 	// profiles are the backend TLS profiles of the running nginx.conf
 	// (and those nginx refused): see proxyssl.go.
 	profiles map[string]bool
+	// errorSets are the names of the error code sets of the running
+	// nginx.conf (errorsets.go).
+	errorSets map[string]bool
 	// streamWritten are the stream endpoint files as last written, by
 	// name (streamfiles.go).
 	streamWritten map[string][]byte
@@ -188,7 +191,13 @@ func (a *Applier) Apply(ctx context.Context, next *config.Configuration, ch conf
 	// Until it is known, a failure counts as a reload when ch or a whole
 	// push (dirty) would be one.
 	early := ch.Reload || a.dirty
-	conf, sum, err := a.renderIfChanged(next)
+	// Only the servers that changed can bring a new error code set, unless
+	// the Lua side may differ from the running Configuration.
+	changed := ch.ServersUpserted
+	if a.dirty {
+		changed = next.Servers
+	}
+	conf, sum, err := a.renderIfChanged(next, changed)
 	if err != nil {
 		return early, err
 	}
@@ -257,17 +266,20 @@ func (a *Applier) pushChange(ctx context.Context, next *config.Configuration, ch
 func (a *Applier) installed(cfg *config.Configuration, sum string) {
 	a.conf, a.global, a.listeners = sum, cfg.Global, cfg.L4
 	a.profiles = profileSet(cfg.UpstreamTLS)
+	a.errorSets = errorSetNames(errorSetsOf(cfg.Servers))
 }
 
 // renderIfChanged returns nginx.conf for next and its checksum when it
 // differs from the installed file, and nil otherwise. nginx.conf depends on
-// the options, next.Global, its backend TLS profiles and its L4 listeners
-// only, so the global settings and listeners the installed file was
-// rendered from and no new profile skip the rendering: an endpoint change
+// the options, next.Global, its backend TLS profiles, its L4 listeners and
+// its routes' error code sets only, so the global settings and listeners
+// the installed file was rendered from and no new profile, nor a new code
+// set among the changed servers, skip the rendering: an endpoint change
 // does no template work, and a profile no route uses any more stays until
 // the next reload.
-func (a *Applier) renderIfChanged(next *config.Configuration) ([]byte, string, error) {
-	if a.conf != "" && next.Global == a.global && a.hasProfiles(next.UpstreamTLS) && sameListeners(next.L4, a.listeners) {
+func (a *Applier) renderIfChanged(next *config.Configuration, changed []config.Server) ([]byte, string, error) {
+	if a.conf != "" && next.Global == a.global && a.hasProfiles(next.UpstreamTLS) && sameListeners(next.L4, a.listeners) &&
+		a.hasErrorSets(errorSetsOf(changed)) {
 		return nil, "", nil
 	}
 	conf, sum, err := a.render(next)

@@ -235,3 +235,51 @@ func TestBasicAuthThatDoesNotCompile(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorizationNotForwarded: after basic or digest auth the backend
+// never sees the user's credentials, as ingress-nginx's
+// proxy_set_header Authorization "" (HTTP and gRPC); a route without auth
+// passes the header on, and so does a route whose auth a satisfy-any
+// allow-list waived, since ingress-nginx clears it for every request of
+// a location with auth.
+func TestAuthorizationNotForwarded(t *testing.T) {
+	web := startEcho(t, "web")
+	secrets := []*corev1.Secret{
+		authSecret("basic", map[string]string{"auth": "foo:" + authHashes["apr1"] + "\n"}),
+		authSecret("digest", map[string]string{"auth": "foo:test auth:" + testDigestHA1 + "\n"}),
+	}
+	auth := func(name, typ string, extra ...fixtures.IngressOption) *networkingv1.Ingress {
+		opts := append([]fixtures.IngressOption{ann("auth-type", typ), ann("auth-secret", typ), ann("auth-realm", "test auth"),
+			fixtures.Rule(name+".test", fixtures.Prefix("/", "web", 80))}, extra...)
+		return fixtures.Ingress("default", name, opts...)
+	}
+	cfg := buildWithSecrets(t, map[string]int{"web": web.Port()}, secrets, nil,
+		auth("basic", "basic"), auth("digest", "digest"),
+		auth("waived", "basic", ann("satisfy", "any"), ann("whitelist-source-range", "127.0.0.1/32")),
+		fixtures.Ingress("default", "open", fixtures.Rule("open.test", fixtures.Prefix("/", "web", 80))))
+	h := startNginx(t, cfg, nil)
+
+	challenge := digestChallenge(t, h.mustGet("http://digest.test/").Header.Get("WWW-Authenticate"))
+	tests := []struct {
+		name, url string
+		header    []string
+		forwarded bool
+	}{
+		{"basic", "http://basic.test/", basicHeader("foo", "secret"), false},
+		{"digest", "http://digest.test/", digestHeader("foo", "test auth", "secret", "GET", "/", challenge["nonce"], 1), false},
+		{"satisfy any, admitted by the allow-list", "http://waived.test/", basicHeader("other", "x"), false},
+		{"no auth", "http://open.test/", basicHeader("foo", "secret"), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.mustGet(tc.url, tc.header...)
+			if r.Status != 200 || r.Reply.Backend != "web" {
+				t.Fatalf("status %d from %q, want 200 from web", r.Status, r.Reply.Backend)
+			}
+			got := r.Reply.Headers.Get("Authorization")
+			if want := map[bool]string{true: tc.header[1], false: ""}[tc.forwarded]; got != want {
+				t.Errorf("the backend got Authorization %q, want %q", got, want)
+			}
+		})
+	}
+}

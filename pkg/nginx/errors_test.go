@@ -98,7 +98,7 @@ func TestCustomErrors(t *testing.T) {
 		}{
 			{"http://err.test/app?status=200", 200, "app 200"},
 			{"http://err.test/app?status=302", 302, "app 302"},
-			{"http://err.test/app?status=500", 500, ""}, // intercepted: nginx's page (see docs/migration.md)
+			{"http://err.test/app?status=500", 500, "app 500"}, // not listed: the backend's answer (errorsets.go)
 			{"http://err.test/pass?status=404", 404, "app 404"},
 			{"http://err.test/plain?status=404", 404, "app 404"},
 			{"http://err.test/global?status=404", 404, "app 404"}, // the ConfigMap's codes only

@@ -39,7 +39,8 @@ func requireNginx(t testing.TB) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("nginx is not installed (%v): run hack/install-nginx.sh as root", err)
 	}
-	for _, m := range []string{"ndk_http_module.so", "ngx_http_lua_module.so", "ngx_stream_module.so", "ngx_stream_js_module.so"} {
+	for _, m := range []string{"ndk_http_module.so", "ngx_http_lua_module.so", "ngx_stream_module.so", "ngx_stream_js_module.so",
+		"ngx_http_brotli_filter_module.so", "ngx_http_geoip2_module.so"} {
 		if _, err := os.Stat(filepath.Join(DefaultModulesDir, m)); err != nil {
 			t.Fatalf("nginx module %s is missing (%v): run hack/install-nginx.sh as root", m, err)
 		}

@@ -22,19 +22,21 @@ const (
 	DefaultWorkerConnections     = 16384
 	DefaultWorkerShutdownTimeout = 240 * time.Second
 	DefaultModulesDir            = "/usr/lib/nginx/modules"
-	DefaultSystemLuaDir          = "/usr/share/lua/5.1"
-	DefaultErrorLogLevel         = "notice"
-	DefaultBackendsDictSize      = config.Size("64m")
-	DefaultCertificatesDictSize  = config.Size("16m")
-	DefaultRoutesDictSize        = config.Size("64m")
-	DefaultLimitsDictSize        = config.Size("16m")
-	DefaultBodySizeCeiling       = config.Size("0")
-	DefaultRegexCacheEntries     = 8192
-	DefaultMaxTries              = 3
-	DefaultReloadTimeout         = 30 * time.Second
-	DefaultStartTimeout          = 30 * time.Second
-	DefaultRequestTimeout        = 10 * time.Second
-	DefaultMaxDeltaSize          = config.Size("64m")
+	// DefaultGeoIPDir is where ingress-nginx reads its MaxMind databases.
+	DefaultGeoIPDir             = "/etc/ingress-controller/geoip"
+	DefaultSystemLuaDir         = "/usr/share/lua/5.1"
+	DefaultErrorLogLevel        = "notice"
+	DefaultBackendsDictSize     = config.Size("64m")
+	DefaultCertificatesDictSize = config.Size("16m")
+	DefaultRoutesDictSize       = config.Size("64m")
+	DefaultLimitsDictSize       = config.Size("16m")
+	DefaultBodySizeCeiling      = config.Size("0")
+	DefaultRegexCacheEntries    = 8192
+	DefaultMaxTries             = 3
+	DefaultReloadTimeout        = 30 * time.Second
+	DefaultStartTimeout         = 30 * time.Second
+	DefaultRequestTimeout       = 10 * time.Second
+	DefaultMaxDeltaSize         = config.Size("64m")
 )
 
 // maxDirLen keeps the unix socket of the "no endpoints" server (Dir +
@@ -58,6 +60,10 @@ type Options struct {
 	NginxBinary string
 	// ModulesDir holds ndk_http_module.so and ngx_http_lua_module.so.
 	ModulesDir string
+	// GeoIPDir holds the MaxMind databases of use-geoip2, under
+	// ingress-nginx's file names (GeoLite2-City.mmdb...); it need not
+	// exist. Default DefaultGeoIPDir.
+	GeoIPDir string
 
 	// ListenAddress is the IP the HTTP and HTTPS listeners bind; "" binds
 	// every IPv4 address (and every IPv6 address when IPv6 is set).
@@ -172,6 +178,7 @@ func (o *Options) applyDefaults() {
 	setDefault(&o.WorkerConnections, DefaultWorkerConnections)
 	setDefault(&o.WorkerShutdownTimeout, DefaultWorkerShutdownTimeout)
 	setDefault(&o.ModulesDir, DefaultModulesDir)
+	setDefault(&o.GeoIPDir, DefaultGeoIPDir)
 	setDefault(&o.SystemLuaDir, DefaultSystemLuaDir)
 	setDefault(&o.ErrorLogLevel, DefaultErrorLogLevel)
 	setDefault(&o.BackendsDictSize, DefaultBackendsDictSize)
@@ -232,6 +239,7 @@ func (o *Options) validate() []error {
 	add(checkDir("LuaDir", o.LuaDir))
 	add(checkDir("SystemLuaDir", o.SystemLuaDir))
 	add(checkDir("ModulesDir", o.ModulesDir))
+	add(checkDir("GeoIPDir", o.GeoIPDir))
 	add(checkDir("NginxBinary", o.NginxBinary))
 	if o.ListenAddress != "" {
 		if _, err := netip.ParseAddr(o.ListenAddress); err != nil {

@@ -43,13 +43,16 @@ func (r *Renderer) Render(cfg *config.Configuration) ([]byte, error) {
 	return conf, err
 }
 
-// render returns nginx.conf for cfg's global settings and L4 listeners
-// with the backend TLS profiles tls, and its checksum, which the file's
+// render returns nginx.conf for cfg's global settings, L4 listeners and
+// error code sets (errorsets.go) with the backend TLS profiles tls, and its checksum, which the file's
 // workers report at GET /configuration/version.
 func (r *Renderer) render(cfg *config.Configuration, tls []config.UpstreamTLS) ([]byte, string, error) {
-	v, err := newView(&r.opts, &cfg.Global, listenersOf(cfg.L4), tls)
+	v, err := newView(&r.opts, &cfg.Global, listenersOf(cfg.L4), tls, errorSetsOf(cfg.Servers))
 	if err != nil {
 		return nil, "", fmt.Errorf("render nginx.conf: %w", err)
+	}
+	for _, n := range v.Notes {
+		r.opts.Logger.Warn("global setting not applied", "reason", n)
 	}
 	var buf bytes.Buffer
 	buf.Grow(8192)

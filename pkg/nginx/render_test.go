@@ -295,6 +295,13 @@ func TestRenderRejectsInvalidGlobalValues(t *testing.T) {
 		{"error log level", nginxGlobal(func(n *config.NginxSettings) { n.ErrorLogLevel = "loud" })},
 		{"keep-alive negative", nginxGlobal(func(n *config.NginxSettings) { n.KeepAlive = -1 })},
 		{"gzip level", nginxGlobal(func(n *config.NginxSettings) { n.UseGzip, n.GzipLevel = true, 10 })},
+		{"brotli types with a directive", nginxGlobal(func(n *config.NginxSettings) {
+			n.Brotli = config.BrotliSettings{Enable: true, Level: 4, Types: "text/css;}\nload_module /tmp/x.so;"}
+		})},
+		{"brotli level", nginxGlobal(func(n *config.NginxSettings) { n.Brotli = config.BrotliSettings{Enable: true, Level: 12, Types: "*"} })},
+		{"brotli min length", nginxGlobal(func(n *config.NginxSettings) {
+			n.Brotli = config.BrotliSettings{Enable: true, MinLength: -1, Types: "*"}
+		})},
 	}
 	r, err := NewRenderer(goldenOptions())
 	if err != nil {

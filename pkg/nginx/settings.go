@@ -27,6 +27,7 @@ func (v *view) setNginx(n *config.NginxSettings) error {
 		return err
 	}
 	var d directives
+	v.Brotli = d.brotli(n)
 	d.gzip(n)
 	d.client(n)
 	d.ssl(n)
@@ -151,7 +152,7 @@ func (d *directives) gzip(n *config.NginxSettings) {
 	if n.GzipLevel < 1 || n.GzipLevel > 9 {
 		d.fail(invalid("gzip level", strconv.Itoa(n.GzipLevel)))
 	}
-	types, err := mimeTypes(n.GzipTypes)
+	types, err := mimeTypes("gzip types", n.GzipTypes)
 	if err != nil {
 		d.fail(err)
 	}
@@ -168,6 +169,34 @@ func (d *directives) gzip(n *config.NginxSettings) {
 	d.add("gzip_types %s", types)
 	d.add("gzip_proxied any")
 	d.add("gzip_vary on")
+}
+
+// brotli renders enable-brotli and its keys, and reports whether
+// nginx.conf loads the brotli filter module. A client that accepts both
+// gets brotli: the module's filter, loaded after nginx's own, runs before
+// gzip, which leaves an encoded response alone. Brotli's responses carry
+// Vary: Accept-Encoding (the module reads gzip_vary), with or without
+// use-gzip.
+func (d *directives) brotli(n *config.NginxSettings) bool {
+	b := n.Brotli
+	if !b.Enable {
+		return false
+	}
+	if b.Level < 0 || b.Level > 11 {
+		d.fail(invalid("brotli level", strconv.Itoa(b.Level)))
+	}
+	types, err := mimeTypes("brotli types", b.Types)
+	if err != nil {
+		d.fail(err)
+	}
+	d.add("brotli on")
+	d.add("brotli_comp_level %d", b.Level)
+	d.add("brotli_min_length %s", d.count("brotli min length", b.MinLength, 0))
+	d.add("brotli_types %s", types)
+	if !n.UseGzip { // the brotli filter sends Vary as gzip_vary says; gzip() sets it too
+		d.add("gzip_vary on")
+	}
+	return true
 }
 
 // buffers renders the proxy and client body buffers. nginx refuses a

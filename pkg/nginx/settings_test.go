@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
@@ -101,6 +102,76 @@ func TestSettingsGzip(t *testing.T) {
 			}
 			if tc.gzipped && (n >= len(pad) || got.Get("Vary") != "Accept-Encoding") {
 				t.Errorf("gzipped body of %d bytes, Vary %q", n, got.Get("Vary"))
+			}
+		})
+	}
+}
+
+// TestSettingsBrotli: enable-brotli and its keys, with Debian's brotli
+// filter module (ingress-nginx's settings/brotli.go e2e test): a client
+// that accepts br gets Content-Encoding br for a listed type above the
+// minimum length, brotli over gzip when both are on, and gzip or nothing
+// otherwise.
+func TestSettingsBrotli(t *testing.T) {
+	pad := strings.Repeat("x", 2000)
+	on := func(more func(b *config.BrotliSettings)) func(*config.NginxSettings) {
+		return func(n *config.NginxSettings) {
+			n.Brotli = config.DefaultBrotli()
+			n.Brotli.Enable = true
+			if more != nil {
+				more(&n.Brotli)
+			}
+		}
+	}
+	tests := map[string]struct {
+		mutate   func(*config.NginxSettings)
+		accept   string
+		encoding string
+		small    bool // no padding: a body under 1500 bytes with a Content-Length
+	}{
+		"off by default":               {accept: "br"},
+		"on, a default type":           {mutate: on(nil), accept: "br", encoding: "br"},
+		"on, every type, level 11":     {mutate: on(func(b *config.BrotliSettings) { b.Types, b.Level = "*", 11 }), accept: "gzip, br", encoding: "br"},
+		"on, below the minimum length": {mutate: on(func(b *config.BrotliSettings) { b.MinLength = 1500 }), accept: "br", small: true},
+		"on, a type not listed":        {mutate: on(func(b *config.BrotliSettings) { b.Types = "text/css" }), accept: "br"},
+		"on, a client without br":      {mutate: on(nil), accept: "gzip"},
+		"brotli and gzip, both accepted": {mutate: func(n *config.NginxSettings) { on(nil)(n); n.UseGzip = true },
+			accept: "gzip, deflate, br", encoding: "br"},
+		"brotli and gzip, gzip only accepted": {mutate: func(n *config.NginxSettings) { on(nil)(n); n.UseGzip = true },
+			accept: "gzip", encoding: "gzip"},
+	}
+	t.Run("turned on and off by a reload", func(t *testing.T) {
+		cfg := settingsConfig(t, nil)
+		h := startNginx(t, cfg, nil)
+		ctx := context.Background()
+		for i, enable := range []bool{true, false} {
+			next := *cfg
+			next.Checksum = fmt.Sprint("brotli-", i)
+			if enable {
+				on(nil)(&next.Global.Nginx)
+			}
+			if reloaded, err := applyDiff(ctx, h.app, &next); err != nil || !reloaded {
+				t.Fatalf("enable-brotli %v: reloaded %v, %v; want a reload", enable, reloaded, err)
+			}
+			got, _ := rawGet(t, h, "http://a.test/", "Accept-Encoding", "br", "X-Pad", pad)
+			if enc := got.Get("Content-Encoding"); (enc == "br") != enable {
+				t.Fatalf("enable-brotli %v: Content-Encoding %q", enable, enc)
+			}
+		}
+	})
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			h := startNginx(t, settingsConfig(t, tc.mutate), nil)
+			header := []string{"Accept-Encoding", tc.accept}
+			if !tc.small {
+				header = append(header, "X-Pad", pad)
+			}
+			got, n := rawGet(t, h, "http://a.test/", header...)
+			if enc := got.Get("Content-Encoding"); enc != tc.encoding {
+				t.Fatalf("Content-Encoding %q (body %d bytes), want %q", enc, n, tc.encoding)
+			}
+			if tc.encoding != "" && (n >= len(pad) || !strings.Contains(got.Get("Vary"), "Accept-Encoding")) {
+				t.Errorf("encoded body of %d bytes, Vary %q", n, got.Get("Vary"))
 			}
 		})
 	}
@@ -227,6 +298,10 @@ func TestSettingsReloadMatchesRender(t *testing.T) {
 		{"hsts", "false"}, {"hsts-max-age", "0"}, {"hsts-include-subdomains", "false"}, {"hsts-preload", "true"},
 		{"ssl-redirect", "false"}, {"force-ssl-redirect", "true"}, {"allow-snippet-annotations", "true"},
 		{"gzip-level", "0"}, {"enable-opentelemetry", "true"},
+		{"enable-brotli", "true"}, {"enable-brotli", "true", "brotli-level", "0", "brotli-min-length", "0", "brotli-types", "*"},
+		{"brotli-level", "11"}, {"brotli-types", "text/css"}, {"enable-brotli", "false"},
+		{"use-geoip2", "true"}, {"use-geoip2", "true", "geoip2-autoreload-in-minutes", "60"}, {"geoip2-autoreload-in-minutes", "60"},
+		{"log-format-upstream", "$remote_addr $geoip2_city $geoip2_asn"},
 	}
 	r, err := NewRenderer(goldenOptions())
 	if err != nil {
@@ -280,6 +355,8 @@ func TestSettingsEveryKeyPassesNginxTest(t *testing.T) {
 		"proxy-next-upstream-timeout": "5", "grpc-buffer-size-kb": "8", "upstream-keepalive-time": "30m",
 		"allow-backend-server-header": "true", "hide-headers": "X-Powered-By, x-debug", "relative-redirects": "true",
 		"http-redirect-code": "301", "generate-request-id": "false", "proxy-add-original-uri-header": "true",
+		"enable-brotli": "true", "brotli-level": "11", "brotli-min-length": "100", "brotli-types": "text/css, application/json",
+		"use-geoip2": "true", "geoip2-autoreload-in-minutes": "60",
 	}
 	s := model.NewStore(ingress.NewSource())
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "cfg"}, Data: data}

@@ -118,11 +118,11 @@ func list(what, s, sep string, re *regexp.Regexp) (string, error) {
 }
 
 // mimeTypes validates gzip_types: "*" or MIME types separated by spaces.
-func mimeTypes(s string) (string, error) {
+func mimeTypes(what, s string) (string, error) {
 	if s == "*" {
 		return s, nil
 	}
-	return list("gzip types", s, " ", mimeRe)
+	return list(what, s, " ", mimeRe)
 }
 
 // sslProtocols validates ssl_protocols: TLSv1 to TLSv1.3, spaces between.

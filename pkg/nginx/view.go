@@ -54,6 +54,17 @@ type view struct {
 	// block and the balancer upstream.
 	HTTPDirectives     []string
 	UpstreamDirectives []string
+	// Brotli loads the brotli filter module (enable-brotli).
+	Brotli bool `json:",omitempty"`
+	// GeoIP2Module loads the geoip2 module and GeoIP2 are its blocks
+	// (use-geoip2); EmptyVariables are the $geoip2_* variables the log
+	// format uses that no database defines (geoip2.go).
+	GeoIP2Module   bool          `json:",omitempty"`
+	GeoIP2         []geoIP2Block `json:",omitempty"`
+	EmptyVariables []string      `json:",omitempty"`
+	// Notes say what of the global settings could not be applied and why:
+	// comments of nginx.conf, which the Applier logs.
+	Notes []string `json:",omitempty"`
 	// LogFormat is the escaped, quoted log_format of upstreaminfo.
 	LogFormat string
 	// AccessLogPath is where the access log goes (logs.go).
@@ -88,6 +99,9 @@ type view struct {
 	// LuaTLSProfiles their names as a Lua set (see proxyssl.go).
 	TLSUpstreams   []string
 	LuaTLSProfiles string
+	// LuaErrorSets are the error code sets' names by list, as a Lua
+	// table (see errorsets.go).
+	LuaErrorSets string
 
 	// Stream is the stream block (stream.go); nil renders none. (Empty
 	// fields stay out of the checksum, which stays that of the files
@@ -105,7 +119,7 @@ type view struct {
 
 // newView validates g against o and builds the template input. Nothing of
 // an Ingress reaches it: only the global settings and the options.
-func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.UpstreamTLS) (*view, error) {
+func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.UpstreamTLS, sets []errorSet) (*view, error) {
 	v := &view{
 		MaxTries:              o.MaxTries,
 		ModulesDir:            o.ModulesDir,
@@ -148,6 +162,9 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.
 	if err := v.setNginx(&n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
+	if err := v.setGeoIP2(o, &n); err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
 	v.Listen = listenLines(o, n.UseHTTP2, n.UseProxyProtocol)
 	if err := v.setRealIP(g.UseForwardedHeaders, &n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
@@ -159,6 +176,9 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.
 	v.ProxyLocations, v.LuaProxyBuffering = proxyLocations(codes), luaString(onOff(n.ProxyBuffering))
 	if err := v.setUpstreamTLS(o, tls); err != nil {
 		return nil, fmt.Errorf("backend TLS: %w", err)
+	}
+	if err := v.setErrorSets(sets); err != nil {
+		return nil, fmt.Errorf("custom-http-errors: %w", err)
 	}
 	// Last: the internal HTTPS server is a copy of the public one.
 	if err := v.setStream(o, g, &n, listeners); err != nil {
