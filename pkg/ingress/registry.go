@@ -111,7 +111,7 @@ const (
 	noteAuthType    = "basic is verified in Lua (apr1, bcrypt, {SHA}, {SSHA}, MD5/SHA-256/SHA-512/DES crypt); digest in Lua too, as the auth_digest module ingress-nginx builds in with its defaults (RFC 2617, MD5, qop=auth; htdigest lines user:realm:HA1, only auth-realm's users; a nonce is first used within 60 s, then serves 10 s and 20 requests, a repeated nc is refused, then stale=true; 5 failed sign-ins refuse the client address for 300 s, per $remote_addr: behind a proxy, set the real-IP keys or every client shares its address); with auth-secret-type auth-map a digest value is realm:HA1; auth-secret without auth-type answers 503, where ingress-nginx serves the route unprotected"
 	noteSatisfy     = "combines basic and external auth with the allow-list (any: a client the allow-list admits needs no credentials nor auth request; with both basic and external auth, a client it does not admit needs both); an invalid value on an Ingress with basic auth answers 503 (fail closed)"
 	noteAuthSecret  = "a missing Secret, a Secret without the key auth, another namespace's Secret, or a line that is not user:hash or has a hash format nginx could not verify makes the Ingress's routes answer 503 (ingress-nginx: 503 for the first three, the line skipped or a 500 for the others); a user with an empty hash can never sign in (401, as ingress-nginx)"
-	noteErrors      = "a list other than the ConfigMap's custom-http-errors makes the route intercept every 4xx and 5xx of its backend (nginx's error_page codes cannot vary per route): a code it does not list gets nginx's own page for that status, where ingress-nginx passes the backend's answer; 499 is refused (nginx never answers it)"
+	noteErrors      = "each distinct list is a set of fixed locations in nginx.conf (nginx's error_page codes cannot vary per route): the first Ingress with a new list reloads nginx once; beyond 64 lists, and on routes with a backend TLS profile, the route intercepts every 4xx and 5xx of its backend, and a code it does not list gets nginx's own page; 499 is refused (nginx never answers it)"
 	noteHTTPLevel   = "one nginx.conf setting for every route (a change reloads): the directive takes no variables, so the annotation of the same name cannot change it per route"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
 	noteModSec      = "ModSecurity is not part of the data plane"
@@ -401,8 +401,9 @@ func configKeyTable() []RegistryEntry {
 		streamRetry = "a TCP or UDP connection goes to one ready endpoint picked at random (the endpoints change without a reload, so nginx.conf has no upstream block to retry in); a failed connect is not retried on another endpoint"
 		notNeed     = "nginx's hash tables are sized by the syncer; the routes live in Lua"
 		tracing     = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
-		geoip       = "GeoIP is not part of the data plane"
-		brotli      = "the brotli module is not part of the data plane"
+		geoip       = "the legacy GeoIP module is not part of the data plane: use use-geoip2"
+		brotliNote  = "Debian's brotli filter module, loaded only while on; brotli responses carry Vary: Accept-Encoding without use-gzip too; no brotli_static"
+		geoip2Note  = "Debian's geoip2 module; the MaxMind databases are mounted in /etc/ingress-controller/geoip under ingress-nginx's file names (no download: --maxmind-license-key has no equivalent) and looked up when nginx.conf is rendered; a $geoip2_* variable no database defines is empty"
 		risk        = "fixed: snippets are always refused, every other value goes through its own typed validator"
 		// keyTimeout: the ConfigMap's proxy timeouts (annotations: noteTimeout).
 		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer"
@@ -574,13 +575,13 @@ func configKeyTable() []RegistryEntry {
 		notSupported("proxy-headers-hash-max-size", "512", notNeed, 0),
 		notSupported("variables-hash-bucket-size", "128", notNeed, 0),
 		notSupported("variables-hash-max-size", "2048", notNeed, 0),
-		notSupported("enable-brotli", "true", brotli, 0),
-		notSupported("brotli-level", "4", brotli, 0),
-		notSupported("brotli-min-length", "20", brotli, 0),
-		notSupported("brotli-types", "application/json", brotli, 0),
+		differs("enable-brotli", "true", brotliNote, 0),
+		supported("brotli-level", "4"),
+		supported("brotli-min-length", "20"),
+		supported("brotli-types", "application/json"),
 		notSupported("use-geoip", "true", geoip, 0),
-		notSupported("use-geoip2", "true", geoip, 0),
-		notSupported("geoip2-autoreload-in-minutes", "0", geoip, 0),
+		differs("use-geoip2", "true", geoip2Note, 0),
+		supported("geoip2-autoreload-in-minutes", "0"),
 		notSupported("enable-modsecurity", "true", noteModSec, 0),
 		notSupported("enable-owasp-modsecurity-crs", "true", noteModSec, 0),
 		notSupported("enable-opentelemetry", "true", tracing, 0),

@@ -1,4 +1,4 @@
-package model
+package ingress
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
