@@ -45,18 +45,20 @@ func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Objec
 	return newIngressEntry(key, ing), nil
 }
 
-// Keep stores or removes an IngressClass (cluster-scoped: by name).
-func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) error {
+// Keep stores or removes an IngressClass (cluster-scoped: by name). No
+// Ingress's translation depends on one: the class rule is applied at
+// Build (Serving).
+func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([]*intent.Entry, error) {
 	if obj == nil {
 		delete(src.classes, key.Name)
-		return nil
+		return nil, nil
 	}
 	c, ok := obj.(*networkingv1.IngressClass)
 	if !ok {
-		return fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
+		return nil, fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
 	}
 	src.classes[key.Name] = c
-	return nil
+	return nil, nil
 }
 
 // Has reports whether the IngressClass key.Name is kept.

@@ -78,6 +78,14 @@ func sameSlice(a, b *sliceEntry) bool {
 // a Service nothing routes to; a Secret or Service nothing names; an
 // Ingress not served before nor after.
 func (s *Store) CanChange(eff Effect, opts Options) bool {
+	if src, route := s.sourceOf(eff.Kind); route {
+		serves, now := s.serving(opts), s.entries[entryKey{string(eff.Kind), eff.key}]
+		return eff.entryBefore != nil && serves(eff.entryBefore) || now != nil && serves(now)
+	} else if src != nil {
+		// A source's other kinds (IngressClasses) decide what is served
+		// and how its routes translate.
+		return true
+	}
 	switch eff.Kind {
 	case events.KindEndpointSlice:
 		if eff.unchanged {
@@ -91,13 +99,8 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 	case events.KindConfigMap:
 		return s.configMapUsed(eff.key, opts)
 	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
-		return false // nothing builds from the Gateway API inputs yet (store_gateway.go)
+		return false // kept, without a source (store_gateway.go): nothing builds from them
 	}
-	if _, route := s.sourceOf(eff.Kind); route {
-		serves, now := s.serving(opts), s.entries[entryKey{string(eff.Kind), eff.key}]
-		return eff.entryBefore != nil && serves(eff.entryBefore) || now != nil && serves(now)
-	}
-	// A source's other kinds (IngressClasses) decide what is served.
 	return true
 }
 

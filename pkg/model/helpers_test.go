@@ -190,28 +190,9 @@ func ingressClass(name, controller string, isDefault bool) *networkingv1.Ingress
 	return c
 }
 
-// kindOf returns the event kind of a test object.
-func kindOf(obj runtime.Object) events.Kind {
-	switch obj.(type) {
-	case *networkingv1.Ingress:
-		return events.KindIngress
-	case *networkingv1.IngressClass:
-		return events.KindIngressClass
-	case *corev1.Service:
-		return events.KindService
-	case *discoveryv1.EndpointSlice:
-		return events.KindEndpointSlice
-	case *corev1.Secret:
-		return events.KindSecret
-	case *corev1.ConfigMap:
-		return events.KindConfigMap
-	}
-	panic(fmt.Sprintf("no kind for %T", obj))
-}
-
 func upsertEvent(obj runtime.Object) events.Event {
 	m := obj.(metav1.Object)
-	return events.Event{Op: events.OpUpdate, Kind: kindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}
+	return events.Event{Op: events.OpUpdate, Kind: events.KindOf(obj), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj}
 }
 
 func newTestStore(t testing.TB, objs ...runtime.Object) *Store {

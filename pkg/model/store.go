@@ -240,7 +240,7 @@ func (s *Store) upsert(kind events.Kind, key intent.Key, obj runtime.Object) err
 		}
 		return err
 	} else if src != nil {
-		return src.Keep(kind, key, obj)
+		return s.keep(src, kind, key, obj)
 	}
 	switch kind {
 	case events.KindService:
@@ -275,7 +275,7 @@ func (s *Store) delete(kind events.Kind, key intent.Key) error {
 		s.removeEntry(entryKey{string(kind), key})
 		return nil
 	} else if src != nil {
-		return src.Keep(kind, key, nil)
+		return s.keep(src, kind, key, nil)
 	}
 	switch kind {
 	case events.KindService:
@@ -292,6 +292,16 @@ func (s *Store) delete(kind events.Kind, key intent.Key) error {
 		return fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 	}
 	return nil
+}
+
+// keep hands an object of a source's other kinds to it (nil: removed), and
+// stores the entries it made again.
+func (s *Store) keep(src intent.Source, kind events.Kind, key intent.Key, obj runtime.Object) error {
+	again, err := src.Keep(kind, key, obj)
+	for _, e := range again {
+		s.putEntry(keyOf(e), e)
+	}
+	return err
 }
 
 func (s *Store) putEntry(key entryKey, e *intent.Entry) {
