@@ -53,6 +53,7 @@
 //
 // A source whose routes depend on its other objects (a Gateway API route
 // on its Gateway's listeners) translates a route again when one of those
-// changes; Keep returning the entries it made again is the extension that
-// source brings.
+// changes: Keep returns the entries it made again, and the Store replaces
+// them; such a change is a full Build. TestSecondSource (pkg/model) builds
+// a source of that shape beside Ingress.
 package intent
