@@ -127,5 +127,5 @@ func (f *migrateFlags) read(ctx context.Context) (*migrate.Input, error) {
 // migrateBuilder is the syncer's builder, as migrate-check builds with it.
 func migrateBuilder(o migrate.BuildOptions) migrate.Builder {
 	opts := model.Options{ControllerClass: o.ControllerClass, IngressClass: o.IngressClass, ConfigMap: o.ConfigMap}
-	return model.NewIncremental(model.NewStore(newSources()...), opts)
+	return model.NewIncremental(model.NewStore(ingress.NewSource()), opts)
 }

@@ -169,7 +169,7 @@ func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.R
 	if err := f.model.complete(&f.nginx); err != nil {
 		return nil, nil, err
 	}
-	opts := f.model.opts
+	opts, sources := f.model.opts, f.model.sources()
 	if err := opts.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", replay.ErrInvalidOptions, err)
 	}
@@ -178,7 +178,7 @@ func (f *replayFlags) replayer(ctx context.Context, stderr io.Writer) (*replay.R
 		return nil, nil, err
 	}
 	ro := replay.Options{Stream: f.nats.stream, SubjectPrefix: f.nats.prefix, Timeout: f.timeout,
-		NewBuilder: func() replay.Builder { return model.NewIncremental(model.NewStore(newSources()...), opts) }}
+		NewBuilder: func() replay.Builder { return model.NewIncremental(model.NewStore(sources()...), opts) }}
 	finish := func() {}
 	if f.progress || isTerminal(stderr) {
 		bar := replay.NewProgressBar(stderr, "replay")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/gateway"
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
@@ -65,14 +66,19 @@ func (f *natsFlags) options(name string, log *slog.Logger) []stream.ConnectOptio
 	return opts
 }
 
-// modelFlags are the flags model.Build depends on, shared by run and replay.
+// modelFlags are the flags model.Build and the sources depend on, shared
+// by run and replay.
 type modelFlags struct {
 	opts model.Options
+	// gatewayController is the spec.controllerName of the GatewayClasses
+	// served (the Gateway API source's).
+	gatewayController string
 }
 
 func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.opts.ControllerClass, "controller-class", ingress.DefaultControllerClass, "spec.controller of the IngressClasses served")
 	fs.StringVar(&f.opts.IngressClass, "ingress-class", ingress.DefaultIngressClass, "ingress class name served (spec.ingressClassName or the legacy annotation)")
+	fs.StringVar(&f.gatewayController, "gateway-controller-name", gateway.DefaultControllerName, "spec.controllerName of the GatewayClasses served (as the watcher's flag)")
 	fs.BoolVar(&f.opts.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
 	fs.StringVar(&f.opts.DefaultBackendService, "default-backend-service", "", "namespace/name of the Service for unmatched requests (default: 404)")
 	fs.StringVar(&f.opts.DefaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret for unknown SNI names (default: self-signed)")

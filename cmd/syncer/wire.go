@@ -30,7 +30,7 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	nc, js := conn.NATS(), conn.JetStream()
 	controller := registerMetrics(reg, f, ngx, nc.IsConnected)
 	s, err := syncer.New(ngx, syncer.Options{
-		Model: f.model.opts, Sources: newSources, Pod: f.pod, Holdoff: f.holdoff, MaxHoldoff: f.maxHoldoff,
+		Model: f.model.opts, Sources: f.model.sources(), Pod: f.pod, Holdoff: f.holdoff, MaxHoldoff: f.maxHoldoff,
 		Report: statusReporter(nc, f.nats.prefix, f.pod), Logger: log, Registerer: reg, ListenCheck: ngx.CanListen,
 		Observe: controller.Observe,
 	})

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/gateway"
+
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
 
 	"context"
@@ -24,7 +26,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/kubeconfig"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
 )
@@ -115,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.udpCM, "udp-services-configmap", "", "namespace/name of the UDP services ConfigMap")
 	fs.StringVar(&f.controllerClass, "controller-class", ingress.DefaultControllerClass, "spec.controller of our IngressClasses")
 	fs.StringVar(&f.ingressClass, "ingress-class", ingress.DefaultIngressClass, "ingress class name we serve")
-	fs.StringVar(&f.gatewayController, "gateway-controller-name", model.DefaultGatewayControllerName, "spec.controllerName of our GatewayClasses: only the TLS Secrets that Gateways of those classes name are published")
+	fs.StringVar(&f.gatewayController, "gateway-controller-name", gateway.DefaultControllerName, "spec.controllerName of our GatewayClasses: only the TLS Secrets that Gateways of those classes name are published")
 	fs.DurationVar(&f.gatewayPoll, "gateway-api-poll-interval", watch.DefaultGatewayAPIPollInterval, "how often to ask the API server whether the Gateway API CRDs are served (installed or removed CRDs are followed without a restart)")
 	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
 	fs.BoolVar(&f.publishAllTLSSecrets, "publish-all-tls-secrets", false, "publish every kubernetes.io/tls Secret, not only those an Ingress names")

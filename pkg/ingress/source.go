@@ -49,6 +49,9 @@ func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Objec
 // Ingress's translation depends on one: the class rule is applied at
 // Build (Serving).
 func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([]*intent.Entry, error) {
+	if kind == events.KindIngress {
+		return nil, nil // an Ingress deleted: the Store removes its entry
+	}
 	if obj == nil {
 		delete(src.classes, key.Name)
 		return nil, nil

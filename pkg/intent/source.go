@@ -28,7 +28,8 @@ type Source interface {
 	// valid object it cannot translate is a Problem of the entry.
 	Translate(kind events.Kind, key Key, obj runtime.Object) (*Entry, error)
 	// Keep stores an object of the source's other kinds at key, or
-	// removes it when obj is nil. It returns the entries of the route
+	// removes it when obj is nil; it is also called with nil when a route
+	// object is deleted (the Store removes its entry). It returns the entries of the route
 	// objects whose translation depends on that object, made again (a
 	// Gateway API route on its Gateway): the Store replaces those it
 	// holds by them. A change of such an object makes the next

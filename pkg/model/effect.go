@@ -98,8 +98,6 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 		return eff.key.String() == opts.DefaultSSLCertificate || len(s.entriesBySecret[eff.key]) > 0
 	case events.KindConfigMap:
 		return s.configMapUsed(eff.key, opts)
-	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
-		return false // kept, without a source (store_gateway.go): nothing builds from them
 	}
 	return true
 }

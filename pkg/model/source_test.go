@@ -58,6 +58,10 @@ func (src *routeSource) entry(key intent.Key, r *gatewayv1.HTTPRoute) *intent.En
 }
 
 func (src *routeSource) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([]*intent.Entry, error) {
+	if kind == events.KindHTTPRoute {
+		delete(src.routes, key) // deleted: the Store removes its entry
+		return nil, nil
+	}
 	if obj == nil {
 		delete(src.gateways, key)
 	} else {

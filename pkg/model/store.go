@@ -3,11 +3,11 @@ package model
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -32,7 +32,6 @@ type Store struct {
 	slices     map[intent.Key]*sliceEntry
 	secrets    map[intent.Key]*secretEntry
 	configMaps map[intent.Key]*configMapEntry
-	gateway    gatewayStore // the Gateway API kinds (store_gateway.go)
 	// sources translate the route objects (Ingresses) into the entries
 	// and keep their other kinds; globalSrc reads the controller
 	// ConfigMap.
@@ -91,7 +90,7 @@ func NewStore(sources ...intent.Source) *Store {
 
 // Len is the number of objects held, all kinds together.
 func (s *Store) Len() int {
-	n := len(s.entries) + len(s.services) + len(s.slices) + len(s.secrets) + len(s.configMaps) + s.gateway.len()
+	n := len(s.entries) + len(s.services) + len(s.slices) + len(s.secrets) + len(s.configMaps)
 	for _, src := range s.sources {
 		n += src.Len()
 	}
@@ -153,8 +152,6 @@ func (s *Store) Has(kind events.Kind, namespace, name string) bool {
 		_, ok = s.secrets[k]
 	case events.KindConfigMap:
 		_, ok = s.configMaps[k]
-	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
-		ok = s.gateway.has(kind, k)
 	}
 	return ok
 }
@@ -212,23 +209,11 @@ func eventKey(ev events.Event) (intent.Key, error) {
 // isNilObject reports a nil interface or a typed nil pointer of a kind we
 // store (whose metadata accessors would panic).
 func isNilObject(obj runtime.Object) bool {
-	switch o := obj.(type) {
-	case nil:
+	if obj == nil {
 		return true
-	case *networkingv1.Ingress:
-		return o == nil
-	case *networkingv1.IngressClass:
-		return o == nil
-	case *corev1.Service:
-		return o == nil
-	case *discoveryv1.EndpointSlice:
-		return o == nil
-	case *corev1.Secret:
-		return o == nil
-	case *corev1.ConfigMap:
-		return o == nil
 	}
-	return isNilGateway(obj)
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // upsert stores obj, checking that its type is that of kind.
@@ -253,8 +238,6 @@ func (s *Store) upsert(kind events.Kind, key intent.Key, obj runtime.Object) err
 		return put(kind, obj, func(o *corev1.ConfigMap) {
 			s.configMaps[key] = newConfigMapEntry(o, s.configMaps[key], s.globalSrc.ValidGlobal)
 		})
-	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
-		return s.gateway.upsert(kind, key, obj)
 	}
 	return fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 }
@@ -273,7 +256,7 @@ func put[T runtime.Object](kind events.Kind, obj runtime.Object, store func(T)) 
 func (s *Store) delete(kind events.Kind, key intent.Key) error {
 	if src, route := s.sourceOf(kind); route {
 		s.removeEntry(entryKey{string(kind), key})
-		return nil
+		return s.keep(src, kind, key, nil)
 	} else if src != nil {
 		return s.keep(src, kind, key, nil)
 	}
@@ -286,8 +269,6 @@ func (s *Store) delete(kind events.Kind, key intent.Key) error {
 		delete(s.secrets, key)
 	case events.KindConfigMap:
 		delete(s.configMaps, key)
-	case events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindReferenceGrant:
-		return s.gateway.delete(kind, key)
 	default:
 		return fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 	}

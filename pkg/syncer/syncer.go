@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/gateway"
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
@@ -24,7 +25,7 @@ type Options struct {
 	Model model.Options
 	// Sources returns new translators of the route objects, one per API,
 	// for each Store the syncer makes (cmd/syncer's sources); nil means
-	// Ingress alone.
+	// Ingress, and Gateway API with the default controller name.
 	Sources func() []intent.Source
 	// Pod names this syncer in its status reports.
 	Pod string
@@ -60,7 +61,9 @@ var ErrInvalidOptions = errors.New("syncer: invalid options")
 
 func (o *Options) setDefaults() error {
 	if o.Sources == nil {
-		o.Sources = func() []intent.Source { return []intent.Source{ingress.NewSource()} }
+		o.Sources = func() []intent.Source {
+			return []intent.Source{ingress.NewSource(), gateway.NewSource(gateway.DefaultControllerName)}
+		}
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {

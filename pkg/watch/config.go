@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/gateway"
+
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
 
 	"errors"
@@ -19,7 +21,6 @@ import (
 
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
@@ -74,7 +75,7 @@ type Config struct {
 	GatewayClient          gatewayclient.Interface
 	GatewayAPIPollInterval time.Duration
 	// GatewayControllerName is the spec.controllerName of the
-	// GatewayClasses we serve (default model.DefaultGatewayControllerName):
+	// GatewayClasses we serve (default gateway.DefaultControllerName):
 	// only Secrets that Gateways of those classes name are published.
 	GatewayControllerName string
 
@@ -166,7 +167,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ControllerClass, ingress.DefaultControllerClass)
 	def(&c.IngressClass, ingress.DefaultIngressClass)
 	def(&c.ElectionID, DefaultElectionID)
-	def(&c.GatewayControllerName, model.DefaultGatewayControllerName)
+	def(&c.GatewayControllerName, gateway.DefaultControllerName)
 	defDur := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v

@@ -1,23 +1,24 @@
 package watch
 
 import (
+	"github.com/ingress-sync/ingress-sync/pkg/gateway"
+
 	"strings"
 
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 )
 
 // The rule of TLS Secrets (secrets.go), extended to Gateways: a
 // kubernetes.io/tls Secret is also published while a listener of a Gateway
 // of ours names it in tls.certificateRefs. Ours: the Gateway's
 // gatewayClassName names a GatewayClass whose controllerName is
-// Config.GatewayControllerName (model.GatewayOurs). A Secret in another
+// Config.GatewayControllerName (gateway.Ours). A Secret in another
 // namespace than the Gateway's counts only while a ReferenceGrant of the
 // Secret's namespace allows Gateways of the Gateway's namespace to refer to
-// it (model.ReferenceGranted): a grant removed takes the Secret out of the
+// it (gateway.ReferenceGranted): a grant removed takes the Secret out of the
 // stream. A Gateway of another controller's class never publishes a
 // Secret, whereas every Gateway, HTTPRoute, GatewayClass and ReferenceGrant
 // of the watched namespaces is published, whatever its class, as every
@@ -43,7 +44,7 @@ func gatewaySecretKeys(obj any) ([]string, error) {
 		return nil, nil
 	}
 	var keys []string
-	for _, r := range model.GatewaySecretRefs(gw) {
+	for _, r := range gateway.SecretRefs(gw) {
 		keys = append(keys, r.Namespace+"/"+r.Name)
 	}
 	return keys, nil
@@ -59,14 +60,14 @@ func gatewayClassKeys(obj any) ([]string, error) {
 // gatewaySecretReferenced reports whether a Gateway of ours names the
 // Secret ns/name, with a ReferenceGrant when it is of another namespace.
 func (s *informerSet) gatewaySecretReferenced(ns, name string) bool {
-	to := model.GrantTo{Kind: "Secret", Namespace: ns, Name: name}
+	to := gateway.GrantTo{Kind: "Secret", Namespace: ns, Name: name}
 	for _, obj := range s.sources[events.KindGateway].byIndex(gatewaySecretIndex, ns+"/"+name) {
 		gw, ok := obj.(*gatewayv1.Gateway)
-		if !ok || !model.GatewayOurs(gw, s.gatewayClass, s.gatewayController) {
+		if !ok || !gateway.Ours(gw, s.gatewayClass, s.gatewayController) {
 			continue
 		}
-		from := model.GrantFrom{Group: gatewayv1.GroupName, Kind: "Gateway", Namespace: gw.Namespace}
-		if from.Namespace == ns || model.ReferenceGranted(s.grantsIn(ns), from, to) {
+		from := gateway.GrantFrom{Group: gatewayv1.GroupName, Kind: "Gateway", Namespace: gw.Namespace}
+		if from.Namespace == ns || gateway.ReferenceGranted(s.grantsIn(ns), from, to) {
 			return true
 		}
 	}

@@ -1,0 +1,29 @@
+// Package gateway is the translator of the Gateway API
+// (gateway.networking.k8s.io/v1, standard channel): its Source (see
+// NewSource) keeps the GatewayClasses, Gateways and ReferenceGrants and
+// turns each HTTPRoute into one entry of route intents (pkg/intent),
+// which the source-neutral build (pkg/model) places beside the
+// Ingresses'. It also holds the rules the watcher applies to publish only
+// the Secrets our Gateways may use (rules.go). It imports neither the
+// build nor another translator.
+//
+// What is served today (docs/gateway-api.md keeps the list for users):
+//
+//   - Gateways of the GatewayClasses whose spec.controllerName is the
+//     controller name (--gateway-controller-name); HTTP listeners on port
+//     80; parentRefs by name, sectionName and port; allowedRoutes
+//     namespaces Same and All, and kinds.
+//   - Hostnames: the intersection of the listener's and the route's,
+//     exact names; a route and a listener without any go to the default
+//     server (requests for hosts no other route or Ingress names).
+//   - Rules with one backendRef (a Service port of the route's
+//     namespace), matching on the path: Exact, PathPrefix and
+//     RegularExpression. Between routes, the build's rules hold: the
+//     oldest wins a host and path.
+//
+// Everything else is left out with a Problem that names it, never served
+// otherwise than the specification says: HTTPS listeners and other ports,
+// wildcard hostnames, header, query and method matches, filters,
+// timeouts, several weighted backends, references to other namespaces,
+// allowedRoutes selectors. Route and Gateway status is not written yet.
+package gateway

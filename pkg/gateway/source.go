@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
+)
+
+// Source is the Gateway API translator as the Store and Build use it
+// (intent.Source): HTTPRoutes are its route objects; it keeps the
+// GatewayClasses, Gateways and ReferenceGrants they are translated
+// against, and translates every route again when one of those changes.
+type Source struct {
+	controller string
+	classes    map[string]*gatewayv1.GatewayClass
+	gateways   map[intent.Key]*gatewayv1.Gateway
+	grants     map[intent.Key]*gatewayv1.ReferenceGrant
+	routes     map[intent.Key]*gatewayv1.HTTPRoute
+}
+
+// NewSource returns an empty Source serving the Gateways of the
+// GatewayClasses whose spec.controllerName is controller (the
+// --gateway-controller-name flag; DefaultControllerName).
+func NewSource(controller string) *Source {
+	return &Source{controller: controller, classes: map[string]*gatewayv1.GatewayClass{},
+		gateways: map[intent.Key]*gatewayv1.Gateway{}, grants: map[intent.Key]*gatewayv1.ReferenceGrant{},
+		routes: map[intent.Key]*gatewayv1.HTTPRoute{}}
+}
+
+// Takes reports the Gateway API kinds: HTTPRoutes are routes.
+func (src *Source) Takes(kind events.Kind) (ok, route bool) {
+	switch kind {
+	case events.KindHTTPRoute:
+		return true, true
+	case events.KindGatewayClass, events.KindGateway, events.KindReferenceGrant:
+		return true, false
+	}
+	return false, false
+}
+
+// Translate keeps the HTTPRoute and makes its entry (see translate.go).
+func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Object) (*intent.Entry, error) {
+	r, ok := obj.(*gatewayv1.HTTPRoute)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
+	}
+	src.routes[key] = r
+	return src.translate(key, r), nil
+}
+
+// Keep stores or removes a GatewayClass, Gateway or ReferenceGrant, and
+// translates every route again: each may attach to or refer through it.
+// An HTTPRoute's delete removes it.
+func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([]*intent.Entry, error) {
+	var err error
+	switch kind {
+	case events.KindHTTPRoute:
+		delete(src.routes, key) // the Store removes its entry
+		return nil, nil
+	case events.KindGatewayClass:
+		err = keep(src.classes, key.Name, kind, obj)
+	case events.KindGateway:
+		err = keep(src.gateways, key, kind, obj)
+	case events.KindReferenceGrant:
+		err = keep(src.grants, key, kind, obj)
+	default:
+		return nil, fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return src.translateAll(), nil
+}
+
+// keep stores obj in m at k (removes k for nil), checking its type.
+func keep[K comparable, T runtime.Object](m map[K]T, k K, kind events.Kind, obj runtime.Object) error {
+	if obj == nil {
+		delete(m, k)
+		return nil
+	}
+	o, ok := obj.(T)
+	if !ok {
+		return fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
+	}
+	m[k] = o
+	return nil
+}
+
+// translateAll makes the entry of every route again, in key order.
+func (src *Source) translateAll() []*intent.Entry {
+	keys := make([]intent.Key, 0, len(src.routes))
+	for k := range src.routes {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	out := make([]*intent.Entry, len(keys))
+	for i, k := range keys {
+		out[i] = src.translate(k, src.routes[k])
+	}
+	return out
+}
+
+// Has reports whether the object of kind at key is kept.
+func (src *Source) Has(kind events.Kind, key intent.Key) bool {
+	var ok bool
+	switch kind {
+	case events.KindGatewayClass:
+		_, ok = src.classes[key.Name]
+	case events.KindGateway:
+		_, ok = src.gateways[key]
+	case events.KindReferenceGrant:
+		_, ok = src.grants[key]
+	}
+	return ok
+}
+
+// Len is the number of GatewayClasses, Gateways and ReferenceGrants kept.
+func (src *Source) Len() int { return len(src.classes) + len(src.gateways) + len(src.grants) }
+
+// Serving serves every entry: which Gateways a route attaches to was
+// decided when it was translated (a route attached to none has no hosts).
+func (src *Source) Serving(intent.Classes) func(*intent.Entry) bool {
+	return func(*intent.Entry) bool { return true }
+}

@@ -1,0 +1,292 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
+)
+
+// route is one HTTPRoute while it is translated.
+type route struct {
+	src *Source
+	r   *gatewayv1.HTTPRoute
+	e   *intent.Entry
+	// hosts are the hostnames its accepted parents give it.
+	hosts []string
+}
+
+// translate makes the entry of HTTPRoute r at key: its hosts from the
+// listeners of our Gateways that accept it, and a path per match of its
+// rules. What this step of the Gateway API support does not serve yet is
+// left out with a Problem, never served otherwise than the spec says.
+func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Entry {
+	e := &intent.Entry{
+		Origin:   intent.Origin{Kind: string(events.KindHTTPRoute), Namespace: key.Namespace, Name: key.Name, Generation: r.Generation},
+		Key:      key,
+		Name:     key.String(),
+		Object:   r,
+		Settings: &intent.Settings{},
+		Created:  r.CreationTimestamp.Unix(), CreatedNanos: r.CreationTimestamp.Nanosecond(),
+		SettingPrefix: "field ",
+	}
+	t := &route{src: src, r: r, e: e}
+	for i := range r.Spec.ParentRefs {
+		t.attach(&r.Spec.ParentRefs[i])
+	}
+	if len(t.hosts) == 0 {
+		return e
+	}
+	slices.SortFunc(t.hosts, config.CompareHostnames)
+	t.hosts = slices.Compact(t.hosts)
+	paths := t.paths()
+	for _, h := range t.hosts {
+		e.Rules = append(e.Rules, intent.Host{Host: h, Raw: h, Paths: paths})
+	}
+	e.Hosts = slices.Clone(t.hosts)
+	slices.Sort(e.Hosts)
+	e.Services = intent.UniqueKeys(e.Services)
+	return e
+}
+
+// problem records a Problem of the route.
+func (t *route) problem(format string, args ...any) {
+	t.e.Problems = append(t.e.Problems, fmt.Sprintf(format, args...))
+}
+
+// attach adds the hostnames that parent ref p gives the route: those of
+// every listener of a Gateway of ours that p selects and that accepts it.
+func (t *route) attach(p *gatewayv1.ParentReference) {
+	if (p.Group != nil && *p.Group != gatewayv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
+		return // not a Gateway: another controller's parent
+	}
+	ns := t.r.Namespace
+	if p.Namespace != nil {
+		ns = string(*p.Namespace)
+	}
+	gw := t.src.gateways[intent.Key{Namespace: ns, Name: string(p.Name)}]
+	if !Ours(gw, func(name string) *gatewayv1.GatewayClass { return t.src.classes[name] }, t.src.controller) {
+		return
+	}
+	for i := range gw.Spec.Listeners {
+		l := &gw.Spec.Listeners[i]
+		if (p.SectionName != nil && *p.SectionName != l.Name) || (p.Port != nil && *p.Port != l.Port) {
+			continue
+		}
+		if hosts, ok := t.listener(gw, l); ok {
+			t.hosts = append(t.hosts, hosts...)
+		}
+	}
+}
+
+// listener returns the hostnames listener l of gw gives the route, or
+// false when it does not take it or is not served yet.
+func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) ([]string, bool) {
+	where := fmt.Sprintf("Gateway %s/%s listener %s", gw.Namespace, gw.Name, l.Name)
+	if !allowsRoute(gw, l, t.r.Namespace) {
+		return nil, false
+	}
+	switch {
+	case l.Protocol != gatewayv1.HTTPProtocolType:
+		t.problem("%s: protocol %s is not served yet; not attached to it", where, l.Protocol)
+		return nil, false
+	case l.Port != 80:
+		t.problem("%s: port %d is not served yet (HTTP listeners on port 80 are); not attached to it", where, l.Port)
+		return nil, false
+	}
+	hosts := intersect(l.Hostname, t.r.Spec.Hostnames)
+	if len(hosts) == 0 {
+		t.problem("%s: no hostname of the route matches the listener's; not attached to it", where)
+		return nil, false
+	}
+	var out []string
+	for _, h := range hosts {
+		if strings.HasPrefix(h, "*.") {
+			t.problem("%s: wildcard hostname %s is not served yet (it must match any number of labels); left out", where, h)
+			continue
+		}
+		if err := intent.ValidHost(h); err != nil && h != config.DefaultServerName {
+			t.problem("%s: hostname %q %v; left out", where, h, err)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out, len(out) > 0
+}
+
+// allowsRoute applies the listener's allowedRoutes to an HTTPRoute of
+// namespace ns: namespaces Same (the default) or All (Selector needs the
+// Namespaces' labels, which the stream does not carry: no route is
+// taken), and kinds, when listed, including HTTPRoute.
+func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, ns string) bool {
+	a := l.AllowedRoutes
+	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gatewayv1.RouteGroupKind) bool {
+		return k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gatewayv1.GroupName)
+	}) {
+		return false
+	}
+	from := gatewayv1.NamespacesFromSame
+	if a != nil && a.Namespaces != nil && a.Namespaces.From != nil {
+		from = *a.Namespaces.From
+	}
+	switch from {
+	case gatewayv1.NamespacesFromAll:
+		return true
+	case gatewayv1.NamespacesFromSame:
+		return ns == gw.Namespace
+	}
+	return false
+}
+
+// intersect returns the hostnames a route with hostnames serves on a
+// listener of hostname listener (nil: any): every hostname of the route
+// the listener's matches, or the listener's when the route lists none or
+// the listener's is more specific than a wildcard of the route's; the
+// default server for neither.
+func intersect(listener *gatewayv1.Hostname, hostnames []gatewayv1.Hostname) []string {
+	if len(hostnames) == 0 {
+		if listener == nil {
+			return []string{config.DefaultServerName}
+		}
+		return []string{string(*listener)}
+	}
+	var out []string
+	for _, h := range hostnames {
+		switch {
+		case listener == nil || matches(string(*listener), string(h)):
+			out = append(out, string(h))
+		case matches(string(h), string(*listener)):
+			out = append(out, string(*listener))
+		}
+	}
+	return out
+}
+
+// matches reports whether pattern (a name, or "*." and a name: any name
+// of one or more labels more) matches host, which may itself be a
+// wildcard narrower than pattern.
+func matches(pattern, host string) bool {
+	suffix, ok := strings.CutPrefix(pattern, "*")
+	if !ok {
+		return pattern == host
+	}
+	return strings.HasSuffix(host, suffix) && len(host) > len(suffix)
+}
+
+// paths returns the paths of the route's rules, the same on each of its
+// hosts: one per match of a rule this step serves.
+func (t *route) paths() []intent.Path {
+	var out []intent.Path
+	for i := range t.r.Spec.Rules {
+		rule := &t.r.Spec.Rules[i]
+		where := fmt.Sprintf("rule %d", i)
+		if rule.Name != nil {
+			where = fmt.Sprintf("rule %s", *rule.Name)
+		}
+		if why := unservedRule(rule); why != "" {
+			t.problem("%s: %s is not served yet; rule left out", where, why)
+			continue
+		}
+		ref, ok := t.backend(where, rule.BackendRefs)
+		if !ok {
+			continue
+		}
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gatewayv1.HTTPRouteMatch{{}}
+		}
+		for j := range matches {
+			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j]); ok {
+				p.Backend = ref
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// unservedRule names what of rule this step does not serve, "" for none.
+func unservedRule(rule *gatewayv1.HTTPRouteRule) string {
+	switch {
+	case len(rule.Filters) > 0:
+		return "filter " + string(rule.Filters[0].Type)
+	case rule.Timeouts != nil:
+		return "timeouts"
+	case rule.SessionPersistence != nil:
+		return "sessionPersistence"
+	}
+	return ""
+}
+
+// backend returns the one backend of a rule: a Service port of the
+// route's namespace. Several backends with weights, none, and references
+// to other namespaces or kinds are not served yet.
+func (t *route) backend(where string, refs []gatewayv1.HTTPBackendRef) (intent.BackendRef, bool) {
+	var live []*gatewayv1.HTTPBackendRef
+	for i := range refs {
+		if refs[i].Weight == nil || *refs[i].Weight > 0 {
+			live = append(live, &refs[i])
+		}
+	}
+	if len(live) != 1 {
+		t.problem("%s: %d backendRefs with a weight above 0; only one is served yet; rule left out", where, len(live))
+		return intent.BackendRef{}, false
+	}
+	ref := live[0]
+	switch {
+	case (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service"):
+		t.problem("%s: backendRef %s is not a Service; rule left out", where, ref.Name)
+	case ref.Namespace != nil && string(*ref.Namespace) != t.r.Namespace:
+		t.problem("%s: backendRef %s/%s is in another namespace, not served yet; rule left out", where, *ref.Namespace, ref.Name)
+	case ref.Port == nil:
+		t.problem("%s: backendRef %s has no port; rule left out", where, ref.Name)
+	case len(ref.Filters) > 0:
+		t.problem("%s: backendRef %s: filters are not served yet; rule left out", where, ref.Name)
+	default:
+		t.e.Services = append(t.e.Services, intent.Key{Namespace: t.r.Namespace, Name: string(ref.Name)})
+		return intent.BackendRef{Service: string(ref.Name), PortNumber: int32(*ref.Port)}, true
+	}
+	return intent.BackendRef{}, false
+}
+
+// match returns the path of one match: Exact, PathPrefix (whole path
+// elements, a trailing "/" ignored) or RegularExpression. A match on
+// headers, query parameters or the method is not served yet: served on
+// its path alone it would take requests it must not.
+func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch) (intent.Path, bool) {
+	if len(m.Headers) > 0 || len(m.QueryParams) > 0 || m.Method != nil {
+		t.problem("%s: matching headers, query parameters or the method is not served yet; match left out", where)
+		return intent.Path{}, false
+	}
+	typ, value := gatewayv1.PathMatchPathPrefix, "/"
+	if m.Path != nil {
+		if m.Path.Type != nil {
+			typ = *m.Path.Type
+		}
+		if m.Path.Value != nil {
+			value = *m.Path.Value
+		}
+	}
+	p := intent.Path{Raw: value, TypeName: string(typ), Path: value}
+	var err error
+	switch typ {
+	case gatewayv1.PathMatchExact:
+		p.PathType, err = config.PathExact, intent.ValidatePath(value)
+	case gatewayv1.PathMatchPathPrefix:
+		p.PathType, err, p.Path = config.PathPrefix, intent.ValidatePath(value), intent.NormalizePrefix(value)
+	case gatewayv1.PathMatchRegularExpression:
+		p.PathType, err = config.PathRegex, intent.ValidateRegexPath(value)
+	default:
+		err = fmt.Errorf("path type %q is not known", typ)
+	}
+	if err != nil {
+		t.problem("%s: path %q %v; match left out", where, value, err)
+		return intent.Path{}, false
+	}
+	return p, true
+}

@@ -1,0 +1,214 @@
+package gateway
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
+)
+
+const testController = "example.com/gateway"
+
+func class(name, controller string) *gatewayv1.GatewayClass {
+	return &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewayv1.GatewayController(controller)}}
+}
+
+func gw(ns, name, class string, listeners ...gatewayv1.Listener) *gatewayv1.Gateway {
+	return &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(class), Listeners: listeners}}
+}
+
+func listener(name string, port int32, host string) gatewayv1.Listener {
+	l := gatewayv1.Listener{Name: gatewayv1.SectionName(name), Port: gatewayv1.PortNumber(port), Protocol: gatewayv1.HTTPProtocolType}
+	if host != "" {
+		l.Hostname = ptr.To(gatewayv1.Hostname(host))
+	}
+	return l
+}
+
+func backend(svc string, port int32) gatewayv1.HTTPBackendRef {
+	return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+		Name: gatewayv1.ObjectName(svc), Port: ptr.To(gatewayv1.PortNumber(port))}}}
+}
+
+func pathMatch(typ gatewayv1.PathMatchType, v string) gatewayv1.HTTPRouteMatch {
+	return gatewayv1.HTTPRouteMatch{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(typ), Value: ptr.To(v)}}
+}
+
+// httpRoute is a route of namespace "app" to gateway infra/edge (or the
+// parents given), with hostnames and rules.
+func httpRoute(hosts []string, rules ...gatewayv1.HTTPRouteRule) *gatewayv1.HTTPRoute {
+	r := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "web"}}
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: "edge", Namespace: ptr.To[gatewayv1.Namespace]("infra")}}
+	for _, h := range hosts {
+		r.Spec.Hostnames = append(r.Spec.Hostnames, gatewayv1.Hostname(h))
+	}
+	r.Spec.Rules = rules
+	return r
+}
+
+func rule(matches []gatewayv1.HTTPRouteMatch, refs ...gatewayv1.HTTPBackendRef) gatewayv1.HTTPRouteRule {
+	return gatewayv1.HTTPRouteRule{Matches: matches, BackendRefs: refs}
+}
+
+// allNamespaces lets routes of every namespace attach to l.
+func allNamespaces(l gatewayv1.Listener) gatewayv1.Listener {
+	l.AllowedRoutes = &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr.To(gatewayv1.NamespacesFromAll)}}
+	return l
+}
+
+// translated stores objs in a new Source, then r, and returns r's entry.
+func translated(t *testing.T, r *gatewayv1.HTTPRoute, objs ...any) *intent.Entry {
+	t.Helper()
+	src := NewSource(testController)
+	for _, o := range objs {
+		var err error
+		switch o := o.(type) {
+		case *gatewayv1.GatewayClass:
+			_, err = src.Keep(events.KindGatewayClass, intent.Key{Name: o.Name}, o)
+		case *gatewayv1.Gateway:
+			_, err = src.Keep(events.KindGateway, intent.Key{Namespace: o.Namespace, Name: o.Name}, o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := src.Translate(events.KindHTTPRoute, intent.Key{Namespace: r.Namespace, Name: r.Name}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// summary is "host path type service:port" per path of e.
+func summary(e *intent.Entry) []string {
+	var out []string
+	for _, h := range e.Rules {
+		for _, p := range h.Paths {
+			out = append(out, h.Host+" "+p.Path+" "+string(p.PathType)+" "+p.Backend.Service+":"+strconv.Itoa(int(p.Backend.PortNumber)))
+		}
+	}
+	return out
+}
+
+func TestTranslate(t *testing.T) {
+	ours := class("ours", testController)
+	edge := gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "")))
+	web := backend("web", 8)
+	prefix := []gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/")}
+	tests := []struct {
+		name     string
+		route    *gatewayv1.HTTPRoute
+		objs     []any
+		want     []string
+		problems []string // substrings, in order
+	}{
+		{name: "attached, hostname of the route", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, edge}, want: []string{"a.example.com / Prefix web:8"}},
+		{name: "no hostname anywhere: the default server", route: httpRoute(nil, rule(nil, web)),
+			objs: []any{ours, edge}, want: []string{"_ / Prefix web:8"}},
+		{name: "not our class", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{class("ours", "example.com/other"), edge}},
+		{name: "no Gateway yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)), objs: []any{ours}},
+		{name: "same namespace only by default", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", listener("http", 80, ""))}},
+		{name: "listener hostname narrows a wildcard", route: httpRoute([]string{"*.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "a.example.com")))},
+			want: []string{"a.example.com / Prefix web:8"}},
+		{name: "hostnames that do not intersect", route: httpRoute([]string{"b.example.org"}, rule(prefix, web)),
+			objs:     []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "*.example.com")))},
+			problems: []string{"no hostname of the route matches the listener's"}},
+		{name: "wildcard hostnames are not served yet", route: httpRoute([]string{"*.example.com"}, rule(prefix, web)),
+			objs: []any{ours, edge}, problems: []string{"wildcard hostname *.example.com is not served yet"}},
+		{name: "HTTPS listener not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", func() gatewayv1.Listener {
+				l := allNamespaces(listener("https", 443, ""))
+				l.Protocol = gatewayv1.HTTPSProtocolType
+				return l
+			}())}, problems: []string{"protocol HTTPS is not served yet"}},
+		{name: "other port not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("alt", 8080, "")))}, problems: []string{"port 8080 is not served yet"}},
+		{name: "path types", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{
+			pathMatch(gatewayv1.PathMatchExact, "/x"), pathMatch(gatewayv1.PathMatchPathPrefix, "/p/"), pathMatch(gatewayv1.PathMatchRegularExpression, "/r/[0-9]+")}, web)),
+			objs: []any{ours, edge}, want: []string{"a.example.com /x Exact web:8", "a.example.com /p Prefix web:8", "a.example.com /r/[0-9]+ Regex web:8"}},
+		{name: "invalid path", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/a;b")}, web)),
+			objs: []any{ours, edge}, problems: []string{`path "/a;b" may only contain`}},
+		{name: "header match not served yet", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{{
+			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x", Value: "y"}}}}, web)),
+			objs: []any{ours, edge}, problems: []string{"matching headers, query parameters or the method is not served yet"}},
+		{name: "filter not served yet", route: httpRoute([]string{"a.example.com"}, gatewayv1.HTTPRouteRule{BackendRefs: []gatewayv1.HTTPBackendRef{web},
+			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect}}}),
+			objs: []any{ours, edge}, problems: []string{"filter RequestRedirect is not served yet"}},
+		{name: "two weighted backends not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, backend("api", 9))),
+			objs: []any{ours, edge}, problems: []string{"2 backendRefs with a weight above 0"}},
+		{name: "a backend of weight 0 takes nothing", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
+			b := backend("api", 9)
+			b.Weight = ptr.To[int32](0)
+			return b
+		}())), objs: []any{ours, edge}, want: []string{"a.example.com / Prefix web:8"}},
+		{name: "backend in another namespace not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, func() gatewayv1.HTTPBackendRef {
+			b := backend("web", 8)
+			b.Namespace = ptr.To[gatewayv1.Namespace]("other")
+			return b
+		}())), objs: []any{ours, edge}, problems: []string{"backendRef other/web is in another namespace"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := translated(t, tc.route, tc.objs...)
+			if got := summary(e); !slices.Equal(got, tc.want) {
+				t.Errorf("paths %q, want %q", got, tc.want)
+			}
+			if len(e.Problems) != len(tc.problems) {
+				t.Fatalf("problems %q, want %d like %q", e.Problems, len(tc.problems), tc.problems)
+			}
+			for i, p := range tc.problems {
+				if !strings.Contains(e.Problems[i], p) {
+					t.Errorf("problem %q, want it to contain %q", e.Problems[i], p)
+				}
+			}
+			if e.Origin.Kind != "HTTPRoute" || e.Key != (intent.Key{Namespace: "app", Name: "web"}) {
+				t.Errorf("origin %+v key %v", e.Origin, e.Key)
+			}
+		})
+	}
+}
+
+// TestKeepTranslatesAgain: a route stored before its Gateway is translated
+// again, with the Gateway's hostnames, when the Gateway comes, and loses
+// them when it goes; a deleted route is not made again.
+func TestKeepTranslatesAgain(t *testing.T) {
+	src := NewSource(testController)
+	r := httpRoute(nil, rule(nil, backend("web", 8)))
+	key := intent.Key{Namespace: "app", Name: "web"}
+	if e, _ := src.Translate(events.KindHTTPRoute, key, r); len(e.Hosts) != 0 {
+		t.Fatalf("hosts %q before any Gateway", e.Hosts)
+	}
+	if again, _ := src.Keep(events.KindGatewayClass, intent.Key{Name: "ours"}, class("ours", testController)); len(again) != 1 || len(again[0].Hosts) != 0 {
+		t.Fatalf("after the class: %d entries", len(again))
+	}
+	edge := gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "a.example.com")))
+	again, err := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, edge)
+	if err != nil || len(again) != 1 || !slices.Equal(again[0].Hosts, []string{"a.example.com"}) {
+		t.Fatalf("after the Gateway: %v %+v", err, again)
+	}
+	if again, _ := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, nil); len(again) != 1 || len(again[0].Hosts) != 0 {
+		t.Fatalf("after the Gateway's delete: %+v", again)
+	}
+	if _, err := src.Keep(events.KindHTTPRoute, key, nil); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, edge); len(again) != 0 {
+		t.Fatalf("a deleted route made again: %+v", again)
+	}
+	if _, err := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "x"}, r); err == nil {
+		t.Fatal("an HTTPRoute kept as a Gateway")
+	}
+}
