@@ -65,7 +65,9 @@ func mainE2E(m *testing.M) int {
 		ConfigMap: configMapNamespace + "/" + configMapName,
 		// SSL passthrough is on for every test: HTTPS then reaches nginx's
 		// HTTPS server through the stream listener, with the client address.
-		WatcherArgs: l4Args(),
+		// The Gateway API CRDs are installed by the tests that use them:
+		// the watcher notices within a second.
+		WatcherArgs: append(l4Args(), "--gateway-api-poll-interval", "1s"),
 		SyncerArgs:  append([]string{"--holdoff", "300ms", "--max-holdoff", "2s", "--enable-ssl-passthrough"}, l4Args()...),
 	})
 	if err != nil {
