@@ -185,7 +185,7 @@ func parseAuthConfigMapRef(v string) (string, error) {
 }
 
 // globalAuthKeys are the ConfigMap's global-auth-* keys: each validated as
-// its annotation (see extAuthInput.set), kept as written.
+// its annotation (see ExtAuthSettings.set), kept as written.
 var globalAuthKeys = map[string]struct {
 	annotation string
 	field      func(*config.GlobalAuth) *string

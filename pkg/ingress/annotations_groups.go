@@ -7,7 +7,7 @@ import (
 )
 
 // The annotation parsers, one per group of annotations that build one part
-// of ingressAnnotations together. The registry (registry.go) is the one
+// of Settings together. The registry (registry.go) is the one
 // place that says which parser claims which annotation name: parseAnnotations
 // looks the name up there, so no parser depends on the order in which the
 // others are tried, and an annotation the registry does not claim is

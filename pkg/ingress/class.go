@@ -56,7 +56,7 @@ func newClassMatcher(classes map[string]*networkingv1.IngressClass, c intent.Cla
 //     controller carries ingressclass.kubernetes.io/is-default-class=true,
 //     or with c.WithoutClass.
 //
-// The syncers apply it through the Ingress source (ingressSource.Serving),
+// The syncers apply it through the Ingress source (Source.Serving),
 // the watcher for Ingress status through Serves, with every IngressClass
 // by name.
 func Serves(ing *networkingv1.Ingress, classes map[string]*networkingv1.IngressClass, c intent.Classes) bool {

@@ -13,7 +13,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
-// ingressSource is the Ingress translator as the Store and Build use it
+// Source is the Ingress translator as the Store and Build use it
 // (Source, GlobalSource): it translates Ingresses into entries, keeps the
 // IngressClasses for the class rule, and reads ingress-nginx's controller
 // ConfigMap.

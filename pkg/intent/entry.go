@@ -2,10 +2,10 @@ package intent
 
 import "k8s.io/apimachinery/pkg/runtime"
 
-// kindIngress is the Origin kind of Ingresses.
+// KindIngress is the Origin kind of Ingresses.
 const KindIngress = "Ingress"
 
-// ingressEntry is what a Source made of one stored route object (an
+// Entry is what a Source made of one stored route object (an
 // Ingress): its Origin, its route intents and settings, and what it
 // references, for the Store's indexes.
 type Entry struct {

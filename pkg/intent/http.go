@@ -44,7 +44,7 @@ var authVariables = map[string]bool{
 	"server_name": true, "request_id": true,
 }
 
-// authVariable reports whether $name may appear in an auth template.
+// AuthVariable reports whether $name may appear in an auth template.
 func AuthVariable(name string) bool {
 	if authVariables[name] {
 		return true
@@ -68,11 +68,11 @@ func urlChar(c byte) bool {
 	return IsAlnum(c) || strings.IndexByte("-._~/:,?&=%+", c) >= 0
 }
 
-// cacheKeyChar: ingress-nginx's NGINXVariable validator (letters, digits,
+// CacheKeyChar: ingress-nginx's NGINXVariable validator (letters, digits,
 // '-', '_'), with ':' '/' '.' and ',' for readable keys.
 func CacheKeyChar(c byte) bool { return IsAlnum(c) || strings.IndexByte("-_:/.,", c) >= 0 }
 
-// parseAuthTemplate checks a template: characters that literal accepts
+// ParseAuthTemplate checks a template: characters that literal accepts
 // and variables $name or ${name} that authVariable accepts.
 func ParseAuthTemplate(v string, literal func(byte) bool) error {
 	if v == "" || len(v) > MaxAuthURLLen {
@@ -98,7 +98,7 @@ func ParseAuthTemplate(v string, literal func(byte) bool) error {
 	return nil
 }
 
-// templateVar returns the variable name at the start of s (after '$') and
+// TemplateVar returns the variable name at the start of s (after '$') and
 // the bytes it takes, "" when there is none.
 func TemplateVar(s string) (string, int) {
 	if strings.HasPrefix(s, "{") {
@@ -202,7 +202,7 @@ func validHostLabels(h string) bool {
 	return true
 }
 
-// parseAuthSignin checks auth-signin: an http(s) URL, an absolute path, or
+// ParseAuthSignin checks auth-signin: an http(s) URL, an absolute path, or
 // a template starting with a variable ($scheme://$host/...).
 func ParseAuthSignin(v string) error {
 	if !(strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://") || strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") || strings.HasPrefix(v, "$")) {
@@ -213,7 +213,7 @@ func ParseAuthSignin(v string) error {
 
 var AuthMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"}
 
-// parseAuthHeaderList parses header names separated by commas, as
+// ParseAuthHeaderList parses header names separated by commas, as
 // ingress-nginx's auth-response-headers ([A-Za-z0-9_-] each, empty items
 // skipped); nil for an empty list.
 func ParseAuthHeaderList(v string) ([]string, error) {
@@ -236,7 +236,7 @@ func ParseAuthHeaderList(v string) ([]string, error) {
 	return out, nil
 }
 
-// parseRequestRedirect accepts ingress-nginx's URL characters (no
+// ParseRequestRedirect accepts ingress-nginx's URL characters (no
 // variables): the literal X-Auth-Request-Redirect.
 func ParseRequestRedirect(v string) (string, error) {
 	if v == "" || len(v) > MaxAuthURLLen {
@@ -279,7 +279,7 @@ var (
 	CORSExposeRE  = regexp.MustCompile(`^(([A-Za-z0-9\-_]+|\*),?\s?)+$`)
 )
 
-// parseRedirectURL accepts an absolute http or https URL made of the
+// ParseRedirectURL accepts an absolute http or https URL made of the
 // characters ingress-nginx allows in redirect URLs (letters, digits and
 // -._~/:,?&=).
 func ParseRedirectURL(v string) (string, error) {
@@ -295,7 +295,7 @@ func ParseRedirectURL(v string) (string, error) {
 	return v, nil
 }
 
-// parseUpstreamVhost accepts a host name or address, optionally with a
+// ParseUpstreamVhost accepts a host name or address, optionally with a
 // port: letters, digits, '-' and '.', then ":" and 1 to 65535.
 func ParseUpstreamVhost(v string) (string, error) {
 	host, port, hasPort := strings.Cut(v, ":")

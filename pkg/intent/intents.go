@@ -11,7 +11,7 @@ type Origin struct {
 	Generation int64
 }
 
-// backendRef names a port of a Service in the origin's namespace, by name
+// BackendRef names a port of a Service in the origin's namespace, by name
 // or by number. unsupported marks a reference to something that is not a
 // Service (an Ingress resource backend): it cannot be served.
 type BackendRef struct {
@@ -21,7 +21,7 @@ type BackendRef struct {
 	Unsupported bool
 }
 
-// hostIntent is one host of an object. Its Server exists even when it has
+// Host is one host of an object. Its Server exists even when it has
 // no path; a host that is not valid (err) is left out with a Problem.
 type Host struct {
 	// host is the Server's name: config.DefaultServerName for none.
@@ -32,7 +32,7 @@ type Host struct {
 	Paths []Path
 }
 
-// pathIntent is one path of a host, validated and normalized as its
+// Path is one path of a host, validated and normalized as its
 // object's settings say (regex or not); err says why it cannot be served.
 type Path struct {
 	Path     string
@@ -47,7 +47,7 @@ type Path struct {
 	Backend  BackendRef
 }
 
-// tlsIntent asks for the certificate of Secret secret (of the origin's
+// TLS asks for the certificate of Secret secret (of the origin's
 // namespace; "" for the default certificate) on hosts; no hosts means
 // every valid host of the object.
 type TLS struct {

@@ -115,7 +115,7 @@ func repeatsEmptyWidth(re *syntax.Regexp) bool {
 	return false
 }
 
-// normalizePrefix removes the trailing slash of a Prefix path: Ingress v1
+// NormalizePrefix removes the trailing slash of a Prefix path: Ingress v1
 // ignores it, so "/foo/" and "/foo" are the same rule. "/" stays "/".
 func NormalizePrefix(p string) string {
 	if len(p) > 1 && p[len(p)-1] == '/' {

@@ -6,7 +6,7 @@ import (
 	"regexp/syntax"
 )
 
-// validateHeaderPattern checks canary-by-header-pattern: valid RE2 syntax,
+// ValidateHeaderPattern checks canary-by-header-pattern: valid RE2 syntax,
 // and within what nginx's PCRE takes with the same meaning, by the checks
 // of regex paths (validateRegexPath, run on the pattern behind a "/": a
 // literal first character changes nothing of what they look at).

@@ -2,7 +2,7 @@ package intent
 
 import "github.com/ingress-sync/ingress-sync/pkg/config"
 
-// canaryInput is what the canary annotations of one Ingress say.
+// CanarySettings is what the canary annotations of one Ingress say.
 type CanarySettings struct {
 	Enabled bool
 	// set lists the other canary annotations accepted, in sorted order.
@@ -11,7 +11,7 @@ type CanarySettings struct {
 	Spec config.Canary
 }
 
-// ingressAnnotations is what the annotations of one Ingress say, parsed and
+// Settings is what the annotations of one Ingress say, parsed and
 // validated once when the Ingress is stored.
 type Settings struct {
 	// location holds the per-location settings, SSLRedirect excluded.
@@ -69,7 +69,7 @@ type Settings struct {
 	Problems []string
 }
 
-// balancing is the backend-level part of an Ingress's annotations.
+// Balancing is the backend-level part of an Ingress's annotations.
 type Balancing struct {
 	LoadBalance string
 	HashBy      string
@@ -87,7 +87,7 @@ func (b *Balancing) Equal(o *Balancing) bool {
 	return b.Affinity == nil || *b.Affinity == *o.Affinity
 }
 
-// authInput collects the auth annotations of one Ingress.
+// AuthSettings collects the auth annotations of one Ingress.
 type AuthSettings struct {
 	Type, Secret, SecretType, Realm string
 	// satisfyAny is satisfy=any: the allow-list or the credentials.
@@ -98,7 +98,7 @@ type AuthSettings struct {
 	Err       string
 }
 
-// clientAuthInput collects the auth-tls annotations of one Ingress.
+// ClientAuthSettings collects the auth-tls annotations of one Ingress.
 type clientAuthInput struct {
 	Secret, Verify, ErrorPage, MatchCN string
 	Depth                              int
@@ -110,7 +110,7 @@ type clientAuthInput struct {
 	Err       string
 }
 
-// extAuthInput collects the external auth annotations of one Ingress.
+// ExtAuthSettings collects the external auth annotations of one Ingress.
 type ExtAuthSettings struct {
 	URL, Host, Method, Signin, SigninParam, RequestRedirect, CacheKey, ProxySetHeaders string
 	ResponseHeaders                                                                    []string
@@ -125,7 +125,7 @@ type ExtAuthSettings struct {
 	GlobalOff bool
 }
 
-// externalAuth makes the ExternalAuth of valid values.
+// ExternalAuth makes the ExternalAuth of valid values.
 func (in *ExtAuthSettings) ExternalAuth() *config.ExternalAuth {
 	ea := &config.ExternalAuth{URL: in.URL, Host: in.Host, Method: in.Method, ResponseHeaders: in.ResponseHeaders,
 		RequestRedirect: in.RequestRedirect, CacheKey: in.CacheKey, AlwaysSetCookie: in.AlwaysSetCookie}
@@ -141,7 +141,7 @@ func (in *ExtAuthSettings) ExternalAuth() *config.ExternalAuth {
 	return ea
 }
 
-// limitInput collects the limit annotations of one Ingress (see
+// LimitSettings collects the limit annotations of one Ingress (see
 // finishLimit).
 type LimitSettings struct {
 	RateLimit  config.RateLimit
@@ -153,7 +153,7 @@ type LimitSettings struct {
 	RateSet, RateAfterSet bool
 }
 
-// proxySSLInput collects the proxy-ssl-* annotations of one Ingress.
+// ProxySSLSettings collects the proxy-ssl-* annotations of one Ingress.
 type ProxySSLSettings struct {
 	Secret, Name, Protocols, Ciphers string
 	Verify, ServerName               bool
@@ -166,7 +166,7 @@ type ProxySSLSettings struct {
 	Others []string
 }
 
-// redirectInput and corsInput collect annotations that only mean something
+// RedirectSettings and CORSSettings collect annotations that only mean something
 // together; they are combined once every annotation is read.
 type redirectInput struct {
 	Permanent, Temporal         string
@@ -184,7 +184,7 @@ type corsInput struct {
 	MaxAge      *int
 }
 
-// upstreamInput is what the upstream annotations of one Ingress say.
+// UpstreamSettings is what the upstream annotations of one Ingress say.
 type upstreamInput struct {
 	// aliases are the valid server-alias names, sorted and unique.
 	Aliases []string

@@ -29,7 +29,7 @@ func Quote(v string) string {
 	return strconv.Quote(v)
 }
 
-// compactStrings removes adjacent duplicates of a sorted slice in place.
+// CompactStrings removes adjacent duplicates of a sorted slice in place.
 func CompactStrings(s []string) []string {
 	if len(s) < 2 {
 		return s
@@ -80,7 +80,7 @@ func ParseAuthCacheDurations(v string) ([]config.AuthCacheDuration, error) {
 	return out, nil
 }
 
-// signinWithRedirect adds param (default rd) with the original URL to the
+// SigninWithRedirect adds param (default rd) with the original URL to the
 // signin URL unless its query has it, as ingress-nginx's buildAuthSignURL.
 func SigninWithRedirect(signin, param string) string {
 	if param == "" {
@@ -99,7 +99,7 @@ func SigninWithRedirect(signin, param string) string {
 	return signin + "&" + param + "=" + original
 }
 
-// parseHTTPErrors parses custom-http-errors: comma-separated status codes
+// ParseHTTPErrors parses custom-http-errors: comma-separated status codes
 // 400 to 599 (spaces allowed), returned sorted and unique; "" is none.
 func ParseHTTPErrors(v string) ([]int, error) {
 	var codes []int
@@ -136,7 +136,7 @@ const (
 	MaxAliases        = 100
 )
 
-// validHeaderName reports whether n is an RFC 7230 token.
+// ValidHeaderName reports whether n is an RFC 7230 token.
 func ValidHeaderName(n string) bool {
 	if n == "" || len(n) > 256 {
 		return false
@@ -149,7 +149,7 @@ func ValidHeaderName(n string) bool {
 	return true
 }
 
-// checkHeaderValue accepts printable ASCII and tabs, not empty (as
+// CheckHeaderValue accepts printable ASCII and tabs, not empty (as
 // ingress-nginx), at most maxHeaderValueLen bytes.
 func CheckHeaderValue(v string) error {
 	if v == "" {
@@ -170,7 +170,7 @@ func IsAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// isDNSLabel reports whether s is an RFC 1123 label: lower-case letters,
+// IsDNSLabel reports whether s is an RFC 1123 label: lower-case letters,
 // digits and inner '-', at most 63 characters.
 func IsDNSLabel(s string) bool {
 	if len(s) == 0 || len(s) > 63 || !isLowerAlnum(s[0]) || !isLowerAlnum(s[len(s)-1]) {
@@ -184,7 +184,7 @@ func IsDNSLabel(s string) bool {
 	return true
 }
 
-// isDNSSubdomain reports whether s is an RFC 1123 subdomain: dot-separated
+// IsDNSSubdomain reports whether s is an RFC 1123 subdomain: dot-separated
 // labels, at most 253 characters.
 func IsDNSSubdomain(s string) bool {
 	if len(s) == 0 || len(s) > 253 {
@@ -203,7 +203,7 @@ func IsDNSSubdomain(s string) bool {
 	return true
 }
 
-// validHost checks an Ingress rule or TLS host: an exact DNS name, or "*."
+// ValidHost checks an Ingress rule or TLS host: an exact DNS name, or "*."
 // followed by one, as Kubernetes validates them.
 func ValidHost(h string) error {
 	if rest, ok := strings.CutPrefix(h, "*."); ok {
@@ -223,7 +223,7 @@ var (
 	errPathLong     = errors.New("is longer than 1024 characters")
 )
 
-// pathChar is the allow-list of characters in Ingress paths and cookie
+// PathChar is the allow-list of characters in Ingress paths and cookie
 // paths: RFC 3986 pchar without "$", ";", "'" (they mean something to nginx
 // or to its configuration parser).
 func PathChar(c byte) bool {
@@ -237,7 +237,7 @@ func PathChar(c byte) bool {
 	return false
 }
 
-// validatePath checks an absolute URL path against the allow-list.
+// ValidatePath checks an absolute URL path against the allow-list.
 func ValidatePath(p string) error {
 	if err := checkAbsolute(p); err != nil {
 		return err
@@ -254,7 +254,7 @@ func ValidatePath(p string) error {
 	return nil
 }
 
-// validateRegexPath checks a regex path: absolute, at most 1024 printable
+// ValidateRegexPath checks a regex path: absolute, at most 1024 printable
 // ASCII characters, valid RE2 syntax (what Kubernetes and ingress-nginx
 // document), and inside the part of it that nginx's PCRE, matching bytes,
 // accepts with the same meaning: no group flags but (?: and (?i), no
@@ -272,7 +272,7 @@ func ValidateRegexPath(p string) error {
 	return ValidatePattern(p)
 }
 
-// validatePattern checks that p is RE2 syntax inside the part nginx's PCRE
+// ValidatePattern checks that p is RE2 syntax inside the part nginx's PCRE
 // accepts with the same meaning (see validateRegexPath).
 func ValidatePattern(p string) error {
 	if err := checkRegexText(p); err != nil {
@@ -291,7 +291,7 @@ func ValidatePattern(p string) error {
 	return nil
 }
 
-// objectKey identifies a namespaced object.
+// Key identifies a namespaced object.
 type Key struct {
 	Namespace, Name string
 }
@@ -322,7 +322,7 @@ const (
 	MaxProxySSLVerifyDepth   = 100
 )
 
-// parseIntRange parses a plain decimal integer in [lo, hi].
+// ParseIntRange parses a plain decimal integer in [lo, hi].
 func ParseIntRange(v string, lo, hi int) (int, error) {
 	if !AllDigits(v) || len(v) > 10 {
 		return 0, errors.New("must be a whole number")
@@ -343,7 +343,7 @@ func Printable(s string) bool {
 	return true
 }
 
-// checkHash accepts the hash formats lua/auth.lua verifies: $apr1$ and $1$
+// CheckHash accepts the hash formats lua/auth.lua verifies: $apr1$ and $1$
 // (MD5), $2a$/$2b$/$2y$ (bcrypt), $5$ and $6$ (SHA-crypt), {SHA}, {SSHA}
 // and traditional DES crypt.
 func CheckHash(h string) error {
@@ -473,7 +473,7 @@ var authTimeUnits = map[string]int64{"ms": 1, "s": 1000, "m": 60000, "h": 360000
 // crypt64 is the alphabet of crypt hashes.
 const crypt64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// refKey is the key of the object ref ("name" or "namespace/name") names
+// RefKey is the key of the object ref ("name" or "namespace/name") names
 // for an Ingress of namespace; ok is false when ref is "" or names another
 // namespace.
 func RefKey(namespace, ref string) (Key, bool) {

@@ -53,7 +53,7 @@ type Incremental struct {
 	hostsOK       bool
 	defaultWinner entryKey
 	// users are, by Backend name, the Ingresses that route to it in cur
-	// (objectKey{} for the default backend flag and default-backend
+	// (Key{} for the default backend flag and default-backend
 	// annotations).
 	users map[string][]entryKey
 	// w is the writer of the Backends' checksums of patches.

@@ -16,7 +16,7 @@ import (
 )
 
 // routeSource is a second source for the build's tests: an HTTPRoute is
-// one Prefix "/" path to its first backendRef, on the hostname of the
+// one Prefix "/" path to its first BackendRef, on the hostname of the
 // Gateway its first parentRef names, so that its translation depends on
 // another object the source keeps (as the Gateway API's does).
 type routeSource struct {
