@@ -11,8 +11,10 @@
 //
 //   - Gateways of the GatewayClasses whose spec.controllerName is the
 //     controller name (--gateway-controller-name); HTTP listeners on port
-//     80; parentRefs by name, sectionName and port; allowedRoutes
-//     namespaces Same and All, and kinds.
+//     80 and HTTPS listeners on 443 that terminate TLS with their first
+//     certificateRef (a Secret of another namespace only with a
+//     ReferenceGrant); parentRefs by name, sectionName and port;
+//     allowedRoutes namespaces Same and All, and kinds.
 //   - Hostnames: the intersection of the listener's and the route's,
 //     exact names; a route and a listener without any go to the default
 //     server (requests for hosts no other route or Ingress names).
@@ -22,7 +24,7 @@
 //     oldest wins a host and path.
 //
 // Everything else is left out with a Problem that names it, never served
-// otherwise than the specification says: HTTPS listeners and other ports,
+// otherwise than the specification says: TLS passthrough and other ports,
 // wildcard hostnames, header, query and method matches, filters,
 // timeouts, several weighted backends, references to other namespaces,
 // allowedRoutes selectors. Route and Gateway status is not written yet.

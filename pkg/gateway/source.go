@@ -127,3 +127,12 @@ func (src *Source) Len() int { return len(src.classes) + len(src.gateways) + len
 func (src *Source) Serving(intent.Classes) func(*intent.Entry) bool {
 	return func(*intent.Entry) bool { return true }
 }
+
+// grantList returns the ReferenceGrants kept.
+func (src *Source) grantList() []*gatewayv1.ReferenceGrant {
+	out := make([]*gatewayv1.ReferenceGrant, 0, len(src.grants))
+	for _, g := range src.grants {
+		out = append(out, g)
+	}
+	return out
+}

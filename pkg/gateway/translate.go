@@ -17,8 +17,10 @@ type route struct {
 	src *Source
 	r   *gatewayv1.HTTPRoute
 	e   *intent.Entry
-	// hosts are the hostnames its accepted parents give it.
-	hosts []string
+	// hosts are the hostnames its accepted parents give it; plainHTTP is
+	// set when one of them is an HTTP listener.
+	hosts     []string
+	plainHTTP bool
 }
 
 // translate makes the entry of HTTPRoute r at key: its hosts from the
@@ -48,9 +50,15 @@ func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Ent
 	for _, h := range t.hosts {
 		e.Rules = append(e.Rules, intent.Host{Host: h, Raw: h, Paths: paths})
 	}
+	if t.plainHTTP {
+		// A route on an HTTP listener is served over HTTP as well, not
+		// redirected to HTTPS (ingress-nginx's ssl-redirect default).
+		e.Settings.SSLRedirect = new(false)
+	}
 	e.Hosts = slices.Clone(t.hosts)
 	slices.Sort(e.Hosts)
 	e.Services = intent.UniqueKeys(e.Services)
+	e.Secrets = intent.UniqueKeys(e.Secrets)
 	return e
 }
 
@@ -91,12 +99,21 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) ([]string
 	if !allowsRoute(gw, l, t.r.Namespace) {
 		return nil, false
 	}
+	var cert *SecretRef
 	switch {
-	case l.Protocol != gatewayv1.HTTPProtocolType:
-		t.problem("%s: protocol %s is not served yet; not attached to it", where, l.Protocol)
+	case l.Protocol == gatewayv1.HTTPProtocolType && l.Port == 80:
+		t.plainHTTP = true
+	case l.Protocol == gatewayv1.HTTPSProtocolType && l.Port == 443:
+		c, ok := t.certificate(gw, l, where)
+		if !ok {
+			return nil, false
+		}
+		cert = &c
+	case l.Protocol == gatewayv1.HTTPProtocolType || l.Protocol == gatewayv1.HTTPSProtocolType:
+		t.problem("%s: port %d is not served yet (HTTP on port 80 and HTTPS on 443 are); not attached to it", where, l.Port)
 		return nil, false
-	case l.Port != 80:
-		t.problem("%s: port %d is not served yet (HTTP listeners on port 80 are); not attached to it", where, l.Port)
+	default:
+		t.problem("%s: protocol %s is not served yet; not attached to it", where, l.Protocol)
 		return nil, false
 	}
 	hosts := intersect(l.Hostname, t.r.Spec.Hostnames)
@@ -116,7 +133,38 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) ([]string
 		}
 		out = append(out, h)
 	}
+	// The default server answers HTTPS with the default certificate.
+	if named := slices.DeleteFunc(slices.Clone(out), func(h string) bool { return h == config.DefaultServerName }); cert != nil && len(named) > 0 {
+		t.e.TLS = append(t.e.TLS, intent.TLS{Hosts: named, Secret: cert.Name, Namespace: cert.Namespace})
+		t.e.Secrets = append(t.e.Secrets, intent.Key(*cert))
+	}
 	return out, len(out) > 0
+}
+
+// certificate returns the Secret an HTTPS listener terminates TLS with:
+// its first certificateRef, a Secret of the Gateway's namespace or of one
+// whose ReferenceGrant allows it. Passthrough and a listener without a
+// usable certificate are not served (the route is not attached to it).
+func (t *route) certificate(gw *gatewayv1.Gateway, l *gatewayv1.Listener, where string) (SecretRef, bool) {
+	if l.TLS == nil || (l.TLS.Mode != nil && *l.TLS.Mode != gatewayv1.TLSModeTerminate) {
+		t.problem("%s: only TLS mode Terminate is served on HTTPS; not attached to it", where)
+		return SecretRef{}, false
+	}
+	if len(l.TLS.CertificateRefs) == 0 {
+		t.problem("%s: no certificateRefs; not attached to it", where)
+		return SecretRef{}, false
+	}
+	ref, ok := secretRefOf(gw.Namespace, l.TLS.CertificateRefs[0])
+	if !ok {
+		t.problem("%s: certificateRefs[0] is not a Secret; not attached to it", where)
+		return SecretRef{}, false
+	}
+	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "Gateway", Namespace: gw.Namespace}
+	if !ReferenceGranted(t.src.grantList(), from, GrantTo{Kind: "Secret", Namespace: ref.Namespace, Name: ref.Name}) {
+		t.problem("%s: Secret %s/%s is in another namespace and no ReferenceGrant there allows it; not attached to it", where, ref.Namespace, ref.Name)
+		return SecretRef{}, false
+	}
+	return ref, true
 }
 
 // allowsRoute applies the listener's allowedRoutes to an HTTPRoute of

@@ -59,6 +59,23 @@ func rule(matches []gatewayv1.HTTPRouteMatch, refs ...gatewayv1.HTTPBackendRef) 
 	return gatewayv1.HTTPRouteRule{Matches: matches, BackendRefs: refs}
 }
 
+// https is an HTTPS listener on 443 for routes of every namespace,
+// terminating TLS with Secret ns/name.
+func https(ns, name string) gatewayv1.Listener {
+	l := allNamespaces(listener("https", 443, ""))
+	l.Protocol = gatewayv1.HTTPSProtocolType
+	l.TLS = &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{
+		Name: gatewayv1.ObjectName(name), Namespace: ptr.To(gatewayv1.Namespace(ns))}}}
+	return l
+}
+
+// grant lets the Gateways of namespace from refer to the Secrets of ns.
+func grant(ns, from string) *gatewayv1.ReferenceGrant {
+	return &gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "certs"}, Spec: gatewayv1.ReferenceGrantSpec{
+		From: []gatewayv1.ReferenceGrantFrom{{Group: gatewayv1.GroupName, Kind: "Gateway", Namespace: gatewayv1.Namespace(from)}},
+		To:   []gatewayv1.ReferenceGrantTo{{Group: "", Kind: "Secret"}}}}
+}
+
 // allNamespaces lets routes of every namespace attach to l.
 func allNamespaces(l gatewayv1.Listener) gatewayv1.Listener {
 	l.AllowedRoutes = &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr.To(gatewayv1.NamespacesFromAll)}}
@@ -76,6 +93,8 @@ func translated(t *testing.T, r *gatewayv1.HTTPRoute, objs ...any) *intent.Entry
 			_, err = src.Keep(events.KindGatewayClass, intent.Key{Name: o.Name}, o)
 		case *gatewayv1.Gateway:
 			_, err = src.Keep(events.KindGateway, intent.Key{Namespace: o.Namespace, Name: o.Name}, o)
+		case *gatewayv1.ReferenceGrant:
+			_, err = src.Keep(events.KindReferenceGrant, intent.Key{Namespace: o.Namespace, Name: o.Name}, o)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -109,6 +128,7 @@ func TestTranslate(t *testing.T) {
 		route    *gatewayv1.HTTPRoute
 		objs     []any
 		want     []string
+		tls      []string // "hosts namespace/secret"
 		problems []string // substrings, in order
 	}{
 		{name: "attached, hostname of the route", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
@@ -128,14 +148,29 @@ func TestTranslate(t *testing.T) {
 			problems: []string{"no hostname of the route matches the listener's"}},
 		{name: "wildcard hostnames are not served yet", route: httpRoute([]string{"*.example.com"}, rule(prefix, web)),
 			objs: []any{ours, edge}, problems: []string{"wildcard hostname *.example.com is not served yet"}},
-		{name: "HTTPS listener not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+		{name: "HTTPS: the listener's certificate", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", https("infra", "cert"))},
+			want: []string{"a.example.com / Prefix web:8"}, tls: []string{"a.example.com infra/cert"}},
+		{name: "HTTPS: a certificate of another namespace needs a grant", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", https("certs", "cert"))},
+			problems: []string{"Secret certs/cert is in another namespace and no ReferenceGrant there allows it"}},
+		{name: "HTTPS: a granted certificate of another namespace", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", https("certs", "cert")), grant("certs", "infra")},
+			want: []string{"a.example.com / Prefix web:8"}, tls: []string{"a.example.com certs/cert"}},
+		{name: "HTTPS: passthrough is not served", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", func() gatewayv1.Listener {
-				l := allNamespaces(listener("https", 443, ""))
-				l.Protocol = gatewayv1.HTTPSProtocolType
+				l := https("infra", "cert")
+				l.TLS.Mode = ptr.To(gatewayv1.TLSModePassthrough)
 				return l
-			}())}, problems: []string{"protocol HTTPS is not served yet"}},
+			}())}, problems: []string{"only TLS mode Terminate is served on HTTPS"}},
 		{name: "other port not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("alt", 8080, "")))}, problems: []string{"port 8080 is not served yet"}},
+		{name: "other protocol not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", func() gatewayv1.Listener {
+				l := allNamespaces(listener("tcp", 9000, ""))
+				l.Protocol = gatewayv1.TCPProtocolType
+				return l
+			}())}, problems: []string{"protocol TCP is not served yet"}},
 		{name: "path types", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{
 			pathMatch(gatewayv1.PathMatchExact, "/x"), pathMatch(gatewayv1.PathMatchPathPrefix, "/p/"), pathMatch(gatewayv1.PathMatchRegularExpression, "/r/[0-9]+")}, web)),
 			objs: []any{ours, edge}, want: []string{"a.example.com /x Exact web:8", "a.example.com /p Prefix web:8", "a.example.com /r/[0-9]+ Regex web:8"}},
@@ -165,6 +200,19 @@ func TestTranslate(t *testing.T) {
 			e := translated(t, tc.route, tc.objs...)
 			if got := summary(e); !slices.Equal(got, tc.want) {
 				t.Errorf("paths %q, want %q", got, tc.want)
+			}
+			var tls []string
+			for _, c := range e.TLS {
+				tls = append(tls, strings.Join(c.Hosts, ",")+" "+c.Namespace+"/"+c.Secret)
+			}
+			if !slices.Equal(tls, tc.tls) {
+				t.Errorf("tls %q, want %q", tls, tc.tls)
+			}
+			if len(tc.tls) > 0 && (e.Settings.SSLRedirect != nil || len(e.Secrets) != 1) {
+				t.Errorf("an HTTPS-only route: ssl redirect %v, secrets %v", e.Settings.SSLRedirect, e.Secrets)
+			}
+			if len(tc.tls) == 0 && len(tc.want) > 0 && (e.Settings.SSLRedirect == nil || *e.Settings.SSLRedirect) {
+				t.Error("a route on an HTTP listener is redirected to HTTPS")
 			}
 			if len(e.Problems) != len(tc.problems) {
 				t.Fatalf("problems %q, want %d like %q", e.Problems, len(tc.problems), tc.problems)

@@ -47,10 +47,12 @@ type Path struct {
 	Backend  BackendRef
 }
 
-// TLS asks for the certificate of Secret secret (of the origin's
-// namespace; "" for the default certificate) on hosts; no hosts means
-// every valid host of the object.
+// TLS asks for the certificate of Secret Secret ("" for the default
+// certificate) on Hosts; no hosts means every valid host of the object.
+// The Secret is in Namespace, "" for the origin's: a translator that names
+// another has checked that the reference is allowed (a ReferenceGrant).
 type TLS struct {
-	Hosts  []string
-	Secret string
+	Hosts     []string
+	Secret    string
+	Namespace string
 }

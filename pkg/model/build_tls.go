@@ -39,8 +39,9 @@ type certificates struct {
 //     host that no rule names gets its certificate (SNI) but no Server.
 //   - A host listed by several Ingresses with different Secrets takes the
 //     Secret of the oldest; the others get a Problem.
-//   - The Secret must be a kubernetes.io/tls Secret in the Ingress's
-//     namespace whose tls.crt and tls.key form a valid key pair; otherwise,
+//   - The Secret must be a kubernetes.io/tls Secret in the entry's
+//     namespace (or the one its source names, intent.TLS.Namespace) whose
+//     tls.crt and tls.key form a valid key pair; otherwise,
 //     or with an empty secretName, the host is served the default
 //     certificate (a Problem says why, except for an empty secretName).
 //     A certificate that does not cover its host is used, with a Problem.
@@ -58,7 +59,7 @@ func (b *builder) buildTLS() {
 			}
 			secret := intent.Key{}
 			if t.Secret != "" {
-				secret = intent.Key{Namespace: e.Key.Namespace, Name: t.Secret}
+				secret = intent.Key{Namespace: cmp.Or(t.Namespace, e.Key.Namespace), Name: t.Secret}
 			}
 			for _, h := range hosts {
 				b.claimTLS(e, h, secret)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +63,45 @@ func serverOf(cfg *config.Configuration, host string) *config.Server {
 		}
 	}
 	return nil
+}
+
+// TestBuildHTTPSRoute: a route on an HTTPS listener gets the listener's
+// certificate for its hosts, from the Gateway's namespace; one on an HTTP
+// listener as well is not redirected to HTTPS.
+func TestBuildHTTPSRoute(t *testing.T) {
+	edge := eventstest.Gateway()
+	all := &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromAll)}}
+	edge.Spec.Listeners = []gatewayv1.Listener{
+		{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: all},
+		{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, AllowedRoutes: all,
+			TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "edge-cert"}}}},
+	}
+	r := &gatewayv1.HTTPRoute{ObjectMeta: objMeta("app", "r")}
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(edge.Name), Namespace: ptr(gatewayv1.Namespace(edge.Namespace))}}
+	r.Spec.Hostnames = []gatewayv1.Hostname{"a.example.com"}
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Port: ptr(gatewayv1.PortNumber(80))}}}}}}
+	s := newGatewayStore()
+	for _, o := range []runtime.Object{eventstest.GatewayClass(), edge, tlsSecret(t, edge.Namespace, "edge-cert", "example"),
+		service("app", "web", svcPort("http", 80)), r} {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Build(s, testOptions())
+	a := serverOf(cfg, "a.example.com")
+	if a == nil || !a.TLS || a.SSLRedirect {
+		t.Fatalf("a.example.com: %+v, want TLS without a redirect", a)
+	}
+	var certHosts []string
+	for _, c := range cfg.Certificates {
+		certHosts = append(certHosts, c.Hosts...)
+	}
+	if !slices.Contains(certHosts, "a.example.com") {
+		t.Fatalf("certificates for %q, want a.example.com's from %s/edge-cert (problems %q)", certHosts, edge.Namespace, problemStrings(cfg.Problems))
+	}
+	eff, err := s.Apply(upsertEvent(tlsSecret(t, edge.Namespace, "edge-cert", "other")))
+	if err != nil || !s.CanChange(eff, testOptions()) {
+		t.Fatalf("a change of the listener's Secret cannot change the Configuration (%v)", err)
+	}
 }
