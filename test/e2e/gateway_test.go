@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/x509"
 	"slices"
 	"testing"
 
@@ -11,15 +12,26 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/gateway"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/test/testkit/gatewayapi"
 )
 
 // TestHTTPRoute: an HTTPRoute attached to a Gateway of ours is served by
-// both nginx beside the Ingresses, with no reload: its paths, a change of
-// its Gateway's hostname, and its delete.
+// both nginx beside the Ingresses, over HTTP and HTTPS (the listener's
+// certificate), with no reload: its paths, a change of its Gateway's
+// hostname, and its delete.
 func TestHTTPRoute(t *testing.T) {
 	ns := setup(t)
+	host := ns + ".gw.example.com"
+	ca, err := certs.Generate(certs.Options{CommonName: "e2e gateway CA", IsCA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	applySecret(t, fixtures.TLSSecret(ns, "gw-tls", leaf(t, ca, host)))
 	gatewayapi.InstallT(t, w.CP.Config())
 	gw := gatewayclient.NewForConfigOrDie(w.CP.Config()).GatewayV1()
 	web, api := service(t, ns, "web"), service(t, ns, "api")
@@ -30,8 +42,11 @@ func TestHTTPRoute(t *testing.T) {
 	})
 	edge := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Spec: gatewayv1.GatewaySpec{
 		GatewayClassName: gatewayv1.ObjectName(class.Name),
-		Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
-			Hostname: ptr.To(gatewayv1.Hostname(ns + ".gw.example.com"))}}}}
+		Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, Hostname: ptr.To(gatewayv1.Hostname(host))},
+			{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, Hostname: ptr.To(gatewayv1.Hostname(host)),
+				TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "gw-tls"}}}},
+		}}}
 	create(t, edge, gw.Gateways(ns).Create, func(ctx context.Context) error {
 		return gw.Gateways(ns).Delete(ctx, edge.Name, metav1.DeleteOptions{})
 	})
@@ -50,14 +65,17 @@ func TestHTTPRoute(t *testing.T) {
 	create(t, route, gw.HTTPRoutes(ns).Create, func(ctx context.Context) error {
 		return gw.HTTPRoutes(ns).Delete(ctx, route.Name, metav1.DeleteOptions{})
 	})
-	h := "http://" + ns + ".gw.example.com"
+	h := "http://" + host
 	routes(t, nil, map[string]string{h + "/": "web", h + "/shop/cart": "web", h + "/api": "api", h + "/api/": "web"})
+	routes(t, roots, map[string]string{"https://" + host + "/api": "api", "https://" + host + "/": "web"})
 
 	cur, err := gw.Gateways(ns).Get(t.Context(), edge.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur.Spec.Listeners[0].Hostname = ptr.To(gatewayv1.Hostname(ns + ".moved.example.com"))
+	for i := range cur.Spec.Listeners {
+		cur.Spec.Listeners[i].Hostname = ptr.To(gatewayv1.Hostname(ns + ".moved.example.com"))
+	}
 	if _, err := gw.Gateways(ns).Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
