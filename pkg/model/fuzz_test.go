@@ -103,14 +103,21 @@ func FuzzRegexPath(f *testing.F) {
 		if !strings.HasPrefix(p, "/") || len(p) > 1024 || strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r > '~' }) {
 			t.Fatalf("accepted %q", p)
 		}
-		re, err := syntax.Parse(p, syntax.Perl)
-		if err != nil {
-			t.Fatalf("accepted %q: %v", p, err)
-		}
-		if op := forbiddenOp(re); op != "" {
-			t.Fatalf("accepted %q with %s", p, op)
-		}
+		checkSameInPCRE(t, p)
 	})
+}
+
+// checkSameInPCRE fails t when the accepted regular expression p is not
+// RE2 syntax or uses what nginx's PCRE reads otherwise (forbiddenOp).
+func checkSameInPCRE(t *testing.T, p string) {
+	t.Helper()
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		t.Fatalf("accepted %q: %v", p, err)
+	}
+	if op := forbiddenOp(re); op != "" {
+		t.Fatalf("accepted %q with %s", p, op)
+	}
 }
 
 // forbiddenOp names what a regex path must not use, or returns "".
