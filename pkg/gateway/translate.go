@@ -240,7 +240,7 @@ func (t *route) paths() []intent.Path {
 			t.problem("%s: %s is not served yet; rule left out", where, why)
 			continue
 		}
-		ref, ok := t.backend(where, rule.BackendRefs)
+		ref, split, ok := t.backends(where, rule.BackendRefs)
 		if !ok {
 			continue
 		}
@@ -250,7 +250,7 @@ func (t *route) paths() []intent.Path {
 		}
 		for j := range matches {
 			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j]); ok {
-				p.Backend = ref
+				p.Backend, p.Split = ref, split
 				out = append(out, p)
 			}
 		}
@@ -271,21 +271,41 @@ func unservedRule(rule *gatewayv1.HTTPRouteRule) string {
 	return ""
 }
 
-// backend returns the one backend of a rule: a Service port of the
-// route's namespace. Several backends with weights, none, and references
-// to other namespaces or kinds are not served yet.
-func (t *route) backend(where string, refs []gatewayv1.HTTPBackendRef) (intent.BackendRef, bool) {
+// backends returns the backends of a rule that take requests (weight
+// above 0, 1 by default): one, or two, the second taking its weight of
+// the requests (intent.Split). None, more than two, and references to
+// other namespaces or kinds are not served yet.
+func (t *route) backends(where string, refs []gatewayv1.HTTPBackendRef) (intent.BackendRef, *intent.Split, bool) {
 	var live []*gatewayv1.HTTPBackendRef
 	for i := range refs {
-		if refs[i].Weight == nil || *refs[i].Weight > 0 {
+		if weight(&refs[i]) > 0 {
 			live = append(live, &refs[i])
 		}
 	}
-	if len(live) != 1 {
-		t.problem("%s: %d backendRefs with a weight above 0; only one is served yet; rule left out", where, len(live))
-		return intent.BackendRef{}, false
+	if len(live) == 0 || len(live) > 2 {
+		t.problem("%s: %d backendRefs with a weight above 0; one or two are served yet; rule left out", where, len(live))
+		return intent.BackendRef{}, nil, false
 	}
-	ref := live[0]
+	main, ok := t.backend(where, live[0])
+	if !ok || len(live) == 1 {
+		return main, nil, ok
+	}
+	second, ok := t.backend(where, live[1])
+	w0, w1 := weight(live[0]), weight(live[1])
+	return main, &intent.Split{Backend: second, Weight: w1, Total: w0 + w1}, ok
+}
+
+// weight is a backendRef's weight, 1 when unset.
+func weight(ref *gatewayv1.HTTPBackendRef) int {
+	if ref.Weight == nil {
+		return 1
+	}
+	return int(*ref.Weight)
+}
+
+// backend returns one backendRef of a rule: a Service port of the route's
+// namespace.
+func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.BackendRef, bool) {
 	switch {
 	case (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service"):
 		t.problem("%s: backendRef %s is not a Service; rule left out", where, ref.Name)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,7 +113,11 @@ func summary(e *intent.Entry) []string {
 	var out []string
 	for _, h := range e.Rules {
 		for _, p := range h.Paths {
-			out = append(out, h.Host+" "+p.Path+" "+string(p.PathType)+" "+p.Backend.Service+":"+strconv.Itoa(int(p.Backend.PortNumber)))
+			s := h.Host + " " + p.Path + " " + string(p.PathType) + " " + p.Backend.Service + ":" + strconv.Itoa(int(p.Backend.PortNumber))
+			if p.Split != nil {
+				s += fmt.Sprintf(" + %s:%d %d/%d", p.Split.Backend.Service, p.Split.Backend.PortNumber, p.Split.Weight, p.Split.Total)
+			}
+			out = append(out, s)
 		}
 	}
 	return out
@@ -152,7 +157,7 @@ func TestTranslate(t *testing.T) {
 			objs: []any{ours, gw("infra", "edge", "ours", https("infra", "cert"))},
 			want: []string{"a.example.com / Prefix web:8"}, tls: []string{"a.example.com infra/cert"}},
 		{name: "HTTPS: a certificate of another namespace needs a grant", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
-			objs: []any{ours, gw("infra", "edge", "ours", https("certs", "cert"))},
+			objs:     []any{ours, gw("infra", "edge", "ours", https("certs", "cert"))},
 			problems: []string{"Secret certs/cert is in another namespace and no ReferenceGrant there allows it"}},
 		{name: "HTTPS: a granted certificate of another namespace", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", https("certs", "cert")), grant("certs", "infra")},
@@ -182,8 +187,13 @@ func TestTranslate(t *testing.T) {
 		{name: "filter not served yet", route: httpRoute([]string{"a.example.com"}, gatewayv1.HTTPRouteRule{BackendRefs: []gatewayv1.HTTPBackendRef{web},
 			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect}}}),
 			objs: []any{ours, edge}, problems: []string{"filter RequestRedirect is not served yet"}},
-		{name: "two weighted backends not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, backend("api", 9))),
-			objs: []any{ours, edge}, problems: []string{"2 backendRefs with a weight above 0"}},
+		{name: "two backends: the second takes its weight", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
+			b := backend("api", 9)
+			b.Weight = ptr.To[int32](3)
+			return b
+		}())), objs: []any{ours, edge}, want: []string{"a.example.com / Prefix web:8 + api:9 3/4"}},
+		{name: "three backends not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, backend("api", 9), backend("v2", 9))),
+			objs: []any{ours, edge}, problems: []string{"3 backendRefs with a weight above 0"}},
 		{name: "a backend of weight 0 takes nothing", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](0)

@@ -45,6 +45,16 @@ type Path struct {
 	TypeName string
 	Impl     bool
 	Backend  BackendRef
+	// Split, when set, sends some of the path's requests to a second
+	// backend (Gateway API's backendRef weights).
+	Split *Split
+}
+
+// Split sends Weight of Total requests of a path, at random, to Backend
+// instead of the path's own (0 <= Weight <= Total, Total >= 1).
+type Split struct {
+	Backend       BackendRef
+	Weight, Total int
 }
 
 // TLS asks for the certificate of Secret Secret ("" for the default

@@ -278,6 +278,11 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 		b.entryProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
 		return
 	}
+	split, err := b.splitFor(e, p.Split, be)
+	if err != nil {
+		b.entryProblem(e, "host %s path %s: second backend: %v; path left out", srv.hostname, path, err)
+		return
+	}
 	if winner := srv.claimedBy(pathKey{path, pathType}); winner != nil {
 		if winner == e {
 			b.entryProblem(e, "host %s path %s (%s): defined twice; the first rule is used", srv.hostname, path, pathType)
@@ -288,5 +293,22 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 	}
 	be.use(e)
 	b.errorBackendOf(e)
-	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl})
+	if split != nil {
+		split.be.use(e)
+	}
+	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl, canary: split})
+}
+
+// splitFor resolves the second backend of a path (intent.Split) as the
+// location's canary, taking its weight of the requests; nil for none, or
+// when it is the path's own backend.
+func (b *builder) splitFor(e *intent.Entry, s *intent.Split, main *backendState) (*canaryRoute, error) {
+	if s == nil {
+		return nil, nil
+	}
+	be, err := b.backendFor(e.Key.Namespace, s.Backend)
+	if err != nil || be == main {
+		return nil, err
+	}
+	return &canaryRoute{e: e, be: be, spec: &config.Canary{Weight: s.Weight, WeightTotal: s.Total}}, nil
 }

@@ -49,6 +49,9 @@ type canaryRoute struct {
 	e   *intent.Entry
 	be  *backendState
 	out *config.Canary
+	// spec, when set, is the canary of a path's split (intent.Split)
+	// rather than of a canary entry's settings.
+	spec *config.Canary
 }
 
 // location returns the Location's Canary (nil for none), once backends
@@ -58,7 +61,12 @@ func (c *canaryRoute) location() *config.Canary {
 		return nil
 	}
 	if c.out == nil {
-		spec := c.e.Settings.Canary.Spec
+		var spec config.Canary
+		if c.spec != nil {
+			spec = *c.spec
+		} else {
+			spec = c.e.Settings.Canary.Spec
+		}
 		spec.Backend, spec.Ingress = c.be.name, c.e.Name
 		c.out = &spec
 	}
@@ -126,6 +134,10 @@ func (b *builder) mergeCanaryDefault(e *intent.Entry, ref intent.BackendRef) {
 // mergeCanary makes the backend of ref the canary of l, unless l cannot
 // take it; it reports whether l has it.
 func (b *builder) mergeCanary(e *intent.Entry, where string, l *location, ref intent.BackendRef) bool {
+	if l.entry.Origin.Kind != e.Origin.Kind {
+		b.entryProblem(e, "%s: served by %s, and a canary applies to the routes of its own kind only; not served", where, l.entry)
+		return false
+	}
 	if l.entry.Key.Namespace != e.Key.Namespace {
 		b.entryProblem(e, "%s: served by %s of another namespace, and a canary applies to its own namespace only; not served", where, l.entry)
 		return false

@@ -211,7 +211,7 @@ func (c *contract) canary(where string, l *config.Location) {
 	if k.Backend == "" || !c.backends[k.Backend] || k.Backend == l.Backend || l.Ingress == "" || !luaNameOK(k.Ingress) {
 		c.fail("%s: canary backend %q of %q", where, k.Backend, k.Ingress)
 	}
-	if k.WeightTotal < 100 || k.WeightTotal > intent.MaxCanaryWeight || k.Weight < 0 || k.Weight > k.WeightTotal {
+	if k.WeightTotal < 1 || k.WeightTotal > intent.MaxCanaryWeight || k.Weight < 0 || k.Weight > k.WeightTotal {
 		c.fail("%s: canary weight %d of %d", where, k.Weight, k.WeightTotal)
 	}
 	if k.Header != "" && !headerNameRE.MatchString(k.Header) || k.Cookie != "" && !cookieNameRE.MatchString(k.Cookie) {

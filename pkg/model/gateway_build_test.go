@@ -1,6 +1,7 @@
 package model
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -104,4 +105,45 @@ func TestBuildHTTPSRoute(t *testing.T) {
 	if err != nil || !s.CanChange(eff, testOptions()) {
 		t.Fatalf("a change of the listener's Secret cannot change the Configuration (%v)", err)
 	}
+}
+
+// TestBuildHTTPRouteWeights: a rule's second backend takes its weight of
+// the requests as the location's canary; an invalid one leaves the path
+// out rather than sending its share to the first.
+func TestBuildHTTPRouteWeights(t *testing.T) {
+	edge := eventstest.Gateway()
+	edge.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+		AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromAll)}}}}
+	ref := func(svc string, w int32) gatewayv1.HTTPBackendRef {
+		return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{Weight: ptr(w),
+			BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(svc), Port: ptr(gatewayv1.PortNumber(80))}}}
+	}
+	r := &gatewayv1.HTTPRoute{ObjectMeta: objMeta("app", "r")}
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(edge.Name), Namespace: ptr(gatewayv1.Namespace(edge.Namespace))}}
+	r.Spec.Hostnames = []gatewayv1.Hostname{"a.example.com"}
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{
+		{BackendRefs: []gatewayv1.HTTPBackendRef{ref("web", 90), ref("canary", 10)}},
+		{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr(gatewayv1.PathMatchExact), Value: ptr("/x")}}},
+			BackendRefs: []gatewayv1.HTTPBackendRef{ref("web", 1), ref("missing", 1)}},
+	}
+	s := newGatewayStore()
+	for _, o := range []runtime.Object{eventstest.GatewayClass(), edge, service("app", "web", svcPort("http", 80)),
+		service("app", "canary", svcPort("http", 80)), r} {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Build(s, testOptions())
+	a := serverOf(cfg, "a.example.com")
+	if a == nil || len(a.Locations) != 1 {
+		t.Fatalf("a.example.com: %+v, want the prefix path alone", a)
+	}
+	want := &config.Canary{Backend: "app-canary-80", Ingress: "app/r", Weight: 10, WeightTotal: 100}
+	if got := a.Locations[0].Canary; !reflect.DeepEqual(got, want) {
+		t.Fatalf("canary %+v, want %+v", got, want)
+	}
+	if got := strings.Join(problemStrings(cfg.Problems), "\n"); !strings.Contains(got, "path /x: second backend: service app/missing not found; path left out") {
+		t.Fatalf("problems:\n%s", got)
+	}
+	checkDataPlane(t, cfg)
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/x509"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -60,6 +61,8 @@ func TestHTTPRoute(t *testing.T) {
 			{BackendRefs: ref(web.Name)},
 			{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchExact), Value: ptr.To("/api")}}},
 				BackendRefs: ref(api.Name)},
+			{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchExact), Value: ptr.To("/split")}}},
+				BackendRefs: append(ref(web.Name), ref(api.Name)...)},
 		}}}
 	before := reloads(t)
 	create(t, route, gw.HTTPRoutes(ns).Create, func(ctx context.Context) error {
@@ -68,6 +71,15 @@ func TestHTTPRoute(t *testing.T) {
 	h := "http://" + host
 	routes(t, nil, map[string]string{h + "/": "web", h + "/shop/cart": "web", h + "/api": "api", h + "/api/": "web"})
 	routes(t, roots, map[string]string{"https://" + host + "/api": "api", "https://" + host + "/": "web"})
+	// Two backends of weight 1: each takes about half of the requests.
+	split := startLoop(t, h+"/split", web.Name, api.Name)
+	eventually(t, waitTimeout, "both backends of /split", func() error {
+		if !split.saw(web.Name) || !split.saw(api.Name) {
+			return fmt.Errorf("web seen %v, api seen %v", split.saw(web.Name), split.saw(api.Name))
+		}
+		return nil
+	})
+	split.finish(t)
 
 	cur, err := gw.Gateways(ns).Get(t.Context(), edge.Name, metav1.GetOptions{})
 	if err != nil {
