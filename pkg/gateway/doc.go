@@ -19,13 +19,14 @@
 //     exact names; a route and a listener without any go to the default
 //     server (requests for hosts no other route or Ingress names).
 //   - Rules with one or two backendRefs (Service ports of the route's
-//     namespace; two split the requests by weight, intent.Split),
+//     namespace, or of another with a ReferenceGrant; two split the
+//     requests by weight, intent.Split),
 //     matching on the path: Exact, PathPrefix and RegularExpression. Between routes, the build's rules hold: the
 //     oldest wins a host and path.
 //
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: TLS passthrough and other ports,
 // wildcard hostnames, header, query and method matches, filters,
-// timeouts, three or more weighted backends, references to other namespaces,
-// allowedRoutes selectors. Route and Gateway status is not written yet.
+// timeouts, three or more weighted backends, references to other
+// namespaces without a grant, allowedRoutes selectors. Route and Gateway status is not written yet.
 package gateway

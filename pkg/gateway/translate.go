@@ -273,8 +273,8 @@ func unservedRule(rule *gatewayv1.HTTPRouteRule) string {
 
 // backends returns the backends of a rule that take requests (weight
 // above 0, 1 by default): one, or two, the second taking its weight of
-// the requests (intent.Split). None, more than two, and references to
-// other namespaces or kinds are not served yet.
+// the requests (intent.Split). None, more than two, references to other
+// kinds, and to other namespaces without a ReferenceGrant are not served.
 func (t *route) backends(where string, refs []gatewayv1.HTTPBackendRef) (intent.BackendRef, *intent.Split, bool) {
 	var live []*gatewayv1.HTTPBackendRef
 	for i := range refs {
@@ -309,17 +309,36 @@ func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.Bac
 	switch {
 	case (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service"):
 		t.problem("%s: backendRef %s is not a Service; rule left out", where, ref.Name)
-	case ref.Namespace != nil && string(*ref.Namespace) != t.r.Namespace:
-		t.problem("%s: backendRef %s/%s is in another namespace, not served yet; rule left out", where, *ref.Namespace, ref.Name)
+	case !t.granted(ref):
+		t.problem("%s: backendRef %s/%s is in another namespace and no ReferenceGrant there allows it; rule left out", where, *ref.Namespace, ref.Name)
 	case ref.Port == nil:
 		t.problem("%s: backendRef %s has no port; rule left out", where, ref.Name)
 	case len(ref.Filters) > 0:
 		t.problem("%s: backendRef %s: filters are not served yet; rule left out", where, ref.Name)
 	default:
-		t.e.Services = append(t.e.Services, intent.Key{Namespace: t.r.Namespace, Name: string(ref.Name)})
-		return intent.BackendRef{Service: string(ref.Name), PortNumber: int32(*ref.Port)}, true
+		ns := t.r.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		t.e.Services = append(t.e.Services, intent.Key{Namespace: ns, Name: string(ref.Name)})
+		out := intent.BackendRef{Service: string(ref.Name), PortNumber: int32(*ref.Port)}
+		if ns != t.r.Namespace {
+			out.Namespace = ns
+		}
+		return out, true
 	}
 	return intent.BackendRef{}, false
+}
+
+// granted reports whether the route may refer to ref's Service: one of
+// its own namespace, or of another whose ReferenceGrant allows HTTPRoutes
+// of the route's namespace.
+func (t *route) granted(ref *gatewayv1.HTTPBackendRef) bool {
+	if ref.Namespace == nil || string(*ref.Namespace) == t.r.Namespace {
+		return true
+	}
+	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: t.r.Namespace}
+	return ReferenceGranted(t.src.grantList(), from, GrantTo{Kind: "Service", Namespace: string(*ref.Namespace), Name: string(ref.Name)})
 }
 
 // match returns the path of one match: Exact, PathPrefix (whole path

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -113,7 +114,11 @@ func summary(e *intent.Entry) []string {
 	var out []string
 	for _, h := range e.Rules {
 		for _, p := range h.Paths {
-			s := h.Host + " " + p.Path + " " + string(p.PathType) + " " + p.Backend.Service + ":" + strconv.Itoa(int(p.Backend.PortNumber))
+			svc := p.Backend.Service
+			if p.Backend.Namespace != "" {
+				svc = p.Backend.Namespace + "/" + svc
+			}
+			s := h.Host + " " + p.Path + " " + string(p.PathType) + " " + svc + ":" + strconv.Itoa(int(p.Backend.PortNumber))
 			if p.Split != nil {
 				s += fmt.Sprintf(" + %s:%d %d/%d", p.Split.Backend.Service, p.Split.Backend.PortNumber, p.Split.Weight, p.Split.Total)
 			}
@@ -203,7 +208,16 @@ func TestTranslate(t *testing.T) {
 			b := backend("web", 8)
 			b.Namespace = ptr.To[gatewayv1.Namespace]("other")
 			return b
-		}())), objs: []any{ours, edge}, problems: []string{"backendRef other/web is in another namespace"}},
+		}())), objs: []any{ours, edge}, problems: []string{"backendRef other/web is in another namespace and no ReferenceGrant there allows it"}},
+		{name: "backend in another namespace with a grant", route: httpRoute([]string{"a.example.com"}, rule(prefix, func() gatewayv1.HTTPBackendRef {
+			b := backend("web", 8)
+			b.Namespace = ptr.To[gatewayv1.Namespace]("other")
+			return b
+		}())), objs: []any{ours, edge, &gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "routes"},
+			Spec: gatewayv1.ReferenceGrantSpec{
+				From: []gatewayv1.ReferenceGrantFrom{{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: "app"}},
+				To:   []gatewayv1.ReferenceGrantTo{{Group: "", Kind: "Service"}}}}},
+			want: []string{"a.example.com / Prefix other/web:8"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -268,5 +282,38 @@ func TestKeepTranslatesAgain(t *testing.T) {
 	}
 	if _, err := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "x"}, r); err == nil {
 		t.Fatal("an HTTPRoute kept as a Gateway")
+	}
+}
+
+// TestGrantRevoked: removing the ReferenceGrant of a backend in another
+// namespace takes the rule out at once (its entry is made again).
+func TestGrantRevoked(t *testing.T) {
+	src := NewSource(testController)
+	for _, o := range []struct {
+		kind events.Kind
+		key  intent.Key
+		obj  runtime.Object
+	}{
+		{events.KindGatewayClass, intent.Key{Name: "ours"}, class("ours", testController)},
+		{events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "")))},
+		{events.KindReferenceGrant, intent.Key{Namespace: "other", Name: "routes"}, &gatewayv1.ReferenceGrant{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "routes"}, Spec: gatewayv1.ReferenceGrantSpec{
+				From: []gatewayv1.ReferenceGrantFrom{{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: "app"}},
+				To:   []gatewayv1.ReferenceGrantTo{{Group: "", Kind: "Service"}}}}},
+	} {
+		if _, err := src.Keep(o.kind, o.key, o.obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := backend("web", 8)
+	ref.Namespace = ptr.To[gatewayv1.Namespace]("other")
+	r := httpRoute([]string{"a.example.com"}, rule(nil, ref))
+	e, err := src.Translate(events.KindHTTPRoute, intent.Key{Namespace: "app", Name: "web"}, r)
+	if err != nil || len(summary(e)) != 1 || !slices.Contains(e.Services, intent.Key{Namespace: "other", Name: "web"}) {
+		t.Fatalf("granted: %v %q services %v", err, summary(e), e.Services)
+	}
+	again, err := src.Keep(events.KindReferenceGrant, intent.Key{Namespace: "other", Name: "routes"}, nil)
+	if err != nil || len(again) != 1 || len(summary(again[0])) != 0 || len(again[0].Problems) != 1 {
+		t.Fatalf("after the grant's delete: %v %+v", err, again)
 	}
 }

@@ -11,11 +11,14 @@ type Origin struct {
 	Generation int64
 }
 
-// BackendRef names a port of a Service in the origin's namespace, by name
-// or by number. unsupported marks a reference to something that is not a
-// Service (an Ingress resource backend): it cannot be served.
+// BackendRef names a port of a Service, by name or by number, in
+// Namespace: "" for the origin's; a translator that names another has
+// checked that the reference is allowed (a ReferenceGrant). Unsupported
+// marks a reference to something that is not a Service (an Ingress
+// resource backend): it cannot be served.
 type BackendRef struct {
 	Service     string
+	Namespace   string
 	PortName    string
 	PortNumber  int32
 	Unsupported bool

@@ -76,6 +76,7 @@ func (b *builder) backendFor(ns string, ref intent.BackendRef) (*backendState, e
 	if ref.Unsupported {
 		return nil, errors.New("only Service backends are supported")
 	}
+	ns = cmp.Or(ref.Namespace, ns)
 	if !intent.IsDNSLabel(ref.Service) || !intent.IsDNSLabel(ns) {
 		return nil, fmt.Errorf("service %q in namespace %q is not a valid name", ref.Service, ns)
 	}
