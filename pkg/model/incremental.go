@@ -96,10 +96,11 @@ func (in *Incremental) Apply(ev events.Event) (bool, error) {
 	if err != nil || !in.s.CanChange(eff, in.opts) {
 		return false, err
 	}
-	switch eff.Kind {
-	case events.KindIngress:
+	if _, route := in.s.sourceOf(eff.Kind); route {
 		in.changes = append(in.changes, entryChange{key: entryKey{string(eff.Kind), eff.key}, before: eff.entryBefore})
 		return true, nil
+	}
+	switch eff.Kind {
 	case events.KindEndpointSlice:
 	default:
 		in.full = true

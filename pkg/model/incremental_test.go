@@ -1,8 +1,13 @@
 package model
 
 import (
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"time"
+
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
@@ -17,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
@@ -29,7 +35,9 @@ import (
 // some on two, with the settings Build decides across hosts and per host
 // (service-upstream, canary, ssl-passthrough, TLS, aliases, www
 // redirects, default backends, balancing, another class), a TCP and a UDP
-// services ConfigMap, two TLS Secrets and the controller ConfigMap.
+// services ConfigMap, two TLS Secrets and the controller ConfigMap; and,
+// through the Gateway API source, three HTTPRoutes (one or two backends)
+// on a Gateway whose hostname and class change.
 //
 // wide is the odds (one in wide) that an Ingress has a setting Build
 // decides across hosts: low, and most Ingress events are rebuilt per host.
@@ -46,7 +54,11 @@ func (u universe) pick(n int) int { return u.rnd.IntN(n) }
 func (u universe) svcName() string { return "s" + strconv.Itoa(u.pick(4)) }
 
 func (u universe) event() events.Event {
-	switch u.pick(17) {
+	switch u.pick(20) {
+	case 17, 18:
+		return u.routeEvent()
+	case 19:
+		return u.gatewayEvent()
 	case 11:
 		return upsertEvent(fixtures.ConfigMap(propNS, "hdrs", "X-A", strconv.Itoa(u.pick(3))))
 	case 12:
@@ -201,7 +213,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 	for seed := range seeds {
 		u := universe{t: t, rnd: rand.New(rand.NewPCG(uint64(seed), 0x1e)), wide: 2 + seed%2*8}
 		opts := propOptions()
-		in := NewIncremental(NewStore(ingress.NewSource()), opts)
+		in := NewIncremental(newGatewayStore(), opts)
 		var prev *config.Configuration
 		for step := range steps {
 			// One seed in three applies bursts of up to three events
@@ -409,7 +421,7 @@ func sameBacking[T any](a, b []T) bool {
 // Ingresses without any (noAnnotations) are never written by a build.
 func TestSharedAnnotationsStayUnchanged(t *testing.T) {
 	u := universe{t: t, rnd: rand.New(rand.NewPCG(7, 7)), wide: 2}
-	in := NewIncremental(NewStore(ingress.NewSource()), propOptions())
+	in := NewIncremental(newGatewayStore(), propOptions())
 	for range 300 {
 		if _, err := in.Apply(u.event()); err != nil {
 			t.Fatal(err)
@@ -422,4 +434,51 @@ func TestSharedAnnotationsStayUnchanged(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(*e.Settings, intent.Settings{}) {
 		t.Fatalf("the shared settings of Ingresses without annotations were modified: %+v (%v)", e.Settings, err)
 	}
+}
+
+// routeEvent is an HTTPRoute of the universe's Gateway: one of three, on
+// one of its hosts or none, to one or two of its Services.
+func (u universe) routeEvent() events.Event {
+	name := "r" + strconv.Itoa(u.pick(3))
+	if u.pick(6) == 0 {
+		return deleteEvent(events.KindHTTPRoute, propNS, name)
+	}
+	ref := func(w int32) gatewayv1.HTTPBackendRef {
+		return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{Weight: ptr(w), BackendObjectReference: gatewayv1.BackendObjectReference{
+			Name: gatewayv1.ObjectName(u.svcName()), Port: ptr(gatewayv1.PortNumber(80))}}}
+	}
+	r := &gatewayv1.HTTPRoute{ObjectMeta: objMeta(propNS, name)}
+	r.CreationTimestamp = metav1.NewTime(epoch.Add(time.Duration(u.pick(5)) * time.Second))
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: "edge"}}
+	if h := hosts[u.pick(len(hosts))]; h != "" {
+		r.Spec.Hostnames = []gatewayv1.Hostname{gatewayv1.Hostname(h)}
+	}
+	refs := []gatewayv1.HTTPBackendRef{ref(1)}
+	if u.pick(3) == 0 {
+		refs = append(refs, ref(int32(u.pick(3))))
+	}
+	path := []string{"/", "/api", "/r"}[u.pick(3)]
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: refs,
+		Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr(gatewayv1.PathMatchPathPrefix), Value: ptr(path)}}}}}
+	return upsertEvent(r)
+}
+
+// gatewayEvent is the universe's GatewayClass or Gateway: ours or not, and
+// with or without a hostname, so that every route is translated again.
+func (u universe) gatewayEvent() events.Event {
+	if u.pick(3) == 0 {
+		c := eventstest.GatewayClass()
+		if u.pick(3) == 0 {
+			c.Spec.ControllerName = "example.com/other"
+		}
+		return upsertEvent(c)
+	}
+	gw := &gatewayv1.Gateway{ObjectMeta: objMeta(propNS, "edge")}
+	gw.Spec.GatewayClassName = gatewayv1.ObjectName(eventstest.GatewayClass().Name)
+	l := gatewayv1.Listener{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}
+	if h := hosts[u.pick(len(hosts))]; h != "" && u.pick(2) == 0 {
+		l.Hostname = ptr(gatewayv1.Hostname(h))
+	}
+	gw.Spec.Listeners = []gatewayv1.Listener{l}
+	return upsertEvent(gw)
 }
