@@ -1,5 +1,5 @@
 // Package intent is what the translators of the route APIs (pkg/ingress
-// for Ingress; Gateway API next) hand the source-neutral build
+// for Ingress, pkg/gateway for the Gateway API) hand the source-neutral build
 // (pkg/model): route intents, in terms that know nothing of the API they
 // came from. It depends on the Configuration contract (pkg/config) alone.
 //

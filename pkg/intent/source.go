@@ -11,7 +11,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
-// A Source is the translator of one API (Ingress; Gateway API next) as the
+// A Source is the translator of one API (Ingress, Gateway API) as the
 // Store and Build use it. The Store gives it the events of its kinds: it
 // translates each route object once, when it is stored, into an entry
 // (route intents, see intent.go) that the Store indexes and Build places;

@@ -31,6 +31,5 @@
 // relevant event is a full Build. A property test keeps the two equal.
 //
 // The build's semantics are documented on Build and buildTLS; the change
-// classes on config.Diff. The Gateway API kinds are still held here
-// (store_gateway.go) until their translator exists.
+// classes on config.Diff.
 package model
