@@ -2,6 +2,7 @@ package intent
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -81,3 +82,11 @@ func TestValidateRegexPath(t *testing.T) {
 
 // errTestCompile stands for any regexp compile error in test tables.
 var errTestCompile = errors.New("invalid regular expression")
+
+func TestUniqueKeys(t *testing.T) {
+	got := UniqueKeys([]Key{{"b", "x"}, {"a", "x"}, {"b", "x"}, {"a", "y"}, {"a", "x"}})
+	want := []Key{{"a", "x"}, {"a", "y"}, {"b", "x"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("UniqueKeys = %v, want %v", got, want)
+	}
+}

@@ -484,11 +484,15 @@ func RefKey(namespace, ref string) (Key, bool) {
 	return Key{ns, name}, ns == namespace
 }
 
+// UniqueKeys sorts keys by namespace and name and drops the repeated ones,
+// in place.
 func UniqueKeys(keys []Key) []Key {
 	if len(keys) < 2 {
 		return keys
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].Name < keys[j].Name })
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].Namespace < keys[j].Namespace || keys[i].Namespace == keys[j].Namespace && keys[i].Name < keys[j].Name
+	})
 	out := keys[:1]
 	for _, k := range keys[1:] {
 		if k != out[len(out)-1] {
