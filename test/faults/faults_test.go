@@ -48,6 +48,9 @@ type fault struct {
 	run           func(s *suite, ctx context.Context) (note string, err error)
 	converged     func(s *suite, ctx context.Context) error
 	after         func(s *suite, row FaultRow) error
+	// recovery: after run, measure the time a new change takes to be
+	// served (recovery_test.go).
+	recovery bool
 }
 
 // allFaults is every fault, in the order of the full run.
@@ -71,9 +74,9 @@ func faultByName(name string) fault {
 		return fault{name: name, checked: "nginx served while its syncer was stopped; the syncer caught up after SIGCONT", run: (*suite).stopSyncer}
 	case faultAPIDown:
 		return fault{name: name, checked: "nginx served throughout; the watchers reconciled after it came back: the stream holds the API's state",
-			run: (*suite).apiServerDown, converged: (*suite).streamMatchesAPI}
+			run: (*suite).apiServerDown, converged: (*suite).streamMatchesAPI, recovery: true}
 	case faultRecreate:
-		return fault{name: name, checked: "the watcher republished: the new stream holds the API's state", run: (*suite).recreateStream, converged: (*suite).streamMatchesAPI}
+		return fault{name: name, checked: "the watcher republished: the new stream holds the API's state", run: (*suite).recreateStream, converged: (*suite).streamMatchesAPI, recovery: true}
 	case faultNginxKill:
 		return fault{name: name, checked: "the syncer started nginx again (a new master) with the state", run: (*suite).killNginx, converged: (*suite).nginxBack}
 	case faultGarbage:
