@@ -170,12 +170,14 @@ func (c *Consumer) checkStream(ctx context.Context) error {
 func (c *Consumer) recover(ctx context.Context) bool {
 	c.cfg.logger.Warn("event stream recreated: keeping what was handled until the watcher has republished",
 		"stream", c.stream, "handled_seq", c.lastSeq.Load())
+	began := time.Now()
 	st, ok := c.awaitMarker(ctx)
 	if !ok {
 		return false
 	}
 	c.cfg.logger.Info("recreated event stream reconciled, bootstrapping again", "stream", c.stream,
-		"reconciled_seq", st.Reconciled, "last_seq", st.LastSeq)
+		"reconciled_seq", st.Reconciled, "last_seq", st.LastSeq, "waited", time.Since(began).Round(time.Millisecond),
+		"since_created", time.Since(st.Created).Round(time.Millisecond))
 	c.created = st.Created
 	c.lastSeq.Store(0)
 	c.caughtUp.Store(false)

@@ -17,6 +17,8 @@ import (
 // reconciled with the API again, its records forgotten. Whenever a
 // reconcile's round is complete, it marks the stream reconciled
 // (stream.MarkReconciled), retrying at the next check when that fails.
+// When the informers resume after a kube-apiserver outage (apigate.go), it
+// reconciles as a new leader does.
 func (w *Watcher) guardStream(ctx context.Context, t *term) {
 	tick := time.NewTicker(w.cfg.StreamCheckInterval)
 	defer tick.Stop()
@@ -29,6 +31,9 @@ func (w *Watcher) guardStream(ctx context.Context, t *term) {
 			markDue = true
 		case <-tick.C:
 			w.checkStream(ctx, t)
+		case <-w.apiBack:
+			w.log.Info("kube-apiserver back: reconciling the stream with the API again", "stream", w.cfg.Stream)
+			w.reconcileRetrying(ctx, t)
 		}
 		if markDue && ctx.Err() == nil {
 			markDue = !w.markReconciled(ctx, t)
@@ -59,7 +64,7 @@ func (w *Watcher) checkStream(ctx context.Context, t *term) {
 	}
 	w.metrics.streamRecreated.Inc()
 	w.log.Warn("event stream recreated: reconciling it with the API again", "stream", w.cfg.Stream,
-		"created", st.Created, "lastSeq", st.LastSeq)
+		"created", st.Created, "lastSeq", st.LastSeq, "sinceCreated", time.Since(st.Created).Round(time.Millisecond))
 	t.resetRecords()
 	w.reconcileRetrying(ctx, t)
 }
@@ -88,6 +93,7 @@ func (w *Watcher) markReconciled(ctx context.Context, t *term) bool {
 		w.log.Warn("marking the stream reconciled failed, retrying", "stream", w.cfg.Stream, "err", err)
 		return false
 	}
-	w.log.Info("stream holds the watcher's state", "stream", w.cfg.Stream, "seq", seq)
+	w.log.Info("stream holds the watcher's state", "stream", w.cfg.Stream, "seq", seq,
+		"sinceReconcile", t.round.age().Round(time.Millisecond))
 	return true
 }

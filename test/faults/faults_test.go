@@ -406,9 +406,27 @@ func (s *suite) recreateStream(ctx context.Context) (string, error) {
 	if err := s.js.DeleteStream(ctx, world.Stream); err != nil {
 		return "", err
 	}
-	_, err = s.js.CreateOrUpdateStream(ctx, cfg)
-	return "", err
+	cctx, ccancel := context.WithTimeout(ctx, createTimeout)
+	_, err = s.js.CreateOrUpdateStream(cctx, cfg)
+	ccancel()
+	if err == nil {
+		return "", nil
+	}
+	// The leading watcher checks the stream every second or two: when it
+	// found it missing first and created it again, the servers may answer
+	// neither create. The stream is there all the same.
+	s.t.Logf("recreating the stream: %v; waiting for the stream the watcher created", err)
+	if err := s.eventually(ctx, "the stream exists again", func(ctx context.Context) error {
+		_, err := s.stream(ctx)
+		return err
+	}); err != nil {
+		return "", err
+	}
+	return "the watcher created it again first", nil
 }
+
+// createTimeout bounds the fault's own create of the stream.
+const createTimeout = 5 * time.Second
 
 // killNginx SIGKILLs the master of the first syncer's nginx.
 func (s *suite) killNginx(_ context.Context) (string, error) {

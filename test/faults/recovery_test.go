@@ -131,7 +131,24 @@ func (s *suite) logRecoveries() {
 // maxLogLines bounds what logSince prints of one component.
 const maxLogLines = 400
 
-// linesSince is the lines of the JSON log at path stamped at or after
+// stamp is the time of a log line: slog's text (time=...) or JSON
+// ("time":...) record.
+func stamp(line string) (time.Time, bool) {
+	if rest, ok := strings.CutPrefix(line, "time="); ok {
+		v, _, _ := strings.Cut(rest, " ")
+		at, err := time.Parse(time.RFC3339Nano, v)
+		return at, err == nil
+	}
+	var rec struct {
+		Time time.Time `json:"time"`
+	}
+	if json.Unmarshal([]byte(line), &rec) == nil && !rec.Time.IsZero() {
+		return rec.Time, true
+	}
+	return time.Time{}, false
+}
+
+// linesSince is the lines of the log at path stamped at or after
 // began (lines without a time stay with the line before them), at most
 // the last maxLogLines.
 func linesSince(path string, began time.Time) string {
@@ -145,11 +162,8 @@ func linesSince(path string, began time.Time) string {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		var rec struct {
-			Time time.Time `json:"time"`
-		}
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && !rec.Time.IsZero() {
-			keep = !rec.Time.Before(began)
+		if at, ok := stamp(sc.Text()); ok {
+			keep = !at.Before(began)
 		}
 		if keep {
 			out = append(out, sc.Text())
