@@ -131,7 +131,7 @@ func MarkReconciled(ctx context.Context, js jetstream.JetStream, stream string, 
 // How a Consumer that found its stream recreated polls for the marker.
 const (
 	markerPoll    = 250 * time.Millisecond
-	markerMaxPoll = 2 * time.Second
+	markerMaxPoll = 500 * time.Millisecond
 	markerLogged  = 30 * time.Second
 )
 

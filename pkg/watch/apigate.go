@@ -196,9 +196,8 @@ func (g *apiGate) reopen(ctx context.Context) {
 	first := g.ledAtDown || g.leading()
 	downAt := g.downAt
 	g.mu.Unlock()
-	var delay time.Duration
-	if !first && g.jitter > 0 {
-		delay = time.Duration(rand.Int64N(int64(g.jitter)))
+	delay := releaseDelay(first, g.jitter, rand.Int64N)
+	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -213,6 +212,16 @@ func (g *apiGate) reopen(ctx context.Context) {
 	g.log.Info("kube-apiserver answers again: the informers resume their watches", "unreachableFor",
 		time.Since(downAt).Round(time.Millisecond), "releaseDelay", delay.Round(time.Millisecond), "leading", first)
 	g.back()
+}
+
+// releaseDelay is how long a replica waits before it lets its informers
+// go: nothing for the replica that leads or led (first), else a random
+// delay below jitter; randN returns a number in [0, n), as rand.Int64N.
+func releaseDelay(first bool, jitter time.Duration, randN func(n int64) int64) time.Duration {
+	if first || jitter <= 0 {
+		return 0
+	}
+	return time.Duration(randN(int64(jitter)))
 }
 
 // readyzProbe asks the API server's /readyz through client.

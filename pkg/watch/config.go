@@ -48,7 +48,8 @@ const (
 	DefaultStatusMaxWait = time.Minute
 	// DefaultStreamCheckInterval is how often the leader asks whether the
 	// event stream is still the one it reconciled with (Config.StreamCheckInterval).
-	DefaultStreamCheckInterval = 2 * time.Second
+	// A publish that conflicts or fails makes the leader check at once too.
+	DefaultStreamCheckInterval = time.Second
 	// DefaultAPIProbeInterval is how often the watcher asks the
 	// kube-apiserver's /readyz while the informers cannot reach it
 	// (Config.APIProbeInterval), and DefaultAPIRecoveryJitter bounds the

@@ -10,8 +10,13 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
+// minCheckSpacing bounds the checks a storm of failed publishes asks for
+// (term.checkStreamNow) to four a second.
+const minCheckSpacing = 250 * time.Millisecond
+
 // guardStream runs beside a leader term until ctx ends. Every
-// StreamCheckInterval it checks the event stream: a missing one is created
+// StreamCheckInterval, and at once when a publish conflicted or failed
+// (at most every minCheckSpacing), it checks the event stream: a missing one is created
 // again (ensureStream), and one created after the stream the term
 // reconciled with (deleted and recreated, so its sequences restarted) is
 // reconciled with the API again, its records forgotten. Whenever a
@@ -23,6 +28,7 @@ func (w *Watcher) guardStream(ctx context.Context, t *term) {
 	tick := time.NewTicker(w.cfg.StreamCheckInterval)
 	defer tick.Stop()
 	markDue := false
+	var checked time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -31,6 +37,12 @@ func (w *Watcher) guardStream(ctx context.Context, t *term) {
 			markDue = true
 		case <-tick.C:
 			w.checkStream(ctx, t)
+			checked = time.Now()
+		case <-t.checkNow:
+			if time.Since(checked) >= minCheckSpacing {
+				w.checkStream(ctx, t)
+				checked = time.Now()
+			}
 		case <-w.apiBack:
 			w.log.Info("kube-apiserver back: reconciling the stream with the API again", "stream", w.cfg.Stream)
 			w.reconcileRetrying(ctx, t)
@@ -66,6 +78,7 @@ func (w *Watcher) checkStream(ctx context.Context, t *term) {
 	w.log.Warn("event stream recreated: reconciling it with the API again", "stream", w.cfg.Stream,
 		"created", st.Created, "lastSeq", st.LastSeq, "sinceCreated", time.Since(st.Created).Round(time.Millisecond))
 	t.resetRecords()
+	t.pub.ExpectEmpty()
 	w.reconcileRetrying(ctx, t)
 }
 

@@ -27,6 +27,7 @@ const (
 type publisher interface {
 	Publish(ctx context.Context, ev events.Event) error
 	Expect(subject string, seq uint64)
+	ExpectEmpty()
 }
 
 // term is one period of leadership: its queue of keys to publish, what it
@@ -38,6 +39,10 @@ type term struct {
 	status *statusWriter // nil when no status is published
 	events *reporter     // Ingress Events from the syncers' reports
 	round  *round        // the keys the last reconcile queued, until the stream holds them
+	// checkNow asks guardStream to check the stream at once: a publish
+	// conflicted or failed, as every publish does once the stream was
+	// deleted or recreated (capacity 1).
+	checkNow chan struct{}
 
 	mu       sync.Mutex
 	records  map[key]record
@@ -50,6 +55,7 @@ func newTerm(w *Watcher) *term {
 		w:        w,
 		queue:    newQueue[key](),
 		round:    newRound(),
+		checkNow: make(chan struct{}, 1),
 		records:  make(map[key]record),
 		tombs:    make(map[key]runtime.Object),
 		observed: make(map[key]time.Time),
@@ -292,6 +298,7 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 			"namespace", ev.Namespace, "name", ev.Name, "op", ev.Op, "resourceVersion", ev.ResourceVersion)
 		t.stale(k)
 		t.queue.AddRateLimited(k)
+		t.checkStreamNow()
 		return
 	}
 	t.w.metrics.errors.WithLabelValues(kind).Inc()
@@ -299,6 +306,15 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		"op", ev.Op, "err", err)
 	t.unrecord(k, ev, true)
 	t.queue.AddRateLimited(k)
+	t.checkStreamNow()
+}
+
+// checkStreamNow asks guardStream to check the stream before its next tick.
+func (t *term) checkStreamNow() {
+	select {
+	case t.checkNow <- struct{}{}:
+	default:
+	}
 }
 
 // reportRefused reports an event refused for good: too large for the
