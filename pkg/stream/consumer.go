@@ -273,16 +273,17 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 	check := streamCheck{every: c.cfg.checkEvery, consumer: r.name}
 	check.reset(ctx)
 	defer check.stop()
+	delivered := time.Now() // the last message, or the start
 	for {
 		m, err := check.read(ctx, r, cu.done)
 		if err == nil {
 			check.progressed = true
+			delivered = time.Now()
 		}
 		switch {
 		case errors.Is(err, ErrIdle):
-			if !cu.done && r.drained(ctx, c.lastSeq.Load()) {
-				cu.done = true
-				c.signalCaughtUp(ctx)
+			if err := c.idle(ctx, r, cu, delivered); err != nil {
+				return err
 			}
 		case errors.Is(err, ErrNoMetadata):
 			c.decodeError(0, m.Subject, fmt.Errorf("%w: %w", events.ErrMalformed, err))
@@ -292,7 +293,7 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 			return errRebootstrap
 		case m.consumer != check.consumer:
 			// The ordered consumer recreated itself: on the same stream?
-			if err := c.checkStream(ctx); err != nil {
+			if err := c.checkStream(ctx); err != nil && !errors.Is(err, errCheckFailed) {
 				return err
 			}
 			check.consumer = m.consumer
@@ -301,15 +302,52 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 			c.handle(ctx, m, cu)
 		}
 		if check.due() && !check.confirm(ctx) {
-			if err := c.checkStream(ctx); err != nil {
+			if err := c.checkDue(ctx, r, &check); err != nil {
 				return err
 			}
-			if err := r.stalled(ctx, check.progressed); err != nil {
-				return err
-			}
-			check.reset(ctx)
 		}
 	}
+}
+
+// checkDue is the periodic check of the stream and of the reader: a
+// failed check is asked again after checkRetry.
+func (c *Consumer) checkDue(ctx context.Context, r *reader, check *streamCheck) error {
+	err := c.checkStream(ctx)
+	if errors.Is(err, errCheckFailed) {
+		check.start(ctx, checkRetry)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.stalled(ctx, check.progressed); err != nil {
+		return err
+	}
+	check.reset(ctx)
+	return nil
+}
+
+// idle: no message came for a while. Before the bootstrap is caught up,
+// the reader is caught up when its consumer has nothing left, and stalled
+// when it has messages pending yet delivered none for idlePoll (an
+// ordered consumer created on a stream just recreated can stop so): it is
+// opened again at once, not at the next check of the stream. (A process
+// stopped past idlePoll may take its buffered messages for a stall here:
+// that costs a new bootstrap, nothing else.)
+func (c *Consumer) idle(ctx context.Context, r *reader, cu *catchUp, delivered time.Time) error {
+	if cu.done {
+		return nil
+	}
+	pending, drained := r.pending(ctx, c.lastSeq.Load())
+	switch {
+	case drained:
+		cu.done = true
+		c.signalCaughtUp(ctx)
+	case pending > 0 && time.Since(delivered) >= idlePoll:
+		return fmt.Errorf("%w: %d messages pending during the bootstrap, none delivered for %s", ErrStalled,
+			pending, time.Since(delivered).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // handle delivers one message unless it was delivered before, and signals

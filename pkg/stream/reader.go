@@ -279,13 +279,17 @@ func (r *reader) stalled(ctx context.Context, progressed bool) error {
 	return nil
 }
 
-// drained asks the server whether the consumer has nothing left to
-// deliver beyond stream sequence handled.
-func (r *reader) drained(ctx context.Context, handled uint64) bool {
+// pending asks the server how many messages the consumer has left to
+// deliver, and whether it has nothing left beyond stream sequence handled
+// (drained). A failure to ask says 0, false.
+func (r *reader) pending(ctx context.Context, handled uint64) (uint64, bool) {
 	ictx, cancel := r.opts.bound(ctx)
 	defer cancel()
 	info, err := r.oc.Info(ictx)
-	return err == nil && info.NumPending == 0 && info.Delivered.Stream <= handled
+	if err != nil {
+		return 0, false
+	}
+	return info.NumPending, info.NumPending == 0 && info.Delivered.Stream <= handled
 }
 
 // catchUp tracks whether a reader has read the stream as it was when
@@ -358,7 +362,7 @@ func readCaughtUp(ctx context.Context, r *reader, cu *catchUp, handle func(Messa
 		}
 		m, err := r.next(ctx, wait)
 		if errors.Is(err, ErrIdle) {
-			if cu.done = r.drained(ctx, last); !cu.done {
+			if _, cu.done = r.pending(ctx, last); !cu.done {
 				if quiet {
 					if err := r.stalled(ctx, false); err != nil {
 						return err

@@ -149,17 +149,34 @@ func (c *Consumer) sameStream(st StreamState) error {
 	return nil
 }
 
+// checkTimeout bounds one check of the stream, and checkRetry is the wait
+// before the next after one failed: the servers may not answer at all for
+// a while (a stream created twice at once), and a syncer must not wait
+// DefaultTimeout and then a whole check interval to see the new stream.
+const (
+	checkTimeout = 2 * time.Second
+	checkRetry   = 500 * time.Millisecond
+)
+
+// errCheckFailed: the server could not be asked whether the stream is the
+// one read; the reader asks again after checkRetry.
+var errCheckFailed = errors.New("stream: stream check failed")
+
 // checkStream asks the server whether the stream is still the one read. A
 // missing stream is returned (the reader fails with it too); another
-// failure to ask is left to the next check.
+// failure to ask is errCheckFailed.
 func (c *Consumer) checkStream(ctx context.Context) error {
-	info, err := streamInfo(ctx, c.js, c.stream)
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	info, err := streamInfo(cctx, c.js, c.stream)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		return err
+	case err != nil && ctx.Err() == nil:
+		c.cfg.logger.Warn("stream check failed, asking again soon", "stream", c.stream, "retry_in", checkRetry, "err", err)
+		return errCheckFailed
 	case err != nil:
-		c.cfg.logger.Debug("stream check failed", "stream", c.stream, "err", err)
-		return nil
+		return ctx.Err()
 	}
 	return c.sameStream(stateOf(info))
 }

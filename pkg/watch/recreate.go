@@ -53,20 +53,32 @@ func (w *Watcher) guardStream(ctx context.Context, t *term) {
 	}
 }
 
+// streamCallTimeout bounds each JetStream call of the leader's check: the
+// servers may leave a request unanswered (a stream created twice at once),
+// and the next check, a second later, asks again rather than wait
+// natsTimeout.
+const streamCallTimeout = 2 * time.Second
+
+// missingGrace is how long a missing stream is left to whoever deleted
+// it before the leader creates it again: an operator who deletes the
+// stream and creates it at once is not raced (two creates at once can
+// leave both unanswered for natsTimeout).
+const missingGrace = time.Second
+
 // checkStream compares the event stream with the one t reconciled with.
 func (w *Watcher) checkStream(ctx context.Context, t *term) {
-	st, err := stream.ReadState(ctx, w.nats.js, w.cfg.Stream)
+	st, err := w.readStream(ctx)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		w.log.Warn("event stream missing, creating it again", "stream", w.cfg.Stream)
-		if _, err := w.ensureStream(ctx, w.nats.js); err != nil {
-			return // ctx ended
+		if !w.createMissing(ctx, t) {
+			return
 		}
-		st, err = stream.ReadState(ctx, w.nats.js, w.cfg.Stream)
+		st, err = w.readStream(ctx)
 	}
 	if err != nil {
-		w.log.Debug("stream check failed", "stream", w.cfg.Stream, "err", err)
+		w.log.Warn("stream check failed, checking again", "stream", w.cfg.Stream, "err", err)
 		return
 	}
+	t.missingSince = time.Time{}
 	if st.Stale() {
 		w.dropStaleStream(ctx, st)
 		return
@@ -80,6 +92,35 @@ func (w *Watcher) checkStream(ctx context.Context, t *term) {
 	t.resetRecords()
 	t.pub.ExpectEmpty()
 	w.reconcileRetrying(ctx, t)
+}
+
+// readStream reads the event stream's state, bounded by streamCallTimeout.
+func (w *Watcher) readStream(ctx context.Context) (stream.StreamState, error) {
+	ctx, cancel := context.WithTimeout(ctx, streamCallTimeout)
+	defer cancel()
+	return stream.ReadState(ctx, w.nats.js, w.cfg.Stream)
+}
+
+// createMissing creates the missing event stream again once it has been
+// missing for missingGrace; true when it did.
+func (w *Watcher) createMissing(ctx context.Context, t *term) bool {
+	if t.missingSince.IsZero() {
+		t.missingSince = time.Now()
+		w.log.Warn("event stream missing: creating it again unless it is back soon", "stream", w.cfg.Stream, "grace", missingGrace)
+		return false
+	}
+	if time.Since(t.missingSince) < missingGrace {
+		return false
+	}
+	w.log.Warn("event stream still missing, creating it again", "stream", w.cfg.Stream,
+		"missingFor", time.Since(t.missingSince).Round(time.Millisecond))
+	cctx, cancel := context.WithTimeout(ctx, streamCallTimeout)
+	defer cancel()
+	if _, err := stream.Ensure(cctx, w.nats.js, w.cfg.streamConfig()); err != nil {
+		w.log.Warn("creating the event stream failed, checking again", "stream", w.cfg.Stream, "err", err)
+		return false
+	}
+	return true
 }
 
 // dropStaleStream deletes a stream that holds a deleted stream's messages
@@ -97,7 +138,9 @@ func (w *Watcher) dropStaleStream(ctx context.Context, st stream.StreamState) {
 // markReconciled writes the reconcile marker; false when it must be tried
 // again (a stream recreated meanwhile is left to the next check).
 func (w *Watcher) markReconciled(ctx context.Context, t *term) bool {
-	seq, err := stream.MarkReconciled(ctx, w.nats.js, w.cfg.Stream, t.round.streamCreated())
+	cctx, cancel := context.WithTimeout(ctx, streamCallTimeout)
+	defer cancel()
+	seq, err := stream.MarkReconciled(cctx, w.nats.js, w.cfg.Stream, t.round.streamCreated())
 	switch {
 	case errors.Is(err, stream.ErrStreamRecreated):
 		w.log.Info("stream recreated before it was marked reconciled", "stream", w.cfg.Stream, "err", err)

@@ -43,6 +43,9 @@ type term struct {
 	// conflicted or failed, as every publish does once the stream was
 	// deleted or recreated (capacity 1).
 	checkNow chan struct{}
+	// missingSince is when guardStream first found the stream missing
+	// (zero while it exists); only guardStream reads and writes it.
+	missingSince time.Time
 
 	mu       sync.Mutex
 	records  map[key]record
