@@ -285,6 +285,9 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 			if err := c.idle(ctx, r, cu, delivered); err != nil {
 				return err
 			}
+			if err := c.consumerChanged(ctx, r, &check); err != nil {
+				return err
+			}
 		case errors.Is(err, ErrNoMetadata):
 			c.decodeError(0, m.Subject, fmt.Errorf("%w: %w", events.ErrMalformed, err))
 		case err != nil:
@@ -324,6 +327,26 @@ func (c *Consumer) checkDue(ctx context.Context, r *reader, check *streamCheck) 
 		return err
 	}
 	check.reset(ctx)
+	return nil
+}
+
+// consumerChanged checks the stream at once when the ordered consumer
+// recreated itself (a local look, see consumerPoll): on a recreated
+// stream, it then delivers nothing until that stream's sequences reach
+// the last one handled.
+func (c *Consumer) consumerChanged(ctx context.Context, r *reader, check *streamCheck) error {
+	name := r.consumer()
+	if name == "" || name == check.consumer {
+		return nil
+	}
+	err := c.checkStream(ctx)
+	switch {
+	case errors.Is(err, errCheckFailed):
+		return nil // looked at again at the next poll
+	case err != nil:
+		return err
+	}
+	check.consumer = name
 	return nil
 }
 

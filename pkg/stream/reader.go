@@ -203,6 +203,16 @@ func openReader(ctx context.Context, js jetstream.JetStream, stream string, o Re
 		stop: context.AfterFunc(ctx, it.Stop)}, nil
 }
 
+// consumer is the name of the server-side consumer the ordered consumer
+// reads through now ("" before it has one); nats.go replaces it when it
+// recreates itself.
+func (r *reader) consumer() string {
+	if info := r.oc.CachedInfo(); info != nil {
+		return info.Name
+	}
+	return ""
+}
+
 // close stops the iterator and deletes the consumer on the server rather
 // than leaving it to expire.
 func (r *reader) close() {

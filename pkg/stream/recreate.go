@@ -39,6 +39,10 @@ type StreamState struct {
 	// FirstTime is the time its first message was stored; zero when it
 	// holds none.
 	FirstTime time.Time
+	// HasLeader: a replicated stream has elected a leader (a stream of
+	// one server always has). Until then nothing answers its publishes:
+	// each waits out its ack timeout.
+	HasLeader bool
 }
 
 // Stale reports whether the stream holds messages stored before it was
@@ -71,7 +75,8 @@ func streamInfo(ctx context.Context, js jetstream.JetStream, stream string) (*je
 }
 
 func stateOf(info *jetstream.StreamInfo) StreamState {
-	st := StreamState{Created: info.Created, LastSeq: info.State.LastSeq, Msgs: info.State.Msgs, FirstTime: info.State.FirstTime}
+	st := StreamState{Created: info.Created, LastSeq: info.State.LastSeq, Msgs: info.State.Msgs, FirstTime: info.State.FirstTime,
+		HasLeader: info.Cluster == nil || info.Cluster.Leader != "" || info.Config.Replicas <= 1}
 	md := info.Config.Metadata
 	seq, err := strconv.ParseUint(md[MetaReconciledSequence], 10, 64)
 	if err != nil {
@@ -239,7 +244,18 @@ type streamCheck struct {
 	confirming bool
 	wctx       context.Context
 	cancel     context.CancelFunc
+	// pctx, a child of wctx, ends every consumerPoll: a caught-up reader
+	// then looks whether its ordered consumer recreated itself.
+	pctx    context.Context
+	pcancel context.CancelFunc
 }
+
+// consumerPoll is how often a caught-up reader without messages looks
+// whether nats.go recreated its ordered consumer, which it does silently
+// within a fraction of a second when the stream is deleted and created
+// again (the new consumer then waits for sequences the new stream reaches
+// only later). The look is local; only a change asks the server.
+const consumerPoll = 250 * time.Millisecond
 
 // stallGrace is the short read that confirms an interval without a message:
 // a process stopped past the check (SIGSTOP, a long pause) finds the
@@ -270,9 +286,25 @@ func (s *streamCheck) start(ctx context.Context, d time.Duration) {
 }
 
 func (s *streamCheck) stop() {
+	if s.pcancel != nil {
+		s.pcancel()
+	}
 	if s.cancel != nil {
 		s.cancel()
 	}
+}
+
+// pollCtx is the context a caught-up read waits under: until the next
+// check or for consumerPoll, whichever ends first; a new one once it ended.
+func (s *streamCheck) pollCtx() context.Context {
+	if s.pctx != nil && s.pctx.Err() == nil {
+		return s.pctx
+	}
+	if s.pcancel != nil {
+		s.pcancel()
+	}
+	s.pctx, s.pcancel = context.WithTimeout(s.wctx, consumerPoll)
+	return s.pctx
 }
 
 func (s *streamCheck) due() bool { return !time.Now().Before(s.next) }
@@ -281,7 +313,7 @@ func (s *streamCheck) due() bool { return !time.Now().Before(s.next) }
 // up by the next check, before that within idlePoll as well.
 func (s *streamCheck) read(ctx context.Context, r *reader, caughtUp bool) (Message, error) {
 	if caughtUp {
-		return r.nextIn(ctx, s.wctx)
+		return r.nextIn(ctx, s.pollCtx())
 	}
 	return r.next(ctx, min(max(time.Until(s.next), time.Millisecond), idlePoll))
 }

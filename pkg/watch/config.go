@@ -50,6 +50,13 @@ const (
 	// event stream is still the one it reconciled with (Config.StreamCheckInterval).
 	// A publish that conflicts or fails makes the leader check at once too.
 	DefaultStreamCheckInterval = time.Second
+	// DefaultPublishAckTimeout is how long the watcher waits for the
+	// acknowledgement of one publish attempt before it sends the event
+	// again (deduplicated by its Nats-Msg-Id). Acks take milliseconds; one
+	// that has not come within 2 s will not come (a stream without a
+	// leader, just recreated), and waiting longer only holds the object's
+	// later events behind it.
+	DefaultPublishAckTimeout = 2 * time.Second
 	// DefaultAPIProbeInterval is how often the watcher asks the
 	// kube-apiserver's /readyz while the informers cannot reach it
 	// (Config.APIProbeInterval), and DefaultAPIRecoveryJitter bounds the
@@ -151,7 +158,7 @@ type Config struct {
 	Workers     int
 
 	// PublishAttempts and PublishAckTimeout tune the publisher's own retries
-	// (default stream.DefaultRetryAttempts and stream.DefaultAckTimeout).
+	// (default stream.DefaultRetryAttempts and DefaultPublishAckTimeout).
 	// When they are exhausted the key is queued again, so nothing is lost
 	// either way: fewer attempts only hand the retrying to the watcher sooner.
 	PublishAttempts   int
@@ -200,7 +207,7 @@ func (c Config) withDefaults() Config {
 	if c.PublishAttempts == 0 {
 		c.PublishAttempts = stream.DefaultRetryAttempts
 	}
-	defDur(&c.PublishAckTimeout, stream.DefaultAckTimeout)
+	defDur(&c.PublishAckTimeout, DefaultPublishAckTimeout)
 	defDur(&c.ReportStaleAfter, DefaultReportStaleAfter)
 	defDur(&c.StatusMaxWait, DefaultStatusMaxWait)
 	defDur(&c.StreamCheckInterval, DefaultStreamCheckInterval)

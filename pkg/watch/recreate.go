@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ingress-sync/ingress-sync/internal/retry"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
@@ -86,12 +87,41 @@ func (w *Watcher) checkStream(ctx context.Context, t *term) {
 	if st.Created.Equal(t.round.streamCreated()) {
 		return
 	}
+	if !st.HasLeader {
+		st = w.awaitLeader(ctx, st)
+	}
 	w.metrics.streamRecreated.Inc()
 	w.log.Warn("event stream recreated: reconciling it with the API again", "stream", w.cfg.Stream,
 		"created", st.Created, "lastSeq", st.LastSeq, "sinceCreated", time.Since(st.Created).Round(time.Millisecond))
 	t.resetRecords()
 	t.pub.ExpectEmpty()
 	w.reconcileRetrying(ctx, t)
+}
+
+// leaderWait bounds the wait for a recreated stream's leader, polled every
+// leaderPoll: publishes to a stream without one go unanswered until their
+// ack timeout. After it the reconcile goes ahead all the same.
+const (
+	leaderWait = 5 * time.Second
+	leaderPoll = 100 * time.Millisecond
+)
+
+// awaitLeader waits, bounded by leaderWait, until the recreated stream
+// has a leader, and returns its state then.
+func (w *Watcher) awaitLeader(ctx context.Context, st stream.StreamState) stream.StreamState {
+	began := time.Now()
+	w.log.Info("recreated event stream has no leader yet: waiting for one before republishing", "stream", w.cfg.Stream)
+	wctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	retry.Poll(wctx, retry.Backoff{Base: leaderPoll, Max: leaderPoll}, func() bool {
+		if cur, err := w.readStream(wctx); err == nil && cur.Created.Equal(st.Created) {
+			st = cur
+		}
+		return st.HasLeader
+	})
+	w.log.Info("recreated event stream leader", "stream", w.cfg.Stream, "elected", st.HasLeader,
+		"waited", time.Since(began).Round(time.Millisecond))
+	return st
 }
 
 // readStream reads the event stream's state, bounded by streamCallTimeout.
