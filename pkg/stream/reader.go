@@ -354,6 +354,13 @@ func (c *catchUp) observe(seq, pending uint64) bool {
 	return true
 }
 
+// firstIdle is how long readCaughtUp waits for a reader's first message
+// before it asks whether the reader stalled: an ordered consumer delivers
+// its first message within milliseconds, and one made on a stream just
+// created can stall from the start (the watcher's reconcile of a recreated
+// stream reads the last message of every subject through one).
+const firstIdle = 250 * time.Millisecond
+
 // readCaughtUp passes every message of r to handle until r has caught up.
 // A reader that delivered nothing for idlePoll, and then nothing in one
 // short read, while the server holds messages for it has stalled: the error
@@ -367,8 +374,11 @@ func readCaughtUp(ctx context.Context, r *reader, cu *catchUp, handle func(Messa
 	quiet := false
 	for !cu.done {
 		wait := idlePoll
-		if quiet {
+		switch {
+		case quiet:
 			wait = stallGrace
+		case last == 0:
+			wait = firstIdle
 		}
 		m, err := r.next(ctx, wait)
 		if errors.Is(err, ErrIdle) {
