@@ -237,8 +237,12 @@ type streamCheck struct {
 	every    time.Duration
 	next     time.Time
 	consumer string
-	// progressed: a message came since the last check.
-	progressed bool
+	// progressed: a message came since the last check; delivered: one
+	// came since the reader opened.
+	progressed, delivered bool
+	// first is how long a reader waits for its first message before it
+	// asks the server (firstIdle, longer after stalls).
+	first time.Duration
 	// confirming: the interval ended without a message, and a short one
 	// (stallGrace) runs before the reader may be called stalled.
 	confirming bool
@@ -315,5 +319,15 @@ func (s *streamCheck) read(ctx context.Context, r *reader, caughtUp bool) (Messa
 	if caughtUp {
 		return r.nextIn(ctx, s.pollCtx())
 	}
-	return r.next(ctx, min(max(time.Until(s.next), time.Millisecond), idlePoll))
+	return r.next(ctx, min(max(time.Until(s.next), time.Millisecond), s.idle()))
+}
+
+// idle is how long a reader that is not caught up waits for a message
+// before it asks the server: first until its first message, idlePoll
+// after.
+func (s *streamCheck) idle() time.Duration {
+	if s.delivered || s.first <= 0 {
+		return idlePoll
+	}
+	return s.first
 }
