@@ -17,8 +17,9 @@ const minCheckSpacing = 250 * time.Millisecond
 
 // guardStream runs beside a leader term until ctx ends. Every
 // StreamCheckInterval, and at once when a publish conflicted or failed
-// (at most every minCheckSpacing), it checks the event stream: a missing one is created
-// again (ensureStream), and one created after the stream the term
+// (at most every minCheckSpacing), it checks the event stream: one missing
+// for missingGrace is created again (createMissing), and one created after
+// the stream the term
 // reconciled with (deleted and recreated, so its sequences restarted) is
 // reconciled with the API again, its records forgotten. Whenever a
 // reconcile's round is complete, it marks the stream reconciled
