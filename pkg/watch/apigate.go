@@ -25,7 +25,10 @@ import (
 // The informers therefore list and watch through an apiGate (with
 // Config.RESTConfig). The first request that cannot reach the API closes
 // the gate; from then on the informers' requests wait at the gate instead
-// of failing, so the reflectors' backoff does not grow, and the gate probes
+// of failing, and a list or watch that found the API unreachable waits
+// there too and is sent again once the gate opens. So the reflectors see
+// no failure and their backoff does not grow (client-go keeps it for two
+// minutes: outages close together would add up). Meanwhile the gate probes
 // /readyz every Config.APIProbeInterval. Once the API answers ready, the
 // gate opens and every held request goes at once: each informer resumes its
 // watch where it stopped (one list per informer when the API no longer
@@ -87,18 +90,31 @@ type gatedTransport struct {
 	next http.RoundTripper
 }
 
+// gateRetries bounds how often a GET that found the API unreachable is
+// sent again once the gate opens.
+const gateRetries = 3
+
 // RoundTrip waits while the gate is closed (bounded by the request's
-// context and maxHold), sends the request, and closes the gate when the
-// API could not be reached.
+// context and maxHold) and sends the request. When the API could not be
+// reached, it closes the gate and, for a GET (an informer's list or
+// watch, which has no body), waits for the gate to open and sends it
+// again, up to gateRetries times: the reflector never sees the failure, so
+// its backoff, which client-go keeps for two minutes across outages, does
+// not grow.
 func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := t.gate.wait(req.Context()); err != nil {
-		return nil, err
-	}
-	resp, err := t.next.RoundTrip(req)
-	if err != nil && req.Context().Err() == nil && unreachable(err) {
+	for attempt := 0; ; attempt++ {
+		if err := t.gate.wait(req.Context()); err != nil {
+			return nil, err
+		}
+		resp, err := t.next.RoundTrip(req)
+		if err == nil || req.Context().Err() != nil || !unreachable(err) {
+			return resp, err
+		}
 		t.gate.shut(err)
+		if req.Method != http.MethodGet || req.Body != nil || attempt >= gateRetries {
+			return resp, err
+		}
 	}
-	return resp, err
 }
 
 // unreachable reports whether err says the API server could not be

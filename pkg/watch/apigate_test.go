@@ -77,13 +77,15 @@ func newTestGate(t *testing.T, api *fakeAPI) (*apiGate, *metrics, *atomic.Int32)
 
 // TestAPIGateHoldsRequestsUntilTheAPIAnswers: a request that cannot reach
 // the API closes the gate; the next one waits there (it never reaches the
-// transport) while the probe fails, and goes once the probe succeeds.
+// transport) while the probe fails, and goes once the probe succeeds. A
+// GET that found the API unreachable is sent again then, and succeeds;
+// another method returns the failure.
 func TestAPIGateHoldsRequestsUntilTheAPIAnswers(t *testing.T) {
 	api := &fakeAPI{}
 	g, m, back := newTestGate(t, api)
 	rt := &gatedTransport{gate: g, next: api}
-	get := func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://api.test/api", nil)
+	send := func(ctx context.Context, method string) error {
+		req, err := http.NewRequestWithContext(ctx, method, "https://api.test/api", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,12 +95,13 @@ func TestAPIGateHoldsRequestsUntilTheAPIAnswers(t *testing.T) {
 		}
 		return err
 	}
+	get := func(ctx context.Context) error { return send(ctx, http.MethodGet) }
 	if err := get(t.Context()); err != nil {
 		t.Fatalf("API up: %v", err)
 	}
 	api.down.Store(true)
-	if err := get(t.Context()); err == nil {
-		t.Fatal("API down: the request succeeded")
+	if err := send(t.Context(), http.MethodPut); err == nil {
+		t.Fatal("API down: the PUT succeeded")
 	}
 	if got := testutil.ToFloat64(m.apiReachable); got != 0 {
 		t.Fatalf("api_reachable %v after a refused connection, want 0", got)
@@ -124,6 +127,36 @@ func TestAPIGateHoldsRequestsUntilTheAPIAnswers(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.apiReachable); got != 1 {
 		t.Errorf("api_reachable %v after the recovery, want 1", got)
+	}
+}
+
+// TestAPIGateSendsAFailedGetAgain: a GET that finds the API unreachable
+// waits for the gate to open and is sent again: its caller sees success.
+func TestAPIGateSendsAFailedGetAgain(t *testing.T) {
+	api := &fakeAPI{}
+	api.down.Store(true)
+	g, _, _ := newTestGate(t, api)
+	rt := &gatedTransport{gate: g, next: api}
+	errc := make(chan error, 1)
+	go func() {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://api.test/api", nil)
+		if err != nil {
+			errc <- err
+			return
+		}
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	waitUntil(t, "the GET to fail and a failed probe", func() bool { return api.requests.Load() >= 1 && api.probes.Load() >= 1 })
+	api.down.Store(false)
+	if err := <-errc; err != nil {
+		t.Fatalf("the GET: %v, want success once the API answers", err)
+	}
+	if n := api.requests.Load(); n != 2 {
+		t.Errorf("%d requests reached the API, want 2", n)
 	}
 }
 
