@@ -30,6 +30,11 @@ const (
 	// envCount ends a soak after that many faults (FAULTS_COUNT=50), or
 	// at FAULTS_DURATION, whichever comes first.
 	envCount = "FAULTS_COUNT"
+	// envGap is a pause between the faults of a soak (FAULTS_GAP=90s):
+	// client-go keeps a reflector's retry backoff for two minutes, so
+	// kube-apiserver outages closer together than that measure a flapping
+	// API server, not one outage after another.
+	envGap = "FAULTS_GAP"
 )
 
 // shortFaults are the faults of the default run, bounded to a few minutes;
@@ -46,8 +51,9 @@ type mode struct {
 	soak   time.Duration // soak: how long to go on injecting faults
 	seed   uint64
 	report string
-	only   []string // the faults of a soak (default allFaults)
-	count  int      // a soak ends after count faults (0: maxSoakFaults)
+	only   []string      // the faults of a soak (default allFaults)
+	count  int           // a soak ends after count faults (0: maxSoakFaults)
+	gap    time.Duration // a soak pauses this long between faults
 	rnd    *rand.Rand
 }
 
@@ -97,6 +103,13 @@ func (m *mode) parseSoak() error {
 			return fmt.Errorf("%s=%q: want a count from 1 to %d", envCount, v, maxSoakFaults)
 		}
 		m.count = n
+	}
+	if v := os.Getenv(envGap); v != "" {
+		gap, err := time.ParseDuration(v)
+		if err != nil || gap < 0 {
+			return fmt.Errorf("%s=%q: want a duration such as 90s", envGap, v)
+		}
+		m.gap = gap
 	}
 	return nil
 }

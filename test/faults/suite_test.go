@@ -128,10 +128,16 @@ func (s *suite) stopChurn(stop context.CancelFunc) {
 // injectAll injects the faults of the plan one after another.
 func (s *suite) injectAll(ctx context.Context) {
 	p := newPlan(s.mode)
-	for {
+	for n := 0; ; n++ {
 		name, ok := p.next()
 		if !ok {
 			return
+		}
+		if n > 0 && s.mode.gap > 0 {
+			s.t.Logf("pausing %s before the next fault (%s)", s.mode.gap, envGap)
+			if err := sleep(ctx, s.mode.gap); err != nil {
+				s.t.Fatalf("pause: %v", err)
+			}
 		}
 		if err := s.inject(ctx, faultByName(name)); err != nil {
 			s.t.Fatalf("fault %s: %v", name, err)
