@@ -111,7 +111,7 @@ func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		t.gate.shut(err)
-		if req.Method != http.MethodGet || req.Body != nil || attempt >= gateRetries {
+		if req.Method != http.MethodGet || (req.Body != nil && req.Body != http.NoBody) || attempt >= gateRetries {
 			return resp, err
 		}
 	}
