@@ -299,8 +299,11 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		t.w.metrics.conflicts.WithLabelValues(kind).Inc()
 		t.w.log.Info("publish conflicted with the stream, reading the subject again", "kind", ev.Kind,
 			"namespace", ev.Namespace, "name", ev.Name, "op", ev.Op, "resourceVersion", ev.ResourceVersion)
+		// A conflict is not a failure: the key goes again after retryBase,
+		// without the growing backoff of failed publishes (after a
+		// recreated stream, events in flight conflict at once).
 		t.stale(k)
-		t.queue.AddRateLimited(k)
+		t.queue.AddAfter(k, retryBase)
 		t.checkStreamNow()
 		return
 	}
