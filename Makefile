@@ -87,7 +87,7 @@ unit:
 bench: deps build image
 	hack/bench.sh
 
-## faults: the fault suite, every fault once under churn (about 10 minutes); writes RELIABILITY.md
+## faults: the fault suite, every fault once under churn (about 10 minutes), asserting the failover and recovery bounds (a change served within 5 s after a kube-apiserver outage and after the stream is recreated); writes RELIABILITY.md
 faults: deps build
 	FAULTS=full FAULTS_REPORT=$(CURDIR)/RELIABILITY.md $(GO) test -count=1 -timeout 60m $(GOTESTFLAGS) -v ./test/faults
 

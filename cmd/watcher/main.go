@@ -88,6 +88,7 @@ type flags struct {
 	electionID, electionNamespace     string
 	leaseDuration, renewDeadline      time.Duration
 	retryPeriod                       time.Duration
+	apiProbe, apiJitter               time.Duration
 	publishService, publishStatusAddr string
 	statusSyncers                     string
 	statusMaxWait                     time.Duration
@@ -127,6 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.leaseDuration, "lease-duration", watch.DefaultLeaseDuration, "how long a standby waits, after the Lease was last renewed, before taking it (whole seconds; > --renew-deadline)")
 	fs.DurationVar(&f.renewDeadline, "renew-deadline", watch.DefaultRenewDeadline, "how long the leader retries renewing the Lease before it stops publishing (> 1.2 × --retry-period)")
 	fs.DurationVar(&f.retryPeriod, "retry-period", watch.DefaultRetryPeriod, "how often the leader renews the Lease and a standby checks it")
+	fs.DurationVar(&f.apiProbe, "api-probe-interval", watch.DefaultAPIProbeInterval, "while the informers cannot reach the kube-apiserver, how often to ask its /readyz; they resume their watches within this of its answer")
+	fs.DurationVar(&f.apiJitter, "api-recovery-jitter", watch.DefaultAPIRecoveryJitter, "after a kube-apiserver outage, a standby's informers resume after a random delay below this (the replica that led resumes at once)")
 	fs.StringVar(&f.publishService, "publish-service", "", "namespace/name of the Service whose addresses go into Ingress status")
 	fs.StringVar(&f.publishStatusAddr, "publish-status-address", "", "comma-separated IPs or host names for Ingress status")
 	fs.StringVar(&f.statusSyncers, "status-syncers", string(watch.StatusAll), "how many of the syncers that report must serve an Ingress before its status address is written: all, quorum or one")
@@ -164,7 +167,8 @@ func (f *flags) config(log *slog.Logger) (watch.Config, error) {
 		return watch.Config{}, err
 	}
 	return watch.Config{
-		Client: client, GatewayClient: gwClient, GatewayControllerName: f.gatewayController, GatewayAPIPollInterval: f.gatewayPoll,
+		Client: client, RESTConfig: restCfg, APIProbeInterval: f.apiProbe, APIRecoveryJitter: f.apiJitter,
+		GatewayClient: gwClient, GatewayControllerName: f.gatewayController, GatewayAPIPollInterval: f.gatewayPoll,
 		NATSURL: f.natsURL, NATSCredsFile: f.natsCreds, NATSUser: f.natsUser,
 		NATSPassword: orEnv(f.natsPassword, "NATS_PASSWORD"), EmbeddedNATSDir: f.embeddedNATS,
 		Stream: f.stream, SubjectPrefix: f.subjectPrefix, StreamReplicas: f.streamReplicas, StreamHistory: f.streamHistory,

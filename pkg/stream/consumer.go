@@ -157,6 +157,10 @@ type Consumer struct {
 	lastSeq  atomic.Uint64
 	caughtUp atomic.Bool
 	created  time.Time // of the stream read; zero until known (Start's goroutine only)
+	// stalls counts the bootstrap readers in a row found stalled before
+	// their first message: each next one waits twice as long before it is
+	// (Start's goroutine only).
+	stalls int
 }
 
 // NewConsumer returns a Consumer of the events under prefix in stream.
@@ -270,19 +274,24 @@ func (c *Consumer) consume(ctx context.Context) error {
 // another one, or ctx is done. Until caught up, it asks the server whether
 // anything is left whenever no message came for idlePoll.
 func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
-	check := streamCheck{every: c.cfg.checkEvery, consumer: r.name}
+	check := streamCheck{every: c.cfg.checkEvery, consumer: r.name, first: min(firstIdle<<min(c.stalls, 8), idlePoll)}
 	check.reset(ctx)
 	defer check.stop()
+	delivered := time.Now() // the last message, or the start
 	for {
 		m, err := check.read(ctx, r, cu.done)
 		if err == nil {
-			check.progressed = true
+			check.progressed, check.delivered = true, true
+			delivered = time.Now()
+			c.stalls = 0
 		}
 		switch {
 		case errors.Is(err, ErrIdle):
-			if !cu.done && r.drained(ctx, c.lastSeq.Load()) {
-				cu.done = true
-				c.signalCaughtUp(ctx)
+			if err := c.idle(ctx, r, cu, &check, delivered); err != nil {
+				return err
+			}
+			if err := c.consumerChanged(ctx, r, &check); err != nil {
+				return err
 			}
 		case errors.Is(err, ErrNoMetadata):
 			c.decodeError(0, m.Subject, fmt.Errorf("%w: %w", events.ErrMalformed, err))
@@ -292,7 +301,7 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 			return errRebootstrap
 		case m.consumer != check.consumer:
 			// The ordered consumer recreated itself: on the same stream?
-			if err := c.checkStream(ctx); err != nil {
+			if err := c.checkStream(ctx); err != nil && !errors.Is(err, errCheckFailed) {
 				return err
 			}
 			check.consumer = m.consumer
@@ -301,15 +310,77 @@ func (c *Consumer) loop(ctx context.Context, r *reader, cu *catchUp) error {
 			c.handle(ctx, m, cu)
 		}
 		if check.due() && !check.confirm(ctx) {
-			if err := c.checkStream(ctx); err != nil {
+			if err := c.checkDue(ctx, r, &check); err != nil {
 				return err
 			}
-			if err := r.stalled(ctx, check.progressed); err != nil {
-				return err
-			}
-			check.reset(ctx)
 		}
 	}
+}
+
+// checkDue is the periodic check of the stream and of the reader: a
+// failed check is asked again after checkRetry.
+func (c *Consumer) checkDue(ctx context.Context, r *reader, check *streamCheck) error {
+	err := c.checkStream(ctx)
+	if errors.Is(err, errCheckFailed) {
+		check.start(ctx, checkRetry)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.stalled(ctx, check.progressed); err != nil {
+		return err
+	}
+	check.reset(ctx)
+	return nil
+}
+
+// consumerChanged checks the stream at once when the ordered consumer
+// recreated itself (a local look, see consumerPoll): on a recreated
+// stream, it then delivers nothing until that stream's sequences reach
+// the last one handled.
+func (c *Consumer) consumerChanged(ctx context.Context, r *reader, check *streamCheck) error {
+	name := r.consumer()
+	if name == "" || name == check.consumer {
+		return nil
+	}
+	err := c.checkStream(ctx)
+	switch {
+	case errors.Is(err, errCheckFailed):
+		return nil // looked at again at the next poll
+	case err != nil:
+		return err
+	}
+	check.consumer = name
+	return nil
+}
+
+// idle: no message came for a while. Before the bootstrap is caught up,
+// the reader is caught up when its consumer has nothing left, and stalled
+// when it has messages pending yet delivered none for idlePoll, or
+// firstIdle before its first message, doubled for each reader in a row
+// that stalled so (an ordered consumer created on a stream just recreated
+// can stop so, and a slow server must not be taken for one): it is
+// opened again at once, not at the next check of the stream. (A process
+// stopped past idlePoll may take its buffered messages for a stall here:
+// that costs a new bootstrap, nothing else.)
+func (c *Consumer) idle(ctx context.Context, r *reader, cu *catchUp, check *streamCheck, delivered time.Time) error {
+	if cu.done {
+		return nil
+	}
+	pending, drained := r.pending(ctx, c.lastSeq.Load())
+	switch {
+	case drained:
+		cu.done = true
+		c.signalCaughtUp(ctx)
+	case pending > 0 && time.Since(delivered) >= check.idle():
+		if !check.delivered {
+			c.stalls++
+		}
+		return fmt.Errorf("%w: %d messages pending during the bootstrap, none delivered for %s", ErrStalled,
+			pending, time.Since(delivered).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // handle delivers one message unless it was delivered before, and signals

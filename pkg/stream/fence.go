@@ -36,6 +36,23 @@ func (p *Publisher) Expect(subject string, seq uint64) {
 	f.gen++
 }
 
+// ExpectEmpty tells a fenced Publisher that the stream was deleted and
+// created again: no subject has a message any more (until Expect says
+// otherwise), so the next event of each subject expects none. Events
+// published before the call and not yet sent fail with ErrConflict without
+// being sent. Without WithFencing it does nothing.
+func (p *Publisher) ExpectEmpty() {
+	if !p.cfg.fenced {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range p.fences {
+		f.last = 0
+		f.gen++
+	}
+}
+
 // fenceOf is the fence of subject, created on first use. Callers hold p.mu.
 func (p *Publisher) fenceOf(subject string) *fence {
 	f, ok := p.fences[subject]

@@ -90,3 +90,41 @@ func versions(t *testing.T, s jetstream.Stream) []string {
 	}
 	return out
 }
+
+// TestFencedPublisherAfterStreamRecreated: a fenced publisher expects the
+// last sequence of the deleted stream, so the recreated stream refuses its
+// next event; after ExpectEmpty it expects none and the event is stored.
+func TestFencedPublisherAfterStreamRecreated(t *testing.T) {
+	ctx := testContext(t)
+	_, js, _ := setupStream(t)
+	p := newPublisher(t, js, stream.WithFencing())
+	publish := func(rv int) error {
+		t.Helper()
+		if err := p.Publish(ctx, configMapEvent("settings", rv)); err != nil {
+			t.Fatalf("Publish version %d: %v", rv, err)
+		}
+		return p.Flush(ctx)
+	}
+	for rv := 1; rv <= 2; rv++ {
+		if err := publish(rv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := js.DeleteStream(ctx, "INGRESS"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := stream.Ensure(ctx, js, stream.Config{Name: "INGRESS", SubjectPrefix: prefix, History: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := publish(3); !errors.Is(err, stream.ErrConflict) {
+		t.Fatalf("before ExpectEmpty: Flush = %v, want ErrConflict", err)
+	}
+	p.ExpectEmpty()
+	if err := publish(4); err != nil {
+		t.Fatalf("after ExpectEmpty: %v", err)
+	}
+	if got := versions(t, s); !slices.Equal(got, []string{"4"}) {
+		t.Fatalf("versions in the recreated stream %v, want [4]", got)
+	}
+}

@@ -203,6 +203,16 @@ func openReader(ctx context.Context, js jetstream.JetStream, stream string, o Re
 		stop: context.AfterFunc(ctx, it.Stop)}, nil
 }
 
+// consumer is the name of the server-side consumer the ordered consumer
+// reads through now ("" before it has one); nats.go replaces it when it
+// recreates itself.
+func (r *reader) consumer() string {
+	if info := r.oc.CachedInfo(); info != nil {
+		return info.Name
+	}
+	return ""
+}
+
 // close stops the iterator and deletes the consumer on the server rather
 // than leaving it to expire.
 func (r *reader) close() {
@@ -279,13 +289,17 @@ func (r *reader) stalled(ctx context.Context, progressed bool) error {
 	return nil
 }
 
-// drained asks the server whether the consumer has nothing left to
-// deliver beyond stream sequence handled.
-func (r *reader) drained(ctx context.Context, handled uint64) bool {
+// pending asks the server how many messages the consumer has left to
+// deliver, and whether it has nothing left beyond stream sequence handled
+// (drained). A failure to ask says 0, false.
+func (r *reader) pending(ctx context.Context, handled uint64) (uint64, bool) {
 	ictx, cancel := r.opts.bound(ctx)
 	defer cancel()
 	info, err := r.oc.Info(ictx)
-	return err == nil && info.NumPending == 0 && info.Delivered.Stream <= handled
+	if err != nil {
+		return 0, false
+	}
+	return info.NumPending, info.NumPending == 0 && info.Delivered.Stream <= handled
 }
 
 // catchUp tracks whether a reader has read the stream as it was when
@@ -340,6 +354,13 @@ func (c *catchUp) observe(seq, pending uint64) bool {
 	return true
 }
 
+// firstIdle is how long readCaughtUp waits for a reader's first message
+// before it asks whether the reader stalled: an ordered consumer delivers
+// its first message within milliseconds, and one made on a stream just
+// created can stall from the start (the watcher's reconcile of a recreated
+// stream reads the last message of every subject through one).
+const firstIdle = 250 * time.Millisecond
+
 // readCaughtUp passes every message of r to handle until r has caught up.
 // A reader that delivered nothing for idlePoll, and then nothing in one
 // short read, while the server holds messages for it has stalled: the error
@@ -353,12 +374,15 @@ func readCaughtUp(ctx context.Context, r *reader, cu *catchUp, handle func(Messa
 	quiet := false
 	for !cu.done {
 		wait := idlePoll
-		if quiet {
+		switch {
+		case quiet:
 			wait = stallGrace
+		case last == 0:
+			wait = firstIdle
 		}
 		m, err := r.next(ctx, wait)
 		if errors.Is(err, ErrIdle) {
-			if cu.done = r.drained(ctx, last); !cu.done {
+			if _, cu.done = r.pending(ctx, last); !cu.done {
 				if quiet {
 					if err := r.stalled(ctx, false); err != nil {
 						return err

@@ -39,6 +39,10 @@ type StreamState struct {
 	// FirstTime is the time its first message was stored; zero when it
 	// holds none.
 	FirstTime time.Time
+	// HasLeader: a replicated stream has elected a leader (a stream of
+	// one server always has). Until then nothing answers its publishes:
+	// each waits out its ack timeout.
+	HasLeader bool
 }
 
 // Stale reports whether the stream holds messages stored before it was
@@ -71,7 +75,8 @@ func streamInfo(ctx context.Context, js jetstream.JetStream, stream string) (*je
 }
 
 func stateOf(info *jetstream.StreamInfo) StreamState {
-	st := StreamState{Created: info.Created, LastSeq: info.State.LastSeq, Msgs: info.State.Msgs, FirstTime: info.State.FirstTime}
+	st := StreamState{Created: info.Created, LastSeq: info.State.LastSeq, Msgs: info.State.Msgs, FirstTime: info.State.FirstTime,
+		HasLeader: info.Cluster == nil || info.Cluster.Leader != "" || info.Config.Replicas <= 1}
 	md := info.Config.Metadata
 	seq, err := strconv.ParseUint(md[MetaReconciledSequence], 10, 64)
 	if err != nil {
@@ -131,7 +136,7 @@ func MarkReconciled(ctx context.Context, js jetstream.JetStream, stream string, 
 // How a Consumer that found its stream recreated polls for the marker.
 const (
 	markerPoll    = 250 * time.Millisecond
-	markerMaxPoll = 2 * time.Second
+	markerMaxPoll = 500 * time.Millisecond
 	markerLogged  = 30 * time.Second
 )
 
@@ -149,17 +154,34 @@ func (c *Consumer) sameStream(st StreamState) error {
 	return nil
 }
 
+// checkTimeout bounds one check of the stream, and checkRetry is the wait
+// before the next after one failed: the servers may not answer at all for
+// a while (a stream created twice at once), and a syncer must not wait
+// DefaultTimeout and then a whole check interval to see the new stream.
+const (
+	checkTimeout = 2 * time.Second
+	checkRetry   = 500 * time.Millisecond
+)
+
+// errCheckFailed: the server could not be asked whether the stream is the
+// one read; the reader asks again after checkRetry.
+var errCheckFailed = errors.New("stream: stream check failed")
+
 // checkStream asks the server whether the stream is still the one read. A
 // missing stream is returned (the reader fails with it too); another
-// failure to ask is left to the next check.
+// failure to ask is errCheckFailed.
 func (c *Consumer) checkStream(ctx context.Context) error {
-	info, err := streamInfo(ctx, c.js, c.stream)
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	info, err := streamInfo(cctx, c.js, c.stream)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		return err
+	case err != nil && ctx.Err() == nil:
+		c.cfg.logger.Warn("stream check failed, asking again soon", "stream", c.stream, "retry_in", checkRetry, "err", err)
+		return errCheckFailed
 	case err != nil:
-		c.cfg.logger.Debug("stream check failed", "stream", c.stream, "err", err)
-		return nil
+		return ctx.Err()
 	}
 	return c.sameStream(stateOf(info))
 }
@@ -170,12 +192,14 @@ func (c *Consumer) checkStream(ctx context.Context) error {
 func (c *Consumer) recover(ctx context.Context) bool {
 	c.cfg.logger.Warn("event stream recreated: keeping what was handled until the watcher has republished",
 		"stream", c.stream, "handled_seq", c.lastSeq.Load())
+	began := time.Now()
 	st, ok := c.awaitMarker(ctx)
 	if !ok {
 		return false
 	}
 	c.cfg.logger.Info("recreated event stream reconciled, bootstrapping again", "stream", c.stream,
-		"reconciled_seq", st.Reconciled, "last_seq", st.LastSeq)
+		"reconciled_seq", st.Reconciled, "last_seq", st.LastSeq, "waited", time.Since(began).Round(time.Millisecond),
+		"since_created", time.Since(st.Created).Round(time.Millisecond))
 	c.created = st.Created
 	c.lastSeq.Store(0)
 	c.caughtUp.Store(false)
@@ -213,14 +237,29 @@ type streamCheck struct {
 	every    time.Duration
 	next     time.Time
 	consumer string
-	// progressed: a message came since the last check.
-	progressed bool
+	// progressed: a message came since the last check; delivered: one
+	// came since the reader opened.
+	progressed, delivered bool
+	// first is how long a reader waits for its first message before it
+	// asks the server (firstIdle, longer after stalls).
+	first time.Duration
 	// confirming: the interval ended without a message, and a short one
 	// (stallGrace) runs before the reader may be called stalled.
 	confirming bool
 	wctx       context.Context
 	cancel     context.CancelFunc
+	// pctx, a child of wctx, ends every consumerPoll: a caught-up reader
+	// then looks whether its ordered consumer recreated itself.
+	pctx    context.Context
+	pcancel context.CancelFunc
 }
+
+// consumerPoll is how often a caught-up reader without messages looks
+// whether nats.go recreated its ordered consumer, which it does silently
+// within a fraction of a second when the stream is deleted and created
+// again (the new consumer then waits for sequences the new stream reaches
+// only later). The look is local; only a change asks the server.
+const consumerPoll = 250 * time.Millisecond
 
 // stallGrace is the short read that confirms an interval without a message:
 // a process stopped past the check (SIGSTOP, a long pause) finds the
@@ -251,9 +290,25 @@ func (s *streamCheck) start(ctx context.Context, d time.Duration) {
 }
 
 func (s *streamCheck) stop() {
+	if s.pcancel != nil {
+		s.pcancel()
+	}
 	if s.cancel != nil {
 		s.cancel()
 	}
+}
+
+// pollCtx is the context a caught-up read waits under: until the next
+// check or for consumerPoll, whichever ends first; a new one once it ended.
+func (s *streamCheck) pollCtx() context.Context {
+	if s.pctx != nil && s.pctx.Err() == nil {
+		return s.pctx
+	}
+	if s.pcancel != nil {
+		s.pcancel()
+	}
+	s.pctx, s.pcancel = context.WithTimeout(s.wctx, consumerPoll)
+	return s.pctx
 }
 
 func (s *streamCheck) due() bool { return !time.Now().Before(s.next) }
@@ -262,7 +317,17 @@ func (s *streamCheck) due() bool { return !time.Now().Before(s.next) }
 // up by the next check, before that within idlePoll as well.
 func (s *streamCheck) read(ctx context.Context, r *reader, caughtUp bool) (Message, error) {
 	if caughtUp {
-		return r.nextIn(ctx, s.wctx)
+		return r.nextIn(ctx, s.pollCtx())
 	}
-	return r.next(ctx, min(max(time.Until(s.next), time.Millisecond), idlePoll))
+	return r.next(ctx, min(max(time.Until(s.next), time.Millisecond), s.idle()))
+}
+
+// idle is how long a reader that is not caught up waits for a message
+// before it asks the server: first until its first message, idlePoll
+// after.
+func (s *streamCheck) idle() time.Duration {
+	if s.delivered || s.first <= 0 {
+		return idlePoll
+	}
+	return s.first
 }

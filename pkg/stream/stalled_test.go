@@ -65,3 +65,25 @@ func TestStreamCheckConfirmsAQuietInterval(t *testing.T) {
 		t.Fatal("an interval with a message is confirmed")
 	}
 }
+
+// TestStreamCheckIdle: a bootstrap reader asks the server after its
+// first wait until its first message, after idlePoll from then on.
+func TestStreamCheckIdle(t *testing.T) {
+	tests := []struct {
+		name  string
+		check streamCheck
+		want  time.Duration
+	}{
+		{"before the first message", streamCheck{first: firstIdle}, firstIdle},
+		{"after stalls", streamCheck{first: 4 * firstIdle}, 4 * firstIdle},
+		{"after the first message", streamCheck{first: firstIdle, delivered: true}, idlePoll},
+		{"no first wait", streamCheck{}, idlePoll},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.check.idle(); got != tc.want {
+				t.Errorf("idle() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

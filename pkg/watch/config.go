@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
@@ -50,7 +51,22 @@ const (
 	DefaultStatusMaxWait = time.Minute
 	// DefaultStreamCheckInterval is how often the leader asks whether the
 	// event stream is still the one it reconciled with (Config.StreamCheckInterval).
-	DefaultStreamCheckInterval = 2 * time.Second
+	// A publish that conflicts or fails makes the leader check at once too.
+	DefaultStreamCheckInterval = time.Second
+	// DefaultPublishAckTimeout is how long the watcher waits for the
+	// acknowledgement of one publish attempt before it sends the event
+	// again (deduplicated by its Nats-Msg-Id). Acks take milliseconds; one
+	// that has not come within 2 s will not come (a stream without a
+	// leader, just recreated), and waiting longer only holds the object's
+	// later events behind it.
+	DefaultPublishAckTimeout = 2 * time.Second
+	// DefaultAPIProbeInterval is how often the watcher asks the
+	// kube-apiserver's /readyz while the informers cannot reach it
+	// (Config.APIProbeInterval), and DefaultAPIRecoveryJitter bounds the
+	// random delay after which a standby's informers resume once it
+	// answers (Config.APIRecoveryJitter): apigate.go.
+	DefaultAPIProbeInterval  = time.Second
+	DefaultAPIRecoveryJitter = time.Second
 	// DefaultGatewayAPIPollInterval is how often the watcher asks the API
 	// server's discovery whether the Gateway API CRDs are served (one small
 	// request each time; Config.GatewayAPIPollInterval).
@@ -68,6 +84,18 @@ var ErrInvalidConfig = errors.New("watch: invalid configuration")
 // reports what cannot work.
 type Config struct {
 	Client kubernetes.Interface // required
+	// RESTConfig, when set, is the configuration Client was made from:
+	// the informers then list and watch through clients of their own made
+	// from it, behind a gate that holds their requests while the API is
+	// unreachable and lets them go within APIProbeInterval (default
+	// DefaultAPIProbeInterval) of its /readyz answering again, standbys
+	// after a random delay below APIRecoveryJitter (default
+	// DefaultAPIRecoveryJitter): apigate.go. Without it the informers use
+	// Client and GatewayClient, and resume within client-go's backoff
+	// (up to a minute) after an outage.
+	RESTConfig        *rest.Config
+	APIProbeInterval  time.Duration
+	APIRecoveryJitter time.Duration
 	// GatewayClient reads the Gateway API objects (gateway.go); nil
 	// watches no Gateway API kind. The CRDs need not be installed: the
 	// watcher picks them up, and lets them go, every
@@ -133,7 +161,7 @@ type Config struct {
 	Workers     int
 
 	// PublishAttempts and PublishAckTimeout tune the publisher's own retries
-	// (default stream.DefaultRetryAttempts and stream.DefaultAckTimeout).
+	// (default stream.DefaultRetryAttempts and DefaultPublishAckTimeout).
 	// When they are exhausted the key is queued again, so nothing is lost
 	// either way: fewer attempts only hand the retrying to the watcher sooner.
 	PublishAttempts   int
@@ -182,11 +210,13 @@ func (c Config) withDefaults() Config {
 	if c.PublishAttempts == 0 {
 		c.PublishAttempts = stream.DefaultRetryAttempts
 	}
-	defDur(&c.PublishAckTimeout, stream.DefaultAckTimeout)
+	defDur(&c.PublishAckTimeout, DefaultPublishAckTimeout)
 	defDur(&c.ReportStaleAfter, DefaultReportStaleAfter)
 	defDur(&c.StatusMaxWait, DefaultStatusMaxWait)
 	defDur(&c.StreamCheckInterval, DefaultStreamCheckInterval)
 	defDur(&c.GatewayAPIPollInterval, DefaultGatewayAPIPollInterval)
+	defDur(&c.APIProbeInterval, DefaultAPIProbeInterval)
+	defDur(&c.APIRecoveryJitter, DefaultAPIRecoveryJitter)
 	if c.StatusSyncers == "" {
 		c.StatusSyncers = StatusAll
 	}
@@ -226,6 +256,9 @@ func (c Config) validateBasics() error {
 	if c.ReportStaleAfter < 0 || c.StreamCheckInterval < 0 || c.GatewayAPIPollInterval < 0 {
 		errs = append(errs, fmt.Errorf("report stale-after %s, stream check interval %s and Gateway API poll interval %s must be >= 0",
 			c.ReportStaleAfter, c.StreamCheckInterval, c.GatewayAPIPollInterval))
+	}
+	if c.APIProbeInterval < 0 || c.APIRecoveryJitter < 0 {
+		errs = append(errs, fmt.Errorf("API probe interval %s and recovery jitter %s must be >= 0", c.APIProbeInterval, c.APIRecoveryJitter))
 	}
 	if c.Workers < 1 || c.PublishAttempts < 1 || c.PublishAckTimeout < 0 {
 		errs = append(errs, fmt.Errorf("workers %d and publish attempts %d must be >= 1, ack timeout %s >= 0",

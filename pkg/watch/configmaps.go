@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
@@ -87,7 +88,7 @@ func inWatched(cfg Config, ns string) bool {
 
 // addConfigMaps adds the ConfigMap informers: one for the watched
 // namespaces, and one per named ConfigMap outside them.
-func (s *informerSet) addConfigMaps(cfg Config, named map[string]bool) error {
+func (s *informerSet) addConfigMaps(cfg Config, client kubernetes.Interface, named map[string]bool) error {
 	s.sources[events.KindConfigMap] = &source{kind: events.KindConfigMap}
 	for nn := range named {
 		ns, name, err := splitNamespacedName(nn)
@@ -95,11 +96,11 @@ func (s *informerSet) addConfigMaps(cfg Config, named map[string]bool) error {
 			return err
 		}
 		if !inWatched(cfg, ns) {
-			f := s.factory(cfg.Client, ns, fields.OneTermEqualSelector("metadata.name", name).String())
+			f := s.factory(client, ns, fields.OneTermEqualSelector("metadata.name", name).String())
 			s.add(events.KindConfigMap, f.Core().V1().ConfigMaps().Informer())
 		}
 	}
-	s.add(events.KindConfigMap, s.factory(cfg.Client, cfg.WatchNamespace, "").Core().V1().ConfigMaps().Informer())
+	s.add(events.KindConfigMap, s.factory(client, cfg.WatchNamespace, "").Core().V1().ConfigMaps().Informer())
 	s.sources[events.KindConfigMap].keep = s.configMapReferenced(named)
 	return nil
 }

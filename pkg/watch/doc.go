@@ -47,14 +47,23 @@
 //     object is gone get a delete. Nothing unchanged is published again.
 //     Only subjects within the watcher's scope (its namespace, the ConfigMaps
 //     it was given outside it) are considered.
-//   - While leading it checks the event stream every StreamCheckInterval
-//     (recreate.go): a missing stream is created again, and a stream created
+//   - While leading it checks the event stream every StreamCheckInterval,
+//     and at once when a publish conflicts or fails (recreate.go): a stream
+//     still missing a second later is created again, and a stream created
 //     after the one it reconciled with (its sequences restarted) is
-//     reconciled again, its records of what the stream holds forgotten.
+//     reconciled again once it has a leader, its records of what the stream
+//     holds forgotten and the publisher told that no subject has a message
+//     (Publisher.ExpectEmpty).
 //     Once every key a reconcile queued is in the stream, it marks the
 //     stream reconciled (stream.MarkReconciled, round.go): syncers that
 //     found the stream recreated wait for that marker before they bootstrap
 //     from it again.
+//   - With Config.RESTConfig the informers list and watch through a gate
+//     (apigate.go) that holds their requests while the kube-apiserver is
+//     unreachable and probes its /readyz every Config.APIProbeInterval;
+//     once it answers, the informers resume at once (standbys after a
+//     jitter) instead of after client-go's backoff of up to a minute, and
+//     the leader reconciles the stream with the API again.
 //   - While leading it reads the syncers' status reports (the status stream:
 //     the last report of every syncer, then live ones) and posts Kubernetes
 //     Events on the Ingresses it serves (reports.go): a Warning per Problem

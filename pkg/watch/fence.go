@@ -37,7 +37,7 @@ func (t *term) stale(k key) {
 // the record of k, and the publisher expects it as the subject's last.
 func (t *term) refresh(ctx context.Context, k key) (record, bool, error) {
 	subject := events.Subject(t.w.cfg.SubjectPrefix, k.Kind, k.Namespace, k.Name)
-	ctx, cancel := context.WithTimeout(ctx, natsTimeout)
+	ctx, cancel := context.WithTimeout(ctx, streamCallTimeout)
 	defer cancel()
 	msg, err := t.w.nats.stream.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {

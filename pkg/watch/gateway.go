@@ -90,7 +90,7 @@ type kindInformer struct {
 }
 
 func newGatewayAPI(w *Watcher) *gatewayAPI {
-	g := &gatewayAPI{w: w, client: w.cfg.GatewayClient, interval: w.cfg.GatewayAPIPollInterval,
+	g := &gatewayAPI{w: w, client: w.gwClient, interval: w.cfg.GatewayAPIPollInterval,
 		log: w.log.With("api", gatewayGroupVersion), running: make(map[events.Kind]*kindInformer)}
 	for _, k := range events.GatewayKinds {
 		w.informers.sources[k].synced = func() bool { return g.synced(k) }

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
@@ -39,6 +40,7 @@ const (
 // and its own embedded NATS server.
 type env struct {
 	client kubernetes.Interface
+	rest   *rest.Config // what client was made from: the watchers' informers go through the API gate
 	ns     string
 	nats   *natstest.Server
 	js     jetstream.JetStream
@@ -52,7 +54,7 @@ func newEnv(t *testing.T, opts ...natstest.Option) *env {
 	client := controlPlane.Client(t)
 	srv := natstest.New(t, opts...)
 	_, js := natstest.Connect(t, srv.URL())
-	return &env{client: client, ns: testenv.NewNamespace(t, client), nats: srv, js: js}
+	return &env{client: client, rest: controlPlane.Config(), ns: testenv.NewNamespace(t, client), nats: srv, js: js}
 }
 
 // controller is the --controller-class of this test: IngressClasses are
@@ -65,7 +67,7 @@ func (e *env) controller() string { return "example.com/ingress-sync-" + e.ns }
 // no Ingress; TestOnlyReferencedSecretsArePublished tests the default).
 func (e *env) config(id string) watch.Config {
 	return watch.Config{
-		Client: e.client, NATSURL: e.nats.URL(), Stream: streamName, SubjectPrefix: prefix,
+		Client: e.client, RESTConfig: e.rest, NATSURL: e.nats.URL(), Stream: streamName, SubjectPrefix: prefix,
 		WatchNamespace: e.ns, ConfigMaps: []string{e.ns + "/ingress-sync"},
 		ControllerClass: e.controller(), WatcherID: id, Workers: 1, PublishAllTLSSecrets: true,
 	}

@@ -23,6 +23,9 @@ type metrics struct {
 	streamRecreated prometheus.Counter
 	// gatewayKinds: 1 per Gateway API kind watched now (its CRD served).
 	gatewayKinds *prometheus.GaugeVec // kind
+	// apiReachable and apiOutages: the informers' gate (apigate.go).
+	apiReachable prometheus.Gauge
+	apiOutages   prometheus.Counter
 }
 
 // newMetrics registers the metrics on reg.
@@ -68,8 +71,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		gatewayKinds: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "gateway_api_kinds_watched", Help: "1 for each Gateway API kind the API server serves and the watcher watches, by kind."},
 			[]string{"kind"}),
+		apiReachable: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
+			Name: "api_reachable", Help: "0 while the informers hold their requests because the kube-apiserver is unreachable, else 1."}),
+		apiOutages: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "api_outages_total", Help: "Times the informers found the kube-apiserver unreachable and waited for it to answer ready."}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.conflicts, m.behind, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated, m.gatewayKinds} {
+	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.conflicts, m.behind, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated, m.gatewayKinds, m.apiReachable, m.apiOutages} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := e.config("watcher-a")
-	cfg.Client = kubernetes.NewForConfigOrDie(saConfig)
+	cfg.Client, cfg.RESTConfig = kubernetes.NewForConfigOrDie(saConfig), saConfig
 	cfg.LeaderElect, cfg.ElectionNamespace = true, ns // election id: the default, named in the Role
 	cfg.PublishStatusAddress = []string{"198.18.0.10"}
 	cfg.IngressClass = "nginx-" + ns
@@ -150,7 +150,7 @@ func TestGatewayAPIForbiddenDoesNotBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := e.config("watcher-a")
-	cfg.Client = kubernetes.NewForConfigOrDie(saConfig)
+	cfg.Client, cfg.RESTConfig = kubernetes.NewForConfigOrDie(saConfig), saConfig
 	cfg.GatewayClient, cfg.GatewayAPIPollInterval = gatewayclient.NewForConfigOrDie(saConfig), 200*time.Millisecond
 	w := start(t, cfg)
 	e.create(t, service(e.ns, "web"))

@@ -16,6 +16,7 @@ import (
 type round struct {
 	mu      sync.Mutex
 	created time.Time // of the stream reconciled with
+	began   time.Time // when the round began
 	pending map[key]bool
 	seeding bool          // the reconcile is still queueing keys
 	open    bool          // begun, and its completion not yet signalled
@@ -30,6 +31,7 @@ func (r *round) begin(created time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.created, r.pending, r.seeding, r.open = created, make(map[key]bool), true, true
+	r.began = time.Now()
 }
 
 // expect adds k to the round.
@@ -70,6 +72,13 @@ func (r *round) complete() {
 	case r.done <- struct{}{}:
 	default:
 	}
+}
+
+// age is the time since the round began.
+func (r *round) age() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Since(r.began)
 }
 
 // streamCreated is the creation time of the stream last reconciled with.

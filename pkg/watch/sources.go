@@ -170,11 +170,12 @@ type informerSet struct {
 	gatewayController string
 }
 
-// newInformerSet builds (but does not start) the informers of cfg.
-func newInformerSet(cfg Config) (*informerSet, error) {
+// newInformerSet builds (but does not start) the informers of cfg, which
+// list and watch through client.
+func newInformerSet(cfg Config, client kubernetes.Interface) (*informerSet, error) {
 	s := &informerSet{sources: make(map[events.Kind]*source, len(events.Kinds))}
-	main := s.factory(cfg.Client, cfg.WatchNamespace, "")
-	secrets := s.factory(cfg.Client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String())
+	main := s.factory(client, cfg.WatchNamespace, "")
+	secrets := s.factory(client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String())
 	ingresses := main.Networking().V1().Ingresses().Informer()
 	if err := ingresses.AddIndexers(cache.Indexers{tlsSecretIndex: tlsSecretKeys, authSecretIndex: authSecretKeys, configMapRefIndex: configMapRefKeysOf}); err != nil {
 		return nil, err
@@ -184,7 +185,7 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 	s.add(events.KindService, main.Core().V1().Services().Informer())
 	s.add(events.KindEndpointSlice, main.Discovery().V1().EndpointSlices().Informer())
 	s.add(events.KindSecret, secrets.Core().V1().Secrets().Informer())
-	opaque := s.factory(cfg.Client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeOpaque)).String())
+	opaque := s.factory(client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeOpaque)).String())
 	s.add(events.KindSecret, opaque.Core().V1().Secrets().Informer())
 	for _, k := range events.GatewayKinds {
 		s.sources[k] = &source{kind: k, dynamic: true}
@@ -195,7 +196,7 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 	for _, nn := range cfg.ConfigMaps {
 		named[nn] = true
 	}
-	if err := s.addConfigMaps(cfg, named); err != nil {
+	if err := s.addConfigMaps(cfg, client, named); err != nil {
 		return nil, err
 	}
 	if cfg.PublishService != "" {
@@ -203,7 +204,7 @@ func newInformerSet(cfg Config) (*informerSet, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := s.factory(cfg.Client, ns, fields.OneTermEqualSelector("metadata.name", name).String())
+		f := s.factory(client, ns, fields.OneTermEqualSelector("metadata.name", name).String())
 		s.publishService = f.Core().V1().Services().Informer()
 		if err := s.publishService.SetTransform(dropManagedFields); err != nil {
 			return nil, err

@@ -27,6 +27,7 @@ const (
 type publisher interface {
 	Publish(ctx context.Context, ev events.Event) error
 	Expect(subject string, seq uint64)
+	ExpectEmpty()
 }
 
 // term is one period of leadership: its queue of keys to publish, what it
@@ -38,6 +39,13 @@ type term struct {
 	status *statusWriter // nil when no status is published
 	events *reporter     // Ingress Events from the syncers' reports
 	round  *round        // the keys the last reconcile queued, until the stream holds them
+	// checkNow asks guardStream to check the stream at once: a publish
+	// conflicted or failed, as every publish does once the stream was
+	// deleted or recreated (capacity 1).
+	checkNow chan struct{}
+	// missingSince is when guardStream first found the stream missing
+	// (zero while it exists); only guardStream reads and writes it.
+	missingSince time.Time
 
 	mu       sync.Mutex
 	records  map[key]record
@@ -50,6 +58,7 @@ func newTerm(w *Watcher) *term {
 		w:        w,
 		queue:    newQueue[key](),
 		round:    newRound(),
+		checkNow: make(chan struct{}, 1),
 		records:  make(map[key]record),
 		tombs:    make(map[key]runtime.Object),
 		observed: make(map[key]time.Time),
@@ -290,8 +299,12 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		t.w.metrics.conflicts.WithLabelValues(kind).Inc()
 		t.w.log.Info("publish conflicted with the stream, reading the subject again", "kind", ev.Kind,
 			"namespace", ev.Namespace, "name", ev.Name, "op", ev.Op, "resourceVersion", ev.ResourceVersion)
+		// A conflict is not a failure: the key goes again after retryBase,
+		// without the growing backoff of failed publishes (after a
+		// recreated stream, events in flight conflict at once).
 		t.stale(k)
-		t.queue.AddRateLimited(k)
+		t.queue.AddAfter(k, retryBase)
+		t.checkStreamNow()
 		return
 	}
 	t.w.metrics.errors.WithLabelValues(kind).Inc()
@@ -299,6 +312,15 @@ func (t *term) observe(ev events.Event, latency time.Duration, err error) {
 		"op", ev.Op, "err", err)
 	t.unrecord(k, ev, true)
 	t.queue.AddRateLimited(k)
+	t.checkStreamNow()
+}
+
+// checkStreamNow asks guardStream to check the stream before its next tick.
+func (t *term) checkStreamNow() {
+	select {
+	case t.checkNow <- struct{}{}:
+	default:
+	}
 }
 
 // reportRefused reports an event refused for good: too large for the

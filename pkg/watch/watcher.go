@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/tools/cache"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-sync/ingress-sync/internal/group"
 	"github.com/ingress-sync/ingress-sync/internal/httpserver"
@@ -31,6 +32,9 @@ type Watcher struct {
 	configMaps map[string]bool // namespace/name of the ConfigMaps in scope
 	class      intent.Classes  // the class rule's inputs (ingress.Serves)
 	gateway    *gatewayAPI     // the Gateway API informers; nil without Config.GatewayClient
+	gwClient   gatewayclient.Interface
+	apiGate    *apiGate      // holds the informers' requests during an API outage; nil without Config.RESTConfig
+	apiBack    chan struct{} // receives when the gate opened after an outage (capacity 1)
 
 	natsReady  chan struct{} // closed once nats is set
 	nats       *natsLink
@@ -51,15 +55,23 @@ func New(cfg Config) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch: metrics: %w", err)
 	}
-	inf, err := newInformerSet(cfg)
+	log := cfg.Logger.With("component", "watcher", "watcher", cfg.WatcherID)
+	client, gwClient, gate, err := gatedClients(cfg, log, m)
+	if err != nil {
+		return nil, fmt.Errorf("watch: informers' clients: %w", err)
+	}
+	inf, err := newInformerSet(cfg, client)
 	if err != nil {
 		return nil, fmt.Errorf("watch: informers: %w", err)
 	}
 	w := &Watcher{
-		cfg: cfg, log: cfg.Logger.With("component", "watcher", "watcher", cfg.WatcherID),
-		metrics: m, informers: inf, configMaps: make(map[string]bool),
+		cfg: cfg, log: log, metrics: m, informers: inf, configMaps: make(map[string]bool),
 		class:     intent.Classes{Controller: cfg.ControllerClass, Class: cfg.IngressClass, WithoutClass: cfg.WatchIngressWithoutClass},
-		natsReady: make(chan struct{}),
+		natsReady: make(chan struct{}), gwClient: gwClient, apiGate: gate, apiBack: make(chan struct{}, 1),
+	}
+	if gate != nil {
+		gate.leading = func() bool { return w.current.Load() != nil }
+		gate.back = w.signalAPIBack
 	}
 	for _, cm := range cfg.ConfigMaps {
 		w.configMaps[cm] = true
@@ -104,6 +116,9 @@ func (w *Watcher) Start(ctx context.Context) error {
 	if w.gateway != nil {
 		parts = append(parts, group.Part{Name: "gateway-api", Start: w.gateway.Start})
 	}
+	if w.apiGate != nil {
+		parts = append(parts, group.Part{Name: "api-gate", Start: w.apiGate.Start})
+	}
 	if w.cfg.MetricsAddr != "" {
 		srv := &httpserver.Server{Addr: w.cfg.MetricsAddr, Registry: w.cfg.Registry,
 			Healthz: w.healthz, Readyz: w.readyz, Logger: w.log}
@@ -131,6 +146,15 @@ func (w *Watcher) startEmbedded(ctx context.Context) (string, func(), error) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
 	}, nil
+}
+
+// signalAPIBack tells the leader term that the informers resume after an
+// API outage (guardStream reconciles).
+func (w *Watcher) signalAPIBack() {
+	select {
+	case w.apiBack <- struct{}{}:
+	default:
+	}
 }
 
 func (w *Watcher) closeNATS() {

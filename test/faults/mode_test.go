@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,10 +24,23 @@ const (
 	envSeed     = "FAULTS_SEED"
 	envReport   = "FAULTS_REPORT" // where the full run writes RELIABILITY.md
 	envKeep     = "FAULTS_KEEP"   // keep the run's folder (logs)
+	// envOnly limits a soak to some faults: their names, comma-separated
+	// (FAULTS_ONLY='stream deleted and recreated').
+	envOnly = "FAULTS_ONLY"
+	// envCount ends a soak after that many faults (FAULTS_COUNT=50), or
+	// at FAULTS_DURATION, whichever comes first.
+	envCount = "FAULTS_COUNT"
+	// envGap is a pause between the faults of a soak (FAULTS_GAP=90s):
+	// client-go keeps a reflector's retry backoff for two minutes, so
+	// kube-apiserver outages closer together than that measure a flapping
+	// API server, not one outage after another.
+	envGap = "FAULTS_GAP"
 )
 
-// shortFaults are the faults of the default run, bounded to a few minutes.
-var shortFaults = []string{faultWatcherKill, faultSyncerKill, faultGarbage, faultNginxKill}
+// shortFaults are the faults of the default run, bounded to a few minutes;
+// it logs the recovery bounds (recoveryLimit) of the API outage and the
+// recreated stream, the full run and soaks assert them.
+var shortFaults = []string{faultWatcherKill, faultSyncerKill, faultAPIDown, faultRecreate, faultGarbage, faultNginxKill}
 
 // maxSoakFaults bounds the faults of a soak, whatever its duration.
 const maxSoakFaults = 10000
@@ -36,6 +51,9 @@ type mode struct {
 	soak   time.Duration // soak: how long to go on injecting faults
 	seed   uint64
 	report string
+	only   []string      // the faults of a soak (default allFaults)
+	count  int           // a soak ends after count faults (0: maxSoakFaults)
+	gap    time.Duration // a soak pauses this long between faults
 	rnd    *rand.Rand
 }
 
@@ -54,6 +72,9 @@ func parseMode() (mode, error) {
 			return m, fmt.Errorf("%s=%q: want a positive duration such as 30m", envDuration, d)
 		}
 		m.name, m.soak = modeSoak, soak
+		if err := m.parseSoak(); err != nil {
+			return m, err
+		}
 	} else if v := os.Getenv(envMode); v == modeFull {
 		m.name = modeFull
 	} else if v != "" && v != modeShort {
@@ -61,6 +82,36 @@ func parseMode() (mode, error) {
 	}
 	m.rnd = rand.New(rand.NewPCG(m.seed, 0x6661756c))
 	return m, nil
+}
+
+// parseSoak reads FAULTS_ONLY and FAULTS_COUNT.
+func (m *mode) parseSoak() error {
+	m.only, m.count = allFaults(), maxSoakFaults
+	if v := os.Getenv(envOnly); v != "" {
+		m.only = nil
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if !slices.Contains(allFaults(), name) {
+				return fmt.Errorf("%s: unknown fault %q, want some of %q", envOnly, name, allFaults())
+			}
+			m.only = append(m.only, name)
+		}
+	}
+	if v := os.Getenv(envCount); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > maxSoakFaults {
+			return fmt.Errorf("%s=%q: want a count from 1 to %d", envCount, v, maxSoakFaults)
+		}
+		m.count = n
+	}
+	if v := os.Getenv(envGap); v != "" {
+		gap, err := time.ParseDuration(v)
+		if err != nil || gap < 0 {
+			return fmt.Errorf("%s=%q: want a duration such as 90s", envGap, v)
+		}
+		m.gap = gap
+	}
+	return nil
 }
 
 // plan is the next fault to inject, or false when the run is over.
@@ -90,11 +141,11 @@ func (p *plan) next() (string, bool) {
 		p.n++
 		return p.order[p.n-1], true
 	}
-	if p.n >= maxSoakFaults || time.Since(p.began) >= p.m.soak {
+	if p.n >= p.m.count || time.Since(p.began) >= p.m.soak {
 		return "", false
 	}
-	if p.n%len(allFaults()) == 0 {
-		p.order = allFaults()
+	if p.n%len(p.m.only) == 0 {
+		p.order = slices.Clone(p.m.only)
 		p.m.rnd.Shuffle(len(p.order), func(i, j int) { p.order[i], p.order[j] = p.order[j], p.order[i] })
 	}
 	p.n++

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -33,6 +35,33 @@ type Report struct {
 	Churn ChurnCounts
 	// Holdoff and MaxHoldoff are the syncers' --holdoff and --max-holdoff.
 	Holdoff, MaxHoldoff string
+	// Recoveries are, by fault, the times from a change made after the
+	// fault to every nginx serving it; RecoveryLimit their bound and
+	// RecoveryDelay how long after the kube-apiserver was back the change
+	// was made.
+	Recoveries                   map[string][]time.Duration
+	RecoveryLimit, RecoveryDelay time.Duration
+}
+
+// RecoveryStats summarizes recovery times.
+type RecoveryStats struct {
+	N             int
+	P50, P99, Max time.Duration
+}
+
+// Summarize is the count, median, 99th percentile (nearest rank) and
+// maximum of ds.
+func Summarize(ds []time.Duration) RecoveryStats {
+	if len(ds) == 0 {
+		return RecoveryStats{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := func(p float64) time.Duration {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(i, 0)]
+	}
+	return RecoveryStats{N: len(s), P50: rank(0.50), P99: rank(0.99), Max: s[len(s)-1]}
 }
 
 // ChurnCounts are the writes of the churn by class.
@@ -102,6 +131,7 @@ func (r *Report) Markdown() []byte {
 		r.Holdoff, r.MaxHoldoff, r.MaxHoldoff)
 	r.faultTable(&b)
 	r.failureTables(&b)
+	r.recoveryTable(&b)
 	b.WriteString("## Watcher failover\n\n")
 	fmt.Fprintf(&b, "SIGKILL of the leading watcher to the first event published by the standby: %s (bound %s).\n\n",
 		duration(r.Failover), duration(r.FailoverLimit))
@@ -127,6 +157,21 @@ func (r *Report) faultTable(b *bytes.Buffer) {
 			fmt.Fprintf(b, " %d |", f.Failed[n])
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func (r *Report) recoveryTable(b *bytes.Buffer) {
+	if len(r.Recoveries) == 0 {
+		return
+	}
+	b.WriteString("## Recovery\n\n")
+	fmt.Fprintf(b, "A new Ingress created %s after the kube-apiserver answered again, and one created right after the stream was recreated: the time from its creation to every nginx serving its host (bound %s).\n\n",
+		duration(r.RecoveryDelay), duration(r.RecoveryLimit))
+	b.WriteString("| fault | changes | p50 | p99 | max |\n|---|---|---|---|---|\n")
+	for _, name := range slices.Sorted(maps.Keys(r.Recoveries)) {
+		st := Summarize(r.Recoveries[name])
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s |\n", name, st.N, duration(st.P50), duration(st.P99), duration(st.Max))
 	}
 	b.WriteString("\n")
 }

@@ -26,6 +26,31 @@ func TestReportMarkdown(t *testing.T) {
 		},
 		Failover: 2900 * time.Millisecond, FailoverLimit: 5 * time.Second,
 		Churn: ChurnCounts{Endpoints: 2000, Ingresses: 500, Failed: 120}, Holdoff: "300ms", MaxHoldoff: "2s",
+		Recoveries: map[string][]time.Duration{
+			"kube-apiserver down":          {1200 * time.Millisecond, 2 * time.Second, 1500 * time.Millisecond},
+			"stream deleted and recreated": {900 * time.Millisecond},
+		},
+		RecoveryLimit: 5 * time.Second, RecoveryDelay: time.Second,
 	}
 	golden.Check(t, "reliability", r.Markdown(), "go test ./test/faults -run TestReportMarkdown -update")
+}
+
+// TestSummarize: nearest-rank percentiles.
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []time.Duration
+		want RecoveryStats
+	}{
+		{"empty", nil, RecoveryStats{}},
+		{"one", []time.Duration{3}, RecoveryStats{N: 1, P50: 3, P99: 3, Max: 3}},
+		{"ten", []time.Duration{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, RecoveryStats{N: 10, P50: 5, P99: 10, Max: 10}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Summarize(tc.in); got != tc.want {
+				t.Errorf("Summarize(%v) = %+v, want %+v", tc.in, got, tc.want)
+			}
+		})
+	}
 }

@@ -49,6 +49,9 @@ type suite struct {
 	nginxMaster int
 	// decodeErrors are the syncers' decode errors before the garbage.
 	decodeErrors map[string]float64
+	// recoveries are, by fault, the times from a change made after it to
+	// every nginx serving it (recovery_test.go).
+	recoveries map[string][]time.Duration
 }
 
 // TestFaults runs the faults of the mode under churn, then the checks.
@@ -62,7 +65,8 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("faults: %s run, seed %d (%s=%d repeats it)", m.name, m.seed, envSeed, m.seed)
-	s := &suite{t: t, mode: m, bin: os.Getenv(envBin), pw: newPasswords(), spec: churnSpec(m.seed), deleted: map[string]bool{}}
+	s := &suite{t: t, mode: m, bin: os.Getenv(envBin), pw: newPasswords(), spec: churnSpec(m.seed), deleted: map[string]bool{},
+		recoveries: map[string][]time.Duration{}}
 	if s.bin == "" {
 		t.Fatalf("%s is not set: run the suite with go test, which builds the binaries", envBin)
 	}
@@ -73,6 +77,7 @@ func TestFaults(t *testing.T) {
 	defer stop()
 	s.startChurn(ctx)
 	s.injectAll(ctx)
+	s.logRecoveries()
 	s.stopChurn(stop)
 	s.checkAll(t.Context())
 	s.writeReport(time.Since(began))
@@ -123,10 +128,16 @@ func (s *suite) stopChurn(stop context.CancelFunc) {
 // injectAll injects the faults of the plan one after another.
 func (s *suite) injectAll(ctx context.Context) {
 	p := newPlan(s.mode)
-	for {
+	for n := 0; ; n++ {
 		name, ok := p.next()
 		if !ok {
 			return
+		}
+		if n > 0 && s.mode.gap > 0 {
+			s.t.Logf("pausing %s before the next fault (%s)", s.mode.gap, envGap)
+			if err := sleep(ctx, s.mode.gap); err != nil {
+				s.t.Fatalf("pause: %v", err)
+			}
 		}
 		if err := s.inject(ctx, faultByName(name)); err != nil {
 			s.t.Fatalf("fault %s: %v", name, err)
@@ -140,11 +151,17 @@ func (s *suite) inject(ctx context.Context, f fault) error {
 	before := s.probes.failedSoFar()
 	s.probes.setFault(f.name)
 	defer s.probes.setFault("")
+	faultBegan := time.Now()
 	note, err := f.run(s, ctx)
 	if err != nil {
 		return err
 	}
 	began := time.Now()
+	if f.recovery {
+		if err := s.measureRecovery(ctx, f, faultBegan); err != nil {
+			return err
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, convergeTimeout)
 	defer cancel()
 	if err := s.converged(cctx, f); err != nil {
@@ -312,7 +329,7 @@ func (s *suite) writeReport(took time.Duration) {
 	sent, failures := s.probes.result()
 	r := &Report{Mode: s.mode.name, Command: "make faults", Seed: s.mode.seed, Machine: ReadMachine(), Duration: took,
 		Faults: s.rows, Probes: sent, Failures: failures, Failover: s.failover, FailoverLimit: failoverLimit, Churn: counts,
-		Holdoff: holdoff, MaxHoldoff: maxHoldoff}
+		Holdoff: holdoff, MaxHoldoff: maxHoldoff, Recoveries: s.recoveries, RecoveryLimit: recoveryLimit, RecoveryDelay: recoveryDelay}
 	for _, sy := range s.w.Syncers {
 		r.Nginx = append(r.Nginx, sy.Name)
 	}
