@@ -132,9 +132,12 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		return nil, errors.New("world: need BinDir, Dir and at least one syncer")
 	}
 	w = &World{opts: o}
+	// The returns below set w to nil: stop what was started through a
+	// copy (a nil World's Stop would panic and hide err).
+	started := w
 	defer func() {
 		if err != nil {
-			_ = w.Stop()
+			_ = started.Stop()
 		}
 	}()
 	if err := w.startControlPlane(ctx); err != nil {
