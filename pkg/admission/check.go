@@ -24,7 +24,9 @@ func (v Verdict) Allowed() bool { return len(v.Refusals) == 0 }
 
 // Check translates ing with the Ingress source, as a syncer does when the
 // Ingress enters its Store, and says what of it the build would leave
-// unserved (refused) or serve with a difference (warned). It is pure.
+// unserved (refused) or serve with a difference (warned). When the entry
+// has nothing to refuse and stands alone, the build of the Ingress alone
+// (builtAlone) says what else it leaves unserved. It is pure.
 func Check(src *ingress.Source, ing *networkingv1.Ingress) (Verdict, error) {
 	key := intent.Key{Namespace: ing.Namespace, Name: ing.Name}
 	e, err := src.Translate(events.KindIngress, key, ing)
@@ -44,6 +46,14 @@ func Check(src *ingress.Source, ing *networkingv1.Ingress) (Verdict, error) {
 		v.problem(e, p)
 	}
 	v.differences(ing)
+	if !v.Allowed() || !standsAlone(e) {
+		return v, nil
+	}
+	unserved, err := builtAlone(e, ing)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("%w: %w", ErrNotIngress, err)
+	}
+	v.Refusals = append(v.Refusals, unserved...)
 	return v, nil
 }
 
