@@ -21,7 +21,7 @@ import (
 var ingressGVK = metav1.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}
 
 // reviewOf is the AdmissionReview the API server sends for op on ing.
-func reviewOf(t *testing.T, op admissionv1.Operation, ing *networkingv1.Ingress) []byte {
+func reviewOf(t testing.TB, op admissionv1.Operation, ing *networkingv1.Ingress) []byte {
 	t.Helper()
 	raw, err := json.Marshal(ing)
 	if err != nil {
@@ -170,7 +170,7 @@ func TestWarningsAreBounded(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
