@@ -9,11 +9,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/admission"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
-	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 )
 
 // admissionFlags are the flags of the validating admission webhook.
@@ -33,35 +29,28 @@ func (a admissionFlags) check() error {
 }
 
 // admissionPart is the webhook of --admission-addr: the Ingresses of our
-// classes, with the cluster's IngressClasses from an informer of its own
-// (the webhook serves once it has synced). ok is false when it is off.
-func (f *flags) admissionPart(client kubernetes.Interface, log *slog.Logger) (group.Part, bool) {
+// classes, checked against the cluster's IngressClasses and Ingresses from
+// informers of its own (admission.Cache; the webhook serves once they have
+// synced). ok is false when it is off.
+func (f *flags) admissionPart(client kubernetes.Interface, log *slog.Logger) (group.Part, bool, error) {
 	if f.admission.addr == "" {
-		return group.Part{}, false
+		return group.Part{}, false, nil
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
-	classes := factory.Networking().V1().IngressClasses()
-	informer, lister := classes.Informer(), classes.Lister()
-	byName := func() map[string]*networkingv1.IngressClass {
-		list, _ := lister.List(labels.Everything()) // a lister's List never fails
-		m := make(map[string]*networkingv1.IngressClass, len(list))
-		for _, c := range list {
-			m[c.Name] = c
-		}
-		return m
+	c, err := admission.NewCache(client, f.watchNamespace)
+	if err != nil {
+		return group.Part{}, false, err
 	}
 	srv := &admission.Server{Addr: f.admission.addr, CertFile: f.admission.certFile, KeyFile: f.admission.keyFile, Logger: log,
-		Handler: admission.NewHandler(admission.Options{Logger: log, IngressClasses: byName,
+		Handler: admission.NewHandler(admission.Options{Logger: log, IngressClasses: c.IngressClasses, Neighbours: c.ByHost,
 			Classes: intent.Classes{Controller: f.controllerClass, Class: f.ingressClass, WithoutClass: f.withoutClass}})}
 	return group.Part{Name: "admission", Start: func(ctx context.Context) error {
 		if _, err := srv.Listen(); err != nil {
 			return err
 		}
-		factory.Start(ctx.Done())
-		defer factory.Shutdown()
-		if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
-			return ctx.Err()
+		defer c.Shutdown()
+		if err := c.Start(ctx); err != nil {
+			return err
 		}
 		return srv.Start(ctx)
-	}}, true
+	}}, true, nil
 }

@@ -63,7 +63,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	log.Info("watcher starting", "id", cfg.WatcherID, "stream", cfg.Stream, "prefix", cfg.SubjectPrefix,
 		"namespace", cfg.WatchNamespace, "leaderElect", cfg.LeaderElect)
 	parts := []group.Part{{Name: "watcher", Start: w.Start}}
-	if p, ok := f.admissionPart(cfg.Client, log); ok {
+	if p, ok, err := f.admissionPart(cfg.Client, log); err != nil {
+		fmt.Fprintf(stderr, "watcher: %v\n", err)
+		return 2
+	} else if ok {
 		parts = append(parts, p)
 	}
 	if err := group.Run(ctx, log, parts...); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/pkg/admission"
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 
@@ -46,7 +47,7 @@ func (w *warnings) take() []string {
 // serveWebhook starts the webhook on a free loopback port with a serving
 // certificate signed by a CA of its own; it returns the URL, the CA's PEM
 // and a function that stops the server and waits for it.
-func serveWebhook(t *testing.T) (string, []byte, func()) {
+func serveWebhook(t *testing.T, client kubernetes.Interface) (string, []byte, func()) {
 	t.Helper()
 	ca, err := certs.Generate(certs.Options{CommonName: "admission test CA", IsCA: true})
 	if err != nil {
@@ -68,12 +69,22 @@ func serveWebhook(t *testing.T) (string, []byte, func()) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	c, err := admission.NewCache(client, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := intent.Classes{Controller: ingress.DefaultControllerClass, Class: ingress.DefaultIngressClass}
 	srv := &admission.Server{Addr: addr, CertFile: certFile, KeyFile: keyFile, Logger: slog.New(slog.DiscardHandler),
-		Handler: admission.NewHandler(admission.Options{Logger: slog.New(slog.DiscardHandler)})}
+		Handler: admission.NewHandler(admission.Options{Logger: slog.New(slog.DiscardHandler), Classes: classes,
+			IngressClasses: c.IngressClasses, Neighbours: c.ByHost})}
 	if _, err := srv.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(c.Shutdown)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
 	var once sync.Once
@@ -115,6 +126,22 @@ func registerWebhook(t *testing.T, client kubernetes.Interface, ns, url string, 
 	t.Cleanup(func() {
 		_ = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), cfg.Name, metav1.DeleteOptions{})
 	})
+}
+
+// waitRefused waits until a dry-run create of ing is refused with want.
+func waitRefused(t *testing.T, client kubernetes.Interface, ing *networkingv1.Ingress, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // turns a hang into a failure; not an assertion on time
+	for i := 0; ; i++ {
+		_, err := client.NetworkingV1().Ingresses(ing.Namespace).Create(context.Background(), ing, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil && strings.Contains(err.Error(), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not refused with %q after %d tries: last error %v", want, i+1, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func ingressRule() admissionregistrationv1.RuleWithOperations {
@@ -179,7 +206,7 @@ func TestWebhookWithAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := testenv.NewNamespace(t, client)
-	url, caPEM, stop := serveWebhook(t)
+	url, caPEM, stop := serveWebhook(t, client)
 	registerWebhook(t, client, ns, url, caPEM)
 	waitForWebhook(t, client, ns)
 	p := ingress.AnnotationPrefix
@@ -218,6 +245,16 @@ func TestWebhookWithAPIServer(t *testing.T) {
 		}
 		if w := seen.take(); len(w) != 0 {
 			t.Errorf("warnings %q, want none", w)
+		}
+	})
+	t.Run("conflict with a stored Ingress refused", func(t *testing.T) {
+		// The webhook's informer sees the good Ingress a little after it is
+		// stored: a dry run waits for that, then the create is refused.
+		ing := testIngress(ns, "same-path", "b.example.com", "/", nil)
+		waitRefused(t, client, ing, "conflicts with Ingress "+ns+"/good")
+		err := create(client, ing)
+		if err == nil || !strings.Contains(err.Error(), `host b.example.com path / (Prefix): conflicts with Ingress `+ns+"/good, which is older") {
+			t.Errorf("create: %v, want refused for the conflict with %s/good", err, ns)
 		}
 	})
 	t.Run("documented difference warned", func(t *testing.T) {

@@ -37,6 +37,10 @@ const (
 	maxItemRunes   = 256
 	maxReasonRunes = 1024
 	maxWarnings    = 16
+	// maxNeighbours bounds the Ingresses built beside the one reviewed
+	// (Conflicts); beyond them a conflict may go unnoticed at admission,
+	// and the syncers report it as without the webhook.
+	maxNeighbours = 1000
 )
 
 // Options configure the Handler.
@@ -47,6 +51,10 @@ type Options struct {
 	// IngressClasses returns the cluster's IngressClasses by name (a
 	// lister's view); nil checks every Ingress, whatever its class.
 	IngressClasses func() map[string]*networkingv1.IngressClass
+	// Neighbours returns the stored Ingresses with a rule for a host
+	// (config.DefaultServerName for rules without host), as Cache.ByHost;
+	// nil checks no conflict between Ingresses.
+	Neighbours func(host string) []*networkingv1.Ingress
 	// Logger; nil is slog.Default().
 	Logger *slog.Logger
 }
@@ -113,6 +121,11 @@ func (h *Handler) Review(req *admissionv1.AdmissionRequest) *admissionv1.Admissi
 		return resp
 	}
 	v, err := Check(h.src, ing)
+	if err == nil && v.Allowed() {
+		var conflicts []string
+		conflicts, err = Conflicts(ing, h.neighbours(ing))
+		v.Refusals = append(v.Refusals, conflicts...)
+	}
 	if err != nil {
 		return deny(resp, http.StatusBadRequest, err.Error())
 	}
@@ -150,6 +163,35 @@ func ingressOf(req *admissionv1.AdmissionRequest) (*networkingv1.Ingress, bool, 
 		ing.Name = req.Name
 	}
 	return &ing, false, nil
+}
+
+// neighbours are the stored Ingresses of our classes, other than ing, that
+// share a host with it and may hold one of its paths (mayConflict).
+func (h *Handler) neighbours(ing *networkingv1.Ingress) []*networkingv1.Ingress {
+	if h.opts.Neighbours == nil {
+		return nil
+	}
+	seen := map[string]bool{ing.Namespace + "/" + ing.Name: true}
+	var out []*networkingv1.Ingress
+	for _, host := range hostsOf(ing) {
+		for _, n := range h.opts.Neighbours(host) {
+			k := n.Namespace + "/" + n.Name
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if len(out) < maxNeighbours && h.ours(n) && mayConflict(ing, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// hostsOf are the hosts of ing's rules, config.DefaultServerName for none.
+func hostsOf(ing *networkingv1.Ingress) []string {
+	hosts, _ := ingressHosts(ing)
+	return slices.Compact(slices.Sorted(slices.Values(hosts)))
 }
 
 // ours applies the class rule; without IngressClasses, every Ingress.
