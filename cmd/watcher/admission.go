@@ -41,7 +41,7 @@ func (f *flags) admissionPart(client kubernetes.Interface, log *slog.Logger) (gr
 		return group.Part{}, false, err
 	}
 	srv := &admission.Server{Addr: f.admission.addr, CertFile: f.admission.certFile, KeyFile: f.admission.keyFile, Logger: log,
-		Handler: admission.NewHandler(admission.Options{Logger: log, IngressClasses: c.IngressClasses, Neighbours: c.ByHost,
+		Handler: admission.NewHandler(admission.Options{Logger: log, IngressClasses: c.IngressClasses, Neighbours: c.Neighbours,
 			Classes: intent.Classes{Controller: f.controllerClass, Class: f.ingressClass, WithoutClass: f.withoutClass}})}
 	return group.Part{Name: "admission", Start: func(ctx context.Context) error {
 		if _, err := srv.Listen(); err != nil {

@@ -76,7 +76,7 @@ func serveWebhook(t *testing.T, client kubernetes.Interface) (string, []byte, fu
 	classes := intent.Classes{Controller: ingress.DefaultControllerClass, Class: ingress.DefaultIngressClass}
 	srv := &admission.Server{Addr: addr, CertFile: certFile, KeyFile: keyFile, Logger: slog.New(slog.DiscardHandler),
 		Handler: admission.NewHandler(admission.Options{Logger: slog.New(slog.DiscardHandler), Classes: classes,
-			IngressClasses: c.IngressClasses, Neighbours: c.ByHost})}
+			IngressClasses: c.IngressClasses, Neighbours: c.Neighbours})}
 	if _, err := srv.Listen(); err != nil {
 		t.Fatal(err)
 	}

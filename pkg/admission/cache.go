@@ -3,6 +3,8 @@ package admission
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
@@ -13,9 +15,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// hostIndex indexes Ingresses by the hosts of their rules
-// (config.DefaultServerName for a rule without host).
-const hostIndex = "host"
+// The indexes of the Ingresses: by host and path of each of their rules'
+// paths (pathKey), and by host for those that set the regex mode of their
+// hosts (use-regex, rewrite-target). A rule without host has the host
+// config.DefaultServerName.
+const (
+	pathIndex  = "path"
+	regexIndex = "regex"
+)
+
+// pathKey is the key of a host and a path without trailing slashes.
+func pathKey(host, path string) string { return host + "\x00" + strings.TrimRight(path, "/") }
 
 // Cache is what the webhook reads of the cluster: the IngressClasses, for
 // the class rule, and the Ingresses by host, for Conflicts. It is an
@@ -33,7 +43,7 @@ func NewCache(client kubernetes.Interface, namespace string) (*Cache, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(dropManagedFields),
 		informers.WithNamespace(namespace))
 	c := &Cache{factory: f, classes: f.Networking().V1().IngressClasses().Informer(), ingresses: f.Networking().V1().Ingresses().Informer()}
-	if err := c.ingresses.AddIndexers(cache.Indexers{hostIndex: ingressHosts}); err != nil {
+	if err := c.ingresses.AddIndexers(cache.Indexers{pathIndex: ingressPaths, regexIndex: regexHosts}); err != nil {
 		return nil, fmt.Errorf("admission: ingress index: %w", err)
 	}
 	return c, nil
@@ -63,36 +73,69 @@ func (c *Cache) IngressClasses() map[string]*networkingv1.IngressClass {
 	return m
 }
 
-// ByHost returns the stored Ingresses with a rule for host
-// (Options.Neighbours). They are the informer's: read-only.
-func (c *Cache) ByHost(host string) []*networkingv1.Ingress {
-	objs, err := c.ingresses.GetIndexer().ByIndex(hostIndex, host)
-	if err != nil {
-		return nil // only for an unknown index name
-	}
-	out := make([]*networkingv1.Ingress, 0, len(objs))
-	for _, o := range objs {
-		if ing, ok := o.(*networkingv1.Ingress); ok {
-			out = append(out, ing)
+// Neighbours returns the stored Ingresses that may hold one of paths on
+// host (Options.Neighbours): those with one of these paths there but for
+// trailing slashes, and those that set the regex mode of host. They are
+// the informer's: read-only, and an Ingress may come more than once.
+func (c *Cache) Neighbours(host string, paths []string) []*networkingv1.Ingress {
+	var out []*networkingv1.Ingress
+	add := func(index, key string) {
+		objs, _ := c.ingresses.GetIndexer().ByIndex(index, key) // errors only for an unknown index
+		for _, o := range objs {
+			if ing, ok := o.(*networkingv1.Ingress); ok {
+				out = append(out, ing)
+			}
 		}
 	}
+	for _, p := range paths {
+		add(pathIndex, pathKey(host, p))
+	}
+	add(regexIndex, host)
 	return out
 }
 
-func ingressHosts(obj any) ([]string, error) {
+func ingressPaths(obj any) ([]string, error) {
 	ing, ok := obj.(*networkingv1.Ingress)
 	if !ok {
 		return nil, nil
 	}
-	out := make([]string, 0, len(ing.Spec.Rules))
-	for _, r := range ing.Spec.Rules {
-		h := r.Host
-		if h == "" {
-			h = config.DefaultServerName
+	var out []string
+	for i := range ing.Spec.Rules {
+		r := &ing.Spec.Rules[i]
+		if r.HTTP == nil {
+			continue
 		}
-		out = append(out, h)
+		for j := range r.HTTP.Paths {
+			out = append(out, pathKey(hostOf(r), r.HTTP.Paths[j].Path))
+		}
 	}
 	return out, nil
+}
+
+func regexHosts(obj any) ([]string, error) {
+	ing, ok := obj.(*networkingv1.Ingress)
+	if !ok || !regexMode(ing) {
+		return nil, nil
+	}
+	return hostsOf(ing), nil
+}
+
+// hostOf is a rule's host, config.DefaultServerName for none.
+func hostOf(r *networkingv1.IngressRule) string {
+	if r.Host == "" {
+		return config.DefaultServerName
+	}
+	return r.Host
+}
+
+// hostsOf are the hosts of ing's rules, sorted, unique.
+func hostsOf(ing *networkingv1.Ingress) []string {
+	out := make([]string, len(ing.Spec.Rules))
+	for i := range ing.Spec.Rules {
+		out[i] = hostOf(&ing.Spec.Rules[i])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func dropManagedFields(obj any) (any, error) {

@@ -51,10 +51,10 @@ type Options struct {
 	// IngressClasses returns the cluster's IngressClasses by name (a
 	// lister's view); nil checks every Ingress, whatever its class.
 	IngressClasses func() map[string]*networkingv1.IngressClass
-	// Neighbours returns the stored Ingresses with a rule for a host
-	// (config.DefaultServerName for rules without host), as Cache.ByHost;
-	// nil checks no conflict between Ingresses.
-	Neighbours func(host string) []*networkingv1.Ingress
+	// Neighbours returns the stored Ingresses that may hold one of paths
+	// on host (config.DefaultServerName for rules without host), as
+	// Cache.Neighbours; nil checks no conflict between Ingresses.
+	Neighbours func(host string, paths []string) []*networkingv1.Ingress
 	// Logger; nil is slog.Default().
 	Logger *slog.Logger
 }
@@ -166,40 +166,54 @@ func ingressOf(req *admissionv1.AdmissionRequest) (*networkingv1.Ingress, bool, 
 }
 
 // neighbours are the stored Ingresses of our classes, other than ing, that
-// share a host with it and may hold one of its paths (mayConflict).
+// may hold one of its paths on one of its hosts, at most maxNeighbours.
 func (h *Handler) neighbours(ing *networkingv1.Ingress) []*networkingv1.Ingress {
 	if h.opts.Neighbours == nil {
 		return nil
 	}
-	seen := map[string]bool{ing.Namespace + "/" + ing.Name: true}
+	ours := h.classRule()
+	seen := map[*networkingv1.Ingress]bool{}
 	var out []*networkingv1.Ingress
 	for _, host := range hostsOf(ing) {
-		for _, n := range h.opts.Neighbours(host) {
-			k := n.Namespace + "/" + n.Name
-			if seen[k] {
+		for _, n := range h.opts.Neighbours(host, pathsOf(ing, host)) {
+			if len(out) == maxNeighbours {
+				return out
+			}
+			if (n.Name == ing.Name && n.Namespace == ing.Namespace) || seen[n] || !ours(n) {
 				continue
 			}
-			seen[k] = true
-			if len(out) < maxNeighbours && h.ours(n) && mayConflict(ing, n) {
-				out = append(out, n)
-			}
+			seen[n] = true
+			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// hostsOf are the hosts of ing's rules, config.DefaultServerName for none.
-func hostsOf(ing *networkingv1.Ingress) []string {
-	hosts, _ := ingressHosts(ing)
-	return slices.Compact(slices.Sorted(slices.Values(hosts)))
+// pathsOf are the paths of ing's rules for host.
+func pathsOf(ing *networkingv1.Ingress, host string) []string {
+	var out []string
+	for i := range ing.Spec.Rules {
+		r := &ing.Spec.Rules[i]
+		if r.HTTP == nil || hostOf(r) != host {
+			continue
+		}
+		for j := range r.HTTP.Paths {
+			out = append(out, r.HTTP.Paths[j].Path)
+		}
+	}
+	return out
 }
 
 // ours applies the class rule; without IngressClasses, every Ingress.
-func (h *Handler) ours(ing *networkingv1.Ingress) bool {
+func (h *Handler) ours(ing *networkingv1.Ingress) bool { return h.classRule()(ing) }
+
+// classRule is the class rule with the IngressClasses of now.
+func (h *Handler) classRule() func(*networkingv1.Ingress) bool {
 	if h.opts.IngressClasses == nil {
-		return true
+		return func(*networkingv1.Ingress) bool { return true }
 	}
-	return ingress.Serves(ing, h.opts.IngressClasses(), h.opts.Classes)
+	classes := h.opts.IngressClasses()
+	return func(ing *networkingv1.Ingress) bool { return ingress.Serves(ing, classes, h.opts.Classes) }
 }
 
 func deny(resp *admissionv1.AdmissionResponse, code int32, msg string) *admissionv1.AdmissionResponse {

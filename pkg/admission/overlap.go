@@ -149,39 +149,10 @@ func serviceNames(ing *networkingv1.Ingress) []string {
 	return out
 }
 
-// mayConflict reports whether other can hold a path of ing: it has a path
-// equal to one of ing's but for trailing slashes (the build normalizes
-// nothing else), or it sets the regex mode of a host they share.
-func mayConflict(ing, other *networkingv1.Ingress) bool {
-	if regexMode(other) {
-		return true
-	}
-	paths := map[string]bool{}
-	for _, p := range pathsOf(ing) {
-		paths[p] = true
-	}
-	for _, p := range pathsOf(other) {
-		if paths[p] {
-			return true
-		}
-	}
-	return false
-}
-
+// regexMode reports whether ing makes the paths of its hosts regular
+// expressions (use-regex, rewrite-target; the build decides per host).
 func regexMode(ing *networkingv1.Ingress) bool {
 	_, rx := ing.Annotations[ingress.AnnotationPrefix+"use-regex"]
 	_, rw := ing.Annotations[ingress.AnnotationPrefix+"rewrite-target"]
 	return rx || rw
-}
-
-func pathsOf(ing *networkingv1.Ingress) []string {
-	var out []string
-	for i := range ing.Spec.Rules {
-		if http := ing.Spec.Rules[i].HTTP; http != nil {
-			for j := range http.Paths {
-				out = append(out, strings.TrimRight(http.Paths[j].Path, "/"))
-			}
-		}
-	}
-	return out
 }

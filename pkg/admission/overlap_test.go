@@ -95,7 +95,7 @@ func TestReviewConflicts(t *testing.T) {
 			byHost := map[string][]*networkingv1.Ingress{"shop.example.com": tc.neighbours}
 			h := NewHandler(Options{Logger: quiet, IngressClasses: classes,
 				Classes:    intent.Classes{Controller: ingress.DefaultControllerClass, Class: ingress.DefaultIngressClass},
-				Neighbours: func(host string) []*networkingv1.Ingress { return byHost[host] }})
+				Neighbours: func(host string, _ []string) []*networkingv1.Ingress { return byHost[host] }})
 			resp := h.Review(&admissionv1.AdmissionRequest{UID: "u", Kind: ingressGVK, Operation: admissionv1.Create,
 				Namespace: tc.ing.Namespace, Name: tc.ing.Name, Object: runtime.RawExtension{Raw: mustJSON(t, tc.ing)}})
 			if resp.Allowed != tc.allowed {
