@@ -26,10 +26,14 @@
 //     difference" (ingress.AnnotationStatus) is a warning with its note.
 //
 // So the webhook refuses exactly what the build leaves unserved from the
-// Ingress alone (FuzzReviewAgreesWithBuild checks it against model.Build);
-// what depends on other objects (a missing Service or Secret, a host and
-// path an older Ingress holds) is not checked here and is reported by the
-// syncers as before.
+// Ingress alone (FuzzReviewAgreesWithBuild checks it against model.Build).
+// With Options.Neighbours (a Cache: informers on the Ingresses, indexed by
+// host and path), Conflicts also refuses a host, path and path type that
+// an older Ingress holds, or that the Ingress would take from a newer one:
+// the build of the Ingress beside the stored Ingresses that may hold one of
+// its paths, as model.Build gives each path to the oldest. What else depends
+// on other objects (a missing Service or Secret) is not checked here and is
+// reported by the syncers as before.
 //
 // Only the Ingresses of the controller's classes are checked (ingress.Serves
 // with the IngressClasses the Options give); with no IngressClasses given
