@@ -27,34 +27,50 @@ func standsAlone(e *intent.Entry) bool {
 	return len(e.Secrets) == 0 && len(e.ConfigMaps) == 0 && e.Settings.Canary == nil
 }
 
-// builtAlone builds a Store holding ing alone, without class, beside a
-// Service of every name it references with every port it names, and
-// returns the reasons of the build's Problems of ing that leave it, or
-// part of it, unserved. These are what the build decides from the
-// Ingress beyond its entry: settings resolved at Build that fail closed
+// builtAlone builds a Store holding ing alone beside its Services (see
+// buildBeside) and returns the reasons of the build's Problems of ing that
+// leave it, or part of it, unserved. These are what the build decides from
+// the Ingress beyond its entry: settings resolved at Build that fail closed
 // (proxy-ssl-verify on without proxy-ssl-secret), the paths of a host that
 // use-regex makes regular expressions whatever their type. Build is pure:
 // this runs no nginx and renders nothing.
 func builtAlone(e *intent.Entry, ing *networkingv1.Ingress) ([]string, error) {
-	own := ing.DeepCopy()
-	own.Spec.IngressClassName = nil
-	delete(own.Annotations, ingress.LegacyClassAnnotation)
+	own := withoutClass(ing)
+	problems, err := buildBeside(own, e.Services, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range problems {
+		if p.Namespace == own.Namespace && p.Name == own.Name && p.Unserved() != config.ServedAsIs {
+			out = append(out, p.Reason)
+		}
+	}
+	return out, nil
+}
+
+// buildBeside builds a Store holding own and others (Ingresses without
+// class: they are ours), beside a Service of every name their backends
+// reference, and of every one of services (own's entry's, which also
+// names the Services of its annotations), each with every port they name;
+// it returns the build's Problems of Ingresses.
+func buildBeside(own *networkingv1.Ingress, services []intent.Key, others []*networkingv1.Ingress) ([]config.Problem, error) {
+	all := append([]*networkingv1.Ingress{own}, others...)
 	s := model.NewStore(ingress.NewSource())
-	ports := portsOf(own)
-	for _, k := range e.Services {
-		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "198.18.0.1", Ports: ports}}
+	for _, svc := range stubServices(all, services) {
 		if err := apply(s, events.KindService, svc); err != nil {
 			return nil, err
 		}
 	}
-	if err := apply(s, events.KindIngress, own); err != nil {
-		return nil, err
+	for _, i := range all {
+		if err := apply(s, events.KindIngress, i); err != nil {
+			return nil, err
+		}
 	}
-	var out []string
+	var out []config.Problem
 	for _, p := range model.Build(s, buildOptions).Problems {
-		if p.Kind == intent.KindIngress && p.Namespace == own.Namespace && p.Name == own.Name && p.Unserved() != config.ServedAsIs {
-			out = append(out, p.Reason)
+		if p.Kind == intent.KindIngress {
+			out = append(out, p)
 		}
 	}
 	return out, nil

@@ -5,10 +5,8 @@ import (
 	"strings"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
-	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
-	"github.com/ingress-sync/ingress-sync/pkg/model"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -35,22 +33,14 @@ func Conflicts(ing *networkingv1.Ingress, neighbours []*networkingv1.Ingress) ([
 	if own.CreationTimestamp.IsZero() {
 		own.CreationTimestamp = newestAfter(neighbours)
 	}
-	all := append([]*networkingv1.Ingress{own}, mapSlice(neighbours, withoutClass)...)
-	s := model.NewStore(ingress.NewSource())
-	for _, svc := range stubServices(all) {
-		if err := apply(s, events.KindService, svc); err != nil {
-			return nil, err
-		}
-	}
-	for _, i := range all {
-		if err := apply(s, events.KindIngress, i); err != nil {
-			return nil, err
-		}
+	problems, err := buildBeside(own, nil, mapSlice(neighbours, withoutClass))
+	if err != nil {
+		return nil, err
 	}
 	self := intent.KindIngress + " " + own.Namespace + "/" + own.Name
 	var out []string
-	for _, p := range model.Build(s, buildOptions).Problems {
-		if p.Kind != intent.KindIngress || p.Unserved() != config.RoutesUnserved || !strings.Contains(p.Reason, conflictMark) {
+	for _, p := range problems {
+		if p.Unserved() != config.RoutesUnserved || !strings.Contains(p.Reason, conflictMark) {
 			continue
 		}
 		switch {
@@ -91,23 +81,31 @@ func mapSlice[T any](in []T, f func(T) T) []T {
 	return out
 }
 
-// stubServices is a Service of every name the Ingresses reference, with
+// stubServices is a Service of every name the Ingresses' backends
+// reference, and of every key of services (the first Ingress's), with
 // every port they name for it, so that the build places all their paths.
-func stubServices(ings []*networkingv1.Ingress) []*corev1.Service {
+func stubServices(ings []*networkingv1.Ingress, services []intent.Key) []*corev1.Service {
 	byKey := map[intent.Key]*corev1.Service{}
 	var order []intent.Key
-	for _, ing := range ings {
+	add := func(k intent.Key, ports []corev1.ServicePort) {
+		svc, ok := byKey[k]
+		if !ok {
+			svc = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "198.18.0.1"}}
+			byKey[k] = svc
+			order = append(order, k)
+		}
+		svc.Spec.Ports = mergePorts(svc.Spec.Ports, ports)
+	}
+	for i, ing := range ings {
 		ports := portsOf(ing)
 		for _, name := range serviceNames(ing) {
-			k := intent.Key{Namespace: ing.Namespace, Name: name}
-			svc, ok := byKey[k]
-			if !ok {
-				svc = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name},
-					Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "198.18.0.1"}}
-				byKey[k] = svc
-				order = append(order, k)
+			add(intent.Key{Namespace: ing.Namespace, Name: name}, ports)
+		}
+		if i == 0 {
+			for _, k := range services {
+				add(k, ports)
 			}
-			svc.Spec.Ports = mergePorts(svc.Spec.Ports, ports)
 		}
 	}
 	out := make([]*corev1.Service, len(order))
