@@ -117,6 +117,7 @@ func registerWebhook(t *testing.T, client kubernetes.Interface, ns, url string, 
 			TimeoutSeconds:          &timeout,
 			AdmissionReviewVersions: []string{"v1"},
 			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
+			MatchConditions:         []admissionregistrationv1.MatchCondition{{Name: "ingress-sync-class", Expression: classCondition}},
 		}},
 	}
 	ctx := context.Background()
@@ -143,6 +144,14 @@ func waitRefused(t *testing.T, client kubernetes.Interface, ing *networkingv1.In
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// classCondition is the matchCondition of the chart's and the overlay's
+// webhook (deploy/helm/ingress-sync/templates/admission/webhook.yaml) for
+// the class nginx: the API server evaluates it, so an error in it would
+// skip the webhook (failurePolicy Ignore) without a word.
+const classCondition = `has(object.spec.ingressClassName) ? object.spec.ingressClassName in ["nginx"] :
+!has(object.metadata.annotations) || !('kubernetes.io/ingress.class' in object.metadata.annotations) ||
+object.metadata.annotations['kubernetes.io/ingress.class'] in ["", "nginx"]`
 
 func ingressRule() admissionregistrationv1.RuleWithOperations {
 	scope := admissionregistrationv1.NamespacedScope
@@ -222,6 +231,13 @@ func TestWebhookWithAPIServer(t *testing.T) {
 		{name: "fail closed", ing: testIngress(ns, "acl", "a.example.com", "/", map[string]string{p + "denylist-source-range": "10.0.0.0/33"}),
 			want: []string{p + "denylist-source-range", "routes answer 503"}},
 	}
+	legacy := testIngress(ns, "legacy", "a.example.com", "/", map[string]string{p + "server-snippet": "x", ingress.LegacyClassAnnotation: "nginx"})
+	legacy.Spec.IngressClassName = nil
+	refused = append(refused, struct {
+		name string
+		ing  *networkingv1.Ingress
+		want []string
+	}{name: "legacy class annotation", ing: legacy, want: []string{p + "server-snippet"}})
 	for _, tc := range refused {
 		t.Run("refused "+tc.name, func(t *testing.T) {
 			err := create(client, tc.ing)
@@ -235,6 +251,14 @@ func TestWebhookWithAPIServer(t *testing.T) {
 			}
 		})
 	}
+	t.Run("another class stored", func(t *testing.T) {
+		ing := testIngress(ns, "other-class", "a.example.com", "/", map[string]string{p + "server-snippet": "x"})
+		other := "other"
+		ing.Spec.IngressClassName = &other
+		if err := create(client, ing); err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+	})
 	t.Run("good one stored", func(t *testing.T) {
 		seen.take()
 		if err := create(client, testIngress(ns, "good", "b.example.com", "/", nil)); err != nil {
