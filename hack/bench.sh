@@ -109,9 +109,11 @@ table() {
 	}' "$RAW/go-bench.txt" | sed 's/; |$/ |/'
 }
 
-# build_target prints the model and replay rows of the targets table: Build
-# of 10k Ingresses, one endpoint change through model.Incremental (apply,
-# build, checksum, diff) at 10k and 50k, replay of 100k events.
+# build_target prints the model, admission and replay rows of the targets
+# table: Build of 10k Ingresses, one endpoint change through
+# model.Incremental (apply, build, checksum, diff) at 10k and 50k, the
+# admission webhook's p99 with 10k Ingresses in its cache, replay of 100k
+# events.
 build_target() {
 	awk '
 	function metric(unit, i) { for (i = 3; i < NF; i += 2) if ($(i + 1) == unit) return $i; return "" }
@@ -122,6 +124,9 @@ build_target() {
 		n = $1; sub(/^BenchmarkEndpointChange\//, "", n); sub(/-[0-9]+$/, "", n)
 		v = $3 / 1e6
 		printf "| one EndpointSlice change at %dk Ingresses: build + checksum + diff (model.Incremental) | <= 1 ms | %.3f ms (CPU %.3f ms with the garbage collector) | %s |\n", n / 1000, v, metric("cpu-ns/op") / 1e6, (v <= 1 ? "yes" : "**no**") }
+	/^BenchmarkReview10k\// && cur ~ /pkg\/admission$/ {
+		n = $1; sub(/^BenchmarkReview10k\//, "", n); sub(/-[0-9]+$/, "", n)
+		v = metric("p99-ms"); printf "| admission webhook review, 10k Ingresses in its cache, %s: p99 | <= 10 ms | %s ms (mean %.3f ms) | %s |\n", n, v, $3 / 1e6, (v <= 10 ? "yes" : "**no**") }
 	/^BenchmarkReplay100k\/apps=1000\// && cur ~ /pkg\/replay$/ {
 		v = metric("events/s"); printf "| replay of 100k events, 1k apps (creates included) | >= 50k events/s | %d events/s | %s |\n", v, (v >= 50000 ? "yes" : "**no**") }
 	' "$RAW/go-bench.txt"

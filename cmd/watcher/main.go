@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/ingress-sync/ingress-sync/internal/group"
 	"github.com/ingress-sync/ingress-sync/internal/kubeconfig"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
@@ -61,7 +62,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log.Info("watcher starting", "id", cfg.WatcherID, "stream", cfg.Stream, "prefix", cfg.SubjectPrefix,
 		"namespace", cfg.WatchNamespace, "leaderElect", cfg.LeaderElect)
-	if err := w.Start(ctx); err != nil {
+	parts := []group.Part{{Name: "watcher", Start: w.Start}}
+	if p, ok, err := f.admissionPart(cfg.Client, log); err != nil {
+		fmt.Fprintf(stderr, "watcher: %v\n", err)
+		return 2
+	} else if ok {
+		parts = append(parts, p)
+	}
+	if err := group.Run(ctx, log, parts...); err != nil {
 		log.Error("watcher failed", "err", err)
 		return 1
 	}
@@ -95,6 +103,7 @@ type flags struct {
 	metricsAddr, watcherID            string
 	workers                           int
 	logLevel                          slog.Level
+	admission                         admissionFlags
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -138,11 +147,17 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.watcherID, "watcher-id", "", "identity of this replica (default $POD_NAME, else the host name)")
 	fs.IntVar(&f.workers, "workers", watch.DefaultWorkers, "concurrent publishers")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
+	fs.StringVar(&f.admission.addr, "admission-addr", "", "serve the validating admission webhook of Ingresses over TLS on this address, e.g. :8443 (empty: off)")
+	fs.StringVar(&f.admission.certFile, "admission-cert-file", "", "PEM serving certificate of the admission webhook (read again when it changes)")
+	fs.StringVar(&f.admission.keyFile, "admission-key-file", "", "PEM private key of the admission webhook's certificate")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := f.admission.check(); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }

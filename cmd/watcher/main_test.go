@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -16,12 +19,16 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/clientcmd/api/latest"
 
+	"github.com/ingress-sync/ingress-sync/internal/certs"
+	"github.com/ingress-sync/ingress-sync/pkg/admission"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
 	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
@@ -41,6 +48,9 @@ func TestParseFlags(t *testing.T) {
 		{name: "positional argument", args: []string{"extra"}, wantErr: errAny},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: errAny},
 		{name: "bad history", args: []string{"--stream-history", "many"}, wantErr: errAny},
+		{name: "admission webhook", args: []string{"--admission-addr", ":8443", "--admission-cert-file", "tls.crt", "--admission-key-file", "tls.key"}},
+		{name: "admission webhook without key", args: []string{"--admission-addr", ":8443", "--admission-cert-file", "tls.crt"}, wantErr: errAny},
+		{name: "admission webhook without certificate", args: []string{"--admission-addr", ":8443"}, wantErr: errAny},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,10 +149,12 @@ func TestRun(t *testing.T) {
 	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	natsAddr, metricsAddr := freeAddr(t), freeAddr(t)
+	natsAddr, metricsAddr, admissionAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	certFile, keyFile, pool := admissionPair(t)
 	args := []string{"--kubeconfig", kubeconfig, "--embedded-nats", t.TempDir(), "--nats-url", "nats://" + natsAddr,
 		"--watch-namespace", ns, "--election-namespace", ns, "--watcher-id", "watcher-test",
-		"--metrics-addr", metricsAddr, "--log-level", "debug"}
+		"--metrics-addr", metricsAddr, "--log-level", "debug",
+		"--admission-addr", admissionAddr, "--admission-cert-file", certFile, "--admission-key-file", keyFile}
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	done := make(chan int, 1)
@@ -193,6 +205,55 @@ func TestRun(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
+	waitFor(t, "the admission webhook refusing a snippet", func() bool { return admissionRefuses(t, admissionAddr, pool) })
+}
+
+// admissionPair writes a serving certificate for 127.0.0.1 and its key,
+// and returns their files and a pool that trusts it.
+func admissionPair(t *testing.T) (string, string, *x509.CertPool) {
+	t.Helper()
+	pair, err := certs.Generate(certs.Options{Hosts: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pair.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pair.KeyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(pair.Cert)
+	return certFile, keyFile, pool
+}
+
+// admissionRefuses posts the review of an Ingress of class nginx with a
+// snippet to the webhook and reports whether it is refused.
+func admissionRefuses(t *testing.T, addr string, pool *x509.CertPool) bool {
+	class := "nginx"
+	ing := networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web",
+		Annotations: map[string]string{"nginx.ingress.kubernetes.io/server-snippet": "return 200;"}},
+		Spec: networkingv1.IngressSpec{IngressClassName: &class}}
+	raw, err := json.Marshal(&ing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := json.Marshal(admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: "u", Operation: admissionv1.Create,
+			Kind: metav1.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}, Object: runtime.RawExtension{Raw: raw}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Post("https://"+addr+admission.Path, "application/json", bytes.NewReader(review))
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var out admissionv1.AdmissionReview
+	return json.NewDecoder(resp.Body).Decode(&out) == nil && out.Response != nil && !out.Response.Allowed
 }
 
 // writeKubeconfig writes a token kubeconfig for server.

@@ -32,7 +32,7 @@ var chartDir = filepath.Join(deployDir, "helm", "ingress-sync")
 
 // helmValues are the values files of test/deploy/testdata/helm, by name
 // ("" is the chart's defaults).
-var helmValues = []string{"", "dev", "tls", "encryption", "ingress-nginx", "external-nats"}
+var helmValues = []string{"", "dev", "tls", "encryption", "ingress-nginx", "external-nats", "admission"}
 
 // helmBinary returns the helm that `make helm` built, failing the test
 // (never skipping) when it is missing or of another version than

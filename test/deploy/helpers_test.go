@@ -16,7 +16,7 @@ import (
 var deployDir = filepath.Join("..", "..", "deploy")
 
 // kustomizations are the directories a user applies with kubectl apply -k.
-var kustomizations = []string{"base", "overlays/dev", "overlays/tls", "overlays/encryption"}
+var kustomizations = []string{"base", "overlays/dev", "overlays/tls", "overlays/encryption", "overlays/admission"}
 
 // Names used across deploy/.
 const (

@@ -256,3 +256,7 @@ component has (flags.yaml: watcher, syncer for `syncer run`, nginx for
 - {{ printf "--%s=%v" $key $value | quote }}
 {{- end -}}
 {{- end -}}
+
+{{/* The admission webhook: its Secret, Service and configuration. */}}
+{{- define "ingress-sync.admission" -}}{{ include "ingress-sync.fullname" . }}-admission{{- end -}}
+{{- define "ingress-sync.admissionService" -}}{{ include "ingress-sync.fullname" . }}-controller-admission{{- end -}}
