@@ -154,15 +154,32 @@ func (a *Attached) master() int {
 }
 
 // isMaster reports whether pid runs (it is no zombie) with the title of an
-// nginx master started with conf.
+// nginx master started with conf, and is not a worker of one.
 func isMaster(pid int, conf string) bool {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
 	}
-	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
 		return false
 	}
+	// A worker just forked still has its master's title until it sets its
+	// own: a process whose parent is that master is a worker.
+	fields := strings.Fields(string(stat[i+2:]))
+	if len(fields) < 2 {
+		return false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil || masterTitle(ppid, conf) {
+		return false
+	}
+	return masterTitle(pid, conf)
+}
+
+// masterTitle reports whether pid's title is that of the nginx master of
+// configuration conf.
+func masterTitle(pid int, conf string) bool {
 	title, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
 		return false
