@@ -67,18 +67,28 @@ func (s *Server) Start(ctx context.Context) error {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       60 * time.Second,
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(s.listener) }()
 	log.Info("serving metrics and probes", "addr", s.listener.Addr().String())
+	if err := Run(ctx, srv, func() error { return srv.Serve(s.listener) }, 5*time.Second); err != nil {
+		return fmt.Errorf("httpserver: %w", err)
+	}
+	return nil
+}
+
+// Run serves srv with serve (srv.Serve or srv.ServeTLS on its listener)
+// until ctx is done, then shuts srv down within timeout. An error of
+// serve ends it at once.
+func Run(ctx context.Context, srv *http.Server, serve func() error, timeout time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- serve() }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("httpserver: %w", err)
+		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("httpserver: shutdown: %w", err)
+		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/ingress-sync/ingress-sync/internal/httpserver"
 )
 
 // Path is where the webhook answers, as ingress-nginx's.
@@ -86,18 +88,9 @@ func (s *Server) Start(ctx context.Context) error {
 		IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ServeTLS(s.listener, "", "") }()
 	log.Info("serving admission webhook", "addr", s.listener.Addr().String(), "path", Path)
-	select {
-	case err := <-errc:
+	if err := httpserver.Run(ctx, srv, func() error { return srv.ServeTLS(s.listener, "", "") }, shutdownTimeout); err != nil {
 		return fmt.Errorf("admission: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("admission: shutdown: %w", err)
 	}
 	log.Info("admission webhook stopped")
 	return nil
