@@ -31,7 +31,7 @@ type ScenarioOptions struct {
 	// WatcherArgs are appended to the watcher's flags.
 	WatcherArgs []string
 	Progress    io.Writer
-	Logger     *slog.Logger
+	Logger      *slog.Logger
 }
 
 // ScenarioResult is the outcome of one scenario: the churn report (when it
