@@ -71,6 +71,7 @@ func build(s *Store, opts Options) (*config.Configuration, *builder) {
 	b := newBuilder(s, opts, len(s.entries))
 	b.buildGlobal()
 	b.buildHeaders()
+	b.buildListeners()
 	b.selectEntries(s.allEntries())
 	b.buildDefaultBackend(b.entries)
 	b.buildTLS()
@@ -97,8 +98,13 @@ type builder struct {
 	lastBackend *backendState
 	// sums are the checksum trees of the result (see finish).
 	sums    *config.Sums
+	// servers and tls are by config.ServerKey.
 	servers map[string]*serverState
 	tls     map[string]*tlsClaim
+	// listeners are the valid ports of the Gateway listeners
+	// (buildListeners), listenerList their Configuration.Listeners.
+	listeners    map[int]bool
+	listenerList []config.Listener
 	// slabs of the states above.
 	serverSlab  slab[serverState]
 	backendSlab slab[backendState]
@@ -133,7 +139,7 @@ func newBuilder(s *Store, opts Options, n int) *builder {
 		tls:      map[string]*tlsClaim{},
 	}
 	b.serverSlab.size, b.backendSlab.size = n+1, n
-	b.server(config.DefaultServerName)
+	b.server(0, config.DefaultServerName)
 	return b
 }
 
@@ -257,7 +263,11 @@ func (b *builder) buildRule(e *intent.Entry, rule *intent.Host) {
 		b.entryProblem(e, "rule host %q %v; rule left out", rule.Raw, rule.Err)
 		return
 	}
-	srv := b.server(rule.Host)
+	if rule.Port != 0 && !b.listeners[rule.Port] {
+		b.entryProblem(e, "host %s: its listener's port %d is not served; rule left out", rule.Raw, rule.Port)
+		return
+	}
+	srv := b.server(rule.Port, rule.Host)
 	for i := range rule.Paths {
 		b.buildPath(e, srv, &rule.Paths[i])
 	}

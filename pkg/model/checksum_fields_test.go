@@ -131,6 +131,7 @@ func diffKinds() map[string]diffKind {
 		"Backends":                      {reportsBackends, "pushed to the Lua balancer"},
 		"Certificates":                  {reportsCertificates, "pushed to Lua"},
 		"UpstreamTLS":                   {reportsReload, "nginx.conf holds the profiles' fixed locations"},
+		"Listeners":                     {reportsReload, "nginx.conf holds a listen directive per Gateway listener port"},
 		"L4":                            stream,
 		"Passthrough":                   stream,
 		"DefaultCertificate":            {reportsDefaultCert, "pushed to Lua with the certificates"},
