@@ -97,7 +97,7 @@ type builder struct {
 	// backend.
 	lastBackend *backendState
 	// sums are the checksum trees of the result (see finish).
-	sums    *config.Sums
+	sums *config.Sums
 	// servers and tls are by config.ServerKey.
 	servers map[string]*serverState
 	tls     map[string]*tlsClaim
