@@ -63,6 +63,10 @@ func (src *Source) Observe(kind events.Kind, key intent.Key, obj runtime.Object)
 			return nil, false, fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
 		}
 		gw, ok = gatewayOfService(svc)
+		if old, had := src.services[key]; ok && had && old.gateway == gw && samePorts(old.svc, svc) {
+			src.services[key] = serviceOf{gateway: gw, svc: svc}
+			return nil, false, nil // its status, say: nothing the routes read
+		}
 		if ok {
 			src.services[key] = serviceOf{gateway: gw, svc: svc}
 		}
@@ -74,6 +78,14 @@ func (src *Source) Observe(kind events.Kind, key intent.Key, obj runtime.Object)
 		delete(src.services, key)
 	}
 	return src.translateAll(), true, nil
+}
+
+// samePorts reports whether a and b map the same listener ports to the
+// same targetPorts, all the syncers read of them.
+func samePorts(a, b *corev1.Service) bool {
+	return slices.EqualFunc(a.Spec.Ports, b.Spec.Ports, func(x, y corev1.ServicePort) bool {
+		return x.Port == y.Port && x.TargetPort == y.TargetPort
+	})
 }
 
 // serviceOf is a kept Gateway Service and the Gateway it is of.

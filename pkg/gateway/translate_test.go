@@ -339,6 +339,14 @@ func TestKeepTranslatesAgain(t *testing.T) {
 	if again := observe(t, src, gatewayService(edge)); len(again) != 1 || !slices.Equal(again[0].Hosts, []string{"10080:a.example.com"}) {
 		t.Fatalf("after the Service: %+v", again)
 	}
+	withStatus := gatewayService(edge)
+	withStatus.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "198.18.0.250"}}
+	if again, changed, err := src.Observe(events.KindService, intent.Key{Namespace: withStatus.Namespace, Name: withStatus.Name}, withStatus); err != nil || changed || len(again) != 0 {
+		t.Fatalf("a change of the Service's status: changed %v, %d entries, %v; want nothing", changed, len(again), err)
+	}
+	if again, changed, _ := src.Observe(events.KindService, intent.Key{Namespace: "app", Name: "other"}, &corev1.Service{}); changed || len(again) != 0 {
+		t.Fatal("a Service of no Gateway made routes again")
+	}
 	if again, _ := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, nil); len(again) != 1 || len(again[0].Hosts) != 0 {
 		t.Fatalf("after the Gateway's delete: %+v", again)
 	}
@@ -384,5 +392,44 @@ func TestGrantRevoked(t *testing.T) {
 	again, err := src.Keep(events.KindReferenceGrant, intent.Key{Namespace: "other", Name: "routes"}, nil)
 	if err != nil || len(again) != 1 || len(summary(again[0])) != 0 || len(again[0].Problems) != 1 {
 		t.Fatalf("after the grant's delete: %v %+v", err, again)
+	}
+}
+
+// TestListeners: the ports of the fleet a Gateway's HTTP and HTTPS
+// listeners are served on, once per port, only for a Gateway of ours with
+// its Service.
+func TestListeners(t *testing.T) {
+	tcp := allNamespaces(listener("tcp", 9000, ""))
+	tcp.Protocol = gatewayv1.TCPProtocolType
+	edge := gw("infra", "edge", "ours", listener("http", 80, "a.example.com"), listener("http2", 80, "b.example.com"), https("infra", "cert"), tcp)
+	origin := intent.Origin{Kind: "Gateway", Namespace: "infra", Name: "edge"}
+	for _, tc := range []struct {
+		name  string
+		class *gatewayv1.GatewayClass
+		svc   bool
+		want  []intent.Listener
+	}{
+		{name: "ours, with its Service", class: class("ours", testController), svc: true,
+			want: []intent.Listener{{Port: 10080, Origin: origin}, {Port: 10443, TLS: true, Origin: origin}}},
+		{name: "ours, no Service yet", class: class("ours", testController)},
+		{name: "not ours", class: class("ours", "example.com/other"), svc: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := NewSource(testController)
+			if _, err := src.Keep(events.KindGatewayClass, intent.Key{Name: "ours"}, tc.class); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, edge); err != nil {
+				t.Fatal(err)
+			}
+			if tc.svc {
+				observe(t, src, gatewayService(edge))
+			}
+			got := src.Listeners()
+			slices.SortFunc(got, func(a, b intent.Listener) int { return a.Port - b.Port })
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("listeners %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
