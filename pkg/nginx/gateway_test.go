@@ -97,8 +97,15 @@ func TestGatewayListeners(t *testing.T) {
 
 // TestGatewayCertificates: on a Gateway HTTPS listener's port the
 // certificate is that of the port's host ("<port>:<name>"), apart from the
-// one of the same name on nginx's own HTTPS port or on another Gateway's.
+// one of the same name on nginx's own HTTPS port or on another Gateway's;
+// with SSL passthrough too (the Gateway's port terminates TLS itself).
 func TestGatewayCertificates(t *testing.T) {
+	for _, passthrough := range []bool{false, true} {
+		t.Run("passthrough="+strconv.FormatBool(passthrough), func(t *testing.T) { testGatewayCertificates(t, passthrough) })
+	}
+}
+
+func testGatewayCertificates(t *testing.T, passthrough bool) {
 	ca := newTestCA(t)
 	web := startEcho(t, "web")
 	ports := freePorts(t, 2)
@@ -117,7 +124,7 @@ func TestGatewayCertificates(t *testing.T) {
 	cfg.Certificates = []config.Certificate{ingCert, def, aCert, bCert}
 	cfg.DefaultCertificate = "default/default"
 	cfg.Listeners = []config.Listener{{Port: a, TLS: true}, {Port: b, TLS: true}}
-	h := startNginx(t, cfg, nil)
+	h := startNginx(t, cfg, func(o *Options) { o.EnableSSLPassthrough = passthrough })
 	for _, tc := range []struct {
 		name, sni, verify, serial string
 		port                      int

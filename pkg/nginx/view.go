@@ -170,9 +170,6 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, gateway []con
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	v.Listen = listenLines(o, n.UseHTTP2, n.UseProxyProtocol)
-	if err := v.setGatewayListeners(o, gateway, n.UseHTTP2); err != nil {
-		return nil, fmt.Errorf("gateway listeners: %w", err)
-	}
 	if err := v.setRealIP(g.UseForwardedHeaders, &n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
@@ -190,6 +187,12 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, gateway []con
 	// Last: the internal HTTPS server is a copy of the public one.
 	if err := v.setStream(o, g, &n, listeners); err != nil {
 		return nil, fmt.Errorf("stream: %w", err)
+	}
+	// After the copy: a Gateway listener's port is the public server's
+	// alone, and terminates TLS itself with SSL passthrough too (the
+	// stream block reads the SNI name of nginx's own HTTPS port only).
+	if err := v.setGatewayListeners(o, gateway, n.UseHTTP2); err != nil {
+		return nil, fmt.Errorf("gateway listeners: %w", err)
 	}
 	sum, err := viewChecksum(v)
 	if err != nil {
