@@ -36,7 +36,7 @@ func goldenConfigs() map[string]struct {
 		"empty": {cfg: &config.Configuration{Checksum: "c0ffee"}},
 		"gateway_passthrough": {
 			opts: func(o *Options) { o.EnableSSLPassthrough, o.ListenAddress = true, "127.0.0.1" },
-			cfg: &config.Configuration{Checksum: "c0ffee", Listeners: []config.Listener{{Port: 10000}, {Port: 10001, TLS: true}}}},
+			cfg:  &config.Configuration{Checksum: "c0ffee", Listeners: []config.Listener{{Port: 10000}, {Port: 10001, TLS: true}}}},
 		"gateway": {cfg: &config.Configuration{Checksum: "c0ffee",
 			Servers: []config.Server{{Hostname: "_"}, {Hostname: "_", Port: 10000, Locations: []config.Location{
 				{Path: "/", PathType: config.PathPrefix, Backend: "app-web-80", Ingress: "app/web"}}}},
