@@ -23,7 +23,10 @@ import (
 //     (creation time, then namespace/name); wherever two of them disagree,
 //     the oldest wins and the others get a Problem naming it. An entry
 //     its source refused (Entry.Refused) is not served at all.
-//   - Hosts: each host is one Server; the default server "_" always
+//   - Hosts: each host is one Server per port: nginx's own ports (the
+//     Ingresses'), or the port of a Gateway listener (intent.Host.Port, one
+//     of the Listeners that buildListeners validates); Servers of two ports
+//     never conflict. The default server "_" of nginx's own ports always
 //     exists. An invalid host of an entry is left out with a Problem.
 //   - Paths: Exact, Prefix (element-wise) and regex paths, as the entry
 //     gives them, validated and normalized by its source; the same host,
