@@ -363,6 +363,7 @@ func (w *canonicalWriter) listeners(ls []Listener) {
 	for _, l := range ls {
 		w.int(int64(l.Port))
 		w.bool(l.TLS)
+		w.str(l.Gateway)
 	}
 }
 

@@ -1,5 +1,7 @@
 package config
 
+import "slices"
+
 // PathType is the Ingress v1 path type after normalisation.
 // ImplementationSpecific is built as Prefix.
 type PathType string
@@ -145,6 +147,15 @@ type Size string
 type Listener struct {
 	Port int  `json:"port"`
 	TLS  bool `json:"tls,omitempty"`
+	// Gateway is the "namespace/name" of the Gateway, for Problems and
+	// inspection: nginx.conf holds Port and TLS only (SameListenPorts).
+	Gateway string `json:"gateway"`
+}
+
+// SameListenPorts reports whether a and b make nginx listen alike: the
+// same Ports with the same TLS, whatever their Gateways.
+func SameListenPorts(a, b []Listener) bool {
+	return slices.EqualFunc(a, b, func(x, y Listener) bool { return x.Port == y.Port && x.TLS == y.TLS })
 }
 
 // Server is one virtual host.

@@ -51,7 +51,7 @@ func Diff(old, new *Configuration) Change {
 	if !upstreamTLSEqual(old.UpstreamTLS, new.UpstreamTLS) {
 		r.add("backend TLS profiles changed")
 	}
-	if !slices.Equal(old.Listeners, new.Listeners) {
+	if !SameListenPorts(old.Listeners, new.Listeners) {
 		r.add("Gateway listener ports changed")
 	}
 	ch.Reload, ch.ReloadReasons = r.result()

@@ -89,7 +89,7 @@ func TestBuildHTTPRoute(t *testing.T) {
 	if got := problemStrings(cfg.Problems); len(got) != 1 || !strings.Contains(got[0], want) {
 		t.Fatalf("problems:\n%s\nwant only one like %q", strings.Join(got, "\n"), want)
 	}
-	if !slices.Equal(cfg.Listeners, []config.Listener{{Port: 10080}}) {
+	if !slices.Equal(cfg.Listeners, []config.Listener{{Port: 10080, Gateway: "shop/edge"}}) {
 		t.Fatalf("listeners %+v", cfg.Listeners)
 	}
 }
@@ -134,7 +134,7 @@ func TestBuildHTTPSRoute(t *testing.T) {
 	if a := serverAt(cfg, 10080, "a.example.com"); a == nil || a.TLS {
 		t.Fatalf("a.example.com on the HTTP listener: %+v, want plain HTTP", a)
 	}
-	if !slices.Equal(cfg.Listeners, []config.Listener{{Port: 10080}, {Port: 10443, TLS: true}}) {
+	if !slices.Equal(cfg.Listeners, []config.Listener{{Port: 10080, Gateway: "shop/edge"}, {Port: 10443, TLS: true, Gateway: "shop/edge"}}) {
 		t.Fatalf("listeners %+v", cfg.Listeners)
 	}
 	var certHosts []string
@@ -234,7 +234,7 @@ func TestBuildGatewaysOnOnePort(t *testing.T) {
 	if serverAt(cfg, 10246, config.DefaultServerName) != nil {
 		t.Fatal("a route served on nginx's status port")
 	}
-	if !slices.Equal(cfg.Listeners, []config.Listener{{Port: 10080}, {Port: 10081}}) {
+	if !slices.Equal(cfg.Listeners, []config.Listener{{Port: 10080, Gateway: "shop/one"}, {Port: 10081, Gateway: "shop/two"}}) {
 		t.Fatalf("listeners %+v", cfg.Listeners)
 	}
 	got := strings.Join(problemStrings(cfg.Problems), "\n")

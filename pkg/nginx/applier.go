@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -282,7 +281,7 @@ func (a *Applier) installed(cfg *config.Configuration, sum string) {
 // the next reload.
 func (a *Applier) renderIfChanged(next *config.Configuration, changed []config.Server) ([]byte, string, error) {
 	if a.conf != "" && next.Global == a.global && a.hasProfiles(next.UpstreamTLS) && sameListeners(next.L4, a.listeners) &&
-		slices.Equal(next.Listeners, a.gateway) && a.hasErrorSets(errorSetsOf(changed)) {
+		config.SameListenPorts(next.Listeners, a.gateway) && a.hasErrorSets(errorSetsOf(changed)) {
 		return nil, "", nil
 	}
 	conf, sum, err := a.render(next)
