@@ -5,7 +5,8 @@
 -- (nginx's own HTTPS port: SNI names as they are; a Gateway HTTPS listener's
 -- port: "<port>:<name>", so that two Gateways with one name and different
 -- certificates stay apart): exact host, then the wildcard of the host's
--- parent ("*.example.com" for "a.example.com", one label only), then
+-- parent ("*.example.com" for "a.example.com", one label only; on a
+-- Gateway's port any number of labels, the longest wildcard first), then
 -- the default certificate (named by the last delta that set
 -- "defaultCertificate"), else nginx's placeholder from nginx.conf.
 -- PEM is parsed once per change and worker, on first use.
@@ -72,6 +73,15 @@ local function lookup(host, prefix)
     local dot = host:find(".", 1, true)
     if dot then
       entry = index[prefix .. "*" .. host:sub(dot)]
+      if entry then
+        return entry
+      end
+    end
+    -- On a Gateway's port a wildcard matches any number of labels: the
+    -- wildcards of the further parents, the longest first.
+    while prefix ~= "" and dot do
+      dot = host:find(".", dot + 1, true)
+      entry = dot and index[prefix .. "*" .. host:sub(dot)]
       if entry then
         return entry
       end

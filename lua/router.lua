@@ -106,19 +106,22 @@ _M.hosts = hosts
 local gateway_prefixes = false
 
 -- find_gateway_host returns the host entry serving name on the Gateway
--- listener port whose names start with prefix: exact, wildcard, "_" of that
--- port only, never a host of another port.
+-- listener port whose names start with prefix: exact, then the wildcards
+-- of its parents from the longest ("*.example.com" matches any number of
+-- labels before ".example.com", as Gateway API's hostnames do), then "_"
+-- of that port only, never a host of another port.
 local function find_gateway_host(prefix, name)
   local h = name and hosts:lookup(prefix .. name)
   if h then
     return h
   end
-  local dot = name and str_find(name, ".", 1, true)
-  if dot and dot > 1 then
+  local dot = name and str_find(name, ".", 2, true)
+  while dot do -- at most one lookup per label
     h = hosts:lookup(prefix .. "*" .. str_sub(name, dot))
     if h then
       return h
     end
+    dot = str_find(name, ".", dot + 1, true)
   end
   local v = hosts:lookup(prefix .. "_")
   return v

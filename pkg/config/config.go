@@ -160,8 +160,11 @@ func SameListenPorts(a, b []Listener) bool {
 
 // Server is one virtual host.
 type Server struct {
-	// Hostname is an exact DNS name, a wildcard "*.example.com" (matching
-	// exactly one label) or "_" for the default server.
+	// Hostname is an exact DNS name, a wildcard "*.example.com" or "_" for
+	// the default server. On nginx's own ports a wildcard matches exactly
+	// one label (ingress-nginx's server_name); on a Gateway listener's port
+	// (Port not 0) any number of labels, as Gateway API's hostnames, the
+	// longest wildcard first.
 	Hostname string `json:"hostname"`
 	// Port is the nginx port of a Gateway listener (one of Listeners) the
 	// Server is served on, 0 for nginx's own HTTP and HTTPS ports (the

@@ -147,3 +147,44 @@ func testGatewayCertificates(t *testing.T, passthrough bool) {
 
 // slices0 is a copy of s with room for one more.
 func slices0[T any](s []T) []T { return append(make([]T, 0, len(s)+1), s...) }
+
+// TestGatewayWildcards: on a Gateway listener's port "*.example.com"
+// matches any number of labels, the longest wildcard first, and never
+// the apex; on nginx's own port a wildcard matches one label only; the
+// certificate of a wildcard host is served the same way.
+func TestGatewayWildcards(t *testing.T) {
+	ca := newTestCA(t)
+	outer, inner, ing := startEcho(t, "outer"), startEcho(t, "inner"), startEcho(t, "ing")
+	p := freePorts(t, 1)[0]
+	cfg := configOf("gwwild-1", []config.Server{serverOf("*.example.com", prefixLoc("/", "ing"))},
+		backendOf("outer", outer), backendOf("inner", inner), backendOf("ing", ing))
+	deep := gatewayServer(p, "*.example.com", "outer")
+	deep.TLS = true
+	cfg.Servers = append(cfg.Servers, deep, gatewayServer(p, "*.b.example.com", "inner"))
+	cfg.Listeners = []config.Listener{{Port: p, TLS: true}}
+	cert, serial := ca.issue(t, "gw/wild", "*.example.com")
+	cert.Hosts = []string{config.ServerKey(p, "*.example.com")}
+	cfg.Certificates = append(cfg.Certificates, cert)
+	h := startNginx(t, cfg, nil)
+	own := h.opts.HTTPPort
+	for _, tc := range []struct {
+		name         string
+		port         int
+		url, backend string
+		status       int
+	}{
+		{"one label on the Gateway port", p, "https://a.example.com/", "outer", 200},
+		{"three labels on the Gateway port", p, "https://x.y.z.example.com/", "outer", 200},
+		{"the longest wildcard first", p, "https://x.y.b.example.com/", "inner", 200},
+		{"the apex is not matched", p, "https://example.com/", "", 404},
+		{"one label on nginx's port", own, "http://a.example.com/", "ing", 200},
+		{"two labels on nginx's port: not matched", own, "http://x.a.example.com/", "", 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkOn(t, tc.port, tc.url, tc.status, tc.backend) })
+	}
+	// x509 lets "*.example.com" verify one label: the serial says which
+	// certificate SNI x.y.z.example.com got.
+	if got, err := h.servedOn(ca, p, "x.y.z.example.com", "a.example.com"); err != nil || got != serial {
+		t.Fatalf("SNI x.y.z.example.com on port %d: serial %s, %v; want %s", p, got, err, serial)
+	}
+}
