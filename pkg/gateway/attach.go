@@ -33,10 +33,10 @@ var (
 	ErrNoCertificate = errors.New("no certificate to terminate TLS with")
 )
 
-// parentGateway returns the namespace and name of the Gateway that parent
+// ParentGateway returns the namespace and name of the Gateway that parent
 // ref p of a route of namespace routeNS names; false when p names another
 // kind (another controller's parent).
-func parentGateway(p *gatewayv1.ParentReference, routeNS string) (ns, name string, ok bool) {
+func ParentGateway(p *gatewayv1.ParentReference, routeNS string) (ns, name string, ok bool) {
 	if (p.Group != nil && *p.Group != gatewayv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
 		return "", "", false
 	}

@@ -146,7 +146,7 @@ func (w *World) listeners(gw *gatewayv1.Gateway) []*listenerView {
 	for _, r := range w.Routes {
 		for i := range r.Spec.ParentRefs {
 			p := &r.Spec.ParentRefs[i]
-			if ns, name, ok := parentGateway(p, r.Namespace); !ok || ns != gw.Namespace || name != string(gw.Name) {
+			if ns, name, ok := ParentGateway(p, r.Namespace); !ok || ns != gw.Namespace || name != string(gw.Name) {
 				continue
 			}
 			for _, v := range views {
@@ -292,7 +292,7 @@ func (w *World) RouteParents(r *gatewayv1.HTTPRoute) []gatewayv1.RouteParentStat
 	var resolved *metav1.Condition
 	for i := range r.Spec.ParentRefs {
 		p := &r.Spec.ParentRefs[i]
-		ns, name, ok := parentGateway(p, r.Namespace)
+		ns, name, ok := ParentGateway(p, r.Namespace)
 		if !ok {
 			continue
 		}
@@ -398,8 +398,8 @@ func (w *World) backendRef(routeNS string, ref *gatewayv1.BackendObjectReference
 // sameParent reports whether two parentRefs of a route of namespace ns
 // name the same parent and section.
 func sameParent(a, b gatewayv1.ParentReference, ns string) bool {
-	aNS, aName, aOK := parentGateway(&a, ns)
-	bNS, bName, bOK := parentGateway(&b, ns)
+	aNS, aName, aOK := ParentGateway(&a, ns)
+	bNS, bName, bOK := ParentGateway(&b, ns)
 	return aOK == bOK && aNS == bNS && aName == bName &&
 		ptrEqual(a.SectionName, b.SectionName) && ptrEqual(a.Port, b.Port)
 }

@@ -71,7 +71,7 @@ func (t *route) problem(format string, args ...any) {
 // attach adds the hostnames that parent ref p gives the route: those of
 // every listener of a Gateway of ours that p selects and that accepts it.
 func (t *route) attach(p *gatewayv1.ParentReference) {
-	ns, name, ok := parentGateway(p, t.r.Namespace)
+	ns, name, ok := ParentGateway(p, t.r.Namespace)
 	if !ok {
 		return // not a Gateway: another controller's parent
 	}

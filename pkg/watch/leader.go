@@ -70,6 +70,10 @@ func (w *Watcher) lead(ctx context.Context) {
 		t.status = newStatusWriter(w, t)
 		t.events.changed = t.status.recheck
 	}
+	if w.gateway != nil {
+		t.gateways = newGatewayStatus(w, t)
+		t.events.changed = chain(t.events.changed, t.gateways.recheck)
+	}
 	w.reconciled.Store(false)
 	w.current.Store(t)
 	defer w.current.CompareAndSwap(t, nil)
@@ -77,6 +81,9 @@ func (w *Watcher) lead(ctx context.Context) {
 		t.queue.ShutDown()
 		if t.status != nil {
 			t.status.queue.ShutDown()
+		}
+		if t.gateways != nil {
+			t.gateways.queue.ShutDown()
 		}
 		return
 	}
@@ -90,6 +97,13 @@ func (w *Watcher) lead(ctx context.Context) {
 	} else {
 		close(done)
 	}
+	gwDone := make(chan struct{})
+	go func() {
+		defer close(gwDone)
+		if t.gateways != nil {
+			t.gateways.run(ctx)
+		}
+	}()
 	reported := make(chan struct{})
 	go func() {
 		defer close(reported)
@@ -102,6 +116,7 @@ func (w *Watcher) lead(ctx context.Context) {
 	}()
 	t.run(ctx)
 	<-done
+	<-gwDone
 	<-reported
 	<-guarded
 }
