@@ -1,0 +1,50 @@
+package watch
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestGatewayServiceName(t *testing.T) {
+	// gw- and the first 10 hex digits of sha256("shop/edge"): the contract with the syncers.
+	if got := gatewayServiceName("shop", "edge"); got != "gw-3788f37ae5" {
+		t.Errorf("name %q, want gw-3788f37ae5", got)
+	}
+	if gatewayServiceName("shop", "edge") == gatewayServiceName("sho", "p/edge") {
+		t.Error("the name does not tell namespace from name")
+	}
+}
+
+func TestGatewayAddresses(t *testing.T) {
+	lb := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.1"}}
+	lbReady := lb.DeepCopy()
+	lbReady.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "198.18.0.1"}, {Hostname: "lb.example.com"}}
+	clusterIP := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.0.0.2"}}
+	tests := []struct {
+		name string
+		svc  *corev1.Service
+		want []string
+	}{
+		{name: "no Service", svc: nil},
+		{name: "load balancer not ready: no address, not its cluster IP", svc: lb},
+		{name: "load balancer", svc: lbReady, want: []string{"IPAddress 198.18.0.1", "Hostname lb.example.com"}},
+		{name: "cluster IP", svc: clusterIP, want: []string{"IPAddress 10.0.0.2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, a := range gatewayAddresses(tc.svc) {
+				got = append(got, string(*a.Type)+" "+a.Value)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("addresses %q, want %q", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("addresses %q, want %q", got, tc.want)
+				}
+			}
+		})
+	}
+}
