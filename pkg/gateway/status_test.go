@@ -320,8 +320,8 @@ func TestMergeRouteParents(t *testing.T) {
 	}
 	theirs := gatewayv1.RouteParentStatus{ParentRef: ref("theirs"), ControllerName: "other.io/gw", Conditions: []metav1.Condition{c("Accepted", true, then)}}
 	existing := []gatewayv1.RouteParentStatus{
-		theirs,
 		{ParentRef: ref("edge"), ControllerName: testController, Conditions: []metav1.Condition{c("Accepted", true, then), c("ResolvedRefs", true, then)}},
+		theirs,
 		{ParentRef: ref("gone"), ControllerName: testController, Conditions: []metav1.Condition{c("Accepted", true, then)}},
 	}
 	desired := []gatewayv1.RouteParentStatus{
@@ -337,7 +337,7 @@ func TestMergeRouteParents(t *testing.T) {
 		}
 		lines = append(lines, line)
 	}
-	want := []string{"theirs Accepted=True@00:00", "edge Accepted=True@00:00 ResolvedRefs=False@01:00", "new Accepted=True@01:00"}
+	want := []string{"edge Accepted=True@00:00 ResolvedRefs=False@01:00", "theirs Accepted=True@00:00", "new Accepted=True@01:00"}
 	if !slices.Equal(lines, want) {
 		t.Errorf("merged\n got %q\nwant %q", lines, want)
 	}

@@ -52,24 +52,33 @@ func MergeGatewayStatus(existing, desired gatewayv1.GatewayStatus, now metav1.Ti
 // MergeRouteParents returns the parents of a route's status with ours
 // replaced by desired (controllerName controller; lastTransitionTimes
 // kept by MergeConditions): the entries of other controllers stay as they
-// are, in place, and ours that desired no longer lists go.
+// are, ours stay in place while desired lists their parentRef, go when it
+// does not, and the new ones come last.
 func MergeRouteParents(existing, desired []gatewayv1.RouteParentStatus, controller string, now metav1.Time) []gatewayv1.RouteParentStatus {
 	var out []gatewayv1.RouteParentStatus
+	used := make([]bool, len(desired))
 	for _, e := range existing {
 		if string(e.ControllerName) != controller {
 			out = append(out, *e.DeepCopy())
+			continue
 		}
-	}
-	for _, d := range desired {
-		d = *d.DeepCopy()
-		if j := slices.IndexFunc(existing, func(e gatewayv1.RouteParentStatus) bool {
-			return string(e.ControllerName) == controller && equality.Semantic.DeepEqual(e.ParentRef, d.ParentRef)
-		}); j >= 0 {
-			d.Conditions = MergeConditions(existing[j].Conditions, d.Conditions, now)
-		} else {
-			d.Conditions = MergeConditions(nil, d.Conditions, now)
+		j := slices.IndexFunc(desired, func(d gatewayv1.RouteParentStatus) bool {
+			return equality.Semantic.DeepEqual(e.ParentRef, d.ParentRef)
+		})
+		if j < 0 || used[j] {
+			continue
 		}
+		used[j] = true
+		d := *desired[j].DeepCopy()
+		d.Conditions = MergeConditions(e.Conditions, d.Conditions, now)
 		out = append(out, d)
+	}
+	for j, d := range desired {
+		if !used[j] {
+			d = *d.DeepCopy()
+			d.Conditions = MergeConditions(nil, d.Conditions, now)
+			out = append(out, d)
+		}
 	}
 	return out
 }

@@ -168,7 +168,12 @@ func (g *gatewayServices) ports(gw *gatewayv1.Gateway, have *corev1.Service) ([]
 	for _, l := range gw.Spec.Listeners {
 		wanted[int32(l.Port)] = true
 	}
-	used := g.allocated(gatewayServiceName(gw.Namespace, gw.Name))
+	// The common case, every listener port kept: nothing to allocate, no
+	// need to read the other Services.
+	used := make(map[int32]bool)
+	if have == nil || len(kept) != len(wanted) || !g.inRange(kept) || !allIn(wanted, kept) {
+		used = g.allocated(gatewayServiceName(gw.Namespace, gw.Name))
+	}
 	for port := range wanted {
 		if t := kept[port]; t >= g.lo && t <= g.hi && !used[t] {
 			used[t] = true
@@ -189,6 +194,25 @@ func (g *gatewayServices) ports(gw *gatewayv1.Gateway, have *corev1.Service) ([]
 			Port: port, TargetPort: intstr.FromInt32(t)})
 	}
 	return out, nil
+}
+
+// inRange reports whether every targetPort of kept is in the range.
+func (g *gatewayServices) inRange(kept map[int32]int32) bool {
+	for _, t := range kept {
+		if t < g.lo || t > g.hi {
+			return false
+		}
+	}
+	return true
+}
+
+func allIn(wanted map[int32]bool, kept map[int32]int32) bool {
+	for p := range wanted {
+		if _, ok := kept[p]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func lowestFree(used map[int32]bool, lo, hi int32) int32 {
