@@ -281,7 +281,8 @@ func targetPorts(t *testing.T, e *gwEnv, ns, name string) []string {
 // watcher's namespace (outside the watched one, published all the same),
 // with a port per listener port and targetPorts allocated lowest-free and
 // unique; a restart keeps them, a listener changed keeps the ports of the
-// others, and the Service goes with its Gateway.
+// others, and the Service goes with its Gateway, or when the Gateway leaves
+// our class.
 func TestGatewayServices(t *testing.T) {
 	e := newGatewayEnv(t, true)
 	ctx, ns, v1 := t.Context(), e.ns, e.gw.GatewayV1()
@@ -340,5 +341,18 @@ func TestGatewayServices(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	})
 	e.waitMessage(t, events.Subject(prefix, events.KindService, svcNS, nameA), events.OpDelete)
+
+	b, err := v1.Gateways(ns).Get(ctx, "b", getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Spec.GatewayClassName = gatewayv1.ObjectName("foreign-" + ns)
+	if _, err := v1.Gateways(ns).Update(ctx, b, updateOpts); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Service of b deleted once b left our class", func() bool {
+		_, err := e.client.CoreV1().Services(svcNS).Get(ctx, nameB, getOpts)
+		return apierrors.IsNotFound(err)
+	})
 	second.stop(t)
 }
