@@ -214,7 +214,7 @@ func (e *gwEnv) checkClasses(t *testing.T) {
 
 // checkGatewayProgrammed: Gateway edge is Accepted, has its Service's
 // address and counts its routes, and is Programmed only once a syncer
-// reports having applied it.
+// reports having applied it and serving it.
 func (e *gwEnv) checkGatewayProgrammed(t *testing.T, svcNS string) {
 	t.Helper()
 	eventually(t, "Gateway edge accepted, waiting for the syncers", func() bool {
@@ -234,7 +234,19 @@ func (e *gwEnv) checkGatewayProgrammed(t *testing.T, svcNS string) {
 		t.Errorf("addresses %+v, want the cluster IP %s of the Service", gw.Status.Addresses, svc.Spec.ClusterIP)
 	}
 	e.waitMessage(t, events.Subject(prefix, events.KindService, svcNS, svc.Name), events.OpCreate)
-	publishReport(t, e.env, reportOf("syncer-0", e.lastSeq(t)))
+	// A syncer that has applied it all but reports the Gateway unserved
+	// holds Programmed back; the message says so.
+	seq := e.lastSeq(t)
+	unserved := reportOf("syncer-0", seq)
+	unserved.Unserved = []events.UnservedIngress{{Kind: string(events.KindGateway), Namespace: e.ns, Name: "edge", Why: events.UnservedRoutes}}
+	publishReport(t, e.env, unserved)
+	eventually(t, "Gateway edge pending on the syncer's report", func() bool {
+		_, gw := e.gatewayCond(t, e.ns, "edge", "Programmed")
+		return slices.ContainsFunc(gw.Status.Conditions, func(c metav1.Condition) bool {
+			return c.Type == "Programmed" && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "0 of 1 syncers serve it")
+		})
+	})
+	publishReport(t, e.env, reportOf("syncer-0", seq))
 	eventually(t, "Gateway edge programmed", func() bool {
 		prog, _ := e.gatewayCond(t, e.ns, "edge", "Programmed")
 		return prog == "Programmed=True/Programmed@1"
