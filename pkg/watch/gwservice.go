@@ -251,7 +251,7 @@ func (g *gatewayServices) ensure(ctx context.Context, gw *gatewayv1.Gateway) (*c
 	default:
 		update := have.DeepCopy()
 		update.Labels, update.Annotations = mergeMaps(update.Labels, want.Labels), mergeMaps(update.Annotations, want.Annotations)
-		update.Spec.Type, update.Spec.Selector, update.Spec.Ports = want.Spec.Type, want.Spec.Selector, mergePorts(have.Spec.Ports, ports)
+		update.Spec.Type, update.Spec.Selector, update.Spec.Ports = want.Spec.Type, want.Spec.Selector, mergePorts(have.Spec.Ports, ports, g.typ)
 		out, err = client.Update(callCtx, update, metav1.UpdateOptions{})
 	}
 	if err != nil {
@@ -276,9 +276,13 @@ func (g *gatewayServices) same(have, want *corev1.Service) bool {
 }
 
 // mergePorts returns want with the nodePorts have assigned to the same
-// ports kept.
-func mergePorts(have, want []corev1.ServicePort) []corev1.ServicePort {
+// ports kept, for a Service of type typ that has them (a ClusterIP one
+// must have none).
+func mergePorts(have, want []corev1.ServicePort, typ corev1.ServiceType) []corev1.ServicePort {
 	out := slices.Clone(want)
+	if typ == corev1.ServiceTypeClusterIP {
+		return out
+	}
 	for i := range out {
 		if j := slices.IndexFunc(have, func(p corev1.ServicePort) bool { return p.Port == out[i].Port }); j >= 0 {
 			out[i].NodePort = have[j].NodePort
