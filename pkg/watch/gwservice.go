@@ -101,14 +101,33 @@ func (s *informerSet) addGatewayServices(cfg Config, client kubernetes.Interface
 }
 
 // service returns the cached Service named name of the election
-// namespace, or the one this term wrote while the cache does not hold it.
+// namespace, nil when the cache holds none.
 func (g *gatewayServices) service(name string) *corev1.Service {
-	obj, ok := g.w.informers.sources[events.KindService].get(key{Kind: events.KindService, Namespace: g.ns, Name: name})
-	if !ok {
-		return g.written[name]
-	}
-	svc, _ := obj.(*corev1.Service)
+	svc, _ := cached[*corev1.Service](g.w.informers.sources[events.KindService], g.ns, name)
 	return svc
+}
+
+// current returns the Service named name: the cached one, else, when this
+// term wrote it (the cache may lag behind, or someone deleted it), the one
+// the API server holds; nil when there is none.
+func (g *gatewayServices) current(ctx context.Context, name string) (*corev1.Service, error) {
+	if svc := g.service(name); svc != nil {
+		return svc, nil
+	}
+	if _, wrote := g.written[name]; !wrote {
+		return nil, nil
+	}
+	callCtx, cancel := context.WithTimeout(ctx, natsTimeout)
+	defer cancel()
+	svc, err := g.w.cfg.Client.CoreV1().Services(g.ns).Get(callCtx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		delete(g.written, name)
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get Service %s/%s: %w", g.ns, name, err)
+	}
+	return svc, nil
 }
 
 // factoryWithLabels returns a new informer factory without resync for
@@ -228,7 +247,10 @@ func lowestFree(used map[int32]bool, lo, hi int32) int32 {
 // returns it.
 func (g *gatewayServices) ensure(ctx context.Context, gw *gatewayv1.Gateway) (*corev1.Service, error) {
 	name := gatewayServiceName(gw.Namespace, gw.Name)
-	have := g.service(name)
+	have, err := g.current(ctx, name)
+	if err != nil {
+		return nil, err
+	}
 	ports, err := g.ports(gw, have)
 	if err != nil {
 		return have, err
@@ -311,14 +333,17 @@ func portList(ports []corev1.ServicePort) string {
 // remove deletes the Service of Gateway ns/name, if it is ours.
 func (g *gatewayServices) remove(ctx context.Context, ns, name string) error {
 	svcName := gatewayServiceName(ns, name)
-	have := g.service(svcName)
+	have, err := g.current(ctx, svcName)
+	if err != nil {
+		return err
+	}
 	if have == nil || g.gatewayOf(have) != ns+"/"+name {
 		delete(g.written, svcName)
 		return nil
 	}
 	callCtx, cancel := context.WithTimeout(ctx, natsTimeout)
 	defer cancel()
-	err := g.w.cfg.Client.CoreV1().Services(g.ns).Delete(callCtx, svcName, metav1.DeleteOptions{
+	err = g.w.cfg.Client.CoreV1().Services(g.ns).Delete(callCtx, svcName, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &have.UID}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete Service %s/%s: %w", g.ns, svcName, err)

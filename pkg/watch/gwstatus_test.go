@@ -293,8 +293,8 @@ func targetPorts(t *testing.T, e *gwEnv, ns, name string) []string {
 // watcher's namespace (outside the watched one, published all the same),
 // with a port per listener port and targetPorts allocated lowest-free and
 // unique; a restart keeps them, a listener changed keeps the ports of the
-// others, and the Service goes with its Gateway, or when the Gateway leaves
-// our class.
+// others, a Service deleted by hand is made again, and the Service goes
+// with its Gateway, or when the Gateway leaves our class.
 func TestGatewayServices(t *testing.T) {
 	e := newGatewayEnv(t, true)
 	ctx, ns, v1 := t.Context(), e.ns, e.gw.GatewayV1()
@@ -343,6 +343,19 @@ func TestGatewayServices(t *testing.T) {
 	}
 	eventually(t, "ports of a after its listeners changed", func() bool {
 		return slices.Equal(targetPorts(t, e, svcNS, nameA), []string{"p80:80->20000", "p9090:9090->20001"})
+	})
+
+	// Deleted behind the watcher's back (after this term wrote it): made again.
+	written, err := e.client.CoreV1().Services(svcNS).Get(ctx, nameA, getOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.CoreV1().Services(svcNS).Delete(ctx, nameA, deleteOpts); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Service of a made again", func() bool {
+		svc, err := e.client.CoreV1().Services(svcNS).Get(ctx, nameA, getOpts)
+		return err == nil && svc.UID != written.UID
 	})
 
 	if err := v1.Gateways(ns).Delete(ctx, "a", deleteOpts); err != nil {
