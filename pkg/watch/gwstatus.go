@@ -93,6 +93,7 @@ func (g *gatewayStatus) run(ctx context.Context) {
 		<-ctx.Done()
 		g.queue.ShutDown()
 	}()
+	defer g.w.metrics.gatewaysWaiting.Set(0)
 	for {
 		k, shutdown := g.queue.Get()
 		if shutdown {
@@ -250,6 +251,7 @@ func (g *gatewayStatus) wait(k key, waiting bool) {
 	} else {
 		delete(g.waiting, k)
 	}
+	g.w.metrics.gatewaysWaiting.Set(float64(len(g.waiting)))
 }
 
 func (g *gatewayStatus) settled(k key) { g.wait(k, false) }

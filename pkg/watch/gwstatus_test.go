@@ -131,7 +131,7 @@ func TestGatewayAPIStatus(t *testing.T) {
 	backends, svcNS := testenv.NewNamespace(t, e.client), testenv.NewNamespace(t, e.client)
 	cfg := e.statusConfig("watcher-a", svcNS)
 	cfg.WatchNamespace, cfg.ConfigMaps = "", nil
-	start(t, cfg)
+	w := start(t, cfg)
 	e.createGateway(t, gatewayClass(e.class(), e.gatewayController()))
 	e.createGateway(t, gatewayClass("foreign-"+ns, "example.com/other-"+ns))
 	edge := gateway(ns, "edge", e.class())
@@ -189,7 +189,15 @@ func TestGatewayAPIStatus(t *testing.T) {
 	}
 
 	e.checkClasses(t)
-	e.checkGatewayProgrammed(t, svcNS)
+	e.checkGatewayProgrammed(t, w, svcNS)
+	for _, kind := range []string{"GatewayClass", "Gateway", "HTTPRoute"} {
+		if n := w.metric(t, "ingress_sync_watcher_gateway_status_writes_total", "kind", kind, "result", "ok"); n < 1 {
+			t.Errorf("%v %s status writes counted", n, kind)
+		}
+	}
+	if n := w.metric(t, "ingress_sync_watcher_gateway_status_writes_total", "result", "error"); n != 0 {
+		t.Errorf("%v status writes failed", n)
+	}
 }
 
 // checkClasses: ours is Accepted with our features; the foreign one keeps
@@ -215,7 +223,7 @@ func (e *gwEnv) checkClasses(t *testing.T) {
 // checkGatewayProgrammed: Gateway edge is Accepted, has its Service's
 // address and counts its routes, and is Programmed only once a syncer
 // reports having applied it and serving it.
-func (e *gwEnv) checkGatewayProgrammed(t *testing.T, svcNS string) {
+func (e *gwEnv) checkGatewayProgrammed(t *testing.T, w *runningWatcher, svcNS string) {
 	t.Helper()
 	eventually(t, "Gateway edge accepted, waiting for the syncers", func() bool {
 		acc, _ := e.gatewayCond(t, e.ns, "edge", "Accepted")
@@ -246,11 +254,17 @@ func (e *gwEnv) checkGatewayProgrammed(t *testing.T, svcNS string) {
 			return c.Type == "Programmed" && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "0 of 1 syncers serve it")
 		})
 	})
+	if n := w.metric(t, "ingress_sync_watcher_status_waiting_gateways"); n != 1 {
+		t.Errorf("%v Gateways waiting for the syncers, want 1", n)
+	}
 	publishReport(t, e.env, reportOf("syncer-0", seq))
 	eventually(t, "Gateway edge programmed", func() bool {
 		prog, _ := e.gatewayCond(t, e.ns, "edge", "Programmed")
 		return prog == "Programmed=True/Programmed@1"
 	})
+	if n := w.metric(t, "ingress_sync_watcher_status_waiting_gateways"); n != 0 {
+		t.Errorf("%v Gateways waiting for the syncers once programmed, want 0", n)
+	}
 }
 
 // serviceName finds the Service of Gateway name of the test's namespace

@@ -10,6 +10,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/retry"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/gateway"
 )
 
@@ -49,6 +50,20 @@ func (g *gatewayStatus) writeRetrying(ctx context.Context, what string, write fu
 	return nil
 }
 
+// count counts one status write of kind that reached the API, and
+// returns its error.
+func (g *gatewayStatus) count(kind events.Kind, err error) error {
+	result := "error"
+	switch {
+	case err == nil:
+		result = "ok"
+	case apierrors.IsConflict(err):
+		result = "conflict"
+	}
+	g.w.metrics.gatewayStatusWrites.WithLabelValues(string(kind), result).Inc()
+	return err
+}
+
 // writeClass writes the status of GatewayClass c of ours.
 func (g *gatewayStatus) writeClass(ctx context.Context, c *gatewayv1.GatewayClass) error {
 	client := g.w.cfg.GatewayClient.GatewayV1().GatewayClasses()
@@ -69,7 +84,7 @@ func (g *gatewayStatus) writeClass(ctx context.Context, c *gatewayv1.GatewayClas
 		}
 		update := c.DeepCopy()
 		update.Status = want
-		if _, err := client.UpdateStatus(ctx, update, metav1.UpdateOptions{}); err != nil {
+		if _, err := client.UpdateStatus(ctx, update, metav1.UpdateOptions{}); g.count(events.KindGatewayClass, err) != nil {
 			return err
 		}
 		g.w.log.Info("gatewayclass status updated", "name", c.Name, "generation", c.Generation)
@@ -116,7 +131,7 @@ func (g *gatewayStatus) writeGateway(ctx context.Context, w *gateway.World, gw *
 		}
 		update := gw.DeepCopy()
 		update.Status = want
-		if _, err := client.UpdateStatus(ctx, update, metav1.UpdateOptions{}); err != nil {
+		if _, err := client.UpdateStatus(ctx, update, metav1.UpdateOptions{}); g.count(events.KindGateway, err) != nil {
 			return err
 		}
 		g.w.log.Info("gateway status updated", "namespace", gw.Namespace, "name", gw.Name, "generation", gw.Generation,
@@ -143,7 +158,7 @@ func (g *gatewayStatus) writeRoute(ctx context.Context, r *gatewayv1.HTTPRoute) 
 		}
 		update := r.DeepCopy()
 		update.Status.Parents = want
-		if _, err := client.UpdateStatus(ctx, update, metav1.UpdateOptions{}); err != nil {
+		if _, err := client.UpdateStatus(ctx, update, metav1.UpdateOptions{}); g.count(events.KindHTTPRoute, err) != nil {
 			return err
 		}
 		g.w.log.Info("httproute status updated", "namespace", r.Namespace, "name", r.Name, "generation", r.Generation,
