@@ -315,10 +315,14 @@ func (w *World) RouteParents(r *gatewayv1.HTTPRoute) []gatewayv1.RouteParentStat
 
 // routeAccepted is the Accepted condition of route r on parent ref p to
 // gw: accepted when a listener p selects takes it, else why not (the
-// reason of the listener that came closest).
+// reason of the listener that came closest); never for a route with a
+// value the API does not know (UnsupportedValue).
 func (w *World) routeAccepted(gw *gatewayv1.Gateway, r *gatewayv1.HTTPRoute, p *gatewayv1.ParentReference) metav1.Condition {
 	gen := r.Generation
 	typ := string(gatewayv1.RouteConditionAccepted)
+	if unknown := unknownValue(r); unknown != "" {
+		return cond(typ, false, string(gatewayv1.RouteReasonUnsupportedValue), unknown, gen)
+	}
 	var why gatewayv1.RouteConditionReason = gatewayv1.RouteReasonNoMatchingParent
 	for _, v := range w.listenerViews(gw) {
 		if !selects(p, v.l) {

@@ -242,6 +242,7 @@ func TestRouteParents(t *testing.T) {
 		parents []gatewayv1.ParentReference
 		refs    []gatewayv1.HTTPBackendRef
 		objs    []any
+		unknown bool     // a match with a path type the API does not know
 		want    []string // conditions per parent of ours
 	}{
 		{name: "accepted and resolved", refs: []gatewayv1.HTTPBackendRef{backend("web", 80)},
@@ -269,6 +270,8 @@ func TestRouteParents(t *testing.T) {
 		{name: "Gateway of another class: no parent of ours", parents: []gatewayv1.ParentReference{parent("theirs", "", 0)}},
 		{name: "two parents, one ours", parents: []gatewayv1.ParentReference{parent("theirs", "", 0), parent("edge", "http", 80)},
 			want: []string{"Accepted=True/Accepted " + resolved}},
+		{name: "a path type the API does not know", refs: []gatewayv1.HTTPBackendRef{backend("web", 80)}, unknown: true,
+			want: []string{"Accepted=False/UnsupportedValue " + resolved}},
 		{name: "a parent listed twice counts once", parents: []gatewayv1.ParentReference{parent("edge", "", 0), parent("edge", "", 0)},
 			want: []string{"Accepted=True/Accepted " + resolved}},
 	}
@@ -282,7 +285,11 @@ func TestRouteParents(t *testing.T) {
 			if refs == nil {
 				refs = []gatewayv1.HTTPBackendRef{backend("web", 80)}
 			}
-			r := httpRoute(hosts, rule(nil, refs...))
+			var matches []gatewayv1.HTTPRouteMatch
+			if tc.unknown {
+				matches = []gatewayv1.HTTPRouteMatch{pathMatch("Glob", "/*")}
+			}
+			r := httpRoute(hosts, rule(matches, refs...))
 			r.Generation = 4
 			if tc.parents != nil {
 				r.Spec.ParentRefs = tc.parents
