@@ -140,10 +140,14 @@ func (w *World) listenerViews(gw *gatewayv1.Gateway) []*listenerView {
 
 // listeners makes the view of every listener of gw, with the number of
 // routes attached to it: those a parentRef of which selects it and that
-// it takes.
+// it takes (and that hold no value the API does not know: those are not
+// Accepted).
 func (w *World) listeners(gw *gatewayv1.Gateway) []*listenerView {
 	views := w.listenerViews(gw)
 	for _, r := range w.Routes {
+		if unknownValue(r) != "" {
+			continue
+		}
 		for i := range r.Spec.ParentRefs {
 			p := &r.Spec.ParentRefs[i]
 			if ns, name, ok := ParentGateway(p, r.Namespace); !ok || ns != gw.Namespace || name != string(gw.Name) {

@@ -117,6 +117,9 @@ func TestGatewayStatus(t *testing.T) {
 	}{
 		{name: "served, one route attached", gw: gw("infra", "edge", "ours", allNamespaces(listener("http", 80, ""))), prog: served,
 			objs: []any{route}, want: []string{ok, "http kinds=[HTTPRoute] attached=1 " + listenerOK}},
+		{name: "route with a value the API does not know: not attached", gw: gw("infra", "edge", "ours", allNamespaces(listener("http", 80, ""))), prog: served,
+			objs: []any{httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{pathMatch("Glob", "/*")}, backend("web", 80)))},
+			want: []string{ok, "http kinds=[HTTPRoute] attached=0 " + listenerOK}},
 		{name: "route of another namespace not allowed: not attached", gw: gw("infra", "edge", "ours", listener("http", 80, "")), prog: served,
 			objs: []any{route}, want: []string{ok, "http kinds=[HTTPRoute] attached=0 " + listenerOK}},
 		{name: "route with no matching hostname not attached", gw: gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "b.example.com"))), prog: served,
