@@ -2,8 +2,6 @@ package watch
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,13 +19,15 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/gateway"
 )
 
 // Each Gateway of ours has a Service of its own (docs/gateway-api.md, "Each
 // Gateway has an address of its own"): the leader keeps it in the election
-// namespace, named by gatewayServiceName, with the label
-// GatewayServiceLabel, the annotation GatewayServiceAnnotation naming the
-// Gateway, the fleet's selector (Config.GatewayServiceSelector) and type
+// namespace, named by gateway.ServiceName, with the label
+// gateway.ServiceManagedByLabel and the annotation
+// gateway.ServiceGatewayAnnotation naming the Gateway (pkg/gateway, whose
+// translator reads these Services from the stream), the fleet's selector (Config.GatewayServiceSelector) and type
 // (Config.GatewayServiceType), and one port per distinct listener port:
 // port = the listener's, targetPort = a port of the fleet allocated from
 // Config.GatewayPortRange, unique across these Services. The Service is the
@@ -37,24 +37,11 @@ import (
 // published to the stream like any other, in or out of the watched
 // namespaces: the syncers serve each listener on its targetPort.
 
-// The label and annotation of the Services the watcher keeps for Gateways.
-const (
-	GatewayServiceLabel      = "app.kubernetes.io/managed-by"
-	GatewayServiceLabelValue = "ingress-sync"
-	GatewayServiceAnnotation = "gateway.ingress-sync.io/gateway"
-)
-
 // DefaultGatewayPortRange is the default of Config.GatewayPortRange.
 const DefaultGatewayPortRange = "10000-10999"
 
 // ErrNoFreePort: every port of Config.GatewayPortRange is allocated.
 var ErrNoFreePort = errors.New("watch: no free port in the gateway port range")
-
-// gatewayServiceName is the name of the Service of Gateway ns/name.
-func gatewayServiceName(ns, name string) string {
-	sum := sha256.Sum256([]byte(ns + "/" + name))
-	return "gw-" + hex.EncodeToString(sum[:])[:10]
-}
 
 // parsePortRange parses "low-high", two ports with low <= high.
 func parsePortRange(s string) (lo, hi int32, err error) {
@@ -96,7 +83,7 @@ func (s *informerSet) addGatewayServices(cfg Config, client kubernetes.Interface
 	if cfg.GatewayServiceSelector == "" || cfg.WatchNamespace == "" || cfg.WatchNamespace == cfg.ElectionNamespace {
 		return
 	}
-	f := s.factoryWithLabels(client, cfg.ElectionNamespace, GatewayServiceLabel+"="+GatewayServiceLabelValue)
+	f := s.factoryWithLabels(client, cfg.ElectionNamespace, gateway.ServiceManagedByLabel+"="+gateway.ServiceManagedBy)
 	s.add(events.KindService, f.Core().V1().Services().Informer())
 }
 
@@ -142,10 +129,10 @@ func (s *informerSet) factoryWithLabels(client kubernetes.Interface, ns, labelSe
 // gatewayOf returns the "namespace/name" of the Gateway a Service of ours
 // is for, "" for any other Service.
 func (g *gatewayServices) gatewayOf(svc *corev1.Service) string {
-	if g == nil || svc.Namespace != g.ns || svc.Labels[GatewayServiceLabel] != GatewayServiceLabelValue {
+	if g == nil || svc.Namespace != g.ns || svc.Labels[gateway.ServiceManagedByLabel] != gateway.ServiceManagedBy {
 		return ""
 	}
-	return svc.Annotations[GatewayServiceAnnotation]
+	return svc.Annotations[gateway.ServiceGatewayAnnotation]
 }
 
 // allocated returns the targetPorts of every Gateway Service but the one
@@ -191,7 +178,7 @@ func (g *gatewayServices) ports(gw *gatewayv1.Gateway, have *corev1.Service) ([]
 	// need to read the other Services.
 	used := make(map[int32]bool)
 	if have == nil || len(kept) != len(wanted) || !g.inRange(kept) || !allIn(wanted, kept) {
-		used = g.allocated(gatewayServiceName(gw.Namespace, gw.Name))
+		used = g.allocated(gateway.ServiceName(gw.Namespace, gw.Name))
 	}
 	for port := range wanted {
 		if t := kept[port]; t >= g.lo && t <= g.hi && !used[t] {
@@ -246,7 +233,7 @@ func lowestFree(used map[int32]bool, lo, hi int32) int32 {
 // ensure makes the Service of Gateway gw of ours what it should be and
 // returns it.
 func (g *gatewayServices) ensure(ctx context.Context, gw *gatewayv1.Gateway) (*corev1.Service, error) {
-	name := gatewayServiceName(gw.Namespace, gw.Name)
+	name := gateway.ServiceName(gw.Namespace, gw.Name)
 	have, err := g.current(ctx, name)
 	if err != nil {
 		return nil, err
@@ -257,8 +244,8 @@ func (g *gatewayServices) ensure(ctx context.Context, gw *gatewayv1.Gateway) (*c
 	}
 	want := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: g.ns, Name: name,
-			Labels:      map[string]string{GatewayServiceLabel: GatewayServiceLabelValue},
-			Annotations: map[string]string{GatewayServiceAnnotation: gw.Namespace + "/" + gw.Name}},
+			Labels:      map[string]string{gateway.ServiceManagedByLabel: gateway.ServiceManagedBy},
+			Annotations: map[string]string{gateway.ServiceGatewayAnnotation: gw.Namespace + "/" + gw.Name}},
 		Spec: corev1.ServiceSpec{Type: g.typ, Selector: g.selector, Ports: ports},
 	}
 	client := g.w.cfg.Client.CoreV1().Services(g.ns)
@@ -288,8 +275,8 @@ func (g *gatewayServices) ensure(ctx context.Context, gw *gatewayv1.Gateway) (*c
 // in, such as nodePorts, aside).
 func (g *gatewayServices) same(have, want *corev1.Service) bool {
 	if have.Spec.Type != want.Spec.Type || !maps.Equal(have.Spec.Selector, want.Spec.Selector) ||
-		have.Labels[GatewayServiceLabel] != GatewayServiceLabelValue ||
-		have.Annotations[GatewayServiceAnnotation] != want.Annotations[GatewayServiceAnnotation] {
+		have.Labels[gateway.ServiceManagedByLabel] != gateway.ServiceManagedBy ||
+		have.Annotations[gateway.ServiceGatewayAnnotation] != want.Annotations[gateway.ServiceGatewayAnnotation] {
 		return false
 	}
 	return slices.EqualFunc(have.Spec.Ports, want.Spec.Ports, func(a, b corev1.ServicePort) bool {
@@ -332,7 +319,7 @@ func portList(ports []corev1.ServicePort) string {
 
 // remove deletes the Service of Gateway ns/name, if it is ours.
 func (g *gatewayServices) remove(ctx context.Context, ns, name string) error {
-	svcName := gatewayServiceName(ns, name)
+	svcName := gateway.ServiceName(ns, name)
 	have, err := g.current(ctx, svcName)
 	if err != nil {
 		return err

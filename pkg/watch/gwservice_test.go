@@ -6,16 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-func TestGatewayServiceName(t *testing.T) {
-	// gw- and the first 10 hex digits of sha256("shop/edge"): the contract with the syncers.
-	if got := gatewayServiceName("shop", "edge"); got != "gw-3788f37ae5" {
-		t.Errorf("name %q, want gw-3788f37ae5", got)
-	}
-	if gatewayServiceName("shop", "edge") == gatewayServiceName("sho", "p/edge") {
-		t.Error("the name does not tell namespace from name")
-	}
-}
-
 func TestGatewayAddresses(t *testing.T) {
 	lb := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.1"}}
 	lbReady := lb.DeepCopy()

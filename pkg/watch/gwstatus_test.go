@@ -12,6 +12,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	gwapi "github.com/ingress-sync/ingress-sync/pkg/gateway"
 	"github.com/ingress-sync/ingress-sync/pkg/watch"
 	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
@@ -275,12 +276,12 @@ func serviceName(t *testing.T, e *gwEnv, name string) string {
 	eventually(t, "the Service of Gateway "+name, func() bool {
 		found = ""
 		list, err := e.client.CoreV1().Services(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{
-			LabelSelector: watch.GatewayServiceLabel + "=" + watch.GatewayServiceLabelValue})
+			LabelSelector: gwapi.ServiceManagedByLabel + "=" + gwapi.ServiceManagedBy})
 		if err != nil {
 			return false
 		}
 		for _, s := range list.Items {
-			if s.Annotations[watch.GatewayServiceAnnotation] == e.ns+"/"+name {
+			if s.Annotations[gwapi.ServiceGatewayAnnotation] == e.ns+"/"+name {
 				found = s.Name
 			}
 		}
