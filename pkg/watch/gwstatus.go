@@ -332,9 +332,9 @@ func cached[T runtime.Object](src *source, ns, name string) (T, bool) {
 	return zero, false
 }
 
-// now is the lastTransitionTime of a condition that changes, in whole
+// transitionTime is the lastTransitionTime of a condition that changes, in whole
 // seconds as the API server stores it.
-func now() metav1.Time { return metav1.NewTime(time.Now().Truncate(time.Second)) }
+func transitionTime() metav1.Time { return metav1.NewTime(time.Now().Truncate(time.Second)) }
 
 // semanticEqual compares statuses as the API server would store them.
 func semanticEqual(a, b any) bool { return equality.Semantic.DeepEqual(a, b) }

@@ -96,7 +96,7 @@ func (g *gatewayStatus) writeClass(ctx context.Context, c *gatewayv1.GatewayClas
 // other controllers set on the object (types we do not write) kept after
 // ours.
 func mergeKeeping(have, want []metav1.Condition) []metav1.Condition {
-	out := gateway.MergeConditions(have, want, now())
+	out := gateway.MergeConditions(have, want, transitionTime())
 	for _, c := range have {
 		if !hasType(want, c.Type) {
 			out = append(out, c)
@@ -125,7 +125,7 @@ func (g *gatewayStatus) writeGateway(ctx context.Context, w *gateway.World, gw *
 				return err
 			}
 		}
-		want := gateway.MergeGatewayStatus(gw.Status, w.GatewayStatus(gw, prog), now())
+		want := gateway.MergeGatewayStatus(gw.Status, w.GatewayStatus(gw, prog), transitionTime())
 		if semanticEqual(gw.Status, want) {
 			return nil
 		}
@@ -152,7 +152,7 @@ func (g *gatewayStatus) writeRoute(ctx context.Context, r *gatewayv1.HTTPRoute) 
 				return err
 			}
 		}
-		want := gateway.MergeRouteParents(r.Status.Parents, w.RouteParents(r), controller, now())
+		want := gateway.MergeRouteParents(r.Status.Parents, w.RouteParents(r), controller, transitionTime())
 		if semanticEqual(r.Status.Parents, want) {
 			return nil
 		}
