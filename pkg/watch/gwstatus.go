@@ -332,8 +332,8 @@ func cached[T runtime.Object](src *source, ns, name string) (T, bool) {
 	return zero, false
 }
 
-// transitionTime is the lastTransitionTime of a condition that changes, in whole
-// seconds as the API server stores it.
+// transitionTime is the lastTransitionTime of a condition that changes,
+// in whole seconds as the API server stores it.
 func transitionTime() metav1.Time { return metav1.NewTime(time.Now().Truncate(time.Second)) }
 
 // semanticEqual compares statuses as the API server would store them.
