@@ -16,8 +16,10 @@
 //     ReferenceGrant); parentRefs by name, sectionName and port;
 //     allowedRoutes namespaces Same and All, and kinds.
 //   - Hostnames: the intersection of the listener's and the route's,
-//     exact names; a route and a listener without any go to the default
-//     server (requests for hosts no other route or Ingress names).
+//     exact names and wildcards (on a Gateway's port "*.example.com"
+//     matches any number of labels, the router's longest wildcard first);
+//     a route and a listener without any go to the default server of the
+//     listener's port.
 //   - Rules with one or two backendRefs (Service ports of the route's
 //     namespace, or of another with a ReferenceGrant; two split the
 //     requests by weight, intent.Split),
@@ -25,8 +27,8 @@
 //     oldest wins a host and path.
 //
 // Everything else is left out with a Problem that names it, never served
-// otherwise than the specification says: TLS passthrough and other ports,
-// wildcard hostnames, header, query and method matches, filters,
+// otherwise than the specification says: TLS passthrough,
+// header, query and method matches, filters,
 // timeouts, three or more weighted backends, references to other
 // namespaces without a grant, allowedRoutes selectors.
 //
