@@ -83,7 +83,7 @@ func mainE2E(m *testing.M) int {
 		WatcherArgs: append(l4Args(), "--gateway-api-poll-interval", "1s",
 			"--gateway-service-selector", "app.kubernetes.io/component=syncer", "--gateway-service-type", "ClusterIP",
 			"--gateway-port-range", gatewayPortRange),
-		SyncerArgs:  append([]string{"--holdoff", "300ms", "--max-holdoff", "2s", "--enable-ssl-passthrough"}, l4Args()...),
+		SyncerArgs: append([]string{"--holdoff", "300ms", "--max-holdoff", "2s", "--enable-ssl-passthrough"}, l4Args()...),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start world:", err)
