@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,30 +99,33 @@ func (s *gwScene) createRoute(t *testing.T, name string, hostnames []string, rul
 // conflict (the watcher writes its status).
 func (s *gwScene) updateRoute(t *testing.T, name string, change func(*gatewayv1.HTTPRoute)) {
 	t.Helper()
-	eventually(t, waitTimeout, "HTTPRoute "+name+" updated", func() error {
-		r, err := s.api.HTTPRoutes(s.ns).Get(t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		change(r)
-		_, err = s.api.HTTPRoutes(s.ns).Update(t.Context(), r, metav1.UpdateOptions{})
-		if err != nil && !apierrors.IsConflict(err) {
-			t.Fatal(err)
-		}
-		return err
-	})
+	routes := s.api.HTTPRoutes(s.ns)
+	updateRetrying(t, "HTTPRoute "+name, func(ctx context.Context) (*gatewayv1.HTTPRoute, error) {
+		return routes.Get(ctx, name, metav1.GetOptions{})
+	}, change, routes.Update)
 }
 
 // updateGateway is updateRoute for Gateway name.
 func (s *gwScene) updateGateway(t *testing.T, name string, change func(*gatewayv1.Gateway)) {
 	t.Helper()
-	eventually(t, waitTimeout, "Gateway "+name+" updated", func() error {
-		g, err := s.api.Gateways(s.ns).Get(t.Context(), name, metav1.GetOptions{})
+	gws := s.api.Gateways(s.ns)
+	updateRetrying(t, "Gateway "+name, func(ctx context.Context) (*gatewayv1.Gateway, error) {
+		return gws.Get(ctx, name, metav1.GetOptions{})
+	}, change, gws.Update)
+}
+
+// updateRetrying reads an object with get, changes it and writes it with
+// update, again after a conflict.
+func updateRetrying[T any](t *testing.T, what string, get func(context.Context) (T, error), change func(T),
+	update func(context.Context, T, metav1.UpdateOptions) (T, error)) {
+	t.Helper()
+	eventually(t, waitTimeout, what+" updated", func() error {
+		obj, err := get(t.Context())
 		if err != nil {
 			return err
 		}
-		change(g)
-		_, err = s.api.Gateways(s.ns).Update(t.Context(), g, metav1.UpdateOptions{})
+		change(obj)
+		_, err = update(t.Context(), obj, metav1.UpdateOptions{})
 		if err != nil && !apierrors.IsConflict(err) {
 			t.Fatal(err)
 		}
@@ -391,19 +393,7 @@ func TestGatewayStatusAfterSyncerRestart(t *testing.T) {
 	converged(t)
 
 	stopped := w.Syncers[1]
-	if err := stopped.Proc.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			if err := stopped.Proc.Signal(syscall.SIGCONT); err != nil {
-				t.Errorf("SIGCONT %s: %v", stopped.Name, err)
-			}
-		}
-	}
-	t.Cleanup(resume)
+	resume := pause(t, stopped)
 	s.updateGateway(t, "edge", func(g *gatewayv1.Gateway) {
 		g.Spec.Listeners = append(g.Spec.Listeners, httpListener("alt", 8080, host))
 	})
