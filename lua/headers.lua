@@ -38,6 +38,8 @@ local function is_value(s)
   return type(s) == "string" and #s > 0 and #s <= MAX_VALUE and not str_find(s, "[^\t\32-\126]")
 end
 
+_M.is_token, _M.is_value = is_token, is_value
+
 -- compile validates a header object and returns its array, nil for an
 -- absent or empty one, or nil and an error.
 function _M.compile(h, what)

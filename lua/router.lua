@@ -5,8 +5,12 @@
 --
 -- Lookup: the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
--- longest Prefix route by path elements. Its cost depends on the request's
--- host and number of path elements, not on the number of hosts or routes.
+-- longest Prefix route by path elements. A path may have several candidate
+-- routes with match conditions (route.cond, see routes.lua): the first
+-- whose conditions the request meets takes it; when none does, the lookup
+-- goes on (to regex routes, then shorter prefixes). Its cost depends on
+-- the request's host, number of path elements and the candidates of its
+-- paths, not on the number of hosts or routes.
 -- Nothing else answers: an unmatched request gets 404 (no nginx
 -- auto-redirect to a trailing slash).
 
@@ -113,6 +117,61 @@ local function find_host(name)
 end
 _M.find_host = find_host
 
+-- value_meets reports whether v, a request's header or query value (a
+-- table: its values, the first counts), meets condition c.
+local function value_meets(c, v)
+  if type(v) == "table" then
+    v = v[1]
+  end
+  if type(v) ~= "string" then
+    return false
+  end
+  if c.re then
+    return re_find(v, c.re, "jo") ~= nil
+  end
+  return v == c.value
+end
+
+-- meets reports whether the request meets the match conditions cond:
+-- the method, every header (first value) and every query parameter.
+local function meets(cond)
+  if cond.method and cond.method ~= var_get("request_method") then
+    return false
+  end
+  local hs = cond.headers
+  if hs then
+    for i = 1, #hs do
+      if not value_meets(hs[i], var_get(hs[i].var)) then
+        return false
+      end
+    end
+  end
+  local qs = cond.query
+  if qs then
+    local args = ngx.req.get_uri_args(100)
+    for i = 1, #qs do
+      if not value_meets(qs[i], args[qs[i].name]) then
+        return false
+      end
+    end
+  end
+  return true
+end
+
+-- candidate returns the first route of the candidates starting at route
+-- whose conditions the request meets, or nil.
+local function candidate(route)
+  while route do
+    local cond = route.cond
+    if not cond or meets(cond) then
+      return route
+    end
+    route = route.next
+  end
+  return nil
+end
+_M.candidate = candidate
+
 -- parent_prefix returns the longest prefix route of p's parent paths by
 -- path elements (p: a path without trailing slash, itself not a route).
 local function parent_prefix(prefix, p)
@@ -120,6 +179,9 @@ local function parent_prefix(prefix, p)
     local cut = str_find(p, "/[^/]*$")
     p = cut == 1 and "/" or str_sub(p, 1, cut - 1)
     local route = prefix[p]
+    if route and route.cond then
+      route = candidate(route)
+    end
     if route then
       return route
     end
@@ -146,6 +208,9 @@ local function match_prefix(prefix, uri)
     p = without_trailing_slashes(p)
   end
   local route = prefix[p]
+  if route and route.cond then
+    route = candidate(route)
+  end
   if route then
     return route
   end
@@ -155,13 +220,16 @@ end
 -- match returns the route of uri in host h, and the regex captures.
 local function match(h, uri)
   local route = h.exact[uri]
+  if route and route.cond then
+    route = candidate(route)
+  end
   if route then
     return route
   end
   local rx = h.regex
   for i = 1, #rx do
     local m = re_match(uri, rx[i].re, REGEX_FLAGS)
-    if m then
+    if m and (not rx[i].cond or meets(rx[i].cond)) then
       return rx[i], m
     end
   end

@@ -50,6 +50,15 @@
 --                   profile this nginx.conf does not hold, answers 503
 --   clientAuthUnavailable  the route answers 503: its Ingress's auth-tls
 --                   annotations could not be applied (fail closed)
+--   match           {method, headers, query} (Gateway API matches): what a
+--                   request must meet, besides the path, to take the route;
+--                   headers and query are arrays of {name, value, regex}
+--                   (header names lower case, matched ignoring case;
+--                   query names exactly; regex: value is a PCRE matching
+--                   the whole value). The routes of one path and type are
+--                   candidates in the order given (route.next): the first
+--                   whose match the request meets takes it, none sends it
+--                   on to shorter prefixes (see router.lua).
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -226,6 +235,68 @@ local function compile_acl(route, r)
   return true
 end
 
+local METHOD_MAX, QUERY_NAME_MAX, MATCH_MAX = 32, 256, 64
+
+-- compile_values validates the header or query conditions of a match
+-- and returns them as {var or name, value, re}; header names become the
+-- nginx variable $http_<name> ('-' read as '_', as nginx does).
+local function compile_values(list, header)
+  if list == nil then
+    return nil
+  end
+  if type(list) ~= "table" or #list > MATCH_MAX then
+    return nil, "match conditions must be an array of at most " .. MATCH_MAX
+  end
+  local out = {}
+  for i = 1, #list do
+    local c = list[i]
+    if type(c) ~= "table" or not headers.is_value(c.value) then
+      return nil, "invalid match condition"
+    end
+    local name = c.name
+    if header then
+      if not headers.is_token(name) or name ~= name:lower() then
+        return nil, "invalid match header name"
+      end
+    elseif type(name) ~= "string" or #name == 0 or #name > QUERY_NAME_MAX or str_find(name, "[%c\127]") then
+      return nil, "invalid match query name"
+    end
+    local cond = { name = name, value = c.value }
+    if header then
+      cond.var = "http_" .. name:gsub("-", "_")
+    end
+    if c.regex == true then
+      cond.re = "^(?:" .. c.value .. ")\\z"
+      local _, err = re_match("", cond.re, "jo")
+      if err then
+        return nil, "match " .. name .. ": " .. err
+      end
+    end
+    out[i] = cond
+  end
+  return out
+end
+
+-- compile_match returns the compiled match of a route (nil: none).
+local function compile_match(m)
+  if m == nil then
+    return nil
+  end
+  if type(m) ~= "table" or not (m.method == nil or (type(m.method) == "string" and #m.method <= METHOD_MAX
+      and str_find(m.method, "^[A-Z]+$"))) then
+    return nil, "invalid match"
+  end
+  local hs, err = compile_values(m.headers, true)
+  if err then
+    return nil, err
+  end
+  local qs, qerr = compile_values(m.query, false)
+  if qerr then
+    return nil, qerr
+  end
+  return { method = m.method, headers = hs, query = qs }
+end
+
 -- compile_route validates one route and returns the worker's form of it.
 local function compile_route(r)
   if type(r) ~= "table" or type(r.path) ~= "string" or #r.path == 0 or str_byte(r.path, 1) ~= 47 then
@@ -265,6 +336,11 @@ local function compile_route(r)
     redirect_url = r.redirectURL, redirect_code = r.redirectCode,
   }
   route.client_closed = r.clientAuthUnavailable == true or nil
+  local cond, merr = compile_match(r.match)
+  if merr then
+    return nil, "route " .. r.path .. ": " .. merr
+  end
+  route.cond = cond
   if r.cors ~= nil then
     local c, err = cors.compile(r.cors)
     if not c then
@@ -421,6 +497,7 @@ function _M.compile(item)
     return nil, "host " .. item.name .. ": " .. cerr
   end
   h.client = client
+  local last = {} -- the last candidate of each exact and prefix path
   for i = 1, #list do
     local route, err = compile_route(list[i])
     if not route then
@@ -435,9 +512,13 @@ function _M.compile(item)
       h.regex[#h.regex + 1] = route
     else
       local t = h[route.type]
-      if t[route.path] == nil then -- the first of duplicates wins
+      local key = route.type .. route.path
+      if t[route.path] == nil then
         t[route.path] = route
+      else -- a candidate more: after those before it
+        last[key].next = route
       end
+      last[key] = route
     end
     h.n = h.n + 1
   end

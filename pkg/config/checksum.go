@@ -228,6 +228,7 @@ func (w *canonicalWriter) server(s *Server) {
 		w.str(l.Ingress)
 		w.settings(&l.Settings)
 		w.canary(l.Canary)
+		w.match(l.Match)
 	}
 }
 

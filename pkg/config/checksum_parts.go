@@ -190,3 +190,22 @@ func (g *Global) canonical(w *canonicalWriter) {
 	}
 	n.canonicalModules(w)
 }
+
+// match writes a Location's Match: nothing when nil (Locations without
+// one keep their encoding), else a marker that no path nor canary marker
+// starts with, then the fields.
+func (w *canonicalWriter) match(m *Match) {
+	if m == nil {
+		return
+	}
+	w.str("+match")
+	w.str(m.Method)
+	for _, list := range [2][]MatchValue{m.Headers, m.Query} {
+		w.uint(uint64(len(list)))
+		for _, v := range list {
+			w.str(v.Name)
+			w.str(v.Value)
+			w.bool(v.Regex)
+		}
+	}
+}

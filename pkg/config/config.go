@@ -149,8 +149,9 @@ type Server struct {
 	// is redirected to the same URI on host RedirectTo; it has no
 	// Locations.
 	RedirectTo string `json:"redirectTo,omitempty"`
-	// Locations, sorted: Exact before Prefix for the same path, then longer
-	// paths first, then by path.
+	// Locations, sorted: longer paths first, then by path, Exact before
+	// Regex before Prefix for the same path, then the candidates of one
+	// path in the order of CompareMatches.
 	Locations []Location `json:"locations"`
 	// RequestHeaders are set on every request to a backend and
 	// ResponseHeaders on every response (the ConfigMap's proxy-set-headers
@@ -179,6 +180,9 @@ type Location struct {
 	// Canary is the alternative backend a canary Ingress adds to this
 	// path; nil when none.
 	Canary *Canary `json:"canary,omitempty"`
+	// Match holds the conditions besides the path a request must meet to
+	// take this Location; nil for none (see Match).
+	Match *Match `json:"match,omitempty"`
 }
 
 // Canary is the alternative backend of a Location, from the canary

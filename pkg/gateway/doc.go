@@ -21,12 +21,16 @@
 //   - Rules with one or two backendRefs (Service ports of the route's
 //     namespace, or of another with a ReferenceGrant; two split the
 //     requests by weight, intent.Split),
-//     matching on the path: Exact, PathPrefix and RegularExpression. Between routes, the build's rules hold: the
-//     oldest wins a host and path.
+//     matching on the path: Exact, PathPrefix and RegularExpression, and
+//     on headers, query parameters and the method (matches.go: each
+//     match of a rule is a path with its conditions, config.Match; the
+//     build orders the candidates of a path as the specification's
+//     precedence). Between routes, the build's rules hold: the oldest
+//     wins a host, path and set of conditions.
 //
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: TLS passthrough and other ports,
-// wildcard hostnames, header, query and method matches, filters,
+// wildcard hostnames, filters,
 // timeouts, three or more weighted backends, references to other
 // namespaces without a grant, allowedRoutes selectors. Route and Gateway status is not written yet.
 package gateway

@@ -342,12 +342,11 @@ func (t *route) granted(ref *gatewayv1.HTTPBackendRef) bool {
 }
 
 // match returns the path of one match: Exact, PathPrefix (whole path
-// elements, a trailing "/" ignored) or RegularExpression. A match on
-// headers, query parameters or the method is not served yet: served on
-// its path alone it would take requests it must not.
+// elements, a trailing "/" ignored) or RegularExpression, with its
+// conditions on headers, query parameters and the method (matches.go).
 func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch) (intent.Path, bool) {
-	if len(m.Headers) > 0 || len(m.QueryParams) > 0 || m.Method != nil {
-		t.problem("%s: matching headers, query parameters or the method is not served yet; match left out", where)
+	cond, ok := t.conditions(where, m)
+	if !ok {
 		return intent.Path{}, false
 	}
 	typ, value := gatewayv1.PathMatchPathPrefix, "/"
@@ -359,7 +358,7 @@ func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch) (intent.Path, b
 			value = *m.Path.Value
 		}
 	}
-	p := intent.Path{Raw: value, TypeName: string(typ), Path: value}
+	p := intent.Path{Raw: value, TypeName: string(typ), Path: value, Match: cond}
 	var err error
 	switch typ {
 	case gatewayv1.PathMatchExact:

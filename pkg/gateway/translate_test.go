@@ -122,6 +122,7 @@ func summary(e *intent.Entry) []string {
 			if p.Split != nil {
 				s += fmt.Sprintf(" + %s:%d %d/%d", p.Split.Backend.Service, p.Split.Backend.PortNumber, p.Split.Weight, p.Split.Total)
 			}
+			s += matchText(p.Match)
 			out = append(out, s)
 		}
 	}
@@ -186,9 +187,6 @@ func TestTranslate(t *testing.T) {
 			objs: []any{ours, edge}, want: []string{"a.example.com /x Exact web:8", "a.example.com /p Prefix web:8", "a.example.com /r/[0-9]+ Regex web:8"}},
 		{name: "invalid path", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/a;b")}, web)),
 			objs: []any{ours, edge}, problems: []string{`path "/a;b" may only contain`}},
-		{name: "header match not served yet", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{{
-			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x", Value: "y"}}}}, web)),
-			objs: []any{ours, edge}, problems: []string{"matching headers, query parameters or the method is not served yet"}},
 		{name: "filter not served yet", route: httpRoute([]string{"a.example.com"}, gatewayv1.HTTPRouteRule{BackendRefs: []gatewayv1.HTTPBackendRef{web},
 			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect}}}),
 			objs: []any{ours, edge}, problems: []string{"filter RequestRedirect is not served yet"}},

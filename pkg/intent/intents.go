@@ -51,6 +51,10 @@ type Path struct {
 	// Split, when set, sends some of the path's requests to a second
 	// backend (Gateway API's backendRef weights).
 	Split *Split
+	// Match, when set, holds the conditions besides the path that a
+	// request must meet to take it (Gateway API's header, query and
+	// method matches), validated and in canonical order.
+	Match *config.Match
 }
 
 // Split sends Weight of Total requests of a path, at random, to Backend

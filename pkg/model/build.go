@@ -283,7 +283,7 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 		b.entryProblem(e, "host %s path %s: second backend: %v; path left out", srv.hostname, path, err)
 		return
 	}
-	if winner := srv.claimedBy(pathKey{path, pathType}); winner != nil {
+	if winner := srv.claimedBy(pathKey{path, pathType, p.Match.Key()}); winner != nil {
 		if winner == e {
 			b.entryProblem(e, "host %s path %s (%s): defined twice; the first rule is used", srv.hostname, path, pathType)
 		} else {
@@ -296,7 +296,7 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 	if split != nil {
 		split.be.use(e)
 	}
-	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl, canary: split})
+	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl, canary: split, match: p.Match})
 }
 
 // splitFor resolves the second backend of a path (intent.Split) as the

@@ -171,14 +171,14 @@ func (b *builder) mergeCanary(e *intent.Entry, where string, l *location, ref in
 // first.
 func (s *serverState) canaryTarget(p *intent.Path) (*location, error) {
 	if p.Impl {
-		if l := s.locationOf(pathKey{cmp.Or(p.Raw, "/"), config.PathRegex}); l != nil {
+		if l := s.locationOf(pathKey{path: cmp.Or(p.Raw, "/"), pathType: config.PathRegex}); l != nil {
 			return l, nil
 		}
 	}
 	if p.Err != nil {
 		return nil, p.Err
 	}
-	return s.locationOf(pathKey{p.Path, p.PathType}), nil
+	return s.locationOf(pathKey{path: p.Path, pathType: p.PathType}), nil
 }
 
 // locationOf returns the location of k, or nil.
@@ -187,7 +187,7 @@ func (s *serverState) locationOf(k pathKey) *location {
 		return nil
 	}
 	for i := range s.locations {
-		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType {
+		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType && l.match.Key() == k.match {
 			return l
 		}
 	}

@@ -22,10 +22,12 @@ type serverState struct {
 	rootPrefix bool
 }
 
-// pathKey is what two rules of one host may conflict on.
+// pathKey is what two rules of one host may conflict on: a path, its type
+// and its conditions (config.Match.Key).
 type pathKey struct {
 	path     string
 	pathType config.PathType
+	match    string
 }
 
 // indexAt is the number of locations from which a server indexes them.
@@ -44,6 +46,8 @@ type location struct {
 	// ImplementationSpecific path (see regexLocations).
 	raw  string
 	impl bool
+	// match holds the conditions besides the path; nil for none.
+	match *config.Match
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -79,7 +83,7 @@ func (s *serverState) claimedBy(k pathKey) *intent.Entry {
 		return s.index[k]
 	}
 	for i := range s.locations {
-		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType {
+		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType && l.match.Key() == k.match {
 			return l.entry
 		}
 	}
@@ -87,20 +91,23 @@ func (s *serverState) claimedBy(k pathKey) *intent.Entry {
 }
 
 func (s *serverState) add(l location) {
-	if l.path == "/" && l.pathType == config.PathPrefix {
+	if l.path == "/" && l.pathType == config.PathPrefix && l.match == nil {
 		s.rootPrefix = true
 	}
 	s.locations = append(s.locations, l)
 	switch {
 	case s.index != nil:
-		s.index[pathKey{l.path, l.pathType}] = l.entry
+		s.index[l.key()] = l.entry
 	case len(s.locations) >= indexAt:
 		s.index = make(map[pathKey]*intent.Entry, 2*indexAt)
 		for _, x := range s.locations {
-			s.index[pathKey{x.path, x.pathType}] = x.entry
+			s.index[x.key()] = x.entry
 		}
 	}
 }
+
+// key is what l conflicts on.
+func (l *location) key() pathKey { return pathKey{l.path, l.pathType, l.match.Key()} }
 
 // finish assembles the Configuration.
 func (b *builder) finish() *config.Configuration {
@@ -208,6 +215,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		}
 		b.setErrors(l.entry, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
+		loc.Match = l.match
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
 		}
@@ -364,7 +372,7 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 		paths[0] = l.raw
 	default:
 		paths[0] = strings.TrimSuffix(l.raw, "/") + "/"
-		if s.claimedBy(pathKey{l.raw, config.PathExact}) == nil {
+		if s.claimedBy(pathKey{path: l.raw, pathType: config.PathExact}) == nil {
 			paths = append(paths, l.raw)
 		}
 	}
@@ -434,7 +442,10 @@ func compareLocations(a, b config.Location) int {
 	if c := cmp.Compare(b.Path, a.Path); c != 0 {
 		return c
 	}
-	return cmp.Compare(pathTypeRank(a.PathType), pathTypeRank(b.PathType))
+	if c := cmp.Compare(pathTypeRank(a.PathType), pathTypeRank(b.PathType)); c != 0 {
+		return c
+	}
+	return config.CompareMatches(a.Match, b.Match)
 }
 
 // pathTypeRank orders the path types of one path.

@@ -153,16 +153,19 @@ func (c *contract) server(s *config.Server) {
 	for i := range s.Locations {
 		l := &s.Locations[i]
 		if i > 0 {
-			// Only the regex locations of a regex host may tie (the
-			// oldest Ingress first).
-			if d := compareLocations(s.Locations[i-1], *l); d > 0 || d == 0 && l.PathType != config.PathRegex {
+			// Only the regex locations of a regex host, and candidates
+			// of one path with different conditions, may tie (the oldest
+			// route first).
+			prev := &s.Locations[i-1]
+			candidates := prev.Match != nil && l.Match != nil && prev.Match.Key() != l.Match.Key()
+			if d := compareLocations(*prev, *l); d > 0 || d == 0 && l.PathType != config.PathRegex && !candidates {
 				c.fail("server %s: location %s %q not strictly after the one before", s.Hostname, l.PathType, l.Path)
 			}
 		}
 		if regexHost && l.PathType != config.PathRegex {
 			c.fail("server %s: %s location %q on a regex host", s.Hostname, l.PathType, l.Path)
 		}
-		if l.Path == "/" && (l.PathType == config.PathPrefix || regexHost) {
+		if l.Path == "/" && (l.PathType == config.PathPrefix || regexHost) && l.Match == nil {
 			roots++
 		}
 		c.location(s.Hostname, l)
@@ -194,6 +197,42 @@ func (c *contract) location(host string, l *config.Location) {
 	}
 	c.settings(where, &l.Settings)
 	c.canary(where, l)
+	c.match(where, l.Match)
+}
+
+// methodRE and luaHeaderRE mirror lua/routes.lua's compile_match.
+var (
+	methodRE    = regexp.MustCompile(`^[A-Z]{1,32}$`)
+	luaHeaderRE = regexp.MustCompile("^[a-z0-9!#$%&'*+.^_`|~-]{1,256}$")
+)
+
+// match checks l.Match as lua/routes.lua's compile_match takes it, and
+// what Build promises on top: conditions sorted by name, one per name,
+// regular expressions that Go and PCRE read alike, no empty match.
+func (c *contract) match(where string, m *config.Match) {
+	if m == nil {
+		return
+	}
+	if m.Method == "" && len(m.Headers) == 0 && len(m.Query) == 0 || m.Method != "" && !methodRE.MatchString(m.Method) {
+		c.fail("%s: match %+v", where, m)
+	}
+	for _, l := range []struct {
+		header bool
+		list   []config.MatchValue
+	}{{true, m.Headers}, {false, m.Query}} {
+		for i, v := range l.list {
+			nameOK := len(v.Name) > 0 && len(v.Name) <= 256 && !strings.ContainsFunc(v.Name, func(r rune) bool { return r < ' ' || r == 0x7f })
+			if l.header {
+				nameOK = luaHeaderRE.MatchString(v.Name)
+			}
+			if !nameOK || intent.CheckHeaderValue(v.Value) != nil || i > 0 && l.list[i-1].Name >= v.Name || len(l.list) > 64 {
+				c.fail("%s: match condition %+v", where, v)
+			}
+			if _, err := regexp.Compile(v.Value); v.Regex && (err != nil || intent.ValidateHeaderPattern(v.Value) != nil) {
+				c.fail("%s: match regex %q", where, v.Value)
+			}
+		}
+	}
 }
 
 // headerNameRE mirrors the header check of lua/canary.lua.

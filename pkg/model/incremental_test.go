@@ -232,6 +232,9 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 			if !reflect.DeepEqual(exported(got), exported(want)) || got.Checksum != got.ComputeChecksum() {
 				t.Fatalf("seed %d step %d (%s %s %s): incremental differs from Build:\n%s", seed, step, ev.Op, ev.Kind, ev.Key(), firstDiff(got, want))
 			}
+			if v := dataPlaneViolations(want); len(v) > 0 {
+				t.Fatalf("seed %d step %d (%s %s %s): outside the data plane contract: %q", seed, step, ev.Op, ev.Kind, ev.Key(), v)
+			}
 			if !matters && prev != nil && prev.Checksum != got.Checksum {
 				t.Fatalf("seed %d step %d (%s %s %s): an event that cannot matter changed the checksum", seed, step, ev.Op, ev.Kind, ev.Key())
 			}
@@ -458,9 +461,32 @@ func (u universe) routeEvent() events.Event {
 		refs = append(refs, ref(int32(u.pick(3))))
 	}
 	path := []string{"/", "/api", "/r"}[u.pick(3)]
-	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: refs,
-		Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr(gatewayv1.PathMatchPathPrefix), Value: ptr(path)}}}}}
+	m := u.routeConditions(gatewayv1.HTTPRouteMatch{Path: &gatewayv1.HTTPPathMatch{Type: ptr(gatewayv1.PathMatchPathPrefix), Value: ptr(path)}})
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: refs, Matches: []gatewayv1.HTTPRouteMatch{m}}}
+	if u.pick(3) == 0 { // a second match: another candidate of a path
+		r.Spec.Rules[0].Matches = append(r.Spec.Rules[0].Matches, u.routeConditions(gatewayv1.HTTPRouteMatch{}))
+	}
 	return upsertEvent(r)
+}
+
+// routeConditions adds none, some or all of a method, a header (exact or
+// regex) and a query parameter condition to m, from small sets, so that
+// routes often share or differ in them.
+func (u universe) routeConditions(m gatewayv1.HTTPRouteMatch) gatewayv1.HTTPRouteMatch {
+	if u.pick(3) == 0 {
+		m.Method = ptr([]gatewayv1.HTTPMethod{gatewayv1.HTTPMethodGet, gatewayv1.HTTPMethodPost}[u.pick(2)])
+	}
+	if u.pick(2) == 0 {
+		h := gatewayv1.HTTPHeaderMatch{Name: gatewayv1.HTTPHeaderName([]string{"x-v", "X-V", "color"}[u.pick(3)]), Value: []string{"1", "v[0-9]+"}[u.pick(2)]}
+		if u.pick(2) == 0 {
+			h.Type = ptr(gatewayv1.HeaderMatchRegularExpression)
+		}
+		m.Headers = append(m.Headers, h)
+	}
+	if u.pick(3) == 0 {
+		m.QueryParams = append(m.QueryParams, gatewayv1.HTTPQueryParamMatch{Name: gatewayv1.HTTPHeaderName([]string{"q", "Q"}[u.pick(2)]), Value: "1"})
+	}
+	return m
 }
 
 // gatewayEvent is the universe's GatewayClass or Gateway: ours or not, and

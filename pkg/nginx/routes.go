@@ -101,6 +101,10 @@ type Route struct {
 	// ClientAuthUnavailable answers 503: the Ingress's auth-tls
 	// annotations cannot be applied.
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
+	// Match holds the conditions besides the path (lua/routes.lua's
+	// compile_match): the routes of one path and type are candidates in
+	// the order given.
+	Match *config.Match `json:"match,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -152,6 +156,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 		Auth:                  st.BasicAuth,
 		Limit:                 st.RateLimit,
 		UpstreamTLS:           st.ProxySSL,
+		Match:                 l.Match,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth

@@ -1,0 +1,100 @@
+package model
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
+)
+
+// matchRoute is HTTPRoute app/name, created at epoch+created seconds, on
+// a.example.com of the test Gateway, one rule to Service web per match.
+func matchRoute(name string, created int, matches ...gatewayv1.HTTPRouteMatch) *gatewayv1.HTTPRoute {
+	r := &gatewayv1.HTTPRoute{ObjectMeta: objMeta("app", name)}
+	r.CreationTimestamp = metav1.NewTime(epoch.Add(time.Duration(created) * time.Second))
+	edge := eventstest.Gateway()
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(edge.Name), Namespace: ptr(gatewayv1.Namespace(edge.Namespace))}}
+	r.Spec.Hostnames = []gatewayv1.Hostname{"a.example.com"}
+	for _, m := range matches {
+		r.Spec.Rules = append(r.Spec.Rules, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{m},
+			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Port: ptr(gatewayv1.PortNumber(80))}}}}})
+	}
+	return r
+}
+
+func headerMatch(pairs ...string) gatewayv1.HTTPRouteMatch {
+	var m gatewayv1.HTTPRouteMatch
+	for i := 0; i+1 < len(pairs); i += 2 {
+		m.Headers = append(m.Headers, gatewayv1.HTTPHeaderMatch{Name: gatewayv1.HTTPHeaderName(pairs[i]), Value: pairs[i+1]})
+	}
+	return m
+}
+
+// TestBuildMatchCandidates: Locations of one host and path with different
+// conditions are candidates, ordered as the Gateway API's precedence
+// (method, more headers, more query parameters, then the older route and
+// rule order); the same conditions twice conflict (the older route wins);
+// a "/" with conditions keeps the catch-all after it.
+func TestBuildMatchCandidates(t *testing.T) {
+	class := eventstest.GatewayClass()
+	edge := eventstest.Gateway()
+	edge.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+		AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromAll)}}}}
+	query := gatewayv1.HTTPRouteMatch{QueryParams: []gatewayv1.HTTPQueryParamMatch{{Name: "q", Value: "1"}}}
+	s := newGatewayStore()
+	for _, o := range []runtime.Object{class, edge, service("app", "web", svcPort("http", 80)),
+		matchRoute("old", 10, headerMatch("x", "1"), query, headerMatch("z", "1")),
+		matchRoute("new", 20, headerMatch("x", "1", "y", "1"), headerMatch("X", "1"), gatewayv1.HTTPRouteMatch{Method: ptr(gatewayv1.HTTPMethodGet)}, headerMatch("w", "1"))} {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Build(s, testOptions())
+	checkDataPlane(t, cfg)
+	a := serverOf(cfg, "a.example.com")
+	if a == nil {
+		t.Fatal("no server a.example.com")
+	}
+	var got []string
+	for _, l := range a.Locations {
+		got = append(got, l.Ingress+" "+l.Path+" "+matchKey(l.Match))
+	}
+	want := []string{
+		"app/new / method=GET", "app/new / h:x=1 h:y=1",
+		"app/old / h:x=1", "app/old / h:z=1", "app/new / h:w=1",
+		"app/old / q:q=1", " / ",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("locations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	conflict := "HTTPRoute app/new: host a.example.com path / (Prefix): conflicts with HTTPRoute app/old, which is older and is used"
+	if ps := problemStrings(cfg.Problems); !slices.ContainsFunc(ps, func(p string) bool { return strings.Contains(p, conflict) }) {
+		t.Errorf("problems %q, want one like %q", ps, conflict)
+	}
+}
+
+// matchKey is a readable form of m for tests.
+func matchKey(m *config.Match) string {
+	if m == nil {
+		return ""
+	}
+	var parts []string
+	if m.Method != "" {
+		parts = append(parts, "method="+m.Method)
+	}
+	for _, v := range m.Headers {
+		parts = append(parts, "h:"+v.Name+"="+v.Value)
+	}
+	for _, v := range m.Query {
+		parts = append(parts, "q:"+v.Name+"="+v.Value)
+	}
+	return strings.Join(parts, " ")
+}
