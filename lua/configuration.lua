@@ -214,6 +214,10 @@ ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
 HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 -- Gateway API matches (routes.lua's compile_match).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "match"
+-- Gateway API filters (filters.lua).
+for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath" }) do
+  ROUTE_FIELDS[#ROUTE_FIELDS + 1] = k
+end
 
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that routes.lua cannot compile.

@@ -25,6 +25,7 @@ local auth = require("auth")
 local extauth = require("extauth")
 local limits = require("limit")
 local clientauth = require("clientauth")
+local filters = require("filters")
 local balancer_backends = require("balancer").backends
 local routes = require("routes")
 
@@ -132,35 +133,62 @@ local function value_meets(c, v)
   return v == c.value
 end
 
+-- headers_meet reports whether the request's headers meet every
+-- condition of hs (not empty). The first round is taken before the loop
+-- (see nvar.lua on loops), as for query_meets.
+local function headers_meet(hs)
+  local c = hs[1]
+  if not value_meets(c, var_get(c.var)) then
+    return false
+  end
+  for i = 2, #hs do
+    c = hs[i]
+    if not value_meets(c, var_get(c.var)) then
+      return false
+    end
+  end
+  return true
+end
+
+-- query_meets reports whether the request's query parameters meet every
+-- condition of qs (not empty).
+local function query_meets(qs)
+  local args = ngx.req.get_uri_args(100)
+  if not value_meets(qs[1], args[qs[1].name]) then
+    return false
+  end
+  for i = 2, #qs do
+    if not value_meets(qs[i], args[qs[i].name]) then
+      return false
+    end
+  end
+  return true
+end
+
 -- meets reports whether the request meets the match conditions cond:
 -- the method, every header (first value) and every query parameter.
 local function meets(cond)
   if cond.method and cond.method ~= var_get("request_method") then
     return false
   end
-  local hs = cond.headers
-  if hs then
-    for i = 1, #hs do
-      if not value_meets(hs[i], var_get(hs[i].var)) then
-        return false
-      end
-    end
+  local hs, qs = cond.headers, cond.query
+  if hs and not headers_meet(hs) then
+    return false
   end
-  local qs = cond.query
-  if qs then
-    local args = ngx.req.get_uri_args(100)
-    for i = 1, #qs do
-      if not value_meets(qs[i], args[qs[i].name]) then
-        return false
-      end
-    end
+  if qs and not query_meets(qs) then
+    return false
   end
   return true
 end
 
--- candidate returns the first route of the candidates starting at route
--- whose conditions the request meets, or nil.
+-- candidate returns the first of the candidates starting at route (whose
+-- cond is set) that the request meets, or nil; the first is tried before
+-- the loop.
 local function candidate(route)
+  if meets(route.cond) then
+    return route
+  end
+  route = route.next
   while route do
     local cond = route.cond
     if not cond or meets(cond) then
@@ -342,6 +370,33 @@ local function send_redirect(route)
   return ngx.exit(code)
 end
 
+-- WELL_KNOWN are the ports a redirect's Location leaves out.
+local WELL_KNOWN = { http = 80, https = 443 }
+
+-- gateway_redirect answers with the route's Gateway API redirect: the
+-- request's scheme, host (without port) and URI unless the redirect
+-- replaces them; the port only when given and not the scheme's
+-- well-known one; the query string kept.
+local function gateway_redirect(route, uri)
+  local rd = route.gw_redirect
+  local scheme = rd.scheme or var_get("pass_access_scheme")
+  local authority = rd.hostname or redirect_host()
+  if rd.port and rd.port ~= WELL_KNOWN[scheme] then
+    authority = authority .. ":" .. rd.port
+  end
+  local path
+  if rd.path then
+    path = filters.escape_path(filters.modify(rd.path, route.path, uri))
+    local args = var_get("args")
+    if args and args ~= "" then
+      path = path .. "?" .. args
+    end
+  else
+    path = var_get("request_uri")
+  end
+  return ngx.redirect(scheme .. "://" .. authority .. path, rd.code)
+end
+
 -- redirect_www answers every request of a from-to-www host: the same URI
 -- (without a trailing slash) on host to, with the scheme and port the
 -- request came with.
@@ -493,7 +548,10 @@ local function check_access(route)
 end
 
 -- to_upstream applies the route's rewrite and what it sends upstream.
-local function to_upstream(route, m)
+local function to_upstream(route, m, uri)
+  if route.rewrite_path then
+    ngx.req.set_uri(filters.modify(route.rewrite_path, route.path, uri))
+  end
   if route.rewrite then
     ngx.req.set_uri(rewrite_uri(route, m))
     if route.forwarded_prefix then
@@ -502,6 +560,9 @@ local function to_upstream(route, m)
   end
   if route.req_headers then
     headers.apply_request(route.req_headers)
+  end
+  if route.req_filter then
+    filters.apply_request(route.req_filter)
   end
   if route.vhost then
     var_set("ingress_upstream_vhost", route.vhost)
@@ -529,6 +590,9 @@ function _M.rewrite()
   if route and route.resp_headers then
     headers.mark(route.resp_headers)
   end
+  if route and route.gw_redirect then
+    return gateway_redirect(route, uri)
+  end
   if not route or route.backend == "" then
     return proxy_settings.fail(route and route.err, 404) -- the built-in default backend's 404
   end
@@ -554,7 +618,7 @@ function _M.rewrite()
   if check_access(route) then
     return
   end
-  to_upstream(route, m)
+  to_upstream(route, m, uri)
   return proxy(route)
 end
 

@@ -59,6 +59,9 @@
 --                   candidates in the order given (route.next): the first
 --                   whose match the request meets takes it, none sends it
 --                   on to shorter prefixes (see router.lua).
+--   requestHeaderFilter, responseHeaderFilter, routeRedirect, rewritePath
+--                   Gateway API filters (see filters.lua); a route with a
+--                   routeRedirect needs no backend
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -84,6 +87,7 @@ local auth = require("auth")
 local extauth = require("extauth")
 local limits = require("limit")
 local clientauth = require("clientauth")
+local filters = require("filters")
 local metrics = require("metrics")
 
 
@@ -274,6 +278,9 @@ local function compile_values(list, header)
     end
     out[i] = cond
   end
+  if #out == 0 then
+    return nil
+  end
   return out
 end
 
@@ -341,6 +348,10 @@ local function compile_route(r)
     return nil, "route " .. r.path .. ": " .. merr
   end
   route.cond = cond
+  local fok, ferr = filters.compile(route, r)
+  if not fok then
+    return nil, "route " .. r.path .. ": " .. ferr
+  end
   if r.cors ~= nil then
     local c, err = cors.compile(r.cors)
     if not c then
@@ -503,7 +514,7 @@ function _M.compile(item)
     if not route then
       return nil, "host " .. item.name .. ": " .. err
     end
-    route.req_headers, route.resp_headers = req, headers.response(resp, route.resp_own)
+    route.req_headers, route.resp_headers = req, headers.response(resp, route.resp_own, route.resp_filter)
     route.mkey, route.mkey_canary = metrics.route_keys(item.name, list[i]) -- nil: metrics off
     if route.extauth then -- the auth cache is per host too
       route.extauth.prefix = item.name .. "\0" .. (route.extauth.prefix or "")

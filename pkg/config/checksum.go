@@ -229,6 +229,7 @@ func (w *canonicalWriter) server(s *Server) {
 		w.settings(&l.Settings)
 		w.canary(l.Canary)
 		w.match(l.Match)
+		w.filters(l.Filters)
 	}
 }
 

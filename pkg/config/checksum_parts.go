@@ -209,3 +209,38 @@ func (w *canonicalWriter) match(m *Match) {
 		}
 	}
 }
+
+// filters writes a Location's Filters: nothing when nil, else a marker
+// as match does, then the fields.
+func (w *canonicalWriter) filters(f *Filters) {
+	if f == nil {
+		return
+	}
+	w.str("+filters")
+	for _, h := range []*HeaderFilter{f.RequestHeaders, f.ResponseHeaders} {
+		w.bool(h != nil)
+		if h != nil {
+			w.headers(h.Set)
+			w.headers(h.Add)
+			w.strs(h.Remove)
+		}
+	}
+	w.bool(f.Redirect != nil)
+	if r := f.Redirect; r != nil {
+		w.str(r.Scheme)
+		w.str(r.Hostname)
+		w.int(int64(r.Port))
+		w.pathModifier(r.Path)
+		w.int(int64(r.Code))
+	}
+	w.str(f.RewriteHost)
+	w.pathModifier(f.RewritePath)
+}
+
+func (w *canonicalWriter) pathModifier(p *PathModifier) {
+	w.bool(p != nil)
+	if p != nil {
+		w.str(p.Type)
+		w.str(p.Value)
+	}
+}

@@ -183,6 +183,9 @@ type Location struct {
 	// Match holds the conditions besides the path a request must meet to
 	// take this Location; nil for none (see Match).
 	Match *Match `json:"match,omitempty"`
+	// Filters are what a Gateway API rule does besides routing; nil for
+	// none (see Filters).
+	Filters *Filters `json:"filters,omitempty"`
 }
 
 // Canary is the alternative backend of a Location, from the canary

@@ -27,10 +27,13 @@
 //     build orders the candidates of a path as the specification's
 //     precedence). Between routes, the build's rules hold: the oldest
 //     wins a host, path and set of conditions.
+//   - Filters (filters.go, config.Filters): RequestHeaderModifier,
+//     ResponseHeaderModifier, RequestRedirect (a rule that redirects needs
+//     no backend) and URLRewrite (hostname, path).
 //
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: TLS passthrough and other ports,
-// wildcard hostnames, filters,
+// wildcard hostnames, the other filters (mirrors, CORS, extension refs),
 // timeouts, three or more weighted backends, references to other
 // namespaces without a grant, allowedRoutes selectors. Route and Gateway status is not written yet.
 package gateway

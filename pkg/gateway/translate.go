@@ -240,17 +240,24 @@ func (t *route) paths() []intent.Path {
 			t.problem("%s: %s is not served yet; rule left out", where, why)
 			continue
 		}
-		ref, split, ok := t.backends(where, rule.BackendRefs)
+		filters, ok := t.filters(where, rule)
 		if !ok {
 			continue
+		}
+		var ref intent.BackendRef
+		var split *intent.Split
+		if filters == nil || filters.Redirect == nil { // a redirect needs no backend
+			if ref, split, ok = t.backends(where, rule.BackendRefs); !ok {
+				continue
+			}
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gatewayv1.HTTPRouteMatch{{}}
 		}
 		for j := range matches {
-			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j]); ok {
-				p.Backend, p.Split = ref, split
+			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j], filters); ok {
+				p.Backend, p.Split, p.Filters = ref, split, filters
 				out = append(out, p)
 			}
 		}
@@ -261,8 +268,6 @@ func (t *route) paths() []intent.Path {
 // unservedRule names what of rule this step does not serve, "" for none.
 func unservedRule(rule *gatewayv1.HTTPRouteRule) string {
 	switch {
-	case len(rule.Filters) > 0:
-		return "filter " + string(rule.Filters[0].Type)
 	case rule.Timeouts != nil:
 		return "timeouts"
 	case rule.SessionPersistence != nil:
@@ -344,7 +349,8 @@ func (t *route) granted(ref *gatewayv1.HTTPBackendRef) bool {
 // match returns the path of one match: Exact, PathPrefix (whole path
 // elements, a trailing "/" ignored) or RegularExpression, with its
 // conditions on headers, query parameters and the method (matches.go).
-func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch) (intent.Path, bool) {
+// A filter that replaces the matched prefix takes PathPrefix matches only.
+func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch, filters *config.Filters) (intent.Path, bool) {
 	cond, ok := t.conditions(where, m)
 	if !ok {
 		return intent.Path{}, false
@@ -369,6 +375,9 @@ func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch) (intent.Path, b
 		p.PathType, err = config.PathRegex, intent.ValidateRegexPath(value)
 	default:
 		err = fmt.Errorf("path type %q is not known", typ)
+	}
+	if err == nil && p.PathType != config.PathPrefix && replacesPrefix(filters) {
+		err = errPrefixOnly
 	}
 	if err != nil {
 		t.problem("%s: path %q %v; match left out", where, value, err)

@@ -55,6 +55,9 @@ type Path struct {
 	// request must meet to take it (Gateway API's header, query and
 	// method matches), validated and in canonical order.
 	Match *config.Match
+	// Filters, when set, are what the path does besides routing (Gateway
+	// API filters), validated.
+	Filters *config.Filters
 }
 
 // Split sends Weight of Total requests of a path, at random, to Backend

@@ -5,6 +5,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -273,7 +274,7 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 		b.entryProblem(e, "host %s path %s: only Service backends are supported; path left out", srv.hostname, path)
 		return
 	}
-	be, err := b.backendFor(e.Key.Namespace, p.Backend)
+	be, err := b.pathBackend(e, p)
 	if err != nil {
 		b.entryProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
 		return
@@ -291,12 +292,30 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 		}
 		return
 	}
-	be.use(e)
+	if be != nil {
+		be.use(e)
+	}
 	b.errorBackendOf(e)
 	if split != nil {
 		split.be.use(e)
 	}
-	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl, canary: split, match: p.Match})
+	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl, canary: split, match: p.Match, filters: p.Filters})
+}
+
+// errNoResponseFilter: nginx.conf runs no response header filter.
+var errNoResponseFilter = errors.New("a response header filter needs the controller ConfigMap's add-headers or global-allowed-response-headers (nginx.conf then runs the response header filter)")
+
+// pathBackend resolves the backend of path p; nil for a path that
+// redirects (a Gateway API RequestRedirect), which needs none. A path
+// whose response header filter nginx.conf would not run is refused.
+func (b *builder) pathBackend(e *intent.Entry, p *intent.Path) (*backendState, error) {
+	switch f := p.Filters; {
+	case f != nil && f.ResponseHeaders != nil && !b.global.ResponseHeaders():
+		return nil, errNoResponseFilter
+	case f != nil && f.Redirect != nil:
+		return nil, nil
+	}
+	return b.backendFor(e.Key.Namespace, p.Backend)
 }
 
 // splitFor resolves the second backend of a path (intent.Split) as the

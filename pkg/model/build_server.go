@@ -48,6 +48,8 @@ type location struct {
 	impl bool
 	// match holds the conditions besides the path; nil for none.
 	match *config.Match
+	// filters are the path's Gateway API filters; nil for none.
+	filters *config.Filters
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -205,7 +207,10 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	srv.Locations = locs
 	for i := range s.locations {
 		l := &s.locations[i]
-		loc := config.Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.entry.Name}
+		loc := config.Location{Path: l.path, PathType: l.pathType, Ingress: l.entry.Name}
+		if l.backend != nil {
+			loc.Backend = l.backend.name
+		}
 		loc.Settings = b.settingsOf(l.entry, &srv, redirect)
 		if loc.Settings.ExternalAuth != nil && noExternalAuth(&b.global.Auth, l.path) {
 			loc.Settings.ExternalAuth = nil
@@ -215,7 +220,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		}
 		b.setErrors(l.entry, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
-		loc.Match = l.match
+		loc.Match, loc.Filters = l.match, l.filters
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
 		}

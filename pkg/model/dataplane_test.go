@@ -198,6 +198,48 @@ func (c *contract) location(host string, l *config.Location) {
 	c.settings(where, &l.Settings)
 	c.canary(where, l)
 	c.match(where, l.Match)
+	c.filters(where, l)
+}
+
+// filters checks l.Filters as lua/filters.lua compiles them, and what
+// Build promises on top: a Location without a backend only redirects.
+func (c *contract) filters(where string, l *config.Location) {
+	f := l.Filters
+	if f == nil {
+		return
+	}
+	for _, h := range []*config.HeaderFilter{f.RequestHeaders, f.ResponseHeaders} {
+		if h == nil {
+			continue
+		}
+		c.headers(where+" filter", h.Set, false)
+		c.headers(where+" filter", h.Add, false)
+		for i, n := range h.Remove {
+			if !headerTokenRE.MatchString(n) || i > 0 && h.Remove[i-1] >= n {
+				c.fail("%s: filter removes %q", where, n)
+			}
+		}
+	}
+	if r := f.Redirect; r != nil {
+		if !slices.Contains([]int{301, 302, 303, 307, 308}, r.Code) || !slices.Contains([]string{"", "http", "https"}, r.Scheme) ||
+			r.Port < 0 || r.Port > 65535 || r.Hostname != "" && intent.ValidHost(r.Hostname) != nil || strings.HasPrefix(r.Hostname, "*") {
+			c.fail("%s: redirect %+v", where, r)
+		}
+		c.pathModifier(where, l, r.Path)
+	}
+	if f.RewriteHost != "" && (intent.ValidHost(f.RewriteHost) != nil || strings.HasPrefix(f.RewriteHost, "*")) {
+		c.fail("%s: rewrite host %q", where, f.RewriteHost)
+	}
+	c.pathModifier(where, l, f.RewritePath)
+}
+
+func (c *contract) pathModifier(where string, l *config.Location, m *config.PathModifier) {
+	if m == nil {
+		return
+	}
+	if intent.ValidatePath(m.Value) != nil || m.Type != config.PathModifierFull && (m.Type != config.PathModifierPrefix || l.PathType != config.PathPrefix) {
+		c.fail("%s: path modifier %+v", where, m)
+	}
 }
 
 // methodRE and luaHeaderRE mirror lua/routes.lua's compile_match.

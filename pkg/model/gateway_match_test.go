@@ -98,3 +98,40 @@ func matchKey(m *config.Match) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// TestBuildRouteFilters: a rule's filters reach its Locations; a rule
+// that redirects needs no backend (its Location has none).
+func TestBuildRouteFilters(t *testing.T) {
+	class := eventstest.GatewayClass()
+	edge := eventstest.Gateway()
+	edge.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+		AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromAll)}}}}
+	r := matchRoute("r", 10, headerMatch("x", "1"), headerMatch("y", "1"))
+	r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect,
+		RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{Hostname: ptr(gatewayv1.PreciseHostname("example.org"))}}}
+	r.Spec.Rules[0].BackendRefs = nil
+	r.Spec.Rules[1].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
+		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"X-Gone"}}}}
+	s := newGatewayStore()
+	for _, o := range []runtime.Object{class, edge, service("app", "web", svcPort("http", 80)), r} {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Build(s, testOptions())
+	checkDataPlane(t, cfg)
+	a := serverOf(cfg, "a.example.com")
+	if a == nil || len(a.Locations) != 3 {
+		t.Fatalf("a.example.com: %+v", a)
+	}
+	redirect, headers := a.Locations[0], a.Locations[1]
+	if redirect.Backend != "" || redirect.Filters == nil || redirect.Filters.Redirect == nil || redirect.Filters.Redirect.Hostname != "example.org" {
+		t.Errorf("redirect location: %+v", redirect)
+	}
+	if headers.Backend != "app-web-80" || headers.Filters == nil || !slices.Equal(headers.Filters.RequestHeaders.Remove, []string{"X-Gone"}) {
+		t.Errorf("header filter location: %+v", headers)
+	}
+	if len(cfg.Problems) > 0 {
+		t.Errorf("problems: %q", problemStrings(cfg.Problems))
+	}
+}

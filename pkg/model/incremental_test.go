@@ -466,7 +466,35 @@ func (u universe) routeEvent() events.Event {
 	if u.pick(3) == 0 { // a second match: another candidate of a path
 		r.Spec.Rules[0].Matches = append(r.Spec.Rules[0].Matches, u.routeConditions(gatewayv1.HTTPRouteMatch{}))
 	}
+	r.Spec.Rules[0].Filters = u.routeFilters()
 	return upsertEvent(r)
+}
+
+// routeFilters draws none or one of each kind of filter the universe's
+// routes may have (a redirect or a rewrite, not both).
+func (u universe) routeFilters() []gatewayv1.HTTPRouteFilter {
+	var out []gatewayv1.HTTPRouteFilter
+	headers := &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-Set", Value: "1"}},
+		Add: []gatewayv1.HTTPHeader{{Name: "x-add", Value: "2"}}, Remove: []string{"X-Gone"}}
+	if u.pick(4) == 0 {
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: headers})
+	}
+	if u.pick(4) == 0 {
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: headers})
+	}
+	path := &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/new")}
+	if u.pick(2) == 0 {
+		path = &gatewayv1.HTTPPathModifier{Type: gatewayv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/full")}
+	}
+	switch u.pick(6) {
+	case 0:
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{
+			Scheme: ptr("https"), Port: ptr(gatewayv1.PortNumber(8443)), Path: path, StatusCode: ptr(301)}})
+	case 1:
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
+			Hostname: ptr(gatewayv1.PreciseHostname("backend.example.com")), Path: path}})
+	}
+	return out
 }
 
 // routeConditions adds none, some or all of a method, a header (exact or

@@ -22,6 +22,12 @@ func TestRequestPathCompiles(t *testing.T) {
 	ports := freePorts(t, 2)
 	logPath := filepath.Join(testDir(t), "jit.log")
 	cfg := hostTable(10, config.Endpoint{Address: "127.0.0.1", Port: int32(ports[0])})
+	for i := range cfg.Servers[1:] { // a candidate with conditions the requests do not meet before "/api"
+		s := &cfg.Servers[i+1]
+		cond := withMatch(s.Locations[0], config.Match{Method: "GET", Headers: []config.MatchValue{hdr("x-never", "1")},
+			Query: []config.MatchValue{hdrRegex("q", "[0-9]+")}})
+		s.Locations = append([]config.Location{cond}, s.Locations...)
+	}
 	h := startNginx(t, cfg, func(o *Options) {
 		o.DisableAccessLog = true
 		o.WorkerProcesses = 1 // all requests in one LuaJIT VM

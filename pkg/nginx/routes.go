@@ -105,6 +105,23 @@ type Route struct {
 	// compile_match): the routes of one path and type are candidates in
 	// the order given.
 	Match *config.Match `json:"match,omitempty"`
+	// RequestHeaderFilter and ResponseHeaderFilter change the headers of
+	// the request to the backend and of the response (lua/filters.lua,
+	// lua/headers.lua); RouteRedirect answers with a redirect built from
+	// the request; RewritePath changes the path sent to the backend. A
+	// Gateway API URLRewrite's hostname is UpstreamVhost.
+	RequestHeaderFilter  *HeaderFilter         `json:"requestHeaderFilter,omitempty"`
+	ResponseHeaderFilter *HeaderFilter         `json:"responseHeaderFilter,omitempty"`
+	RouteRedirect        *config.RouteRedirect `json:"routeRedirect,omitempty"`
+	RewritePath          *config.PathModifier  `json:"rewritePath,omitempty"`
+}
+
+// HeaderFilter is the wire form of a config.HeaderFilter: the header
+// lists as objects, as the other header lists.
+type HeaderFilter struct {
+	Set    map[string]string `json:"set,omitempty"`
+	Add    map[string]string `json:"add,omitempty"`
+	Remove []string          `json:"remove,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -168,6 +185,13 @@ func routeOf(s *config.Server, l *config.Location) Route {
 	if r.Protocol == "http" {
 		r.Protocol = ""
 	}
+	if f := l.Filters; f != nil {
+		r.RequestHeaderFilter, r.ResponseHeaderFilter = headerFilterOf(f.RequestHeaders), headerFilterOf(f.ResponseHeaders)
+		r.RouteRedirect, r.RewritePath = f.Redirect, f.RewritePath
+		if f.RewriteHost != "" {
+			r.UpstreamVhost = f.RewriteHost
+		}
+	}
 	if st.ProxyBodySize != "" {
 		if n, ok := st.ProxyBodySize.Bytes(); ok {
 			r.BodySize = &n
@@ -229,4 +253,12 @@ func headerMap(hs []config.Header) map[string]string {
 		m[h.Name] = h.Value
 	}
 	return m
+}
+
+// headerFilterOf converts a header filter; nil for none.
+func headerFilterOf(f *config.HeaderFilter) *HeaderFilter {
+	if f == nil {
+		return nil
+	}
+	return &HeaderFilter{Set: headerMap(f.Set), Add: headerMap(f.Add), Remove: f.Remove}
 }

@@ -1,0 +1,56 @@
+package config
+
+// Filters are what a Gateway API rule does to the requests and responses
+// of its Locations besides routing them (HTTPRoute filters), validated.
+type Filters struct {
+	// RequestHeaders change the request sent to the backend and
+	// ResponseHeaders the response sent to the client.
+	RequestHeaders  *HeaderFilter `json:"requestHeaders,omitempty"`
+	ResponseHeaders *HeaderFilter `json:"responseHeaders,omitempty"`
+	// Redirect answers every request with a redirect instead of proxying.
+	Redirect *RouteRedirect `json:"redirect,omitempty"`
+	// RewriteHost is the Host header sent to the backend; "" keeps the
+	// request's. RewritePath changes the path sent to the backend.
+	RewriteHost string        `json:"rewriteHost,omitempty"`
+	RewritePath *PathModifier `json:"rewritePath,omitempty"`
+}
+
+// HeaderFilter sets headers (replacing every value of the name), adds
+// them (after the values the name has) and removes them, in that order.
+// Names are RFC 7230 tokens, unique ignoring case within each list; Set
+// and Add sorted by Name, Remove sorted.
+type HeaderFilter struct {
+	Set    []Header `json:"set,omitempty"`
+	Add    []Header `json:"add,omitempty"`
+	Remove []string `json:"remove,omitempty"`
+}
+
+// The types of a PathModifier.
+const (
+	// PathModifierFull replaces the whole path.
+	PathModifierFull = "full"
+	// PathModifierPrefix replaces the part of the path the Location's
+	// Prefix path matched (whole path elements), keeping the rest.
+	PathModifierPrefix = "prefix"
+)
+
+// PathModifier replaces a request's path: Type PathModifierFull or
+// PathModifierPrefix (on Prefix Locations only), Value an absolute path.
+type PathModifier struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+// RouteRedirect is a redirect built from the request: Scheme ("http",
+// "https"; "" keeps the request's), Hostname ("" keeps the request's host
+// without its port), Port (0: none, the well-known port of the scheme;
+// a port is left out of the Location when it is the scheme's well-known
+// one), Path (nil keeps the request's path), Code (301, 302, 303, 307 or
+// 308). The query string is kept.
+type RouteRedirect struct {
+	Scheme   string        `json:"scheme,omitempty"`
+	Hostname string        `json:"hostname,omitempty"`
+	Port     int           `json:"port,omitempty"`
+	Path     *PathModifier `json:"path,omitempty"`
+	Code     int           `json:"code"`
+}

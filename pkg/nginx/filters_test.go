@@ -1,0 +1,105 @@
+package nginx
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+)
+
+// Tests of the Gateway API filters of routes (lua/filters.lua) through a
+// real nginx: header modifiers, redirects, rewrites.
+
+// withFilters returns l with filters f.
+func withFilters(l config.Location, f config.Filters) config.Location {
+	l.Filters = &f
+	return l
+}
+
+func redirectLoc(path string, pathType config.PathType, r config.RouteRedirect) config.Location {
+	return withFilters(config.Location{Path: path, PathType: pathType, Ingress: "default/test"}, config.Filters{Redirect: &r})
+}
+
+func TestRouteFilters(t *testing.T) {
+	var codes []config.Location
+	for _, c := range []int{301, 302, 303, 307, 308} {
+		codes = append(codes, redirectLoc(fmt.Sprintf("/code/%d", c), config.PathExact, config.RouteRedirect{Code: c}))
+	}
+	locs := append(codes,
+		withFilters(prefixLoc("/prefix/one", "a"), config.Filters{RewritePath: &config.PathModifier{Type: config.PathModifierPrefix, Value: "/one"}}),
+		withFilters(exactLoc("/fullrw", "a"), config.Filters{RewriteHost: "backend.test", RewritePath: &config.PathModifier{Type: config.PathModifierFull, Value: "/one"}}),
+		redirectLoc("/port80", config.PathPrefix, config.RouteRedirect{Scheme: "http", Port: 80, Code: 302}),
+		redirectLoc("/redir", config.PathPrefix, config.RouteRedirect{Scheme: "https", Hostname: "example.org", Port: 8443,
+			Path: &config.PathModifier{Type: config.PathModifierPrefix, Value: "/new"}, Code: 301}),
+		redirectLoc("/full", config.PathPrefix, config.RouteRedirect{Path: &config.PathModifier{Type: config.PathModifierFull, Value: "/elsewhere"}, Code: 302}),
+		withFilters(prefixLoc("/strip", "a"), config.Filters{RewritePath: &config.PathModifier{Type: config.PathModifierPrefix, Value: "/"}}),
+		withFilters(prefixLoc("/resp", "a"), config.Filters{ResponseHeaders: &config.HeaderFilter{
+			Set: []config.Header{{Name: "X-Resp", Value: "set"}}, Add: []config.Header{{Name: "X-Echo-Backend", Value: "more"}}, Remove: []string{"Content-Type"}}}),
+		withFilters(prefixLoc("/set", "a"), config.Filters{RequestHeaders: &config.HeaderFilter{
+			Set: []config.Header{{Name: "X-Set", Value: "new"}}, Add: []config.Header{{Name: "X-Add", Value: "added"}}, Remove: []string{"X-Gone"}}}),
+	)
+	cfg := configOf("filters-1", []config.Server{serverOf("f.test", locs...)}, echoBackends(t, "a")...)
+	cfg.Global.AllowedResponseHeaders = "x-resp" // nginx.conf runs the response header filter
+	h := startNginx(t, cfg, nil)
+
+	t.Run("request headers: set, add, remove", func(t *testing.T) {
+		r := h.mustGet("http://f.test/set", "x-set", "old", "X-Add", "old", "X-Gone", "1", "X-Kept", "1")
+		hd := r.Reply.Headers
+		if r.Status != 200 || !slices.Equal(hd.Values("X-Set"), []string{"new"}) || !slices.Equal(hd.Values("X-Add"), []string{"old", "added"}) ||
+			hd.Get("X-Gone") != "" || hd.Get("X-Kept") != "1" {
+			t.Errorf("status %d, backend saw headers %v", r.Status, hd)
+		}
+		if r := h.mustGet("http://f.test/set"); r.Reply.Headers.Get("X-Add") != "added" {
+			t.Errorf("add without a value before: %v", r.Reply.Headers)
+		}
+	})
+	t.Run("response headers: set, add, remove", func(t *testing.T) {
+		r := h.do(t, "GET", "http://f.test/resp")
+		if r.Status != 200 || r.Header.Get("X-Resp") != "set" || !slices.Equal(r.Header.Values("X-Echo-Backend"), []string{"a", "more"}) ||
+			r.Header.Get("Content-Type") != "" {
+			t.Errorf("status %d, headers %v", r.Status, r.Header)
+		}
+	})
+	redirects := []struct {
+		name, url string
+		code      int
+		location  string
+	}{
+		{"301", "http://f.test/code/301", 301, "http://f.test/code/301"},
+		{"302", "http://f.test/code/302", 302, "http://f.test/code/302"},
+		{"303", "http://f.test/code/303", 303, "http://f.test/code/303"},
+		{"307", "http://f.test/code/307", 307, "http://f.test/code/307"},
+		{"308", "http://f.test/code/308", 308, "http://f.test/code/308"},
+		{"scheme, host, port and prefix replaced, query kept", "http://f.test/redir/x?q=1", 301, "https://example.org:8443/new/x?q=1"},
+		{"the prefix alone", "http://f.test/redir", 301, "https://example.org:8443/new"},
+		{"the well-known port of the scheme left out", "http://f.test/port80/y", 302, "http://f.test/port80/y"},
+		{"full path replaced", "http://f.test/full/y", 302, "http://f.test/elsewhere"},
+		{"the request's port never kept", "http://f.test:8000/code/302?a=b", 302, "http://f.test/code/302?a=b"},
+	}
+	for _, tc := range redirects {
+		t.Run("redirect "+tc.name, func(t *testing.T) {
+			r := h.do(t, "GET", tc.url)
+			if r.Status != tc.code || r.Header.Get("Location") != tc.location {
+				t.Errorf("GET %s = %d Location %q, want %d %q", tc.url, r.Status, r.Header.Get("Location"), tc.code, tc.location)
+			}
+		})
+	}
+	rewrites := []struct {
+		name, url, path, host string
+	}{
+		{"prefix replaced", "http://f.test/prefix/one/two", "/one/two", "f.test"},
+		{"prefix replaced by /", "http://f.test/strip/three", "/three", "f.test"},
+		{"the prefix alone replaced by /", "http://f.test/strip", "/", "f.test"},
+		{"query kept", "http://f.test/strip/x?q=1", "/x?q=1", "f.test"},
+		{"full path and host", "http://f.test/fullrw", "/one", "backend.test"},
+	}
+	for _, tc := range rewrites {
+		t.Run("rewrite "+tc.name, func(t *testing.T) {
+			r := h.mustGet(tc.url)
+			if r.Status != 200 || r.Reply.URI() != tc.path || r.Reply.Host != tc.host {
+				t.Errorf("GET %s = %d, backend saw %q on host %q, want %q on %q", tc.url, r.Status, r.Reply.URI(), r.Reply.Host, tc.path, tc.host)
+			}
+		})
+	}
+}
