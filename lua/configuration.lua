@@ -214,8 +214,8 @@ ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
 HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 -- Gateway API matches (routes.lua's compile_match).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "match"
--- Gateway API filters (filters.lua).
-for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath" }) do
+-- Gateway API filters (filters.lua) and weighted backends.
+for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath", "backends" }) do
   ROUTE_FIELDS[#ROUTE_FIELDS + 1] = k
 end
 

@@ -411,6 +411,24 @@ local function has_endpoints(name)
   return b ~= nil and b.n > 0
 end
 
+local random = math.random
+
+-- pick_weighted returns one of the backends of w at random by weight (the
+-- first is tried before the loop).
+local function pick_weighted(w)
+  local n = random(w.total)
+  local cum = w.cum
+  if n <= cum[1] then
+    return w.names[1]
+  end
+  for i = 2, #cum do
+    if n <= cum[i] then
+      return w.names[i]
+    end
+  end
+  return w.names[#cum]
+end
+
 -- proxy hands the request to its backend: location /'s proxy_pass, or the
 -- fixed location of its protocol and proxy settings (see proxy.lua).
 local function proxy(route)
@@ -422,6 +440,12 @@ local function proxy(route)
     var_set("ingress_proxy_ssl_name", tls.name)
   end
   local backend = route.canary and canary.choose(route) or route.backend
+  if route.weighted then
+    backend = pick_weighted(route.weighted)
+    if backend == "" then -- a backendRef that cannot be served
+      return proxy_settings.fail(route.err, 500)
+    end
+  end
   var_set("proxy_upstream_name", backend)
   if route.mkey_canary and backend ~= route.backend then
     var_set("ingress_metrics", route.mkey_canary)
@@ -593,7 +617,7 @@ function _M.rewrite()
   if route and route.gw_redirect then
     return gateway_redirect(route, uri)
   end
-  if not route or route.backend == "" then
+  if not route or (route.backend == "" and not route.weighted) then
     return proxy_settings.fail(route and route.err, 404) -- the built-in default backend's 404
   end
   if route.client_closed then

@@ -62,6 +62,9 @@
 --   requestHeaderFilter, responseHeaderFilter, routeRedirect, rewritePath
 --                   Gateway API filters (see filters.lua); a route with a
 --                   routeRedirect needs no backend
+--   backends        [{backend, weight}] (Gateway API backendRefs): the
+--                   route's requests go to one at random by weight
+--                   (backend is then ""); a backend "" answers 500
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -240,6 +243,29 @@ local function compile_acl(route, r)
 end
 
 local METHOD_MAX, QUERY_NAME_MAX, MATCH_MAX = 32, 256, 64
+local MAX_WEIGHTED, MAX_WEIGHT = 64, 1000000
+
+-- compile_weighted returns {names, cum, total} for a route's backends
+-- (cum: the running totals of the weights), nil for none.
+local function compile_weighted(list)
+  if list == nil then
+    return nil
+  end
+  if type(list) ~= "table" or #list == 0 or #list > MAX_WEIGHTED then
+    return nil, "backends must be an array of 1 to " .. MAX_WEIGHTED
+  end
+  local w = { names = {}, cum = {}, total = 0 }
+  for i = 1, #list do
+    local b = list[i]
+    if type(b) ~= "table" or type(b.backend) ~= "string" or type(b.weight) ~= "number"
+        or b.weight < 1 or b.weight > MAX_WEIGHT or b.weight % 1 ~= 0 then
+      return nil, "invalid weighted backend"
+    end
+    w.total = w.total + b.weight
+    w.names[i], w.cum[i] = b.backend, w.total
+  end
+  return w
+end
 
 -- compile_values validates the header or query conditions of a match
 -- and returns them as {var or name, value, re}; header names become the
@@ -348,6 +374,11 @@ local function compile_route(r)
     return nil, "route " .. r.path .. ": " .. merr
   end
   route.cond = cond
+  local weighted, werr = compile_weighted(r.backends)
+  if werr then
+    return nil, "route " .. r.path .. ": " .. werr
+  end
+  route.weighted = weighted
   local fok, ferr = filters.compile(route, r)
   if not fok then
     return nil, "route " .. r.path .. ": " .. ferr

@@ -230,6 +230,7 @@ func (w *canonicalWriter) server(s *Server) {
 		w.canary(l.Canary)
 		w.match(l.Match)
 		w.filters(l.Filters)
+		w.weighted(l.Backends)
 	}
 }
 

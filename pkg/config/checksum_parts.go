@@ -244,3 +244,17 @@ func (w *canonicalWriter) pathModifier(p *PathModifier) {
 		w.str(p.Value)
 	}
 }
+
+// weighted writes a Location's Backends: nothing when empty, else a
+// marker as match does, then the backends.
+func (w *canonicalWriter) weighted(bs []WeightedBackend) {
+	if len(bs) == 0 {
+		return
+	}
+	w.str("+backends")
+	w.uint(uint64(len(bs)))
+	for _, b := range bs {
+		w.str(b.Backend)
+		w.int(int64(b.Weight))
+	}
+}

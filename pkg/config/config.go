@@ -186,6 +186,18 @@ type Location struct {
 	// Filters are what a Gateway API rule does besides routing; nil for
 	// none (see Filters).
 	Filters *Filters `json:"filters,omitempty"`
+	// Backends, when set, share the Location's requests at random by
+	// weight (Gateway API backendRefs); Backend is then "".
+	Backends []WeightedBackend `json:"backends,omitempty"`
+}
+
+// WeightedBackend is one backend of a Location's Backends: Weight (at
+// least 1) of every total of the weights of requests go to Backend, the
+// Name of a Backend, at random; "" answers them 500 (a reference that
+// cannot be served).
+type WeightedBackend struct {
+	Backend string `json:"backend"`
+	Weight  int    `json:"weight"`
 }
 
 // Canary is the alternative backend of a Location, from the canary

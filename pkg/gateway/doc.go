@@ -18,9 +18,12 @@
 //   - Hostnames: the intersection of the listener's and the route's,
 //     exact names; a route and a listener without any go to the default
 //     server (requests for hosts no other route or Ingress names).
-//   - Rules with one or two backendRefs (Service ports of the route's
-//     namespace, or of another with a ReferenceGrant; two split the
-//     requests by weight, intent.Split),
+//   - Rules with any number of backendRefs (Service ports of the route's
+//     namespace, or of another with a ReferenceGrant), sharing the
+//     requests by weight (backends.go, intent.WeightedRef; weight 0 takes
+//     none); a reference that cannot be served (another kind, no grant,
+//     a missing Service) answers 500 for its share, and a rule without
+//     any backend every request,
 //     matching on the path: Exact, PathPrefix and RegularExpression, and
 //     on headers, query parameters and the method (matches.go: each
 //     match of a rule is a path with its conditions, config.Match; the
@@ -34,6 +37,6 @@
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: TLS passthrough and other ports,
 // wildcard hostnames, the other filters (mirrors, CORS, extension refs),
-// timeouts, three or more weighted backends, references to other
-// namespaces without a grant, allowedRoutes selectors. Route and Gateway status is not written yet.
+// timeouts, backendRef filters (that reference answers 500),
+// allowedRoutes selectors. Route and Gateway status is not written yet.
 package gateway

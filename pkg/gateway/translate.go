@@ -245,11 +245,9 @@ func (t *route) paths() []intent.Path {
 			continue
 		}
 		var ref intent.BackendRef
-		var split *intent.Split
+		var weighted []intent.WeightedRef
 		if filters == nil || filters.Redirect == nil { // a redirect needs no backend
-			if ref, split, ok = t.backends(where, rule.BackendRefs); !ok {
-				continue
-			}
+			ref, weighted = t.backends(where, rule.BackendRefs)
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
@@ -257,7 +255,7 @@ func (t *route) paths() []intent.Path {
 		}
 		for j := range matches {
 			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j], filters); ok {
-				p.Backend, p.Split, p.Filters = ref, split, filters
+				p.Backend, p.Weighted, p.Filters = ref, weighted, filters
 				out = append(out, p)
 			}
 		}
@@ -276,30 +274,6 @@ func unservedRule(rule *gatewayv1.HTTPRouteRule) string {
 	return ""
 }
 
-// backends returns the backends of a rule that take requests (weight
-// above 0, 1 by default): one, or two, the second taking its weight of
-// the requests (intent.Split). None, more than two, references to other
-// kinds, and to other namespaces without a ReferenceGrant are not served.
-func (t *route) backends(where string, refs []gatewayv1.HTTPBackendRef) (intent.BackendRef, *intent.Split, bool) {
-	var live []*gatewayv1.HTTPBackendRef
-	for i := range refs {
-		if weight(&refs[i]) > 0 {
-			live = append(live, &refs[i])
-		}
-	}
-	if len(live) == 0 || len(live) > 2 {
-		t.problem("%s: %d backendRefs with a weight above 0; one or two are served yet; rule left out", where, len(live))
-		return intent.BackendRef{}, nil, false
-	}
-	main, ok := t.backend(where, live[0])
-	if !ok || len(live) == 1 {
-		return main, nil, ok
-	}
-	second, ok := t.backend(where, live[1])
-	w0, w1 := weight(live[0]), weight(live[1])
-	return main, &intent.Split{Backend: second, Weight: w1, Total: w0 + w1}, ok
-}
-
 // weight is a backendRef's weight, 1 when unset.
 func weight(ref *gatewayv1.HTTPBackendRef) int {
 	if ref.Weight == nil {
@@ -309,17 +283,18 @@ func weight(ref *gatewayv1.HTTPBackendRef) int {
 }
 
 // backend returns one backendRef of a rule: a Service port of the route's
-// namespace.
+// namespace, or of another that grants it; false for a reference that
+// cannot be served (its share of the requests answers 500).
 func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.BackendRef, bool) {
 	switch {
 	case (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service"):
-		t.problem("%s: backendRef %s is not a Service; rule left out", where, ref.Name)
+		t.problem("%s: backendRef %s is not a Service; %s", where, ref.Name, share500)
 	case !t.granted(ref):
-		t.problem("%s: backendRef %s/%s is in another namespace and no ReferenceGrant there allows it; rule left out", where, *ref.Namespace, ref.Name)
+		t.problem("%s: backendRef %s/%s is in another namespace and no ReferenceGrant there allows it; %s", where, *ref.Namespace, ref.Name, share500)
 	case ref.Port == nil:
-		t.problem("%s: backendRef %s has no port; rule left out", where, ref.Name)
+		t.problem("%s: backendRef %s has no port; %s", where, ref.Name, share500)
 	case len(ref.Filters) > 0:
-		t.problem("%s: backendRef %s: filters are not served yet; rule left out", where, ref.Name)
+		t.problem("%s: backendRef %s: filters are not served yet; %s", where, ref.Name, share500)
 	default:
 		ns := t.r.Namespace
 		if ref.Namespace != nil {

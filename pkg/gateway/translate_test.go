@@ -119,8 +119,15 @@ func summary(e *intent.Entry) []string {
 				svc = p.Backend.Namespace + "/" + svc
 			}
 			s := h.Host + " " + p.Path + " " + string(p.PathType) + " " + svc + ":" + strconv.Itoa(int(p.Backend.PortNumber))
-			if p.Split != nil {
-				s += fmt.Sprintf(" + %s:%d %d/%d", p.Split.Backend.Service, p.Split.Backend.PortNumber, p.Split.Weight, p.Split.Total)
+			if p.Weighted != nil {
+				s += " ="
+			}
+			for _, w := range p.Weighted {
+				if w.Invalid {
+					s += fmt.Sprintf(" 500*%d", w.Weight)
+					continue
+				}
+				s += fmt.Sprintf(" %s:%d*%d", w.Backend.Service, w.Backend.PortNumber, w.Weight)
 			}
 			s += matchText(p.Match)
 			out = append(out, s)
@@ -194,9 +201,17 @@ func TestTranslate(t *testing.T) {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](3)
 			return b
-		}())), objs: []any{ours, edge}, want: []string{"a.example.com / Prefix web:8 + api:9 3/4"}},
-		{name: "three backends not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, backend("api", 9), backend("v2", 9))),
-			objs: []any{ours, edge}, problems: []string{"3 backendRefs with a weight above 0"}},
+		}())), objs: []any{ours, edge}, want: []string{"a.example.com / Prefix :0 = web:8*1 api:9*3"}},
+		{name: "three backends", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, backend("api", 9), backend("v2", 9))),
+			objs: []any{ours, edge}, want: []string{"a.example.com / Prefix :0 = web:8*1 api:9*1 v2:9*1"}},
+		{name: "no backendRefs: 500", route: httpRoute([]string{"a.example.com"}, rule(prefix)),
+			objs: []any{ours, edge}, want: []string{"a.example.com / Prefix :0 = 500*1"}, problems: []string{"no backendRef with a weight above 0; every request answers 500"}},
+		{name: "a reference of another kind answers 500 for its share", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
+			b := backend("api", 9)
+			b.Kind = ptr.To[gatewayv1.Kind]("Unknown")
+			return b
+		}())), objs: []any{ours, edge}, want: []string{"a.example.com / Prefix :0 = web:8*1 500*1"},
+			problems: []string{"backendRef api is not a Service; its share of the requests answers 500"}},
 		{name: "a backend of weight 0 takes nothing", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](0)
@@ -206,7 +221,8 @@ func TestTranslate(t *testing.T) {
 			b := backend("web", 8)
 			b.Namespace = ptr.To[gatewayv1.Namespace]("other")
 			return b
-		}())), objs: []any{ours, edge}, problems: []string{"backendRef other/web is in another namespace and no ReferenceGrant there allows it"}},
+		}())), objs: []any{ours, edge}, want: []string{"a.example.com / Prefix :0 = 500*1"},
+			problems: []string{"backendRef other/web is in another namespace and no ReferenceGrant there allows it; its share of the requests answers 500"}},
 		{name: "backend in another namespace with a grant", route: httpRoute([]string{"a.example.com"}, rule(prefix, func() gatewayv1.HTTPBackendRef {
 			b := backend("web", 8)
 			b.Namespace = ptr.To[gatewayv1.Namespace]("other")
@@ -284,7 +300,8 @@ func TestKeepTranslatesAgain(t *testing.T) {
 }
 
 // TestGrantRevoked: removing the ReferenceGrant of a backend in another
-// namespace takes the rule out at once (its entry is made again).
+// namespace revokes it at once (its entry is made again): the rule answers
+// 500.
 func TestGrantRevoked(t *testing.T) {
 	src := NewSource(testController)
 	for _, o := range []struct {
@@ -311,7 +328,7 @@ func TestGrantRevoked(t *testing.T) {
 		t.Fatalf("granted: %v %q services %v", err, summary(e), e.Services)
 	}
 	again, err := src.Keep(events.KindReferenceGrant, intent.Key{Namespace: "other", Name: "routes"}, nil)
-	if err != nil || len(again) != 1 || len(summary(again[0])) != 0 || len(again[0].Problems) != 1 {
+	if err != nil || len(again) != 1 || !slices.Equal(summary(again[0]), []string{"a.example.com / Prefix :0 = 500*1"}) || len(again[0].Problems) != 1 {
 		t.Fatalf("after the grant's delete: %v %+v", err, again)
 	}
 }

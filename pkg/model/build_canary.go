@@ -49,9 +49,6 @@ type canaryRoute struct {
 	e   *intent.Entry
 	be  *backendState
 	out *config.Canary
-	// spec, when set, is the canary of a path's split (intent.Split)
-	// rather than of a canary entry's settings.
-	spec *config.Canary
 }
 
 // location returns the Location's Canary (nil for none), once backends
@@ -61,12 +58,7 @@ func (c *canaryRoute) location() *config.Canary {
 		return nil
 	}
 	if c.out == nil {
-		var spec config.Canary
-		if c.spec != nil {
-			spec = *c.spec
-		} else {
-			spec = c.e.Settings.Canary.Spec
-		}
+		spec := c.e.Settings.Canary.Spec
 		spec.Backend, spec.Ingress = c.be.name, c.e.Name
 		c.out = &spec
 	}

@@ -50,6 +50,8 @@ type location struct {
 	match *config.Match
 	// filters are the path's Gateway API filters; nil for none.
 	filters *config.Filters
+	// weighted are the path's weighted backends (backend nil then).
+	weighted []weightedBackend
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -220,7 +222,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		}
 		b.setErrors(l.entry, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
-		loc.Match, loc.Filters = l.match, l.filters
+		loc.Match, loc.Filters, loc.Backends = l.match, l.filters, weightedOf(l.weighted)
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
 		}

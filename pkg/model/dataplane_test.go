@@ -199,6 +199,24 @@ func (c *contract) location(host string, l *config.Location) {
 	c.canary(where, l)
 	c.match(where, l.Match)
 	c.filters(where, l)
+	c.weighted(where, l)
+}
+
+// weighted checks l.Backends as lua/routes.lua's compile_weighted takes
+// them: 1 to 64 of weight 1 to 1000000, each a backend sent or "" (500);
+// Backend is then "".
+func (c *contract) weighted(where string, l *config.Location) {
+	if l.Backends == nil {
+		return
+	}
+	if l.Backend != "" || len(l.Backends) == 0 || len(l.Backends) > 64 {
+		c.fail("%s: backend %q with %d weighted backends", where, l.Backend, len(l.Backends))
+	}
+	for _, b := range l.Backends {
+		if b.Weight < 1 || b.Weight > 1000000 || b.Backend != "" && !c.backends[b.Backend] {
+			c.fail("%s: weighted backend %+v", where, b)
+		}
+	}
 }
 
 // filters checks l.Filters as lua/filters.lua compiles them, and what

@@ -460,6 +460,11 @@ func (u universe) routeEvent() events.Event {
 	if u.pick(3) == 0 {
 		refs = append(refs, ref(int32(u.pick(3))))
 	}
+	if u.pick(6) == 0 { // a reference that cannot be served: its share answers 500
+		bad := ref(1)
+		bad.Kind = ptr(gatewayv1.Kind("Unknown"))
+		refs = append(refs, bad)
+	}
 	path := []string{"/", "/api", "/r"}[u.pick(3)]
 	m := u.routeConditions(gatewayv1.HTTPRouteMatch{Path: &gatewayv1.HTTPPathMatch{Type: ptr(gatewayv1.PathMatchPathPrefix), Value: ptr(path)}})
 	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: refs, Matches: []gatewayv1.HTTPRouteMatch{m}}}

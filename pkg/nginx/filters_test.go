@@ -103,3 +103,35 @@ func TestRouteFilters(t *testing.T) {
 		})
 	}
 }
+
+// TestWeightedBackends: a route's weighted backends share its requests at
+// random by weight; the share of a backend "" answers 500.
+func TestWeightedBackends(t *testing.T) {
+	weighted := func(path string, bs ...config.WeightedBackend) config.Location {
+		return config.Location{Path: path, PathType: config.PathPrefix, Ingress: "default/test", Backends: bs}
+	}
+	cfg := configOf("weighted-1", []config.Server{serverOf("w.test",
+		weighted("/three", config.WeightedBackend{Backend: "a", Weight: 1}, config.WeightedBackend{Backend: "b", Weight: 2},
+			config.WeightedBackend{Backend: "", Weight: 1}),
+		weighted("/none", config.WeightedBackend{Weight: 1}),
+	)}, echoBackends(t, "a", "b")...)
+	h := startNginx(t, cfg, nil)
+	const n = 400
+	got := map[string]int{}
+	for range n {
+		r := h.do(t, "GET", "http://w.test/three")
+		got[fmt.Sprintf("%d %s", r.Status, r.Header.Get("X-Echo-Backend"))]++
+	}
+	// Expected 100, 200 and 100: each far from 0 and from all.
+	for k, lo := range map[string]int{"200 a": n / 10, "200 b": n / 4, "500 ": n / 10} {
+		if got[k] < lo {
+			t.Errorf("%d requests: %v, want at least %d of %q", n, got, lo, k)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("answers %v, want 200 from a or b and 500", got)
+	}
+	if r := h.do(t, "GET", "http://w.test/none"); r.Status != 500 {
+		t.Errorf("a route whose only backend cannot be served answers %d, want 500", r.Status)
+	}
+}

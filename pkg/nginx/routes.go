@@ -114,6 +114,9 @@ type Route struct {
 	ResponseHeaderFilter *HeaderFilter         `json:"responseHeaderFilter,omitempty"`
 	RouteRedirect        *config.RouteRedirect `json:"routeRedirect,omitempty"`
 	RewritePath          *config.PathModifier  `json:"rewritePath,omitempty"`
+	// Backends share the route's requests at random by weight (Backend is
+	// then ""); a backend "" answers its share 500.
+	Backends []config.WeightedBackend `json:"backends,omitempty"`
 }
 
 // HeaderFilter is the wire form of a config.HeaderFilter: the header
@@ -174,6 +177,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 		Limit:                 st.RateLimit,
 		UpstreamTLS:           st.ProxySSL,
 		Match:                 l.Match,
+		Backends:              l.Backends,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth
