@@ -31,7 +31,7 @@ func TestHTTPRouteMatchesAndFilters(t *testing.T) {
 	})
 	edge := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Spec: gatewayv1.GatewaySpec{
 		GatewayClassName: gatewayv1.ObjectName(class.Name),
-		Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, Hostname: ptr.To(gatewayv1.Hostname(host))}}}}
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, Hostname: ptr.To(gatewayv1.Hostname(host))}}}}
 	create(t, edge, gw.Gateways(ns).Create, func(ctx context.Context) error {
 		return gw.Gateways(ns).Delete(ctx, edge.Name, metav1.DeleteOptions{})
 	})
