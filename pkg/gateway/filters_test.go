@@ -35,12 +35,12 @@ func TestTranslateFilters(t *testing.T) {
 	}{
 		{name: "request headers: the first of a name, sorted", matches: prefix, refs: []gatewayv1.HTTPBackendRef{web},
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: headers}},
-			want: []string{"a.example.com /p Prefix web:8",
+			want: []string{"10080:a.example.com /p Prefix web:8",
 				`{"requestHeaders":{"set":[{"name":"X-B","value":"1"},{"name":"x-a","value":"2"}],"add":[{"name":"X-Add","value":"v"}],"remove":["A","X-Gone"]}}`}},
 		{name: "response headers", matches: prefix, refs: []gatewayv1.HTTPBackendRef{web},
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier,
 				ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Add: []gatewayv1.HTTPHeader{{Name: "X-R", Value: "1"}}}}},
-			want: []string{"a.example.com /p Prefix web:8", `{"responseHeaders":{"add":[{"name":"X-R","value":"1"}]}}`}},
+			want: []string{"10080:a.example.com /p Prefix web:8", `{"responseHeaders":{"add":[{"name":"X-R","value":"1"}]}}`}},
 		{name: "a header value with a control character", matches: prefix, refs: []gatewayv1.HTTPBackendRef{web},
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
 				RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X", Value: "a\rb"}}}}},
@@ -48,22 +48,22 @@ func TestTranslateFilters(t *testing.T) {
 		{name: "redirect: 302 by default, no backend needed", matches: prefix,
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{
 				Scheme: ptr.To("https"), Hostname: ptr.To[gatewayv1.PreciseHostname]("example.org"), Port: ptr.To[gatewayv1.PortNumber](8443), Path: replacePrefix}}},
-			want: []string{"a.example.com /p Prefix :0",
+			want: []string{"10080:a.example.com /p Prefix :0",
 				`{"redirect":{"scheme":"https","hostname":"example.org","port":8443,"path":{"type":"prefix","value":"/new"},"code":302}}`}},
 		{name: "redirect code", matches: exact,
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr.To(308)}}},
-			want:    []string{"a.example.com /e Exact :0", `{"redirect":{"code":308}}`}},
+			want:    []string{"10080:a.example.com /e Exact :0", `{"redirect":{"code":308}}`}},
 		{name: "redirect code not known", matches: exact,
 			filters:  []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr.To(305)}}},
 			problems: []string{"filter RequestRedirect statusCode must be 301, 302, 303, 307 or 308"}},
 		{name: "replacing the prefix of an Exact match", matches: append(slices.Clone(exact), prefix...), refs: []gatewayv1.HTTPBackendRef{web},
 			filters:  []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: replacePrefix}}},
-			want:     []string{"a.example.com /p Prefix web:8", `{"rewritePath":{"type":"prefix","value":"/new"}}`},
+			want:     []string{"10080:a.example.com /p Prefix web:8", `{"rewritePath":{"type":"prefix","value":"/new"}}`},
 			problems: []string{`rule 0 match 0: path "/e" is not a PathPrefix match, and a filter replaces the matched prefix`}},
 		{name: "rewrite: hostname and full path", matches: exact, refs: []gatewayv1.HTTPBackendRef{web},
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
 				Hostname: ptr.To[gatewayv1.PreciseHostname]("backend.example.org"), Path: full}}},
-			want: []string{"a.example.com /e Exact web:8", `{"rewriteHost":"backend.example.org","rewritePath":{"type":"full","value":"/full"}}`}},
+			want: []string{"10080:a.example.com /e Exact web:8", `{"rewriteHost":"backend.example.org","rewritePath":{"type":"full","value":"/full"}}`}},
 		{name: "redirect and rewrite on one rule", matches: exact, refs: []gatewayv1.HTTPBackendRef{web},
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: full}},
 				{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{}}},
@@ -87,7 +87,7 @@ func TestTranslateFilters(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got = append(got, summary(&intent.Entry{Rules: []intent.Host{{Host: h.Host, Paths: []intent.Path{p}}}})[0], string(data))
+					got = append(got, summary(&intent.Entry{Rules: []intent.Host{{Host: h.Host, Port: h.Port, Paths: []intent.Path{p}}}})[0], string(data))
 				}
 			}
 			if !slices.Equal(got, tc.want) {

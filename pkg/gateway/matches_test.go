@@ -50,13 +50,13 @@ func TestTranslateMatches(t *testing.T) {
 	}{
 		{name: "header, exact: the name lower case", matches: []gatewayv1.HTTPRouteMatch{{
 			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "Version", Value: "Two"}}}},
-			want: []string{"a.example.com / Prefix web:8 if h:version=Two"}},
+			want: []string{"10080:a.example.com / Prefix web:8 if h:version=Two"}},
 		{name: "headers sorted, the first of one name counts", matches: []gatewayv1.HTTPRouteMatch{{
 			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "b", Value: "1"}, {Name: "a", Value: "1"}, {Name: "B", Value: "2"}}}},
-			want: []string{"a.example.com / Prefix web:8 if h:a=1 h:b=1"}},
+			want: []string{"10080:a.example.com / Prefix web:8 if h:a=1 h:b=1"}},
 		{name: "header regex", matches: []gatewayv1.HTTPRouteMatch{{
 			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x", Value: "v[0-9]+", Type: regexHeader}}}},
-			want: []string{"a.example.com / Prefix web:8 if h:x~v[0-9]+"}},
+			want: []string{"10080:a.example.com / Prefix web:8 if h:x~v[0-9]+"}},
 		{name: "header regex PCRE reads otherwise", matches: []gatewayv1.HTTPRouteMatch{{
 			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x", Value: `\p{Greek}`, Type: regexHeader}}}},
 			problems: []string{`header "x": regular expression`}},
@@ -68,19 +68,19 @@ func TestTranslateMatches(t *testing.T) {
 			problems: []string{`header "a b": name is not a token`}},
 		{name: "query, names keep their case", matches: []gatewayv1.HTTPRouteMatch{{
 			QueryParams: []gatewayv1.HTTPQueryParamMatch{{Name: "ANIMAL", Value: "Whale"}, {Name: "animal", Value: "x", Type: regexQuery}}}},
-			want: []string{"a.example.com / Prefix web:8 if q:ANIMAL=Whale q:animal~x"}},
+			want: []string{"10080:a.example.com / Prefix web:8 if q:ANIMAL=Whale q:animal~x"}},
 		{name: "method with a path", matches: []gatewayv1.HTTPRouteMatch{{
 			Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchExact), Value: ptr.To("/x")}, Method: ptr.To(gatewayv1.HTTPMethodPost)}},
-			want: []string{"a.example.com /x Exact web:8 if method=POST"}},
+			want: []string{"10080:a.example.com /x Exact web:8 if method=POST"}},
 		{name: "matches of a rule are ORed: a path each", matches: []gatewayv1.HTTPRouteMatch{
 			{Headers: []gatewayv1.HTTPHeaderMatch{{Name: "color", Value: "blue"}}},
 			{Headers: []gatewayv1.HTTPHeaderMatch{{Name: "color", Value: "green"}}}},
-			want: []string{"a.example.com / Prefix web:8 if h:color=blue", "a.example.com / Prefix web:8 if h:color=green"}},
+			want: []string{"10080:a.example.com / Prefix web:8 if h:color=blue", "10080:a.example.com / Prefix web:8 if h:color=green"}},
 		{name: "one bad match leaves the others", matches: []gatewayv1.HTTPRouteMatch{
 			{Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x", Value: "("}, {Name: "y", Value: "1"}}},
 			{Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x", Value: "(", Type: regexHeader}}},
 			{Method: ptr.To(gatewayv1.HTTPMethodGet)}},
-			want:     []string{"a.example.com / Prefix web:8 if h:x=( h:y=1", "a.example.com / Prefix web:8 if method=GET"},
+			want:     []string{"10080:a.example.com / Prefix web:8 if h:x=( h:y=1", "10080:a.example.com / Prefix web:8 if method=GET"},
 			problems: []string{`rule 0 match 1: header "x": regular expression`}},
 	}
 	for _, tc := range tests {

@@ -17,10 +17,19 @@ type route struct {
 	src *Source
 	r   *gatewayv1.HTTPRoute
 	e   *intent.Entry
-	// hosts are the hostnames its accepted parents give it; plainHTTP is
-	// set when one of them is an HTTP listener.
-	hosts     []string
-	plainHTTP bool
+	// hosts are the hostnames its accepted parents give it, each on the
+	// nginx port of its listener.
+	hosts []portHost
+}
+
+// portHost is a hostname on the nginx port of a listener.
+type portHost struct {
+	port int
+	host string
+}
+
+func comparePortHosts(a, b portHost) int {
+	return config.CompareServerKeys(config.ServerKey(a.port, a.host), config.ServerKey(b.port, b.host))
 }
 
 // translate makes the entry of HTTPRoute r at key: its hosts from the
@@ -44,18 +53,16 @@ func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Ent
 	if len(t.hosts) == 0 {
 		return e
 	}
-	slices.SortFunc(t.hosts, config.CompareHostnames)
+	slices.SortFunc(t.hosts, comparePortHosts)
 	t.hosts = slices.Compact(t.hosts)
 	paths := t.paths()
 	for _, h := range t.hosts {
-		e.Rules = append(e.Rules, intent.Host{Host: h, Raw: h, Paths: paths})
+		e.Rules = append(e.Rules, intent.Host{Host: h.host, Port: h.port, Raw: h.host, Paths: paths})
+		e.Hosts = append(e.Hosts, config.ServerKey(h.port, h.host))
 	}
-	if t.plainHTTP {
-		// A route on an HTTP listener is served over HTTP as well, not
-		// redirected to HTTPS (ingress-nginx's ssl-redirect default).
-		e.Settings.SSLRedirect = new(false)
-	}
-	e.Hosts = slices.Clone(t.hosts)
+	// A listener's port is plain HTTP or HTTPS: nothing is redirected
+	// (ingress-nginx's ssl-redirect default).
+	e.Settings.SSLRedirect = new(false)
 	slices.Sort(e.Hosts)
 	e.Services = intent.UniqueKeys(e.Services)
 	e.Secrets = intent.UniqueKeys(e.Secrets)
@@ -86,40 +93,40 @@ func (t *route) attach(p *gatewayv1.ParentReference) {
 		if (p.SectionName != nil && *p.SectionName != l.Name) || (p.Port != nil && *p.Port != l.Port) {
 			continue
 		}
-		if hosts, ok := t.listener(gw, l); ok {
-			t.hosts = append(t.hosts, hosts...)
-		}
+		t.listener(gw, l)
 	}
 }
 
-// listener returns the hostnames listener l of gw gives the route, or
-// false when it does not take it or is not served yet.
-func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) ([]string, bool) {
+// listener adds the hostnames listener l of gw gives the route, on the
+// nginx port of the listener, unless it does not take the route or is not
+// served (yet).
+func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 	where := fmt.Sprintf("Gateway %s/%s listener %s", gw.Namespace, gw.Name, l.Name)
 	if !allowsRoute(gw, l, t.r.Namespace) {
-		return nil, false
+		return
 	}
 	var cert *SecretRef
-	switch {
-	case l.Protocol == gatewayv1.HTTPProtocolType && l.Port == 80:
-		t.plainHTTP = true
-	case l.Protocol == gatewayv1.HTTPSProtocolType && l.Port == 443:
+	switch l.Protocol {
+	case gatewayv1.HTTPProtocolType:
+	case gatewayv1.HTTPSProtocolType:
 		c, ok := t.certificate(gw, l, where)
 		if !ok {
-			return nil, false
+			return
 		}
 		cert = &c
-	case l.Protocol == gatewayv1.HTTPProtocolType || l.Protocol == gatewayv1.HTTPSProtocolType:
-		t.problem("%s: port %d is not served yet (HTTP on port 80 and HTTPS on 443 are); not attached to it", where, l.Port)
-		return nil, false
 	default:
 		t.problem("%s: protocol %s is not served yet; not attached to it", where, l.Protocol)
-		return nil, false
+		return
+	}
+	port, why := t.src.fleetPort(gw, l.Port)
+	if why != "" {
+		t.problem("%s: %s; not served yet", where, why)
+		return
 	}
 	hosts := intersect(l.Hostname, t.r.Spec.Hostnames)
 	if len(hosts) == 0 {
 		t.problem("%s: no hostname of the route matches the listener's; not attached to it", where)
-		return nil, false
+		return
 	}
 	var out []string
 	for _, h := range hosts {
@@ -132,13 +139,13 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) ([]string
 			continue
 		}
 		out = append(out, h)
+		t.hosts = append(t.hosts, portHost{port, h})
 	}
 	// The default server answers HTTPS with the default certificate.
-	if named := slices.DeleteFunc(slices.Clone(out), func(h string) bool { return h == config.DefaultServerName }); cert != nil && len(named) > 0 {
-		t.e.TLS = append(t.e.TLS, intent.TLS{Hosts: named, Secret: cert.Name, Namespace: cert.Namespace})
+	if named := slices.DeleteFunc(out, func(h string) bool { return h == config.DefaultServerName }); cert != nil && len(named) > 0 {
+		t.e.TLS = append(t.e.TLS, intent.TLS{Port: port, Hosts: named, Secret: cert.Name, Namespace: cert.Namespace})
 		t.e.Secrets = append(t.e.Secrets, intent.Key(*cert))
 	}
-	return out, len(out) > 0
 }
 
 // certificate returns the Secret an HTTPS listener terminates TLS with:

@@ -52,14 +52,15 @@ func TestBuildMatchCandidates(t *testing.T) {
 	s := newGatewayStore()
 	for _, o := range []runtime.Object{class, edge, service("app", "web", svcPort("http", 80)),
 		matchRoute("old", 10, headerMatch("x", "1"), query, headerMatch("z", "1")),
-		matchRoute("new", 20, headerMatch("x", "1", "y", "1"), headerMatch("X", "1"), gatewayv1.HTTPRouteMatch{Method: ptr(gatewayv1.HTTPMethodGet)}, headerMatch("w", "1"))} {
+		matchRoute("new", 20, headerMatch("x", "1", "y", "1"), headerMatch("X", "1"), gatewayv1.HTTPRouteMatch{Method: ptr(gatewayv1.HTTPMethodGet)}, headerMatch("w", "1")),
+		gatewayService(edge, 10000)} {
 		if _, err := s.Apply(upsertEvent(o)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cfg := Build(s, testOptions())
 	checkDataPlane(t, cfg)
-	a := serverOf(cfg, "a.example.com")
+	a := serverAt(cfg, 10080, "a.example.com")
 	if a == nil {
 		t.Fatal("no server a.example.com")
 	}
@@ -113,14 +114,14 @@ func TestBuildRouteFilters(t *testing.T) {
 	r.Spec.Rules[1].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
 		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"X-Gone"}}}}
 	s := newGatewayStore()
-	for _, o := range []runtime.Object{class, edge, service("app", "web", svcPort("http", 80)), r} {
+	for _, o := range []runtime.Object{class, edge, service("app", "web", svcPort("http", 80)), r, gatewayService(edge, 10000)} {
 		if _, err := s.Apply(upsertEvent(o)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cfg := Build(s, testOptions())
 	checkDataPlane(t, cfg)
-	a := serverOf(cfg, "a.example.com")
+	a := serverAt(cfg, 10080, "a.example.com")
 	if a == nil || len(a.Locations) != 3 {
 		t.Fatalf("a.example.com: %+v", a)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -35,6 +36,12 @@ func TestHTTPRouteMatchesAndFilters(t *testing.T) {
 	create(t, edge, gw.Gateways(ns).Create, func(ctx context.Context) error {
 		return gw.Gateways(ns).Delete(ctx, edge.Name, metav1.DeleteOptions{})
 	})
+	fleet := fleetPorts(t, 1)
+	gatewayService(t, edge, map[int32]int{80: fleet[0]})
+	answers := func(t *testing.T, want []answer) {
+		t.Helper()
+		answersWith(t, func(i int) *http.Client { return clientOn(i, nil, fleet[0]) }, want)
+	}
 	ref := func(svc string) gatewayv1.HTTPBackendRef {
 		return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
 			Name: gatewayv1.ObjectName(svc), Port: ptr.To[gatewayv1.PortNumber](80)}}}
@@ -59,11 +66,13 @@ func TestHTTPRouteMatchesAndFilters(t *testing.T) {
 					Hostname: ptr.To[gatewayv1.PreciseHostname]("new.example.com"), StatusCode: ptr.To(301)}}}},
 			{Matches: []gatewayv1.HTTPRouteMatch{{Path: prefix("/broken")}}, BackendRefs: []gatewayv1.HTTPBackendRef{unknown}},
 		}}}
+	h := "http://" + host
+	routesOn(t, nil, fleet[0], map[string]string{h + "/": ""}) // the listener's port: it reloads nginx once
+	converged(t)
 	before := reloads(t)
 	create(t, route, gw.HTTPRoutes(ns).Create, func(ctx context.Context) error {
 		return gw.HTTPRoutes(ns).Delete(ctx, route.Name, metav1.DeleteOptions{})
 	})
-	h := "http://" + host
 	answers(t, []answer{
 		{url: h + "/shop/cart", status: 200, backend: web.Name, path: "/shop/cart"},
 		{url: h + "/shop/cart", header: []string{"version", "two"}, status: 200, backend: api.Name, path: "/v2/cart"},
