@@ -43,10 +43,11 @@ type PathModifier struct {
 
 // RouteRedirect is a redirect built from the request: Scheme ("http",
 // "https"; "" keeps the request's), Hostname ("" keeps the request's host
-// without its port), Port (0: none, the well-known port of the scheme;
-// a port is left out of the Location when it is the scheme's well-known
-// one), Path (nil keeps the request's path), Code (301, 302, 303, 307 or
-// 308). The query string is kept.
+// without its port), Port (0: none; pkg/gateway gives the listener's port
+// to a redirect with neither a scheme nor a port; a port is left out of
+// the Location when it is the well-known one of the redirect's scheme),
+// Path (nil keeps the request's path), Code (301, 302, 303, 307 or 308).
+// The query string is kept.
 type RouteRedirect struct {
 	Scheme   string        `json:"scheme,omitempty"`
 	Hostname string        `json:"hostname,omitempty"`

@@ -209,3 +209,28 @@ func replacesPrefix(f *config.Filters) bool {
 	prefix := func(m *config.PathModifier) bool { return m != nil && m.Type == config.PathModifierPrefix }
 	return prefix(f.RewritePath) || f.Redirect != nil && prefix(f.Redirect.Path)
 }
+
+// redirectsFrom returns paths as a listener of port listener serves them:
+// a redirect that gives neither a scheme nor a port goes to the
+// listener's port, as the specification says (the data plane leaves a
+// scheme's well-known port out). paths itself when none does.
+func redirectsFrom(paths []intent.Path, listener int) []intent.Path {
+	var out []intent.Path
+	for i := range paths {
+		f := paths[i].Filters
+		if f == nil || f.Redirect == nil || f.Redirect.Scheme != "" || f.Redirect.Port != 0 {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(paths)
+		}
+		fc, rc := *f, *f.Redirect
+		rc.Port = listener
+		fc.Redirect = &rc
+		out[i].Filters = &fc
+	}
+	if out == nil {
+		return paths
+	}
+	return out
+}

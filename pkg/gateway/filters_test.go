@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestTranslateFilters(t *testing.T) {
 				`{"redirect":{"scheme":"https","hostname":"example.org","port":8443,"path":{"type":"prefix","value":"/new"},"code":302}}`}},
 		{name: "redirect code", matches: exact,
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr.To(308)}}},
-			want:    []string{"10080:a.example.com /e Exact :0", `{"redirect":{"code":308}}`}},
+			want:    []string{"10080:a.example.com /e Exact :0", `{"redirect":{"port":80,"code":308}}`}},
 		{name: "redirect code not known", matches: exact,
 			filters:  []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr.To(305)}}},
 			problems: []string{"filter RequestRedirect statusCode must be 301, 302, 303, 307 or 308"}},
@@ -102,5 +103,32 @@ func TestTranslateFilters(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRedirectListenerPort: a redirect with neither a scheme nor a port
+// goes to the port of the listener the request came through (the
+// listener's own, not the fleet's); one with a scheme, to its well-known
+// port (none written).
+func TestRedirectListenerPort(t *testing.T) {
+	edge := gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "")), allNamespaces(listener("alt", 8080, "")))
+	redirect := func(scheme string) gatewayv1.HTTPRouteRule {
+		r := &gatewayv1.HTTPRequestRedirectFilter{}
+		if scheme != "" {
+			r.Scheme = ptr.To(scheme)
+		}
+		return gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/"+scheme)},
+			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: r}}}
+	}
+	e := translated(t, httpRoute([]string{"a.example.com"}, redirect(""), redirect("https")), class("ours", testController), edge)
+	var got []string
+	for _, h := range e.Rules {
+		for _, p := range h.Paths {
+			got = append(got, fmt.Sprintf("%d %s %s port %d", h.Port, p.Path, p.Filters.Redirect.Scheme, p.Filters.Redirect.Port))
+		}
+	}
+	want := []string{"10080 /  port 80", "10080 /https https port 0", "18080 /  port 8080", "18080 /https https port 0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("redirects %q, want %q", got, want)
 	}
 }

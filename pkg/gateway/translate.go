@@ -22,10 +22,12 @@ type route struct {
 	hosts []portHost
 }
 
-// portHost is a hostname on the nginx port of a listener.
+// portHost is a hostname on the nginx port of a listener; listener is
+// the listener's own port.
 type portHost struct {
-	port int
-	host string
+	port     int
+	host     string
+	listener int
 }
 
 func comparePortHosts(a, b portHost) int {
@@ -57,7 +59,7 @@ func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Ent
 	t.hosts = slices.Compact(t.hosts)
 	paths := t.paths()
 	for _, h := range t.hosts {
-		e.Rules = append(e.Rules, intent.Host{Host: h.host, Port: h.port, Raw: h.host, Paths: paths})
+		e.Rules = append(e.Rules, intent.Host{Host: h.host, Port: h.port, Raw: h.host, Paths: redirectsFrom(paths, h.listener)})
 		e.Hosts = append(e.Hosts, config.ServerKey(h.port, h.host))
 	}
 	// A listener's port is plain HTTP or HTTPS: nothing is redirected
@@ -139,7 +141,7 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 			continue
 		}
 		out = append(out, h)
-		t.hosts = append(t.hosts, portHost{port, h})
+		t.hosts = append(t.hosts, portHost{port: port, host: h, listener: int(l.Port)})
 	}
 	// The default server answers HTTPS with the default certificate.
 	if named := slices.DeleteFunc(out, func(h string) bool { return h == config.DefaultServerName }); cert != nil && len(named) > 0 {

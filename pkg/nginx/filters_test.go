@@ -30,6 +30,7 @@ func TestRouteFilters(t *testing.T) {
 		withFilters(prefixLoc("/prefix/one", "a"), config.Filters{RewritePath: &config.PathModifier{Type: config.PathModifierPrefix, Value: "/one"}}),
 		withFilters(exactLoc("/fullrw", "a"), config.Filters{RewriteHost: "backend.test", RewritePath: &config.PathModifier{Type: config.PathModifierFull, Value: "/one"}}),
 		redirectLoc("/port80", config.PathPrefix, config.RouteRedirect{Scheme: "http", Port: 80, Code: 302}),
+		redirectLoc("/listener", config.PathPrefix, config.RouteRedirect{Port: 8080, Code: 302}),
 		redirectLoc("/redir", config.PathPrefix, config.RouteRedirect{Scheme: "https", Hostname: "example.org", Port: 8443,
 			Path: &config.PathModifier{Type: config.PathModifierPrefix, Value: "/new"}, Code: 301}),
 		redirectLoc("/full", config.PathPrefix, config.RouteRedirect{Path: &config.PathModifier{Type: config.PathModifierFull, Value: "/elsewhere"}, Code: 302}),
@@ -75,6 +76,7 @@ func TestRouteFilters(t *testing.T) {
 		{"the prefix alone", "http://f.test/redir", 301, "https://example.org:8443/new"},
 		{"the well-known port of the scheme left out", "http://f.test/port80/y", 302, "http://f.test/port80/y"},
 		{"full path replaced", "http://f.test/full/y", 302, "http://f.test/elsewhere"},
+		{"a port not well-known for the request's scheme", "http://f.test/listener", 302, "http://f.test:8080/listener"},
 		{"the request's port never kept", "http://f.test:8000/code/302?a=b", 302, "http://f.test/code/302?a=b"},
 	}
 	for _, tc := range redirects {
