@@ -1,12 +1,9 @@
 package nginx
 
 import (
-	"context"
-	"net/http"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
-	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 )
 
 // Tests of the match conditions of routes (Gateway API header, query and
@@ -23,24 +20,6 @@ func hdr(name, value string) config.MatchValue { return config.MatchValue{Name: 
 
 func hdrRegex(name, value string) config.MatchValue {
 	return config.MatchValue{Name: name, Value: value, Regex: true}
-}
-
-// do sends a request with method and header pairs through h's nginx.
-func (h *harness) do(t *testing.T, method, url string, header ...string) echo.Response {
-	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
-	}
-	resp, err := h.http.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	return echo.Response{Status: resp.StatusCode, Header: resp.Header}
 }
 
 func TestMatchPrecedence(t *testing.T) {
@@ -111,9 +90,9 @@ func TestMatchPrecedence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := h.do(t, tc.method, tc.url, tc.header...)
-			if got := r.Header.Get("X-Echo-Backend"); r.Status != tc.status || got != tc.backend {
-				t.Errorf("%s %s %v = %d from %q, want %d from %q", tc.method, tc.url, tc.header, r.Status, got, tc.status, tc.backend)
+			r, reply := send(t, h, tc.method, tc.url, nil, tc.header...)
+			if r.StatusCode != tc.status || reply.Backend != tc.backend {
+				t.Errorf("%s %s %v = %d from %q, want %d from %q", tc.method, tc.url, tc.header, r.StatusCode, reply.Backend, tc.status, tc.backend)
 			}
 		})
 	}
