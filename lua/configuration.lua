@@ -226,7 +226,8 @@ HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 -- Gateway API matches (routes.lua's compile_match).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "match"
 -- Gateway API filters (filters.lua) and weighted backends.
-for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath", "backends" }) do
+for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath", "backends",
+    "routeTimeouts" }) do
   ROUTE_FIELDS[#ROUTE_FIELDS + 1] = k
 end
 

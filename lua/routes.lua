@@ -62,6 +62,9 @@
 --   requestHeaderFilter, responseHeaderFilter, routeRedirect, rewritePath
 --                   Gateway API filters (see filters.lua); a route with a
 --                   routeRedirect needs no backend
+--   routeTimeouts   {requestMillis, backendRequestMillis} (a Gateway API
+--                   rule's): the shorter replaces the connect, send and
+--                   read timeouts of the route's requests to backends
 --   backends        [{backend, weight}] (Gateway API backendRefs): the
 --                   route's requests go to one at random by weight
 --                   (backend is then ""); a backend "" answers 500
@@ -145,6 +148,30 @@ local function compile_tls(route, t)
   return t.profile
 end
 
+local MAX_TIMEOUT_MS = 86400000
+
+-- route_timeout returns the seconds (with milliseconds) of a route's
+-- routeTimeouts {requestMillis, backendRequestMillis}: the shorter of
+-- those set; nil for none.
+local function route_timeout(t)
+  if t == nil then
+    return nil
+  end
+  if type(t) ~= "table" then
+    return nil, "routeTimeouts must be an object"
+  end
+  local ms
+  for _, v in ipairs({ t.requestMillis, t.backendRequestMillis }) do
+    if v ~= nil then
+      if type(v) ~= "number" or v < 1 or v > MAX_TIMEOUT_MS or v % 1 ~= 0 then
+        return nil, "invalid routeTimeouts"
+      end
+      ms = ms and math.min(ms, v) or v
+    end
+  end
+  return ms and string.format("%.3f", ms / 1000)
+end
+
 -- compile_proxy sets the proxy fields of route from r: exec, the named
 -- location (nil: location / itself), or auto, one per scheme (auto_http);
 -- timeouts, "connect,send,read[,tries]" for balancer.lua; px, for
@@ -184,9 +211,16 @@ local function compile_proxy(route, r)
     route.fallback_exec = proxy_settings.location_of("http", p, buffering, { intercept = false })
   end
   route.stream_body = route.stream_body or proto == "grpc" or proto == "grpcs"
-  if r.connectTimeout or r.sendTimeout or r.readTimeout or tries then
-    route.timeouts = (r.connectTimeout or "") .. "," .. (r.sendTimeout or "") .. "," .. (r.readTimeout or "")
-      .. (tries and ("," .. tries) or "")
+  local c, s, rd = r.connectTimeout, r.sendTimeout, r.readTimeout
+  local gw, gerr = route_timeout(r.routeTimeouts)
+  if gerr then
+    return nil, gerr
+  end
+  if gw then -- a Gateway API rule's: every timeout of the request to a backend
+    c, s, rd = gw, gw, gw
+  end
+  if c or s or rd or tries then
+    route.timeouts = (c or "") .. "," .. (s or "") .. "," .. (rd or "") .. (tries and ("," .. tries) or "")
   end
   return true
 end

@@ -231,6 +231,7 @@ func (w *canonicalWriter) server(s *Server) {
 		w.match(l.Match)
 		w.filters(l.Filters)
 		w.weighted(l.Backends)
+		w.timeouts(l.Timeouts)
 	}
 }
 

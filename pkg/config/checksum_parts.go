@@ -258,3 +258,14 @@ func (w *canonicalWriter) weighted(bs []WeightedBackend) {
 		w.int(int64(b.Weight))
 	}
 }
+
+// timeouts writes a Location's Timeouts: nothing when nil, else a marker
+// as match does, then the fields.
+func (w *canonicalWriter) timeouts(t *Timeouts) {
+	if t == nil {
+		return
+	}
+	w.str("+timeouts")
+	w.int(int64(t.RequestMillis))
+	w.int(int64(t.BackendRequestMillis))
+}

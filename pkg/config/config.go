@@ -221,6 +221,8 @@ type Location struct {
 	// Backends, when set, share the Location's requests at random by
 	// weight (Gateway API backendRefs); Backend is then "".
 	Backends []WeightedBackend `json:"backends,omitempty"`
+	// Timeouts are a Gateway API rule's timeouts; nil for none.
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
 }
 
 // WeightedBackend is one backend of a Location's Backends: Weight (at

@@ -55,3 +55,18 @@ type RouteRedirect struct {
 	Path     *PathModifier `json:"path,omitempty"`
 	Code     int           `json:"code"`
 }
+
+// MaxTimeoutMillis is the longest timeout of a Timeouts: a day, the
+// longest the data plane sets (a Gateway API zero duration, which asks for
+// no timeout, is this).
+const MaxTimeoutMillis = 86400 * 1000
+
+// Timeouts are a Gateway API rule's timeouts, in milliseconds (1 to
+// MaxTimeoutMillis; 0: not set): Request bounds the whole request,
+// BackendRequest each request to a backend. The data plane applies the
+// shorter as the connect, send and read timeouts of each request to the
+// backend (nginx has no deadline for a whole request).
+type Timeouts struct {
+	RequestMillis        int `json:"requestMillis,omitempty"`
+	BackendRequestMillis int `json:"backendRequestMillis,omitempty"`
+}

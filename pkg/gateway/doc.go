@@ -33,10 +33,12 @@
 //   - Filters (filters.go, config.Filters): RequestHeaderModifier,
 //     ResponseHeaderModifier, RequestRedirect (a rule that redirects needs
 //     no backend) and URLRewrite (hostname, path).
+//   - Timeouts (timeouts.go, config.Timeouts): request and backendRequest,
+//     the shorter bounding each request to a backend.
 //
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: TLS passthrough and other ports,
 // wildcard hostnames, the other filters (mirrors, CORS, extension refs),
-// timeouts, backendRef filters (that reference answers 500),
+// sessionPersistence, backendRef filters (that reference answers 500),
 // allowedRoutes selectors. Route and Gateway status is not written yet.
 package gateway

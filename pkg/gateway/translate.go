@@ -250,7 +250,8 @@ func (t *route) paths() []intent.Path {
 			continue
 		}
 		filters, ok := t.filters(where, rule)
-		if !ok {
+		timeouts, tok := t.timeouts(where, rule.Timeouts)
+		if !ok || !tok {
 			continue
 		}
 		var ref intent.BackendRef
@@ -264,7 +265,7 @@ func (t *route) paths() []intent.Path {
 		}
 		for j := range matches {
 			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j], filters); ok {
-				p.Backend, p.Weighted, p.Filters = ref, weighted, filters
+				p.Backend, p.Weighted, p.Filters, p.Timeouts = ref, weighted, filters, timeouts
 				out = append(out, p)
 			}
 		}
@@ -275,8 +276,6 @@ func (t *route) paths() []intent.Path {
 // unservedRule names what of rule this step does not serve, "" for none.
 func unservedRule(rule *gatewayv1.HTTPRouteRule) string {
 	switch {
-	case rule.Timeouts != nil:
-		return "timeouts"
 	case rule.SessionPersistence != nil:
 		return "sessionPersistence"
 	}

@@ -62,6 +62,8 @@ type Path struct {
 	// Filters, when set, are what the path does besides routing (Gateway
 	// API filters), validated.
 	Filters *config.Filters
+	// Timeouts, when set, are the path's Gateway API timeouts.
+	Timeouts *config.Timeouts
 }
 
 // WeightedRef is one backend of a path's Weighted: Weight (at least 1)

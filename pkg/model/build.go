@@ -305,7 +305,7 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 	}
 	b.errorBackendOf(e)
 	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl,
-		match: p.Match, filters: p.Filters, weighted: b.weightedFor(e, srv.hostname, p)})
+		match: p.Match, filters: p.Filters, weighted: b.weightedFor(e, srv.hostname, p), timeouts: p.Timeouts})
 }
 
 // errNoResponseFilter: nginx.conf runs no response header filter.

@@ -56,6 +56,8 @@ type location struct {
 	filters *config.Filters
 	// weighted are the path's weighted backends (backend nil then).
 	weighted []weightedBackend
+	// timeouts are the path's Gateway API timeouts; nil for none.
+	timeouts *config.Timeouts
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -231,7 +233,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		}
 		b.setErrors(l.entry, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
-		loc.Match, loc.Filters, loc.Backends = l.match, l.filters, weightedOf(l.weighted)
+		loc.Match, loc.Filters, loc.Backends, loc.Timeouts = l.match, l.filters, weightedOf(l.weighted), l.timeouts
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
 		}

@@ -200,6 +200,16 @@ func (c *contract) location(host string, l *config.Location) {
 	c.match(where, l.Match)
 	c.filters(where, l)
 	c.weighted(where, l)
+	if t := l.Timeouts; t != nil {
+		for _, ms := range []int{t.RequestMillis, t.BackendRequestMillis} {
+			if ms < 0 || ms > config.MaxTimeoutMillis {
+				c.fail("%s: timeouts %+v", where, t)
+			}
+		}
+		if t.RequestMillis == 0 && t.BackendRequestMillis == 0 {
+			c.fail("%s: empty timeouts", where)
+		}
+	}
 }
 
 // weighted checks l.Backends as lua/routes.lua's compile_weighted takes

@@ -472,6 +472,10 @@ func (u universe) routeEvent() events.Event {
 		r.Spec.Rules[0].Matches = append(r.Spec.Rules[0].Matches, u.routeConditions(gatewayv1.HTTPRouteMatch{}))
 	}
 	r.Spec.Rules[0].Filters = u.routeFilters()
+	if u.pick(4) == 0 {
+		d := gatewayv1.Duration([]string{"500ms", "0s", "10s"}[u.pick(3)])
+		r.Spec.Rules[0].Timeouts = &gatewayv1.HTTPRouteTimeouts{BackendRequest: &d}
+	}
 	return upsertEvent(r)
 }
 

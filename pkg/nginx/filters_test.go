@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 )
@@ -135,5 +136,34 @@ func TestWeightedBackends(t *testing.T) {
 	}
 	if r, _ := send(t, h, "GET", "http://w.test/none", nil); r.StatusCode != 500 {
 		t.Errorf("a route whose only backend cannot be served answers %d, want 500", r.StatusCode)
+	}
+}
+
+// TestRouteTimeouts: a Gateway API rule's timeouts bound the requests to
+// its backend (504 past them); the shorter of request and backendRequest
+// counts.
+func TestRouteTimeouts(t *testing.T) {
+	slow := startEcho(t, "slow")
+	slow.SetDelay(time.Second)
+	timed := func(path string, to config.Timeouts) config.Location {
+		l := prefixLoc(path, "slow")
+		l.Timeouts = &to
+		return l
+	}
+	cfg := configOf("timeouts-1", []config.Server{serverOf("t.test",
+		timed("/short", config.Timeouts{RequestMillis: 60000, BackendRequestMillis: 200}),
+		timed("/long", config.Timeouts{RequestMillis: 30000}),
+		prefixLoc("/none", "slow"),
+	)}, backendOf("slow", slow))
+	h := startNginx(t, cfg, nil)
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{{"/short", 504}, {"/long", 200}, {"/none", 200}} {
+		t.Run(tc.path, func(t *testing.T) {
+			if r, _ := send(t, h, "GET", "http://t.test"+tc.path, nil); r.StatusCode != tc.status {
+				t.Errorf("GET %s from a backend answering after 1s = %d, want %d", tc.path, r.StatusCode, tc.status)
+			}
+		})
 	}
 }

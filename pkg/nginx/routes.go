@@ -120,6 +120,9 @@ type Route struct {
 	// Backends share the route's requests at random by weight (Backend is
 	// then ""); a backend "" answers its share 500.
 	Backends []config.WeightedBackend `json:"backends,omitempty"`
+	// RouteTimeouts are a Gateway API rule's timeouts: the shorter is the
+	// connect, send and read timeout of the route's requests to backends.
+	RouteTimeouts *config.Timeouts `json:"routeTimeouts,omitempty"`
 }
 
 // HeaderFilter is the wire form of a config.HeaderFilter: the header
@@ -181,6 +184,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 		UpstreamTLS:           st.ProxySSL,
 		Match:                 l.Match,
 		Backends:              l.Backends,
+		RouteTimeouts:         l.Timeouts,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth
