@@ -689,6 +689,9 @@ function _M.rewrite()
   if route.cors then
     cors.apply(route.cors)
   end
+  if route.gw_cors then
+    cors.apply_route(route.gw_cors)
+  end
   if route.redirect_url then
     return send_redirect(route)
   end

@@ -62,6 +62,7 @@
 --   requestHeaderFilter, responseHeaderFilter, routeRedirect, rewritePath
 --                   Gateway API filters (see filters.lua); a route with a
 --                   routeRedirect needs no backend
+--   routeCORS       a Gateway API CORS filter (see cors.lua)
 --   routeTimeouts   {requestMillis, backendRequestMillis} (a Gateway API
 --                   rule's): the shorter replaces the connect, send and
 --                   read timeouts of the route's requests to backends
@@ -423,6 +424,13 @@ local function compile_route(r)
       return nil, "route " .. r.path .. ": " .. err
     end
     route.cors = c
+  end
+  if r.routeCORS ~= nil then
+    local c, err = cors.compile_route(r.routeCORS)
+    if not c then
+      return nil, "route " .. r.path .. ": " .. err
+    end
+    route.gw_cors = c
   end
   if r.type == "regex" then
     local _, err = re_match("", r.path, REGEX_FLAGS)

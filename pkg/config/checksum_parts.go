@@ -235,6 +235,15 @@ func (w *canonicalWriter) filters(f *Filters) {
 	}
 	w.str(f.RewriteHost)
 	w.pathModifier(f.RewritePath)
+	w.bool(f.CORS != nil)
+	if c := f.CORS; c != nil {
+		w.strs(c.AllowOrigins)
+		w.strs(c.AllowMethods)
+		w.strs(c.AllowHeaders)
+		w.strs(c.ExposeHeaders)
+		w.bool(c.AllowCredentials)
+		w.int(int64(c.MaxAge))
+	}
 }
 
 func (w *canonicalWriter) pathModifier(p *PathModifier) {

@@ -13,6 +13,23 @@ type Filters struct {
 	// request's. RewritePath changes the path sent to the backend.
 	RewriteHost string        `json:"rewriteHost,omitempty"`
 	RewritePath *PathModifier `json:"rewritePath,omitempty"`
+	// CORS answers preflight requests and adds the CORS headers to the
+	// responses of allowed origins.
+	CORS *RouteCORS `json:"cors,omitempty"`
+}
+
+// RouteCORS is a Gateway API CORS filter, validated. AllowOrigins are
+// "*" (any origin) or "scheme://host[:port]" whose host may start with
+// "*" (any number of labels); AllowMethods, AllowHeaders and
+// ExposeHeaders are tokens or "*", in the order given; MaxAge is seconds
+// (0: no Access-Control-Max-Age).
+type RouteCORS struct {
+	AllowOrigins     []string `json:"allowOrigins,omitempty"`
+	AllowMethods     []string `json:"allowMethods,omitempty"`
+	AllowHeaders     []string `json:"allowHeaders,omitempty"`
+	ExposeHeaders    []string `json:"exposeHeaders,omitempty"`
+	AllowCredentials bool     `json:"allowCredentials,omitempty"`
+	MaxAge           int      `json:"maxAge,omitempty"`
 }
 
 // HeaderFilter sets headers (replacing every value of the name), adds

@@ -32,13 +32,13 @@
 //     wins a host, path and set of conditions.
 //   - Filters (filters.go, config.Filters): RequestHeaderModifier,
 //     ResponseHeaderModifier, RequestRedirect (a rule that redirects needs
-//     no backend) and URLRewrite (hostname, path).
+//     no backend), URLRewrite (hostname, path) and CORS (cors.go).
 //   - Timeouts (timeouts.go, config.Timeouts): request and backendRequest,
 //     the shorter bounding each request to a backend.
 //
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: TLS passthrough and other ports,
-// wildcard hostnames, the other filters (mirrors, CORS, extension refs),
+// wildcard hostnames, the other filters (mirrors, extension refs),
 // sessionPersistence, backendRef filters (that reference answers 500),
 // allowedRoutes selectors. Route and Gateway status is not written yet.
 package gateway

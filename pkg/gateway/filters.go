@@ -65,6 +65,8 @@ func applyFilter(out *config.Filters, f *gatewayv1.HTTPRouteFilter) error {
 		out.Redirect, err = redirect(f.RequestRedirect)
 	case gatewayv1.HTTPRouteFilterURLRewrite:
 		err = rewrite(out, f.URLRewrite)
+	case gatewayv1.HTTPRouteFilterCORS:
+		out.CORS, err = routeCORS(f.CORS)
 	default:
 		err = errFilterNotServed
 	}

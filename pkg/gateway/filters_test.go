@@ -73,6 +73,20 @@ func TestTranslateFilters(t *testing.T) {
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: full}},
 				{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: full}}},
 			problems: []string{"filter URLRewrite is given twice"}},
+		{name: "CORS", matches: exact, refs: []gatewayv1.HTTPBackendRef{web},
+			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
+				AllowOrigins: []gatewayv1.CORSOrigin{"https://www.foo.com", "https://*.bar.com:8443", "*"}, AllowMethods: []gatewayv1.HTTPMethodWithWildcard{"GET", "*"},
+				AllowHeaders: []gatewayv1.HTTPHeaderName{"x-a"}, AllowCredentials: ptr.To(true), MaxAge: 5}}},
+			want: []string{"10080:a.example.com /e Exact web:8",
+				`{"cors":{"allowOrigins":["https://www.foo.com","https://*.bar.com:8443","*"],"allowMethods":["GET","*"],"allowHeaders":["x-a"],"allowCredentials":true,"maxAge":5}}`}},
+		{name: "CORS origin with a path", matches: exact, refs: []gatewayv1.HTTPBackendRef{web},
+			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
+				AllowOrigins: []gatewayv1.CORSOrigin{"https://www.foo.com/x"}}}},
+			problems: []string{`filter CORS "https://www.foo.com/x": allowOrigins: must be`}},
+		{name: "CORS origin port out of range", matches: exact, refs: []gatewayv1.HTTPBackendRef{web},
+			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
+				AllowOrigins: []gatewayv1.CORSOrigin{"https://www.foo.com:70000"}}}},
+			problems: []string{`filter CORS "https://www.foo.com:70000": allowOrigins: must be`}},
 		{name: "mirror not served yet", matches: exact, refs: []gatewayv1.HTTPBackendRef{web},
 			filters:  []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestMirror}},
 			problems: []string{"filter RequestMirror is not served yet"}},

@@ -255,6 +255,21 @@ func (c *contract) filters(where string, l *config.Location) {
 		}
 		c.pathModifier(where, l, r.Path)
 	}
+	if cors := f.CORS; cors != nil {
+		for _, o := range cors.AllowOrigins {
+			if o != "*" && !corsOriginRE.MatchString(o) {
+				c.fail("%s: CORS origin %q", where, o)
+			}
+		}
+		for _, v := range slices.Concat(cors.AllowMethods, cors.AllowHeaders, cors.ExposeHeaders) {
+			if !headerTokenRE.MatchString(v) {
+				c.fail("%s: CORS value %q", where, v)
+			}
+		}
+		if cors.MaxAge < 0 || cors.MaxAge > 86400 {
+			c.fail("%s: CORS maxAge %d", where, cors.MaxAge)
+		}
+	}
 	if f.RewriteHost != "" && (intent.ValidHost(f.RewriteHost) != nil || strings.HasPrefix(f.RewriteHost, "*")) {
 		c.fail("%s: rewrite host %q", where, f.RewriteHost)
 	}
@@ -269,6 +284,9 @@ func (c *contract) pathModifier(where string, l *config.Location, m *config.Path
 		c.fail("%s: path modifier %+v", where, m)
 	}
 }
+
+// corsOriginRE mirrors lua/cors.lua's origin_pattern.
+var corsOriginRE = regexp.MustCompile(`^https?://[A-Za-z0-9.*-]+(:[0-9]+)?$`)
 
 // methodRE and luaHeaderRE mirror lua/routes.lua's compile_match.
 var (

@@ -495,6 +495,10 @@ func (u universe) routeFilters() []gatewayv1.HTTPRouteFilter {
 	if u.pick(2) == 0 {
 		path = &gatewayv1.HTTPPathModifier{Type: gatewayv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/full")}
 	}
+	if u.pick(5) == 0 {
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
+			AllowOrigins: []gatewayv1.CORSOrigin{"https://*.example.com", "*"}, AllowMethods: []gatewayv1.HTTPMethodWithWildcard{"GET", "*"}, MaxAge: 5}})
+	}
 	switch u.pick(6) {
 	case 0:
 		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{

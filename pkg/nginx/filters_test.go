@@ -167,3 +167,56 @@ func TestRouteTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestRouteCORS: a Gateway API CORS filter answers preflights (204, with
+// the headers only for an allowed origin) and adds the headers to the
+// responses of allowed origins, echoing the Origin, and the requested
+// method and headers where a list holds "*".
+func TestRouteCORS(t *testing.T) {
+	corsLoc := func(path string, c config.RouteCORS) config.Location {
+		return withFilters(prefixLoc(path, "a"), config.Filters{CORS: &c})
+	}
+	cfg := configOf("cors-1", []config.Server{serverOf("c.test",
+		corsLoc("/one", config.RouteCORS{AllowOrigins: []string{"https://www.foo.com", "https://*.bar.com"}, AllowMethods: []string{"GET", "OPTIONS"},
+			AllowHeaders: []string{"x-header-1", "x-header-2"}, ExposeHeaders: []string{"x-header-3"}, AllowCredentials: true, MaxAge: 3600}),
+		corsLoc("/any", config.RouteCORS{AllowOrigins: []string{"*"}, AllowMethods: []string{"*"}, AllowHeaders: []string{"*"}, AllowCredentials: true}),
+	)}, echoBackends(t, "a")...)
+	h := startNginx(t, cfg, nil)
+	preflight := []string{"Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "x-header-1"}
+	tests := []struct {
+		name, method, path string
+		header             []string
+		status             int
+		want               map[string]string // "" for absent
+	}{
+		{"preflight, exact origin", "OPTIONS", "/one", append([]string{"Origin", "https://www.foo.com"}, preflight...), 204, map[string]string{
+			"Access-Control-Allow-Origin": "https://www.foo.com", "Access-Control-Allow-Methods": "GET, OPTIONS",
+			"Access-Control-Allow-Headers": "x-header-1, x-header-2", "Access-Control-Expose-Headers": "x-header-3",
+			"Access-Control-Max-Age": "3600", "Access-Control-Allow-Credentials": "true"}},
+		{"preflight, any number of labels for *", "OPTIONS", "/one", append([]string{"Origin", "https://a.www.bar.com"}, preflight...), 204,
+			map[string]string{"Access-Control-Allow-Origin": "https://a.www.bar.com"}},
+		{"preflight, origin not allowed", "OPTIONS", "/one", append([]string{"Origin", "https://foobar.com"}, preflight...), 204,
+			map[string]string{"Access-Control-Allow-Origin": "", "Access-Control-Allow-Methods": ""}},
+		{"simple request, allowed", "GET", "/one", []string{"Origin", "https://www.foo.com"}, 200,
+			map[string]string{"Access-Control-Allow-Origin": "https://www.foo.com", "X-Echo-Backend": "a"}},
+		{"simple request, not allowed", "GET", "/one", []string{"Origin", "https://foobar.com"}, 200,
+			map[string]string{"Access-Control-Allow-Origin": "", "X-Echo-Backend": "a"}},
+		{"no Origin", "GET", "/one", nil, 200, map[string]string{"Access-Control-Allow-Origin": ""}},
+		{"wildcards with credentials echo the request", "OPTIONS", "/any",
+			[]string{"Origin", "http://x.test:8080", "Access-Control-Request-Method", "PUT", "Access-Control-Request-Headers", "x-y"}, 204,
+			map[string]string{"Access-Control-Allow-Origin": "http://x.test:8080", "Access-Control-Allow-Methods": "PUT", "Access-Control-Allow-Headers": "x-y"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := send(t, h, tc.method, "http://c.test"+tc.path, nil, tc.header...)
+			if r.StatusCode != tc.status {
+				t.Errorf("status %d, want %d", r.StatusCode, tc.status)
+			}
+			for k, v := range tc.want {
+				if got := r.Header.Get(k); got != v {
+					t.Errorf("%s: %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}

@@ -123,6 +123,9 @@ type Route struct {
 	// RouteTimeouts are a Gateway API rule's timeouts: the shorter is the
 	// connect, send and read timeout of the route's requests to backends.
 	RouteTimeouts *config.Timeouts `json:"routeTimeouts,omitempty"`
+	// RouteCORS is a Gateway API CORS filter (lua/cors.lua's
+	// compile_route).
+	RouteCORS *config.RouteCORS `json:"routeCORS,omitempty"`
 }
 
 // HeaderFilter is the wire form of a config.HeaderFilter: the header
@@ -198,7 +201,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 	}
 	if f := l.Filters; f != nil {
 		r.RequestHeaderFilter, r.ResponseHeaderFilter = headerFilterOf(f.RequestHeaders), headerFilterOf(f.ResponseHeaders)
-		r.RouteRedirect, r.RewritePath = f.Redirect, f.RewritePath
+		r.RouteRedirect, r.RewritePath, r.RouteCORS = f.Redirect, f.RewritePath, f.CORS
 		if f.RewriteHost != "" {
 			r.UpstreamVhost = f.RewriteHost
 		}
