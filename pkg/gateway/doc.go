@@ -40,5 +40,11 @@
 // otherwise than the specification says: TLS passthrough and other ports,
 // wildcard hostnames, the other filters (mirrors, extension refs),
 // sessionPersistence, backendRef filters (that reference answers 500),
-// allowedRoutes selectors. Route and Gateway status is not written yet.
+// allowedRoutes selectors.
+//
+// The status of our GatewayClasses, Gateways and of the HTTPRoutes
+// attached to them is computed here too (status.go, World), from the
+// same rules of attachment as the translation (attach.go); the watcher
+// writes it. features.go lists the features GatewayClass status
+// advertises.
 package gateway

@@ -79,20 +79,17 @@ func (t *route) problem(format string, args ...any) {
 // attach adds the hostnames that parent ref p gives the route: those of
 // every listener of a Gateway of ours that p selects and that accepts it.
 func (t *route) attach(p *gatewayv1.ParentReference) {
-	if (p.Group != nil && *p.Group != gatewayv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
+	ns, name, ok := ParentGateway(p, t.r.Namespace)
+	if !ok {
 		return // not a Gateway: another controller's parent
 	}
-	ns := t.r.Namespace
-	if p.Namespace != nil {
-		ns = string(*p.Namespace)
-	}
-	gw := t.src.gateways[intent.Key{Namespace: ns, Name: string(p.Name)}]
+	gw := t.src.gateways[intent.Key{Namespace: ns, Name: name}]
 	if !Ours(gw, func(name string) *gatewayv1.GatewayClass { return t.src.classes[name] }, t.src.controller) {
 		return
 	}
 	for i := range gw.Spec.Listeners {
 		l := &gw.Spec.Listeners[i]
-		if (p.SectionName != nil && *p.SectionName != l.Name) || (p.Port != nil && *p.Port != l.Port) {
+		if !selects(p, l) {
 			continue
 		}
 		t.listener(gw, l)
@@ -155,84 +152,12 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 // whose ReferenceGrant allows it. Passthrough and a listener without a
 // usable certificate are not served (the route is not attached to it).
 func (t *route) certificate(gw *gatewayv1.Gateway, l *gatewayv1.Listener, where string) (SecretRef, bool) {
-	if l.TLS == nil || (l.TLS.Mode != nil && *l.TLS.Mode != gatewayv1.TLSModeTerminate) {
-		t.problem("%s: only TLS mode Terminate is served on HTTPS; not attached to it", where)
-		return SecretRef{}, false
-	}
-	if len(l.TLS.CertificateRefs) == 0 {
-		t.problem("%s: no certificateRefs; not attached to it", where)
-		return SecretRef{}, false
-	}
-	ref, ok := secretRefOf(gw.Namespace, l.TLS.CertificateRefs[0])
-	if !ok {
-		t.problem("%s: certificateRefs[0] is not a Secret; not attached to it", where)
-		return SecretRef{}, false
-	}
-	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "Gateway", Namespace: gw.Namespace}
-	if !ReferenceGranted(t.src.grantList(), from, GrantTo{Kind: "Secret", Namespace: ref.Namespace, Name: ref.Name}) {
-		t.problem("%s: Secret %s/%s is in another namespace and no ReferenceGrant there allows it; not attached to it", where, ref.Namespace, ref.Name)
+	ref, err := listenerCertificate(gw, l, t.src.grantList())
+	if err != nil {
+		t.problem("%s: %v; not attached to it", where, err)
 		return SecretRef{}, false
 	}
 	return ref, true
-}
-
-// allowsRoute applies the listener's allowedRoutes to an HTTPRoute of
-// namespace ns: namespaces Same (the default) or All (Selector needs the
-// Namespaces' labels, which the stream does not carry: no route is
-// taken), and kinds, when listed, including HTTPRoute.
-func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, ns string) bool {
-	a := l.AllowedRoutes
-	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gatewayv1.RouteGroupKind) bool {
-		return k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gatewayv1.GroupName)
-	}) {
-		return false
-	}
-	from := gatewayv1.NamespacesFromSame
-	if a != nil && a.Namespaces != nil && a.Namespaces.From != nil {
-		from = *a.Namespaces.From
-	}
-	switch from {
-	case gatewayv1.NamespacesFromAll:
-		return true
-	case gatewayv1.NamespacesFromSame:
-		return ns == gw.Namespace
-	}
-	return false
-}
-
-// intersect returns the hostnames a route with hostnames serves on a
-// listener of hostname listener (nil: any): every hostname of the route
-// the listener's matches, or the listener's when the route lists none or
-// the listener's is more specific than a wildcard of the route's; the
-// default server for neither.
-func intersect(listener *gatewayv1.Hostname, hostnames []gatewayv1.Hostname) []string {
-	if len(hostnames) == 0 {
-		if listener == nil {
-			return []string{config.DefaultServerName}
-		}
-		return []string{string(*listener)}
-	}
-	var out []string
-	for _, h := range hostnames {
-		switch {
-		case listener == nil || matches(string(*listener), string(h)):
-			out = append(out, string(h))
-		case matches(string(h), string(*listener)):
-			out = append(out, string(*listener))
-		}
-	}
-	return out
-}
-
-// matches reports whether pattern (a name, or "*." and a name: any name
-// of one or more labels more) matches host, which may itself be a
-// wildcard narrower than pattern.
-func matches(pattern, host string) bool {
-	suffix, ok := strings.CutPrefix(pattern, "*")
-	if !ok {
-		return pattern == host
-	}
-	return strings.HasSuffix(host, suffix) && len(host) > len(suffix)
 }
 
 // paths returns the paths of the route's rules, the same on each of its
@@ -294,20 +219,15 @@ func weight(ref *gatewayv1.HTTPBackendRef) int {
 // namespace, or of another that grants it; false for a reference that
 // cannot be served (its share of the requests answers 500).
 func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.BackendRef, bool) {
+	ns, err := backendService(t.r.Namespace, &ref.BackendObjectReference, t.src.grantList())
 	switch {
-	case (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service"):
-		t.problem("%s: backendRef %s is not a Service; %s", where, ref.Name, share500)
-	case !t.granted(ref):
-		t.problem("%s: backendRef %s/%s is in another namespace and no ReferenceGrant there allows it; %s", where, *ref.Namespace, ref.Name, share500)
+	case err != nil:
+		t.problem("%s: %v; %s", where, err, share500)
 	case ref.Port == nil:
 		t.problem("%s: backendRef %s has no port; %s", where, ref.Name, share500)
 	case len(ref.Filters) > 0:
 		t.problem("%s: backendRef %s: filters are not served yet; %s", where, ref.Name, share500)
 	default:
-		ns := t.r.Namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
 		t.e.Services = append(t.e.Services, intent.Key{Namespace: ns, Name: string(ref.Name)})
 		out := intent.BackendRef{Service: string(ref.Name), PortNumber: int32(*ref.Port)}
 		if ns != t.r.Namespace {
@@ -316,17 +236,6 @@ func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.Bac
 		return out, true
 	}
 	return intent.BackendRef{}, false
-}
-
-// granted reports whether the route may refer to ref's Service: one of
-// its own namespace, or of another whose ReferenceGrant allows HTTPRoutes
-// of the route's namespace.
-func (t *route) granted(ref *gatewayv1.HTTPBackendRef) bool {
-	if ref.Namespace == nil || string(*ref.Namespace) == t.r.Namespace {
-		return true
-	}
-	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: t.r.Namespace}
-	return ReferenceGranted(t.src.grantList(), from, GrantTo{Kind: "Service", Namespace: string(*ref.Namespace), Name: string(ref.Name)})
 }
 
 // match returns the path of one match: Exact, PathPrefix (whole path

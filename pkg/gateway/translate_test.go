@@ -276,7 +276,7 @@ func TestTranslate(t *testing.T) {
 			b.Kind = ptr.To[gatewayv1.Kind]("Unknown")
 			return b
 		}())), objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix :0 = web:8*1 500*1"},
-			problems: []string{"backendRef api is not a Service; its share of the requests answers 500"}},
+			problems: []string{"backendRef api is not of a supported kind; its share of the requests answers 500"}},
 		{name: "a backend of weight 0 takes nothing", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](0)

@@ -115,7 +115,8 @@ func runOnGateway(ctx context.Context, o ScenarioOptions, spec Spec, probes int)
 		return nil, err
 	}
 	port := ports[0]
-	o.WatcherArgs = append(slices.Clone(o.WatcherArgs), "--gateway-port-range", fmt.Sprintf("%d-%d", port, port))
+	o.WatcherArgs = append(slices.Clone(o.WatcherArgs), "--gateway-port-range", fmt.Sprintf("%d-%d", port, port),
+		"--gateway-service-selector", "app.kubernetes.io/component=syncer", "--gateway-service-type", "ClusterIP")
 	return runKube(ctx, o, spec, func(c *Config) {
 		c.Probe.Concurrency = probes
 		c.Probe.URL = withPort(c.Probe.URL, port)
