@@ -16,8 +16,10 @@
 //     ReferenceGrant); parentRefs by name, sectionName and port;
 //     allowedRoutes namespaces Same and All, and kinds.
 //   - Hostnames: the intersection of the listener's and the route's,
-//     exact names; a route and a listener without any go to the default
-//     server (requests for hosts no other route or Ingress names).
+//     exact names and wildcards (on a Gateway's port "*.example.com"
+//     matches any number of labels, the router's longest wildcard first);
+//     a route and a listener without any go to the default server of the
+//     listener's port.
 //   - Rules with any number of backendRefs (Service ports of the route's
 //     namespace, or of another with a ReferenceGrant), sharing the
 //     requests by weight (backends.go, intent.WeightedRef; weight 0 takes
@@ -37,8 +39,8 @@
 //     the shorter bounding each request to a backend.
 //
 // Everything else is left out with a Problem that names it, never served
-// otherwise than the specification says: TLS passthrough and other ports,
-// wildcard hostnames, the other filters (mirrors, extension refs),
+// otherwise than the specification says: TLS passthrough, the other
+// filters (mirrors, extension refs),
 // sessionPersistence, backendRef filters (that reference answers 500),
 // allowedRoutes selectors.
 //

@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -129,10 +128,6 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 	}
 	var out []string
 	for _, h := range hosts {
-		if strings.HasPrefix(h, "*.") {
-			t.problem("%s: wildcard hostname %s is not served yet (it must match any number of labels); left out", where, h)
-			continue
-		}
 		if err := intent.ValidHost(h); err != nil && h != config.DefaultServerName {
 			t.problem("%s: hostname %q %v; left out", where, h, err)
 			continue

@@ -249,3 +249,37 @@ func TestBuildGatewaysOnOnePort(t *testing.T) {
 	}
 	checkDataPlane(t, cfg)
 }
+
+// TestBuildGatewayWildcard: a route's wildcard hostname is a Server of
+// its listener's port, beside an exact one of the same domain, and apart
+// from an Ingress's wildcard of the same name on nginx's own ports.
+func TestBuildGatewayWildcard(t *testing.T) {
+	g := eventstest.Gateway()
+	g.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+		AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromAll)}}}}
+	r := &gatewayv1.HTTPRoute{ObjectMeta: objMeta("app", "wild")}
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(g.Name), Namespace: ptr(gatewayv1.Namespace(g.Namespace))}}
+	r.Spec.Hostnames = []gatewayv1.Hostname{"*.example.com", "a.example.com"}
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Port: ptr(gatewayv1.PortNumber(80))}}}}}}
+	s := newGatewayStore()
+	for _, o := range []runtime.Object{eventstest.GatewayClass(), g, gatewayService(g, 10000), service("app", "web", svcPort("http", 80)), r,
+		newIngress("app", "ing", rule("*.example.com", prefix("/", "web", 80)))} {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Build(s, testOptions())
+	for _, tc := range []struct {
+		port       int
+		host, from string
+	}{{10080, "*.example.com", "app/wild"}, {10080, "a.example.com", "app/wild"}, {0, "*.example.com", "app/ing"}} {
+		srv := serverAt(cfg, tc.port, tc.host)
+		if srv == nil || len(srv.Locations) == 0 || srv.Locations[0].Ingress != tc.from {
+			t.Errorf("port %d host %s: %+v, want the route of %s", tc.port, tc.host, srv, tc.from)
+		}
+	}
+	if len(cfg.Problems) != 0 {
+		t.Errorf("problems: %v", problemStrings(cfg.Problems))
+	}
+}
