@@ -150,9 +150,9 @@ func TestBuildHTTPSRoute(t *testing.T) {
 	}
 }
 
-// TestBuildHTTPRouteWeights: a rule's second backend takes its weight of
-// the requests as the location's canary; an invalid one leaves the path
-// out rather than sending its share to the first.
+// TestBuildHTTPRouteWeights: a rule's backends share its requests by
+// weight (Location.Backends); one that does not resolve answers its share
+// 500 rather than sending it to the others.
 func TestBuildHTTPRouteWeights(t *testing.T) {
 	edge := eventstest.Gateway()
 	edge.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
@@ -178,14 +178,17 @@ func TestBuildHTTPRouteWeights(t *testing.T) {
 	}
 	cfg := Build(s, testOptions())
 	a := serverAt(cfg, 10080, "a.example.com")
-	if a == nil || len(a.Locations) != 1 {
-		t.Fatalf("a.example.com: %+v, want the prefix path alone", a)
+	if a == nil || len(a.Locations) != 2 {
+		t.Fatalf("a.example.com: %+v, want two paths", a)
 	}
-	want := &config.Canary{Backend: "app-canary-80", Ingress: "app/r", Weight: 10, WeightTotal: 100}
-	if got := a.Locations[0].Canary; !reflect.DeepEqual(got, want) {
-		t.Fatalf("canary %+v, want %+v", got, want)
+	want := [][]config.WeightedBackend{{{Backend: "app-web-80", Weight: 1}, {Backend: "", Weight: 1}},
+		{{Backend: "app-web-80", Weight: 90}, {Backend: "app-canary-80", Weight: 10}}}
+	for i, w := range want {
+		if l := a.Locations[i]; l.Backend != "" || !reflect.DeepEqual(l.Backends, w) {
+			t.Errorf("location %s: backend %q, backends %+v, want %+v", l.Path, l.Backend, l.Backends, w)
+		}
 	}
-	if got := strings.Join(problemStrings(cfg.Problems), "\n"); !strings.Contains(got, "path /x: second backend: service app/missing not found; path left out") {
+	if got := strings.Join(problemStrings(cfg.Problems), "\n"); !strings.Contains(got, "path /x: backend missing: service app/missing not found; its share of the requests answers 500") {
 		t.Fatalf("problems:\n%s", got)
 	}
 	checkDataPlane(t, cfg)
