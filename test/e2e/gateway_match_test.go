@@ -36,8 +36,7 @@ func TestHTTPRouteMatchesAndFilters(t *testing.T) {
 	create(t, edge, gw.Gateways(ns).Create, func(ctx context.Context) error {
 		return gw.Gateways(ns).Delete(ctx, edge.Name, metav1.DeleteOptions{})
 	})
-	fleet := fleetPorts(t, 1)
-	gatewayService(t, edge, map[int32]int{80: fleet[0]})
+	fleet := gatewayPorts(t, edge, 80)
 	answers := func(t *testing.T, want []answer) {
 		t.Helper()
 		answersWith(t, func(i int) *http.Client { return clientOn(i, nil, fleet[0]) }, want)
