@@ -22,10 +22,10 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportHTTPRoute,
 	features.SupportReferenceGrant,
 	// Matches, filters and timeouts (matches.go, filters.go, cors.go,
-	// timeouts.go). Not HTTPRouteResponseHeaderModification: nginx.conf
-	// runs its filter only while the controller ConfigMap sets add-headers
-	// or global-allowed-response-headers.
+	// timeouts.go). ResponseHeaderModification: nginx.conf runs the
+	// response header filter whenever it listens on a Gateway's port.
 	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteResponseHeaderModification,
 	features.SupportHTTPRouteMethodMatching,
 	features.SupportHTTPRoutePortRedirect,
 	features.SupportHTTPRouteSchemeRedirect,

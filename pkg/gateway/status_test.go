@@ -206,7 +206,7 @@ func TestClassStatus(t *testing.T) {
 	want := []string{"Gateway", "HTTPRoute", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
 		"HTTPRoute308RedirectStatusCode", "HTTPRouteBackendTimeout", "HTTPRouteCORS", "HTTPRouteHostRewrite",
 		"HTTPRouteMethodMatching", "HTTPRoutePathRedirect", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect",
-		"HTTPRouteQueryParamMatching", "HTTPRouteRequestTimeout", "HTTPRouteSchemeRedirect", "ReferenceGrant"}
+		"HTTPRouteQueryParamMatching", "HTTPRouteRequestTimeout", "HTTPRouteResponseHeaderModification", "HTTPRouteSchemeRedirect", "ReferenceGrant"}
 	if !slices.Equal(names, want) {
 		t.Errorf("supportedFeatures %v, want %v", names, want)
 	}

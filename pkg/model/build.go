@@ -287,7 +287,7 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 		b.entryProblem(e, "host %s path %s: only Service backends are supported; path left out", srv.hostname, path)
 		return
 	}
-	be, err := b.pathBackend(e, p)
+	be, err := b.pathBackend(e, srv.port, p)
 	if err != nil {
 		b.entryProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
 		return
@@ -309,15 +309,18 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 }
 
 // errNoResponseFilter: nginx.conf runs no response header filter.
-var errNoResponseFilter = errors.New("a response header filter needs the controller ConfigMap's add-headers or global-allowed-response-headers (nginx.conf then runs the response header filter)")
+var errNoResponseFilter = errors.New("a response header filter needs the controller ConfigMap's add-headers or global-allowed-response-headers, or a Gateway listener's port (nginx.conf then runs the response header filter)")
 
 // pathBackend resolves the backend of path p; nil for a path that
 // redirects (a Gateway API RequestRedirect), which needs none, and for
 // one with weighted backends (see weightedFor). A path
-// whose response header filter nginx.conf would not run is refused.
-func (b *builder) pathBackend(e *intent.Entry, p *intent.Path) (*backendState, error) {
+// whose response header filter nginx.conf would not run is refused: it
+// runs while the ConfigMap sets response headers, and on every port when
+// nginx listens on a Gateway listener's (port, of the path's Server, not
+// 0: the path is served there only while the port is a listener).
+func (b *builder) pathBackend(e *intent.Entry, port int, p *intent.Path) (*backendState, error) {
 	switch f := p.Filters; {
-	case f != nil && f.ResponseHeaders != nil && !b.global.ResponseHeaders():
+	case f != nil && f.ResponseHeaders != nil && port == 0 && !b.global.ResponseHeaders():
 		return nil, errNoResponseFilter
 	case f != nil && f.Redirect != nil, len(p.Weighted) > 0:
 		return nil, nil

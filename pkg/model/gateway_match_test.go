@@ -112,7 +112,11 @@ func TestBuildRouteFilters(t *testing.T) {
 		RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{Hostname: ptr(gatewayv1.PreciseHostname("example.org"))}}}
 	r.Spec.Rules[0].BackendRefs = nil
 	r.Spec.Rules[1].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
-		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"X-Gone"}}}}
+		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"X-Gone"}}},
+		// No response header in the ConfigMap: on a Gateway's port the
+		// filter runs all the same (nginx.conf has it with a listener).
+		{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier,
+			ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-R", Value: "1"}}}}}
 	s := newGatewayStore()
 	for _, o := range []runtime.Object{class, edge, service("app", "web", svcPort("http", 80)), r, gatewayService(edge, 10000)} {
 		if _, err := s.Apply(upsertEvent(o)); err != nil {
@@ -129,7 +133,8 @@ func TestBuildRouteFilters(t *testing.T) {
 	if redirect.Backend != "" || redirect.Filters == nil || redirect.Filters.Redirect == nil || redirect.Filters.Redirect.Hostname != "example.org" {
 		t.Errorf("redirect location: %+v", redirect)
 	}
-	if headers.Backend != "app-web-80" || headers.Filters == nil || !slices.Equal(headers.Filters.RequestHeaders.Remove, []string{"X-Gone"}) {
+	if headers.Backend != "app-web-80" || headers.Filters == nil || !slices.Equal(headers.Filters.RequestHeaders.Remove, []string{"X-Gone"}) ||
+		headers.Filters.ResponseHeaders == nil {
 		t.Errorf("header filter location: %+v", headers)
 	}
 	if len(cfg.Problems) > 0 {

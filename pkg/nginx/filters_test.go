@@ -220,3 +220,24 @@ func TestRouteCORS(t *testing.T) {
 		})
 	}
 }
+
+// TestResponseFilterOnGatewayPort: with a Gateway listener port and no
+// response header in the ConfigMap, nginx.conf runs the response header
+// filter, so a Gateway route's ResponseHeaderModifier applies.
+func TestResponseFilterOnGatewayPort(t *testing.T) {
+	p := freePorts(t, 1)[0]
+	loc := withFilters(prefixLoc("/", "a"), config.Filters{ResponseHeaders: &config.HeaderFilter{
+		Set: []config.Header{{Name: "X-Resp", Value: "set"}}, Remove: []string{"Content-Type"}}})
+	cfg := configOf("respgw-1", nil, echoBackends(t, "a")...)
+	cfg.Servers = append(cfg.Servers, config.Server{Hostname: "r.test", Port: p, Locations: []config.Location{loc}})
+	cfg.Listeners = []config.Listener{{Port: p}}
+	startNginx(t, cfg, nil)
+	resp, err := onPort(p).Get("http://r.test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Resp") != "set" || resp.Header.Get("Content-Type") != "" {
+		t.Fatalf("status %d, headers %v", resp.StatusCode, resp.Header)
+	}
+}

@@ -72,7 +72,8 @@ type view struct {
 	// HSTS is the quoted Strict-Transport-Security value; "" sends none.
 	HSTS string
 	// ResponseHeaders runs lua/headers.lua's response header filter
-	// (config.Global.ResponseHeaders).
+	// (config.Global.ResponseHeaders), and with any Gateway listener port
+	// (a Gateway route's ResponseHeaderModifier).
 	ResponseHeaders bool
 	// Listen holds the listen arguments of the one public server.
 	Listen []string
@@ -313,6 +314,10 @@ func (v *view) setGatewayListeners(o *Options, ls []config.Listener, http2 bool)
 		}
 		v.GatewayPorts = append(v.GatewayPorts, l.Port)
 	}
+	// Gateway routes may modify response headers (ResponseHeaderModifier):
+	// with a Gateway port, the response header filter runs (a new port
+	// reloads anyway).
+	v.ResponseHeaders = v.ResponseHeaders || len(ls) > 0
 	return nil
 }
 
