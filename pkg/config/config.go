@@ -205,8 +205,12 @@ type Location struct {
 	// Backend is the Name of the Backend; "" answers 404.
 	Backend string `json:"backend"`
 	// Ingress is the "namespace/name" of the Ingress that defined this path;
-	// "" for the generated catch-all.
+	// "" for the generated catch-all. Of another kind's object (an
+	// HTTPRoute) when Kind says so.
 	Ingress string `json:"ingress,omitempty"`
+	// Kind is the kind of the object Ingress names when it is not an
+	// Ingress ("HTTPRoute"); "" for an Ingress.
+	Kind string `json:"kind,omitempty"`
 	// Settings from annotations, validated.
 	Settings LocationSettings `json:"settings"`
 	// Canary is the alternative backend a canary Ingress adds to this

@@ -220,7 +220,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	srv.Locations = locs
 	for i := range s.locations {
 		l := &s.locations[i]
-		loc := config.Location{Path: l.path, PathType: l.pathType, Ingress: l.entry.Name}
+		loc := config.Location{Path: l.path, PathType: l.pathType, Ingress: l.entry.Name, Kind: originKind(l.entry)}
 		if l.backend != nil {
 			loc.Backend = l.backend.name
 		}
@@ -485,4 +485,13 @@ func sortProblems(ps []config.Problem) []config.Problem {
 			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Reason, b.Reason))
 	})
 	return slices.Compact(ps)
+}
+
+// originKind is config.Location.Kind of a path of e: its origin's kind,
+// "" for an Ingress.
+func originKind(e *intent.Entry) string {
+	if e.Origin.Kind == intent.KindIngress {
+		return ""
+	}
+	return e.Origin.Kind
 }

@@ -73,7 +73,8 @@ func TestBuildHTTPRoute(t *testing.T) {
 	}
 	cfg = Build(s, testOptions())
 	a := serverAt(cfg, 10080, "a.example.com")
-	if a == nil || len(a.Locations) == 0 || a.Locations[0].Backend != "app-web-80" || a.Locations[0].Ingress != "app/r" {
+	if a == nil || len(a.Locations) == 0 || a.Locations[0].Backend != "app-web-80" || a.Locations[0].Ingress != "app/r" ||
+		a.Locations[0].Kind != "HTTPRoute" {
 		t.Fatalf("a.example.com: %+v", a)
 	}
 	if b := serverAt(cfg, 0, "b.example.com"); b == nil || b.Locations[0].Ingress != "app2/ing" {

@@ -53,6 +53,9 @@ type Route struct {
 	Type    string `json:"type"`
 	Backend string `json:"backend,omitempty"`
 	Ingress string `json:"ingress,omitempty"`
+	// Kind is the kind of the object Ingress names when not an Ingress
+	// (config.Location.Kind): for inspection only.
+	Kind string `json:"kind,omitempty"`
 	// Redirect sends plain HTTP requests to HTTPS with a 308.
 	Redirect bool `json:"redirect,omitempty"`
 	// Protocol is "http" (when empty), "https", "grpc", "grpcs" or
@@ -168,6 +171,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 		Type:                  strings.ToLower(string(l.PathType)),
 		Backend:               l.Backend,
 		Ingress:               l.Ingress,
+		Kind:                  l.Kind,
 		Redirect:              s.RedirectsToHTTPS(l),
 		Protocol:              strings.ToLower(st.BackendProtocol),
 		ConnectTimeout:        st.ProxyConnectTimeout,

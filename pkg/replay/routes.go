@@ -57,7 +57,7 @@ func RoutesOf(cfg *config.Configuration, host string) (RouteView, error) {
 		return NewRouteView(cfg.Checksum, hosts), nil
 	}
 	for i := range cfg.Servers {
-		if strings.EqualFold(cfg.Servers[i].Hostname, host) {
+		if strings.EqualFold(cfg.Servers[i].Key(), host) { // "<port>:<name>" on a Gateway's port
 			return NewRouteView("", []nginx.Host{nginx.HostOf(&cfg.Servers[i])}), nil
 		}
 	}
@@ -69,7 +69,8 @@ func (v *RouteView) WriteJSON(w io.Writer) error { return writeJSON(w, v) }
 
 // WriteText writes a line saying what the view holds, then a table with
 // one line per route: host, type, path, backend ("404" for none), the
-// Ingress that defined it ("-" for the generated catch-all) and its
+// object that defined it ("namespace/name" of an Ingress, "HTTPRoute
+// namespace/name" of a route; "-" for the generated catch-all) and its
 // settings, space-separated ("-" for none). A host the data plane refused
 // is one line saying it answers 503.
 func (v *RouteView) WriteText(w io.Writer) error {
@@ -82,7 +83,7 @@ func (v *RouteView) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%d host%s, %d route%s\n", len(v.Hosts), plural(len(v.Hosts)), routes, plural(routes))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tTYPE\tPATH\tBACKEND\tINGRESS\tSETTINGS")
+	fmt.Fprintln(tw, "HOST\tTYPE\tPATH\tBACKEND\tFROM\tSETTINGS")
 	for _, h := range v.Hosts {
 		switch {
 		case h.Unavailable:
@@ -101,10 +102,19 @@ func (v *RouteView) WriteText(w io.Writer) error {
 		for i := range h.Routes {
 			r := &h.Routes[i]
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, r.Type, r.Path, orDefault(r.Backend, "404"),
-				orDefault(r.Ingress, "-"), orDefault(routeSettings(r), "-"))
+				orDefault(origin(r), "-"), orDefault(routeSettings(r), "-"))
 		}
 	}
 	return tw.Flush()
+}
+
+// origin is the object that defined r: "namespace/name" of an Ingress,
+// "Kind namespace/name" of another kind's object; "" for a catch-all.
+func origin(r *nginx.Route) string {
+	if r.Kind == "" || r.Ingress == "" {
+		return r.Ingress
+	}
+	return r.Kind + " " + r.Ingress
 }
 
 // routeSettings lists every setting of r that is set, as key=value in the
@@ -127,7 +137,7 @@ func routeSettings(r *nginx.Route) string {
 			return "?"
 		}
 		switch k := tok.(string); k {
-		case "path", "type", "backend", "ingress":
+		case "path", "type", "backend", "ingress", "kind":
 		default:
 			s = append(s, k+"="+strings.Trim(string(v), `"`))
 		}

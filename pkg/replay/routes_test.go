@@ -12,7 +12,8 @@ import (
 )
 
 // routesConfig has a route with every setting the router applies, a regex
-// route, a wildcard host and the default server (last, as Build never
+// route, a wildcard host, an HTTPRoute's host on a Gateway's port and the
+// default server (last, as Build never
 // sorts it: the view sorts by name).
 func routesConfig() *config.Configuration {
 	on := true
@@ -28,6 +29,8 @@ func routesConfig() *config.Configuration {
 			{Path: "/", PathType: config.PathPrefix, Backend: "shop-web-80", Ingress: "shop/web"},
 		}},
 		{Hostname: "*.apps.example.com", Locations: []config.Location{{Path: "/", PathType: config.PathPrefix, Backend: "apps-router-8080", Ingress: "apps/router"}}},
+		{Hostname: "gw.example.com", Port: 10080, Locations: []config.Location{
+			{Path: "/", PathType: config.PathPrefix, Backend: "shop-web-80", Ingress: "shop/front", Kind: "HTTPRoute"}}},
 		{Hostname: "_", Locations: []config.Location{{Path: "/", PathType: config.PathPrefix}}},
 	}}
 }
@@ -59,7 +62,8 @@ func TestRoutesOf(t *testing.T) {
 		checksum   string
 		err        error
 	}{
-		{"every host, sorted by name", "", []string{"*.apps.example.com", "_", "shop.example.com"}, "c0ffee", nil},
+		{"every host, sorted by name", "", []string{"*.apps.example.com", "10080:gw.example.com", "_", "shop.example.com"}, "c0ffee", nil},
+		{"a host of a Gateway's port", "10080:gw.example.com", []string{"10080:gw.example.com"}, "", nil},
 		{"one host", "shop.example.com", []string{"shop.example.com"}, "", nil},
 		{"case-insensitive", "SHOP.example.com", []string{"shop.example.com"}, "", nil},
 		{"wildcard", "*.apps.example.com", []string{"*.apps.example.com"}, "", nil},
