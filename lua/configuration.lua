@@ -215,7 +215,7 @@ end
 -- ROUTE_FIELDS and HOST_FIELDS are the fields of a route and a host that
 -- routes.lua compiles (see its header); others are dropped.
 local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
-  "path", "type", "backend", "ingress", "redirect", "protocol", "connectTimeout",
+  "path", "type", "backend", "ingress", "kind", "redirect", "protocol", "connectTimeout",
   "sendTimeout", "readTimeout", "bodySize", "rewrite", "allow", "deny", "sourceRangeInvalid", "forwardedPrefix", "preserveTrailingSlash",
   "usePortInRedirects", "redirectURL", "redirectCode", "cors", "canary", "proxy", "errors", "auth", "limit",
   "extAuth", "upstreamTLS" }

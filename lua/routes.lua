@@ -14,6 +14,7 @@
 --                   insensitive, as ingress-nginx's "~*" locations)
 --   backend         backend name for balancer.lua; "" answers 404
 --   ingress         "namespace/name", for logs and inspection
+--   kind            the kind of that object when not an Ingress ("HTTPRoute"), for inspection
 --   redirect        redirect plain HTTP to HTTPS (308)
 --   protocol        "http" (default), "https", "grpc", "grpcs", "auto_http"
 --   connectTimeout, sendTimeout, readTimeout   seconds; absent: nginx.conf's

@@ -39,7 +39,7 @@ func checkOn(t *testing.T, port int, url string, status int, backend string) {
 // backend.
 func gatewayServer(port int, host, backend string) config.Server {
 	return config.Server{Hostname: host, Port: port, Locations: []config.Location{
-		{Path: "/", PathType: config.PathPrefix, Backend: backend, Ingress: "gw/" + backend}}}
+		{Path: "/", PathType: config.PathPrefix, Backend: backend, Ingress: "gw/" + backend, Kind: "HTTPRoute"}}}
 }
 
 // TestGatewayListeners: nginx listens on each Gateway listener port and
@@ -71,6 +71,11 @@ func TestGatewayListeners(t *testing.T) {
 		{"a listener port without routes: 404", c, "http://a.example.com/", "", 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkOn(t, tc.port, tc.url, tc.status, tc.backend) })
+	}
+	// The live table names the route's object with its kind (syncer routes).
+	if host, err := h.lua.GetHost(t.Context(), config.ServerKey(a, "a.example.com")); err != nil || len(host.Routes) == 0 ||
+		host.Routes[0].Kind != "HTTPRoute" || host.Routes[0].Ingress != "gw/gw-a2" {
+		t.Fatalf("live routes of %s: %+v, %v; want HTTPRoute gw/gw-a2", config.ServerKey(a, "a.example.com"), host, err)
 	}
 
 	workers := workerPIDs(t, h.proc.Pid())
