@@ -28,6 +28,12 @@ var (
 	ServiceRange      = netip.MustParsePrefix("10.96.0.0/16")
 )
 
+// EnvEnable turns on the tests that need root, a network namespace and a
+// control plane (this package's and test/conformance's): `make
+// conformance` sets it. Without it only the unit tests run; the others say
+// why they skip.
+const EnvEnable = "INGRESS_SYNC_CONFORMANCE"
+
 // DefaultInterval is how often the reconcile loop looks at the cluster.
 const DefaultInterval = 200 * time.Millisecond
 

@@ -14,11 +14,6 @@ import (
 	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
-// EnvEnable turns on the tests that need root, a network namespace and a
-// control plane: `make conformance` sets it. Without it only the unit tests
-// of this package run (the others say why they skip).
-const EnvEnable = "INGRESS_SYNC_CONFORMANCE"
-
 // kube is the control plane's client and cluster its running harness; nil
 // when EnvEnable is not set.
 var (
