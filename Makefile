@@ -101,8 +101,9 @@ CONFORMANCE_TIMEOUT ?= 30m
 CONFORMANCE_REPORT  ?= $(CURDIR)/conformance/reports/gateway-http-report.yaml
 CONFORMANCE_FLAGS   ?=
 conformance: deps build conformance-deps
+	$(GO) vet -tags conformance ./test/conformance/...
 	INGRESS_SYNC_CONFORMANCE=1 $(GO) test -count=1 -timeout 5m $(GOTESTFLAGS) ./test/conformance/harness
-	INGRESS_SYNC_CONFORMANCE=1 timeout -k 1m $(CONFORMANCE_TIMEOUT) $(GO) test -count=1 -timeout $(CONFORMANCE_TIMEOUT) $(GOTESTFLAGS) -v ./test/conformance \
+	INGRESS_SYNC_CONFORMANCE=1 timeout -k 1m $(CONFORMANCE_TIMEOUT) $(GO) test -tags conformance -count=1 -timeout $(CONFORMANCE_TIMEOUT) $(GOTESTFLAGS) -v ./test/conformance \
 	  -args --gateway-class=ingress-sync --conformance-profiles=GATEWAY-HTTP --report-output=$(CONFORMANCE_REPORT) \
 	  --organization=ingress-sync --project=ingress-sync --url=https://github.com/ingress-sync/ingress-sync \
 	  --version=$$(git describe --tags --always --dirty) --contact=https://github.com/ingress-sync/ingress-sync/issues \

@@ -5,7 +5,8 @@
 // harness giving what a cluster's other parts would (Pods, EndpointSlices,
 // kube-proxy, LoadBalancer addresses, the namespace finalizer).
 //
-// It runs only with INGRESS_SYNC_CONFORMANCE=1, as `make conformance` runs
-// it; the suite's flags follow -args (see the Makefile and
-// docs/gateway-api.md, "Conformance").
+// Its tests build only with the build tag conformance (go test ./... does
+// not compile the suite) and run only with INGRESS_SYNC_CONFORMANCE=1, as
+// `make conformance` runs them; the suite's flags follow -args (see the
+// Makefile and docs/gateway-api.md, "Conformance").
 package conformance
