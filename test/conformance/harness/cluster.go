@@ -101,6 +101,9 @@ func Setup() error {
 // Run reconciles until ctx ends, then stops the echo servers.
 func (c *Cluster) Run(ctx context.Context) {
 	defer c.stopEchoes()
+	if err := c.ensureNode(ctx); err != nil {
+		c.log.Warn("harness node not registered", "node", nodeName, "err", err)
+	}
 	t := time.NewTicker(c.interval)
 	defer t.Stop()
 	for {

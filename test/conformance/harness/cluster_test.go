@@ -65,11 +65,11 @@ func readyPods(t *testing.T, ns, app string, n int) []corev1.Pod {
 		pods = pods[:0]
 		for _, p := range list.Items {
 			ip, err := netip.ParseAddr(p.Status.PodIP)
-			if podReady(&p) && err == nil && PodRange.Contains(ip) {
+			if podReady(&p) && err == nil && PodRange.Contains(ip) && p.Spec.NodeName == nodeName {
 				pods = append(pods, p)
 			}
 		}
-		return len(pods) == n && len(list.Items) == n, fmt.Sprintf("%d of %d pods ready with IPs, want %d", len(pods), len(list.Items), n)
+		return len(pods) == n && len(list.Items) == n, fmt.Sprintf("%d of %d pods bound and ready with IPs, want %d", len(pods), len(list.Items), n)
 	})
 	return pods
 }
@@ -128,6 +128,11 @@ func TestEndpointSliceFromPods(t *testing.T) {
 			got = append(got, ep.Addresses...)
 		}
 		slices.Sort(got)
+		for _, ep := range s.Endpoints {
+			if ep.NodeName == nil || *ep.NodeName != nodeName {
+				return false, fmt.Sprintf("endpoint %v without the node", ep.Addresses)
+			}
+		}
 		portOK := len(s.Ports) == 1 && *s.Ports[0].Port == 3000 && *s.Ports[0].Name == "http"
 		return slices.Equal(got, want) && portOK, fmt.Sprintf("endpoints %v ports %v, want %v on 3000", got, s.Ports, want)
 	})

@@ -101,6 +101,7 @@ func sliceFor(svc *corev1.Service, pods []corev1.Pod) *discoveryv1.EndpointSlice
 			Addresses:  []string{p.Status.PodIP},
 			Conditions: discoveryv1.EndpointConditions{Ready: new(true), Serving: new(true), Terminating: new(false)},
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID},
+			NodeName:   new(p.Spec.NodeName),
 		})
 	}
 	for _, sp := range svc.Spec.Ports {

@@ -12,12 +12,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// hostIP is the node every Pod runs on: the API server's advertised address.
-const hostIP = "198.18.0.254"
+// The node every Pod runs on: its name, and its address (the API server's
+// advertised address).
+const (
+	nodeName = "harness"
+	hostIP   = "198.18.0.254"
+)
 
-// syncPods is the kubelet: every Pod gets an IP and becomes Running and
-// Ready; Pods of the echo-basic image are answered on their IP. The IPs
-// and echo servers of Pods that are gone are released.
+// syncPods is the scheduler and the kubelet: every Pod is bound to the
+// node, gets an IP and becomes Running and Ready; Pods of the echo-basic
+// image are answered on their IP; a deleted Pod is removed at once (its
+// containers stop at once). The IPs and echo servers of Pods that are gone
+// are released.
 func (c *Cluster) syncPods(ctx context.Context) error {
 	pods, err := c.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -28,7 +34,15 @@ func (c *Cluster) syncPods(ctx context.Context) error {
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		key := p.Namespace + "/" + p.Name
+		if p.DeletionTimestamp != nil {
+			errs = append(errs, c.removePod(ctx, p))
+			continue
+		}
 		live[key] = true
+		if p.Spec.NodeName == "" {
+			errs = append(errs, c.bind(ctx, p))
+			continue // the next round sees it bound
+		}
 		ip, err := c.podIP(key, p)
 		if err != nil {
 			errs = append(errs, err)
@@ -46,6 +60,47 @@ func (c *Cluster) syncPods(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// ensureNode registers the node the Pods are bound to, Ready, once.
+func (c *Cluster) ensureNode(ctx context.Context) error {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}
+	n, err := c.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	n.Status = corev1.NodeStatus{
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "HarnessReady",
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: hostIP}, {Type: corev1.NodeHostName, Address: nodeName}},
+	}
+	_, err = c.kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	return err
+}
+
+// bind schedules the Pod on the node, as the scheduler does.
+func (c *Cluster) bind(ctx context.Context, p *corev1.Pod) error {
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID},
+		Target: corev1.ObjectReference{Kind: "Node", Name: nodeName}}
+	err := c.kube.CoreV1().Pods(p.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// removePod ends a deleted Pod's grace period, as the kubelet does once
+// its containers have stopped.
+func (c *Cluster) removePod(ctx context.Context, p *corev1.Pod) error {
+	err := c.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: new(int64(0)), Preconditions: &metav1.Preconditions{UID: &p.UID}})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
 // podIP is the Pod's IP: its IPAnnotation, or one of PodRange.
 func (c *Cluster) podIP(key string, p *corev1.Pod) (netip.Addr, error) {
 	if s, ok := p.Annotations[IPAnnotation]; ok {
@@ -61,7 +116,7 @@ func (c *Cluster) podIP(key string, p *corev1.Pod) (netip.Addr, error) {
 
 // writePodStatus makes the Pod Running and Ready at ip, once.
 func (c *Cluster) writePodStatus(ctx context.Context, p *corev1.Pod, ip netip.Addr) error {
-	if p.DeletionTimestamp != nil || (podReady(p) && p.Status.PodIP == ip.String()) {
+	if podReady(p) && p.Status.PodIP == ip.String() {
 		return nil
 	}
 	p = p.DeepCopy()
@@ -87,7 +142,7 @@ func (c *Cluster) writePodStatus(ctx context.Context, p *corev1.Pod, ip netip.Ad
 
 // startEcho answers an echo-basic Pod (HTTP mode) on ip, once.
 func (c *Cluster) startEcho(key string, p *corev1.Pod, ip netip.Addr) error {
-	if _, ok := c.echoes[key]; ok || p.DeletionTimestamp != nil {
+	if _, ok := c.echoes[key]; ok {
 		return nil
 	}
 	ctx, ok := echoContext(p)
