@@ -1,8 +1,12 @@
 -- certificate.lua: serves the certificate of the SNI name in
 -- ssl_certificate_by_lua (phases.lua's ssl_certificate calls call, its
 -- ssl_client_hello client_hello), from the certificates posted to
--- /configuration/certs. Lookup: exact host, then the wildcard of the
--- host's parent ("*.example.com" for "a.example.com", one label only), then
+-- /configuration/certs. Lookup, among the hosts of the connection's port
+-- (nginx's own HTTPS port: SNI names as they are; a Gateway HTTPS listener's
+-- port: "<port>:<name>", so that two Gateways with one name and different
+-- certificates stay apart): exact host, then the wildcard of the host's
+-- parent ("*.example.com" for "a.example.com", one label only; on a
+-- Gateway's port any number of labels, the longest wildcard first), then
 -- the default certificate (named by the last delta that set
 -- "defaultCertificate"), else nginx's placeholder from nginx.conf.
 -- PEM is parsed once per change and worker, on first use.
@@ -57,22 +61,43 @@ end
 local certs = store.new(settings.CERTIFICATES, build, rebuild)
 _M.certificates = certs
 
-local function lookup(host)
+-- lookup returns the certificate of SNI name host on the port whose
+-- names start with prefix ("" for nginx's own).
+local function lookup(host, prefix)
   if host then
     host = host:lower()
-    local entry = index[host]
+    local entry = index[prefix .. host]
     if entry then
       return entry
     end
     local dot = host:find(".", 1, true)
     if dot then
-      entry = index["*" .. host:sub(dot)]
+      entry = index[prefix .. "*" .. host:sub(dot)]
+      if entry then
+        return entry
+      end
+    end
+    -- On a Gateway's port a wildcard matches any number of labels: the
+    -- wildcards of the further parents, the longest first.
+    while prefix ~= "" and dot do
+      dot = host:find(".", dot + 1, true)
+      entry = dot and index[prefix .. "*" .. host:sub(dot)]
       if entry then
         return entry
       end
     end
   end
   return default_name and certs.items[default_name]
+end
+
+-- server_port returns the connection's server port when it may be a
+-- Gateway listener's, nil otherwise.
+local function server_port()
+  if not router.has_gateway_ports() then
+    return nil
+  end
+  local p = ssl.server_port()
+  return p
 end
 
 local function parsed(entry)
@@ -90,21 +115,22 @@ local function parsed(entry)
   return entry.pcert, entry.pkey
 end
 
--- client_host returns the router's host entry for the SNI name sni.
-local function client_host(sni)
+-- client_host returns the router's host entry for the SNI name sni on
+-- server port port.
+local function client_host(sni, port)
   router.hosts:check()
   if sni then
     sni = sni:lower():gsub("%.$", "") -- as nginx's server name: no trailing dot
   end
-  return router.find_host(sni)
+  return router.find_host(sni, port)
 end
 
 -- sni_host is client_host, or nil after logging an error: the session is
 -- then not bound (nor a client certificate asked for), which fails a host
 -- that verifies clients closed (clientauth.lua answers 421 or 400) and
 -- leaves the other hosts served.
-local function sni_host(sni)
-  local ok, h = pcall(client_host, sni)
+local function sni_host(sni, port)
+  local ok, h = pcall(client_host, sni, port)
   if not ok then
     ngx_log(ERR, "cannot look up the host of SNI name ", tostring(sni), ": ", h)
     return nil
@@ -115,15 +141,16 @@ end
 -- client_hello runs in ssl_client_hello_by_lua, before OpenSSL decides
 -- whether to resume a session.
 function _M.client_hello()
-  clientauth.bind(sni_host(clienthello.get_client_hello_server_name()))
+  clientauth.bind(sni_host(clienthello.get_client_hello_server_name(), server_port()))
 end
 
 -- call runs in ssl_certificate_by_lua.
 function _M.call()
   certs:sync()
   local sni = ssl.server_name()
-  clientauth.verify(sni_host(sni))
-  local entry = lookup(sni)
+  local port = server_port()
+  clientauth.verify(sni_host(sni, port))
+  local entry = lookup(sni, router.gateway_prefix(port) or "")
   if not entry then
     return -- nginx's placeholder certificate
   end

@@ -19,7 +19,9 @@
 --   POST /configuration/routes    {"version", "upserted": [Host], "removed": [name],
 --                                  "checksum": Configuration checksum (optional)}
 --
--- A Host is {"name", "routes": [Route]}; routes.lua describes a Route. The
+-- A Host is {"name", "routes": [Route]}; routes.lua describes a Route. Its
+-- name, and a certificate's host, is "<port>:<name>" on the port of a Gateway
+-- listener (router.lua, certificate.lua). The
 -- syncer pushes backends and certificates before the routes that use them,
 -- and removes them after the routes that used them are gone.
 --
@@ -162,6 +164,21 @@ local function normalize_backend(b)
   }
 end
 
+local HOST_NAME = "^[%w_%*][%w%._%-]*$"
+
+-- without_port returns s without the "<port>:" that names a host or a
+-- certificate host of a Gateway listener's port (config.ServerKey).
+local function without_port(s)
+  local rest = s:match("^%d%d?%d?%d?%d:(.*)$")
+  return rest or s
+end
+
+-- is_host_name accepts a host name ("_", exact, "*." wildcard), or one on
+-- a Gateway listener's port ("<port>:<name>").
+local function is_host_name(s)
+  return type(s) == "string" and #s <= 260 and without_port(s):find(HOST_NAME) ~= nil
+end
+
 local function normalize_certificate(c)
   if type(c) ~= "table" or not is_name(c.name) then
     return nil, "certificate needs a name"
@@ -170,7 +187,7 @@ local function normalize_certificate(c)
   if type(c.hosts) == "table" then
     for i = 1, #c.hosts do
       local h = c.hosts[i]
-      if type(h) ~= "string" or not h:find("^[%w%*%.%-]+$") then
+      if type(h) ~= "string" or not without_port(h):find("^[%w%*%.%-]+$") then
         return nil, "certificate " .. c.name .. ": invalid host"
       end
       hosts[i] = h:lower()
@@ -195,12 +212,6 @@ local function normalize_certificate(c)
   }
 end
 
-local HOST_NAME = "^[%w_%*][%w%._%-]*$"
-
-local function is_host_name(s)
-  return type(s) == "string" and #s <= 253 and s:find(HOST_NAME) ~= nil
-end
-
 -- ROUTE_FIELDS and HOST_FIELDS are the fields of a route and a host that
 -- routes.lua compiles (see its header); others are dropped.
 local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
@@ -216,7 +227,7 @@ HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that routes.lua cannot compile.
 local function normalize_host(h)
-  if type(h) ~= "table" or type(h.name) ~= "string" or #h.name > 253 or not h.name:find(HOST_NAME) then
+  if type(h) ~= "table" or not is_host_name(h.name) then
     return nil, "host needs a valid name"
   end
   if h.unavailable == true then

@@ -3,7 +3,10 @@
 -- a host item). It runs in rewrite_by_lua of location / (phases.lua's
 -- rewrite).
 --
--- Lookup: the host by exact name, then the wildcard of its parent, then "_";
+-- Lookup: in the table of the request's port (nginx's own ports: the hosts
+-- of Ingresses, named as they are; the port of a Gateway listener, from
+-- settings.gateway_ports: the hosts named "<port>:<host>", config.ServerKey),
+-- the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
 -- longest Prefix route by path elements. Its cost depends on the request's
 -- host and number of path elements, not on the number of hosts or routes.
@@ -96,8 +99,42 @@ end
 local hosts = store.new(settings.ROUTES, build)
 _M.hosts = hosts
 
--- find_host returns the host entry serving name (after hosts:check()).
-local function find_host(name)
+-- gateway_prefixes maps the port of a Gateway listener, as a string
+-- (ngx.var.server_port) and as a number (ngx.ssl.server_port), to the prefix
+-- of the names of its hosts ("10080:"); nil until init_worker, false when
+-- there is none (then the server port is not read).
+local gateway_prefixes = false
+
+-- find_gateway_host returns the host entry serving name on the Gateway
+-- listener port whose names start with prefix: exact, then the wildcards
+-- of its parents from the longest ("*.example.com" matches any number of
+-- labels before ".example.com", as Gateway API's hostnames do), then "_"
+-- of that port only, never a host of another port.
+local function find_gateway_host(prefix, name)
+  local h = name and hosts:lookup(prefix .. name)
+  if h then
+    return h
+  end
+  local dot = name and str_find(name, ".", 2, true)
+  while dot do -- at most one lookup per label
+    h = hosts:lookup(prefix .. "*" .. str_sub(name, dot))
+    if h then
+      return h
+    end
+    dot = str_find(name, ".", dot + 1, true)
+  end
+  local v = hosts:lookup(prefix .. "_")
+  return v
+end
+
+-- find_host returns the host entry serving name (after hosts:check()) on
+-- port (the request's server port; nil reads nginx's own ports' table).
+local function find_host(name, port)
+  local prefix = port and gateway_prefixes and gateway_prefixes[port]
+  if prefix then
+    local v = find_gateway_host(prefix, name)
+    return v
+  end
   local h = name and hosts:lookup(name)
   if h then
     return h
@@ -112,6 +149,27 @@ local function find_host(name)
   return hosts:lookup("_")
 end
 _M.find_host = find_host
+
+-- server_port returns the request's server port when a Gateway listener
+-- may have received it, nil otherwise (no variable is read then).
+local function server_port()
+  if gateway_prefixes then
+    local v = var_get("server_port")
+    return v
+  end
+  return nil
+end
+-- gateway_prefix returns the prefix of the names of the hosts and
+-- certificate hosts of Gateway listener port port (a number or a string),
+-- nil for nginx's own ports.
+function _M.gateway_prefix(port)
+  return port and gateway_prefixes and gateway_prefixes[port] or nil
+end
+
+-- has_gateway_ports reports whether nginx listens on Gateway listener ports.
+function _M.has_gateway_ports()
+  return gateway_prefixes ~= false
+end
 
 -- parent_prefix returns the longest prefix route of p's parent paths by
 -- path elements (p: a path without trailing slash, itself not a route).
@@ -445,7 +503,7 @@ end
 
 function _M.rewrite()
   check()
-  local h = find_host(var_get("host"))
+  local h = find_host(var_get("host"), server_port())
   if not h then
     return ngx.exit(404)
   end
@@ -492,6 +550,15 @@ end
 
 function _M.init_worker()
   conf = settings.get()
+  local ports = conf.gateway_ports
+  if ports and #ports > 0 then
+    gateway_prefixes = {}
+    for i = 1, #ports do
+      local p = ports[i]
+      gateway_prefixes[p] = p .. ":"
+      gateway_prefixes[tostring(p)] = p .. ":"
+    end
+  end
   hosts:start(1)
 end
 

@@ -18,6 +18,8 @@
 --   error_sets      the error code sets nginx.conf holds, name by list "404,503"
 --                   (proxy.lua; pkg/nginx/errorsets.go)
 --   metrics         metrics.lua's settings; nil: traffic metrics are off
+--   gateway_ports   the ports of Gateway listeners, a list of numbers; nil
+--                   for none (router.lua, certificate.lua)
 
 local _M = {
   -- The lua_shared_dict names of nginx.conf.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
@@ -90,6 +91,8 @@ type flags struct {
 	controllerClass, ingressClass     string
 	gatewayController                 string
 	gatewayPoll                       time.Duration
+	gatewaySelector, gatewaySvcType   string
+	gatewayPorts                      string
 	defaultSSLCertificate             string
 	withoutClass, leaderElect         bool
 	publishAllTLSSecrets              bool
@@ -128,6 +131,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.ingressClass, "ingress-class", ingress.DefaultIngressClass, "ingress class name we serve")
 	fs.StringVar(&f.gatewayController, "gateway-controller-name", gateway.DefaultControllerName, "spec.controllerName of our GatewayClasses: only the TLS Secrets that Gateways of those classes name are published")
 	fs.DurationVar(&f.gatewayPoll, "gateway-api-poll-interval", watch.DefaultGatewayAPIPollInterval, "how often to ask the API server whether the Gateway API CRDs are served (installed or removed CRDs are followed without a restart)")
+	fs.StringVar(&f.gatewaySelector, "gateway-service-selector", "", "label selector of the syncers' Pods (app.kubernetes.io/component=syncer): keep a Service per Gateway of ours, in --election-namespace, that gives it its address (none without it)")
+	fs.StringVar(&f.gatewaySvcType, "gateway-service-type", string(corev1.ServiceTypeLoadBalancer), "type of the Gateways' Services: LoadBalancer or ClusterIP")
+	fs.StringVar(&f.gatewayPorts, "gateway-port-range", watch.DefaultGatewayPortRange, "ports of the syncers' Pods given to the Gateways' listeners (targetPorts of their Services), low-high")
 	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses without any class")
 	fs.BoolVar(&f.publishAllTLSSecrets, "publish-all-tls-secrets", false, "publish every kubernetes.io/tls Secret, not only those an Ingress names")
 	fs.StringVar(&f.defaultSSLCertificate, "default-ssl-certificate", "", "namespace/name of a TLS Secret to publish even when no Ingress names it (the syncers' default certificate)")
@@ -184,6 +190,7 @@ func (f *flags) config(log *slog.Logger) (watch.Config, error) {
 	return watch.Config{
 		Client: client, RESTConfig: restCfg, APIProbeInterval: f.apiProbe, APIRecoveryJitter: f.apiJitter,
 		GatewayClient: gwClient, GatewayControllerName: f.gatewayController, GatewayAPIPollInterval: f.gatewayPoll,
+		GatewayServiceSelector: f.gatewaySelector, GatewayServiceType: corev1.ServiceType(f.gatewaySvcType), GatewayPortRange: f.gatewayPorts,
 		NATSURL: f.natsURL, NATSCredsFile: f.natsCreds, NATSUser: f.natsUser,
 		NATSPassword: orEnv(f.natsPassword, "NATS_PASSWORD"), EmbeddedNATSDir: f.embeddedNATS,
 		Stream: f.stream, SubjectPrefix: f.subjectPrefix, StreamReplicas: f.streamReplicas, StreamHistory: f.streamHistory,

@@ -78,7 +78,8 @@ func TestConfigFromFlags(t *testing.T) {
 		"--udp-services-configmap", "ingress/udp", "--publish-status-address", "198.18.0.1, lb.example.com",
 		"--status-syncers", "quorum", "--status-max-wait", "30s",
 		"--lease-duration", "5s", "--renew-deadline", "3s", "--retry-period", "1s",
-		"--gateway-controller-name", "example.com/gw", "--gateway-api-poll-interval", "3s"}, io.Discard)
+		"--gateway-controller-name", "example.com/gw", "--gateway-api-poll-interval", "3s",
+		"--gateway-service-selector", "app=syncer", "--gateway-service-type", "ClusterIP", "--gateway-port-range", "30000-30099"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +104,10 @@ func TestConfigFromFlags(t *testing.T) {
 		t.Errorf("gateway client %v, controller name %q, poll interval %s: want a client and the flags'",
 			cfg.GatewayClient, cfg.GatewayControllerName, cfg.GatewayAPIPollInterval)
 	}
+	if cfg.GatewayServiceSelector != "app=syncer" || cfg.GatewayServiceType != "ClusterIP" || cfg.GatewayPortRange != "30000-30099" {
+		t.Errorf("gateway service selector %q, type %q, port range %q: want the flags'",
+			cfg.GatewayServiceSelector, cfg.GatewayServiceType, cfg.GatewayPortRange)
+	}
 	if cfg.LeaseDuration != 5*time.Second || cfg.RenewDeadline != 3*time.Second || cfg.RetryPeriod != time.Second {
 		t.Errorf("lease %s, renew deadline %s, retry period %s: want the flags'", cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod)
 	}
@@ -118,6 +123,10 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{name: "leader election without namespace", args: []string{"--watcher-id", "w"}},
 		{name: "status service and addresses", args: []string{"--leader-elect=false", "--publish-service", "a/b", "--publish-status-address", "198.18.0.1"}},
 		{name: "unknown status rule", args: []string{"--leader-elect=false", "--status-syncers", "most"}},
+		{name: "gateway port range reversed", args: []string{"--leader-elect=false", "--gateway-port-range", "2000-1000"}},
+		{name: "gateway service type NodePort", args: []string{"--leader-elect=false", "--gateway-service-type", "NodePort"}},
+		{name: "gateway service selector without a namespace", args: []string{"--leader-elect=false", "--gateway-service-selector", "app=syncer"}},
+		{name: "gateway service selector not a selector", args: []string{"--leader-elect=false", "--election-namespace", "ingress", "--gateway-service-selector", "app in (a"}},
 		{name: "renew deadline over the lease", args: []string{"--watcher-id", "w", "--election-namespace", "ingress", "--renew-deadline", "5s"}},
 	}
 	for _, tc := range tests {

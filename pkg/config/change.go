@@ -11,11 +11,11 @@ type Change struct {
 
 	// The dynamic part, applied through the Lua endpoints without a reload:
 	// the route tables of hosts (Servers) that are new or changed, and the
-	// Hostnames of those that are gone;
+	// ServerKeys of those that are gone;
 	// backends that are new or whose endpoints/balancing changed, backends
 	// that are gone, certificates that are new or changed, and certificates
-	// that are gone (by Name). All sorted by Name (Servers by Hostname,
-	// the default server first).
+	// that are gone (by Name). All sorted by Name (Servers as
+	// CompareServers sorts them).
 	ServersUpserted      []Server      `json:"serversUpserted,omitempty"`
 	ServersRemoved       []string      `json:"serversRemoved,omitempty"`
 	BackendsUpserted     []Backend     `json:"backendsUpserted,omitempty"`

@@ -205,7 +205,7 @@ func configChecksum(c *Configuration, trustParts bool) string {
 func (w *canonicalWriter) global(g *Global) { g.canonical(w) }
 
 func (w *canonicalWriter) server(s *Server) {
-	w.str(s.Hostname)
+	w.str(s.Key()) // the Hostname alone on nginx's own ports
 	w.bool(s.TLS)
 	w.bool(s.SSLRedirect)
 	w.str(s.AppRoot)
@@ -312,7 +312,7 @@ var encoderPool = sync.Pool{New: func() any {
 // ones the Configuration checksum hashes, so that a field is compared
 // wherever it is hashed.
 func ServerEqual(a, b *Server) bool {
-	if a.Hostname != b.Hostname || len(a.Locations) != len(b.Locations) {
+	if a.Hostname != b.Hostname || a.Port != b.Port || len(a.Locations) != len(b.Locations) {
 		return false
 	}
 	p := encoderPool.Get().(*[2]canonicalWriter)
@@ -352,6 +352,21 @@ func (w *canonicalWriter) proxySettings(p *ProxySettings) {
 // l4 writes the TCP and UDP services and the passthrough hosts, only when
 // there are any, so that the checksums of configurations without them stay
 // as they were.
+// listeners writes the Gateway listener ports, nothing when there are
+// none (the checksums of Configurations without them are as before).
+func (w *canonicalWriter) listeners(ls []Listener) {
+	if len(ls) == 0 {
+		return
+	}
+	w.str("listeners")
+	w.uint(uint64(len(ls)))
+	for _, l := range ls {
+		w.int(int64(l.Port))
+		w.bool(l.TLS)
+		w.str(l.Gateway)
+	}
+}
+
 func (w *canonicalWriter) l4(svcs []L4Service, hosts []PassthroughHost) {
 	if len(svcs) == 0 && len(hosts) == 0 {
 		return

@@ -158,7 +158,7 @@ func newConfigSums(c *Configuration, trustParts bool) *Sums {
 	part := ws.part
 	s := &Sums{servers: newSumTree(), backends: newSumTree(), certs: newSumTree()}
 	for i := range c.Servers {
-		s.servers.add(c.Servers[i].Hostname, part.serverSum(&c.Servers[i]))
+		s.servers.add(c.Servers[i].Key(), part.serverSum(&c.Servers[i]))
 	}
 	for _, b := range c.Backends.All() {
 		sum := b.Checksum
@@ -223,5 +223,6 @@ func (s *Sums) checksum(c *Configuration) string {
 	w.str(c.DefaultBackend)
 	w.upstreamTLS(c.UpstreamTLS)
 	w.l4(c.L4, c.Passthrough)
+	w.listeners(c.Listeners)
 	return w.sum()
 }

@@ -1,5 +1,7 @@
 package config
 
+import "slices"
+
 // PathType is the Ingress v1 path type after normalisation.
 // ImplementationSpecific is built as Prefix.
 type PathType string
@@ -21,9 +23,15 @@ const (
 type Configuration struct {
 	// Global settings from the controller ConfigMap.
 	Global Global `json:"global"`
-	// Servers, sorted by Hostname. The default server (Hostname "_") is
-	// always present and first.
+	// Servers, sorted by Port, then by Hostname (CompareServers). The
+	// default server (Hostname "_") of nginx's own ports is always present
+	// and first; a Gateway listener's port has one when a route without a
+	// hostname is attached to it.
 	Servers []Server `json:"servers"`
+	// Listeners are the ports nginx listens on for Gateway listeners, each
+	// validated (ValidListenerPort), sorted by Port: nginx.conf holds them
+	// (a new port reloads); the Servers of a port are its route table.
+	Listeners []Listener `json:"listeners,omitempty"`
 	// Backends, sorted by Name.
 	Backends BackendList `json:"backends"`
 	// Certificates, sorted by Name.
@@ -134,11 +142,35 @@ type Global struct {
 // Size is a validated nginx size such as "1m", "512k" or "0".
 type Size string
 
+// Listener is a port nginx listens on for the listeners of a Gateway (the
+// targetPort its Service gives a listener port), plain HTTP or with TLS.
+type Listener struct {
+	Port int  `json:"port"`
+	TLS  bool `json:"tls,omitempty"`
+	// Gateway is the "namespace/name" of the Gateway, for Problems and
+	// inspection: nginx.conf holds Port and TLS only (SameListenPorts).
+	Gateway string `json:"gateway"`
+}
+
+// SameListenPorts reports whether a and b make nginx listen alike: the
+// same Ports with the same TLS, whatever their Gateways.
+func SameListenPorts(a, b []Listener) bool {
+	return slices.EqualFunc(a, b, func(x, y Listener) bool { return x.Port == y.Port && x.TLS == y.TLS })
+}
+
 // Server is one virtual host.
 type Server struct {
-	// Hostname is an exact DNS name, a wildcard "*.example.com" (matching
-	// exactly one label) or "_" for the default server.
+	// Hostname is an exact DNS name, a wildcard "*.example.com" or "_" for
+	// the default server. On nginx's own ports a wildcard matches exactly
+	// one label (ingress-nginx's server_name); on a Gateway listener's port
+	// (Port not 0) any number of labels, as Gateway API's hostnames, the
+	// longest wildcard first.
 	Hostname string `json:"hostname"`
+	// Port is the nginx port of a Gateway listener (one of Listeners) the
+	// Server is served on, 0 for nginx's own HTTP and HTTPS ports (the
+	// Ingresses'). Servers of different ports never share a request:
+	// ServerKey names a Server.
+	Port int `json:"port,omitempty"`
 	// TLS is true when an Ingress lists this host in spec.tls.
 	TLS bool `json:"tls"`
 	// SSLRedirect redirects plain HTTP to HTTPS (TLS hosts only).
@@ -352,7 +384,9 @@ type Affinity struct {
 type Certificate struct {
 	// Name is "<namespace>/<secret>".
 	Name string `json:"name"`
-	// Hosts served by this certificate, sorted.
+	// Hosts served by this certificate, sorted: SNI names on nginx's own
+	// HTTPS port, ServerKeys ("<port>:<name>") on a Gateway HTTPS
+	// listener's port.
 	Hosts []string `json:"hosts"`
 	// PEM-encoded chain and key.
 	Cert []byte `json:"cert"`

@@ -23,7 +23,8 @@ const maxReloadReasons = 10
 //     that certificate upserted). The default backend is part of every
 //     Server's catch-all route.
 //   - Reload: the Global settings that nginx.conf holds (see
-//     Global.rendered); the others (ssl-redirect, force-ssl-redirect,
+//     Global.rendered), the backend TLS profiles and the Gateway
+//     Listeners (their listen directives); the others (ssl-redirect, force-ssl-redirect,
 //     allow-snippet-annotations) change routes only.
 func Diff(old, new *Configuration) Change {
 	if new == nil {
@@ -49,6 +50,9 @@ func Diff(old, new *Configuration) Change {
 	}
 	if !upstreamTLSEqual(old.UpstreamTLS, new.UpstreamTLS) {
 		r.add("backend TLS profiles changed")
+	}
+	if !SameListenPorts(old.Listeners, new.Listeners) {
+		r.add("Gateway listener ports changed")
 	}
 	ch.Reload, ch.ReloadReasons = r.result()
 	// A part shared with old (Incremental patches only what changed) is
@@ -145,10 +149,10 @@ func sortedBy[T any](s []T, compare func(a, b T) int) []T {
 }
 
 // diffHosts is diffServers for Servers that differ at most on hosts
-// (sorted by compareHostnames, unique): old and new are sorted.
+// (ServerKeys, unique): old and new are sorted.
 func diffHosts(old, new []Server, hosts []string) (upserted []Server, removed []string) {
 	find := func(s []Server, h string) *Server {
-		i, ok := slices.BinarySearchFunc(s, h, func(x Server, h string) int { return CompareHostnames(x.Hostname, h) })
+		i, ok := slices.BinarySearchFunc(s, h, func(x Server, h string) int { return CompareServerKeys(x.Key(), h) })
 		if !ok {
 			return nil
 		}
@@ -166,15 +170,15 @@ func diffHosts(old, new []Server, hosts []string) (upserted []Server, removed []
 	return upserted, removed
 }
 
-func compareServers(a, b Server) int { return CompareHostnames(a.Hostname, b.Hostname) }
+func compareServers(a, b Server) int { return CompareServers(&a, &b) }
 
 func sortedServers(s []Server) []Server { return sortedBy(s, compareServers) }
 
 // diffServers returns the Servers of new that old lacks or has otherwise,
-// and the Hostnames of the Servers only old has.
+// and the ServerKeys of the Servers only old has.
 func diffServers(old, new []Server) (upserted []Server, removed []string) {
 	mergeWalk(old, new, func(a, b *Server) int { return compareServers(*a, *b) },
-		func(o, _ *Server) { removed = append(removed, o.Hostname) },
+		func(o, _ *Server) { removed = append(removed, o.Key()) },
 		func(_, n *Server) { upserted = append(upserted, *n) },
 		func(o, n *Server) {
 			if !ServerEqual(o, n) {

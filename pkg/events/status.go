@@ -30,8 +30,9 @@ type SyncerStatus struct {
 	// the count.
 	ProblemList []ReportedProblem `json:"problemList,omitempty"`
 	// Unserved lists the route objects (Ingresses, and the objects of any
-	// other source) the applied configuration does not serve as they ask
-	// (see UnservedIngress), at most MaxReportedProblems of them, sorted by
+	// other source), and the Gateways some listener of which is not served,
+	// that the applied configuration does not serve as they ask (see
+	// UnservedIngress), at most MaxReportedProblems of them, sorted by
 	// kind, namespace and name. The watcher writes no status
 	// address on them (docs/deploy.md). Reports of syncers older than this
 	// field have none: the watcher then knows only the Sequence they

@@ -28,5 +28,11 @@
 // otherwise than the specification says: TLS passthrough and other ports,
 // wildcard hostnames, header, query and method matches, filters,
 // timeouts, three or more weighted backends, references to other
-// namespaces without a grant, allowedRoutes selectors. Route and Gateway status is not written yet.
+// namespaces without a grant, allowedRoutes selectors.
+//
+// The status of our GatewayClasses, Gateways and of the HTTPRoutes
+// attached to them is computed here too (status.go, World), from the
+// same rules of attachment as the translation (attach.go); the watcher
+// writes it. features.go lists the features GatewayClass status
+// advertises.
 package gateway

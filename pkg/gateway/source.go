@@ -21,6 +21,8 @@ type Source struct {
 	gateways   map[intent.Key]*gatewayv1.Gateway
 	grants     map[intent.Key]*gatewayv1.ReferenceGrant
 	routes     map[intent.Key]*gatewayv1.HTTPRoute
+	// services are the Gateways' Services (service.go), by their key.
+	services map[intent.Key]serviceOf
 }
 
 // NewSource returns an empty Source serving the Gateways of the
@@ -29,7 +31,7 @@ type Source struct {
 func NewSource(controller string) *Source {
 	return &Source{controller: controller, classes: map[string]*gatewayv1.GatewayClass{},
 		gateways: map[intent.Key]*gatewayv1.Gateway{}, grants: map[intent.Key]*gatewayv1.ReferenceGrant{},
-		routes: map[intent.Key]*gatewayv1.HTTPRoute{}}
+		routes: map[intent.Key]*gatewayv1.HTTPRoute{}, services: map[intent.Key]serviceOf{}}
 }
 
 // Takes reports the Gateway API kinds: HTTPRoutes are routes.
@@ -119,7 +121,8 @@ func (src *Source) Has(kind events.Kind, key intent.Key) bool {
 	return ok
 }
 
-// Len is the number of GatewayClasses, Gateways and ReferenceGrants kept.
+// Len is the number of GatewayClasses, Gateways and ReferenceGrants kept
+// (the Services are the Store's).
 func (src *Source) Len() int { return len(src.classes) + len(src.gateways) + len(src.grants) }
 
 // Serving serves every entry: which Gateways a route attaches to was

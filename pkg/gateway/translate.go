@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,10 +18,19 @@ type route struct {
 	src *Source
 	r   *gatewayv1.HTTPRoute
 	e   *intent.Entry
-	// hosts are the hostnames its accepted parents give it; plainHTTP is
-	// set when one of them is an HTTP listener.
-	hosts     []string
-	plainHTTP bool
+	// hosts are the hostnames its accepted parents give it, each on the
+	// nginx port of its listener.
+	hosts []portHost
+}
+
+// portHost is a hostname on the nginx port of a listener.
+type portHost struct {
+	port int
+	host string
+}
+
+func comparePortHosts(a, b portHost) int {
+	return config.CompareServerKeys(config.ServerKey(a.port, a.host), config.ServerKey(b.port, b.host))
 }
 
 // translate makes the entry of HTTPRoute r at key: its hosts from the
@@ -44,18 +54,16 @@ func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Ent
 	if len(t.hosts) == 0 {
 		return e
 	}
-	slices.SortFunc(t.hosts, config.CompareHostnames)
+	slices.SortFunc(t.hosts, comparePortHosts)
 	t.hosts = slices.Compact(t.hosts)
 	paths := t.paths()
 	for _, h := range t.hosts {
-		e.Rules = append(e.Rules, intent.Host{Host: h, Raw: h, Paths: paths})
+		e.Rules = append(e.Rules, intent.Host{Host: h.host, Port: h.port, Raw: h.host, Paths: paths})
+		e.Hosts = append(e.Hosts, config.ServerKey(h.port, h.host))
 	}
-	if t.plainHTTP {
-		// A route on an HTTP listener is served over HTTP as well, not
-		// redirected to HTTPS (ingress-nginx's ssl-redirect default).
-		e.Settings.SSLRedirect = new(false)
-	}
-	e.Hosts = slices.Clone(t.hosts)
+	// A listener's port is plain HTTP or HTTPS: nothing is redirected
+	// (ingress-nginx's ssl-redirect default).
+	e.Settings.SSLRedirect = new(false)
 	slices.Sort(e.Hosts)
 	e.Services = intent.UniqueKeys(e.Services)
 	e.Secrets = intent.UniqueKeys(e.Secrets)
@@ -70,56 +78,53 @@ func (t *route) problem(format string, args ...any) {
 // attach adds the hostnames that parent ref p gives the route: those of
 // every listener of a Gateway of ours that p selects and that accepts it.
 func (t *route) attach(p *gatewayv1.ParentReference) {
-	if (p.Group != nil && *p.Group != gatewayv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
+	ns, name, ok := ParentGateway(p, t.r.Namespace)
+	if !ok {
 		return // not a Gateway: another controller's parent
 	}
-	ns := t.r.Namespace
-	if p.Namespace != nil {
-		ns = string(*p.Namespace)
-	}
-	gw := t.src.gateways[intent.Key{Namespace: ns, Name: string(p.Name)}]
+	gw := t.src.gateways[intent.Key{Namespace: ns, Name: name}]
 	if !Ours(gw, func(name string) *gatewayv1.GatewayClass { return t.src.classes[name] }, t.src.controller) {
 		return
 	}
 	for i := range gw.Spec.Listeners {
 		l := &gw.Spec.Listeners[i]
-		if (p.SectionName != nil && *p.SectionName != l.Name) || (p.Port != nil && *p.Port != l.Port) {
+		if !selects(p, l) {
 			continue
 		}
-		if hosts, ok := t.listener(gw, l); ok {
-			t.hosts = append(t.hosts, hosts...)
-		}
+		t.listener(gw, l)
 	}
 }
 
-// listener returns the hostnames listener l of gw gives the route, or
-// false when it does not take it or is not served yet.
-func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) ([]string, bool) {
+// listener adds the hostnames listener l of gw gives the route, on the
+// nginx port of the listener, unless it does not take the route or is not
+// served (yet).
+func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 	where := fmt.Sprintf("Gateway %s/%s listener %s", gw.Namespace, gw.Name, l.Name)
 	if !allowsRoute(gw, l, t.r.Namespace) {
-		return nil, false
+		return
 	}
 	var cert *SecretRef
-	switch {
-	case l.Protocol == gatewayv1.HTTPProtocolType && l.Port == 80:
-		t.plainHTTP = true
-	case l.Protocol == gatewayv1.HTTPSProtocolType && l.Port == 443:
+	switch l.Protocol {
+	case gatewayv1.HTTPProtocolType:
+	case gatewayv1.HTTPSProtocolType:
 		c, ok := t.certificate(gw, l, where)
 		if !ok {
-			return nil, false
+			return
 		}
 		cert = &c
-	case l.Protocol == gatewayv1.HTTPProtocolType || l.Protocol == gatewayv1.HTTPSProtocolType:
-		t.problem("%s: port %d is not served yet (HTTP on port 80 and HTTPS on 443 are); not attached to it", where, l.Port)
-		return nil, false
 	default:
 		t.problem("%s: protocol %s is not served yet; not attached to it", where, l.Protocol)
-		return nil, false
+		return
+	}
+	port, why := t.src.fleetPort(gw, l.Port)
+	if why != "" {
+		t.problem("%s: %s; not served yet", where, why)
+		return
 	}
 	hosts := intersect(l.Hostname, t.r.Spec.Hostnames)
 	if len(hosts) == 0 {
 		t.problem("%s: no hostname of the route matches the listener's; not attached to it", where)
-		return nil, false
+		return
 	}
 	var out []string
 	for _, h := range hosts {
@@ -132,13 +137,13 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) ([]string
 			continue
 		}
 		out = append(out, h)
+		t.hosts = append(t.hosts, portHost{port, h})
 	}
 	// The default server answers HTTPS with the default certificate.
-	if named := slices.DeleteFunc(slices.Clone(out), func(h string) bool { return h == config.DefaultServerName }); cert != nil && len(named) > 0 {
-		t.e.TLS = append(t.e.TLS, intent.TLS{Hosts: named, Secret: cert.Name, Namespace: cert.Namespace})
+	if named := slices.DeleteFunc(out, func(h string) bool { return h == config.DefaultServerName }); cert != nil && len(named) > 0 {
+		t.e.TLS = append(t.e.TLS, intent.TLS{Port: port, Hosts: named, Secret: cert.Name, Namespace: cert.Namespace})
 		t.e.Secrets = append(t.e.Secrets, intent.Key(*cert))
 	}
-	return out, len(out) > 0
 }
 
 // certificate returns the Secret an HTTPS listener terminates TLS with:
@@ -146,84 +151,12 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) ([]string
 // whose ReferenceGrant allows it. Passthrough and a listener without a
 // usable certificate are not served (the route is not attached to it).
 func (t *route) certificate(gw *gatewayv1.Gateway, l *gatewayv1.Listener, where string) (SecretRef, bool) {
-	if l.TLS == nil || (l.TLS.Mode != nil && *l.TLS.Mode != gatewayv1.TLSModeTerminate) {
-		t.problem("%s: only TLS mode Terminate is served on HTTPS; not attached to it", where)
-		return SecretRef{}, false
-	}
-	if len(l.TLS.CertificateRefs) == 0 {
-		t.problem("%s: no certificateRefs; not attached to it", where)
-		return SecretRef{}, false
-	}
-	ref, ok := secretRefOf(gw.Namespace, l.TLS.CertificateRefs[0])
-	if !ok {
-		t.problem("%s: certificateRefs[0] is not a Secret; not attached to it", where)
-		return SecretRef{}, false
-	}
-	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "Gateway", Namespace: gw.Namespace}
-	if !ReferenceGranted(t.src.grantList(), from, GrantTo{Kind: "Secret", Namespace: ref.Namespace, Name: ref.Name}) {
-		t.problem("%s: Secret %s/%s is in another namespace and no ReferenceGrant there allows it; not attached to it", where, ref.Namespace, ref.Name)
+	ref, err := listenerCertificate(gw, l, t.src.grantList())
+	if err != nil {
+		t.problem("%s: %v; not attached to it", where, err)
 		return SecretRef{}, false
 	}
 	return ref, true
-}
-
-// allowsRoute applies the listener's allowedRoutes to an HTTPRoute of
-// namespace ns: namespaces Same (the default) or All (Selector needs the
-// Namespaces' labels, which the stream does not carry: no route is
-// taken), and kinds, when listed, including HTTPRoute.
-func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, ns string) bool {
-	a := l.AllowedRoutes
-	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gatewayv1.RouteGroupKind) bool {
-		return k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gatewayv1.GroupName)
-	}) {
-		return false
-	}
-	from := gatewayv1.NamespacesFromSame
-	if a != nil && a.Namespaces != nil && a.Namespaces.From != nil {
-		from = *a.Namespaces.From
-	}
-	switch from {
-	case gatewayv1.NamespacesFromAll:
-		return true
-	case gatewayv1.NamespacesFromSame:
-		return ns == gw.Namespace
-	}
-	return false
-}
-
-// intersect returns the hostnames a route with hostnames serves on a
-// listener of hostname listener (nil: any): every hostname of the route
-// the listener's matches, or the listener's when the route lists none or
-// the listener's is more specific than a wildcard of the route's; the
-// default server for neither.
-func intersect(listener *gatewayv1.Hostname, hostnames []gatewayv1.Hostname) []string {
-	if len(hostnames) == 0 {
-		if listener == nil {
-			return []string{config.DefaultServerName}
-		}
-		return []string{string(*listener)}
-	}
-	var out []string
-	for _, h := range hostnames {
-		switch {
-		case listener == nil || matches(string(*listener), string(h)):
-			out = append(out, string(h))
-		case matches(string(h), string(*listener)):
-			out = append(out, string(*listener))
-		}
-	}
-	return out
-}
-
-// matches reports whether pattern (a name, or "*." and a name: any name
-// of one or more labels more) matches host, which may itself be a
-// wildcard narrower than pattern.
-func matches(pattern, host string) bool {
-	suffix, ok := strings.CutPrefix(pattern, "*")
-	if !ok {
-		return pattern == host
-	}
-	return strings.HasSuffix(host, suffix) && len(host) > len(suffix)
 }
 
 // paths returns the paths of the route's rules, the same on each of its
@@ -334,11 +267,8 @@ func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.Bac
 // its own namespace, or of another whose ReferenceGrant allows HTTPRoutes
 // of the route's namespace.
 func (t *route) granted(ref *gatewayv1.HTTPBackendRef) bool {
-	if ref.Namespace == nil || string(*ref.Namespace) == t.r.Namespace {
-		return true
-	}
-	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: t.r.Namespace}
-	return ReferenceGranted(t.src.grantList(), from, GrantTo{Kind: "Service", Namespace: string(*ref.Namespace), Name: string(ref.Name)})
+	_, err := backendService(t.r.Namespace, &ref.BackendObjectReference, t.src.grantList())
+	return !errors.Is(err, ErrRefNotPermitted)
 }
 
 // match returns the path of one match: Exact, PathPrefix (whole path

@@ -7,11 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
@@ -84,17 +87,53 @@ func allNamespaces(l gatewayv1.Listener) gatewayv1.Listener {
 	return l
 }
 
-// translated stores objs in a new Source, then r, and returns r's entry.
+// noServices in the objects of translated keeps it from giving each
+// Gateway its Service.
+type noServices struct{}
+
+// gatewayService is the Service the watcher keeps for g: listener port P
+// on port 10000+P of the fleet.
+func gatewayService(g *gatewayv1.Gateway) *corev1.Service {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: ServiceName(g.Namespace, g.Name),
+		Labels:      map[string]string{ServiceManagedByLabel: ServiceManagedBy},
+		Annotations: map[string]string{ServiceGatewayAnnotation: g.Namespace + "/" + g.Name}}}
+	for _, l := range g.Spec.Listeners {
+		if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == int32(l.Port) }) {
+			svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("p%d", l.Port), Port: int32(l.Port),
+				TargetPort: intstr.FromInt32(10000 + int32(l.Port))})
+		}
+	}
+	return svc
+}
+
+// observe hands svc to src as the Store does.
+func observe(t *testing.T, src *Source, svc *corev1.Service) []*intent.Entry {
+	t.Helper()
+	again, _, err := src.Observe(events.KindService, intent.Key{Namespace: svc.Namespace, Name: svc.Name}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return again
+}
+
+// translated stores objs in a new Source (each Gateway with its Service,
+// unless objs has noServices{}), then r, and returns r's entry.
 func translated(t *testing.T, r *gatewayv1.HTTPRoute, objs ...any) *intent.Entry {
 	t.Helper()
 	src := NewSource(testController)
+	services := !slices.Contains(objs, any(noServices{}))
 	for _, o := range objs {
 		var err error
 		switch o := o.(type) {
+		case *corev1.Service:
+			observe(t, src, o)
 		case *gatewayv1.GatewayClass:
 			_, err = src.Keep(events.KindGatewayClass, intent.Key{Name: o.Name}, o)
 		case *gatewayv1.Gateway:
 			_, err = src.Keep(events.KindGateway, intent.Key{Namespace: o.Namespace, Name: o.Name}, o)
+			if services {
+				observe(t, src, gatewayService(o))
+			}
 		case *gatewayv1.ReferenceGrant:
 			_, err = src.Keep(events.KindReferenceGrant, intent.Key{Namespace: o.Namespace, Name: o.Name}, o)
 		}
@@ -109,7 +148,7 @@ func translated(t *testing.T, r *gatewayv1.HTTPRoute, objs ...any) *intent.Entry
 	return e
 }
 
-// summary is "host path type service:port" per path of e.
+// summary is "port:host path type service:port" per path of e.
 func summary(e *intent.Entry) []string {
 	var out []string
 	for _, h := range e.Rules {
@@ -118,7 +157,7 @@ func summary(e *intent.Entry) []string {
 			if p.Backend.Namespace != "" {
 				svc = p.Backend.Namespace + "/" + svc
 			}
-			s := h.Host + " " + p.Path + " " + string(p.PathType) + " " + svc + ":" + strconv.Itoa(int(p.Backend.PortNumber))
+			s := config.ServerKey(h.Port, h.Host) + " " + p.Path + " " + string(p.PathType) + " " + svc + ":" + strconv.Itoa(int(p.Backend.PortNumber))
 			if p.Split != nil {
 				s += fmt.Sprintf(" + %s:%d %d/%d", p.Split.Backend.Service, p.Split.Backend.PortNumber, p.Split.Weight, p.Split.Total)
 			}
@@ -138,13 +177,13 @@ func TestTranslate(t *testing.T) {
 		route    *gatewayv1.HTTPRoute
 		objs     []any
 		want     []string
-		tls      []string // "hosts namespace/secret"
+		tls      []string // "port:hosts namespace/secret"
 		problems []string // substrings, in order
 	}{
 		{name: "attached, hostname of the route", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
-			objs: []any{ours, edge}, want: []string{"a.example.com / Prefix web:8"}},
+			objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix web:8"}},
 		{name: "no hostname anywhere: the default server", route: httpRoute(nil, rule(nil, web)),
-			objs: []any{ours, edge}, want: []string{"_ / Prefix web:8"}},
+			objs: []any{ours, edge}, want: []string{"10080:_ / Prefix web:8"}},
 		{name: "not our class", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{class("ours", "example.com/other"), edge}},
 		{name: "no Gateway yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)), objs: []any{ours}},
@@ -152,7 +191,7 @@ func TestTranslate(t *testing.T) {
 			objs: []any{ours, gw("infra", "edge", "ours", listener("http", 80, ""))}},
 		{name: "listener hostname narrows a wildcard", route: httpRoute([]string{"*.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "a.example.com")))},
-			want: []string{"a.example.com / Prefix web:8"}},
+			want: []string{"10080:a.example.com / Prefix web:8"}},
 		{name: "hostnames that do not intersect", route: httpRoute([]string{"b.example.org"}, rule(prefix, web)),
 			objs:     []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "*.example.com")))},
 			problems: []string{"no hostname of the route matches the listener's"}},
@@ -160,21 +199,47 @@ func TestTranslate(t *testing.T) {
 			objs: []any{ours, edge}, problems: []string{"wildcard hostname *.example.com is not served yet"}},
 		{name: "HTTPS: the listener's certificate", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", https("infra", "cert"))},
-			want: []string{"a.example.com / Prefix web:8"}, tls: []string{"a.example.com infra/cert"}},
+			want: []string{"10443:a.example.com / Prefix web:8"}, tls: []string{"10443:a.example.com infra/cert"}},
 		{name: "HTTPS: a certificate of another namespace needs a grant", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs:     []any{ours, gw("infra", "edge", "ours", https("certs", "cert"))},
 			problems: []string{"Secret certs/cert is in another namespace and no ReferenceGrant there allows it"}},
 		{name: "HTTPS: a granted certificate of another namespace", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", https("certs", "cert")), grant("certs", "infra")},
-			want: []string{"a.example.com / Prefix web:8"}, tls: []string{"a.example.com certs/cert"}},
+			want: []string{"10443:a.example.com / Prefix web:8"}, tls: []string{"10443:a.example.com certs/cert"}},
 		{name: "HTTPS: passthrough is not served", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", func() gatewayv1.Listener {
 				l := https("infra", "cert")
 				l.TLS.Mode = ptr.To(gatewayv1.TLSModePassthrough)
 				return l
 			}())}, problems: []string{"only TLS mode Terminate is served on HTTPS"}},
-		{name: "other port not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
-			objs: []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("alt", 8080, "")))}, problems: []string{"port 8080 is not served yet"}},
+		{name: "any port, on its port of the fleet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("alt", 8080, "")))}, want: []string{"18080:a.example.com / Prefix web:8"}},
+		{name: "no Service yet: not served", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, edge, noServices{}}, problems: []string{"Gateway infra/edge listener http: waiting for its Service; not served yet"}},
+		{name: "a Service without the listener's port", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, edge, noServices{}, func() *corev1.Service {
+				svc := gatewayService(edge)
+				svc.Spec.Ports[0].Port = 81
+				return svc
+			}()}, problems: []string{"waiting for port 80 of its Service ingress/gw-"}},
+		{name: "a Service with a named targetPort", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, edge, noServices{}, func() *corev1.Service {
+				svc := gatewayService(edge)
+				svc.Spec.Ports[0].TargetPort = intstr.FromString("http")
+				return svc
+			}()}, problems: []string{"has no targetPort number"}},
+		{name: "a Service not named after the Gateway is not its", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, edge, noServices{}, func() *corev1.Service {
+				svc := gatewayService(edge)
+				svc.Name = "mine"
+				return svc
+			}()}, problems: []string{"waiting for its Service"}},
+		{name: "two Services claiming one Gateway: neither is used", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
+			objs: []any{ours, edge, func() *corev1.Service {
+				svc := gatewayService(edge)
+				svc.Namespace = "elsewhere"
+				return svc
+			}()}, problems: []string{"2 Services claim it ([elsewhere/gw-"}},
 		{name: "other protocol not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", func() gatewayv1.Listener {
 				l := allNamespaces(listener("tcp", 9000, ""))
@@ -183,7 +248,7 @@ func TestTranslate(t *testing.T) {
 			}())}, problems: []string{"protocol TCP is not served yet"}},
 		{name: "path types", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{
 			pathMatch(gatewayv1.PathMatchExact, "/x"), pathMatch(gatewayv1.PathMatchPathPrefix, "/p/"), pathMatch(gatewayv1.PathMatchRegularExpression, "/r/[0-9]+")}, web)),
-			objs: []any{ours, edge}, want: []string{"a.example.com /x Exact web:8", "a.example.com /p Prefix web:8", "a.example.com /r/[0-9]+ Regex web:8"}},
+			objs: []any{ours, edge}, want: []string{"10080:a.example.com /x Exact web:8", "10080:a.example.com /p Prefix web:8", "10080:a.example.com /r/[0-9]+ Regex web:8"}},
 		{name: "invalid path", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/a;b")}, web)),
 			objs: []any{ours, edge}, problems: []string{`path "/a;b" may only contain`}},
 		{name: "header match not served yet", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{{
@@ -196,14 +261,14 @@ func TestTranslate(t *testing.T) {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](3)
 			return b
-		}())), objs: []any{ours, edge}, want: []string{"a.example.com / Prefix web:8 + api:9 3/4"}},
+		}())), objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix web:8 + api:9 3/4"}},
 		{name: "three backends not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, backend("api", 9), backend("v2", 9))),
 			objs: []any{ours, edge}, problems: []string{"3 backendRefs with a weight above 0"}},
 		{name: "a backend of weight 0 takes nothing", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](0)
 			return b
-		}())), objs: []any{ours, edge}, want: []string{"a.example.com / Prefix web:8"}},
+		}())), objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix web:8"}},
 		{name: "backend in another namespace not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, func() gatewayv1.HTTPBackendRef {
 			b := backend("web", 8)
 			b.Namespace = ptr.To[gatewayv1.Namespace]("other")
@@ -217,7 +282,7 @@ func TestTranslate(t *testing.T) {
 			Spec: gatewayv1.ReferenceGrantSpec{
 				From: []gatewayv1.ReferenceGrantFrom{{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: "app"}},
 				To:   []gatewayv1.ReferenceGrantTo{{Group: "", Kind: "Service"}}}}},
-			want: []string{"a.example.com / Prefix other/web:8"}},
+			want: []string{"10080:a.example.com / Prefix other/web:8"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,16 +292,16 @@ func TestTranslate(t *testing.T) {
 			}
 			var tls []string
 			for _, c := range e.TLS {
-				tls = append(tls, strings.Join(c.Hosts, ",")+" "+c.Namespace+"/"+c.Secret)
+				tls = append(tls, config.ServerKey(c.Port, strings.Join(c.Hosts, ","))+" "+c.Namespace+"/"+c.Secret)
 			}
 			if !slices.Equal(tls, tc.tls) {
 				t.Errorf("tls %q, want %q", tls, tc.tls)
 			}
-			if len(tc.tls) > 0 && (e.Settings.SSLRedirect != nil || len(e.Secrets) != 1) {
-				t.Errorf("an HTTPS-only route: ssl redirect %v, secrets %v", e.Settings.SSLRedirect, e.Secrets)
+			if len(tc.tls) > 0 && len(e.Secrets) != 1 {
+				t.Errorf("an HTTPS route: secrets %v", e.Secrets)
 			}
-			if len(tc.tls) == 0 && len(tc.want) > 0 && (e.Settings.SSLRedirect == nil || *e.Settings.SSLRedirect) {
-				t.Error("a route on an HTTP listener is redirected to HTTPS")
+			if len(tc.want) > 0 && (e.Settings.SSLRedirect == nil || *e.Settings.SSLRedirect) {
+				t.Error("a route of a Gateway is redirected to HTTPS")
 			}
 			if len(e.Problems) != len(tc.problems) {
 				t.Fatalf("problems %q, want %d like %q", e.Problems, len(tc.problems), tc.problems)
@@ -268,8 +333,19 @@ func TestKeepTranslatesAgain(t *testing.T) {
 	}
 	edge := gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "a.example.com")))
 	again, err := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, edge)
-	if err != nil || len(again) != 1 || !slices.Equal(again[0].Hosts, []string{"a.example.com"}) {
-		t.Fatalf("after the Gateway: %v %+v", err, again)
+	if err != nil || len(again) != 1 || len(again[0].Hosts) != 0 {
+		t.Fatalf("after the Gateway, before its Service: %v %+v", err, again)
+	}
+	if again := observe(t, src, gatewayService(edge)); len(again) != 1 || !slices.Equal(again[0].Hosts, []string{"10080:a.example.com"}) {
+		t.Fatalf("after the Service: %+v", again)
+	}
+	withStatus := gatewayService(edge)
+	withStatus.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "198.18.0.250"}}
+	if again, changed, err := src.Observe(events.KindService, intent.Key{Namespace: withStatus.Namespace, Name: withStatus.Name}, withStatus); err != nil || changed || len(again) != 0 {
+		t.Fatalf("a change of the Service's status: changed %v, %d entries, %v; want nothing", changed, len(again), err)
+	}
+	if again, changed, _ := src.Observe(events.KindService, intent.Key{Namespace: "app", Name: "other"}, &corev1.Service{}); changed || len(again) != 0 {
+		t.Fatal("a Service of no Gateway made routes again")
 	}
 	if again, _ := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, nil); len(again) != 1 || len(again[0].Hosts) != 0 {
 		t.Fatalf("after the Gateway's delete: %+v", again)
@@ -305,6 +381,7 @@ func TestGrantRevoked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	observe(t, src, gatewayService(gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "")))))
 	ref := backend("web", 8)
 	ref.Namespace = ptr.To[gatewayv1.Namespace]("other")
 	r := httpRoute([]string{"a.example.com"}, rule(nil, ref))
@@ -315,5 +392,44 @@ func TestGrantRevoked(t *testing.T) {
 	again, err := src.Keep(events.KindReferenceGrant, intent.Key{Namespace: "other", Name: "routes"}, nil)
 	if err != nil || len(again) != 1 || len(summary(again[0])) != 0 || len(again[0].Problems) != 1 {
 		t.Fatalf("after the grant's delete: %v %+v", err, again)
+	}
+}
+
+// TestListeners: the ports of the fleet a Gateway's HTTP and HTTPS
+// listeners are served on, once per port, only for a Gateway of ours with
+// its Service.
+func TestListeners(t *testing.T) {
+	tcp := allNamespaces(listener("tcp", 9000, ""))
+	tcp.Protocol = gatewayv1.TCPProtocolType
+	edge := gw("infra", "edge", "ours", listener("http", 80, "a.example.com"), listener("http2", 80, "b.example.com"), https("infra", "cert"), tcp)
+	origin := intent.Origin{Kind: "Gateway", Namespace: "infra", Name: "edge"}
+	for _, tc := range []struct {
+		name  string
+		class *gatewayv1.GatewayClass
+		svc   bool
+		want  []intent.Listener
+	}{
+		{name: "ours, with its Service", class: class("ours", testController), svc: true,
+			want: []intent.Listener{{Port: 10080, Origin: origin}, {Port: 10443, TLS: true, Origin: origin}}},
+		{name: "ours, no Service yet", class: class("ours", testController)},
+		{name: "not ours", class: class("ours", "example.com/other"), svc: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := NewSource(testController)
+			if _, err := src.Keep(events.KindGatewayClass, intent.Key{Name: "ours"}, tc.class); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.Keep(events.KindGateway, intent.Key{Namespace: "infra", Name: "edge"}, edge); err != nil {
+				t.Fatal(err)
+			}
+			if tc.svc {
+				observe(t, src, gatewayService(edge))
+			}
+			got := src.Listeners()
+			slices.SortFunc(got, func(a, b intent.Listener) int { return a.Port - b.Port })
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("listeners %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

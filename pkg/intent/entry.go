@@ -26,7 +26,8 @@ type Entry struct {
 	Services   []Key
 	Secrets    []Key
 	ConfigMaps []Key
-	// hosts are the hosts of its rules and TLS sections (ingressHosts).
+	// hosts are the Servers of its rules and TLS sections, by
+	// config.ServerKey (the hostname on nginx's own ports).
 	Hosts []string
 	// rules, tls and defaultBackend are its route intents (intent.go).
 	Rules          []Host

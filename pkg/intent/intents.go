@@ -29,6 +29,9 @@ type BackendRef struct {
 type Host struct {
 	// host is the Server's name: config.DefaultServerName for none.
 	Host string
+	// Port is the nginx port of the Gateway listener the host is served
+	// on (a config.Listener's), 0 for nginx's own ports (Ingresses).
+	Port int
 	// raw is the host as the object wrote it ("" for none).
 	Raw   string
 	Err   error
@@ -65,6 +68,9 @@ type Split struct {
 // The Secret is in Namespace, "" for the origin's: a translator that names
 // another has checked that the reference is allowed (a ReferenceGrant).
 type TLS struct {
+	// Port is the nginx port of the Gateway HTTPS listener the hosts are
+	// served on, 0 for nginx's own HTTPS port.
+	Port      int
 	Hosts     []string
 	Secret    string
 	Namespace string

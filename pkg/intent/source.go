@@ -44,6 +44,33 @@ type Source interface {
 	Serving(c Classes) func(e *Entry) bool
 }
 
+// A ListenerSource is a Source whose objects make nginx listen on ports of
+// its own (the Gateway source: a port per Gateway listener). Build
+// validates the ports (config.ValidListenerPort) and the Hosts of the
+// source's entries are served on them (Host.Port).
+type ListenerSource interface {
+	Listeners() []Listener
+}
+
+// Listener is a port a ListenerSource asks nginx to listen on, for the
+// object Origin names (in Problems).
+type Listener struct {
+	Port   int
+	TLS    bool
+	Origin Origin
+}
+
+// An Observer is a Source that also reads the objects of a kind the Store
+// keeps itself (the Gateway source reads the Services the watcher keeps
+// for each Gateway). The Store hands it every object of kinds Observes
+// returns true for, after storing it (nil when deleted); Observe returns
+// the entries made again, and whether it kept anything of the object
+// (then the next Configuration is a full Build).
+type Observer interface {
+	Observes(kind events.Kind) bool
+	Observe(kind events.Kind, key Key, obj runtime.Object) (again []*Entry, changed bool, err error)
+}
+
 // Classes are the controller's class flags, which decide what a source
 // serves.
 type Classes struct {

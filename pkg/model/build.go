@@ -23,7 +23,10 @@ import (
 //     (creation time, then namespace/name); wherever two of them disagree,
 //     the oldest wins and the others get a Problem naming it. An entry
 //     its source refused (Entry.Refused) is not served at all.
-//   - Hosts: each host is one Server; the default server "_" always
+//   - Hosts: each host is one Server per port: nginx's own ports (the
+//     Ingresses'), or the port of a Gateway listener (intent.Host.Port, one
+//     of the Listeners that buildListeners validates); Servers of two ports
+//     never conflict. The default server "_" of nginx's own ports always
 //     exists. An invalid host of an entry is left out with a Problem.
 //   - Paths: Exact, Prefix (element-wise) and regex paths, as the entry
 //     gives them, validated and normalized by its source; the same host,
@@ -71,6 +74,7 @@ func build(s *Store, opts Options) (*config.Configuration, *builder) {
 	b := newBuilder(s, opts, len(s.entries))
 	b.buildGlobal()
 	b.buildHeaders()
+	b.buildListeners()
 	b.selectEntries(s.allEntries())
 	b.buildDefaultBackend(b.entries)
 	b.buildTLS()
@@ -96,9 +100,14 @@ type builder struct {
 	// backend.
 	lastBackend *backendState
 	// sums are the checksum trees of the result (see finish).
-	sums    *config.Sums
+	sums *config.Sums
+	// servers and tls are by config.ServerKey.
 	servers map[string]*serverState
 	tls     map[string]*tlsClaim
+	// listeners are the valid ports of the Gateway listeners
+	// (buildListeners), listenerList their Configuration.Listeners.
+	listeners    map[int]bool
+	listenerList []config.Listener
 	// slabs of the states above.
 	serverSlab  slab[serverState]
 	backendSlab slab[backendState]
@@ -133,7 +142,7 @@ func newBuilder(s *Store, opts Options, n int) *builder {
 		tls:      map[string]*tlsClaim{},
 	}
 	b.serverSlab.size, b.backendSlab.size = n+1, n
-	b.server(config.DefaultServerName)
+	b.server(0, config.DefaultServerName)
 	return b
 }
 
@@ -257,7 +266,11 @@ func (b *builder) buildRule(e *intent.Entry, rule *intent.Host) {
 		b.entryProblem(e, "rule host %q %v; rule left out", rule.Raw, rule.Err)
 		return
 	}
-	srv := b.server(rule.Host)
+	if rule.Port != 0 && !b.listeners[rule.Port] {
+		b.entryProblem(e, "host %s: its listener's port %d is not served; rule left out", rule.Raw, rule.Port)
+		return
+	}
+	srv := b.server(rule.Port, rule.Host)
 	for i := range rule.Paths {
 		b.buildPath(e, srv, &rule.Paths[i])
 	}

@@ -11,7 +11,11 @@ import (
 
 // serverState is a Server while it is built.
 type serverState struct {
-	hostname  string
+	hostname string
+	// port is the Gateway listener's nginx port, 0 for nginx's own; key
+	// is config.ServerKey of both.
+	port      int
+	key       string
 	locations []location
 	// inline holds the first locations, so that most servers need no
 	// allocation of their own.
@@ -61,14 +65,16 @@ func (s *slab[T]) alloc() *T {
 	return &s.chunk[len(s.chunk)-1]
 }
 
-// server returns the Server of host, creating it.
-func (b *builder) server(host string) *serverState {
-	s := b.servers[host]
+// server returns the Server of host on nginx port port (0: nginx's own),
+// creating it.
+func (b *builder) server(port int, host string) *serverState {
+	key := config.ServerKey(port, host)
+	s := b.servers[key]
 	if s == nil {
 		s = b.serverSlab.alloc()
-		s.hostname = host
+		s.hostname, s.port, s.key = host, port, key
 		s.locations = s.inline[:0]
-		b.servers[host] = s
+		b.servers[key] = s
 	}
 	return s
 }
@@ -106,6 +112,7 @@ func (s *serverState) add(l location) {
 func (b *builder) finish() *config.Configuration {
 	cfg := b.finishRoutes()
 	cfg.L4 = b.buildL4()
+	cfg.Listeners = b.listenerList
 	b.finishPassthrough(cfg)
 	cfg.Problems = sortProblems(b.problems)
 	b.sums = config.NewSums(cfg)
@@ -143,7 +150,9 @@ func (b *builder) finishServers(defaultBackend string) []config.Server {
 		states = append(states, s)
 		n += len(s.locations) + 1
 	}
-	slices.SortFunc(states, func(x, y *serverState) int { return config.CompareHostnames(x.hostname, y.hostname) })
+	slices.SortFunc(states, func(x, y *serverState) int {
+		return cmp.Or(cmp.Compare(x.port, y.port), config.CompareHostnames(x.hostname, y.hostname))
+	})
 	locs := make([]config.Location, 0, n)
 	out := make([]config.Server, len(states))
 	for i, s := range states {
@@ -162,7 +171,7 @@ func (b *builder) finishServers(defaultBackend string) []config.Server {
 func (b *builder) appendWWWRedirects(out []config.Server, states []*serverState) []config.Server {
 	n := len(out)
 	for _, s := range states {
-		if s.hostname == config.DefaultServerName || strings.HasPrefix(s.hostname, "*.") ||
+		if s.port != 0 || s.hostname == config.DefaultServerName || strings.HasPrefix(s.hostname, "*.") ||
 			!slices.ContainsFunc(s.locations, func(l location) bool { return l.entry.Settings.FromToWWW }) {
 			continue
 		}
@@ -176,7 +185,7 @@ func (b *builder) appendWWWRedirects(out []config.Server, states []*serverState)
 		out = append(out, config.Server{Hostname: from, RedirectTo: s.hostname})
 	}
 	if len(out) > n {
-		slices.SortFunc(out, func(x, y config.Server) int { return config.CompareHostnames(x.Hostname, y.Hostname) })
+		slices.SortFunc(out, func(x, y config.Server) int { return config.CompareServers(&x, &y) })
 	}
 	return out
 }
@@ -186,8 +195,8 @@ func (b *builder) appendWWWRedirects(out []config.Server, states []*serverState)
 // redirect holds the shared false and true values that
 // LocationSettings.SSLRedirect points to.
 func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *[2]bool, locs []config.Location) config.Server {
-	srv := config.Server{Hostname: s.hostname}
-	if c, ok := b.tls[s.hostname]; ok && s.hostname != config.DefaultServerName {
+	srv := config.Server{Hostname: s.hostname, Port: s.port}
+	if c, ok := b.tls[s.key]; ok && s.hostname != config.DefaultServerName {
 		srv.TLS = true
 		srv.SSLRedirect = b.global.SSLRedirect
 		if v := c.entry.Settings.SSLRedirect; v != nil {

@@ -9,9 +9,11 @@ import (
 	"sort"
 )
 
-// tlsClaim is the TLS setting of one host: the Secret (Name "" for the
-// default certificate) and the oldest Ingress that listed the host.
+// tlsClaim is the TLS setting of one host on one port: the Secret (Name
+// "" for the default certificate) and the oldest Ingress that listed the
+// host.
 type tlsClaim struct {
+	host   string
 	secret intent.Key
 	entry  *intent.Entry
 }
@@ -55,28 +57,32 @@ func (b *builder) buildTLS() {
 		for _, t := range e.TLS {
 			hosts := t.Hosts
 			if len(hosts) == 0 {
-				hosts = ruleHosts(e)
+				hosts = ruleHosts(e, t.Port)
 			}
 			secret := intent.Key{}
 			if t.Secret != "" {
 				secret = intent.Key{Namespace: cmp.Or(t.Namespace, e.Key.Namespace), Name: t.Secret}
 			}
 			for _, h := range hosts {
-				b.claimTLS(e, h, secret)
+				b.claimTLS(e, t.Port, h, secret)
 			}
 		}
 	}
 	b.certs = b.resolveCertificates()
 }
 
-func (b *builder) claimTLS(e *intent.Entry, host string, secret intent.Key) {
+// claimTLS claims host on nginx port port (0: nginx's own HTTPS port)
+// for secret: the Servers and certificates of one port are apart from
+// those of another (config.ServerKey).
+func (b *builder) claimTLS(e *intent.Entry, port int, host string, secret intent.Key) {
 	if err := intent.ValidHost(host); err != nil {
 		b.entryProblem(e, "tls host %q %v; left out", host, err)
 		return
 	}
-	c, ok := b.tls[host]
+	key := config.ServerKey(port, host)
+	c, ok := b.tls[key]
 	if !ok {
-		b.tls[host] = &tlsClaim{secret: secret, entry: e}
+		b.tls[key] = &tlsClaim{host: host, secret: secret, entry: e}
 		return
 	}
 	if c.secret != secret {
@@ -85,12 +91,13 @@ func (b *builder) claimTLS(e *intent.Entry, host string, secret intent.Key) {
 	}
 }
 
-// ruleHosts returns the valid hosts of e's rules (invalid ones have their
-// Problem from the rule), without the default server.
-func ruleHosts(e *intent.Entry) []string {
+// ruleHosts returns the valid hosts of e's rules on nginx port port
+// (invalid ones have their Problem from the rule), without the default
+// server.
+func ruleHosts(e *intent.Entry, port int) []string {
 	var out []string
 	for _, r := range e.Rules {
-		if r.Raw != "" && r.Err == nil {
+		if r.Raw != "" && r.Err == nil && r.Port == port {
 			out = append(out, r.Raw)
 		}
 	}
@@ -115,12 +122,12 @@ func (b *builder) resolveCertificates() certificates {
 		entry := b.s.secrets[c.secret]
 		switch {
 		case entry == nil:
-			b.entryProblem(c.entry, "tls host %s: secret %s not found; the default certificate is used", h, c.secret)
+			b.entryProblem(c.entry, "tls host %s: secret %s not found; the default certificate is used", c.host, c.secret)
 		case entry.err != nil:
-			b.entryProblem(c.entry, "tls host %s: secret %s %v; the default certificate is used", h, c.secret, entry.err)
+			b.entryProblem(c.entry, "tls host %s: secret %s %v; the default certificate is used", c.host, c.secret, entry.err)
 		default:
-			if entry.leaf.VerifyHostname(h) != nil {
-				b.entryProblem(c.entry, "tls host %s: the certificate of secret %s does not cover it (used anyway)", h, c.secret)
+			if entry.leaf.VerifyHostname(c.host) != nil {
+				b.entryProblem(c.entry, "tls host %s: the certificate of secret %s does not cover it (used anyway)", c.host, c.secret)
 			}
 			cert := cs.get(c.secret.String(), entry)
 			cert.hosts = append(cert.hosts, h)

@@ -131,6 +131,8 @@ func diffKinds() map[string]diffKind {
 		"Backends":                      {reportsBackends, "pushed to the Lua balancer"},
 		"Certificates":                  {reportsCertificates, "pushed to Lua"},
 		"UpstreamTLS":                   {reportsReload, "nginx.conf holds the profiles' fixed locations"},
+		"Listeners":                     {reportsReload, "nginx.conf holds a listen directive per Gateway listener port"},
+		"Listeners[0].Gateway":          {reportsNothing, "for Problems and inspection: nginx.conf holds the ports only"},
 		"L4":                            stream,
 		"Passthrough":                   stream,
 		"DefaultCertificate":            {reportsDefaultCert, "pushed to Lua with the certificates"},

@@ -24,6 +24,9 @@ type Effect struct {
 	sliceBefore *sliceEntry
 	// entryBefore is, for a route object, its entry before the event.
 	entryBefore *intent.Entry
+	// observed: a source that observes the kind kept something of the
+	// object (intent.Observer), which can change how it translates.
+	observed bool
 }
 
 // ServiceKey names a Service.
@@ -78,6 +81,9 @@ func sameSlice(a, b *sliceEntry) bool {
 // a Service nothing routes to; a Secret or Service nothing names; an
 // Ingress not served before nor after.
 func (s *Store) CanChange(eff Effect, opts Options) bool {
+	if eff.observed {
+		return true
+	}
 	if src, route := s.sourceOf(eff.Kind); route {
 		serves, now := s.serving(opts), s.entries[entryKey{string(eff.Kind), eff.key}]
 		return eff.entryBefore != nil && serves(eff.entryBefore) || now != nil && serves(now)

@@ -42,7 +42,7 @@ type island struct {
 // host, and the name from-to-www-redirect pairs it with (see
 // appendWWWRedirects).
 func hostVariants(host string) []string {
-	if host == config.DefaultServerName || strings.HasPrefix(host, "*.") {
+	if host == config.DefaultServerName || strings.HasPrefix(host, "*.") || strings.Contains(host, ":") {
 		return []string{host}
 	}
 	if bare, ok := strings.CutPrefix(host, "www."); ok {
@@ -131,6 +131,8 @@ func (in *Incremental) rebuildHosts() bool {
 		return false
 	}
 	b.buildHeaders()
+	b.buildListeners()
+	b.problems = b.problems[:0] // the full Build's: the listeners are not the island's
 	b.selectEntries(entries)
 	var winner []*intent.Entry
 	if e := in.s.entries[in.defaultWinner]; in.defaultWinner.Name != "" && e != nil {
@@ -163,13 +165,13 @@ func (in *Incremental) splice(is *island, b *builder, part *config.Configuration
 	return true
 }
 
-// sortedHosts returns the hosts sorted by compareHostnames.
+// sortedHosts returns the hosts (ServerKeys) sorted by CompareServerKeys.
 func sortedHosts(hosts map[string]bool) []string {
 	out := make([]string, 0, len(hosts))
 	for h := range hosts {
 		out = append(out, h)
 	}
-	slices.SortFunc(out, config.CompareHostnames)
+	slices.SortFunc(out, config.CompareServerKeys)
 	return out
 }
 
@@ -181,25 +183,25 @@ func (in *Incremental) spliceServers(out *config.Configuration, is *island, part
 		if s.RedirectTo != "" {
 			return false
 		}
-		if is.hosts[s.Hostname] {
+		if is.hosts[s.Key()] {
 			add = append(add, s)
-			in.sums.SetServer(s.Hostname, w.Server(&s))
+			in.sums.SetServer(s.Key(), w.Server(&s))
 		}
 	}
 	merged := make([]config.Server, 0, len(out.Servers)+len(add))
 	for _, s := range out.Servers {
-		if !is.hosts[s.Hostname] {
+		if !is.hosts[s.Key()] {
 			merged = append(merged, s)
 			continue
 		}
 		if s.RedirectTo != "" {
 			return false
 		}
-		if !slices.ContainsFunc(add, func(x config.Server) bool { return x.Hostname == s.Hostname }) {
-			in.sums.RemoveServer(s.Hostname)
+		if !slices.ContainsFunc(add, func(x config.Server) bool { return x.Key() == s.Key() }) {
+			in.sums.RemoveServer(s.Key())
 		}
 	}
-	out.Servers = mergeSorted(merged, add, func(x, y config.Server) int { return config.CompareHostnames(x.Hostname, y.Hostname) })
+	out.Servers = mergeSorted(merged, add, func(x, y config.Server) int { return config.CompareServers(&x, &y) })
 	return true
 }
 
@@ -224,7 +226,7 @@ func mergeSorted[T any](a, b []T, cmp func(x, y T) int) []T {
 func islandBackends(servers []config.Server, is *island) map[string]bool {
 	out := map[string]bool{}
 	for i := range servers {
-		if !is.hosts[servers[i].Hostname] {
+		if !is.hosts[servers[i].Key()] {
 			continue
 		}
 		for _, l := range servers[i].Locations {

@@ -463,10 +463,20 @@ func (u universe) routeEvent() events.Event {
 	return upsertEvent(r)
 }
 
-// gatewayEvent is the universe's GatewayClass or Gateway: ours or not, and
-// with or without a hostname, so that every route is translated again.
+// gatewayEvent is the universe's GatewayClass, Gateway or the Gateway's
+// Service: ours or not, with or without a hostname, the Service on one of
+// two ports of the fleet or none, so that every route is translated again
+// and moves between ports.
 func (u universe) gatewayEvent() events.Event {
-	if u.pick(3) == 0 {
+	switch u.pick(4) {
+	case 0:
+		svc := gatewayService(&gatewayv1.Gateway{ObjectMeta: objMeta(propNS, "edge"), Spec: gatewayv1.GatewaySpec{
+			Listeners: []gatewayv1.Listener{{Port: 80}}}}, int32(10000+u.pick(2)))
+		if u.pick(4) == 0 {
+			return deleteEvent(events.KindService, svc.Namespace, svc.Name)
+		}
+		return upsertEvent(svc)
+	case 1:
 		c := eventstest.GatewayClass()
 		if u.pick(3) == 0 {
 			c.Spec.ControllerName = "example.com/other"

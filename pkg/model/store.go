@@ -171,12 +171,16 @@ func (s *Store) Apply(ev events.Event) (Effect, error) {
 		return Effect{}, err
 	}
 	eff := s.before(ev.Kind, key)
+	obj := ev.Object
 	if ev.Op == events.OpDelete {
-		err = s.delete(ev.Kind, key)
+		err, obj = s.delete(ev.Kind, key), nil
 	} else if isNilObject(ev.Object) {
 		return Effect{}, fmt.Errorf("%w: %s %s", intent.ErrMissingObject, ev.Kind, key)
 	} else {
 		err = s.upsert(ev.Kind, key, ev.Object)
+	}
+	if err == nil {
+		eff.observed, err = s.observe(ev.Kind, key, obj)
 	}
 	if err != nil {
 		return Effect{}, err
@@ -273,6 +277,28 @@ func (s *Store) delete(kind events.Kind, key intent.Key) error {
 		return fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 	}
 	return nil
+}
+
+// observe hands an object of a kind the Store keeps to the sources that
+// observe it (intent.Observer), and stores the entries they made again;
+// it reports whether one of them kept something of it.
+func (s *Store) observe(kind events.Kind, key intent.Key, obj runtime.Object) (bool, error) {
+	changed := false
+	for _, src := range s.sources {
+		o, ok := src.(intent.Observer)
+		if !ok || !o.Observes(kind) {
+			continue
+		}
+		again, c, err := o.Observe(kind, key, obj)
+		if err != nil {
+			return changed, err
+		}
+		for _, e := range again {
+			s.putEntry(keyOf(e), e)
+		}
+		changed = changed || c
+	}
+	return changed, nil
 }
 
 // keep hands an object of a source's other kinds to it (nil: removed), and

@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
@@ -283,35 +284,54 @@ func (b *builder) passthroughHost(cfg *config.Configuration, c passthroughClaim)
 	return config.PassthroughHost{}, false
 }
 
-// WithoutListeners returns cfg without the TCP and UDP services that
-// check refuses (the syncer's test that nginx can bind their port: a
-// listener nginx cannot open fails the whole reload, and so every later
-// change), each with a Problem on its ConfigMap, and the checksum of what
-// is left. cfg itself is returned when check refuses none; it is never
-// modified.
+// WithoutListeners returns cfg without the TCP and UDP services and the
+// Gateway listener ports (checked as TCP services) that check refuses (the
+// syncer's test that nginx can bind their port: a listener nginx cannot
+// open fails the whole reload, and so every later change), each with a
+// Problem on its ConfigMap or Gateway, and the checksum of what is left.
+// cfg itself is returned when check refuses none; it is never modified.
 func WithoutListeners(cfg *config.Configuration, opts Options, check func(config.L4Service) error) *config.Configuration {
-	var kept []config.L4Service
 	var problems []config.Problem
-	for i, svc := range cfg.L4 {
-		err := check(svc)
-		if err == nil {
-			if problems != nil {
-				kept = append(kept, svc)
-			}
-			continue
-		}
-		if problems == nil {
-			kept = append(make([]config.L4Service, 0, len(cfg.L4)), cfg.L4[:i]...)
-		}
+	l4 := keepChecked(cfg.L4, func(svc config.L4Service) error { return check(svc) }, func(svc config.L4Service, err error) {
 		problems = append(problems, l4EntryProblem(l4ConfigMap(opts, svc.Protocol), svc.Protocol, strconv.Itoa(svc.Port),
 			fmt.Errorf("nginx cannot listen on it: %w", err)))
-	}
+	})
+	gw := keepChecked(cfg.Listeners, func(l config.Listener) error { return check(config.L4Service{Protocol: config.L4TCP, Port: l.Port}) },
+		func(l config.Listener, err error) {
+			k, _ := intent.ParseKey(l.Gateway)
+			problems = append(problems, config.Problem{Kind: string(events.KindGateway), Namespace: k.Namespace, Name: k.Name,
+				Reason: fmt.Sprintf("listener port of the fleet %d: nginx cannot listen on it: %v; its listeners on it are not served", l.Port, err)})
+		})
 	if problems == nil {
 		return cfg
 	}
 	out := *cfg
-	out.L4 = kept
+	out.L4, out.Listeners = l4, gw
 	out.Problems = sortProblems(append(slices.Clone(cfg.Problems), problems...))
 	out.Checksum = config.ChecksumTrustingParts(&out)
 	return &out
+}
+
+// keepChecked returns the elements of list that check accepts (list itself
+// when it accepts them all), calling refused for the others.
+func keepChecked[T any](list []T, check func(T) error, refused func(T, error)) []T {
+	var kept []T
+	cut := false
+	for i, x := range list {
+		err := check(x)
+		if err == nil {
+			if cut {
+				kept = append(kept, x)
+			}
+			continue
+		}
+		if !cut {
+			kept, cut = append(make([]T, 0, len(list)), list[:i]...), true
+		}
+		refused(x, err)
+	}
+	if !cut {
+		return list
+	}
+	return kept
 }

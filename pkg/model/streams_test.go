@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+	"slices"
 
 	"github.com/ingress-sync/ingress-sync/test/testkit/check"
 
@@ -196,5 +197,25 @@ func TestWithoutListeners(t *testing.T) {
 	want := Build(newTestStore(t, append(l4Objects(), fixtures.ConfigMap("ingress", "tcp", "9001", "data/db:5432"))...), l4Options())
 	if out.Checksum != want.Checksum || out.Checksum == cfg.Checksum {
 		t.Errorf("checksum %s, want %s (that of a build without the entry)", out.Checksum, want.Checksum)
+	}
+}
+
+// TestWithoutGatewayListeners: a Gateway listener port nginx cannot bind
+// is left out with a Problem on its Gateway, the others kept.
+func TestWithoutGatewayListeners(t *testing.T) {
+	cfg := &config.Configuration{Listeners: []config.Listener{{Port: 10080, Gateway: "shop/one"}, {Port: 10081, TLS: true, Gateway: "shop/two"}}}
+	cfg.Checksum = cfg.ComputeChecksum()
+	out := WithoutListeners(cfg, l4Options(), func(s config.L4Service) error {
+		if s.Protocol == config.L4TCP && s.Port == 10080 {
+			return errors.New("address already in use")
+		}
+		return nil
+	})
+	if !slices.Equal(out.Listeners, cfg.Listeners[1:]) || len(cfg.Listeners) != 2 {
+		t.Fatalf("listeners %+v from %+v", out.Listeners, cfg.Listeners)
+	}
+	checkProblems(t, out.Problems, []string{"Gateway shop/one: listener port of the fleet 10080: nginx cannot listen on it: address already in use; its listeners on it are not served"})
+	if out.Checksum == cfg.Checksum {
+		t.Error("the checksum did not change")
 	}
 }

@@ -56,6 +56,8 @@ type Applier struct {
 	conf      string
 	global    config.Global
 	listeners []config.L4Service
+	// gateway are the Gateway listener ports the installed file listens on.
+	gateway []config.Listener
 	// dirty: the Lua side may differ from running (a failed push, a
 	// restart): the next push sends everything.
 	dirty bool
@@ -264,22 +266,22 @@ func (a *Applier) pushChange(ctx context.Context, next *config.Configuration, ch
 // installed records that the nginx.conf rendered for cfg, with checksum
 // sum, is installed.
 func (a *Applier) installed(cfg *config.Configuration, sum string) {
-	a.conf, a.global, a.listeners = sum, cfg.Global, cfg.L4
+	a.conf, a.global, a.listeners, a.gateway = sum, cfg.Global, cfg.L4, cfg.Listeners
 	a.profiles = profileSet(cfg.UpstreamTLS)
 	a.errorSets = errorSetNames(errorSetsOf(cfg.Servers))
 }
 
 // renderIfChanged returns nginx.conf for next and its checksum when it
 // differs from the installed file, and nil otherwise. nginx.conf depends on
-// the options, next.Global, its backend TLS profiles, its L4 listeners and
-// its routes' error code sets only, so the global settings and listeners
+// the options, next.Global, its backend TLS profiles, its L4 and Gateway
+// listeners and its routes' error code sets only, so the global settings and listeners
 // the installed file was rendered from and no new profile, nor a new code
 // set among the changed servers, skip the rendering: an endpoint change
 // does no template work, and a profile no route uses any more stays until
 // the next reload.
 func (a *Applier) renderIfChanged(next *config.Configuration, changed []config.Server) ([]byte, string, error) {
 	if a.conf != "" && next.Global == a.global && a.hasProfiles(next.UpstreamTLS) && sameListeners(next.L4, a.listeners) &&
-		a.hasErrorSets(errorSetsOf(changed)) {
+		config.SameListenPorts(next.Listeners, a.gateway) && a.hasErrorSets(errorSetsOf(changed)) {
 		return nil, "", nil
 	}
 	conf, sum, err := a.render(next)
@@ -287,7 +289,7 @@ func (a *Applier) renderIfChanged(next *config.Configuration, changed []config.S
 	case err != nil:
 		return nil, "", err
 	case sum == a.conf: // the installed file is next's too
-		a.global, a.listeners = next.Global, next.L4
+		a.global, a.listeners, a.gateway = next.Global, next.L4, next.Listeners
 		return nil, "", nil
 	}
 	return conf, sum, nil

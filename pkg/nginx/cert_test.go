@@ -47,9 +47,14 @@ func (ca *testCA) issue(t testing.TB, name string, hosts ...string) (config.Cert
 // served returns the serial of the certificate nginx presents for sni,
 // verified against the CA for verifyHost, or an error.
 func (h *harness) served(ca *testCA, sni, verifyHost string) (string, error) {
+	return h.servedOn(ca, h.opts.HTTPSPort, sni, verifyHost)
+}
+
+// servedOn is served on port port.
+func (h *harness) servedOn(ca *testCA, port int, sni, verifyHost string) (string, error) {
 	cfg := &tls.Config{ServerName: sni, RootCAs: ca.pool, InsecureSkipVerify: true} //nolint:gosec // verified below
 	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
-	conn, err := d.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(h.opts.HTTPSPort)))
+	conn, err := d.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return "", err
 	}

@@ -452,7 +452,7 @@ func (h *harness) mustVersion() Version {
 // withChange returns a copy of cfg with ch applied.
 func withChange(cfg *config.Configuration, ch config.Change) *config.Configuration {
 	next := *cfg
-	next.Servers = upsert(cfg.Servers, ch.ServersUpserted, ch.ServersRemoved, func(s config.Server) string { return s.Hostname })
+	next.Servers = upsert(cfg.Servers, ch.ServersUpserted, ch.ServersRemoved, func(s config.Server) string { return s.Key() })
 	next.Backends = config.NewBackendList(upsert(cfg.Backends.Slice(), backendPtrs(ch.BackendsUpserted).Slice(), ch.BackendsRemoved, func(b *config.Backend) string { return b.Name }))
 	next.Certificates = upsert(cfg.Certificates, ch.CertificatesUpserted, ch.CertificatesRemoved, func(c config.Certificate) string { return c.Name })
 	if ch.DefaultCertificate != "" {

@@ -4,8 +4,10 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,9 +21,16 @@ import (
 // ngx.now in request code did this within some ten thousand requests.
 func TestRequestPathCompiles(t *testing.T) {
 	jitDir := luaJITLibDir(t)
-	ports := freePorts(t, 2)
+	ports := freePorts(t, 3)
 	logPath := filepath.Join(testDir(t), "jit.log")
 	cfg := hostTable(10, config.Endpoint{Address: "127.0.0.1", Port: int32(ports[0])})
+	// The same hosts on a Gateway listener's port: half of the requests
+	// go there (router.lua's lookup in the port's table).
+	for _, s := range slices.Clone(cfg.Servers) {
+		s.Port = ports[2]
+		cfg.Servers = append(cfg.Servers, s)
+	}
+	cfg.Listeners = []config.Listener{{Port: ports[2], Gateway: "app/edge"}}
 	h := startNginx(t, cfg, func(o *Options) {
 		o.DisableAccessLog = true
 		o.WorkerProcesses = 1 // all requests in one LuaJIT VM
@@ -34,8 +43,9 @@ func TestRequestPathCompiles(t *testing.T) {
 	const conns, perConn = 8, 5000
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
-	c := h.newHTTPClient()
+	clients := []*http.Client{h.newHTTPClient(), onPort(ports[2])}
 	for w := range conns {
+		c := clients[w%2]
 		wg.Go(func() {
 			for i := range perConn {
 				n := w*perConn + i

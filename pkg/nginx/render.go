@@ -34,8 +34,9 @@ func NewRenderer(opts Options) (*Renderer, error) {
 // Options returns the completed options the renderer uses.
 func (r *Renderer) Options() Options { return r.opts }
 
-// Render returns nginx.conf for cfg. Only cfg.Global and the options reach
-// it: hosts, paths, backends and certificates are pushed to Lua. An invalid
+// Render returns nginx.conf for cfg. Only cfg.Global, the ports of its
+// listeners (L4, Gateway) and the options reach it: hosts, paths, backends
+// and certificates are pushed to Lua. An invalid
 // value is an error wrapping ErrInvalidValue that names it; nothing is
 // rendered then.
 func (r *Renderer) Render(cfg *config.Configuration) ([]byte, error) {
@@ -43,11 +44,12 @@ func (r *Renderer) Render(cfg *config.Configuration) ([]byte, error) {
 	return conf, err
 }
 
-// render returns nginx.conf for cfg's global settings, L4 listeners and
+// render returns nginx.conf for cfg's global settings, L4 listeners,
+// Gateway listener ports and
 // error code sets (errorsets.go) with the backend TLS profiles tls, and its checksum, which the file's
 // workers report at GET /configuration/version.
 func (r *Renderer) render(cfg *config.Configuration, tls []config.UpstreamTLS) ([]byte, string, error) {
-	v, err := newView(&r.opts, &cfg.Global, listenersOf(cfg.L4), tls, errorSetsOf(cfg.Servers))
+	v, err := newView(&r.opts, &cfg.Global, listenersOf(cfg.L4), cfg.Listeners, tls, errorSetsOf(cfg.Servers))
 	if err != nil {
 		return nil, "", fmt.Errorf("render nginx.conf: %w", err)
 	}

@@ -34,6 +34,13 @@ func goldenConfigs() map[string]struct {
 		cfg  *config.Configuration
 	}{
 		"empty": {cfg: &config.Configuration{Checksum: "c0ffee"}},
+		"gateway_passthrough": {
+			opts: func(o *Options) { o.EnableSSLPassthrough, o.ListenAddress = true, "127.0.0.1" },
+			cfg:  &config.Configuration{Checksum: "c0ffee", Listeners: []config.Listener{{Port: 10000}, {Port: 10001, TLS: true}}}},
+		"gateway": {cfg: &config.Configuration{Checksum: "c0ffee",
+			Servers: []config.Server{{Hostname: "_"}, {Hostname: "_", Port: 10000, Locations: []config.Location{
+				{Path: "/", PathType: config.PathPrefix, Backend: "app-web-80", Ingress: "app/web"}}}},
+			Listeners: []config.Listener{{Port: 10000}, {Port: 10001, TLS: true}}}},
 		"hosts": {cfg: &config.Configuration{
 			Global: config.Global{SSLRedirect: true, ProxyConnectTimeout: 5, ProxyReadTimeout: 60, ProxySendTimeout: 60,
 				ProxyBodySize: "1m", UpstreamKeepalive: 320},
@@ -432,5 +439,37 @@ func TestRenderLogEscape(t *testing.T) {
 		if !strings.Contains(string(out), tc.want) {
 			t.Errorf("json=%v none=%v: nginx.conf lacks %q", tc.json, tc.none, tc.want)
 		}
+	}
+}
+
+// TestRenderRefusesGatewayPorts: a Gateway listener port reaches a listen
+// directive only from 1024 to 65535, not on one of nginx's own ports, once
+// and in order; anything else renders nothing.
+func TestRenderRefusesGatewayPorts(t *testing.T) {
+	opts := goldenOptions()
+	opts.StatusPort = 10246
+	r, err := NewRenderer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		ports []int
+	}{
+		{"below 1024", []int{80}},
+		{"above 65535", []int{70000}},
+		{"the status port", []int{10246}},
+		{"twice", []int{10000, 10000}},
+		{"out of order", []int{10001, 10000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &config.Configuration{Checksum: "c0ffee"}
+			for _, p := range tc.ports {
+				cfg.Listeners = append(cfg.Listeners, config.Listener{Port: p})
+			}
+			if conf, err := r.Render(cfg); !errors.Is(err, ErrInvalidValue) || conf != nil {
+				t.Fatalf("rendered %d bytes, %v; want ErrInvalidValue", len(conf), err)
+			}
+		})
 	}
 }

@@ -13,7 +13,10 @@ import (
 // Host is one entry of router.lua's route table: the routes of one
 // config.Server. It is the wire format of POST /configuration/routes.
 type Host struct {
-	// Name is the Server's Hostname: exact, "*.example.com" or "_".
+	// Name is the Server's config.ServerKey: its Hostname (exact,
+	// "*.example.com" or "_") on nginx's own ports, "<port>:<Hostname>"
+	// on a Gateway listener's port (router.lua looks it up in the table
+	// of the request's port).
 	Name   string  `json:"name"`
 	Routes []Route `json:"routes,omitempty"`
 	// Unavailable makes the host answer 503: its routes were refused.
@@ -118,7 +121,7 @@ type CORS struct {
 // HostOf converts a Server of a Configuration built by model.Build. Every
 // value was validated there; HostOf only changes its form.
 func HostOf(s *config.Server) Host {
-	h := Host{Name: s.Hostname, Routes: make([]Route, len(s.Locations)), AppRoot: s.AppRoot, RedirectTo: s.RedirectTo, TLS: s.TLS}
+	h := Host{Name: s.Key(), Routes: make([]Route, len(s.Locations)), AppRoot: s.AppRoot, RedirectTo: s.RedirectTo, TLS: s.TLS}
 	for i := range s.Locations {
 		h.Routes[i] = routeOf(s, &s.Locations[i])
 	}

@@ -76,6 +76,10 @@ type view struct {
 	ResponseHeaders bool
 	// Listen holds the listen arguments of the one public server.
 	Listen []string
+	// GatewayPorts are the ports of the Gateway listeners
+	// (config.Configuration.Listeners), also in Listen: router.lua and
+	// certificate.lua look the hosts of a request on one up in its table.
+	GatewayPorts []int `json:",omitempty"`
 	// RealIP sets the client address ($remote_addr) from a trusted proxy;
 	// nil leaves it the peer's. ForwardedFor is the client address
 	// compute-full-forwarded-for appends to X-Forwarded-For ("": the
@@ -119,7 +123,7 @@ type view struct {
 
 // newView validates g against o and builds the template input. Nothing of
 // an Ingress reaches it: only the global settings and the options.
-func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.UpstreamTLS, sets []errorSet) (*view, error) {
+func newView(o *Options, g *config.Global, listeners []l4Listener, gateway []config.Listener, tls []config.UpstreamTLS, sets []errorSet) (*view, error) {
 	v := &view{
 		MaxTries:              o.MaxTries,
 		ModulesDir:            o.ModulesDir,
@@ -183,6 +187,12 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, tls []config.
 	// Last: the internal HTTPS server is a copy of the public one.
 	if err := v.setStream(o, g, &n, listeners); err != nil {
 		return nil, fmt.Errorf("stream: %w", err)
+	}
+	// After the copy: a Gateway listener's port is the public server's
+	// alone, and terminates TLS itself with SSL passthrough too (the
+	// stream block reads the SNI name of nginx's own HTTPS port only).
+	if err := v.setGatewayListeners(o, gateway, n.UseHTTP2); err != nil {
+		return nil, fmt.Errorf("gateway listeners: %w", err)
 	}
 	sum, err := viewChecksum(v)
 	if err != nil {
@@ -277,6 +287,42 @@ func listenLines(o *Options, http2, proxyProtocol bool) []string {
 		out = append(out, a+plain, https[i]+ssl)
 	}
 	return out
+}
+
+// setGatewayListeners adds a listen of each Gateway listener port to the
+// public server, with ssl for an HTTPS one, after checking it again
+// (config.ValidListenerPort: not one of nginx's own ports), in order.
+func (v *view) setGatewayListeners(o *Options, ls []config.Listener, http2 bool) error {
+	own := []int{o.HTTPPort, o.HTTPSPort, o.StatusPort}
+	for i, l := range ls {
+		if err := config.ValidListenerPort(l.Port, own); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidValue, err)
+		}
+		if i > 0 && l.Port <= ls[i-1].Port {
+			return invalid("gateway listener ports (not sorted and unique)", strconv.Itoa(l.Port))
+		}
+		opts := ""
+		switch {
+		case l.TLS && http2:
+			opts = " ssl http2"
+		case l.TLS:
+			opts = " ssl"
+		}
+		for _, a := range listenAddrs(o, l.Port) {
+			v.Listen = append(v.Listen, a+opts)
+		}
+		v.GatewayPorts = append(v.GatewayPorts, l.Port)
+	}
+	return nil
+}
+
+// LuaGatewayPorts is GatewayPorts as a Lua list.
+func (v *view) LuaGatewayPorts() string {
+	parts := make([]string, len(v.GatewayPorts))
+	for i, p := range v.GatewayPorts {
+		parts[i] = strconv.Itoa(p)
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
 // listenAddrs returns the listen addresses of port: on ListenAddress, or

@@ -140,7 +140,7 @@ func (s *Syncer) build() (*config.Configuration, uint64, []time.Time) {
 	start := time.Now()
 	cfg := s.inc.Build()
 	s.mu.Unlock()
-	if s.opts.ListenCheck != nil && len(cfg.L4) > 0 {
+	if s.opts.ListenCheck != nil && (len(cfg.L4) > 0 || len(cfg.Listeners) > 0) {
 		cfg = model.WithoutListeners(cfg, s.opts.Model, s.opts.ListenCheck)
 	}
 	s.m.builds.Inc()

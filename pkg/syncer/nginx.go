@@ -128,16 +128,17 @@ func (n *Nginx) Healthy() error {
 func (n *Nginx) Client() *nginx.Client { return n.applier.Client() }
 
 // CanListen tells whether nginx can listen on svc's port (a
-// syncer.Options.ListenCheck): nil when the running nginx.conf already has
-// that listener, otherwise whether this process, which runs nginx with its
+// syncer.Options.ListenCheck; a Gateway listener's port comes as a TCP
+// service): nil when the running nginx.conf already has that listener,
+// otherwise whether this process, which runs nginx with its
 // own identity in its own network, can bind the port on nginx's listen
 // address. A port taken by another process, or below 1024 without the
 // privilege, would fail the reload that adds it, and with it every later
 // change.
 func (n *Nginx) CanListen(svc config.L4Service) error {
-	if running := n.applier.Running(); running != nil && slices.ContainsFunc(running.L4, func(r config.L4Service) bool {
+	if running := n.applier.Running(); running != nil && (slices.ContainsFunc(running.L4, func(r config.L4Service) bool {
 		return r.Protocol == svc.Protocol && r.Port == svc.Port
-	}) {
+	}) || svc.Protocol == config.L4TCP && slices.ContainsFunc(running.Listeners, func(l config.Listener) bool { return l.Port == svc.Port })) {
 		return nil
 	}
 	return bindable(svc.Protocol, net.JoinHostPort(n.applier.Renderer().Options().ListenAddress, strconv.Itoa(svc.Port)))

@@ -41,7 +41,8 @@ type Options struct {
 	// StatusInterval is how often status is reported when nothing changes.
 	StatusInterval time.Duration // default events.DefaultStatusInterval
 	// ListenCheck tells whether nginx can listen on the port of a TCP or
-	// UDP service; the services it refuses are left out with a Problem
+	// UDP service (or of a Gateway listener, given as a TCP service); the
+	// services and listener ports it refuses are left out with a Problem
 	// (model.WithoutListeners). nil checks nothing. The real one is
 	// Nginx.CanListen.
 	ListenCheck func(config.L4Service) error

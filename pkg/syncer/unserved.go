@@ -11,12 +11,14 @@ import (
 )
 
 // unservedObjects is the bounded list of route objects (those of
-// routeKinds) the Problems say are not served as they ask, sorted by kind
-// (Ingresses first), namespace and name.
+// routeKinds), and of Gateways (a listener port nginx cannot open: the
+// watcher keeps the Gateway from Programmed), that the Problems say are
+// not served as they ask, sorted by kind (Ingresses first), namespace and
+// name.
 func unservedObjects(ps []config.Problem, routeKinds map[string]bool) []events.UnservedIngress {
 	why := make(map[[3]string]string)
 	for _, p := range ps {
-		if !routeKinds[p.Kind] {
+		if !routeKinds[p.Kind] && p.Kind != string(events.KindGateway) {
 			continue
 		}
 		kind := p.Kind

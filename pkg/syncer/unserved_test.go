@@ -110,17 +110,20 @@ func TestUnservedIsBounded(t *testing.T) {
 
 // TestUnservedNamesAnyRouteKind: the objects of every source are
 // reported, by kind (empty for an Ingress, as older syncers wrote), and
-// Problems of the objects routes reference are not.
+// Gateways whose listeners are not served; Problems of the objects routes
+// reference are not.
 func TestUnservedNamesAnyRouteKind(t *testing.T) {
 	left := "host a path /: service ns/x not found; path left out"
 	ps := []config.Problem{
 		{Kind: "HTTPRoute", Namespace: "ns", Name: "r", Reason: left},
 		{Kind: "Ingress", Namespace: "ns", Name: "i", Reason: left},
 		{Kind: "ConfigMap", Namespace: "ns", Name: "c", Reason: left},
+		{Kind: "Gateway", Namespace: "ns", Name: "g", Reason: "listener port of the fleet 10000: nginx cannot listen on it: taken; its listeners on it are not served"},
 	}
 	got := unservedObjects(ps, map[string]bool{"Ingress": true, "HTTPRoute": true})
 	want := []events.UnservedIngress{
 		{Kind: "", Namespace: "ns", Name: "i", Why: events.UnservedRoutes},
+		{Kind: "Gateway", Namespace: "ns", Name: "g", Why: events.UnservedRoutes},
 		{Kind: "HTTPRoute", Namespace: "ns", Name: "r", Why: events.UnservedRoutes},
 	}
 	if !reflect.DeepEqual(got, want) {

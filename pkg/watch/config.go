@@ -15,6 +15,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -106,6 +108,16 @@ type Config struct {
 	// GatewayClasses we serve (default gateway.DefaultControllerName):
 	// only Secrets that Gateways of those classes name are published.
 	GatewayControllerName string
+	// GatewayServiceSelector, a label selector of the fleet's Pods
+	// ("app.kubernetes.io/component=syncer"), makes the leader keep a
+	// Service per Gateway of ours in ElectionNamespace (gwservice.go), of
+	// type GatewayServiceType (default LoadBalancer, or ClusterIP), whose
+	// targetPorts are allocated from GatewayPortRange (default
+	// DefaultGatewayPortRange). Empty keeps none: no Gateway gets an
+	// address, none is Programmed.
+	GatewayServiceSelector string
+	GatewayServiceType     corev1.ServiceType
+	GatewayPortRange       string
 
 	NATSURL         string // ignored with EmbeddedNATSDir: the server listens on its host:port
 	NATSCredsFile   string
@@ -196,6 +208,10 @@ func (c Config) withDefaults() Config {
 	def(&c.IngressClass, ingress.DefaultIngressClass)
 	def(&c.ElectionID, DefaultElectionID)
 	def(&c.GatewayControllerName, gateway.DefaultControllerName)
+	def(&c.GatewayPortRange, DefaultGatewayPortRange)
+	if c.GatewayServiceType == "" {
+		c.GatewayServiceType = corev1.ServiceTypeLoadBalancer
+	}
 	defDur := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -232,7 +248,7 @@ func (c Config) withDefaults() Config {
 // Validate checks c after defaults; errors wrap ErrInvalidConfig.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	checks := []func() error{c.validateBasics, c.validateNATS, c.validateElection, c.validateStatus}
+	checks := []func() error{c.validateBasics, c.validateNATS, c.validateElection, c.validateStatus, c.validateGatewayServices}
 	var errs []error
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -342,6 +358,26 @@ func (c Config) validateStatus() error {
 	}
 	if c.StatusMaxWait < 0 {
 		errs = append(errs, fmt.Errorf("status max wait %s must be >= 0", c.StatusMaxWait))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) validateGatewayServices() error {
+	var errs []error
+	if _, _, err := parsePortRange(c.GatewayPortRange); err != nil {
+		errs = append(errs, err)
+	}
+	if c.GatewayServiceType != corev1.ServiceTypeLoadBalancer && c.GatewayServiceType != corev1.ServiceTypeClusterIP {
+		errs = append(errs, fmt.Errorf("gateway service type %q: want %s or %s", c.GatewayServiceType, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeClusterIP))
+	}
+	if c.GatewayServiceSelector == "" {
+		return errors.Join(errs...)
+	}
+	if _, err := labels.ConvertSelectorToLabelsMap(c.GatewayServiceSelector); err != nil {
+		errs = append(errs, fmt.Errorf("gateway service selector %q: %w", c.GatewayServiceSelector, err))
+	}
+	if c.ElectionNamespace == "" {
+		errs = append(errs, errors.New("a gateway service selector needs the election namespace (or POD_NAMESPACE), where the Services are kept"))
 	}
 	return errors.Join(errs...)
 }

@@ -54,6 +54,17 @@ func TestConfigValidate(t *testing.T) {
 		{name: "status quorum", change: func(c *Config) { c.StatusSyncers, c.StatusMaxWait = StatusQuorum, time.Second }, ok: true},
 		{name: "unknown status rule", change: func(c *Config) { c.StatusSyncers = "most" }},
 		{name: "negative status wait", change: func(c *Config) { c.StatusMaxWait = -time.Second }},
+		{name: "gateway services", change: func(c *Config) {
+			c.GatewayServiceSelector, c.ElectionNamespace, c.GatewayServiceType, c.GatewayPortRange = "app=syncer,tier=edge", "ingress", "ClusterIP", "20000-20000"
+		}, ok: true},
+		{name: "gateway services without a namespace", change: func(c *Config) { c.GatewayServiceSelector = "app=syncer" }},
+		{name: "gateway service selector with an operator", change: func(c *Config) {
+			c.GatewayServiceSelector, c.ElectionNamespace = "app!=syncer", "ingress"
+		}},
+		{name: "gateway service type NodePort", change: func(c *Config) { c.GatewayServiceType = "NodePort" }},
+		{name: "gateway port range reversed", change: func(c *Config) { c.GatewayPortRange = "2000-1000" }},
+		{name: "gateway port range of one number", change: func(c *Config) { c.GatewayPortRange = "2000" }},
+		{name: "gateway port range past 65535", change: func(c *Config) { c.GatewayPortRange = "65000-70000" }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

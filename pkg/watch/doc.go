@@ -79,6 +79,14 @@
 //     term published the Ingress, and do not report it unserved. After
 //     Config.StatusMaxWait without them it writes the address anyway, with
 //     a Warning Event.
+//   - With the Gateway API watched it writes the status of our
+//     GatewayClasses, Gateways and of the HTTPRoutes attached to them, as
+//     pkg/gateway computes it (gwstatus.go), and with
+//     Config.GatewayServiceSelector keeps a Service per Gateway of ours in
+//     its namespace, with targetPorts allocated from
+//     Config.GatewayPortRange (gwservice.go), published like any Service.
+//     A Gateway is Programmed once it has an address and the syncers serve
+//     the versions of it and of its Service the term published.
 //   - An object over the server's max_payload is logged with its kind,
 //     namespace, name and size and counted
 //     (ingress_sync_watcher_oversize_objects_total); everything else goes on.

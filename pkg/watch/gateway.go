@@ -274,7 +274,7 @@ func (g *gatewayAPI) newInformer(k events.Kind) cache.SharedIndexInformer {
 		return gatewayinformers.NewGatewayInformer(g.client, ns, 0, cache.Indexers{
 			gatewaySecretIndex: gatewaySecretKeys, gatewayClassIndex: gatewayClassKeys})
 	case events.KindHTTPRoute:
-		return gatewayinformers.NewHTTPRouteInformer(g.client, ns, 0, byNS)
+		return gatewayinformers.NewHTTPRouteInformer(g.client, ns, 0, routeIndexers())
 	}
 	return gatewayinformers.NewReferenceGrantInformer(g.client, ns, 0, byNS)
 }

@@ -47,6 +47,9 @@ func (w *Watcher) handler(kind events.Kind) cache.ResourceEventHandlerFuncs {
 			if kind == events.KindIngress || kind == events.KindConfigMap {
 				w.configMapRefs(old) // so may a ConfigMap
 			}
+			if kind == events.KindHTTPRoute {
+				w.gatewayStatusOf(kind, old) // a Gateway it no longer names counts it no more
+			}
 			w.changed(kind, cur, false)
 		},
 		DeleteFunc: func(obj any) {
@@ -83,6 +86,9 @@ func (w *Watcher) changed(kind events.Kind, item any, deleted bool) {
 	}
 	t.gatewayRefsChanged(obj)
 	t.configMapsOf(obj)
+	if t.gateways != nil {
+		t.gateways.changed(kind, obj)
+	}
 	if t.status == nil {
 		return
 	}

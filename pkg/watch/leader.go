@@ -48,7 +48,8 @@ func (w *Watcher) elect(ctx context.Context) error {
 }
 
 // lead is one term of leadership: reconcile the stream with the caches, then
-// publish live changes (and write Ingress status) until ctx ends. Terms never
+// publish live changes (and write Ingress and Gateway API status) until ctx
+// ends. Terms never
 // overlap.
 func (w *Watcher) lead(ctx context.Context) {
 	w.leadMu.Lock()
@@ -65,11 +66,7 @@ func (w *Watcher) lead(ctx context.Context) {
 	}
 	defer closePub()
 	t.pub = pub
-	t.events = newReporter(w)
-	if w.statusEnabled() {
-		t.status = newStatusWriter(w, t)
-		t.events.changed = t.status.recheck
-	}
+	w.addWriters(t)
 	w.reconciled.Store(false)
 	w.current.Store(t)
 	defer w.current.CompareAndSwap(t, nil)
@@ -78,32 +75,50 @@ func (w *Watcher) lead(ctx context.Context) {
 		if t.status != nil {
 			t.status.queue.ShutDown()
 		}
+		if t.gateways != nil {
+			t.gateways.queue.ShutDown()
+		}
 		return
 	}
 	w.reconciled.Store(true)
-	done := make(chan struct{})
+	var parts []<-chan struct{}
 	if t.status != nil {
-		go func() {
-			defer close(done)
-			t.status.run(ctx)
-		}()
-	} else {
-		close(done)
+		parts = append(parts, background(func() { t.status.run(ctx) }))
 	}
-	reported := make(chan struct{})
-	go func() {
-		defer close(reported)
-		_ = t.events.Start(ctx)
-	}()
-	guarded := make(chan struct{})
-	go func() {
-		defer close(guarded)
-		w.guardStream(ctx, t)
-	}()
+	if t.gateways != nil {
+		parts = append(parts, background(func() { t.gateways.run(ctx) }))
+	}
+	parts = append(parts, background(func() { _ = t.events.Start(ctx) }), background(func() { w.guardStream(ctx, t) }))
 	t.run(ctx)
-	<-done
-	<-reported
-	<-guarded
+	for _, done := range parts {
+		<-done
+	}
+}
+
+// addWriters gives term t its reader of the syncers' reports and the
+// writers of status: Ingress status when configured, Gateway API status
+// when the Gateway API is watched; both look again after each report.
+func (w *Watcher) addWriters(t *term) {
+	t.events = newReporter(w)
+	if w.statusEnabled() {
+		t.status = newStatusWriter(w, t)
+		t.events.changed = t.status.recheck
+	}
+	if w.gateway != nil {
+		t.gateways = newGatewayStatus(w, t)
+		t.events.changed = chain(t.events.changed, t.gateways.recheck)
+	}
+}
+
+// background runs f in a goroutine and returns a channel closed when it
+// returns.
+func background(f func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	return done
 }
 
 // reconcileRetrying reconciles, retrying with backoff while the stream cannot

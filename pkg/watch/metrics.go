@@ -23,6 +23,10 @@ type metrics struct {
 	streamRecreated prometheus.Counter
 	// gatewayKinds: 1 per Gateway API kind watched now (its CRD served).
 	gatewayKinds *prometheus.GaugeVec // kind
+	// gatewayStatusWrites: Gateway API status writes that reached the API;
+	// gatewaysWaiting: Gateways not Programmed for want of the syncers.
+	gatewayStatusWrites *prometheus.CounterVec // kind, result
+	gatewaysWaiting     prometheus.Gauge
 	// apiReachable and apiOutages: the informers' gate (apigate.go).
 	apiReachable prometheus.Gauge
 	apiOutages   prometheus.Counter
@@ -71,12 +75,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		gatewayKinds: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "gateway_api_kinds_watched", Help: "1 for each Gateway API kind the API server serves and the watcher watches, by kind."},
 			[]string{"kind"}),
+		gatewayStatusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "gateway_status_writes_total", Help: "Status writes of GatewayClasses, Gateways and HTTPRoutes that reached the API (on the leader), by kind and result (ok, conflict, error)."},
+			[]string{"kind", "result"}),
+		gatewaysWaiting: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
+			Name: "status_waiting_gateways", Help: "Gateways of ours with an address that are not Programmed until the syncers serve them (on the leader)."}),
 		apiReachable: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "api_reachable", Help: "0 while the informers hold their requests because the kube-apiserver is unreachable, else 1."}),
 		apiOutages: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "api_outages_total", Help: "Times the informers found the kube-apiserver unreachable and waited for it to answer ready."}),
 	}
-	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.conflicts, m.behind, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated, m.gatewayKinds, m.apiReachable, m.apiOutages} {
+	for _, c := range []prometheus.Collector{m.published, m.errors, m.latency, m.noop, m.conflicts, m.behind, m.oversize, m.leader, m.reconciled, m.reports, m.kubeEvents, m.statusWaiting, m.streamRecreated, m.gatewayKinds, m.gatewayStatusWrites, m.gatewaysWaiting, m.apiReachable, m.apiOutages} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -24,7 +25,8 @@ import (
 // TestDeployRBACIsEnough runs the watcher as a service account holding only
 // the rules of deploy/base/watcher/rbac.yaml: it elects itself, publishes
 // (TLS Secrets and a named ConfigMap, by field selector, and the Gateway
-// API kinds), writes status and creates and patches Events.
+// API kinds), writes Ingress and Gateway API status, keeps the Service of a
+// Gateway and creates and patches Events.
 func TestDeployRBACIsEnough(t *testing.T) {
 	ge := newGatewayEnv(t, true)
 	e := ge.env
@@ -40,6 +42,8 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	cfg.PublishStatusAddress = []string{"198.18.0.10"}
 	cfg.IngressClass = "nginx-" + ns
 	cfg.GatewayClient, cfg.GatewayAPIPollInterval = gatewayclient.NewForConfigOrDie(saConfig), 200*time.Millisecond
+	cfg.GatewayControllerName = ge.gatewayController()
+	cfg.GatewayServiceSelector, cfg.GatewayServiceType = "app.kubernetes.io/component=syncer", corev1.ServiceTypeClusterIP
 	w := start(t, cfg)
 	eventually(t, "every Gateway API kind watched", func() bool {
 		return w.metric(t, "ingress_sync_watcher_gateway_api_kinds_watched") == float64(len(events.GatewayKinds))
@@ -53,6 +57,12 @@ func TestDeployRBACIsEnough(t *testing.T) {
 			events.KindGateway: "edge", events.KindReferenceGrant: "grant"}[kind]
 		e.waitMessage(t, ge.gatewaySubject(kind, ns, name), events.OpCreate)
 	}
+	ge.waitRoute(t, ns, "web", "Accepted=True/Accepted@1 ResolvedRefs=False/BackendNotFound@1")
+	eventually(t, "the Gateway's status and Service", func() bool {
+		acc, _ := ge.gatewayCond(t, ns, "edge", "Accepted")
+		return acc == "Accepted=True/Accepted@1"
+	})
+	serviceName(t, ge, "edge")
 
 	e.create(t, tlsSecret(ns, "tls"))
 	e.create(t, configMap(ns, "ingress-sync", map[string]string{"k": "v"}))

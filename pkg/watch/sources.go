@@ -191,6 +191,7 @@ func newInformerSet(cfg Config, client kubernetes.Interface) (*informerSet, erro
 		s.sources[k] = &source{kind: k, dynamic: true}
 	}
 	s.gatewayController = cfg.GatewayControllerName
+	s.addGatewayServices(cfg, client)
 	s.sources[events.KindSecret].keep = s.secretReferenced(cfg.DefaultSSLCertificate, cfg.PublishAllTLSSecrets)
 	named := make(map[string]bool, len(cfg.ConfigMaps))
 	for _, nn := range cfg.ConfigMaps {

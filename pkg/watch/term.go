@@ -37,8 +37,11 @@ type term struct {
 	pub    publisher
 	queue  workqueue.TypedRateLimitingInterface[key]
 	status *statusWriter // nil when no status is published
-	events *reporter     // Ingress Events from the syncers' reports
-	round  *round        // the keys the last reconcile queued, until the stream holds them
+	// gateways writes Gateway API status and keeps the Gateways' Services
+	// (gwstatus.go); nil without Config.GatewayClient.
+	gateways *gatewayStatus
+	events   *reporter // Ingress Events from the syncers' reports
+	round    *round    // the keys the last reconcile queued, until the stream holds them
 	// checkNow asks guardStream to check the stream at once: a publish
 	// conflicted or failed, as every publish does once the stream was
 	// deleted or recreated (capacity 1).
@@ -377,6 +380,9 @@ func (t *term) publishedAt(k key, obj runtime.Object) uint64 {
 func (t *term) statusOf(k key) {
 	if t.status != nil && k.Kind == events.KindIngress {
 		t.status.enqueue(k.cacheKey())
+	}
+	if t.gateways != nil {
+		t.gateways.published(k)
 	}
 }
 

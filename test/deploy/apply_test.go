@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/ingress-sync/ingress-sync/test/testkit/gatewayapi"
 	"github.com/ingress-sync/ingress-sync/test/testkit/testenv"
 )
 
@@ -41,8 +42,10 @@ const apiTimeout = 30 * time.Second
 // warning (an unknown or duplicate field, a deprecated API, a Pod Security
 // violation) fails the test. Each pod template is also dry-run created as a
 // Pod, so that the restricted level is enforced, not only warned about.
+// The Gateway API CRDs are installed first: the examples hold a Gateway.
 func TestApplyDryRun(t *testing.T) {
 	cp := testenv.Start(t)
+	gatewayapi.InstallT(t, cp.Config())
 	api := newAPI(t, cp)
 	sets := map[string][]*unstructured.Unstructured{}
 	for _, dir := range kustomizations {

@@ -15,6 +15,7 @@ var clusterScoped = map[string]bool{
 	"ClusterRole":                    true,
 	"ClusterRoleBinding":             true,
 	"IngressClass":                   true,
+	"GatewayClass":                   true,
 	"PriorityClass":                  true,
 	"StorageClass":                   true,
 	"PersistentVolume":               true,

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -348,13 +349,18 @@ type loop struct {
 }
 
 func startLoop(t *testing.T, url string, want ...string) *loop {
+	return startLoopWith(t, func(i int) *http.Client { return w.Syncers[i].Client(nil) }, url, want...)
+}
+
+// startLoopWith is startLoop through client(i) of syncer i.
+func startLoopWith(t *testing.T, client func(i int) *http.Client, url string, want ...string) *loop {
 	l := &loop{stop: make(chan struct{})}
 	ok := map[string]bool{}
 	for _, b := range want {
 		ok[b] = true
 	}
 	for i := range w.Syncers {
-		c := w.Syncers[i].Client(nil)
+		c := client(i)
 		l.done.Go(func() {
 			for n := 0; n < 100000; n++ {
 				select {

@@ -148,6 +148,9 @@ func (g *Generator) PlainHosts() []string {
 // arrives after what it references.
 func (g *Generator) Setup(controllerClass string) []Change {
 	out := []Change{setupChange(strip(fixtures.IngressClass(g.spec.IngressClass, controllerClass, false)))}
+	if g.httpRoutes() {
+		out = append(out, setupChange(g.gatewayClass()), setupChange(g.gateway()))
+	}
 	for _, i := range g.tlsApps {
 		out = append(out, setupChange(g.secret(&g.apps[i])))
 	}
@@ -158,7 +161,7 @@ func (g *Generator) Setup(controllerClass string) []Change {
 		out = append(out, setupChange(g.slice(&g.apps[i])))
 	}
 	for i := range g.apps {
-		out = append(out, setupChange(g.ingress(&g.apps[i])))
+		out = append(out, setupChange(g.route(&g.apps[i])))
 	}
 	return out
 }
@@ -264,15 +267,15 @@ func (g *Generator) ingressChange() Change {
 		name := fmt.Sprintf("extra-%d", g.nextExtra)
 		g.nextExtra++
 		g.extras = append(g.extras, extra{ns: a.ns, name: name, host: name + "." + g.spec.Domain, service: a.name})
-		return Change{Op: op, Object: g.extraIngress(&g.extras[n]), App: -1, Host: g.extras[n].host}
+		return Change{Op: op, Object: g.extraRoute(&g.extras[n]), App: -1, Host: g.extras[n].host}
 	}
 	j := g.rnd.IntN(n)
 	e := &g.extras[j]
 	if op == events.OpUpdate {
 		e.api = !e.api
-		return Change{Op: op, Object: g.extraIngress(e), App: -1}
+		return Change{Op: op, Object: g.extraRoute(e), App: -1}
 	}
-	obj := g.extraIngress(e)
+	obj := g.extraRoute(e)
 	g.extras = slices.Delete(g.extras, j, j+1)
 	return Change{Op: op, Object: obj, App: -1}
 }
@@ -299,6 +302,22 @@ func (g *Generator) slice(a *app) *discoveryv1.EndpointSlice {
 
 func (g *Generator) secret(a *app) *corev1.Secret {
 	return strip(fixtures.TLSSecret(a.ns, a.name+"-tls", g.pairs[a.pair]))
+}
+
+// route is the route object of base app a: its Ingress or HTTPRoute.
+func (g *Generator) route(a *app) runtime.Object {
+	if g.httpRoutes() {
+		return g.httpRoute(a.ns, a.name, a.host, a.name, false)
+	}
+	return g.ingress(a)
+}
+
+// extraRoute is the route object of extra e.
+func (g *Generator) extraRoute(e *extra) runtime.Object {
+	if g.httpRoutes() {
+		return g.httpRoute(e.ns, e.name, e.host, e.service, e.api)
+	}
+	return g.extraIngress(e)
 }
 
 func (g *Generator) ingress(a *app) *networkingv1.Ingress {

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
@@ -26,6 +28,7 @@ const kubeCallTimeout = 10 * time.Second
 // on the same cluster) become updates; updates are unconditional.
 type KubeTarget struct {
 	cs      kubernetes.Interface
+	gw      gatewayclient.Interface
 	workers int
 }
 
@@ -42,7 +45,11 @@ func NewKubeTarget(cfg *rest.Config, workers int) (*KubeTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("churn: kube client: %w", err)
 	}
-	return &KubeTarget{cs: cs, workers: workers}, nil
+	gw, err := gatewayclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("churn: Gateway API client: %w", err)
+	}
+	return &KubeTarget{cs: cs, gw: gw, workers: workers}, nil
 }
 
 // LoadKubeconfig reads a kubeconfig file.
@@ -60,8 +67,9 @@ func (t *KubeTarget) Workers() int { return t.workers }
 // Flush has nothing to wait for: Write returns with the API's answer.
 func (t *KubeTarget) Flush(context.Context) (int, error) { return 0, nil }
 
-// Setup creates the namespaces, then the IngressClass, then the Secrets,
-// Services and EndpointSlices, then the Ingresses, each group with all
+// Setup creates the namespaces, then the IngressClass (and the
+// GatewayClass and Gateway), then the Secrets, Services and
+// EndpointSlices, then the Ingresses or HTTPRoutes, each group with all
 // workers.
 func (t *KubeTarget) Setup(ctx context.Context, namespaces []string, changes []Change) error {
 	for _, ns := range namespaces {
@@ -76,9 +84,9 @@ func (t *KubeTarget) Setup(ctx context.Context, namespaces []string, changes []C
 	var first, middle, last []Change
 	for _, ch := range changes {
 		switch ch.Key().Kind {
-		case events.KindIngressClass:
+		case events.KindIngressClass, events.KindGatewayClass, events.KindGateway:
 			first = append(first, ch)
-		case events.KindIngress:
+		case events.KindIngress, events.KindHTTPRoute:
 			last = append(last, ch)
 		default:
 			middle = append(middle, ch)
@@ -115,6 +123,12 @@ func (t *KubeTarget) Write(ctx context.Context, ch Change) (string, error) {
 		rv, err = kubeWrite(ctx, t.cs.CoreV1().Secrets(k.Namespace), ch.Op, o)
 	case *networkingv1.IngressClass:
 		rv, err = kubeWrite(ctx, t.cs.NetworkingV1().IngressClasses(), ch.Op, o)
+	case *gatewayv1.HTTPRoute:
+		rv, err = kubeWrite(ctx, t.gw.GatewayV1().HTTPRoutes(k.Namespace), ch.Op, o)
+	case *gatewayv1.Gateway:
+		rv, err = kubeWrite(ctx, t.gw.GatewayV1().Gateways(k.Namespace), ch.Op, o)
+	case *gatewayv1.GatewayClass:
+		rv, err = kubeWrite(ctx, t.gw.GatewayV1().GatewayClasses(), ch.Op, o)
 	default:
 		err = fmt.Errorf("unsupported object %T", o)
 	}

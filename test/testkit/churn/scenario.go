@@ -28,8 +28,10 @@ type ScenarioOptions struct {
 	Seed     uint64
 	// SyncerArgs are appended to the syncers' flags (e.g. --max-holdoff).
 	SyncerArgs []string
-	Progress   io.Writer
-	Logger     *slog.Logger
+	// WatcherArgs are appended to the watcher's flags.
+	WatcherArgs []string
+	Progress    io.Writer
+	Logger      *slog.Logger
 }
 
 // ScenarioResult is the outcome of one scenario: the churn report (when it
@@ -116,6 +118,19 @@ func scenarios() []scenario {
 				"(the watcher publishes in that order and the syncer applies the stream in order), requested through " +
 				"nginx every 5 ms from the start of the burst; afterwards every host of the burst is requested once.",
 			runIngressBurstScenario},
+		{"httproute-create-3k", "3k HTTPRoutes through the Kubernetes API, then 50 new HTTPRoutes/s, each followed through nginx",
+			"As ingress-create-10k, with HTTPRoutes instead of Ingresses: one GatewayClass of ours, one Gateway with " +
+				"an HTTP listener on port 80 taking routes of every namespace (served by nginx on the port the watcher " +
+				"allocates it), 3k HTTPRoutes (one host each, to its own Service), then new HTTPRoutes at 50/s, each " +
+				"probed through the Gateway's port every 5 ms from the start of the API write until a backend answers.",
+			runHTTPRouteCreate3kScenario},
+		{"httproute-create-10k", "10k HTTPRoutes through the Kubernetes API, then 50 new HTTPRoutes/s, each followed through nginx",
+			"As httproute-create-3k, with 10k HTTPRoutes before the creates.", runHTTPRouteCreate10kScenario},
+		{"httproute-churn-10k", "10k HTTPRoutes, then route creates, updates and deletes under steady traffic",
+			"As httproute-create-10k; then, for 30 s, 50 route changes/s (create, update of a rule, delete of the " +
+				"HTTPRoutes the churn made; base routes are never deleted) and 50 endpoint changes/s, whose added " +
+				"endpoints are probed through nginx: every probe request must succeed and nothing may reload.",
+			runHTTPRouteChurnScenario},
 	}
 }
 

@@ -44,7 +44,8 @@ func runKube(ctx context.Context, o ScenarioOptions, spec Spec, mutate func(*Con
 	}
 	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	w, err := world.Start(wctx, world.Options{BinDir: o.BinDir, Dir: o.Dir, Syncers: 1,
-		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: "198.18.0.250", SyncerArgs: o.SyncerArgs})
+		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: "198.18.0.250", SyncerArgs: o.SyncerArgs,
+		WatcherArgs: o.WatcherArgs})
 	cancel()
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // ErrInvalidSpec is returned (wrapped) for a Spec or Config out of range.
@@ -26,6 +28,12 @@ type Spec struct {
 	NamespacePrefix string
 	Domain          string
 	IngressClass    string // spec.ingressClassName of every Ingress
+	// Routes is the kind of the route objects: events.KindIngress (the
+	// default, also for "") or events.KindHTTPRoute, HTTPRoutes attached
+	// to one Gateway (GatewayName in the first namespace, one HTTP
+	// listener on port 80 taking routes of every namespace) of a
+	// GatewayClass of ours (GatewayClassName). HTTPRoutes have no TLS.
+	Routes events.Kind
 	// MaxExtraIngresses bounds the Ingresses the churn creates besides the
 	// base ones (only those are updated and deleted; base Ingresses keep
 	// routing, so that probes never see a removed host).
@@ -116,6 +124,8 @@ func (s Spec) Validate() error {
 	check(s.Events == 0 && s.Duration == 0 && s.rated(), "churn needs a bound: events or duration")
 	check(s.SecretRate > 0 && s.TLSEvery == 0, "secret rotation needs TLS Ingresses (TLSEvery > 0)")
 	check(s.IngressRate > 0 && s.MaxExtraIngresses == 0 && !s.IngressCreatesOnly, "Ingress churn needs MaxExtraIngresses > 0")
+	check(s.Routes != "" && s.Routes != events.KindIngress && s.Routes != events.KindHTTPRoute, "routes of kind %q", s.Routes)
+	check(s.Routes == events.KindHTTPRoute && (s.TLSEvery > 0 || s.SecretRate > 0), "HTTPRoutes have no TLS: TLSEvery and SecretRate must be 0")
 	return errors.Join(errs...)
 }
 

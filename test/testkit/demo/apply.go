@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,12 +16,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-sync/ingress-sync/internal/certs"
 	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
+	"github.com/ingress-sync/ingress-sync/test/testkit/gatewayapi"
 	"github.com/ingress-sync/ingress-sync/test/testkit/netns"
 	"github.com/ingress-sync/ingress-sync/test/testkit/world"
 )
@@ -41,8 +46,14 @@ var demoServices = []string{"echo-a", "echo-b"}
 // them what no controller makes here: EndpointSlices and the TLS Secret.
 func startBackends(ctx context.Context, w *world.World, examples string) (backendSet, error) {
 	var set backendSet
-	kube := w.Kube
-	if err := ensure(ctx, kube, fixtures.IngressClass(world.IngressClass, world.ControllerClass, false)); err != nil {
+	kube, err := newClients(w)
+	if err != nil {
+		return nil, err
+	}
+	if err := gatewayapi.Install(ctx, w.CP.Config()); err != nil {
+		return nil, err
+	}
+	if err := kube.ensure(ctx, fixtures.IngressClass(world.IngressClass, world.ControllerClass, false)); err != nil {
 		return nil, err
 	}
 	if err := applyDir(ctx, kube, examples); err != nil {
@@ -56,7 +67,7 @@ func startBackends(ctx context.Context, w *world.World, examples string) (backen
 		}
 		set = append(set, s)
 		es := fixtures.EndpointSlice("demo", svc+"-1", svc, 8080, netns.Addr(i+1))
-		if err := ensure(ctx, kube, es); err != nil {
+		if err := kube.ensure(ctx, es); err != nil {
 			set.close()
 			return nil, err
 		}
@@ -66,7 +77,7 @@ func startBackends(ctx context.Context, w *world.World, examples string) (backen
 		set.close()
 		return nil, err
 	}
-	if err := ensure(ctx, kube, fixtures.TLSSecret("demo", "demo-tls", pair)); err != nil {
+	if err := kube.ensure(ctx, fixtures.TLSSecret("demo", "demo-tls", pair)); err != nil {
 		set.close()
 		return nil, err
 	}
@@ -74,7 +85,7 @@ func startBackends(ctx context.Context, w *world.World, examples string) (backen
 }
 
 // applyDir creates every object of the YAML files in dir, in name order.
-func applyDir(ctx context.Context, kube kubernetes.Interface, dir string) error {
+func applyDir(ctx context.Context, kube clients, dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		return err
@@ -89,11 +100,11 @@ func applyDir(ctx context.Context, kube kubernetes.Interface, dir string) error 
 			if len(bytes.TrimSpace(stripComments(doc))) == 0 {
 				continue
 			}
-			obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+			obj, _, err := decoder.Decode(doc, nil, nil)
 			if err != nil {
 				return fmt.Errorf("demo: %s: %w", f, err)
 			}
-			if err := ensure(ctx, kube, obj); err != nil {
+			if err := kube.ensure(ctx, obj); err != nil {
 				return fmt.Errorf("demo: %s: %w", f, err)
 			}
 		}
@@ -111,16 +122,51 @@ func stripComments(doc []byte) []byte {
 	return []byte(strings.Join(out, "\n"))
 }
 
+// decoder reads the examples: the built-in kinds and Gateway API's.
+var decoder = func() runtime.Decoder {
+	s := runtime.NewScheme()
+	if err := errors.Join(scheme.AddToScheme(s), gatewayv1.Install(s)); err != nil {
+		panic(err)
+	}
+	return serializer.NewCodecFactory(s).UniversalDeserializer()
+}()
+
+// clients are the demo's API clients.
+type clients struct {
+	kube kubernetes.Interface
+	gw   gatewayclient.Interface
+}
+
+func newClients(w *world.World) (clients, error) {
+	gw, err := gatewayclient.NewForConfig(w.CP.Config())
+	return clients{kube: w.Kube, gw: gw}, err
+}
+
 // ensure creates obj, leaving an existing one as it is.
-func ensure(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) error {
+func (c clients) ensure(ctx context.Context, obj runtime.Object) error {
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetUID("")
 		m.SetResourceVersion("")
 		m.SetCreationTimestamp(metav1.Time{})
 	}
+	err := c.create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+func (c clients) create(ctx context.Context, obj runtime.Object) error {
 	var err error
 	opts := metav1.CreateOptions{}
+	kube, gw := c.kube, c.gw.GatewayV1()
 	switch o := obj.(type) {
+	case *gatewayv1.GatewayClass:
+		_, err = gw.GatewayClasses().Create(ctx, o, opts)
+	case *gatewayv1.Gateway:
+		_, err = gw.Gateways(o.Namespace).Create(ctx, o, opts)
+	case *gatewayv1.HTTPRoute:
+		_, err = gw.HTTPRoutes(o.Namespace).Create(ctx, o, opts)
 	case *corev1.Namespace:
 		_, err = kube.CoreV1().Namespaces().Create(ctx, o, opts)
 	case *corev1.Service:
@@ -135,9 +181,6 @@ func ensure(ctx context.Context, kube kubernetes.Interface, obj runtime.Object) 
 		_, err = kube.DiscoveryV1().EndpointSlices(o.Namespace).Create(ctx, o, opts)
 	default:
 		return fmt.Errorf("demo: cannot apply a %T", obj)
-	}
-	if apierrors.IsAlreadyExists(err) {
-		return nil
 	}
 	return err
 }

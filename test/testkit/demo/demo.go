@@ -28,6 +28,7 @@ import (
 type Options struct {
 	HTTP, HTTPS, NATS, API string // host loopback addresses to forward
 	Metrics                string // host loopback address forwarded to the syncer's /metrics
+	Gateway                string // host loopback address forwarded to the example Gateway's listener
 	Dir                    string // state and logs
 	BinDir                 string // watcher and syncer binaries
 	Examples               string // manifests applied at start
@@ -39,6 +40,7 @@ func (o *Options) register(fs *flag.FlagSet, root string) {
 	fs.StringVar(&o.NATS, "nats", "127.0.0.1:4222", "host address forwarded to nats-server")
 	fs.StringVar(&o.API, "api", "127.0.0.1:6443", "host address forwarded to kube-apiserver")
 	fs.StringVar(&o.Metrics, "metrics", "127.0.0.1:10254", "host address forwarded to the syncer's metrics endpoint")
+	fs.StringVar(&o.Gateway, "gateway", "127.0.0.1:8081", "host address forwarded to the port nginx serves the example Gateway's HTTP listener on")
 	fs.StringVar(&o.Dir, "dir", filepath.Join(root, ".cache", "demo"), "state and logs")
 	fs.StringVar(&o.BinDir, "bin", filepath.Join(root, "bin"), "folder holding the watcher and syncer binaries")
 	fs.StringVar(&o.Examples, "examples", filepath.Join(root, "deploy", "examples"), "manifests to apply")
@@ -66,10 +68,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 // outside opens the host listeners and runs the demo again in a new
-// network namespace, handing the listeners over as fds 3 to 7.
+// network namespace, handing the listeners over as fds 3 to 8.
 func outside(o Options, stderr io.Writer) int {
 	var files []*os.File
-	for _, addr := range []string{o.HTTP, o.HTTPS, o.NATS, o.API, o.Metrics} {
+	for _, addr := range []string{o.HTTP, o.HTTPS, o.NATS, o.API, o.Metrics, o.Gateway} {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			fmt.Fprintf(stderr, "demo: %v (is another demo running? change it with the flags)\n", err)
@@ -106,7 +108,7 @@ func run(ctx context.Context, o Options, log *slog.Logger, stdout io.Writer) err
 	if err := netns.Setup(); err != nil {
 		return err
 	}
-	listeners, err := inherited(5)
+	listeners, err := inherited(6)
 	if err != nil {
 		return err
 	}
@@ -122,8 +124,13 @@ func run(ctx context.Context, o Options, log *slog.Logger, stdout io.Writer) err
 	if err != nil {
 		return err
 	}
+	gwPort, _, err := ports(o.Gateway, o.Gateway)
+	if err != nil {
+		return err
+	}
 	w, err := world.Start(sctx, world.Options{BinDir: o.BinDir, Dir: o.Dir, Syncers: 1,
-		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: "127.0.0.1", HTTPPort: httpPort, HTTPSPort: httpsPort})
+		AdvertiseAddress: netns.AdvertiseAddress, StatusAddress: "127.0.0.1", HTTPPort: httpPort, HTTPSPort: httpsPort,
+		WatcherArgs: gatewayArgs(gwPort)})
 	if err != nil {
 		return err
 	}
@@ -140,7 +147,7 @@ func run(ctx context.Context, o Options, log *slog.Logger, stdout io.Writer) err
 	defer backends.close()
 	s := w.Syncers[0]
 	apiPort := w.CP.URL[len("https://127.0.0.1:"):]
-	targets := []string{port(s.HTTPPort), port(s.HTTPSPort), w.NATSURL[len("nats://"):], "127.0.0.1:" + apiPort, port(s.MetricsPort)}
+	targets := []string{port(s.HTTPPort), port(s.HTTPSPort), w.NATSURL[len("nats://"):], "127.0.0.1:" + apiPort, port(s.MetricsPort), port(gwPort)}
 	for i, l := range listeners {
 		go forward(ctx, log, l, targets[i])
 	}
@@ -153,6 +160,15 @@ func run(ctx context.Context, o Options, log *slog.Logger, stdout io.Writer) err
 }
 
 func port(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
+
+// gatewayArgs make the watcher keep the Gateways' Services (ClusterIP:
+// no load balancer here) and give the first Gateway listener the port
+// the user's --gateway address has, the only one of its range.
+func gatewayArgs(p int) []string {
+	r := fmt.Sprintf("%d-%d", p, p)
+	return []string{"--gateway-service-selector", "app.kubernetes.io/component=syncer", "--gateway-service-type", "ClusterIP",
+		"--gateway-port-range", r}
+}
 
 // ports returns the port numbers of host:port addresses.
 func ports(addrs ...string) (int, int, error) {

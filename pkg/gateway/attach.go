@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/config"
+)
+
+// The rules of attachment and references, shared by the translator
+// (translate.go: what is served) and the status (status.go: what is
+// written), so that both say the same: which Gateway a parentRef names,
+// which listeners it selects, which routes a listener allows, the
+// hostnames a route gets on a listener, and whether a certificate or a
+// backend may be referred to.
+
+// Why a reference is not resolved; status.go turns each into the reason
+// the specification names.
+var (
+	// ErrInvalidKind: the reference is not of a kind we resolve (a
+	// backendRef that is not a core Service, a certificateRef that is not
+	// a core Secret).
+	ErrInvalidKind = errors.New("not of a supported kind")
+	// ErrRefNotPermitted: a reference to another namespace that no
+	// ReferenceGrant there allows.
+	ErrRefNotPermitted = errors.New("in another namespace and no ReferenceGrant there allows it")
+	// ErrNoCertificate: an HTTPS listener without a certificateRef, or
+	// not terminating TLS.
+	ErrNoCertificate = errors.New("no certificate to terminate TLS with")
+)
+
+// ParentGateway returns the namespace and name of the Gateway that parent
+// ref p of a route of namespace routeNS names; false when p names another
+// kind (another controller's parent).
+func ParentGateway(p *gatewayv1.ParentReference, routeNS string) (ns, name string, ok bool) {
+	if (p.Group != nil && *p.Group != gatewayv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
+		return "", "", false
+	}
+	ns = routeNS
+	if p.Namespace != nil {
+		ns = string(*p.Namespace)
+	}
+	return ns, string(p.Name), true
+}
+
+// selects reports whether parent ref p selects listener l: its
+// sectionName and port, when set, are the listener's.
+func selects(p *gatewayv1.ParentReference, l *gatewayv1.Listener) bool {
+	return (p.SectionName == nil || *p.SectionName == l.Name) && (p.Port == nil || *p.Port == l.Port)
+}
+
+// routeKindAllowed reports whether allowedRoutes.kinds k names HTTPRoute.
+func routeKindAllowed(k gatewayv1.RouteGroupKind) bool {
+	return k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gatewayv1.GroupName)
+}
+
+// allowsRoute applies the listener's allowedRoutes to an HTTPRoute of
+// namespace ns: namespaces Same (the default) or All (Selector needs the
+// Namespaces' labels, which the stream does not carry: no route is
+// taken), and kinds, when listed, including HTTPRoute.
+func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, ns string) bool {
+	a := l.AllowedRoutes
+	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, routeKindAllowed) {
+		return false
+	}
+	from := gatewayv1.NamespacesFromSame
+	if a != nil && a.Namespaces != nil && a.Namespaces.From != nil {
+		from = *a.Namespaces.From
+	}
+	switch from {
+	case gatewayv1.NamespacesFromAll:
+		return true
+	case gatewayv1.NamespacesFromSame:
+		return ns == gw.Namespace
+	}
+	return false
+}
+
+// intersect returns the hostnames a route with hostnames serves on a
+// listener of hostname listener (nil: any): every hostname of the route
+// the listener's matches, or the listener's when the route lists none or
+// the listener's is more specific than a wildcard of the route's; the
+// default server for neither.
+func intersect(listener *gatewayv1.Hostname, hostnames []gatewayv1.Hostname) []string {
+	if len(hostnames) == 0 {
+		if listener == nil {
+			return []string{config.DefaultServerName}
+		}
+		return []string{string(*listener)}
+	}
+	var out []string
+	for _, h := range hostnames {
+		switch {
+		case listener == nil || matches(string(*listener), string(h)):
+			out = append(out, string(h))
+		case matches(string(h), string(*listener)):
+			out = append(out, string(*listener))
+		}
+	}
+	return out
+}
+
+// matches reports whether pattern (a name, or "*." and a name: any name
+// of one or more labels more) matches host, which may itself be a
+// wildcard narrower than pattern.
+func matches(pattern, host string) bool {
+	suffix, ok := strings.CutPrefix(pattern, "*")
+	if !ok {
+		return pattern == host
+	}
+	return strings.HasSuffix(host, suffix) && len(host) > len(suffix)
+}
+
+// listenerCertificate returns the Secret an HTTPS listener of gw
+// terminates TLS with: its first certificateRef, a Secret of the
+// Gateway's namespace or of one whose ReferenceGrant (of grants) allows
+// it. The error wraps ErrNoCertificate, ErrInvalidKind or
+// ErrRefNotPermitted.
+func listenerCertificate(gw *gatewayv1.Gateway, l *gatewayv1.Listener, grants []*gatewayv1.ReferenceGrant) (SecretRef, error) {
+	if l.TLS == nil || (l.TLS.Mode != nil && *l.TLS.Mode != gatewayv1.TLSModeTerminate) {
+		return SecretRef{}, fmt.Errorf("%w: only TLS mode Terminate is served on HTTPS", ErrNoCertificate)
+	}
+	if len(l.TLS.CertificateRefs) == 0 {
+		return SecretRef{}, fmt.Errorf("%w: no certificateRefs", ErrNoCertificate)
+	}
+	ref, ok := secretRefOf(gw.Namespace, l.TLS.CertificateRefs[0])
+	if !ok {
+		return SecretRef{}, fmt.Errorf("certificateRefs[0] is not a Secret: %w", ErrInvalidKind)
+	}
+	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "Gateway", Namespace: gw.Namespace}
+	if !ReferenceGranted(grants, from, GrantTo{Kind: "Secret", Namespace: ref.Namespace, Name: ref.Name}) {
+		return ref, fmt.Errorf("Secret %s/%s is %w", ref.Namespace, ref.Name, ErrRefNotPermitted)
+	}
+	return ref, nil
+}
+
+// backendService returns the namespace of the Service a backendRef of an
+// HTTPRoute of namespace routeNS refers to; the error wraps
+// ErrInvalidKind (not a core Service) or ErrRefNotPermitted.
+func backendService(routeNS string, ref *gatewayv1.BackendObjectReference, grants []*gatewayv1.ReferenceGrant) (string, error) {
+	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
+		return "", fmt.Errorf("backendRef %s is %w", ref.Name, ErrInvalidKind)
+	}
+	if ref.Namespace == nil || string(*ref.Namespace) == routeNS {
+		return routeNS, nil
+	}
+	ns := string(*ref.Namespace)
+	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: routeNS}
+	if !ReferenceGranted(grants, from, GrantTo{Kind: "Service", Namespace: ns, Name: string(ref.Name)}) {
+		return ns, fmt.Errorf("backendRef %s/%s is %w", ns, ref.Name, ErrRefNotPermitted)
+	}
+	return ns, nil
+}

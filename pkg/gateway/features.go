@@ -1,0 +1,37 @@
+package gateway
+
+import (
+	"slices"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/pkg/features"
+)
+
+// supportedFeatures are the Gateway API features the data plane serves
+// today, which our GatewayClasses list in status.supportedFeatures (the
+// conformance suite runs the tests of exactly these when it is given no
+// --supported-features).
+//
+// The list must name exactly what passes the conformance suite
+// (sigs.k8s.io/gateway-api/conformance, GATEWAY-HTTP profile): whoever
+// makes a feature pass adds it here, in the same change; a feature listed
+// that fails makes the suite fail, and one served but not listed is never
+// tested.
+var supportedFeatures = []features.FeatureName{
+	features.SupportGateway,
+	features.SupportHTTPRoute,
+	features.SupportReferenceGrant,
+}
+
+// SupportedFeatures returns the features of supportedFeatures as
+// GatewayClass status lists them: sorted by name, as the specification
+// asks.
+func SupportedFeatures() []gatewayv1.SupportedFeature {
+	names := slices.Clone(supportedFeatures)
+	slices.Sort(names)
+	out := make([]gatewayv1.SupportedFeature, len(names))
+	for i, n := range names {
+		out[i] = gatewayv1.SupportedFeature{Name: gatewayv1.FeatureName(n)}
+	}
+	return out
+}

@@ -1,0 +1,417 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// The status the watcher writes on our GatewayClasses, Gateways and the
+// HTTPRoutes attached to them, computed from the objects alone (no I/O,
+// no clock: conditions come without lastTransitionTime, which
+// MergeConditions sets). Attachment follows the rules of attach.go, as
+// the translator does. What only the watcher knows, the addresses of a
+// Gateway and whether the syncers serve it, comes in as Programming.
+
+// World is what status is computed from: the objects of the cluster, as
+// the watcher's caches hold them. Each lookup returns nil for a missing
+// object.
+type World struct {
+	// Controller is our spec.controllerName (--gateway-controller-name).
+	Controller string
+	Class      func(name string) *gatewayv1.GatewayClass
+	Gateway    func(namespace, name string) *gatewayv1.Gateway
+	Service    func(namespace, name string) *corev1.Service
+	Secret     func(namespace, name string) *corev1.Secret
+	// Routes are every HTTPRoute (the listeners count those attached);
+	// Grants every ReferenceGrant.
+	Routes []*gatewayv1.HTTPRoute
+	Grants []*gatewayv1.ReferenceGrant
+}
+
+// Programming is what the watcher knows of a Gateway's data plane.
+type Programming struct {
+	// Addresses are those of the Gateway's own Service (none while it has
+	// none).
+	Addresses []gatewayv1.GatewayStatusAddress
+	// Served is true once the syncers serve the Gateway as published; Why
+	// says what is waited for while not.
+	Served bool
+	Why    string
+}
+
+// httpRouteKind is the one route kind our listeners take.
+var httpRouteKind = gatewayv1.RouteGroupKind{Group: new(gatewayv1.Group(gatewayv1.GroupName)), Kind: "HTTPRoute"}
+
+// cond is a condition of observedGeneration gen, without time.
+func cond(typ string, ok bool, reason, message string, gen int64) metav1.Condition {
+	s := metav1.ConditionFalse
+	if ok {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, ObservedGeneration: gen}
+}
+
+// ClassStatus is the status of GatewayClass c of ours: Accepted, and the
+// features we support.
+func ClassStatus(c *gatewayv1.GatewayClass) gatewayv1.GatewayClassStatus {
+	return gatewayv1.GatewayClassStatus{
+		Conditions: []metav1.Condition{cond(string(gatewayv1.GatewayClassConditionStatusAccepted), true,
+			string(gatewayv1.GatewayClassReasonAccepted), "Served by ingress-sync", c.Generation)},
+		SupportedFeatures: SupportedFeatures(),
+	}
+}
+
+// listenerView is what status says of one listener.
+type listenerView struct {
+	l          *gatewayv1.Listener
+	protocolOK bool // HTTP or HTTPS: it takes HTTPRoutes
+	kinds      []gatewayv1.RouteGroupKind
+	badKinds   bool
+	refs       error // the certificate's, nil when resolved
+	conflict   gatewayv1.ListenerConditionReason
+	attached   int32
+}
+
+// GatewayStatus is the status of Gateway gw of ours: its conditions, its
+// addresses (prog's) and each listener's.
+func (w *World) GatewayStatus(gw *gatewayv1.Gateway, prog Programming) gatewayv1.GatewayStatus {
+	views := w.listeners(gw)
+	accepted, reason, msg := gatewayAccepted(gw, views)
+	gen := gw.Generation
+	progOK, progReason, progMsg := true, string(gatewayv1.GatewayReasonProgrammed), "Served by the syncers"
+	switch {
+	case !accepted:
+		progOK, progReason, progMsg = false, string(gatewayv1.GatewayReasonInvalid), "The Gateway is not accepted"
+	case len(prog.Addresses) == 0:
+		progOK, progReason, progMsg = false, string(gatewayv1.GatewayReasonAddressNotAssigned), "Its Service has no address yet"
+	case !prog.Served:
+		progOK, progReason, progMsg = false, string(gatewayv1.GatewayReasonPending), "Waiting for the syncers: "+prog.Why
+	}
+	out := gatewayv1.GatewayStatus{
+		Addresses: slices.Clone(prog.Addresses),
+		Conditions: []metav1.Condition{
+			cond(string(gatewayv1.GatewayConditionAccepted), accepted, reason, msg, gen),
+			cond(string(gatewayv1.GatewayConditionProgrammed), progOK, progReason, progMsg, gen),
+		},
+	}
+	for _, v := range views {
+		out.Listeners = append(out.Listeners, v.status(gen, progOK))
+	}
+	return out
+}
+
+// gatewayAccepted is the Gateway's Accepted condition: static addresses
+// are not supported; it is accepted while any of its listeners is.
+func gatewayAccepted(gw *gatewayv1.Gateway, views []*listenerView) (bool, string, string) {
+	if len(gw.Spec.Addresses) > 0 {
+		return false, string(gatewayv1.GatewayReasonUnsupportedAddress), "spec.addresses is not supported: each Gateway gets the address of its own Service"
+	}
+	valid := 0
+	for _, v := range views {
+		if v.protocolOK {
+			valid++
+		}
+	}
+	switch {
+	case valid == len(views):
+		return true, string(gatewayv1.GatewayReasonAccepted), "Accepted"
+	case valid > 0:
+		return true, string(gatewayv1.GatewayReasonListenersNotValid), fmt.Sprintf("%d of %d listeners are not valid", len(views)-valid, len(views))
+	}
+	return false, string(gatewayv1.GatewayReasonListenersNotValid), "No listener is valid"
+}
+
+// listenerViews makes the view of every listener of gw, without the
+// routes attached.
+func (w *World) listenerViews(gw *gatewayv1.Gateway) []*listenerView {
+	views := make([]*listenerView, len(gw.Spec.Listeners))
+	for i := range gw.Spec.Listeners {
+		views[i] = w.listener(gw, &gw.Spec.Listeners[i])
+	}
+	markConflicts(views)
+	return views
+}
+
+// listeners makes the view of every listener of gw, with the number of
+// routes attached to it: those a parentRef of which selects it and that
+// it takes (and that hold no value the API does not know: those are not
+// Accepted).
+func (w *World) listeners(gw *gatewayv1.Gateway) []*listenerView {
+	views := w.listenerViews(gw)
+	for _, r := range w.Routes {
+		if unknownValue(r) != "" {
+			continue
+		}
+		for i := range r.Spec.ParentRefs {
+			p := &r.Spec.ParentRefs[i]
+			if ns, name, ok := ParentGateway(p, r.Namespace); !ok || ns != gw.Namespace || name != string(gw.Name) {
+				continue
+			}
+			for _, v := range views {
+				if selects(p, v.l) && v.takes(gw, r) == "" {
+					v.attached++
+				}
+			}
+		}
+	}
+	return views
+}
+
+// listener makes the view of listener l of gw, without its routes.
+func (w *World) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) *listenerView {
+	v := &listenerView{l: l, kinds: []gatewayv1.RouteGroupKind{}}
+	if l.Protocol != gatewayv1.HTTPProtocolType && l.Protocol != gatewayv1.HTTPSProtocolType {
+		return v
+	}
+	v.protocolOK = true
+	v.kinds = []gatewayv1.RouteGroupKind{httpRouteKind}
+	if l.AllowedRoutes != nil && len(l.AllowedRoutes.Kinds) > 0 {
+		v.kinds = []gatewayv1.RouteGroupKind{}
+		for _, k := range l.AllowedRoutes.Kinds {
+			if routeKindAllowed(k) {
+				v.kinds = []gatewayv1.RouteGroupKind{httpRouteKind}
+			} else {
+				v.badKinds = true
+			}
+		}
+	}
+	if l.Protocol == gatewayv1.HTTPSProtocolType {
+		v.refs = w.certificate(gw, l)
+	}
+	return v
+}
+
+// certificate checks the certificate of an HTTPS listener: nil when its
+// Secret may be used, exists and holds a certificate and a key.
+func (w *World) certificate(gw *gatewayv1.Gateway, l *gatewayv1.Listener) error {
+	ref, err := listenerCertificate(gw, l, w.Grants)
+	if err != nil {
+		return err
+	}
+	s := w.Secret(ref.Namespace, ref.Name)
+	switch {
+	case s == nil:
+		return fmt.Errorf("Secret %s/%s %w", ref.Namespace, ref.Name, errMissing)
+	case s.Type != corev1.SecretTypeTLS || !validPEMPair(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]):
+		return fmt.Errorf("Secret %s/%s %w", ref.Namespace, ref.Name, errMalformed)
+	}
+	return nil
+}
+
+var (
+	errMissing   = errors.New("does not exist")
+	errMalformed = errors.New("is not a kubernetes.io/tls Secret with a valid certificate and key")
+)
+
+// markConflicts sets the conflict of listeners that share a port with a
+// listener of another protocol, or a port, protocol and hostname.
+func markConflicts(views []*listenerView) {
+	for i, a := range views {
+		for j, b := range views {
+			if i == j || a.l.Port != b.l.Port {
+				continue
+			}
+			switch {
+			case a.l.Protocol != b.l.Protocol:
+				a.conflict = gatewayv1.ListenerReasonProtocolConflict
+			case hostnameOf(a.l) == hostnameOf(b.l) && a.conflict == "":
+				a.conflict = gatewayv1.ListenerReasonHostnameConflict
+			}
+		}
+	}
+}
+
+func hostnameOf(l *gatewayv1.Listener) string {
+	if l.Hostname == nil {
+		return ""
+	}
+	return string(*l.Hostname)
+}
+
+// Why a listener does not take a route (takes).
+const (
+	notAllowed = gatewayv1.RouteReasonNotAllowedByListeners
+	noHostname = gatewayv1.RouteReasonNoMatchingListenerHostname
+)
+
+// takes says why listener v of gw does not take route r, "" when it does:
+// its protocol takes no HTTPRoute, its allowedRoutes do not allow r, or no
+// hostname of r intersects its own.
+func (v *listenerView) takes(gw *gatewayv1.Gateway, r *gatewayv1.HTTPRoute) gatewayv1.RouteConditionReason {
+	if !v.protocolOK || !allowsRoute(gw, v.l, r.Namespace) {
+		return notAllowed
+	}
+	if len(intersect(v.l.Hostname, r.Spec.Hostnames)) == 0 {
+		return noHostname
+	}
+	return ""
+}
+
+// status is the listener's status; served says whether the Gateway is
+// Programmed.
+func (v *listenerView) status(gen int64, served bool) gatewayv1.ListenerStatus {
+	accepted := cond(string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "Accepted", gen)
+	if !v.protocolOK {
+		accepted = cond(accepted.Type, false, string(gatewayv1.ListenerReasonUnsupportedProtocol),
+			fmt.Sprintf("Protocol %s is not supported (HTTP and HTTPS are)", v.l.Protocol), gen)
+	}
+	resolved := cond(string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "Resolved", gen)
+	switch {
+	case v.badKinds:
+		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonInvalidRouteKinds), "Only HTTPRoute is supported", gen)
+	case errors.Is(v.refs, ErrRefNotPermitted):
+		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonRefNotPermitted), v.refs.Error(), gen)
+	case v.refs != nil:
+		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonInvalidCertificateRef), v.refs.Error(), gen)
+	}
+	conflicted := cond(string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "No conflicts", gen)
+	if v.conflict != "" {
+		conflicted = cond(conflicted.Type, true, string(v.conflict), "Another listener has the same port and "+
+			map[bool]string{true: "another protocol", false: "the same hostname"}[v.conflict == gatewayv1.ListenerReasonProtocolConflict], gen)
+	}
+	programmed := cond(string(gatewayv1.ListenerConditionProgrammed), true, string(gatewayv1.ListenerReasonProgrammed), "Served by the syncers", gen)
+	switch {
+	case accepted.Status != metav1.ConditionTrue || resolved.Status != metav1.ConditionTrue || v.conflict != "":
+		programmed = cond(programmed.Type, false, string(gatewayv1.ListenerReasonInvalid), "The listener is not valid", gen)
+	case !served:
+		programmed = cond(programmed.Type, false, string(gatewayv1.ListenerReasonPending), "The Gateway is not programmed yet", gen)
+	}
+	return gatewayv1.ListenerStatus{
+		Name: v.l.Name, SupportedKinds: v.kinds, AttachedRoutes: v.attached,
+		Conditions: []metav1.Condition{accepted, programmed, resolved, conflicted},
+	}
+}
+
+// RouteParents returns the status of route r for each of its parentRefs
+// to a Gateway of ours, in parentRef order (a parentRef listed twice
+// once): Accepted and ResolvedRefs, with our controllerName.
+func (w *World) RouteParents(r *gatewayv1.HTTPRoute) []gatewayv1.RouteParentStatus {
+	var out []gatewayv1.RouteParentStatus
+	var resolved *metav1.Condition
+	for i := range r.Spec.ParentRefs {
+		p := &r.Spec.ParentRefs[i]
+		ns, name, ok := ParentGateway(p, r.Namespace)
+		if !ok {
+			continue
+		}
+		gw := w.Gateway(ns, name)
+		if !Ours(gw, w.Class, w.Controller) || slices.ContainsFunc(out, func(s gatewayv1.RouteParentStatus) bool { return sameParent(s.ParentRef, *p, r.Namespace) }) {
+			continue
+		}
+		if resolved == nil {
+			c := w.routeRefs(r)
+			resolved = &c
+		}
+		out = append(out, gatewayv1.RouteParentStatus{
+			ParentRef:      *p.DeepCopy(),
+			ControllerName: gatewayv1.GatewayController(w.Controller),
+			Conditions:     []metav1.Condition{w.routeAccepted(gw, r, p), *resolved},
+		})
+	}
+	return out
+}
+
+// routeAccepted is the Accepted condition of route r on parent ref p to
+// gw: accepted when a listener p selects takes it, else why not (the
+// reason of the listener that came closest); never for a route with a
+// value the API does not know (UnsupportedValue).
+func (w *World) routeAccepted(gw *gatewayv1.Gateway, r *gatewayv1.HTTPRoute, p *gatewayv1.ParentReference) metav1.Condition {
+	gen := r.Generation
+	typ := string(gatewayv1.RouteConditionAccepted)
+	if unknown := unknownValue(r); unknown != "" {
+		return cond(typ, false, string(gatewayv1.RouteReasonUnsupportedValue), unknown, gen)
+	}
+	var why gatewayv1.RouteConditionReason = gatewayv1.RouteReasonNoMatchingParent
+	for _, v := range w.listenerViews(gw) {
+		if !selects(p, v.l) {
+			continue
+		}
+		switch v.takes(gw, r) {
+		case "":
+			return cond(typ, true, string(gatewayv1.RouteReasonAccepted), "Accepted", gen)
+		case noHostname:
+			why = noHostname
+		case notAllowed:
+			if why == gatewayv1.RouteReasonNoMatchingParent {
+				why = notAllowed
+			}
+		}
+	}
+	msg := map[gatewayv1.RouteConditionReason]string{
+		gatewayv1.RouteReasonNoMatchingParent: "No listener of the Gateway matches the parentRef's sectionName and port",
+		notAllowed:                            "No listener the parentRef selects allows this route",
+		noHostname:                            "No hostname of the route matches a listener the parentRef selects",
+	}[why]
+	return cond(typ, false, string(why), msg, gen)
+}
+
+// routeRefs is the ResolvedRefs condition of route r: the reason of the
+// first backendRef that does not resolve, with every such ref in the
+// message.
+func (w *World) routeRefs(r *gatewayv1.HTTPRoute) metav1.Condition {
+	var reason gatewayv1.RouteConditionReason
+	var msgs []string
+	for i := range r.Spec.Rules {
+		for j := range r.Spec.Rules[i].BackendRefs {
+			why, err := w.backendRef(r.Namespace, &r.Spec.Rules[i].BackendRefs[j].BackendObjectReference)
+			if err == nil {
+				continue
+			}
+			if reason == "" {
+				reason = why
+			}
+			msgs = append(msgs, fmt.Sprintf("rule %d: %v", i, err))
+		}
+	}
+	typ := string(gatewayv1.RouteConditionResolvedRefs)
+	if reason == "" {
+		return cond(typ, true, string(gatewayv1.RouteReasonResolvedRefs), "Resolved", r.Generation)
+	}
+	return cond(typ, false, string(reason), strings.Join(msgs, "; "), r.Generation)
+}
+
+// unsupportedAppProtocols are the appProtocols of Service ports the data
+// plane does not speak to backends yet.
+var unsupportedAppProtocols = []string{"kubernetes.io/h2c", "kubernetes.io/ws", "kubernetes.io/wss", "grpc"}
+
+// backendRef checks one backendRef of a route of namespace routeNS: its
+// kind, its grant, that the Service exists and that the data plane speaks
+// its port's appProtocol.
+func (w *World) backendRef(routeNS string, ref *gatewayv1.BackendObjectReference) (gatewayv1.RouteConditionReason, error) {
+	ns, err := backendService(routeNS, ref, w.Grants)
+	switch {
+	case errors.Is(err, ErrInvalidKind):
+		return gatewayv1.RouteReasonInvalidKind, err
+	case err != nil:
+		return gatewayv1.RouteReasonRefNotPermitted, err
+	}
+	svc := w.Service(ns, string(ref.Name))
+	if svc == nil {
+		return gatewayv1.RouteReasonBackendNotFound, fmt.Errorf("Service %s/%s %w", ns, ref.Name, errMissing)
+	}
+	for _, p := range svc.Spec.Ports {
+		if ref.Port != nil && p.Port == *ref.Port && p.AppProtocol != nil && slices.Contains(unsupportedAppProtocols, *p.AppProtocol) {
+			return gatewayv1.RouteReasonUnsupportedProtocol, fmt.Errorf("Service %s/%s port %d: appProtocol %s is not supported", ns, ref.Name, p.Port, *p.AppProtocol)
+		}
+	}
+	return "", nil
+}
+
+// sameParent reports whether two parentRefs of a route of namespace ns
+// name the same parent and section.
+func sameParent(a, b gatewayv1.ParentReference, ns string) bool {
+	aNS, aName, aOK := ParentGateway(&a, ns)
+	bNS, bName, bOK := ParentGateway(&b, ns)
+	return aOK == bOK && aNS == bNS && aName == bName &&
+		ptrEqual(a.SectionName, b.SectionName) && ptrEqual(a.Port, b.Port)
+}
+
+func ptrEqual[T comparable](a, b *T) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
