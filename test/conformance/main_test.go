@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -119,7 +117,7 @@ func start() (*world.World, func(failed bool), error) {
 	bin := os.Getenv(envBin)
 	w, err := world.Start(ctx, world.Options{
 		BinDir: bin, Dir: dir, Syncers: 1, AdvertiseAddress: netns.AdvertiseAddress,
-		WatcherArgs: watcherArgs(filepath.Join(bin, "watcher")),
+		WatcherArgs: watcherArgs,
 		SyncerArgs:  []string{"--listen-address", syncerIP, "--holdoff", "100ms", "--max-holdoff", "1s"},
 	})
 	if err != nil {
@@ -153,18 +151,9 @@ func start() (*world.World, func(failed bool), error) {
 }
 
 // watcherArgs are the watcher's flags of a cluster install: the Gateway
-// API CRDs are followed within a second and, when the watcher has the flag
-// (issue 30), each Gateway's Service selects the fleet's Pods.
-func watcherArgs(watcher string) []string {
-	args := []string{"--gateway-api-poll-interval", "1s"}
-	help, _ := exec.Command(watcher, "-h").CombinedOutput()
-	if strings.Contains(string(help), "-gateway-service-selector") {
-		args = append(args, "--gateway-service-selector", fleetLabel+"="+fleetValue)
-	} else {
-		fmt.Fprintln(os.Stderr, "conformance: the watcher has no --gateway-service-selector: no Gateway gets an address")
-	}
-	return args
-}
+// API CRDs are followed within a second, and each Gateway's Service
+// selects the fleet's Pods.
+var watcherArgs = []string{"--gateway-api-poll-interval", "1s", "--gateway-service-selector", fleetLabel + "=" + fleetValue}
 
 // prepare installs the CRDs, the syncer's Pod and the GatewayClass, waits
 // (a while) for the class to be Accepted, and sets KUBECONFIG for the suite.
