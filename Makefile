@@ -31,7 +31,7 @@ export IMAGE
 export INGRESS_SYNC_IMAGE := $(if $(findstring /,$(firstword $(subst :, ,$(IMAGE)))),$(IMAGE),localhost/$(IMAGE))
 export PATH := $(dir $(NATSCLI)):$(dir $(HELM)):$(PATH)
 
-.PHONY: all build test unit e2e bench faults run lint vet fmt deps nginx-deps controlplane natscli helm cache-links image image-deps image-base image-test clean
+.PHONY: all build test unit e2e bench faults conformance conformance-deps run lint vet fmt deps nginx-deps controlplane natscli helm cache-links image image-deps image-base image-test clean
 
 all: build
 
@@ -90,6 +90,31 @@ bench: deps build image
 ## faults: the fault suite, every fault once under churn (about 10 minutes), asserting the failover and recovery bounds (a change served within 5 s after a kube-apiserver outage and after the stream is recreated); writes RELIABILITY.md
 faults: deps build
 	FAULTS=full FAULTS_REPORT=$(CURDIR)/RELIABILITY.md $(GO) test -count=1 -timeout 60m $(GOTESTFLAGS) -v ./test/faults
+
+## conformance: the official Gateway API conformance suite (module
+## sigs.k8s.io/gateway-api/conformance, profile GATEWAY-HTTP) against the
+## whole system on the test harness (test/conformance), as root; the tests
+## are bounded by CONFORMANCE_TIMEOUT, the whole command (with its build) by
+## CONFORMANCE_HARD_TIMEOUT; writes CONFORMANCE_REPORT. The harness's own tests
+## run first. Supported features come from the GatewayClass status unless
+## CONFORMANCE_FLAGS says (e.g. --supported-features=...); docs/gateway-api.md
+CONFORMANCE_TIMEOUT ?= 30m
+CONFORMANCE_HARD_TIMEOUT ?= 45m
+CONFORMANCE_REPORT  ?= $(CURDIR)/conformance/reports/gateway-http-report.yaml
+CONFORMANCE_FLAGS   ?=
+conformance: deps build conformance-deps
+	$(GO) vet -tags conformance ./test/conformance/...
+	INGRESS_SYNC_CONFORMANCE=1 $(GO) test -count=1 -timeout 5m $(GOTESTFLAGS) ./test/conformance/harness
+	INGRESS_SYNC_CONFORMANCE=1 timeout -k 1m $(CONFORMANCE_HARD_TIMEOUT) $(GO) test -tags conformance -count=1 -timeout $(CONFORMANCE_TIMEOUT) $(GOTESTFLAGS) -v ./test/conformance \
+	  -args --gateway-class=ingress-sync --conformance-profiles=GATEWAY-HTTP --report-output=$(CONFORMANCE_REPORT) \
+	  --organization=ingress-sync --project=ingress-sync --url=https://github.com/ingress-sync/ingress-sync \
+	  --version=$$(git describe --tags --always --dirty) --contact=https://github.com/ingress-sync/ingress-sync/issues \
+	  $(CONFORMANCE_FLAGS)
+
+## conformance-deps: iptables (Debian, as root, when missing): the harness's
+## kube-proxy rules in the test's network namespace
+conformance-deps:
+	@command -v iptables-restore >/dev/null || { apt-get update && apt-get install -y iptables; }
 
 ## run: the whole system on this machine (control plane, NATS, watcher, syncer + nginx, demo backends)
 run: deps build

@@ -1,0 +1,146 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The ports echo-basic listens on: HTTP/1.1 and h2c. (Its HTTPS port 8443,
+// gRPC, TCP and UDP modes serve profiles other than GATEWAY-HTTP's core.)
+const (
+	echoHTTPPort = 3000
+	echoH2CPort  = 3001
+)
+
+// echoInfo is what echo-basic learns from its environment.
+type echoInfo struct {
+	Namespace string `json:"namespace"`
+	Ingress   string `json:"ingress"`
+	Service   string `json:"service"`
+	Pod       string `json:"pod"`
+}
+
+// echoReply is echo-basic's answer, the JSON the conformance suite reads
+// (its roundtripper.CapturedRequest).
+type echoReply struct {
+	Path     string              `json:"path"`
+	Host     string              `json:"host"`
+	Method   string              `json:"method"`
+	Proto    string              `json:"proto"`
+	Headers  map[string][]string `json:"headers"`
+	HTTPPort string              `json:"httpPort"`
+	echoInfo
+}
+
+// echoPod is the servers answering for one Pod.
+type echoPod struct {
+	servers []*http.Server
+}
+
+// startEchoPod listens on ip's echo-basic ports.
+func startEchoPod(ip netip.Addr, info echoInfo) (*echoPod, error) {
+	e := &echoPod{}
+	for _, port := range []int{echoHTTPPort, echoH2CPort} {
+		l, err := net.Listen("tcp", netip.AddrPortFrom(ip, uint16(port)).String())
+		if err != nil {
+			e.close()
+			return nil, err
+		}
+		h := echoHandler{info: info, port: strconv.Itoa(echoHTTPPort), h2cOnly: port == echoH2CPort}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, Protocols: new(http.Protocols)}
+		srv.Protocols.SetHTTP1(true)
+		srv.Protocols.SetUnencryptedHTTP2(port == echoH2CPort)
+		go func() { _ = srv.Serve(l) }()
+		e.servers = append(e.servers, srv)
+	}
+	return e, nil
+}
+
+func (e *echoPod) close() {
+	for _, s := range e.servers {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := s.Shutdown(ctx); err != nil {
+			_ = s.Close()
+		}
+		cancel()
+	}
+}
+
+// echoHandler answers as echo-basic does: /health, /status/NNN, and any
+// other path with the request as JSON, after ?delay= and with the response
+// headers that X-Echo-Set-Header asks for. No ServeMux: paths with "//"
+// are answered, not redirected.
+type echoHandler struct {
+	info    echoInfo
+	port    string
+	h2cOnly bool
+}
+
+func (h echoHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.ReplaceAll(r.URL.Path, "//", "/")
+	switch {
+	case h.h2cOnly && r.ProtoMajor != 2:
+		http.Error(w, "Expected h2c request", http.StatusBadRequest)
+	case path == "/health":
+		_, _ = w.Write([]byte("OK"))
+	case strings.HasPrefix(path, "/status/"):
+		w.WriteHeader(statusCode(r.RequestURI))
+	default:
+		h.echo(w, r)
+	}
+}
+
+// statusCode is NNN of a request URI /status/NNN, else 400.
+func statusCode(uri string) int {
+	s, ok := strings.CutPrefix(uri, "/status/")
+	if n, err := strconv.Atoi(s); ok && err == nil && len(s) == 3 {
+		return n
+	}
+	return http.StatusBadRequest
+}
+
+func (h echoHandler) echo(w http.ResponseWriter, r *http.Request) {
+	if d := r.URL.Query().Get("delay"); d != "" {
+		wait, err := time.ParseDuration(d)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		time.Sleep(wait)
+	}
+	body, err := json.MarshalIndent(echoReply{Path: r.RequestURI, Host: r.Host, Method: r.Method, Proto: r.Proto,
+		Headers: r.Header, HTTPPort: h.port, echoInfo: h.info}, "", " ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	setEchoHeaders(w.Header(), r.Header.Values("X-Echo-Set-Header"))
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(body)
+}
+
+// setEchoHeaders sets the "Name:value" pairs (comma-separated, in any
+// number of header values) as response headers; a name given again gets
+// its values joined with commas.
+func setEchoHeaders(out http.Header, values []string) {
+	for _, v := range values {
+		for pair := range strings.SplitSeq(v, ",") {
+			name, value, _ := strings.Cut(strings.TrimSpace(pair), ":")
+			if name == "" {
+				continue
+			}
+			if cur, ok := out[name]; ok && len(cur) > 0 {
+				cur[0] += "," + strings.TrimSpace(value)
+				continue
+			}
+			out[name] = []string{value}
+		}
+	}
+}
