@@ -24,8 +24,8 @@ import (
 
 // TestDeployRBACIsEnough runs the watcher as a service account holding only
 // the rules of deploy/base/watcher/rbac.yaml: it elects itself, publishes
-// (TLS Secrets and a named ConfigMap, by field selector, and the Gateway
-// API kinds), writes Ingress and Gateway API status, keeps the Service of a
+// (TLS Secrets and a named ConfigMap, by field selector, its Namespace and
+// the Gateway API kinds), writes Ingress and Gateway API status, keeps the Service of a
 // Gateway and creates and patches Events.
 func TestDeployRBACIsEnough(t *testing.T) {
 	ge := newGatewayEnv(t, true)
@@ -70,6 +70,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	e.waitMessage(t, e.subject(events.KindSecret, "tls"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindConfigMap, "ingress-sync"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate)
+	e.waitMessage(t, events.Subject(prefix, events.KindNamespace, "", ns), events.OpCreate)
 	publishReport(t, e, reportOf("syncer-a", e.lastSeq(t))) // a syncer serves it
 	waitStatus(t, e, "web", []string{"198.18.0.10"})
 	postsEvents(t, e, w, "web")
