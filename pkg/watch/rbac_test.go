@@ -170,3 +170,26 @@ func TestGatewayAPIForbiddenDoesNotBlock(t *testing.T) {
 		return len(w.logs.lines("not allowed to list and watch a Gateway API kind")) >= len(events.GatewayKinds)
 	})
 }
+
+// TestNamespacesForbiddenDoesNotBlock: a watcher whose RBAC lacks the rule
+// on namespaces (a chart older than the binary) says so in its log and
+// publishes the other inputs as before.
+func TestNamespacesForbiddenDoesNotBlock(t *testing.T) {
+	e := newEnv(t)
+	bindDeployRBAC(t, e, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "namespaces") })
+	saConfig, err := controlPlane.ServiceAccountConfig(t.Context(), e.ns, "ingress-sync-watcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config("watcher-a")
+	cfg.Client, cfg.RESTConfig = kubernetes.NewForConfigOrDie(saConfig), saConfig
+	w := start(t, cfg)
+	e.create(t, service(e.ns, "web"))
+	e.waitMessage(t, e.subject(events.KindService, "web"), events.OpCreate)
+	eventually(t, "the refused Namespace list logged", func() bool {
+		return len(w.logs.lines("not allowed to list and watch namespaces")) == 1
+	})
+	if msgs := e.namespaceMessages(t, e.ns); len(msgs) != 0 {
+		t.Errorf("a Namespace published without the rule: %v", msgs)
+	}
+}
