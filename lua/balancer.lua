@@ -90,14 +90,15 @@ _M.backends = backends
 local max_tries = 3
 local no_endpoints = nil
 
--- timeouts parses $ingress_timeouts ("connect,send,read" in seconds, each
--- possibly empty, then optionally ",tries": proxy-next-upstream-tries),
+-- timeouts parses $ingress_timeouts ("connect,send,read" in seconds, with
+-- milliseconds after a '.' for a Gateway API rule's, each possibly empty,
+-- then optionally ",tries": proxy-next-upstream-tries),
 -- caching the result by string; it returns the tries.
 local timeouts_cache = {} -- bounded: one entry per distinct timeouts of routes
 local function apply_timeouts(s)
   local t = timeouts_cache[s]
   if not t then
-    local c, snd, r, tries = s:match("^(%d*),(%d*),(%d*),?(%d*)$")
+    local c, snd, r, tries = s:match("^([%d.]*),([%d.]*),([%d.]*),?(%d*)$")
     t = { tonumber(c), tonumber(snd), tonumber(r), tonumber(tries) }
     timeouts_cache[s] = t
   end

@@ -223,6 +223,13 @@ local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectT
 -- Client certificates (clientauth.lua).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
 HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
+-- Gateway API matches (routes.lua's compile_match).
+ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "match"
+-- Gateway API filters (filters.lua) and weighted backends.
+for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath", "backends",
+    "routeTimeouts", "routeCORS" }) do
+  ROUTE_FIELDS[#ROUTE_FIELDS + 1] = k
+end
 
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that routes.lua cannot compile.

@@ -38,6 +38,8 @@ local function is_value(s)
   return type(s) == "string" and #s > 0 and #s <= MAX_VALUE and not str_find(s, "[^\t\32-\126]")
 end
 
+_M.is_token, _M.is_value = is_token, is_value
+
 -- compile validates a header object and returns its array, nil for an
 -- absent or empty one, or nil and an error.
 function _M.compile(h, what)
@@ -82,6 +84,9 @@ local ids = 0
 
 local function register(list)
   local sig = concat(list, "\0")
+  if list.add or list.remove then
+    sig = sig .. "\1" .. concat(list.add or {}, "\0") .. "\1" .. concat(list.remove or {}, "\0")
+  end
   local id = id_of[sig]
   if not id then
     if known >= 10000 then -- bound id_of: old lists get new numbers
@@ -100,9 +105,9 @@ local function register(list)
   return list
 end
 
--- response returns the response list of a route: the host's (add-headers)
+-- merge returns the response list of a route: the host's (add-headers)
 -- with the route's (custom-headers) over it, registered; nil when empty.
-function _M.response(host_list, route_list)
+local function merge(host_list, route_list)
   if not route_list then
     return host_list and register(host_list)
   end
@@ -122,6 +127,39 @@ function _M.response(host_list, route_list)
     merged[n + i] = route_list[i]
   end
   return register(merged)
+end
+
+-- response returns the response list of a route: the host's (add-headers)
+-- with the route's (custom-headers) over it, and the route's filter f
+-- (filters.lua: its set over both, then its add and remove), registered;
+-- nil when empty.
+function _M.response(host_list, route_list, f)
+  if not f then
+    return merge(host_list, route_list)
+  end
+  local own = route_list
+  if f.set then
+    own = {}
+    local over = {}
+    for i = 1, #f.set, 2 do
+      over[str_lower(f.set[i])] = true
+    end
+    for i = 1, #(route_list or {}), 2 do
+      if not over[str_lower(route_list[i])] then
+        own[#own + 1], own[#own + 2] = route_list[i], route_list[i + 1]
+      end
+    end
+    for i = 1, #f.set do
+      own[#own + 1] = f.set[i]
+    end
+  end
+  local list = {}
+  local base = merge(host_list, own)
+  for i = 1, #(base or {}) do
+    list[i] = base[i]
+  end
+  list.add, list.remove = f.add, f.remove
+  return register(list)
 end
 
 -- apply_request sets a request header list on the request to the backend.
@@ -150,6 +188,35 @@ function _M.filter()
   local header = ngx.header
   for i = 1, #list, 2 do
     header[list[i]] = list[i + 1]
+  end
+  if list.add or list.remove then
+    _M.filter_more(header, list)
+  end
+end
+
+-- filter_more applies the add and remove of a Gateway API response
+-- header filter: add appends a value to those the name has.
+function _M.filter_more(header, list)
+  local add = list.add
+  if add then
+    for i = 1, #add, 2 do
+      local name, v = add[i], add[i + 1]
+      local cur = header[name]
+      if cur == nil then
+        header[name] = v
+      elseif type(cur) == "table" then
+        cur[#cur + 1] = v
+        header[name] = cur
+      else
+        header[name] = { cur, v }
+      end
+    end
+  end
+  local rm = list.remove
+  if rm then
+    for i = 1, #rm do
+      header[rm[i]] = nil
+    end
   end
 end
 

@@ -8,8 +8,12 @@
 -- settings.gateway_ports: the hosts named "<port>:<host>", config.ServerKey),
 -- the host by exact name, then the wildcard of its parent, then "_";
 -- in the host an Exact route, then regex routes in the order given, then the
--- longest Prefix route by path elements. Its cost depends on the request's
--- host and number of path elements, not on the number of hosts or routes.
+-- longest Prefix route by path elements. A path may have several candidate
+-- routes with match conditions (route.cond, see routes.lua): the first
+-- whose conditions the request meets takes it; when none does, the lookup
+-- goes on (to regex routes, then shorter prefixes). Its cost depends on
+-- the request's host, number of path elements and the candidates of its
+-- paths, not on the number of hosts or routes.
 -- Nothing else answers: an unmatched request gets 404 (no nginx
 -- auto-redirect to a trailing slash).
 
@@ -24,6 +28,7 @@ local auth = require("auth")
 local extauth = require("extauth")
 local limits = require("limit")
 local clientauth = require("clientauth")
+local filters = require("filters")
 local balancer_backends = require("balancer").backends
 local routes = require("routes")
 
@@ -150,6 +155,88 @@ local function find_host(name, port)
 end
 _M.find_host = find_host
 
+-- value_meets reports whether v, a request's header or query value (a
+-- table: its values, the first counts), meets condition c.
+local function value_meets(c, v)
+  if type(v) == "table" then
+    v = v[1]
+  end
+  if type(v) ~= "string" then
+    return false
+  end
+  if c.re then
+    return re_find(v, c.re, "jo") ~= nil
+  end
+  return v == c.value
+end
+
+-- headers_meet reports whether the request's headers meet every
+-- condition of hs (not empty). The first round is taken before the loop
+-- (see nvar.lua on loops), as for query_meets.
+local function headers_meet(hs)
+  local c = hs[1]
+  if not value_meets(c, var_get(c.var)) then
+    return false
+  end
+  for i = 2, #hs do
+    c = hs[i]
+    if not value_meets(c, var_get(c.var)) then
+      return false
+    end
+  end
+  return true
+end
+
+-- query_meets reports whether the request's query parameters meet every
+-- condition of qs (not empty).
+local function query_meets(qs)
+  local args = ngx.req.get_uri_args(100)
+  if not value_meets(qs[1], args[qs[1].name]) then
+    return false
+  end
+  for i = 2, #qs do
+    if not value_meets(qs[i], args[qs[i].name]) then
+      return false
+    end
+  end
+  return true
+end
+
+-- meets reports whether the request meets the match conditions cond:
+-- the method, every header (first value) and every query parameter.
+local function meets(cond)
+  if cond.method and cond.method ~= var_get("request_method") then
+    return false
+  end
+  local hs, qs = cond.headers, cond.query
+  if hs and not headers_meet(hs) then
+    return false
+  end
+  if qs and not query_meets(qs) then
+    return false
+  end
+  return true
+end
+
+-- candidate returns the first of the candidates starting at route (whose
+-- cond is set) that the request meets, or nil; the first is tried before
+-- the loop.
+local function candidate(route)
+  if meets(route.cond) then
+    return route
+  end
+  route = route.next
+  while route do
+    local cond = route.cond
+    if not cond or meets(cond) then
+      return route
+    end
+    route = route.next
+  end
+  return nil
+end
+_M.candidate = candidate
+
 -- server_port returns the request's server port when a Gateway listener
 -- may have received it, nil otherwise (no variable is read then).
 local function server_port()
@@ -159,6 +246,7 @@ local function server_port()
   end
   return nil
 end
+
 -- gateway_prefix returns the prefix of the names of the hosts and
 -- certificate hosts of Gateway listener port port (a number or a string),
 -- nil for nginx's own ports.
@@ -178,6 +266,9 @@ local function parent_prefix(prefix, p)
     local cut = str_find(p, "/[^/]*$")
     p = cut == 1 and "/" or str_sub(p, 1, cut - 1)
     local route = prefix[p]
+    if route and route.cond then
+      route = candidate(route)
+    end
     if route then
       return route
     end
@@ -204,6 +295,9 @@ local function match_prefix(prefix, uri)
     p = without_trailing_slashes(p)
   end
   local route = prefix[p]
+  if route and route.cond then
+    route = candidate(route)
+  end
   if route then
     return route
   end
@@ -213,13 +307,16 @@ end
 -- match returns the route of uri in host h, and the regex captures.
 local function match(h, uri)
   local route = h.exact[uri]
+  if route and route.cond then
+    route = candidate(route)
+  end
   if route then
     return route
   end
   local rx = h.regex
   for i = 1, #rx do
     local m = re_match(uri, rx[i].re, REGEX_FLAGS)
-    if m then
+    if m and (not rx[i].cond or meets(rx[i].cond)) then
       return rx[i], m
     end
   end
@@ -332,6 +429,33 @@ local function send_redirect(route)
   return ngx.exit(code)
 end
 
+-- WELL_KNOWN are the ports a redirect's Location leaves out.
+local WELL_KNOWN = { http = 80, https = 443 }
+
+-- gateway_redirect answers with the route's Gateway API redirect: the
+-- request's scheme, host (without port) and URI unless the redirect
+-- replaces them; the port only when given and not the scheme's
+-- well-known one; the query string kept.
+local function gateway_redirect(route, uri)
+  local rd = route.gw_redirect
+  local scheme = rd.scheme or var_get("pass_access_scheme")
+  local authority = rd.hostname or redirect_host()
+  if rd.port and rd.port ~= WELL_KNOWN[scheme] then
+    authority = authority .. ":" .. rd.port
+  end
+  local path
+  if rd.path then
+    path = filters.escape_path(filters.modify(rd.path, route.path, uri))
+    local args = var_get("args")
+    if args and args ~= "" then
+      path = path .. "?" .. args
+    end
+  else
+    path = var_get("request_uri")
+  end
+  return ngx.redirect(scheme .. "://" .. authority .. path, rd.code)
+end
+
 -- redirect_www answers every request of a from-to-www host: the same URI
 -- (without a trailing slash) on host to, with the scheme and port the
 -- request came with.
@@ -346,6 +470,24 @@ local function has_endpoints(name)
   return b ~= nil and b.n > 0
 end
 
+local random = math.random
+
+-- pick_weighted returns one of the backends of w at random by weight (the
+-- first is tried before the loop).
+local function pick_weighted(w)
+  local n = random(w.total)
+  local cum = w.cum
+  if n <= cum[1] then
+    return w.names[1]
+  end
+  for i = 2, #cum do
+    if n <= cum[i] then
+      return w.names[i]
+    end
+  end
+  return w.names[#cum]
+end
+
 -- proxy hands the request to its backend: location /'s proxy_pass, or the
 -- fixed location of its protocol and proxy settings (see proxy.lua).
 local function proxy(route)
@@ -357,6 +499,12 @@ local function proxy(route)
     var_set("ingress_proxy_ssl_name", tls.name)
   end
   local backend = route.canary and canary.choose(route) or route.backend
+  if route.weighted then
+    backend = pick_weighted(route.weighted)
+    if backend == "" then -- a backendRef that cannot be served
+      return proxy_settings.fail(route.err, 500)
+    end
+  end
   var_set("proxy_upstream_name", backend)
   if route.mkey_canary and backend ~= route.backend then
     var_set("ingress_metrics", route.mkey_canary)
@@ -483,7 +631,10 @@ local function check_access(route)
 end
 
 -- to_upstream applies the route's rewrite and what it sends upstream.
-local function to_upstream(route, m)
+local function to_upstream(route, m, uri)
+  if route.rewrite_path then
+    ngx.req.set_uri(filters.modify(route.rewrite_path, route.path, uri))
+  end
   if route.rewrite then
     ngx.req.set_uri(rewrite_uri(route, m))
     if route.forwarded_prefix then
@@ -492,6 +643,9 @@ local function to_upstream(route, m)
   end
   if route.req_headers then
     headers.apply_request(route.req_headers)
+  end
+  if route.req_filter then
+    filters.apply_request(route.req_filter)
   end
   if route.vhost then
     var_set("ingress_upstream_vhost", route.vhost)
@@ -519,7 +673,10 @@ function _M.rewrite()
   if route and route.resp_headers then
     headers.mark(route.resp_headers)
   end
-  if not route or route.backend == "" then
+  if route and route.gw_redirect then
+    return gateway_redirect(route, uri)
+  end
+  if not route or (route.backend == "" and not route.weighted) then
     return proxy_settings.fail(route and route.err, 404) -- the built-in default backend's 404
   end
   if route.client_closed then
@@ -531,6 +688,9 @@ function _M.rewrite()
   end
   if route.cors then
     cors.apply(route.cors)
+  end
+  if route.gw_cors then
+    cors.apply_route(route.gw_cors)
   end
   if route.redirect_url then
     return send_redirect(route)
@@ -544,7 +704,7 @@ function _M.rewrite()
   if check_access(route) then
     return
   end
-  to_upstream(route, m)
+  to_upstream(route, m, uri)
   return proxy(route)
 end
 

@@ -50,6 +50,25 @@
 --                   profile this nginx.conf does not hold, answers 503
 --   clientAuthUnavailable  the route answers 503: its Ingress's auth-tls
 --                   annotations could not be applied (fail closed)
+--   match           {method, headers, query} (Gateway API matches): what a
+--                   request must meet, besides the path, to take the route;
+--                   headers and query are arrays of {name, value, regex}
+--                   (header names lower case, matched ignoring case;
+--                   query names exactly; regex: value is a PCRE matching
+--                   the whole value). The routes of one path and type are
+--                   candidates in the order given (route.next): the first
+--                   whose match the request meets takes it, none sends it
+--                   on to shorter prefixes (see router.lua).
+--   requestHeaderFilter, responseHeaderFilter, routeRedirect, rewritePath
+--                   Gateway API filters (see filters.lua); a route with a
+--                   routeRedirect needs no backend
+--   routeCORS       a Gateway API CORS filter (see cors.lua)
+--   routeTimeouts   {requestMillis, backendRequestMillis} (a Gateway API
+--                   rule's): the shorter replaces the connect, send and
+--                   read timeouts of the route's requests to backends
+--   backends        [{backend, weight}] (Gateway API backendRefs): the
+--                   route's requests go to one at random by weight
+--                   (backend is then ""); a backend "" answers 500
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -75,6 +94,7 @@ local auth = require("auth")
 local extauth = require("extauth")
 local limits = require("limit")
 local clientauth = require("clientauth")
+local filters = require("filters")
 local metrics = require("metrics")
 
 
@@ -129,6 +149,30 @@ local function compile_tls(route, t)
   return t.profile
 end
 
+local MAX_TIMEOUT_MS = 86400000
+
+-- route_timeout returns the seconds (with milliseconds) of a route's
+-- routeTimeouts {requestMillis, backendRequestMillis}: the shorter of
+-- those set; nil for none.
+local function route_timeout(t)
+  if t == nil then
+    return nil
+  end
+  if type(t) ~= "table" then
+    return nil, "routeTimeouts must be an object"
+  end
+  local ms
+  for _, v in ipairs({ t.requestMillis, t.backendRequestMillis }) do
+    if v ~= nil then
+      if type(v) ~= "number" or v < 1 or v > MAX_TIMEOUT_MS or v % 1 ~= 0 then
+        return nil, "invalid routeTimeouts"
+      end
+      ms = ms and math.min(ms, v) or v
+    end
+  end
+  return ms and string.format("%.3f", ms / 1000)
+end
+
 -- compile_proxy sets the proxy fields of route from r: exec, the named
 -- location (nil: location / itself), or auto, one per scheme (auto_http);
 -- timeouts, "connect,send,read[,tries]" for balancer.lua; px, for
@@ -168,9 +212,16 @@ local function compile_proxy(route, r)
     route.fallback_exec = proxy_settings.location_of("http", p, buffering, { intercept = false })
   end
   route.stream_body = route.stream_body or proto == "grpc" or proto == "grpcs"
-  if r.connectTimeout or r.sendTimeout or r.readTimeout or tries then
-    route.timeouts = (r.connectTimeout or "") .. "," .. (r.sendTimeout or "") .. "," .. (r.readTimeout or "")
-      .. (tries and ("," .. tries) or "")
+  local c, s, rd = r.connectTimeout, r.sendTimeout, r.readTimeout
+  local gw, gerr = route_timeout(r.routeTimeouts)
+  if gerr then
+    return nil, gerr
+  end
+  if gw then -- a Gateway API rule's: every timeout of the request to a backend
+    c, s, rd = gw, gw, gw
+  end
+  if c or s or rd or tries then
+    route.timeouts = (c or "") .. "," .. (s or "") .. "," .. (rd or "") .. (tries and ("," .. tries) or "")
   end
   return true
 end
@@ -226,6 +277,94 @@ local function compile_acl(route, r)
   return true
 end
 
+local METHOD_MAX, QUERY_NAME_MAX, MATCH_MAX = 32, 256, 64
+local MAX_WEIGHTED, MAX_WEIGHT = 64, 1000000
+
+-- compile_weighted returns {names, cum, total} for a route's backends
+-- (cum: the running totals of the weights), nil for none.
+local function compile_weighted(list)
+  if list == nil then
+    return nil
+  end
+  if type(list) ~= "table" or #list == 0 or #list > MAX_WEIGHTED then
+    return nil, "backends must be an array of 1 to " .. MAX_WEIGHTED
+  end
+  local w = { names = {}, cum = {}, total = 0 }
+  for i = 1, #list do
+    local b = list[i]
+    if type(b) ~= "table" or type(b.backend) ~= "string" or type(b.weight) ~= "number"
+        or b.weight < 1 or b.weight > MAX_WEIGHT or b.weight % 1 ~= 0 then
+      return nil, "invalid weighted backend"
+    end
+    w.total = w.total + b.weight
+    w.names[i], w.cum[i] = b.backend, w.total
+  end
+  return w
+end
+
+-- compile_values validates the header or query conditions of a match
+-- and returns them as {var or name, value, re}; header names become the
+-- nginx variable $http_<name> ('-' read as '_', as nginx does).
+local function compile_values(list, header)
+  if list == nil then
+    return nil
+  end
+  if type(list) ~= "table" or #list > MATCH_MAX then
+    return nil, "match conditions must be an array of at most " .. MATCH_MAX
+  end
+  local out = {}
+  for i = 1, #list do
+    local c = list[i]
+    if type(c) ~= "table" or not headers.is_value(c.value) then
+      return nil, "invalid match condition"
+    end
+    local name = c.name
+    if header then
+      if not headers.is_token(name) or name ~= name:lower() then
+        return nil, "invalid match header name"
+      end
+    elseif type(name) ~= "string" or #name == 0 or #name > QUERY_NAME_MAX or str_find(name, "[%c\127]") then
+      return nil, "invalid match query name"
+    end
+    local cond = { name = name, value = c.value }
+    if header then
+      cond.var = "http_" .. name:gsub("-", "_")
+    end
+    if c.regex == true then
+      cond.re = "^(?:" .. c.value .. ")\\z"
+      local _, err = re_match("", cond.re, "jo")
+      if err then
+        return nil, "match " .. name .. ": " .. err
+      end
+    end
+    out[i] = cond
+  end
+  if #out == 0 then
+    return nil
+  end
+  return out
+end
+
+-- compile_match returns the compiled match of a route (nil: none).
+local function compile_match(m)
+  if m == nil then
+    return nil
+  end
+  if type(m) ~= "table" or not (m.method == nil or (type(m.method) == "string" and #m.method <= METHOD_MAX
+      and str_find(m.method, "^[A-Z]+$"))) then
+    return nil, "invalid match"
+  end
+  local hs, err = compile_values(m.headers, true)
+  if err then
+    return nil, err
+  end
+  local qs, qerr = compile_values(m.query, false)
+  if qerr then
+    return nil, qerr
+  end
+  return { method = m.method, headers = hs, query = qs }
+end
+
 -- compile_route validates one route and returns the worker's form of it.
 local function compile_route(r)
   if type(r) ~= "table" or type(r.path) ~= "string" or #r.path == 0 or str_byte(r.path, 1) ~= 47 then
@@ -265,12 +404,33 @@ local function compile_route(r)
     redirect_url = r.redirectURL, redirect_code = r.redirectCode,
   }
   route.client_closed = r.clientAuthUnavailable == true or nil
+  local cond, merr = compile_match(r.match)
+  if merr then
+    return nil, "route " .. r.path .. ": " .. merr
+  end
+  route.cond = cond
+  local weighted, werr = compile_weighted(r.backends)
+  if werr then
+    return nil, "route " .. r.path .. ": " .. werr
+  end
+  route.weighted = weighted
+  local fok, ferr = filters.compile(route, r)
+  if not fok then
+    return nil, "route " .. r.path .. ": " .. ferr
+  end
   if r.cors ~= nil then
     local c, err = cors.compile(r.cors)
     if not c then
       return nil, "route " .. r.path .. ": " .. err
     end
     route.cors = c
+  end
+  if r.routeCORS ~= nil then
+    local c, err = cors.compile_route(r.routeCORS)
+    if not c then
+      return nil, "route " .. r.path .. ": " .. err
+    end
+    route.gw_cors = c
   end
   if r.type == "regex" then
     local _, err = re_match("", r.path, REGEX_FLAGS)
@@ -421,12 +581,13 @@ function _M.compile(item)
     return nil, "host " .. item.name .. ": " .. cerr
   end
   h.client = client
+  local last = {} -- the last candidate of each exact and prefix path
   for i = 1, #list do
     local route, err = compile_route(list[i])
     if not route then
       return nil, "host " .. item.name .. ": " .. err
     end
-    route.req_headers, route.resp_headers = req, headers.response(resp, route.resp_own)
+    route.req_headers, route.resp_headers = req, headers.response(resp, route.resp_own, route.resp_filter)
     route.mkey, route.mkey_canary = metrics.route_keys(item.name, list[i]) -- nil: metrics off
     if route.extauth then -- the auth cache is per host too
       route.extauth.prefix = item.name .. "\0" .. (route.extauth.prefix or "")
@@ -435,9 +596,13 @@ function _M.compile(item)
       h.regex[#h.regex + 1] = route
     else
       local t = h[route.type]
-      if t[route.path] == nil then -- the first of duplicates wins
+      local key = route.type .. route.path
+      if t[route.path] == nil then
         t[route.path] = route
+      else -- a candidate more: after those before it
+        last[key].next = route
       end
+      last[key] = route
     end
     h.n = h.n + 1
   end

@@ -228,6 +228,10 @@ func (w *canonicalWriter) server(s *Server) {
 		w.str(l.Ingress)
 		w.settings(&l.Settings)
 		w.canary(l.Canary)
+		w.match(l.Match)
+		w.filters(l.Filters)
+		w.weighted(l.Backends)
+		w.timeouts(l.Timeouts)
 	}
 }
 

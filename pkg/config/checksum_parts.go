@@ -190,3 +190,91 @@ func (g *Global) canonical(w *canonicalWriter) {
 	}
 	n.canonicalModules(w)
 }
+
+// match writes a Location's Match: nothing when nil (Locations without
+// one keep their encoding), else a marker that no path nor canary marker
+// starts with, then the fields.
+func (w *canonicalWriter) match(m *Match) {
+	if m == nil {
+		return
+	}
+	w.str("+match")
+	w.str(m.Method)
+	for _, list := range [2][]MatchValue{m.Headers, m.Query} {
+		w.uint(uint64(len(list)))
+		for _, v := range list {
+			w.str(v.Name)
+			w.str(v.Value)
+			w.bool(v.Regex)
+		}
+	}
+}
+
+// filters writes a Location's Filters: nothing when nil, else a marker
+// as match does, then the fields.
+func (w *canonicalWriter) filters(f *Filters) {
+	if f == nil {
+		return
+	}
+	w.str("+filters")
+	for _, h := range []*HeaderFilter{f.RequestHeaders, f.ResponseHeaders} {
+		w.bool(h != nil)
+		if h != nil {
+			w.headers(h.Set)
+			w.headers(h.Add)
+			w.strs(h.Remove)
+		}
+	}
+	w.bool(f.Redirect != nil)
+	if r := f.Redirect; r != nil {
+		w.str(r.Scheme)
+		w.str(r.Hostname)
+		w.int(int64(r.Port))
+		w.pathModifier(r.Path)
+		w.int(int64(r.Code))
+	}
+	w.str(f.RewriteHost)
+	w.pathModifier(f.RewritePath)
+	w.bool(f.CORS != nil)
+	if c := f.CORS; c != nil {
+		w.strs(c.AllowOrigins)
+		w.strs(c.AllowMethods)
+		w.strs(c.AllowHeaders)
+		w.strs(c.ExposeHeaders)
+		w.bool(c.AllowCredentials)
+		w.int(int64(c.MaxAge))
+	}
+}
+
+func (w *canonicalWriter) pathModifier(p *PathModifier) {
+	w.bool(p != nil)
+	if p != nil {
+		w.str(p.Type)
+		w.str(p.Value)
+	}
+}
+
+// weighted writes a Location's Backends: nothing when empty, else a
+// marker as match does, then the backends.
+func (w *canonicalWriter) weighted(bs []WeightedBackend) {
+	if len(bs) == 0 {
+		return
+	}
+	w.str("+backends")
+	w.uint(uint64(len(bs)))
+	for _, b := range bs {
+		w.str(b.Backend)
+		w.int(int64(b.Weight))
+	}
+}
+
+// timeouts writes a Location's Timeouts: nothing when nil, else a marker
+// as match does, then the fields.
+func (w *canonicalWriter) timeouts(t *Timeouts) {
+	if t == nil {
+		return
+	}
+	w.str("+timeouts")
+	w.int(int64(t.RequestMillis))
+	w.int(int64(t.BackendRequestMillis))
+}

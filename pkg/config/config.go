@@ -181,8 +181,9 @@ type Server struct {
 	// is redirected to the same URI on host RedirectTo; it has no
 	// Locations.
 	RedirectTo string `json:"redirectTo,omitempty"`
-	// Locations, sorted: Exact before Prefix for the same path, then longer
-	// paths first, then by path.
+	// Locations, sorted: longer paths first, then by path, Exact before
+	// Regex before Prefix for the same path, then the candidates of one
+	// path in the order of CompareMatches.
 	Locations []Location `json:"locations"`
 	// RequestHeaders are set on every request to a backend and
 	// ResponseHeaders on every response (the ConfigMap's proxy-set-headers
@@ -211,6 +212,26 @@ type Location struct {
 	// Canary is the alternative backend a canary Ingress adds to this
 	// path; nil when none.
 	Canary *Canary `json:"canary,omitempty"`
+	// Match holds the conditions besides the path a request must meet to
+	// take this Location; nil for none (see Match).
+	Match *Match `json:"match,omitempty"`
+	// Filters are what a Gateway API rule does besides routing; nil for
+	// none (see Filters).
+	Filters *Filters `json:"filters,omitempty"`
+	// Backends, when set, share the Location's requests at random by
+	// weight (Gateway API backendRefs); Backend is then "".
+	Backends []WeightedBackend `json:"backends,omitempty"`
+	// Timeouts are a Gateway API rule's timeouts; nil for none.
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
+}
+
+// WeightedBackend is one backend of a Location's Backends: Weight (at
+// least 1) of every total of the weights of requests go to Backend, the
+// Name of a Backend, at random; "" answers them 500 (a reference that
+// cannot be served).
+type WeightedBackend struct {
+	Backend string `json:"backend"`
+	Weight  int    `json:"weight"`
 }
 
 // Canary is the alternative backend of a Location, from the canary

@@ -16,19 +16,33 @@
 //     ReferenceGrant); parentRefs by name, sectionName and port;
 //     allowedRoutes namespaces Same and All, and kinds.
 //   - Hostnames: the intersection of the listener's and the route's,
-//     exact names; a route and a listener without any go to the default
-//     server (requests for hosts no other route or Ingress names).
-//   - Rules with one or two backendRefs (Service ports of the route's
-//     namespace, or of another with a ReferenceGrant; two split the
-//     requests by weight, intent.Split),
-//     matching on the path: Exact, PathPrefix and RegularExpression. Between routes, the build's rules hold: the
-//     oldest wins a host and path.
+//     exact names and wildcards (on a Gateway's port "*.example.com"
+//     matches any number of labels, the router's longest wildcard first);
+//     a route and a listener without any go to the default server of the
+//     listener's port.
+//   - Rules with any number of backendRefs (Service ports of the route's
+//     namespace, or of another with a ReferenceGrant), sharing the
+//     requests by weight (backends.go, intent.WeightedRef; weight 0 takes
+//     none); a reference that cannot be served (another kind, no grant,
+//     a missing Service) answers 500 for its share, and a rule without
+//     any backend every request,
+//     matching on the path: Exact, PathPrefix and RegularExpression, and
+//     on headers, query parameters and the method (matches.go: each
+//     match of a rule is a path with its conditions, config.Match; the
+//     build orders the candidates of a path as the specification's
+//     precedence). Between routes, the build's rules hold: the oldest
+//     wins a host, path and set of conditions.
+//   - Filters (filters.go, config.Filters): RequestHeaderModifier,
+//     ResponseHeaderModifier, RequestRedirect (a rule that redirects needs
+//     no backend), URLRewrite (hostname, path) and CORS (cors.go).
+//   - Timeouts (timeouts.go, config.Timeouts): request and backendRequest,
+//     the shorter bounding each request to a backend.
 //
 // Everything else is left out with a Problem that names it, never served
-// otherwise than the specification says: TLS passthrough and other ports,
-// wildcard hostnames, header, query and method matches, filters,
-// timeouts, three or more weighted backends, references to other
-// namespaces without a grant, allowedRoutes selectors.
+// otherwise than the specification says: TLS passthrough, the other
+// filters (mirrors, extension refs),
+// sessionPersistence, backendRef filters (that reference answers 500),
+// allowedRoutes selectors.
 //
 // The status of our GatewayClasses, Gateways and of the HTTPRoutes
 // attached to them is computed here too (status.go, World), from the

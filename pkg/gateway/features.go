@@ -21,6 +21,23 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportGateway,
 	features.SupportHTTPRoute,
 	features.SupportReferenceGrant,
+	// Matches, filters and timeouts (matches.go, filters.go, cors.go,
+	// timeouts.go). Not HTTPRouteResponseHeaderModification: nginx.conf
+	// runs its filter only while the controller ConfigMap sets add-headers
+	// or global-allowed-response-headers.
+	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRoutePortRedirect,
+	features.SupportHTTPRouteSchemeRedirect,
+	features.SupportHTTPRoutePathRedirect,
+	features.SupportHTTPRoute303RedirectStatusCode,
+	features.SupportHTTPRoute307RedirectStatusCode,
+	features.SupportHTTPRoute308RedirectStatusCode,
+	features.SupportHTTPRouteHostRewrite,
+	features.SupportHTTPRoutePathRewrite,
+	features.SupportHTTPRouteRequestTimeout,
+	features.SupportHTTPRouteBackendTimeout,
+	features.SupportHTTPRouteCORS,
 }
 
 // SupportedFeatures returns the features of supportedFeatures as

@@ -22,6 +22,22 @@ func Ours(gw *gatewayv1.Gateway, class func(name string) *gatewayv1.GatewayClass
 	return gw != nil && ClassOurs(class(string(gw.Spec.GatewayClassName)), controllerName)
 }
 
+// RouteOurs reports whether one of r's parentRefs names a Gateway of
+// ours: gateway looks a Gateway up by namespace and name (nil when there
+// is none), class a GatewayClass by name.
+func RouteOurs(r *gatewayv1.HTTPRoute, gateway func(ns, name string) *gatewayv1.Gateway,
+	class func(name string) *gatewayv1.GatewayClass, controllerName string) bool {
+	if r == nil {
+		return false
+	}
+	for i := range r.Spec.ParentRefs {
+		if ns, name, ok := ParentGateway(&r.Spec.ParentRefs[i], r.Namespace); ok && Ours(gateway(ns, name), class, controllerName) {
+			return true
+		}
+	}
+	return false
+}
+
 // SecretRef names a Secret.
 type SecretRef struct{ Namespace, Name string }
 

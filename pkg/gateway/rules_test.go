@@ -32,6 +32,42 @@ func TestGatewayOurs(t *testing.T) {
 	}
 }
 
+// TestRouteOurs: a route is ours when one of its parentRefs names a
+// Gateway of ours, whichever parentRef it is.
+func TestRouteOurs(t *testing.T) {
+	ours, foreign := eventstest.GatewayClass(), eventstest.GatewayClass()
+	foreign.Name, foreign.Spec.ControllerName = "other", "example.com/other"
+	classes := map[string]*gatewayv1.GatewayClass{ours.Name: ours, foreign.Name: foreign}
+	class := func(name string) *gatewayv1.GatewayClass { return classes[name] }
+	r := eventstest.HTTPRoute() // parents shop/edge and infra/shared
+	for _, tc := range []struct {
+		name     string
+		gateways map[string]string // "namespace/name" to class
+		want     bool
+	}{
+		{"first parent ours", map[string]string{"shop/edge": "ingress-sync"}, true},
+		{"second parent ours", map[string]string{"shop/edge": "other", "infra/shared": "ingress-sync"}, true},
+		{"parents of another controller", map[string]string{"shop/edge": "other", "infra/shared": "other"}, false},
+		{"a Gateway of ours not named", map[string]string{"shop/shared": "ingress-sync"}, false},
+		{"no Gateways", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lookup := func(ns, name string) *gatewayv1.Gateway {
+				c, ok := tc.gateways[ns+"/"+name]
+				if !ok {
+					return nil
+				}
+				gw := eventstest.Gateway()
+				gw.Namespace, gw.Name, gw.Spec.GatewayClassName = ns, name, gatewayv1.ObjectName(c)
+				return gw
+			}
+			if got := RouteOurs(r, lookup, class, eventstest.GatewayController); got != tc.want {
+				t.Errorf("RouteOurs = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestGatewaySecretRefs(t *testing.T) {
 	gw := eventstest.Gateway()
 	tls := gw.Spec.Listeners[1].TLS

@@ -203,7 +203,11 @@ func TestClassStatus(t *testing.T) {
 	for _, f := range st.SupportedFeatures {
 		names = append(names, string(f.Name))
 	}
-	if want := []string{"Gateway", "HTTPRoute", "ReferenceGrant"}; !slices.Equal(names, want) {
+	want := []string{"Gateway", "HTTPRoute", "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode",
+		"HTTPRoute308RedirectStatusCode", "HTTPRouteBackendTimeout", "HTTPRouteCORS", "HTTPRouteHostRewrite",
+		"HTTPRouteMethodMatching", "HTTPRoutePathRedirect", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect",
+		"HTTPRouteQueryParamMatching", "HTTPRouteRequestTimeout", "HTTPRouteSchemeRedirect", "ReferenceGrant"}
+	if !slices.Equal(names, want) {
 		t.Errorf("supportedFeatures %v, want %v", names, want)
 	}
 }

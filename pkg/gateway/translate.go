@@ -1,10 +1,8 @@
 package gateway
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -23,10 +21,12 @@ type route struct {
 	hosts []portHost
 }
 
-// portHost is a hostname on the nginx port of a listener.
+// portHost is a hostname on the nginx port of a listener; listener is
+// the listener's own port.
 type portHost struct {
-	port int
-	host string
+	port     int
+	host     string
+	listener int
 }
 
 func comparePortHosts(a, b portHost) int {
@@ -58,7 +58,7 @@ func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Ent
 	t.hosts = slices.Compact(t.hosts)
 	paths := t.paths()
 	for _, h := range t.hosts {
-		e.Rules = append(e.Rules, intent.Host{Host: h.host, Port: h.port, Raw: h.host, Paths: paths})
+		e.Rules = append(e.Rules, intent.Host{Host: h.host, Port: h.port, Raw: h.host, Paths: redirectsFrom(paths, h.listener)})
 		e.Hosts = append(e.Hosts, config.ServerKey(h.port, h.host))
 	}
 	// A listener's port is plain HTTP or HTTPS: nothing is redirected
@@ -128,16 +128,12 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 	}
 	var out []string
 	for _, h := range hosts {
-		if strings.HasPrefix(h, "*.") {
-			t.problem("%s: wildcard hostname %s is not served yet (it must match any number of labels); left out", where, h)
-			continue
-		}
 		if err := intent.ValidHost(h); err != nil && h != config.DefaultServerName {
 			t.problem("%s: hostname %q %v; left out", where, h, err)
 			continue
 		}
 		out = append(out, h)
-		t.hosts = append(t.hosts, portHost{port, h})
+		t.hosts = append(t.hosts, portHost{port: port, host: h, listener: int(l.Port)})
 	}
 	// The default server answers HTTPS with the default certificate.
 	if named := slices.DeleteFunc(out, func(h string) bool { return h == config.DefaultServerName }); cert != nil && len(named) > 0 {
@@ -173,17 +169,23 @@ func (t *route) paths() []intent.Path {
 			t.problem("%s: %s is not served yet; rule left out", where, why)
 			continue
 		}
-		ref, split, ok := t.backends(where, rule.BackendRefs)
-		if !ok {
+		filters, ok := t.filters(where, rule)
+		timeouts, tok := t.timeouts(where, rule.Timeouts)
+		if !ok || !tok {
 			continue
+		}
+		var ref intent.BackendRef
+		var weighted []intent.WeightedRef
+		if filters == nil || filters.Redirect == nil { // a redirect needs no backend
+			ref, weighted = t.backends(where, rule.BackendRefs)
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gatewayv1.HTTPRouteMatch{{}}
 		}
 		for j := range matches {
-			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j]); ok {
-				p.Backend, p.Split = ref, split
+			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j], filters); ok {
+				p.Backend, p.Weighted, p.Filters, p.Timeouts = ref, weighted, filters, timeouts
 				out = append(out, p)
 			}
 		}
@@ -194,38 +196,10 @@ func (t *route) paths() []intent.Path {
 // unservedRule names what of rule this step does not serve, "" for none.
 func unservedRule(rule *gatewayv1.HTTPRouteRule) string {
 	switch {
-	case len(rule.Filters) > 0:
-		return "filter " + string(rule.Filters[0].Type)
-	case rule.Timeouts != nil:
-		return "timeouts"
 	case rule.SessionPersistence != nil:
 		return "sessionPersistence"
 	}
 	return ""
-}
-
-// backends returns the backends of a rule that take requests (weight
-// above 0, 1 by default): one, or two, the second taking its weight of
-// the requests (intent.Split). None, more than two, references to other
-// kinds, and to other namespaces without a ReferenceGrant are not served.
-func (t *route) backends(where string, refs []gatewayv1.HTTPBackendRef) (intent.BackendRef, *intent.Split, bool) {
-	var live []*gatewayv1.HTTPBackendRef
-	for i := range refs {
-		if weight(&refs[i]) > 0 {
-			live = append(live, &refs[i])
-		}
-	}
-	if len(live) == 0 || len(live) > 2 {
-		t.problem("%s: %d backendRefs with a weight above 0; one or two are served yet; rule left out", where, len(live))
-		return intent.BackendRef{}, nil, false
-	}
-	main, ok := t.backend(where, live[0])
-	if !ok || len(live) == 1 {
-		return main, nil, ok
-	}
-	second, ok := t.backend(where, live[1])
-	w0, w1 := weight(live[0]), weight(live[1])
-	return main, &intent.Split{Backend: second, Weight: w1, Total: w0 + w1}, ok
 }
 
 // weight is a backendRef's weight, 1 when unset.
@@ -237,22 +211,18 @@ func weight(ref *gatewayv1.HTTPBackendRef) int {
 }
 
 // backend returns one backendRef of a rule: a Service port of the route's
-// namespace.
+// namespace, or of another that grants it; false for a reference that
+// cannot be served (its share of the requests answers 500).
 func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.BackendRef, bool) {
+	ns, err := backendService(t.r.Namespace, &ref.BackendObjectReference, t.src.grantList())
 	switch {
-	case (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service"):
-		t.problem("%s: backendRef %s is not a Service; rule left out", where, ref.Name)
-	case !t.granted(ref):
-		t.problem("%s: backendRef %s/%s is in another namespace and no ReferenceGrant there allows it; rule left out", where, *ref.Namespace, ref.Name)
+	case err != nil:
+		t.problem("%s: %v; %s", where, err, share500)
 	case ref.Port == nil:
-		t.problem("%s: backendRef %s has no port; rule left out", where, ref.Name)
+		t.problem("%s: backendRef %s has no port; %s", where, ref.Name, share500)
 	case len(ref.Filters) > 0:
-		t.problem("%s: backendRef %s: filters are not served yet; rule left out", where, ref.Name)
+		t.problem("%s: backendRef %s: filters are not served yet; %s", where, ref.Name, share500)
 	default:
-		ns := t.r.Namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
 		t.e.Services = append(t.e.Services, intent.Key{Namespace: ns, Name: string(ref.Name)})
 		out := intent.BackendRef{Service: string(ref.Name), PortNumber: int32(*ref.Port)}
 		if ns != t.r.Namespace {
@@ -263,21 +233,13 @@ func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.Bac
 	return intent.BackendRef{}, false
 }
 
-// granted reports whether the route may refer to ref's Service: one of
-// its own namespace, or of another whose ReferenceGrant allows HTTPRoutes
-// of the route's namespace.
-func (t *route) granted(ref *gatewayv1.HTTPBackendRef) bool {
-	_, err := backendService(t.r.Namespace, &ref.BackendObjectReference, t.src.grantList())
-	return !errors.Is(err, ErrRefNotPermitted)
-}
-
 // match returns the path of one match: Exact, PathPrefix (whole path
-// elements, a trailing "/" ignored) or RegularExpression. A match on
-// headers, query parameters or the method is not served yet: served on
-// its path alone it would take requests it must not.
-func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch) (intent.Path, bool) {
-	if len(m.Headers) > 0 || len(m.QueryParams) > 0 || m.Method != nil {
-		t.problem("%s: matching headers, query parameters or the method is not served yet; match left out", where)
+// elements, a trailing "/" ignored) or RegularExpression, with its
+// conditions on headers, query parameters and the method (matches.go).
+// A filter that replaces the matched prefix takes PathPrefix matches only.
+func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch, filters *config.Filters) (intent.Path, bool) {
+	cond, ok := t.conditions(where, m)
+	if !ok {
 		return intent.Path{}, false
 	}
 	typ, value := gatewayv1.PathMatchPathPrefix, "/"
@@ -289,7 +251,7 @@ func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch) (intent.Path, b
 			value = *m.Path.Value
 		}
 	}
-	p := intent.Path{Raw: value, TypeName: string(typ), Path: value}
+	p := intent.Path{Raw: value, TypeName: string(typ), Path: value, Match: cond}
 	var err error
 	switch typ {
 	case gatewayv1.PathMatchExact:
@@ -300,6 +262,9 @@ func (t *route) match(where string, m *gatewayv1.HTTPRouteMatch) (intent.Path, b
 		p.PathType, err = config.PathRegex, intent.ValidateRegexPath(value)
 	default:
 		err = fmt.Errorf("path type %q is not known", typ)
+	}
+	if err == nil && p.PathType != config.PathPrefix && replacesPrefix(filters) {
+		err = errPrefixOnly
 	}
 	if err != nil {
 		t.problem("%s: path %q %v; match left out", where, value, err)

@@ -158,9 +158,17 @@ func summary(e *intent.Entry) []string {
 				svc = p.Backend.Namespace + "/" + svc
 			}
 			s := config.ServerKey(h.Port, h.Host) + " " + p.Path + " " + string(p.PathType) + " " + svc + ":" + strconv.Itoa(int(p.Backend.PortNumber))
-			if p.Split != nil {
-				s += fmt.Sprintf(" + %s:%d %d/%d", p.Split.Backend.Service, p.Split.Backend.PortNumber, p.Split.Weight, p.Split.Total)
+			if p.Weighted != nil {
+				s += " ="
 			}
+			for _, w := range p.Weighted {
+				if w.Invalid {
+					s += fmt.Sprintf(" 500*%d", w.Weight)
+					continue
+				}
+				s += fmt.Sprintf(" %s:%d*%d", w.Backend.Service, w.Backend.PortNumber, w.Weight)
+			}
+			s += matchText(p.Match)
 			out = append(out, s)
 		}
 	}
@@ -195,8 +203,11 @@ func TestTranslate(t *testing.T) {
 		{name: "hostnames that do not intersect", route: httpRoute([]string{"b.example.org"}, rule(prefix, web)),
 			objs:     []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "*.example.com")))},
 			problems: []string{"no hostname of the route matches the listener's"}},
-		{name: "wildcard hostnames are not served yet", route: httpRoute([]string{"*.example.com"}, rule(prefix, web)),
-			objs: []any{ours, edge}, problems: []string{"wildcard hostname *.example.com is not served yet"}},
+		{name: "a wildcard hostname of the route", route: httpRoute([]string{"*.example.com"}, rule(prefix, web)),
+			objs: []any{ours, edge}, want: []string{"10080:*.example.com / Prefix web:8"}},
+		{name: "a listener's wildcard narrows the route's", route: httpRoute([]string{"*.example.com", "a.example.org"}, rule(prefix, web)),
+			objs: []any{ours, gw("infra", "edge", "ours", allNamespaces(listener("http", 80, "*.shop.example.com")))},
+			want: []string{"10080:*.shop.example.com / Prefix web:8"}, problems: nil},
 		{name: "HTTPS: the listener's certificate", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", https("infra", "cert"))},
 			want: []string{"10443:a.example.com / Prefix web:8"}, tls: []string{"10443:a.example.com infra/cert"}},
@@ -251,19 +262,24 @@ func TestTranslate(t *testing.T) {
 			objs: []any{ours, edge}, want: []string{"10080:a.example.com /x Exact web:8", "10080:a.example.com /p Prefix web:8", "10080:a.example.com /r/[0-9]+ Regex web:8"}},
 		{name: "invalid path", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/a;b")}, web)),
 			objs: []any{ours, edge}, problems: []string{`path "/a;b" may only contain`}},
-		{name: "header match not served yet", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{{
-			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x", Value: "y"}}}}, web)),
-			objs: []any{ours, edge}, problems: []string{"matching headers, query parameters or the method is not served yet"}},
 		{name: "filter not served yet", route: httpRoute([]string{"a.example.com"}, gatewayv1.HTTPRouteRule{BackendRefs: []gatewayv1.HTTPBackendRef{web},
-			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect}}}),
-			objs: []any{ours, edge}, problems: []string{"filter RequestRedirect is not served yet"}},
+			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestMirror}}}),
+			objs: []any{ours, edge}, problems: []string{"filter RequestMirror is not served yet"}},
 		{name: "two backends: the second takes its weight", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](3)
 			return b
-		}())), objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix web:8 + api:9 3/4"}},
-		{name: "three backends not served yet", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, backend("api", 9), backend("v2", 9))),
-			objs: []any{ours, edge}, problems: []string{"3 backendRefs with a weight above 0"}},
+		}())), objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix :0 = web:8*1 api:9*3"}},
+		{name: "three backends", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, backend("api", 9), backend("v2", 9))),
+			objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix :0 = web:8*1 api:9*1 v2:9*1"}},
+		{name: "no backendRefs: 500", route: httpRoute([]string{"a.example.com"}, rule(prefix)),
+			objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix :0 = 500*1"}, problems: []string{"no backendRef with a weight above 0; every request answers 500"}},
+		{name: "a reference of another kind answers 500 for its share", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
+			b := backend("api", 9)
+			b.Kind = ptr.To[gatewayv1.Kind]("Unknown")
+			return b
+		}())), objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix :0 = web:8*1 500*1"},
+			problems: []string{"backendRef api is not of a supported kind; its share of the requests answers 500"}},
 		{name: "a backend of weight 0 takes nothing", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](0)
@@ -273,7 +289,8 @@ func TestTranslate(t *testing.T) {
 			b := backend("web", 8)
 			b.Namespace = ptr.To[gatewayv1.Namespace]("other")
 			return b
-		}())), objs: []any{ours, edge}, problems: []string{"backendRef other/web is in another namespace and no ReferenceGrant there allows it"}},
+		}())), objs: []any{ours, edge}, want: []string{"10080:a.example.com / Prefix :0 = 500*1"},
+			problems: []string{"backendRef other/web is in another namespace and no ReferenceGrant there allows it; its share of the requests answers 500"}},
 		{name: "backend in another namespace with a grant", route: httpRoute([]string{"a.example.com"}, rule(prefix, func() gatewayv1.HTTPBackendRef {
 			b := backend("web", 8)
 			b.Namespace = ptr.To[gatewayv1.Namespace]("other")
@@ -362,7 +379,8 @@ func TestKeepTranslatesAgain(t *testing.T) {
 }
 
 // TestGrantRevoked: removing the ReferenceGrant of a backend in another
-// namespace takes the rule out at once (its entry is made again).
+// namespace revokes it at once (its entry is made again): the rule answers
+// 500.
 func TestGrantRevoked(t *testing.T) {
 	src := NewSource(testController)
 	for _, o := range []struct {
@@ -390,7 +408,7 @@ func TestGrantRevoked(t *testing.T) {
 		t.Fatalf("granted: %v %q services %v", err, summary(e), e.Services)
 	}
 	again, err := src.Keep(events.KindReferenceGrant, intent.Key{Namespace: "other", Name: "routes"}, nil)
-	if err != nil || len(again) != 1 || len(summary(again[0])) != 0 || len(again[0].Problems) != 1 {
+	if err != nil || len(again) != 1 || !slices.Equal(summary(again[0]), []string{"10080:a.example.com / Prefix :0 = 500*1"}) || len(again[0].Problems) != 1 {
 		t.Fatalf("after the grant's delete: %v %+v", err, again)
 	}
 }

@@ -51,16 +51,29 @@ type Path struct {
 	TypeName string
 	Impl     bool
 	Backend  BackendRef
-	// Split, when set, sends some of the path's requests to a second
-	// backend (Gateway API's backendRef weights).
-	Split *Split
+	// Weighted, when set, shares the path's requests at random between
+	// backends by weight (Gateway API backendRefs); Backend is then
+	// unused.
+	Weighted []WeightedRef
+	// Match, when set, holds the conditions besides the path that a
+	// request must meet to take it (Gateway API's header, query and
+	// method matches), validated and in canonical order.
+	Match *config.Match
+	// Filters, when set, are what the path does besides routing (Gateway
+	// API filters), validated.
+	Filters *config.Filters
+	// Timeouts, when set, are the path's Gateway API timeouts.
+	Timeouts *config.Timeouts
 }
 
-// Split sends Weight of Total requests of a path, at random, to Backend
-// instead of the path's own (0 <= Weight <= Total, Total >= 1).
-type Split struct {
-	Backend       BackendRef
-	Weight, Total int
+// WeightedRef is one backend of a path's Weighted: Weight (at least 1)
+// of every total of the weights of requests go to Backend, at random. An
+// Invalid one is a reference that cannot be served: its share of the
+// requests answers 500.
+type WeightedRef struct {
+	Backend BackendRef
+	Weight  int
+	Invalid bool
 }
 
 // TLS asks for the certificate of Secret Secret ("" for the default

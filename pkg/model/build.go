@@ -5,6 +5,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -286,17 +287,12 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 		b.entryProblem(e, "host %s path %s: only Service backends are supported; path left out", srv.hostname, path)
 		return
 	}
-	be, err := b.backendFor(e.Key.Namespace, p.Backend)
+	be, err := b.pathBackend(e, p)
 	if err != nil {
 		b.entryProblem(e, "host %s path %s: %v; path left out", srv.hostname, path, err)
 		return
 	}
-	split, err := b.splitFor(e, p.Split, be)
-	if err != nil {
-		b.entryProblem(e, "host %s path %s: second backend: %v; path left out", srv.hostname, path, err)
-		return
-	}
-	if winner := srv.claimedBy(pathKey{path, pathType}); winner != nil {
+	if winner := srv.claimedBy(pathKey{path, pathType, p.Match.Key()}); winner != nil {
 		if winner == e {
 			b.entryProblem(e, "host %s path %s (%s): defined twice; the first rule is used", srv.hostname, path, pathType)
 		} else {
@@ -304,24 +300,27 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 		}
 		return
 	}
-	be.use(e)
-	b.errorBackendOf(e)
-	if split != nil {
-		split.be.use(e)
+	if be != nil {
+		be.use(e)
 	}
-	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl, canary: split})
+	b.errorBackendOf(e)
+	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl,
+		match: p.Match, filters: p.Filters, weighted: b.weightedFor(e, srv.hostname, p), timeouts: p.Timeouts})
 }
 
-// splitFor resolves the second backend of a path (intent.Split) as the
-// location's canary, taking its weight of the requests; nil for none, or
-// when it is the path's own backend.
-func (b *builder) splitFor(e *intent.Entry, s *intent.Split, main *backendState) (*canaryRoute, error) {
-	if s == nil {
+// errNoResponseFilter: nginx.conf runs no response header filter.
+var errNoResponseFilter = errors.New("a response header filter needs the controller ConfigMap's add-headers or global-allowed-response-headers (nginx.conf then runs the response header filter)")
+
+// pathBackend resolves the backend of path p; nil for a path that
+// redirects (a Gateway API RequestRedirect), which needs none, and for
+// one with weighted backends (see weightedFor). A path
+// whose response header filter nginx.conf would not run is refused.
+func (b *builder) pathBackend(e *intent.Entry, p *intent.Path) (*backendState, error) {
+	switch f := p.Filters; {
+	case f != nil && f.ResponseHeaders != nil && !b.global.ResponseHeaders():
+		return nil, errNoResponseFilter
+	case f != nil && f.Redirect != nil, len(p.Weighted) > 0:
 		return nil, nil
 	}
-	be, err := b.backendFor(e.Key.Namespace, s.Backend)
-	if err != nil || be == main {
-		return nil, err
-	}
-	return &canaryRoute{e: e, be: be, spec: &config.Canary{Weight: s.Weight, WeightTotal: s.Total}}, nil
+	return b.backendFor(e.Key.Namespace, p.Backend)
 }

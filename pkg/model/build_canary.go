@@ -49,9 +49,6 @@ type canaryRoute struct {
 	e   *intent.Entry
 	be  *backendState
 	out *config.Canary
-	// spec, when set, is the canary of a path's split (intent.Split)
-	// rather than of a canary entry's settings.
-	spec *config.Canary
 }
 
 // location returns the Location's Canary (nil for none), once backends
@@ -61,12 +58,7 @@ func (c *canaryRoute) location() *config.Canary {
 		return nil
 	}
 	if c.out == nil {
-		var spec config.Canary
-		if c.spec != nil {
-			spec = *c.spec
-		} else {
-			spec = c.e.Settings.Canary.Spec
-		}
+		spec := c.e.Settings.Canary.Spec
 		spec.Backend, spec.Ingress = c.be.name, c.e.Name
 		c.out = &spec
 	}
@@ -171,14 +163,14 @@ func (b *builder) mergeCanary(e *intent.Entry, where string, l *location, ref in
 // first.
 func (s *serverState) canaryTarget(p *intent.Path) (*location, error) {
 	if p.Impl {
-		if l := s.locationOf(pathKey{cmp.Or(p.Raw, "/"), config.PathRegex}); l != nil {
+		if l := s.locationOf(pathKey{path: cmp.Or(p.Raw, "/"), pathType: config.PathRegex}); l != nil {
 			return l, nil
 		}
 	}
 	if p.Err != nil {
 		return nil, p.Err
 	}
-	return s.locationOf(pathKey{p.Path, p.PathType}), nil
+	return s.locationOf(pathKey{path: p.Path, pathType: p.PathType}), nil
 }
 
 // locationOf returns the location of k, or nil.
@@ -187,7 +179,7 @@ func (s *serverState) locationOf(k pathKey) *location {
 		return nil
 	}
 	for i := range s.locations {
-		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType {
+		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType && l.match.Key() == k.match {
 			return l
 		}
 	}

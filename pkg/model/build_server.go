@@ -26,10 +26,12 @@ type serverState struct {
 	rootPrefix bool
 }
 
-// pathKey is what two rules of one host may conflict on.
+// pathKey is what two rules of one host may conflict on: a path, its type
+// and its conditions (config.Match.Key).
 type pathKey struct {
 	path     string
 	pathType config.PathType
+	match    string
 }
 
 // indexAt is the number of locations from which a server indexes them.
@@ -48,6 +50,14 @@ type location struct {
 	// ImplementationSpecific path (see regexLocations).
 	raw  string
 	impl bool
+	// match holds the conditions besides the path; nil for none.
+	match *config.Match
+	// filters are the path's Gateway API filters; nil for none.
+	filters *config.Filters
+	// weighted are the path's weighted backends (backend nil then).
+	weighted []weightedBackend
+	// timeouts are the path's Gateway API timeouts; nil for none.
+	timeouts *config.Timeouts
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -85,7 +95,7 @@ func (s *serverState) claimedBy(k pathKey) *intent.Entry {
 		return s.index[k]
 	}
 	for i := range s.locations {
-		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType {
+		if l := &s.locations[i]; l.path == k.path && l.pathType == k.pathType && l.match.Key() == k.match {
 			return l.entry
 		}
 	}
@@ -93,20 +103,23 @@ func (s *serverState) claimedBy(k pathKey) *intent.Entry {
 }
 
 func (s *serverState) add(l location) {
-	if l.path == "/" && l.pathType == config.PathPrefix {
+	if l.path == "/" && l.pathType == config.PathPrefix && l.match == nil {
 		s.rootPrefix = true
 	}
 	s.locations = append(s.locations, l)
 	switch {
 	case s.index != nil:
-		s.index[pathKey{l.path, l.pathType}] = l.entry
+		s.index[l.key()] = l.entry
 	case len(s.locations) >= indexAt:
 		s.index = make(map[pathKey]*intent.Entry, 2*indexAt)
 		for _, x := range s.locations {
-			s.index[pathKey{x.path, x.pathType}] = x.entry
+			s.index[x.key()] = x.entry
 		}
 	}
 }
+
+// key is what l conflicts on.
+func (l *location) key() pathKey { return pathKey{l.path, l.pathType, l.match.Key()} }
 
 // finish assembles the Configuration.
 func (b *builder) finish() *config.Configuration {
@@ -207,7 +220,10 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 	srv.Locations = locs
 	for i := range s.locations {
 		l := &s.locations[i]
-		loc := config.Location{Path: l.path, PathType: l.pathType, Backend: l.backend.name, Ingress: l.entry.Name}
+		loc := config.Location{Path: l.path, PathType: l.pathType, Ingress: l.entry.Name}
+		if l.backend != nil {
+			loc.Backend = l.backend.name
+		}
 		loc.Settings = b.settingsOf(l.entry, &srv, redirect)
 		if loc.Settings.ExternalAuth != nil && noExternalAuth(&b.global.Auth, l.path) {
 			loc.Settings.ExternalAuth = nil
@@ -217,6 +233,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		}
 		b.setErrors(l.entry, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
+		loc.Match, loc.Filters, loc.Backends, loc.Timeouts = l.match, l.filters, weightedOf(l.weighted), l.timeouts
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
 		}
@@ -373,7 +390,7 @@ func (b *builder) appendRegex(out []config.Location, s *serverState, l *location
 		paths[0] = l.raw
 	default:
 		paths[0] = strings.TrimSuffix(l.raw, "/") + "/"
-		if s.claimedBy(pathKey{l.raw, config.PathExact}) == nil {
+		if s.claimedBy(pathKey{path: l.raw, pathType: config.PathExact}) == nil {
 			paths = append(paths, l.raw)
 		}
 	}
@@ -443,7 +460,10 @@ func compareLocations(a, b config.Location) int {
 	if c := cmp.Compare(b.Path, a.Path); c != 0 {
 		return c
 	}
-	return cmp.Compare(pathTypeRank(a.PathType), pathTypeRank(b.PathType))
+	if c := cmp.Compare(pathTypeRank(a.PathType), pathTypeRank(b.PathType)); c != 0 {
+		return c
+	}
+	return config.CompareMatches(a.Match, b.Match)
 }
 
 // pathTypeRank orders the path types of one path.

@@ -153,16 +153,19 @@ func (c *contract) server(s *config.Server) {
 	for i := range s.Locations {
 		l := &s.Locations[i]
 		if i > 0 {
-			// Only the regex locations of a regex host may tie (the
-			// oldest Ingress first).
-			if d := compareLocations(s.Locations[i-1], *l); d > 0 || d == 0 && l.PathType != config.PathRegex {
+			// Only the regex locations of a regex host, and candidates
+			// of one path with different conditions, may tie (the oldest
+			// route first).
+			prev := &s.Locations[i-1]
+			candidates := prev.Match != nil && l.Match != nil && prev.Match.Key() != l.Match.Key()
+			if d := compareLocations(*prev, *l); d > 0 || d == 0 && l.PathType != config.PathRegex && !candidates {
 				c.fail("server %s: location %s %q not strictly after the one before", s.Hostname, l.PathType, l.Path)
 			}
 		}
 		if regexHost && l.PathType != config.PathRegex {
 			c.fail("server %s: %s location %q on a regex host", s.Hostname, l.PathType, l.Path)
 		}
-		if l.Path == "/" && (l.PathType == config.PathPrefix || regexHost) {
+		if l.Path == "/" && (l.PathType == config.PathPrefix || regexHost) && l.Match == nil {
 			roots++
 		}
 		c.location(s.Hostname, l)
@@ -194,6 +197,130 @@ func (c *contract) location(host string, l *config.Location) {
 	}
 	c.settings(where, &l.Settings)
 	c.canary(where, l)
+	c.match(where, l.Match)
+	c.filters(where, l)
+	c.weighted(where, l)
+	if t := l.Timeouts; t != nil {
+		for _, ms := range []int{t.RequestMillis, t.BackendRequestMillis} {
+			if ms < 0 || ms > config.MaxTimeoutMillis {
+				c.fail("%s: timeouts %+v", where, t)
+			}
+		}
+		if t.RequestMillis == 0 && t.BackendRequestMillis == 0 {
+			c.fail("%s: empty timeouts", where)
+		}
+	}
+}
+
+// weighted checks l.Backends as lua/routes.lua's compile_weighted takes
+// them: 1 to 64 of weight 1 to 1000000, each a backend sent or "" (500);
+// Backend is then "".
+func (c *contract) weighted(where string, l *config.Location) {
+	if l.Backends == nil {
+		return
+	}
+	if l.Backend != "" || len(l.Backends) == 0 || len(l.Backends) > 64 {
+		c.fail("%s: backend %q with %d weighted backends", where, l.Backend, len(l.Backends))
+	}
+	for _, b := range l.Backends {
+		if b.Weight < 1 || b.Weight > 1000000 || b.Backend != "" && !c.backends[b.Backend] {
+			c.fail("%s: weighted backend %+v", where, b)
+		}
+	}
+}
+
+// filters checks l.Filters as lua/filters.lua compiles them, and what
+// Build promises on top: a Location without a backend only redirects.
+func (c *contract) filters(where string, l *config.Location) {
+	f := l.Filters
+	if f == nil {
+		return
+	}
+	for _, h := range []*config.HeaderFilter{f.RequestHeaders, f.ResponseHeaders} {
+		if h == nil {
+			continue
+		}
+		c.headers(where+" filter", h.Set, false)
+		c.headers(where+" filter", h.Add, false)
+		for i, n := range h.Remove {
+			if !headerTokenRE.MatchString(n) || i > 0 && h.Remove[i-1] >= n {
+				c.fail("%s: filter removes %q", where, n)
+			}
+		}
+	}
+	if r := f.Redirect; r != nil {
+		if !slices.Contains([]int{301, 302, 303, 307, 308}, r.Code) || !slices.Contains([]string{"", "http", "https"}, r.Scheme) ||
+			r.Port < 0 || r.Port > 65535 || r.Hostname != "" && intent.ValidHost(r.Hostname) != nil || strings.HasPrefix(r.Hostname, "*") {
+			c.fail("%s: redirect %+v", where, r)
+		}
+		c.pathModifier(where, l, r.Path)
+	}
+	if cors := f.CORS; cors != nil {
+		for _, o := range cors.AllowOrigins {
+			if o != "*" && !corsOriginRE.MatchString(o) {
+				c.fail("%s: CORS origin %q", where, o)
+			}
+		}
+		for _, v := range slices.Concat(cors.AllowMethods, cors.AllowHeaders, cors.ExposeHeaders) {
+			if !headerTokenRE.MatchString(v) {
+				c.fail("%s: CORS value %q", where, v)
+			}
+		}
+		if cors.MaxAge < 0 || cors.MaxAge > 86400 {
+			c.fail("%s: CORS maxAge %d", where, cors.MaxAge)
+		}
+	}
+	if f.RewriteHost != "" && (intent.ValidHost(f.RewriteHost) != nil || strings.HasPrefix(f.RewriteHost, "*")) {
+		c.fail("%s: rewrite host %q", where, f.RewriteHost)
+	}
+	c.pathModifier(where, l, f.RewritePath)
+}
+
+func (c *contract) pathModifier(where string, l *config.Location, m *config.PathModifier) {
+	if m == nil {
+		return
+	}
+	if intent.ValidatePath(m.Value) != nil || m.Type != config.PathModifierFull && (m.Type != config.PathModifierPrefix || l.PathType != config.PathPrefix) {
+		c.fail("%s: path modifier %+v", where, m)
+	}
+}
+
+// corsOriginRE mirrors lua/cors.lua's origin_pattern.
+var corsOriginRE = regexp.MustCompile(`^https?://[A-Za-z0-9.*-]+(:[0-9]+)?$`)
+
+// methodRE and luaHeaderRE mirror lua/routes.lua's compile_match.
+var (
+	methodRE    = regexp.MustCompile(`^[A-Z]{1,32}$`)
+	luaHeaderRE = regexp.MustCompile("^[a-z0-9!#$%&'*+.^_`|~-]{1,256}$")
+)
+
+// match checks l.Match as lua/routes.lua's compile_match takes it, and
+// what Build promises on top: conditions sorted by name, one per name,
+// regular expressions that Go and PCRE read alike, no empty match.
+func (c *contract) match(where string, m *config.Match) {
+	if m == nil {
+		return
+	}
+	if m.Method == "" && len(m.Headers) == 0 && len(m.Query) == 0 || m.Method != "" && !methodRE.MatchString(m.Method) {
+		c.fail("%s: match %+v", where, m)
+	}
+	for _, l := range []struct {
+		header bool
+		list   []config.MatchValue
+	}{{true, m.Headers}, {false, m.Query}} {
+		for i, v := range l.list {
+			nameOK := len(v.Name) > 0 && len(v.Name) <= 256 && !strings.ContainsFunc(v.Name, func(r rune) bool { return r < ' ' || r == 0x7f })
+			if l.header {
+				nameOK = luaHeaderRE.MatchString(v.Name)
+			}
+			if !nameOK || intent.CheckHeaderValue(v.Value) != nil || i > 0 && l.list[i-1].Name >= v.Name || len(l.list) > 64 {
+				c.fail("%s: match condition %+v", where, v)
+			}
+			if _, err := regexp.Compile(v.Value); v.Regex && (err != nil || intent.ValidateHeaderPattern(v.Value) != nil) {
+				c.fail("%s: match regex %q", where, v.Value)
+			}
+		}
+	}
 }
 
 // headerNameRE mirrors the header check of lua/canary.lua.

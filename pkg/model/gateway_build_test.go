@@ -150,9 +150,9 @@ func TestBuildHTTPSRoute(t *testing.T) {
 	}
 }
 
-// TestBuildHTTPRouteWeights: a rule's second backend takes its weight of
-// the requests as the location's canary; an invalid one leaves the path
-// out rather than sending its share to the first.
+// TestBuildHTTPRouteWeights: a rule's backends share its requests by
+// weight (Location.Backends); one that does not resolve answers its share
+// 500 rather than sending it to the others.
 func TestBuildHTTPRouteWeights(t *testing.T) {
 	edge := eventstest.Gateway()
 	edge.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
@@ -178,14 +178,17 @@ func TestBuildHTTPRouteWeights(t *testing.T) {
 	}
 	cfg := Build(s, testOptions())
 	a := serverAt(cfg, 10080, "a.example.com")
-	if a == nil || len(a.Locations) != 1 {
-		t.Fatalf("a.example.com: %+v, want the prefix path alone", a)
+	if a == nil || len(a.Locations) != 2 {
+		t.Fatalf("a.example.com: %+v, want two paths", a)
 	}
-	want := &config.Canary{Backend: "app-canary-80", Ingress: "app/r", Weight: 10, WeightTotal: 100}
-	if got := a.Locations[0].Canary; !reflect.DeepEqual(got, want) {
-		t.Fatalf("canary %+v, want %+v", got, want)
+	want := [][]config.WeightedBackend{{{Backend: "app-web-80", Weight: 1}, {Backend: "", Weight: 1}},
+		{{Backend: "app-web-80", Weight: 90}, {Backend: "app-canary-80", Weight: 10}}}
+	for i, w := range want {
+		if l := a.Locations[i]; l.Backend != "" || !reflect.DeepEqual(l.Backends, w) {
+			t.Errorf("location %s: backend %q, backends %+v, want %+v", l.Path, l.Backend, l.Backends, w)
+		}
 	}
-	if got := strings.Join(problemStrings(cfg.Problems), "\n"); !strings.Contains(got, "path /x: second backend: service app/missing not found; path left out") {
+	if got := strings.Join(problemStrings(cfg.Problems), "\n"); !strings.Contains(got, "path /x: backend missing: service app/missing not found; its share of the requests answers 500") {
 		t.Fatalf("problems:\n%s", got)
 	}
 	checkDataPlane(t, cfg)
@@ -245,4 +248,38 @@ func TestBuildGatewaysOnOnePort(t *testing.T) {
 		}
 	}
 	checkDataPlane(t, cfg)
+}
+
+// TestBuildGatewayWildcard: a route's wildcard hostname is a Server of
+// its listener's port, beside an exact one of the same domain, and apart
+// from an Ingress's wildcard of the same name on nginx's own ports.
+func TestBuildGatewayWildcard(t *testing.T) {
+	g := eventstest.Gateway()
+	g.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+		AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromAll)}}}}
+	r := &gatewayv1.HTTPRoute{ObjectMeta: objMeta("app", "wild")}
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(g.Name), Namespace: ptr(gatewayv1.Namespace(g.Namespace))}}
+	r.Spec.Hostnames = []gatewayv1.Hostname{"*.example.com", "a.example.com"}
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Port: ptr(gatewayv1.PortNumber(80))}}}}}}
+	s := newGatewayStore()
+	for _, o := range []runtime.Object{eventstest.GatewayClass(), g, gatewayService(g, 10000), service("app", "web", svcPort("http", 80)), r,
+		newIngress("app", "ing", rule("*.example.com", prefix("/", "web", 80)))} {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Build(s, testOptions())
+	for _, tc := range []struct {
+		port       int
+		host, from string
+	}{{10080, "*.example.com", "app/wild"}, {10080, "a.example.com", "app/wild"}, {0, "*.example.com", "app/ing"}} {
+		srv := serverAt(cfg, tc.port, tc.host)
+		if srv == nil || len(srv.Locations) == 0 || srv.Locations[0].Ingress != tc.from {
+			t.Errorf("port %d host %s: %+v, want the route of %s", tc.port, tc.host, srv, tc.from)
+		}
+	}
+	if len(cfg.Problems) != 0 {
+		t.Errorf("problems: %v", problemStrings(cfg.Problems))
+	}
 }

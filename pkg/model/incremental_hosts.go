@@ -237,6 +237,9 @@ func islandBackends(servers []config.Server, is *island) map[string]bool {
 			if e := l.Settings.Errors; e != nil {
 				out[e.Backend] = true
 			}
+			for _, w := range l.Backends {
+				out[w.Backend] = true
+			}
 		}
 	}
 	delete(out, "")

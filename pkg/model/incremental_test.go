@@ -234,6 +234,9 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 			if !reflect.DeepEqual(exported(got), exported(want)) || got.Checksum != got.ComputeChecksum() {
 				t.Fatalf("seed %d step %d (%s %s %s): incremental differs from Build:\n%s", seed, step, ev.Op, ev.Kind, ev.Key(), firstDiff(got, want))
 			}
+			if v := dataPlaneViolations(want); len(v) > 0 {
+				t.Fatalf("seed %d step %d (%s %s %s): outside the data plane contract: %q", seed, step, ev.Op, ev.Kind, ev.Key(), v)
+			}
 			if !matters && prev != nil && prev.Checksum != got.Checksum {
 				t.Fatalf("seed %d step %d (%s %s %s): an event that cannot matter changed the checksum", seed, step, ev.Op, ev.Kind, ev.Key())
 			}
@@ -459,10 +462,74 @@ func (u universe) routeEvent() events.Event {
 	if u.pick(3) == 0 {
 		refs = append(refs, ref(int32(u.pick(3))))
 	}
+	if u.pick(6) == 0 { // a reference that cannot be served: its share answers 500
+		bad := ref(1)
+		bad.Kind = ptr(gatewayv1.Kind("Unknown"))
+		refs = append(refs, bad)
+	}
 	path := []string{"/", "/api", "/r"}[u.pick(3)]
-	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: refs,
-		Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr(gatewayv1.PathMatchPathPrefix), Value: ptr(path)}}}}}
+	m := u.routeConditions(gatewayv1.HTTPRouteMatch{Path: &gatewayv1.HTTPPathMatch{Type: ptr(gatewayv1.PathMatchPathPrefix), Value: ptr(path)}})
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: refs, Matches: []gatewayv1.HTTPRouteMatch{m}}}
+	if u.pick(3) == 0 { // a second match: another candidate of a path
+		r.Spec.Rules[0].Matches = append(r.Spec.Rules[0].Matches, u.routeConditions(gatewayv1.HTTPRouteMatch{}))
+	}
+	r.Spec.Rules[0].Filters = u.routeFilters()
+	if u.pick(4) == 0 {
+		d := gatewayv1.Duration([]string{"500ms", "0s", "10s"}[u.pick(3)])
+		r.Spec.Rules[0].Timeouts = &gatewayv1.HTTPRouteTimeouts{BackendRequest: &d}
+	}
 	return upsertEvent(r)
+}
+
+// routeFilters draws none or one of each kind of filter the universe's
+// routes may have (a redirect or a rewrite, not both).
+func (u universe) routeFilters() []gatewayv1.HTTPRouteFilter {
+	var out []gatewayv1.HTTPRouteFilter
+	headers := &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-Set", Value: "1"}},
+		Add: []gatewayv1.HTTPHeader{{Name: "x-add", Value: "2"}}, Remove: []string{"X-Gone"}}
+	if u.pick(4) == 0 {
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: headers})
+	}
+	if u.pick(4) == 0 {
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: headers})
+	}
+	path := &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/new")}
+	if u.pick(2) == 0 {
+		path = &gatewayv1.HTTPPathModifier{Type: gatewayv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/full")}
+	}
+	if u.pick(5) == 0 {
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
+			AllowOrigins: []gatewayv1.CORSOrigin{"https://*.example.com", "*"}, AllowMethods: []gatewayv1.HTTPMethodWithWildcard{"GET", "*"}, MaxAge: 5}})
+	}
+	switch u.pick(6) {
+	case 0:
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{
+			Scheme: ptr("https"), Port: ptr(gatewayv1.PortNumber(8443)), Path: path, StatusCode: ptr(301)}})
+	case 1:
+		out = append(out, gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
+			Hostname: ptr(gatewayv1.PreciseHostname("backend.example.com")), Path: path}})
+	}
+	return out
+}
+
+// routeConditions adds none, some or all of a method, a header (exact or
+// regex) and a query parameter condition to m, from small sets, so that
+// routes often share or differ in them.
+func (u universe) routeConditions(m gatewayv1.HTTPRouteMatch) gatewayv1.HTTPRouteMatch {
+	if u.pick(3) == 0 {
+		m.Method = ptr([]gatewayv1.HTTPMethod{gatewayv1.HTTPMethodGet, gatewayv1.HTTPMethodPost}[u.pick(2)])
+	}
+	if u.pick(2) == 0 {
+		h := gatewayv1.HTTPHeaderMatch{Name: gatewayv1.HTTPHeaderName([]string{"x-v", "X-V", "color"}[u.pick(3)]), Value: []string{"1", "v[0-9]+"}[u.pick(2)]}
+		if u.pick(2) == 0 {
+			h.Type = ptr(gatewayv1.HeaderMatchRegularExpression)
+		}
+		m.Headers = append(m.Headers, h)
+	}
+	if u.pick(3) == 0 {
+		m.QueryParams = append(m.QueryParams, gatewayv1.HTTPQueryParamMatch{Name: gatewayv1.HTTPHeaderName([]string{"q", "Q"}[u.pick(2)]), Value: "1"})
+	}
+	return m
 }
 
 // gatewayEvent is the universe's GatewayClass, Gateway or the Gateway's

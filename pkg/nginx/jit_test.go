@@ -24,6 +24,12 @@ func TestRequestPathCompiles(t *testing.T) {
 	ports := freePorts(t, 3)
 	logPath := filepath.Join(testDir(t), "jit.log")
 	cfg := hostTable(10, config.Endpoint{Address: "127.0.0.1", Port: int32(ports[0])})
+	for i := range cfg.Servers[1:] { // a candidate with conditions the requests do not meet before "/api"
+		s := &cfg.Servers[i+1]
+		cond := withMatch(s.Locations[0], config.Match{Method: "GET", Headers: []config.MatchValue{hdr("x-never", "1")},
+			Query: []config.MatchValue{hdrRegex("q", "[0-9]+")}})
+		s.Locations = append([]config.Location{cond}, s.Locations...)
+	}
 	// The same hosts on a Gateway listener's port: half of the requests
 	// go there (router.lua's lookup in the port's table).
 	for _, s := range slices.Clone(cfg.Servers) {

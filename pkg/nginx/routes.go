@@ -104,6 +104,36 @@ type Route struct {
 	// ClientAuthUnavailable answers 503: the Ingress's auth-tls
 	// annotations cannot be applied.
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
+	// Match holds the conditions besides the path (lua/routes.lua's
+	// compile_match): the routes of one path and type are candidates in
+	// the order given.
+	Match *config.Match `json:"match,omitempty"`
+	// RequestHeaderFilter and ResponseHeaderFilter change the headers of
+	// the request to the backend and of the response (lua/filters.lua,
+	// lua/headers.lua); RouteRedirect answers with a redirect built from
+	// the request; RewritePath changes the path sent to the backend. A
+	// Gateway API URLRewrite's hostname is UpstreamVhost.
+	RequestHeaderFilter  *HeaderFilter         `json:"requestHeaderFilter,omitempty"`
+	ResponseHeaderFilter *HeaderFilter         `json:"responseHeaderFilter,omitempty"`
+	RouteRedirect        *config.RouteRedirect `json:"routeRedirect,omitempty"`
+	RewritePath          *config.PathModifier  `json:"rewritePath,omitempty"`
+	// Backends share the route's requests at random by weight (Backend is
+	// then ""); a backend "" answers its share 500.
+	Backends []config.WeightedBackend `json:"backends,omitempty"`
+	// RouteTimeouts are a Gateway API rule's timeouts: the shorter is the
+	// connect, send and read timeout of the route's requests to backends.
+	RouteTimeouts *config.Timeouts `json:"routeTimeouts,omitempty"`
+	// RouteCORS is a Gateway API CORS filter (lua/cors.lua's
+	// compile_route).
+	RouteCORS *config.RouteCORS `json:"routeCORS,omitempty"`
+}
+
+// HeaderFilter is the wire form of a config.HeaderFilter: the header
+// lists as objects, as the other header lists.
+type HeaderFilter struct {
+	Set    map[string]string `json:"set,omitempty"`
+	Add    map[string]string `json:"add,omitempty"`
+	Remove []string          `json:"remove,omitempty"`
 }
 
 // CORS is a route's CORS policy. OriginRegex matches the allowed Origin
@@ -155,6 +185,9 @@ func routeOf(s *config.Server, l *config.Location) Route {
 		Auth:                  st.BasicAuth,
 		Limit:                 st.RateLimit,
 		UpstreamTLS:           st.ProxySSL,
+		Match:                 l.Match,
+		Backends:              l.Backends,
+		RouteTimeouts:         l.Timeouts,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth
@@ -165,6 +198,13 @@ func routeOf(s *config.Server, l *config.Location) Route {
 	r.UpstreamVhost, r.Connection, r.ResponseHeaders = st.UpstreamVhost, st.ConnectionHeader, headerMap(st.ResponseHeaders)
 	if r.Protocol == "http" {
 		r.Protocol = ""
+	}
+	if f := l.Filters; f != nil {
+		r.RequestHeaderFilter, r.ResponseHeaderFilter = headerFilterOf(f.RequestHeaders), headerFilterOf(f.ResponseHeaders)
+		r.RouteRedirect, r.RewritePath, r.RouteCORS = f.Redirect, f.RewritePath, f.CORS
+		if f.RewriteHost != "" {
+			r.UpstreamVhost = f.RewriteHost
+		}
 	}
 	if st.ProxyBodySize != "" {
 		if n, ok := st.ProxyBodySize.Bytes(); ok {
@@ -227,4 +267,12 @@ func headerMap(hs []config.Header) map[string]string {
 		m[h.Name] = h.Value
 	}
 	return m
+}
+
+// headerFilterOf converts a header filter; nil for none.
+func headerFilterOf(f *config.HeaderFilter) *HeaderFilter {
+	if f == nil {
+		return nil
+	}
+	return &HeaderFilter{Set: headerMap(f.Set), Add: headerMap(f.Add), Remove: f.Remove}
 }

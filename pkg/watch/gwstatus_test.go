@@ -208,7 +208,7 @@ func (e *gwEnv) checkClasses(t *testing.T) {
 	classes := e.gw.GatewayV1().GatewayClasses()
 	eventually(t, "our GatewayClass accepted", func() bool {
 		c, err := classes.Get(t.Context(), e.class(), getOpts)
-		return err == nil && condSummary(c.Status.Conditions) == "Accepted=True/Accepted@1" && len(c.Status.SupportedFeatures) == 3
+		return err == nil && condSummary(c.Status.Conditions) == "Accepted=True/Accepted@1" && len(c.Status.SupportedFeatures) == len(gwapi.SupportedFeatures())
 	})
 	foreign, err := classes.Get(t.Context(), "foreign-"+e.ns, getOpts)
 	if err != nil {

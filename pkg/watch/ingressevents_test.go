@@ -273,18 +273,24 @@ func runSyncer(t *testing.T, e *env, pod string) {
 
 func runSyncerWith(t *testing.T, e *env, pod string, opts model.Options) {
 	t.Helper()
+	runSyncerOptions(t, e, syncer.Options{Model: opts, Pod: pod})
+}
+
+// runSyncerOptions runs a pkg/syncer with opts (its Logger and Report set
+// here), as runSyncer does.
+func runSyncerOptions(t *testing.T, e *env, opts syncer.Options) {
+	t.Helper()
+	pod := opts.Pod
 	nc, js := natstest.Connect(t, e.nats.URL())
-	s, err := syncer.New(syncertest.New(), syncer.Options{
-		Model: opts, Pod: pod,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Report: func(_ context.Context, st events.SyncerStatus) error {
-			data, err := events.EncodeStatus(st)
-			if err != nil {
-				return err
-			}
-			return nc.Publish(events.StatusSubject(prefix, pod), data)
-		},
-	})
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Report = func(_ context.Context, st events.SyncerStatus) error {
+		data, err := events.EncodeStatus(st)
+		if err != nil {
+			return err
+		}
+		return nc.Publish(events.StatusSubject(prefix, pod), data)
+	}
+	s, err := syncer.New(syncertest.New(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

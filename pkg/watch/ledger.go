@@ -10,7 +10,8 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
-// Reasons of the Kubernetes Events the watcher posts on Ingresses.
+// Reasons of the Kubernetes Events the watcher posts on Ingresses and
+// HTTPRoutes (and, for Problems, on ConfigMaps and Gateways).
 const (
 	// ReasonProblem is the reason of a Warning: one Problem of the build
 	// (the message is the Problem's own reason).
@@ -21,12 +22,22 @@ const (
 )
 
 // objectKey names a namespaced object of a kind the ledger posts Events
-// on: an Ingress, or a ConfigMap whose entries have Problems (the TCP and
-// UDP services).
+// on: a route (an Ingress or an HTTPRoute), a ConfigMap whose entries have
+// Problems (the TCP and UDP services), or a Gateway with Problems (a
+// listener nginx cannot serve).
 type objectKey struct {
 	Kind            events.Kind
 	Namespace, Name string
 }
+
+// problemKinds are the kinds of the reported Problems the ledger posts
+// Warnings for; syncKinds those whose changes get a Sync event.
+var (
+	problemKinds = map[events.Kind]bool{
+		events.KindIngress: true, events.KindConfigMap: true, events.KindHTTPRoute: true, events.KindGateway: true,
+	}
+	syncKinds = map[events.Kind]bool{events.KindIngress: true, events.KindHTTPRoute: true}
+)
 
 func ingressKey(namespace, name string) objectKey {
 	return objectKey{Kind: events.KindIngress, Namespace: namespace, Name: name}
@@ -109,7 +120,7 @@ func (l *ledger) report(st events.SyncerStatus, at time.Time) {
 	v := syncerView{seq: st.Sequence, at: at, listed: st.Problems == 0 || len(st.ProblemList) > 0}
 	for _, p := range st.ProblemList {
 		kind := events.Kind(p.Kind)
-		if kind != events.KindIngress && kind != events.KindConfigMap {
+		if !problemKinds[kind] {
 			continue
 		}
 		if v.problems == nil {
@@ -132,7 +143,7 @@ func (l *ledger) report(st events.SyncerStatus, at time.Time) {
 	l.dirty = true
 }
 
-// changedAt records that a change of Ingress k is at stream sequence seq.
+// changedAt records that a change of route k is at stream sequence seq.
 func (l *ledger) changedAt(k objectKey, seq uint64) {
 	if seq > l.changed[k] {
 		l.changed[k] = seq
@@ -140,7 +151,7 @@ func (l *ledger) changedAt(k objectKey, seq uint64) {
 	}
 }
 
-// deleted forgets Ingress k.
+// deleted forgets route k.
 func (l *ledger) deleted(k objectKey) {
 	delete(l.changed, k)
 	delete(l.posted, k)

@@ -14,12 +14,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	kuberecord "k8s.io/client-go/tools/record"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/internal/retry"
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/pkg/gateway"
 	"github.com/ingress-sync/ingress-sync/pkg/stream"
 )
 
@@ -40,10 +43,19 @@ const (
 	decideEvery = time.Second
 )
 
+// eventScheme names the kinds of the objects Events go to: client-go's
+// and the Gateway API's (the informers' objects carry no kind).
+var eventScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(scheme.AddToScheme(s))
+	utilruntime.Must(gatewayv1.Install(s))
+	return s
+}()
+
 // reporter turns the syncers' status reports (the status stream) into
-// Kubernetes Events on the Ingresses, during one leader term. The ledger
-// decides what to post; client-go's event recorder posts it, aggregating
-// repeats and limiting each Ingress to a burst of 25 Events, then one per
+// Kubernetes Events on the routes (Ingresses and HTTPRoutes), during one
+// leader term. The ledger decides what to post; client-go's event recorder
+// posts it, aggregating repeats and limiting each object to a burst of 25 Events, then one per
 // five minutes (its defaults).
 type reporter struct {
 	w *Watcher
@@ -61,12 +73,13 @@ func newReporter(w *Watcher) *reporter {
 	return &reporter{w: w, l: newLedger(w.cfg.ReportStaleAfter)}
 }
 
-// published takes the publisher's acknowledgement of an Ingress event.
+// published takes the publisher's acknowledgement of an event of a route
+// (an Ingress or an HTTPRoute).
 func (r *reporter) published(ev events.Event) {
-	if ev.Kind != events.KindIngress {
+	if !syncKinds[ev.Kind] {
 		return
 	}
-	k := ingressKey(ev.Namespace, ev.Name)
+	k := objectKey{Kind: ev.Kind, Namespace: ev.Namespace, Name: ev.Name}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ev.Op == events.OpDelete {
@@ -96,7 +109,7 @@ func (r *reporter) Start(ctx context.Context) error {
 	b := kuberecord.NewBroadcaster(kuberecord.WithContext(ctx))
 	defer b.Shutdown()
 	b.StartRecordingToSink(&eventSink{client: r.w.cfg.Client, m: r.w.metrics, log: r.w.log})
-	rec := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: EventComponent, Host: r.w.cfg.WatcherID})
+	rec := b.NewRecorder(eventScheme, corev1.EventSource{Component: EventComponent, Host: r.w.cfg.WatcherID})
 	stop, err := r.consumeRetrying(ctx)
 	if err != nil {
 		return nil // ctx ended
@@ -207,7 +220,8 @@ func (r *reporter) post(rec kuberecord.EventRecorder) {
 }
 
 // eventObject returns the object an Event on k goes to: an Ingress we
-// still serve, or a ConfigMap we publish; nil for anything else.
+// still serve, an HTTPRoute that names a Gateway of ours, a Gateway of
+// ours, or a ConfigMap we publish; nil for anything else.
 func (r *reporter) eventObject(k objectKey) runtime.Object {
 	src := r.w.informers.sources[k.Kind]
 	if src == nil {
@@ -226,8 +240,22 @@ func (r *reporter) eventObject(k objectKey) runtime.Object {
 		if o != nil {
 			return o
 		}
+	case *gatewayv1.Gateway:
+		if gateway.Ours(o, r.w.informers.gatewayClass, r.w.cfg.GatewayControllerName) {
+			return o
+		}
+	case *gatewayv1.HTTPRoute:
+		if gateway.RouteOurs(o, r.cachedGateway, r.w.informers.gatewayClass, r.w.cfg.GatewayControllerName) {
+			return o
+		}
 	}
 	return nil
+}
+
+// cachedGateway is the cached Gateway ns/name, or nil.
+func (r *reporter) cachedGateway(ns, name string) *gatewayv1.Gateway {
+	gw, _ := cached[*gatewayv1.Gateway](r.w.informers.sources[events.KindGateway], ns, name)
+	return gw
 }
 
 // eventSink writes Events with a timeout on each call (client-go's own sink

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -23,10 +24,17 @@ type answer struct {
 // answers waits until every request gets its answer through every syncer.
 func answers(t *testing.T, want []answer) {
 	t.Helper()
+	answersWith(t, func(i int) *http.Client { return w.Syncers[i].Client(nil) }, want)
+}
+
+// answersWith is answers through the client of syncer i that client
+// returns (a Gateway listener's port: clientOn).
+func answersWith(t *testing.T, client func(i int) *http.Client, want []answer) {
+	t.Helper()
 	for i := range w.Syncers {
 		for _, a := range want {
 			eventually(t, waitTimeout, a.url, func() error {
-				r, err := echo.Get(t.Context(), w.Syncers[i].Client(nil), a.url, a.header...)
+				r, err := echo.Get(t.Context(), client(i), a.url, a.header...)
 				if err != nil {
 					return err
 				}

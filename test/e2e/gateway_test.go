@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +25,6 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/gateway"
 	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
 	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
-	"github.com/ingress-sync/ingress-sync/test/testkit/freeport"
 	"github.com/ingress-sync/ingress-sync/test/testkit/gatewayapi"
 )
 
@@ -64,8 +62,7 @@ func TestHTTPRoute(t *testing.T) {
 	create(t, edge, gw.Gateways(ns).Create, func(ctx context.Context) error {
 		return gw.Gateways(ns).Delete(ctx, edge.Name, metav1.DeleteOptions{})
 	})
-	fleet := fleetPorts(t, 2)
-	gatewayService(t, edge, map[int32]int{80: fleet[0], 443: fleet[1]})
+	fleet := gatewayPorts(t, edge, 80, 443)
 	ref := func(svc string) []gatewayv1.HTTPBackendRef {
 		return []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
 			Name: gatewayv1.ObjectName(svc), Port: ptr.To[gatewayv1.PortNumber](80)}}}}
@@ -151,8 +148,8 @@ func TestGatewaysApart(t *testing.T) {
 	})
 	ing := service(t, ns, "ing")
 	applyIngress(t, ours(ns, "ing", fixtures.Rule(ns+".example.com", fixtures.Path(networkingv1.PathTypePrefix, "/", ing.Name, 80))))
-	fleet := fleetPorts(t, 3)
 	names := []string{"one", "two", "three"}
+	fleet := make([]int, len(names))
 	for i, name := range names {
 		before := reloads(t)
 		svc := service(t, ns, name)
@@ -169,11 +166,7 @@ func TestGatewaysApart(t *testing.T) {
 		create(t, r, gw.HTTPRoutes(ns).Create, func(ctx context.Context) error {
 			return gw.HTTPRoutes(ns).Delete(ctx, r.Name, metav1.DeleteOptions{})
 		})
-		converged(t)
-		if after := reloads(t); !slices.Equal(after, before) {
-			t.Fatalf("Gateway %s and its route without a Service: reloads %v -> %v, want none", name, before, after)
-		}
-		gatewayService(t, g, map[int32]int{80: fleet[i]})
+		fleet[i] = gatewayPorts(t, g, 80)[0]
 		routesOn(t, nil, fleet[i], map[string]string{"http://any.example.com/": svc.Name})
 		converged(t)
 		after := reloads(t)
@@ -189,33 +182,31 @@ func TestGatewaysApart(t *testing.T) {
 	routes(t, nil, map[string]string{"http://" + ns + ".example.com/": ing.Name, "http://any.example.com/": ""})
 }
 
-// fleetPorts returns n ports for the listeners of Gateways, free on every
-// syncer's address.
-func fleetPorts(t *testing.T, n int) []int {
+// gatewayPorts waits for the Service the watcher keeps for g
+// (docs/gateway-api.md, "Each Gateway has an address of its own") and
+// returns the ports of the fleet it gives listener ports ports.
+func gatewayPorts(t *testing.T, g *gatewayv1.Gateway, ports ...int32) []int {
 	t.Helper()
-	ports, err := freeport.Ports(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ports
-}
-
-// gatewayService creates the Service the watcher keeps for g (docs/gateway-api.md,
-// "Each Gateway has an address of its own"), in the watcher's namespace:
-// listener port P on the fleet's port ports[P].
-func gatewayService(t *testing.T, g *gatewayv1.Gateway, ports map[int32]int) {
-	t.Helper()
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: gateway.ServiceName(g.Namespace, g.Name),
-		Labels:      map[string]string{gateway.ServiceManagedByLabel: gateway.ServiceManagedBy},
-		Annotations: map[string]string{gateway.ServiceGatewayAnnotation: g.Namespace + "/" + g.Name}},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{"app.kubernetes.io/component": "syncer"}}}
-	for p, target := range ports {
-		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("p%d", p), Protocol: corev1.ProtocolTCP,
-			Port: p, TargetPort: intstr.FromInt(target)})
-	}
-	slices.SortFunc(svc.Spec.Ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
-	svcs := w.Kube.CoreV1().Services(svc.Namespace)
-	create(t, svc, svcs.Create, func(ctx context.Context) error { return svcs.Delete(ctx, svc.Name, metav1.DeleteOptions{}) })
+	name := gateway.ServiceName(g.Namespace, g.Name)
+	out := make([]int, len(ports))
+	eventually(t, waitTimeout, "the Service of Gateway "+g.Name, func() error {
+		svc, err := w.Kube.CoreV1().Services(gatewayServiceNamespace).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got := svc.Annotations[gateway.ServiceGatewayAnnotation]; got != g.Namespace+"/"+g.Name {
+			return fmt.Errorf("Service %s is of Gateway %q", name, got)
+		}
+		for i, p := range ports {
+			j := slices.IndexFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool { return sp.Port == p })
+			if j < 0 || svc.Spec.Ports[j].TargetPort.IntValue() == 0 {
+				return fmt.Errorf("Service %s has no targetPort for port %d: %+v", name, p, svc.Spec.Ports)
+			}
+			out[i] = svc.Spec.Ports[j].TargetPort.IntValue()
+		}
+		return nil
+	})
+	return out
 }
 
 // clientOn is syncer i's client sending every request to port of its

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -278,6 +279,27 @@ func converged(t *testing.T) string {
 		return nil
 	})
 	return sum
+}
+
+// pause stops syncer s (SIGSTOP) without it saying so: it still counts
+// as current until its reports go stale. The returned resume (SIGCONT)
+// also runs at the end of the test; calling it again does nothing.
+func pause(t *testing.T, s *world.Syncer) func() {
+	t.Helper()
+	if err := s.Proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			if err := s.Proc.Signal(syscall.SIGCONT); err != nil {
+				t.Errorf("SIGCONT %s: %v", s.Name, err)
+			}
+		}
+	}
+	t.Cleanup(resume)
+	return resume
 }
 
 // reloads returns the reload count each syncer reported last.

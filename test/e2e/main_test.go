@@ -27,6 +27,16 @@ const (
 	configMapName      = "ingress-sync-e2e"
 )
 
+// gatewayPortRange are the syncers' ports the watcher gives the Gateways'
+// listeners: below freeport's range, so no other listener of the World
+// takes one.
+// gatewayServiceNamespace is the World watcher's --election-namespace,
+// where it keeps them.
+const (
+	gatewayPortRange        = "10000-10999"
+	gatewayServiceNamespace = "default"
+)
+
 // w is the World shared by the tests; each test uses its own namespace.
 var w *world.World
 
@@ -67,8 +77,13 @@ func mainE2E(m *testing.M) int {
 		// HTTPS server through the stream listener, with the client address.
 		// The Gateway API CRDs are installed by the tests that use them:
 		// the watcher notices within a second.
-		WatcherArgs: append(l4Args(), "--gateway-api-poll-interval", "1s"),
-		SyncerArgs:  append([]string{"--holdoff", "300ms", "--max-holdoff", "2s", "--enable-ssl-passthrough"}, l4Args()...),
+		// The watcher keeps a Service per Gateway (ClusterIP: the
+		// control plane runs no load balancer) in its namespace, with
+		// targetPorts of the syncers from gatewayPortRange.
+		WatcherArgs: append(l4Args(), "--gateway-api-poll-interval", "1s",
+			"--gateway-service-selector", "app.kubernetes.io/component=syncer", "--gateway-service-type", "ClusterIP",
+			"--gateway-port-range", gatewayPortRange),
+		SyncerArgs: append([]string{"--holdoff", "300ms", "--max-holdoff", "2s", "--enable-ssl-passthrough"}, l4Args()...),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start world:", err)

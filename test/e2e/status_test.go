@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,19 +40,7 @@ func TestStatusWaitsForAStoppedSyncer(t *testing.T) {
 	converged(t)
 
 	stopped := w.Syncers[1]
-	if err := stopped.Proc.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			if err := stopped.Proc.Signal(syscall.SIGCONT); err != nil {
-				t.Errorf("SIGCONT %s: %v", stopped.Name, err)
-			}
-		}
-	}
-	t.Cleanup(resume)
+	resume := pause(t, stopped)
 	applyIngress(t, ours(ns, "gated", fixtures.TLS("tls", h), fixtures.Rule(h, fixtures.Prefix("/", "web", 80))))
 	url := "https://" + h + "/"
 	eventually(t, waitTimeout, "syncer-0 serves the Ingress", func() error { return served(t.Context(), 0, roots, url, cert) })

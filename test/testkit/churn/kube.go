@@ -18,6 +18,7 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
+	"github.com/ingress-sync/ingress-sync/test/testkit/gatewayapi"
 )
 
 // kubeCallTimeout bounds one API call.
@@ -27,6 +28,7 @@ const kubeCallTimeout = 10 * time.Second
 // them into events. Creates of objects that already exist (a second run
 // on the same cluster) become updates; updates are unconditional.
 type KubeTarget struct {
+	cfg     *rest.Config
 	cs      kubernetes.Interface
 	gw      gatewayclient.Interface
 	workers int
@@ -49,7 +51,7 @@ func NewKubeTarget(cfg *rest.Config, workers int) (*KubeTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("churn: Gateway API client: %w", err)
 	}
-	return &KubeTarget{cs: cs, gw: gw, workers: workers}, nil
+	return &KubeTarget{cfg: cfg, cs: cs, gw: gw, workers: workers}, nil
 }
 
 // LoadKubeconfig reads a kubeconfig file.
@@ -82,14 +84,23 @@ func (t *KubeTarget) Setup(ctx context.Context, namespaces []string, changes []C
 		}
 	}
 	var first, middle, last []Change
+	crds := false
 	for _, ch := range changes {
 		switch ch.Key().Kind {
-		case events.KindIngressClass, events.KindGatewayClass, events.KindGateway:
+		case events.KindGatewayClass, events.KindGateway:
+			crds = true
+			first = append(first, ch)
+		case events.KindIngressClass:
 			first = append(first, ch)
 		case events.KindIngress, events.KindHTTPRoute:
 			last = append(last, ch)
 		default:
 			middle = append(middle, ch)
+		}
+	}
+	if crds {
+		if err := gatewayapi.Install(ctx, t.cfg); err != nil {
+			return fmt.Errorf("churn: setup: %w", err)
 		}
 	}
 	for _, group := range [][]Change{first, middle, last} {
