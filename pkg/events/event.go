@@ -45,9 +45,13 @@ const (
 	KindReferenceGrant Kind = "ReferenceGrant"
 )
 
+// KindNamespace carries a Namespace trimmed to its name and labels (Trim):
+// what a Gateway listener's allowedRoutes.namespaces selector reads.
+const KindNamespace Kind = "Namespace"
+
 // Kinds lists every kind, in the order the builder depends on them.
 var Kinds = []Kind{
-	KindIngressClass, KindGatewayClass, KindConfigMap, KindSecret, KindService, KindEndpointSlice,
+	KindNamespace, KindIngressClass, KindGatewayClass, KindConfigMap, KindSecret, KindService, KindEndpointSlice,
 	KindReferenceGrant, KindIngress, KindGateway, KindHTTPRoute,
 }
 
@@ -56,7 +60,8 @@ var GatewayKinds = []Kind{KindGatewayClass, KindReferenceGrant, KindGateway, Kin
 
 // Event is one change of one object. Object holds the trimmed, typed object:
 // *networkingv1.Ingress, *networkingv1.IngressClass, *corev1.Service,
-// *discoveryv1.EndpointSlice, *corev1.Secret, *corev1.ConfigMap, or one of
+// *discoveryv1.EndpointSlice, *corev1.Secret, *corev1.ConfigMap,
+// *corev1.Namespace, or one of
 // *gatewayv1.GatewayClass, *gatewayv1.Gateway, *gatewayv1.HTTPRoute and
 // *gatewayv1.ReferenceGrant. On a delete
 // it holds the last known state of the object (it may be nil when the watcher

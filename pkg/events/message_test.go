@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 	"time"
@@ -34,5 +35,23 @@ func TestDecodeMessage(t *testing.T) {
 				t.Errorf("DecodeMessage on %s = %v, want ErrMalformed", tc.subject, err)
 			}
 		})
+	}
+}
+
+// TestDecodeMessageOfAKindNotKnown: a message of a kind this build does
+// not know (as the Namespaces are to a syncer older than them) is an
+// error wrapping ErrMalformed, which the consumer counts and skips.
+func TestDecodeMessageOfAKindNotKnown(t *testing.T) {
+	data, err := events.Encode(eventstest.Of(events.OpUpdate, eventstest.Namespace()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	future := bytes.Replace(data, []byte(events.KindNamespace), []byte("Frobnicat"), 1)
+	if bytes.Equal(future, data) {
+		t.Fatal("the kind is not in the payload")
+	}
+	_, err = events.DecodeMessage("ingress", "ingress.frobnicat._.shop", future, 7, time.Unix(1_767_225_800, 0))
+	if !errors.Is(err, events.ErrMalformed) {
+		t.Errorf("DecodeMessage = %v, want ErrMalformed", err)
 	}
 }

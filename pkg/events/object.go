@@ -26,6 +26,8 @@ func newObject(k Kind) runtime.Object {
 		return &corev1.Secret{}
 	case KindConfigMap:
 		return &corev1.ConfigMap{}
+	case KindNamespace:
+		return &corev1.Namespace{}
 	}
 	return newGatewayObject(k)
 }
@@ -83,6 +85,8 @@ func typed(obj runtime.Object) (Kind, *metav1.ObjectMeta) {
 			return KindConfigMap, &o.ObjectMeta
 		}
 		return KindConfigMap, nil
+	case *corev1.Namespace:
+		return KindNamespace, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	}
 	return typedGateway(obj)
 }

@@ -11,7 +11,7 @@ const clusterScopeToken = "_"
 
 // KindToken is the subject token of a kind: its name in lower case
 // ("ingress", "ingressclass", "service", "endpointslice", "secret",
-// "configmap", "gatewayclass", "gateway", "httproute", "referencegrant").
+// "configmap", "namespace", "gatewayclass", "gateway", "httproute", "referencegrant").
 // It is "" for a kind this package does not know.
 func KindToken(k Kind) string {
 	switch k {
@@ -27,6 +27,8 @@ func KindToken(k Kind) string {
 		return "secret"
 	case KindConfigMap:
 		return "configmap"
+	case KindNamespace:
+		return "namespace"
 	}
 	return gatewayToken(k)
 }

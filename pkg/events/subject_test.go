@@ -12,7 +12,7 @@ func TestKindTokens(t *testing.T) {
 		events.KindIngress: "ingress", events.KindIngressClass: "ingressclass", events.KindService: "service",
 		events.KindEndpointSlice: "endpointslice", events.KindSecret: "secret", events.KindConfigMap: "configmap",
 		events.KindGatewayClass: "gatewayclass", events.KindGateway: "gateway", events.KindHTTPRoute: "httproute",
-		events.KindReferenceGrant: "referencegrant",
+		events.KindReferenceGrant: "referencegrant", events.KindNamespace: "namespace",
 	}
 	if len(events.Kinds) != len(want) {
 		t.Fatalf("Kinds has %d kinds, want %d", len(events.Kinds), len(want))
@@ -49,6 +49,7 @@ func TestSubjectRoundTrip(t *testing.T) {
 		{"dotted prefix", "prod.ingress", events.KindEndpointSlice, "shop", "web-x7k2p", "prod.ingress.endpointslice.shop.web-x7k2p"},
 		{"dotted namespace", "ingress", events.KindConfigMap, "a.b", "c", "ingress.configmap.a_b.c"},
 		{"service", "i", events.KindService, "default", "kubernetes", "i.service.default.kubernetes"},
+		{"namespace", "ingress", events.KindNamespace, "", "shop", "ingress.namespace._.shop"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			subj := events.Subject(tc.prefix, tc.kind, tc.namespace, tc.objName)

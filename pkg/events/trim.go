@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,7 +26,10 @@ const (
 // Trim returns a copy of obj without what the configuration builder never
 // reads: managedFields and the kubectl last-applied annotation on every
 // object, and for Secrets every data key but tls.crt, tls.key, ca.crt and
-// ca.crl (and stringData, which the API never returns); an Opaque Secret
+// ca.crl (and stringData, which the API never returns); of a Namespace
+// only its name and labels (what a listener's namespace selector reads:
+// no annotations, spec or status, and no uid or resourceVersion, which the
+// envelope carries); an Opaque Secret
 // (only published when an Ingress's annotation names it) keeps all its
 // data: auth-file reads the key "auth", auth-map every key. Everything else, spec,
 // status, labels, other annotations, owner references, is kept. obj itself
@@ -35,8 +39,11 @@ func Trim(obj runtime.Object) runtime.Object {
 	if isNil(obj) {
 		return nil
 	}
-	if s, ok := obj.(*corev1.Secret); ok {
-		return trimSecret(s)
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		return trimSecret(o)
+	case *corev1.Namespace:
+		return trimNamespace(o)
 	}
 	out := obj.DeepCopyObject()
 	if m, err := meta.Accessor(out); err == nil {
@@ -90,4 +97,10 @@ func trimSecret(s *corev1.Secret) *corev1.Secret {
 		out.Data[k] = bytes.Clone(v)
 	}
 	return out
+}
+
+// trimNamespace copies a Namespace's name and labels, nothing else.
+func trimNamespace(ns *corev1.Namespace) *corev1.Namespace {
+	return &corev1.Namespace{TypeMeta: ns.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: maps.Clone(ns.Labels)}}
 }

@@ -38,6 +38,7 @@ func TestTrimKeepsWhatTheBuilderReads(t *testing.T) {
 		{"service", func() runtime.Object { return eventstest.Service() }},
 		{"endpointslice", func() runtime.Object { return eventstest.EndpointSlice(5) }},
 		{"configmap", func() runtime.Object { return eventstest.ConfigMap() }},
+		{"namespace", func() runtime.Object { return eventstest.Namespace() }},
 		{"tls secret", func() runtime.Object { return eventstest.Secret() }},
 		{"gatewayclass", func() runtime.Object { return eventstest.GatewayClass() }},
 		{"gateway", func() runtime.Object { return eventstest.Gateway() }},
@@ -110,5 +111,29 @@ func TestTrimSecretKeepsTheCRL(t *testing.T) {
 	got := events.Trim(s).(*corev1.Secret)
 	if string(got.Data[events.SecretKeyCACRL]) != string(s.Data[events.SecretKeyCACRL]) {
 		t.Errorf("ca.crl = %q, want it kept", got.Data[events.SecretKeyCACRL])
+	}
+}
+
+// TestTrimNamespaceKeepsNameAndLabels: a Namespace is published with its
+// name and labels only, whatever else it carries.
+func TestTrimNamespaceKeepsNameAndLabels(t *testing.T) {
+	full := eventstest.Namespace()
+	full.UID, full.ResourceVersion, full.Generation = "0d1e2f3a-4b5c-4d6e-f7a8-b9c0d1e2f3a4", "48140", 1
+	full.CreationTimestamp = eventstest.Created()
+	full.Annotations = map[string]string{"owner": "web-team", events.LastAppliedAnnotation: "{}"}
+	full.Finalizers = []string{"example.com/keep"}
+	full.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
+	full.Status.Phase = corev1.NamespaceActive
+	before := full.DeepCopy()
+	got := events.Trim(full)
+	if want := eventstest.Namespace(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Trim = %#v\nwant %#v", got, want)
+	}
+	if !reflect.DeepEqual(full, before) {
+		t.Error("Trim modified its input")
+	}
+	got.(*corev1.Namespace).Labels["team"] = "changed"
+	if full.Labels["team"] != "web" {
+		t.Error("Trim shares the labels map with its input")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
@@ -31,6 +33,9 @@ var (
 	// ErrNoCertificate: an HTTPS listener without a certificateRef, or
 	// not terminating TLS.
 	ErrNoCertificate = errors.New("no certificate to terminate TLS with")
+	// ErrInvalidSelector: a listener's allowedRoutes.namespaces selector
+	// that is missing or not a valid label selector.
+	ErrInvalidSelector = errors.New("invalid allowedRoutes.namespaces selector")
 )
 
 // ParentGateway returns the namespace and name of the Gateway that parent
@@ -59,25 +64,57 @@ func routeKindAllowed(k gatewayv1.RouteGroupKind) bool {
 }
 
 // allowsRoute applies the listener's allowedRoutes to an HTTPRoute of
-// namespace ns: namespaces Same (the default) or All (Selector needs the
-// Namespaces' labels, which the stream does not carry: no route is
-// taken), and kinds, when listed, including HTTPRoute.
-func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, ns string) bool {
+// namespace ns, whose labels are nsLabels (nil when the Namespace is not
+// known): namespaces Same (the default), All, or Selector (the
+// Namespace's labels match the selector; an invalid selector admits no
+// route), and kinds, when listed, including HTTPRoute.
+func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, ns string, nsLabels map[string]string) bool {
 	a := l.AllowedRoutes
 	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, routeKindAllowed) {
 		return false
 	}
-	from := gatewayv1.NamespacesFromSame
-	if a != nil && a.Namespaces != nil && a.Namespaces.From != nil {
-		from = *a.Namespaces.From
-	}
-	switch from {
+	switch namespacesFrom(l) {
 	case gatewayv1.NamespacesFromAll:
 		return true
 	case gatewayv1.NamespacesFromSame:
 		return ns == gw.Namespace
+	case gatewayv1.NamespacesFromSelector:
+		sel, err := namespaceSelector(l)
+		return err == nil && sel.Matches(labels.Set(nsLabels))
 	}
 	return false
+}
+
+// namespacesFrom is the listener's allowedRoutes.namespaces.from, Same
+// when not set.
+func namespacesFrom(l *gatewayv1.Listener) gatewayv1.FromNamespaces {
+	if a := l.AllowedRoutes; a != nil && a.Namespaces != nil && a.Namespaces.From != nil {
+		return *a.Namespaces.From
+	}
+	return gatewayv1.NamespacesFromSame
+}
+
+// namespaceSelector returns the selector of a listener's
+// allowedRoutes.namespaces (from: Selector); the error wraps
+// ErrInvalidSelector when there is none or it is not valid.
+func namespaceSelector(l *gatewayv1.Listener) (labels.Selector, error) {
+	a := l.AllowedRoutes
+	if a == nil || a.Namespaces == nil || a.Namespaces.Selector == nil {
+		return nil, fmt.Errorf("%w: from is Selector and no selector is set", ErrInvalidSelector)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(a.Namespaces.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidSelector, err)
+	}
+	return sel, nil
+}
+
+// selectsNamespaces reports whether any listener of gw takes routes by
+// their Namespace's labels (from: Selector).
+func selectsNamespaces(gw *gatewayv1.Gateway) bool {
+	return slices.ContainsFunc(gw.Spec.Listeners, func(l gatewayv1.Listener) bool {
+		return namespacesFrom(&l) == gatewayv1.NamespacesFromSelector
+	})
 }
 
 // intersect returns the hostnames a route with hostnames serves on a

@@ -14,7 +14,9 @@ import (
 // Source is the Gateway API translator as the Store and Build use it
 // (intent.Source): HTTPRoutes are its route objects; it keeps the
 // GatewayClasses, Gateways and ReferenceGrants they are translated
-// against, and translates every route again when one of those changes.
+// against, and translates every route again when one of those changes;
+// and the labels of the Namespaces, which only the routes of a Namespace
+// whose Gateways select namespaces by label read (namespace.go).
 type Source struct {
 	controller string
 	classes    map[string]*gatewayv1.GatewayClass
@@ -23,6 +25,8 @@ type Source struct {
 	routes     map[intent.Key]*gatewayv1.HTTPRoute
 	// services are the Gateways' Services (service.go), by their key.
 	services map[intent.Key]serviceOf
+	// namespaces are the labels of the Namespaces, by name.
+	namespaces map[string]map[string]string
 }
 
 // NewSource returns an empty Source serving the Gateways of the
@@ -31,15 +35,17 @@ type Source struct {
 func NewSource(controller string) *Source {
 	return &Source{controller: controller, classes: map[string]*gatewayv1.GatewayClass{},
 		gateways: map[intent.Key]*gatewayv1.Gateway{}, grants: map[intent.Key]*gatewayv1.ReferenceGrant{},
-		routes: map[intent.Key]*gatewayv1.HTTPRoute{}, services: map[intent.Key]serviceOf{}}
+		routes: map[intent.Key]*gatewayv1.HTTPRoute{}, services: map[intent.Key]serviceOf{},
+		namespaces: map[string]map[string]string{}}
 }
 
-// Takes reports the Gateway API kinds: HTTPRoutes are routes.
+// Takes reports the Gateway API kinds and Namespaces: HTTPRoutes are
+// routes.
 func (src *Source) Takes(kind events.Kind) (ok, route bool) {
 	switch kind {
 	case events.KindHTTPRoute:
 		return true, true
-	case events.KindGatewayClass, events.KindGateway, events.KindReferenceGrant:
+	case events.KindGatewayClass, events.KindGateway, events.KindReferenceGrant, events.KindNamespace:
 		return true, false
 	}
 	return false, false
@@ -57,7 +63,8 @@ func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Objec
 
 // Keep stores or removes a GatewayClass, Gateway or ReferenceGrant, and
 // translates every route again: each may attach to or refer through it.
-// An HTTPRoute's delete removes it.
+// An HTTPRoute's delete removes it. A Namespace's labels are kept apart
+// (keepNamespace).
 func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([]*intent.Entry, error) {
 	var err error
 	switch kind {
@@ -70,6 +77,8 @@ func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([
 		err = keep(src.gateways, key, kind, obj)
 	case events.KindReferenceGrant:
 		err = keep(src.grants, key, kind, obj)
+	case events.KindNamespace:
+		return src.keepNamespace(key.Name, obj)
 	default:
 		return nil, fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 	}
@@ -95,9 +104,17 @@ func keep[K comparable, T runtime.Object](m map[K]T, k K, kind events.Kind, obj 
 
 // translateAll makes the entry of every route again, in key order.
 func (src *Source) translateAll() []*intent.Entry {
+	return src.translateWhere(func(intent.Key, *gatewayv1.HTTPRoute) bool { return true })
+}
+
+// translateWhere makes the entry of every route that which selects again,
+// in key order.
+func (src *Source) translateWhere(which func(intent.Key, *gatewayv1.HTTPRoute) bool) []*intent.Entry {
 	keys := make([]intent.Key, 0, len(src.routes))
-	for k := range src.routes {
-		keys = append(keys, k)
+	for k, r := range src.routes {
+		if which(k, r) {
+			keys = append(keys, k)
+		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	out := make([]*intent.Entry, len(keys))
@@ -117,13 +134,17 @@ func (src *Source) Has(kind events.Kind, key intent.Key) bool {
 		_, ok = src.gateways[key]
 	case events.KindReferenceGrant:
 		_, ok = src.grants[key]
+	case events.KindNamespace:
+		_, ok = src.namespaces[key.Name]
 	}
 	return ok
 }
 
-// Len is the number of GatewayClasses, Gateways and ReferenceGrants kept
-// (the Services are the Store's).
-func (src *Source) Len() int { return len(src.classes) + len(src.gateways) + len(src.grants) }
+// Len is the number of GatewayClasses, Gateways, ReferenceGrants and
+// Namespaces kept (the Services are the Store's).
+func (src *Source) Len() int {
+	return len(src.classes) + len(src.gateways) + len(src.grants) + len(src.namespaces)
+}
 
 // Serving serves every entry: which Gateways a route attaches to was
 // decided when it was translated (a route attached to none has no hosts).

@@ -28,6 +28,9 @@ type World struct {
 	Gateway    func(namespace, name string) *gatewayv1.Gateway
 	Service    func(namespace, name string) *corev1.Service
 	Secret     func(namespace, name string) *corev1.Secret
+	// Namespace is read for its labels (listeners that select routes'
+	// namespaces by label); nil reads no labels.
+	Namespace func(name string) *corev1.Namespace
 	// Routes are every HTTPRoute (the listeners count those attached);
 	// Grants every ReferenceGrant.
 	Routes []*gatewayv1.HTTPRoute
@@ -74,6 +77,7 @@ type listenerView struct {
 	kinds      []gatewayv1.RouteGroupKind
 	badKinds   bool
 	refs       error // the certificate's, nil when resolved
+	selector   error // the namespace selector's (ErrInvalidSelector)
 	conflict   gatewayv1.ListenerConditionReason
 	attached   int32
 }
@@ -114,7 +118,7 @@ func gatewayAccepted(gw *gatewayv1.Gateway, views []*listenerView) (bool, string
 	}
 	valid := 0
 	for _, v := range views {
-		if v.protocolOK {
+		if v.protocolOK && v.selector == nil {
 			valid++
 		}
 	}
@@ -154,13 +158,25 @@ func (w *World) listeners(gw *gatewayv1.Gateway) []*listenerView {
 				continue
 			}
 			for _, v := range views {
-				if selects(p, v.l) && v.takes(gw, r) == "" {
+				if selects(p, v.l) && v.takes(gw, r, w.namespaceLabels(r.Namespace)) == "" {
 					v.attached++
 				}
 			}
 		}
 	}
 	return views
+}
+
+// namespaceLabels returns the labels of Namespace name, nil when it is
+// not known.
+func (w *World) namespaceLabels(name string) map[string]string {
+	if w.Namespace == nil {
+		return nil
+	}
+	if ns := w.Namespace(name); ns != nil {
+		return ns.Labels
+	}
+	return nil
 }
 
 // listener makes the view of listener l of gw, without its routes.
@@ -170,6 +186,9 @@ func (w *World) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) *listener
 		return v
 	}
 	v.protocolOK = true
+	if namespacesFrom(l) == gatewayv1.NamespacesFromSelector {
+		_, v.selector = namespaceSelector(l)
+	}
 	v.kinds = []gatewayv1.RouteGroupKind{httpRouteKind}
 	if l.AllowedRoutes != nil && len(l.AllowedRoutes.Kinds) > 0 {
 		v.kinds = []gatewayv1.RouteGroupKind{}
@@ -240,11 +259,11 @@ const (
 	noHostname = gatewayv1.RouteReasonNoMatchingListenerHostname
 )
 
-// takes says why listener v of gw does not take route r, "" when it does:
-// its protocol takes no HTTPRoute, its allowedRoutes do not allow r, or no
-// hostname of r intersects its own.
-func (v *listenerView) takes(gw *gatewayv1.Gateway, r *gatewayv1.HTTPRoute) gatewayv1.RouteConditionReason {
-	if !v.protocolOK || !allowsRoute(gw, v.l, r.Namespace) {
+// takes says why listener v of gw does not take route r, of a namespace
+// labelled nsLabels, "" when it does: its protocol takes no HTTPRoute, its
+// allowedRoutes do not allow r, or no hostname of r intersects its own.
+func (v *listenerView) takes(gw *gatewayv1.Gateway, r *gatewayv1.HTTPRoute, nsLabels map[string]string) gatewayv1.RouteConditionReason {
+	if !v.protocolOK || !allowsRoute(gw, v.l, r.Namespace, nsLabels) {
 		return notAllowed
 	}
 	if len(intersect(v.l.Hostname, r.Spec.Hostnames)) == 0 {
@@ -260,6 +279,8 @@ func (v *listenerView) status(gen int64, served bool) gatewayv1.ListenerStatus {
 	if !v.protocolOK {
 		accepted = cond(accepted.Type, false, string(gatewayv1.ListenerReasonUnsupportedProtocol),
 			fmt.Sprintf("Protocol %s is not supported (HTTP and HTTPS are)", v.l.Protocol), gen)
+	} else if v.selector != nil {
+		accepted = cond(accepted.Type, false, string(gatewayv1.ListenerReasonUnsupportedValue), v.selector.Error(), gen)
 	}
 	resolved := cond(string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "Resolved", gen)
 	switch {
@@ -332,7 +353,7 @@ func (w *World) routeAccepted(gw *gatewayv1.Gateway, r *gatewayv1.HTTPRoute, p *
 		if !selects(p, v.l) {
 			continue
 		}
-		switch v.takes(gw, r) {
+		switch v.takes(gw, r, w.namespaceLabels(r.Namespace)) {
 		case "":
 			return cond(typ, true, string(gatewayv1.RouteReasonAccepted), "Accepted", gen)
 		case noHostname:

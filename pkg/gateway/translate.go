@@ -100,7 +100,7 @@ func (t *route) attach(p *gatewayv1.ParentReference) {
 // served (yet).
 func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 	where := fmt.Sprintf("Gateway %s/%s listener %s", gw.Namespace, gw.Name, l.Name)
-	if !allowsRoute(gw, l, t.r.Namespace) {
+	if !allowsRoute(gw, l, t.r.Namespace, t.src.namespaces[t.r.Namespace]) {
 		return
 	}
 	var cert *SecretRef

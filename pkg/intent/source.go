@@ -71,6 +71,15 @@ type Observer interface {
 	Observe(kind events.Kind, key Key, obj runtime.Object) (again []*Entry, changed bool, err error)
 }
 
+// A NarrowKeeper is a Source some of whose other kinds reach the
+// Configuration only through the entries Keep makes again (the Gateway
+// source's Namespaces: their labels are read by the routes of the
+// Namespace alone): a change of such an object for which Keep makes no
+// entry again cannot change the Configuration.
+type NarrowKeeper interface {
+	KeepsNarrowly(kind events.Kind) bool
+}
+
 // Classes are the controller's class flags, which decide what a source
 // serves.
 type Classes struct {

@@ -73,6 +73,8 @@ func Check(in *Input, o Options) (*Report, error) {
 		switch v := obj.(type) {
 		case *networkingv1.IngressClass:
 			continue // the Ingresses checked get ingress-sync's class
+		case *corev1.Namespace:
+			continue // read by the Gateway API listeners only
 		case *networkingv1.Ingress:
 			if !selected(v, o.IngressClass) {
 				continue

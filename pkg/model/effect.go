@@ -27,6 +27,9 @@ type Effect struct {
 	// observed: a source that observes the kind kept something of the
 	// object (intent.Observer), which can change how it translates.
 	observed bool
+	// remade is the number of entries the source of the kind made again
+	// (intent.Source.Keep).
+	remade int
 }
 
 // ServiceKey names a Service.
@@ -79,7 +82,8 @@ func sameSlice(a, b *sliceEntry) bool {
 // from s with opts. It is false only when Build provably reads nothing
 // that changed: an EndpointSlice with the same ready endpoints, or one of
 // a Service nothing routes to; a Secret or Service nothing names; an
-// Ingress not served before nor after.
+// Ingress not served before nor after; an object a source keeps narrowly
+// (intent.NarrowKeeper: a Namespace) that made no entry again.
 func (s *Store) CanChange(eff Effect, opts Options) bool {
 	if eff.observed {
 		return true
@@ -89,8 +93,10 @@ func (s *Store) CanChange(eff Effect, opts Options) bool {
 		return eff.entryBefore != nil && serves(eff.entryBefore) || now != nil && serves(now)
 	} else if src != nil {
 		// A source's other kinds (IngressClasses) decide what is served
-		// and how its routes translate.
-		return true
+		// and how its routes translate; those it keeps narrowly only
+		// through the entries it made again.
+		n, narrow := src.(intent.NarrowKeeper)
+		return !narrow || !n.KeepsNarrowly(eff.Kind) || eff.remade > 0
 	}
 	switch eff.Kind {
 	case events.KindEndpointSlice:

@@ -37,7 +37,9 @@ import (
 // redirects, default backends, balancing, another class), a TCP and a UDP
 // services ConfigMap, two TLS Secrets and the controller ConfigMap; and,
 // through the Gateway API source, three HTTPRoutes (one or two backends)
-// on a Gateway whose hostname and class change.
+// on a Gateway whose hostname, class and allowedRoutes (its namespace, or
+// those labelled team=web) change, and the labels of the routes'
+// Namespace and of another.
 //
 // wide is the odds (one in wide) that an Ingress has a setting Build
 // decides across hosts: low, and most Ingress events are rebuilt per host.
@@ -535,7 +537,9 @@ func (u universe) routeConditions(m gatewayv1.HTTPRouteMatch) gatewayv1.HTTPRout
 // two ports of the fleet or none, so that every route is translated again
 // and moves between ports.
 func (u universe) gatewayEvent() events.Event {
-	switch u.pick(4) {
+	switch u.pick(5) {
+	case 4:
+		return u.namespaceEvent()
 	case 0:
 		svc := gatewayService(&gatewayv1.Gateway{ObjectMeta: objMeta(propNS, "edge"), Spec: gatewayv1.GatewaySpec{
 			Listeners: []gatewayv1.Listener{{Port: 80}}}}, int32(10000+u.pick(2)))
@@ -556,6 +560,20 @@ func (u universe) gatewayEvent() events.Event {
 	if h := hosts[u.pick(len(hosts))]; h != "" && u.pick(2) == 0 {
 		l.Hostname = ptr(gatewayv1.Hostname(h))
 	}
+	if u.pick(2) == 0 {
+		l.AllowedRoutes = &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromSelector),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "web"}}}}
+	}
 	gw.Spec.Listeners = []gatewayv1.Listener{l}
 	return upsertEvent(gw)
+}
+
+// namespaceEvent is the routes' Namespace or another, labelled so that
+// the Gateway's selector takes its routes or not, or deleted.
+func (u universe) namespaceEvent() events.Event {
+	name := []string{propNS, propNS, "other"}[u.pick(3)]
+	if u.pick(5) == 0 {
+		return events.Event{Op: events.OpDelete, Kind: events.KindNamespace, Name: name}
+	}
+	return upsertEvent(labelledNamespace(name, "team", []string{"web", "db"}[u.pick(2)], "env", []string{"prod", "dev"}[u.pick(2)]))
 }

@@ -49,6 +49,10 @@ type Store struct {
 	entriesBySecret    refIndex
 	entriesByConfigMap refIndex
 	entriesByHost      refIndex
+
+	// remade counts the entries a source's Keep made again during the
+	// Apply under way (Effect.remade).
+	remade int
 }
 
 // entryKey identifies an entry: the kind of its object (the event kind,
@@ -172,6 +176,7 @@ func (s *Store) Apply(ev events.Event) (Effect, error) {
 	}
 	eff := s.before(ev.Kind, key)
 	obj := ev.Object
+	s.remade = 0
 	if ev.Op == events.OpDelete {
 		err, obj = s.delete(ev.Kind, key), nil
 	} else if isNilObject(ev.Object) {
@@ -185,6 +190,7 @@ func (s *Store) Apply(ev events.Event) (Effect, error) {
 	if err != nil {
 		return Effect{}, err
 	}
+	eff.remade = s.remade
 	s.after(&eff)
 	return eff, nil
 }
@@ -308,6 +314,7 @@ func (s *Store) keep(src intent.Source, kind events.Kind, key intent.Key, obj ru
 	for _, e := range again {
 		s.putEntry(keyOf(e), e)
 	}
+	s.remade += len(again)
 	return err
 }
 

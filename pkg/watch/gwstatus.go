@@ -162,6 +162,8 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 		}
 	case *gatewayv1.ReferenceGrant:
 		g.enqueueAll() // grants are few and rarely change
+	case *corev1.Namespace:
+		g.namespaceChanged(o.Name)
 	case *corev1.Service:
 		if gk := g.svc.gatewayOf(o); gk != "" {
 			g.addGateway(gk)
@@ -171,6 +173,14 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 		for _, gw := range g.w.informers.sources[events.KindGateway].byIndex(gatewaySecretIndex, o.Namespace+"/"+o.Name) {
 			g.gatewayChanged(gw)
 		}
+	}
+}
+
+// namespaceChanged queues the routes of Namespace name and the Gateways
+// they name: a listener may select them by the Namespace's labels.
+func (g *gatewayStatus) namespaceChanged(name string) {
+	for _, obj := range g.w.informers.sources[events.KindHTTPRoute].byIndex(cache.NamespaceIndex, name) {
+		g.changed(events.KindHTTPRoute, obj)
 	}
 }
 
@@ -314,6 +324,10 @@ func (g *gatewayStatus) world() *gateway.World {
 		Secret: func(ns, name string) *corev1.Secret {
 			s, _ := cached[*corev1.Secret](g.w.informers.sources[events.KindSecret], ns, name)
 			return s
+		},
+		Namespace: func(name string) *corev1.Namespace {
+			ns, _ := cached[*corev1.Namespace](g.w.informers.sources[events.KindNamespace], "", name)
+			return ns
 		},
 		Grants: grants,
 	}

@@ -38,6 +38,7 @@ func TestNATSDownAtStart(t *testing.T) {
 		t.Errorf("published %s, want the state after the update (rv %s)", m, svc.ResourceVersion)
 	}
 	checkNewMessages(t, e, 0, []string{
+		events.Subject(prefix, events.KindNamespace, "", ns) + " create",
 		e.subject(events.KindService, "web") + " create",
 		e.subject(events.KindService, "marker") + " create",
 	})

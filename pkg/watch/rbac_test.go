@@ -24,8 +24,8 @@ import (
 
 // TestDeployRBACIsEnough runs the watcher as a service account holding only
 // the rules of deploy/base/watcher/rbac.yaml: it elects itself, publishes
-// (TLS Secrets and a named ConfigMap, by field selector, and the Gateway
-// API kinds), writes Ingress and Gateway API status, keeps the Service of a
+// (TLS Secrets and a named ConfigMap, by field selector, its Namespace and
+// the Gateway API kinds), writes Ingress and Gateway API status, keeps the Service of a
 // Gateway and creates and patches Events.
 func TestDeployRBACIsEnough(t *testing.T) {
 	ge := newGatewayEnv(t, true)
@@ -70,6 +70,7 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	e.waitMessage(t, e.subject(events.KindSecret, "tls"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindConfigMap, "ingress-sync"), events.OpCreate)
 	e.waitMessage(t, e.subject(events.KindIngress, "web"), events.OpCreate)
+	e.waitMessage(t, events.Subject(prefix, events.KindNamespace, "", ns), events.OpCreate)
 	publishReport(t, e, reportOf("syncer-a", e.lastSeq(t))) // a syncer serves it
 	waitStatus(t, e, "web", []string{"198.18.0.10"})
 	postsEvents(t, e, w, "web")
@@ -168,4 +169,27 @@ func TestGatewayAPIForbiddenDoesNotBlock(t *testing.T) {
 	eventually(t, "the refused Gateway API list logged", func() bool {
 		return len(w.logs.lines("not allowed to list and watch a Gateway API kind")) >= len(events.GatewayKinds)
 	})
+}
+
+// TestNamespacesForbiddenDoesNotBlock: a watcher whose RBAC lacks the rule
+// on namespaces (a chart older than the binary) says so in its log and
+// publishes the other inputs as before.
+func TestNamespacesForbiddenDoesNotBlock(t *testing.T) {
+	e := newEnv(t)
+	bindDeployRBAC(t, e, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "namespaces") })
+	saConfig, err := controlPlane.ServiceAccountConfig(t.Context(), e.ns, "ingress-sync-watcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config("watcher-a")
+	cfg.Client, cfg.RESTConfig = kubernetes.NewForConfigOrDie(saConfig), saConfig
+	w := start(t, cfg)
+	e.create(t, service(e.ns, "web"))
+	e.waitMessage(t, e.subject(events.KindService, "web"), events.OpCreate)
+	eventually(t, "the refused Namespace list logged", func() bool {
+		return len(w.logs.lines("not allowed to list and watch namespaces")) == 1
+	})
+	if msgs := e.namespaceMessages(t, e.ns); len(msgs) != 0 {
+		t.Errorf("a Namespace published without the rule: %v", msgs)
+	}
 }

@@ -134,6 +134,8 @@ func (w *Watcher) inScope(k key) bool {
 		return true
 	case events.KindConfigMap:
 		return w.configMapScope(k)
+	case events.KindNamespace:
+		return w.cfg.WatchNamespace == "" || k.Name == w.cfg.WatchNamespace
 	case events.KindService:
 		if w.cfg.GatewayServiceSelector != "" && k.Namespace == w.cfg.ElectionNamespace {
 			return true // the Services of Gateways (gwservice.go)

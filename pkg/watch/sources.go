@@ -187,6 +187,7 @@ func newInformerSet(cfg Config, client kubernetes.Interface) (*informerSet, erro
 	s.add(events.KindSecret, secrets.Core().V1().Secrets().Informer())
 	opaque := s.factory(client, cfg.WatchNamespace, fields.OneTermEqualSelector("type", string(corev1.SecretTypeOpaque)).String())
 	s.add(events.KindSecret, opaque.Core().V1().Secrets().Informer())
+	s.add(events.KindNamespace, s.namespaces(cfg, client))
 	for _, k := range events.GatewayKinds {
 		s.sources[k] = &source{kind: k, dynamic: true}
 	}
@@ -219,6 +220,17 @@ func newInformerSet(cfg Config, client kubernetes.Interface) (*informerSet, erro
 		}
 	}
 	return s, nil
+}
+
+// namespaces is the informer of the watched Namespaces: every one, or
+// --watch-namespace's alone. Their labels are what Gateway listeners
+// select routes' namespaces by (published trimmed to name and labels).
+func (s *informerSet) namespaces(cfg Config, client kubernetes.Interface) cache.SharedIndexInformer {
+	sel := ""
+	if cfg.WatchNamespace != "" {
+		sel = fields.OneTermEqualSelector("metadata.name", cfg.WatchNamespace).String()
+	}
+	return s.factory(client, "", sel).Core().V1().Namespaces().Informer()
 }
 
 // factory returns a new informer factory without resync, limited to ns

@@ -79,6 +79,9 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.GatewayClient != nil {
 		w.gateway = newGatewayAPI(w)
 	}
+	if err := w.toleratesNamespacesDenied(); err != nil {
+		return nil, fmt.Errorf("watch: namespaces: %w", err)
+	}
 	if err := w.addHandlers(); err != nil {
 		return nil, fmt.Errorf("watch: handlers: %w", err)
 	}

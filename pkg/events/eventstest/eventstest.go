@@ -181,6 +181,12 @@ func ConfigMap() *corev1.ConfigMap {
 	}
 }
 
+// Namespace is a Namespace as published: its name and labels only.
+func Namespace() *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop",
+		Labels: map[string]string{"kubernetes.io/metadata.name": "shop", "team": "web"}}}
+}
+
 // Observed is the time the fixture events were seen by the watcher.
 func Observed() time.Time { return time.Unix(1_767_225_700, 123_456_789) }
 
@@ -217,6 +223,8 @@ func Events() []Named {
 		{"endpointslice empty", Of(events.OpUpdate, EndpointSlice(0))},
 		{"secret", Of(events.OpCreate, Secret())},
 		{"configmap", Of(events.OpUpdate, ConfigMap())},
+		{"namespace cluster-scoped", Of(events.OpUpdate, Namespace())},
+		{"delete namespace with last state", Of(events.OpDelete, Namespace())},
 		{"gatewayclass cluster-scoped", Of(events.OpCreate, GatewayClass())},
 		{"gateway", Of(events.OpUpdate, Gateway())},
 		{"httproute", Of(events.OpCreate, HTTPRoute())},
