@@ -83,7 +83,7 @@ func TestGatewayAPIEventsFromSyncerReports(t *testing.T) {
 	e.createGateway(t, httpRoute(ns, "theirs", "foreign", "theirs.example.com"))
 	runGatewaySyncer(t, e, "syncer-a", reserved...)
 
-	evs := waitEventsOn(t, e, "HTTPRoute", "bad-kind", func(evs []corev1.Event) bool { return warned(evs, "not a Service") })
+	evs := waitEventsOn(t, e, "HTTPRoute", "bad-kind", func(evs []corev1.Event) bool { return warned(evs, "not of a supported kind") })
 	if w := ofReason(evs, watch.ReasonProblem)[0]; w.Source.Component != watch.EventComponent || w.InvolvedObject.Kind != "HTTPRoute" ||
 		w.InvolvedObject.APIVersion != gatewayv1.GroupVersion.String() {
 		t.Errorf("Warning from %+v on %+v", w.Source, w.InvolvedObject)

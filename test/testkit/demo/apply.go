@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -183,4 +185,31 @@ func (c clients) create(ctx context.Context, obj runtime.Object) error {
 		return fmt.Errorf("demo: cannot apply a %T", obj)
 	}
 	return err
+}
+
+// exampleGateway is the Gateway of deploy/examples whose listener the
+// demo forwards.
+const exampleGatewayNamespace, exampleGatewayName = "demo", "demo-gateway"
+
+// waitGateway waits until the example Gateway is Programmed (the watcher
+// discovered the CRDs, gave it a Service, and the syncer serves it), so
+// that what printHowTo offers answers at once; bounded by ctx.
+func waitGateway(ctx context.Context, w *world.World) error {
+	c, err := newClients(w)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		gw, err := c.gw.GatewayV1().Gateways(exampleGatewayNamespace).Get(ctx, exampleGatewayName, metav1.GetOptions{})
+		if err == nil && meta.IsStatusConditionTrue(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed)) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("demo: Gateway %s/%s not Programmed: %w (last error %v)", exampleGatewayNamespace, exampleGatewayName, ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
 }

@@ -145,6 +145,9 @@ func run(ctx context.Context, o Options, log *slog.Logger, stdout io.Writer) err
 		return err
 	}
 	defer backends.close()
+	if err := waitGateway(sctx, w); err != nil {
+		return err
+	}
 	s := w.Syncers[0]
 	apiPort := w.CP.URL[len("https://127.0.0.1:"):]
 	targets := []string{port(s.HTTPPort), port(s.HTTPSPort), w.NATSURL[len("nats://"):], "127.0.0.1:" + apiPort, port(s.MetricsPort), port(gwPort)}
@@ -167,7 +170,7 @@ func port(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
 func gatewayArgs(p int) []string {
 	r := fmt.Sprintf("%d-%d", p, p)
 	return []string{"--gateway-service-selector", "app.kubernetes.io/component=syncer", "--gateway-service-type", "ClusterIP",
-		"--gateway-port-range", r}
+		"--gateway-port-range", r, "--gateway-api-poll-interval", "1s"}
 }
 
 // ports returns the port numbers of host:port addresses.
