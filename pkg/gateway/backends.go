@@ -10,11 +10,11 @@ import (
 const share500 = "its share of the requests answers 500"
 
 // backends returns the backends of a rule that take requests (weight
-// above 0, 1 by default): the one backend when there is just one and it
-// can be served, else every one with its weight, those that cannot be
+// above 0, 1 by default), each with its weight, those that cannot be
 // served marked Invalid (their share answers 500, as the specification
-// says). A rule without any (none listed, or all of weight 0) answers
-// 500 to every request.
+// says; the build does the same for a Service that does not exist, and
+// routes a single backend that resolves as a plain one). A rule without
+// any (none listed, or all of weight 0) answers 500 to every request.
 func (t *route) backends(where string, refs []gatewayv1.HTTPBackendRef) (intent.BackendRef, []intent.WeightedRef) {
 	var out []intent.WeightedRef
 	for i := range refs {
@@ -29,8 +29,6 @@ func (t *route) backends(where string, refs []gatewayv1.HTTPBackendRef) (intent.
 	case len(out) == 0:
 		t.problem("%s: no backendRef with a weight above 0; every request answers 500", where)
 		return intent.BackendRef{}, []intent.WeightedRef{{Weight: 1, Invalid: true}}
-	case len(out) == 1 && !out[0].Invalid:
-		return out[0].Backend, nil
 	}
 	return intent.BackendRef{}, out
 }

@@ -148,20 +148,26 @@ func translated(t *testing.T, r *gatewayv1.HTTPRoute, objs ...any) *intent.Entry
 	return e
 }
 
-// summary is "port:host path type service:port" per path of e.
+// summary is "port:host path type service:port" per path of e. One
+// backend that can be served, which the build routes as a plain backend
+// when its Service exists, is written as one.
 func summary(e *intent.Entry) []string {
 	var out []string
 	for _, h := range e.Rules {
 		for _, p := range h.Paths {
-			svc := p.Backend.Service
-			if p.Backend.Namespace != "" {
-				svc = p.Backend.Namespace + "/" + svc
+			backend, weighted := p.Backend, p.Weighted
+			if len(weighted) == 1 && !weighted[0].Invalid {
+				backend, weighted = weighted[0].Backend, nil
 			}
-			s := config.ServerKey(h.Port, h.Host) + " " + p.Path + " " + string(p.PathType) + " " + svc + ":" + strconv.Itoa(int(p.Backend.PortNumber))
-			if p.Weighted != nil {
+			svc := backend.Service
+			if backend.Namespace != "" {
+				svc = backend.Namespace + "/" + svc
+			}
+			s := config.ServerKey(h.Port, h.Host) + " " + p.Path + " " + string(p.PathType) + " " + svc + ":" + strconv.Itoa(int(backend.PortNumber))
+			if weighted != nil {
 				s += " ="
 			}
-			for _, w := range p.Weighted {
+			for _, w := range weighted {
 				if w.Invalid {
 					s += fmt.Sprintf(" 500*%d", w.Weight)
 					continue

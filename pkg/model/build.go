@@ -300,12 +300,16 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 		}
 		return
 	}
-	if be != nil {
+	weighted := b.weightedFor(e, srv.hostname, p)
+	switch {
+	case len(weighted) == 1 && weighted[0].be != nil:
+		be, weighted = weighted[0].be, nil // one backend that resolves: routed as a plain one
+	case be != nil:
 		be.use(e)
 	}
 	b.errorBackendOf(e)
 	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl,
-		match: p.Match, filters: p.Filters, weighted: b.weightedFor(e, srv.hostname, p), timeouts: p.Timeouts})
+		match: p.Match, filters: p.Filters, weighted: weighted, timeouts: p.Timeouts})
 }
 
 // errNoResponseFilter: nginx.conf runs no response header filter.

@@ -284,3 +284,39 @@ func TestBuildGatewayWildcard(t *testing.T) {
 		t.Errorf("problems: %v", problemStrings(cfg.Problems))
 	}
 }
+
+// TestBuildMissingServiceAnswers500: the one backendRef of a rule whose
+// Service does not exist answers 500 (Gateway API), with a Problem; once
+// the Service exists the path routes to it as a plain backend.
+func TestBuildMissingServiceAnswers500(t *testing.T) {
+	g := eventstest.Gateway()
+	g.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+		AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromAll)}}}}
+	r := &gatewayv1.HTTPRoute{ObjectMeta: objMeta("app", "r")}
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(g.Name), Namespace: ptr(gatewayv1.Namespace(g.Namespace))}}
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: "nonexistent", Port: ptr(gatewayv1.PortNumber(8080))}}}}}}
+	s := newGatewayStore()
+	for _, o := range []runtime.Object{eventstest.GatewayClass(), g, gatewayService(g, 10000), r} {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Build(s, testOptions())
+	d := serverAt(cfg, 10080, config.DefaultServerName)
+	if d == nil || len(d.Locations) != 1 || d.Locations[0].Backend != "" ||
+		!slices.Equal(d.Locations[0].Backends, []config.WeightedBackend{{Weight: 1}}) {
+		t.Fatalf("default server of the Gateway's port: %+v, want / answering 500", d)
+	}
+	if got := strings.Join(problemStrings(cfg.Problems), "\n"); !strings.Contains(got, "answers 500") {
+		t.Fatalf("problems:\n%s\nwant one saying the path answers 500", got)
+	}
+	if _, err := s.Apply(upsertEvent(service("app", "nonexistent", svcPort("http", 8080)))); err != nil {
+		t.Fatal(err)
+	}
+	cfg = Build(s, testOptions())
+	d = serverAt(cfg, 10080, config.DefaultServerName)
+	if d == nil || len(d.Locations) != 1 || d.Locations[0].Backend != "app-nonexistent-8080" || d.Locations[0].Backends != nil {
+		t.Fatalf("with the Service: %+v, want a plain backend", d)
+	}
+}

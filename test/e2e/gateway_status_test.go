@@ -325,17 +325,17 @@ func TestReferenceGrantRevoked(t *testing.T) {
 	s.waitRouteParent(t, "cross", "Accepted=True/Accepted@1 ResolvedRefs=False/RefNotPermitted@1")
 	for i := range w.Syncers {
 		c := clientOn(i, nil, port)
-		eventually(t, waitTimeout, "the revoked rule left", func() error {
+		eventually(t, waitTimeout, "the revoked rule answering 500", func() error {
 			r, err := echo.Get(t.Context(), c, h+"/shared/x")
 			switch {
 			case err != nil:
 				return err
 			case r.Reply.Backend == shared.Name:
 				return fmt.Errorf("syncer-%d: still answered by %s", i, shared.Name)
-			case r.Status != http.StatusInternalServerError && r.Reply.Backend != web.Name:
-				// Per spec the share of an invalid ref answers 500;
-				// a rule left out leaves the request to "/".
-				return fmt.Errorf("syncer-%d: status %d from %q, want 500 or web's", i, r.Status, r.Reply.Backend)
+			case r.Status != http.StatusInternalServerError:
+				// The share of a reference no longer permitted answers
+				// 500 (the rule is not left out to "/").
+				return fmt.Errorf("syncer-%d: status %d from %q, want 500", i, r.Status, r.Reply.Backend)
 			}
 			return nil
 		})
