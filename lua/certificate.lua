@@ -6,7 +6,9 @@
 -- port: "<port>:<name>", so that two Gateways with one name and different
 -- certificates stay apart): exact host, then the wildcard of the host's
 -- parent ("*.example.com" for "a.example.com", one label only; on a
--- Gateway's port any number of labels, the longest wildcard first), then
+-- Gateway's port any number of labels, the longest wildcard first), then,
+-- on a Gateway's port, the certificate of "<port>:_" (its HTTPS listener
+-- without hostname), then
 -- the default certificate (named by the last delta that set
 -- "defaultCertificate"), else nginx's placeholder from nginx.conf.
 -- PEM is parsed once per change and worker, on first use.
@@ -85,6 +87,14 @@ local function lookup(host, prefix)
       if entry then
         return entry
       end
+    end
+  end
+  -- A Gateway port's own default: the certificate of its HTTPS listener
+  -- without hostname (also for a client that sends no SNI).
+  if prefix ~= "" then
+    local entry = index[prefix .. "_"]
+    if entry then
+      return entry
     end
   end
   return default_name and certs.items[default_name]

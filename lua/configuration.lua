@@ -187,7 +187,8 @@ local function normalize_certificate(c)
   if type(c.hosts) == "table" then
     for i = 1, #c.hosts do
       local h = c.hosts[i]
-      if type(h) ~= "string" or not without_port(h):find("^[%w%*%.%-]+$") then
+      -- A name, or "<port>:_": a Gateway port's own default certificate.
+      if type(h) ~= "string" or not (without_port(h):find("^[%w%*%.%-]+$") or h:find("^%d+:_$")) then
         return nil, "certificate " .. c.name .. ": invalid host"
       end
       hosts[i] = h:lower()

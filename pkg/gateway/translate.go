@@ -135,11 +135,28 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 		out = append(out, h)
 		t.hosts = append(t.hosts, portHost{port: port, host: h, listener: int(l.Port)})
 	}
-	// The default server answers HTTPS with the default certificate.
-	if named := slices.DeleteFunc(out, func(h string) bool { return h == config.DefaultServerName }); cert != nil && len(named) > 0 {
-		t.e.TLS = append(t.e.TLS, intent.TLS{Port: port, Hosts: named, Secret: cert.Name, Namespace: cert.Namespace})
+	// The listener's certificate is served for the route's names (their
+	// Servers are TLS) and for every SNI name the listener's hostname
+	// matches ("_": any name of the port no other listener names), whether
+	// or not a route names it: the router answers 404 for a name without
+	// routes, over TLS with the listener's certificate.
+	if cert != nil && len(out) > 0 {
+		hosts := slices.DeleteFunc(out, func(h string) bool { return h == config.DefaultServerName })
+		if lh := listenerTLSHost(l); !slices.Contains(hosts, lh) {
+			hosts = append(hosts, lh)
+		}
+		t.e.TLS = append(t.e.TLS, intent.TLS{Port: port, Hosts: hosts, Secret: cert.Name, Namespace: cert.Namespace})
 		t.e.Secrets = append(t.e.Secrets, intent.Key(*cert))
 	}
+}
+
+// listenerTLSHost is the name an HTTPS listener's certificate is claimed
+// for on its port: its hostname, or the port's default server name.
+func listenerTLSHost(l *gatewayv1.Listener) string {
+	if l.Hostname == nil || *l.Hostname == "" {
+		return config.DefaultServerName
+	}
+	return string(*l.Hostname)
 }
 
 // certificate returns the Secret an HTTPS listener terminates TLS with:

@@ -216,13 +216,13 @@ func TestTranslate(t *testing.T) {
 			want: []string{"10080:*.shop.example.com / Prefix web:8"}, problems: nil},
 		{name: "HTTPS: the listener's certificate", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", https("infra", "cert"))},
-			want: []string{"10443:a.example.com / Prefix web:8"}, tls: []string{"10443:a.example.com infra/cert"}},
+			want: []string{"10443:a.example.com / Prefix web:8"}, tls: []string{"10443:a.example.com,_ infra/cert"}},
 		{name: "HTTPS: a certificate of another namespace needs a grant", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs:     []any{ours, gw("infra", "edge", "ours", https("certs", "cert"))},
 			problems: []string{"Secret certs/cert is in another namespace and no ReferenceGrant there allows it"}},
 		{name: "HTTPS: a granted certificate of another namespace", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", https("certs", "cert")), grant("certs", "infra")},
-			want: []string{"10443:a.example.com / Prefix web:8"}, tls: []string{"10443:a.example.com certs/cert"}},
+			want: []string{"10443:a.example.com / Prefix web:8"}, tls: []string{"10443:a.example.com,_ certs/cert"}},
 		{name: "HTTPS: passthrough is not served", route: httpRoute([]string{"a.example.com"}, rule(prefix, web)),
 			objs: []any{ours, gw("infra", "edge", "ours", func() gatewayv1.Listener {
 				l := https("infra", "cert")

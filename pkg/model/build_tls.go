@@ -74,8 +74,11 @@ func (b *builder) buildTLS() {
 // claimTLS claims host on nginx port port (0: nginx's own HTTPS port)
 // for secret: the Servers and certificates of one port are apart from
 // those of another (config.ServerKey).
+// On a Gateway's port the default server name claims the certificate of
+// SNI names no other host of the port has (a listener without hostname).
 func (b *builder) claimTLS(e *intent.Entry, port int, host string, secret intent.Key) {
-	if err := intent.ValidHost(host); err != nil {
+	portDefault := port != 0 && host == config.DefaultServerName
+	if err := intent.ValidHost(host); err != nil && !portDefault {
 		b.entryProblem(e, "tls host %q %v; left out", host, err)
 		return
 	}
@@ -126,7 +129,7 @@ func (b *builder) resolveCertificates() certificates {
 		case entry.err != nil:
 			b.entryProblem(c.entry, "tls host %s: secret %s %v; the default certificate is used", c.host, c.secret, entry.err)
 		default:
-			if entry.leaf.VerifyHostname(c.host) != nil {
+			if c.host != config.DefaultServerName && entry.leaf.VerifyHostname(c.host) != nil {
 				b.entryProblem(c.entry, "tls host %s: the certificate of secret %s does not cover it (used anyway)", c.host, c.secret)
 			}
 			cert := cs.get(c.secret.String(), entry)

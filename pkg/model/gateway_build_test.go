@@ -142,8 +142,10 @@ func TestBuildHTTPSRoute(t *testing.T) {
 	for _, c := range cfg.Certificates {
 		certHosts = append(certHosts, c.Hosts...)
 	}
-	if !slices.Equal(certHosts, []string{"10443:a.example.com"}) {
-		t.Fatalf("certificates for %q, want a.example.com's from %s/edge-cert (problems %q)", certHosts, edge.Namespace, problemStrings(cfg.Problems))
+	// The listener has no hostname: its certificate is also the port's
+	// own default ("10443:_").
+	if !slices.Equal(certHosts, []string{"10443:_", "10443:a.example.com"}) {
+		t.Fatalf("certificates for %q, want a.example.com's and the port's default from %s/edge-cert (problems %q)", certHosts, edge.Namespace, problemStrings(cfg.Problems))
 	}
 	eff, err := s.Apply(upsertEvent(tlsSecret(t, edge.Namespace, "edge-cert", "other")))
 	if err != nil || !s.CanChange(eff, testOptions()) {

@@ -103,7 +103,8 @@ func TestGatewayListeners(t *testing.T) {
 // TestGatewayCertificates: on a Gateway HTTPS listener's port the
 // certificate is that of the port's host ("<port>:<name>"), apart from the
 // one of the same name on nginx's own HTTPS port or on another Gateway's;
-// with SSL passthrough too (the Gateway's port terminates TLS itself).
+// an unknown name gets the port's "_" certificate (a listener without
+// hostname), else the default; with SSL passthrough too (the Gateway's port terminates TLS itself).
 func TestGatewayCertificates(t *testing.T) {
 	for _, passthrough := range []bool{false, true} {
 		t.Run("passthrough="+strconv.FormatBool(passthrough), func(t *testing.T) { testGatewayCertificates(t, passthrough) })
@@ -119,7 +120,8 @@ func testGatewayCertificates(t *testing.T, passthrough bool) {
 	aCert, aSerial := ca.issue(t, "gw/a", "s.example.com")
 	aCert.Hosts = []string{config.ServerKey(a, "s.example.com")}
 	bCert, bSerial := ca.issue(t, "gw/b", "s.example.com")
-	bCert.Hosts = []string{config.ServerKey(b, "s.example.com")}
+	// B's listener has no hostname: its certificate is the port's default.
+	bCert.Hosts = []string{config.ServerKey(b, "s.example.com"), config.ServerKey(b, config.DefaultServerName)}
 	def, defSerial := ca.issue(t, "default/default", "default.test")
 	cfg := configOf("gwtls-1", []config.Server{{Hostname: "s.example.com", TLS: true, Locations: []config.Location{prefixLoc("/", "web")}}},
 		backendOf("web", web))
@@ -138,6 +140,7 @@ func testGatewayCertificates(t *testing.T, passthrough bool) {
 		{"Gateway A's port", "s.example.com", "s.example.com", aSerial, a},
 		{"Gateway B's port", "s.example.com", "s.example.com", bSerial, b},
 		{"an unknown name on A: the default", "x.example.com", "default.test", defSerial, a},
+		{"an unknown name on B: the port's own default", "x.example.com", "s.example.com", bSerial, b},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := h.servedOn(ca, tc.port, tc.sni, tc.verify)
