@@ -163,7 +163,9 @@ local function route_timeout(t)
     return nil, "routeTimeouts must be an object"
   end
   local ms
-  for _, v in ipairs({ t.requestMillis, t.backendRequestMillis }) do
+  local set = { t.requestMillis, t.backendRequestMillis } -- either may be nil: no ipairs
+  for i = 1, 2 do
+    local v = set[i]
     if v ~= nil then
       if type(v) ~= "number" or v < 1 or v > MAX_TIMEOUT_MS or v % 1 ~= 0 then
         return nil, "invalid routeTimeouts"

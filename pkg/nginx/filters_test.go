@@ -153,13 +153,15 @@ func TestRouteTimeouts(t *testing.T) {
 	cfg := configOf("timeouts-1", []config.Server{serverOf("t.test",
 		timed("/short", config.Timeouts{RequestMillis: 60000, BackendRequestMillis: 200}),
 		timed("/long", config.Timeouts{RequestMillis: 30000}),
+		timed("/backend", config.Timeouts{BackendRequestMillis: 200}), // backendRequest alone
+		timed("/request", config.Timeouts{RequestMillis: 200}),
 		prefixLoc("/none", "slow"),
 	)}, backendOf("slow", slow))
 	h := startNginx(t, cfg, nil)
 	for _, tc := range []struct {
 		path   string
 		status int
-	}{{"/short", 504}, {"/long", 200}, {"/none", 200}} {
+	}{{"/short", 504}, {"/long", 200}, {"/none", 200}, {"/backend", 504}, {"/request", 504}} {
 		t.Run(tc.path, func(t *testing.T) {
 			if r, _ := send(t, h, "GET", "http://t.test"+tc.path, nil); r.StatusCode != tc.status {
 				t.Errorf("GET %s from a backend answering after 1s = %d, want %d", tc.path, r.StatusCode, tc.status)
