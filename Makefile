@@ -71,9 +71,14 @@ cache-links: controlplane natscli helm
 	done
 
 ## test: every test, against the real nats-server, kube-apiserver and nginx,
-## and the image (make image first; test/image runs it with podman)
-test: deps build vet image
+## and the image (make image first; test/image runs it with podman); then
+## the harness's tests and the Gateway API conformance suite, GATEWAY-HTTP
+## with the features the GatewayClass lists (about 2 minutes; its report goes
+## to .cache/, the committed one is make conformance's)
+test: deps build vet image conformance-deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+	INGRESS_SYNC_CONFORMANCE=1 $(GO) test -count=1 -timeout 5m $(GOTESTFLAGS) ./test/conformance/harness
+	$(call conformance_suite,$(CURDIR)/.cache/conformance-report.yaml,)
 
 ## image-test: the image test alone (test/image), after make image
 image-test: deps image
@@ -105,11 +110,17 @@ CONFORMANCE_FLAGS   ?=
 conformance: deps build conformance-deps
 	$(GO) vet -tags conformance ./test/conformance/...
 	INGRESS_SYNC_CONFORMANCE=1 $(GO) test -count=1 -timeout 5m $(GOTESTFLAGS) ./test/conformance/harness
-	INGRESS_SYNC_CONFORMANCE=1 timeout -k 1m $(CONFORMANCE_HARD_TIMEOUT) $(GO) test -tags conformance -count=1 -timeout $(CONFORMANCE_TIMEOUT) $(GOTESTFLAGS) -v ./test/conformance \
-	  -args --gateway-class=ingress-sync --conformance-profiles=GATEWAY-HTTP --report-output=$(CONFORMANCE_REPORT) \
-	  --organization=ingress-sync --project=ingress-sync --url=https://github.com/ingress-sync/ingress-sync \
-	  --version=$$(git describe --tags --always --dirty) --contact=https://github.com/ingress-sync/ingress-sync/issues \
-	  $(CONFORMANCE_FLAGS)
+	$(call conformance_suite,$(CONFORMANCE_REPORT),$(CONFORMANCE_FLAGS))
+
+# conformance_suite runs the suite, writing the report to $(1), with the
+# suite flags $(2).
+define conformance_suite
+INGRESS_SYNC_CONFORMANCE=1 timeout -k 1m $(CONFORMANCE_HARD_TIMEOUT) $(GO) test -tags conformance -count=1 -timeout $(CONFORMANCE_TIMEOUT) $(GOTESTFLAGS) -v ./test/conformance \
+  -args --gateway-class=ingress-sync --conformance-profiles=GATEWAY-HTTP --report-output=$(1) \
+  --organization=ingress-sync --project=ingress-sync --url=https://github.com/ingress-sync/ingress-sync \
+  --version=$$(git describe --tags --always --dirty) --contact=https://github.com/ingress-sync/ingress-sync/issues \
+  $(2)
+endef
 
 ## conformance-deps: iptables (Debian, as root, when missing): the harness's
 ## kube-proxy rules in the test's network namespace

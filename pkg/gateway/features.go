@@ -21,6 +21,12 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportGateway,
 	features.SupportHTTPRoute,
 	features.SupportReferenceGrant,
+	// Listeners on any port (8080 too), a Gateway without spec.addresses
+	// given the address of its Service, parentRefs by port, named rules.
+	features.SupportGatewayPort8080,
+	features.SupportGatewayAddressEmpty,
+	features.SupportHTTPRouteParentRefPort,
+	features.SupportHTTPRouteNamedRouteRule,
 	// Matches, filters and timeouts (matches.go, filters.go, cors.go,
 	// timeouts.go). ResponseHeaderModification: nginx.conf runs the
 	// response header filter whenever it listens on a Gateway's port.
