@@ -398,8 +398,10 @@ func (w *World) routeRefs(r *gatewayv1.HTTPRoute) metav1.Condition {
 }
 
 // unsupportedAppProtocols are the appProtocols of Service ports the data
-// plane does not speak to backends yet.
-var unsupportedAppProtocols = []string{"kubernetes.io/h2c", "kubernetes.io/ws", "kubernetes.io/wss", "grpc"}
+// plane does not speak to backends yet. kubernetes.io/ws is spoken: every
+// route proxies a WebSocket upgrade (HTTP/1.1 with Upgrade and
+// Connection passed on) to a plain HTTP backend.
+var unsupportedAppProtocols = []string{"kubernetes.io/h2c", "kubernetes.io/wss", "grpc"}
 
 // backendRef checks one backendRef of a route of namespace routeNS: its
 // kind, its grant, that the Service exists and that the data plane speaks

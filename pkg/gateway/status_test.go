@@ -238,6 +238,8 @@ func TestRouteParents(t *testing.T) {
 	remote := fixtures.Service("backends", "api", 80)
 	h2c := fixtures.Service("app", "h2c", 80)
 	h2c.Spec.Ports[0].AppProtocol = ptr.To("kubernetes.io/h2c")
+	ws := fixtures.Service("app", "ws", 80)
+	ws.Spec.Ports[0].AppProtocol = ptr.To("kubernetes.io/ws")
 	kind := backend("web", 80)
 	kind.Kind = ptr.To[gatewayv1.Kind]("ConfigMap")
 	cross := backend("api", 80)
@@ -274,6 +276,8 @@ func TestRouteParents(t *testing.T) {
 			want: []string{"Accepted=True/Accepted " + resolved}},
 		{name: "backend with an unsupported appProtocol", refs: []gatewayv1.HTTPBackendRef{backend("h2c", 80)},
 			want: []string{"Accepted=True/Accepted ResolvedRefs=False/UnsupportedProtocol"}},
+		{name: "backend speaking WebSocket", refs: []gatewayv1.HTTPBackendRef{backend("ws", 80)},
+			want: []string{"Accepted=True/Accepted " + resolved}},
 		{name: "sectionName of no listener", parents: []gatewayv1.ParentReference{parent("edge", "nope", 0)},
 			want: []string{"Accepted=False/NoMatchingParent " + resolved}},
 		{name: "port of no listener", parents: []gatewayv1.ParentReference{parent("edge", "", 9999)},
@@ -311,7 +315,7 @@ func TestRouteParents(t *testing.T) {
 			if tc.parents != nil {
 				r.Spec.ParentRefs = tc.parents
 			}
-			w := world(append([]any{ours, edge, other, web, remote, h2c, r}, tc.objs...)...)
+			w := world(append([]any{ours, edge, other, web, remote, h2c, ws, r}, tc.objs...)...)
 			var got []string
 			for _, p := range w.RouteParents(r) {
 				if string(p.ControllerName) != testController {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/net/websocket"
 )
 
 // The ports echo-basic listens on: HTTP/1.1 and h2c. (Its HTTPS port 8443,
@@ -72,7 +74,8 @@ func (e *echoPod) close() {
 	}
 }
 
-// echoHandler answers as echo-basic does: /health, /status/NNN, and any
+// echoHandler answers as echo-basic does: /health, /status/NNN, /ws (a
+// WebSocket that sends back every message), and any
 // other path with the request as JSON, after ?delay= and with the response
 // headers that X-Echo-Set-Header asks for. No ServeMux: paths with "//"
 // are answered, not redirected.
@@ -89,6 +92,8 @@ func (h echoHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Expected h2c request", http.StatusBadRequest)
 	case path == "/health":
 		_, _ = w.Write([]byte("OK"))
+	case path == "/ws":
+		websocket.Handler(echoWebSocket).ServeHTTP(w, r)
 	case strings.HasPrefix(path, "/status/"):
 		w.WriteHeader(statusCode(r.RequestURI))
 	default:
@@ -144,3 +149,39 @@ func setEchoHeaders(out http.Header, values []string) {
 		}
 	}
 }
+
+// wsMessage is one WebSocket message and its frame type (text or binary).
+type wsMessage struct {
+	data []byte
+	typ  byte
+}
+
+// wsRaw reads and writes messages with their frame type as they are.
+var wsRaw = websocket.Codec{
+	Marshal: func(v any) ([]byte, byte, error) {
+		m := v.(wsMessage)
+		return m.data, m.typ, nil
+	},
+	Unmarshal: func(data []byte, typ byte, v any) error {
+		m := v.(*wsMessage)
+		m.data, m.typ = data, typ
+		return nil
+	},
+}
+
+// echoWebSocket sends back every message of ws, text as text and binary as
+// binary, until the client closes it (echo-basic's /ws).
+func echoWebSocket(ws *websocket.Conn) {
+	for range maxWebSocketMessages {
+		var m wsMessage
+		if err := wsRaw.Receive(ws, &m); err != nil {
+			return
+		}
+		if err := wsRaw.Send(ws, m); err != nil {
+			return
+		}
+	}
+}
+
+// maxWebSocketMessages bounds one WebSocket's echo loop.
+const maxWebSocketMessages = 10000

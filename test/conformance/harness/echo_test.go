@@ -5,7 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/net/websocket"
 )
 
 func TestEchoHandler(t *testing.T) {
@@ -83,5 +87,34 @@ func TestAllocator(t *testing.T) {
 	a.keep(map[string]bool{"b": true})
 	if got, err := a.get("c"); err != nil || got != first {
 		t.Fatalf("after release: %v, %v; want %v again", got, err, first)
+	}
+}
+
+// TestEchoWebSocket: /ws sends back a text message as text and a binary
+// one as binary.
+func TestEchoWebSocket(t *testing.T) {
+	srv := httptest.NewServer(echoHandler{port: "3000"})
+	defer srv.Close()
+	ws, err := websocket.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", "", "http://test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := ws.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	if err := websocket.Message.Send(ws, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if err := websocket.Message.Receive(ws, &text); err != nil || text != "hello" {
+		t.Fatalf("text reply %q, %v", text, err)
+	}
+	var m wsMessage
+	if err := websocket.Message.Send(ws, []byte{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wsRaw.Receive(ws, &m); err != nil || m.typ != websocket.BinaryFrame || string(m.data) != "\x01\x02\x03" {
+		t.Fatalf("binary reply %v (frame type %d), %v", m.data, m.typ, err)
 	}
 }
