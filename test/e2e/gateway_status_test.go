@@ -366,7 +366,7 @@ func TestBadHTTPRouteBesideGood(t *testing.T) {
 	routesOn(t, nil, port, map[string]string{"http://good." + s.ns + ".example.com/": web.Name})
 	s.waitRouteParent(t, "good", "Accepted=True/Accepted@1 ResolvedRefs=True/ResolvedRefs@1")
 	s.waitRouteParent(t, "bad-kind", "Accepted=True/Accepted@1 ResolvedRefs=False/InvalidKind@1")
-	s.waitProblem(t, "bad-kind", "not a Service")
+	s.waitProblem(t, "bad-kind", "not of a supported kind")
 	s.waitProblem(t, "bad-path", "(unclosed")
 	if evs := s.problemEvents(t, "good"); len(evs) != 0 {
 		t.Errorf("Warnings on the good route: %+v", evs)
