@@ -27,6 +27,8 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportGatewayAddressEmpty,
 	features.SupportHTTPRouteParentRefPort,
 	features.SupportHTTPRouteNamedRouteRule,
+	// Backends of appProtocol kubernetes.io/ws: WebSocket upgrades pass.
+	features.SupportHTTPRouteBackendProtocolWebSocket,
 	// Matches, filters and timeouts (matches.go, filters.go, cors.go,
 	// timeouts.go). ResponseHeaderModification: nginx.conf runs the
 	// response header filter whenever it listens on a Gateway's port.
