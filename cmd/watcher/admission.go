@@ -10,6 +10,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"k8s.io/client-go/kubernetes"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // admissionFlags are the flags of the validating admission webhook.
@@ -31,8 +32,9 @@ func (a admissionFlags) check() error {
 // admissionPart is the webhook of --admission-addr: the Ingresses of our
 // classes, checked against the cluster's IngressClasses and Ingresses from
 // informers of its own (admission.Cache; the webhook serves once they have
-// synced). ok is false when it is off.
-func (f *flags) admissionPart(client kubernetes.Interface, log *slog.Logger) (group.Part, bool, error) {
+// synced), and the HTTPRoutes that routeOurs says attach to our Gateways
+// (the watcher's caches). ok is false when it is off.
+func (f *flags) admissionPart(client kubernetes.Interface, routeOurs func(*gatewayv1.HTTPRoute) bool, log *slog.Logger) (group.Part, bool, error) {
 	if f.admission.addr == "" {
 		return group.Part{}, false, nil
 	}
@@ -41,7 +43,7 @@ func (f *flags) admissionPart(client kubernetes.Interface, log *slog.Logger) (gr
 		return group.Part{}, false, err
 	}
 	srv := &admission.Server{Addr: f.admission.addr, CertFile: f.admission.certFile, KeyFile: f.admission.keyFile, Logger: log,
-		Handler: admission.NewHandler(admission.Options{Logger: log, IngressClasses: c.IngressClasses, Neighbours: c.Neighbours,
+		Handler: admission.NewHandler(admission.Options{Logger: log, IngressClasses: c.IngressClasses, Neighbours: c.Neighbours, RouteOurs: routeOurs,
 			Classes: intent.Classes{Controller: f.controllerClass, Class: f.ingressClass, WithoutClass: f.withoutClass}})}
 	return group.Part{Name: "admission", Start: func(ctx context.Context) error {
 		if _, err := srv.Listen(); err != nil {

@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	log.Info("watcher starting", "id", cfg.WatcherID, "stream", cfg.Stream, "prefix", cfg.SubjectPrefix,
 		"namespace", cfg.WatchNamespace, "leaderElect", cfg.LeaderElect)
 	parts := []group.Part{{Name: "watcher", Start: w.Start}}
-	if p, ok, err := f.admissionPart(cfg.Client, log); err != nil {
+	if p, ok, err := f.admissionPart(cfg.Client, w.RouteOurs, log); err != nil {
 		fmt.Fprintf(stderr, "watcher: %v\n", err)
 		return 2
 	} else if ok {

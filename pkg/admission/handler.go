@@ -19,6 +19,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Errors of a review the webhook cannot answer; the HTTP status is 400.
@@ -55,6 +56,10 @@ type Options struct {
 	// on host (config.DefaultServerName for rules without host), as
 	// Cache.Neighbours; nil checks no conflict between Ingresses.
 	Neighbours func(host string, paths []string) []*networkingv1.Ingress
+	// RouteOurs reports whether an HTTPRoute names a Gateway of ours
+	// among its parentRefs (the watcher's view, gateway.RouteOurs); nil
+	// checks every HTTPRoute.
+	RouteOurs func(*gatewayv1.HTTPRoute) bool
 	// Logger; nil is slog.Default().
 	Logger *slog.Logger
 }
@@ -108,10 +113,14 @@ func decodeReview(body io.Reader) (*admissionv1.AdmissionReview, error) {
 	return &review, nil
 }
 
-// Review answers one request: an Ingress of ours, created or updated, is
-// checked (Check); anything else is allowed as it is.
+// Review answers one request: an Ingress or HTTPRoute of ours, created or
+// updated, is checked (Check, CheckRoute); anything else is allowed as it
+// is.
 func (h *Handler) Review(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	if isRoute(req) {
+		return h.reviewRoute(req, resp)
+	}
 	ing, skip, err := ingressOf(req)
 	if err != nil {
 		h.log.Warn("admission request not an Ingress", "uid", req.UID, "kind", req.Kind.String(), "err", err)
@@ -129,11 +138,16 @@ func (h *Handler) Review(req *admissionv1.AdmissionRequest) *admissionv1.Admissi
 	if err != nil {
 		return deny(resp, http.StatusBadRequest, err.Error())
 	}
+	return h.answer(req, resp, "Ingress", v)
+}
+
+// answer writes verdict v of the object of req (of kind) into resp.
+func (h *Handler) answer(req *admissionv1.AdmissionRequest, resp *admissionv1.AdmissionResponse, kind string, v Verdict) *admissionv1.AdmissionResponse {
 	resp.Warnings = bounded(v.Warnings, maxItemRunes, maxWarnings)
-	h.log.Info("ingress reviewed", "namespace", req.Namespace, "name", req.Name, "operation", req.Operation,
+	h.log.Info("object reviewed", "kind", kind, "namespace", req.Namespace, "name", req.Name, "operation", req.Operation,
 		"allowed", v.Allowed(), "refusals", len(v.Refusals), "warnings", len(v.Warnings))
 	if !v.Allowed() {
-		msg := fmt.Sprintf("ingress-sync would not serve all of Ingress %s/%s: %s", req.Namespace, req.Name,
+		msg := fmt.Sprintf("ingress-sync would not serve all of %s %s/%s: %s", kind, req.Namespace, req.Name,
 			strings.Join(bounded(v.Refusals, maxReasonRunes, len(v.Refusals)), "; and "))
 		return deny(resp, http.StatusUnprocessableEntity, msg)
 	}

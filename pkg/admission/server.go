@@ -18,6 +18,11 @@ import (
 // Path is where the webhook answers, as ingress-nginx's.
 const Path = "/networking/v1/ingresses"
 
+// RoutePath is the path of the webhook of HTTPRoutes: the same Handler,
+// which reviews either kind, behind a webhook of their own (its rules and
+// match conditions differ).
+const RoutePath = "/gateway.networking.k8s.io/v1/httproutes"
+
 // Errors of the Server.
 var (
 	ErrInvalidServer = errors.New("invalid admission server")
@@ -80,6 +85,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, s.Handler)
+	mux.Handle(RoutePath, s.Handler)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	srv := &http.Server{
 		Handler:           mux,

@@ -32,7 +32,7 @@ func (p Problem) Unserved() Unserved {
 		return slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(p.Reason, m) })
 	}
 	switch {
-	case has("; rule left out", "; path left out", "routes answer 503", "not served", "): conflicts with "):
+	case has("; rule left out", "; path left out", "; match left out", "routes answer 503", "not served", "): conflicts with "):
 		return RoutesUnserved
 	case has("the default certificate is used"), strings.HasPrefix(p.Reason, "tls host ") && strings.HasSuffix(p.Reason, "; left out"):
 		return CertificateUnserved

@@ -69,7 +69,12 @@ func Check(in *Input, o Options) (*Report, error) {
 	}
 	var objs []runtime.Object
 	checked := map[string]bool{}
+	gatewayAPI := 0
 	for _, obj := range in.Objects {
+		if slices.Contains(events.GatewayKinds, events.KindOf(obj)) {
+			gatewayAPI++ // served as they are: nothing of ingress-nginx to check
+			continue
+		}
 		switch v := obj.(type) {
 		case *networkingv1.IngressClass:
 			continue // the Ingresses checked get ingress-sync's class
@@ -91,6 +96,9 @@ func Check(in *Input, o Options) (*Report, error) {
 			}
 		}
 		objs = append(objs, obj)
+	}
+	if gatewayAPI > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s not checked: migrate-check checks Ingresses and the controller ConfigMap", count(gatewayAPI, "Gateway API object", "Gateway API objects")))
 	}
 	if o.ConfigMap != "" && r.ConfigMap == "" {
 		r.Notes = append(r.Notes, fmt.Sprintf("ConfigMap %s not found: the ingress-nginx defaults are assumed", o.ConfigMap))

@@ -7,10 +7,16 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/ingress-sync/ingress-sync/pkg/model"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 	"github.com/ingress-sync/ingress-sync/test/testkit/golden"
 )
 
@@ -180,4 +186,24 @@ func TestCheckRejectsMalformedConfigMapName(t *testing.T) {
 // testBuilder is the syncer's builder, as `syncer migrate-check` gives it.
 func testBuilder(o BuildOptions) Builder {
 	return model.NewIncremental(model.NewStore(ingress.NewSource()), model.Options{ControllerClass: o.ControllerClass, IngressClass: o.IngressClass, ConfigMap: o.ConfigMap})
+}
+
+// TestCheckSkipsGatewayAPI: a stream that also carries Gateway API
+// objects is checked for its Ingresses, the Gateway API objects named in a
+// note, instead of failing the build with an unknown kind.
+func TestCheckSkipsGatewayAPI(t *testing.T) {
+	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "r"}}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "gw"}}
+	ing := fixtures.Ingress("shop", "web", fixtures.Rule("shop.example.com", fixtures.Prefix("/", "web", 80)))
+	in := &Input{Source: "stream test", Objects: []runtime.Object{gw, ing, route, fixtures.Service("shop", "web", 80)}}
+	r, err := Check(in, Options{NewBuilder: testBuilder})
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if r.Ingresses != 1 {
+		t.Errorf("%d Ingresses checked, want 1", r.Ingresses)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "2 Gateway API objects not checked") }) {
+		t.Errorf("notes %q, want one naming the 2 Gateway API objects", r.Notes)
+	}
 }

@@ -245,17 +245,11 @@ func (r *reporter) eventObject(k objectKey) runtime.Object {
 			return o
 		}
 	case *gatewayv1.HTTPRoute:
-		if gateway.RouteOurs(o, r.cachedGateway, r.w.informers.gatewayClass, r.w.cfg.GatewayControllerName) {
+		if r.w.RouteOurs(o) {
 			return o
 		}
 	}
 	return nil
-}
-
-// cachedGateway is the cached Gateway ns/name, or nil.
-func (r *reporter) cachedGateway(ns, name string) *gatewayv1.Gateway {
-	gw, _ := cached[*gatewayv1.Gateway](r.w.informers.sources[events.KindGateway], ns, name)
-	return gw
 }
 
 // eventSink writes Events with a timeout on each call (client-go's own sink

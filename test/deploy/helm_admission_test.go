@@ -39,20 +39,29 @@ func TestHelmAdmission(t *testing.T) {
 			}
 			vwc := vwcs[0]
 			hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
-			if len(hooks) != 1 {
-				t.Fatalf("%d webhooks, want 1", len(hooks))
+			paths := map[string]string{"ingresses": "/networking/v1/ingresses", "httproutes": "/gateway.networking.k8s.io/v1/httproutes"}
+			if len(hooks) != len(paths) {
+				t.Fatalf("%d webhooks, want one for Ingresses and one for HTTPRoutes", len(hooks))
 			}
-			hook := hooks[0].(map[string]any)
-			policy, _, _ := unstructured.NestedString(hook, "failurePolicy")
-			svc, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "name")
-			ca, _, _ := unstructured.NestedString(hook, "clientConfig", "caBundle")
-			if policy != "Ignore" {
-				t.Errorf("failurePolicy %q, want Ignore by default", policy)
-			}
-			find(t, objs, "Service", svc)
 			inject := vwc.GetAnnotations()["cert-manager.io/inject-ca-from"]
-			if tc.certManager != (inject != "") || tc.certManager == (ca != "") {
-				t.Errorf("cert-manager %v: caBundle %d bytes, inject-ca-from %q", tc.certManager, len(ca), inject)
+			for _, h := range hooks {
+				hook := h.(map[string]any)
+				rules, _, _ := unstructured.NestedSlice(hook, "rules")
+				resources, _, _ := unstructured.NestedStringSlice(rules[0].(map[string]any), "resources")
+				policy, _, _ := unstructured.NestedString(hook, "failurePolicy")
+				svc, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "name")
+				path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
+				ca, _, _ := unstructured.NestedString(hook, "clientConfig", "caBundle")
+				if len(resources) != 1 || paths[resources[0]] != path {
+					t.Errorf("webhook of %q at path %q, want %v", resources, path, paths)
+				}
+				if policy != "Ignore" {
+					t.Errorf("failurePolicy %q, want Ignore by default", policy)
+				}
+				find(t, objs, "Service", svc)
+				if tc.certManager != (inject != "") || tc.certManager == (ca != "") {
+					t.Errorf("cert-manager %v: caBundle %d bytes, inject-ca-from %q", tc.certManager, len(ca), inject)
+				}
 			}
 			secretKind := "Secret"
 			if tc.certManager {
