@@ -261,7 +261,7 @@ func TestRouteParents(t *testing.T) {
 		parents []gatewayv1.ParentReference
 		refs    []gatewayv1.HTTPBackendRef
 		objs    []any
-		unknown bool     // a match with a path type the API does not know
+		unknown bool // a match with a path type the API does not know
 		filters []gatewayv1.HTTPRouteFilter
 		want    []string // conditions per parent of ours
 	}{
