@@ -231,6 +231,8 @@ for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedire
     "routeTimeouts", "routeCORS" }) do
   ROUTE_FIELDS[#ROUTE_FIELDS + 1] = k
 end
+-- Request mirrors (mirror.lua).
+ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "mirrors"
 
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that routes.lua cannot compile.

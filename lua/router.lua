@@ -29,6 +29,7 @@ local extauth = require("extauth")
 local limits = require("limit")
 local clientauth = require("clientauth")
 local filters = require("filters")
+local mirror = require("mirror")
 local balancer_backends = require("balancer").backends
 local routes = require("routes")
 
@@ -705,6 +706,9 @@ function _M.rewrite()
     return
   end
   to_upstream(route, m, uri)
+  if route.mirrors then
+    mirror.send(route.mirrors, route.stream_body, route.rewrite_path ~= nil or route.rewrite ~= nil)
+  end
   return proxy(route)
 end
 

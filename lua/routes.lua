@@ -70,6 +70,8 @@
 --   backends        [{backend, weight}] (Gateway API backendRefs): the
 --                   route's requests go to one at random by weight
 --                   (backend is then ""); a backend "" answers 500
+--   mirrors         copies of the route's requests, sent in the background
+--                   (see mirror.lua)
 --
 -- A host may also have appRoot (requests for "/" get a 302 there),
 -- requestHeaders and responseHeaders ({name = value}, see headers.lua: set
@@ -97,6 +99,7 @@ local limits = require("limit")
 local clientauth = require("clientauth")
 local filters = require("filters")
 local metrics = require("metrics")
+local mirror = require("mirror")
 
 
 local ngx = ngx
@@ -417,6 +420,11 @@ local function compile_route(r)
     return nil, "route " .. r.path .. ": " .. werr
   end
   route.weighted = weighted
+  local mirrors, mirr = mirror.compile(r.mirrors)
+  if mirr then
+    return nil, "route " .. r.path .. ": " .. mirr
+  end
+  route.mirrors = mirrors
   local fok, ferr = filters.compile(route, r)
   if not fok then
     return nil, "route " .. r.path .. ": " .. ferr

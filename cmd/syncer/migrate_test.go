@@ -68,11 +68,11 @@ func TestMigrateCheckJSON(t *testing.T) {
 func TestMigrateCheckFromStream(t *testing.T) {
 	url := publishEvents(t, []storyEvent{
 		{events.OpCreate, fixtures.Service("shop", "web", 80)},
-		{events.OpCreate, fixtures.Ingress("shop", "web", fixtures.Annotation("nginx.ingress.kubernetes.io/mirror-target", "https://m.example.com/"),
+		{events.OpCreate, fixtures.Ingress("shop", "web", fixtures.Annotation("nginx.ingress.kubernetes.io/relative-redirects", "true"),
 			fixtures.Rule("shop.example.com", fixtures.Prefix("/", "web", 80)))},
 	})
 	out, err := runMigrate(t, "--from-stream", "--nats-url", url, "--timeout", "10s")
-	if !errors.Is(err, migrate.ErrDifferences) || !strings.Contains(out, "Ingress shop/web  annotation mirror-target  not supported") {
+	if !errors.Is(err, migrate.ErrDifferences) || !strings.Contains(out, "Ingress shop/web  annotation relative-redirects  not supported") {
 		t.Errorf("err = %v; output:\n%s", err, out)
 	}
 }

@@ -232,6 +232,7 @@ func (w *canonicalWriter) server(s *Server) {
 		w.filters(l.Filters)
 		w.weighted(l.Backends)
 		w.timeouts(l.Timeouts)
+		w.mirrors(l.Mirrors)
 		if l.Kind != "" { // optional, as the parts above: Ingress checksums stay
 			w.str("+kind")
 			w.str(l.Kind)

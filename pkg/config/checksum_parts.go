@@ -278,3 +278,22 @@ func (w *canonicalWriter) timeouts(t *Timeouts) {
 	w.int(int64(t.RequestMillis))
 	w.int(int64(t.BackendRequestMillis))
 }
+
+// mirrors writes a Location's Mirrors: nothing when empty, else a marker
+// as match does, then the mirrors.
+func (w *canonicalWriter) mirrors(ms []Mirror) {
+	if len(ms) == 0 {
+		return
+	}
+	w.str("+mirrors")
+	w.uint(uint64(len(ms)))
+	for i := range ms {
+		m := &ms[i]
+		w.str(m.Backend)
+		w.str(m.URL)
+		w.str(m.Host)
+		w.bool(m.Body)
+		w.int(int64(m.Numerator))
+		w.int(int64(m.Denominator))
+	}
+}

@@ -227,6 +227,9 @@ type Location struct {
 	Backends []WeightedBackend `json:"backends,omitempty"`
 	// Timeouts are a Gateway API rule's timeouts; nil for none.
 	Timeouts *Timeouts `json:"timeouts,omitempty"`
+	// Mirrors get a copy of the Location's requests (see Mirror), in the
+	// order given; nil for none.
+	Mirrors []Mirror `json:"mirrors,omitempty"`
 }
 
 // WeightedBackend is one backend of a Location's Backends: Weight (at

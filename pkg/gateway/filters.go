@@ -36,6 +36,9 @@ func (t *route) filters(where string, rule *gatewayv1.HTTPRouteRule) (*config.Fi
 	seen := map[gatewayv1.HTTPRouteFilterType]bool{}
 	for i := range rule.Filters {
 		f := &rule.Filters[i]
+		if f.Type == gatewayv1.HTTPRouteFilterRequestMirror {
+			continue // mirrors (mirror.go), which a rule may have several of
+		}
 		err := errFilterTwice
 		if !seen[f.Type] {
 			seen[f.Type] = true

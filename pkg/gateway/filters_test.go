@@ -87,9 +87,9 @@ func TestTranslateFilters(t *testing.T) {
 			filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
 				AllowOrigins: []gatewayv1.CORSOrigin{"https://www.foo.com:70000"}}}},
 			problems: []string{`filter CORS "https://www.foo.com:70000": allowOrigins: must be`}},
-		{name: "mirror not served yet", matches: exact, refs: []gatewayv1.HTTPBackendRef{web},
-			filters:  []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestMirror}},
-			problems: []string{"filter RequestMirror is not served yet"}},
+		{name: "extension ref not served yet", matches: exact, refs: []gatewayv1.HTTPBackendRef{web},
+			filters:  []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExtensionRef}},
+			problems: []string{"filter ExtensionRef is not served yet"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -389,6 +389,16 @@ func (w *World) routeRefs(r *gatewayv1.HTTPRoute) metav1.Condition {
 			}
 			msgs = append(msgs, fmt.Sprintf("rule %d: %v", i, err))
 		}
+		for _, ref := range mirrorRefs(&r.Spec.Rules[i]) {
+			why, err := w.backendRef(r.Namespace, ref)
+			if err == nil {
+				continue
+			}
+			if reason == "" {
+				reason = why
+			}
+			msgs = append(msgs, fmt.Sprintf("rule %d: mirror %v", i, err))
+		}
 	}
 	typ := string(gatewayv1.RouteConditionResolvedRefs)
 	if reason == "" {

@@ -261,9 +261,16 @@ func TestRouteParents(t *testing.T) {
 		parents []gatewayv1.ParentReference
 		refs    []gatewayv1.HTTPBackendRef
 		objs    []any
-		unknown bool     // a match with a path type the API does not know
+		unknown bool // a match with a path type the API does not know
+		filters []gatewayv1.HTTPRouteFilter
 		want    []string // conditions per parent of ours
 	}{
+		{name: "mirror resolved", filters: []gatewayv1.HTTPRouteFilter{mirrorFilter("", "web", nil)},
+			want: []string{"Accepted=True/Accepted " + resolved}},
+		{name: "mirror Service missing: the route stays accepted", filters: []gatewayv1.HTTPRouteFilter{mirrorFilter("", "gone", nil)},
+			want: []string{"Accepted=True/Accepted ResolvedRefs=False/BackendNotFound"}},
+		{name: "mirror of another namespace without a grant", filters: []gatewayv1.HTTPRouteFilter{mirrorFilter("backends", "api", nil)},
+			want: []string{"Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"}},
 		{name: "accepted and resolved", refs: []gatewayv1.HTTPBackendRef{backend("web", 80)},
 			want: []string{"Accepted=True/Accepted " + resolved}},
 		{name: "backend of another kind", refs: []gatewayv1.HTTPBackendRef{kind},
@@ -311,6 +318,7 @@ func TestRouteParents(t *testing.T) {
 				matches = []gatewayv1.HTTPRouteMatch{pathMatch("Glob", "/*")}
 			}
 			r := httpRoute(hosts, rule(matches, refs...))
+			r.Spec.Rules[0].Filters = tc.filters
 			r.Generation = 4
 			if tc.parents != nil {
 				r.Spec.ParentRefs = tc.parents

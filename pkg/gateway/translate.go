@@ -196,13 +196,14 @@ func (t *route) paths() []intent.Path {
 		if filters == nil || filters.Redirect == nil { // a redirect needs no backend
 			ref, weighted = t.backends(where, rule.BackendRefs)
 		}
+		mirrors := t.mirrors(where, rule)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gatewayv1.HTTPRouteMatch{{}}
 		}
 		for j := range matches {
 			if p, ok := t.match(fmt.Sprintf("%s match %d", where, j), &matches[j], filters); ok {
-				p.Backend, p.Weighted, p.Filters, p.Timeouts = ref, weighted, filters, timeouts
+				p.Backend, p.Weighted, p.Filters, p.Timeouts, p.Mirrors = ref, weighted, filters, timeouts, mirrors
 				out = append(out, p)
 			}
 		}

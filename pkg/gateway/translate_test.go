@@ -269,8 +269,8 @@ func TestTranslate(t *testing.T) {
 		{name: "invalid path", route: httpRoute([]string{"a.example.com"}, rule([]gatewayv1.HTTPRouteMatch{pathMatch(gatewayv1.PathMatchPathPrefix, "/a;b")}, web)),
 			objs: []any{ours, edge}, problems: []string{`path "/a;b" may only contain`}},
 		{name: "filter not served yet", route: httpRoute([]string{"a.example.com"}, gatewayv1.HTTPRouteRule{BackendRefs: []gatewayv1.HTTPBackendRef{web},
-			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestMirror}}}),
-			objs: []any{ours, edge}, problems: []string{"filter RequestMirror is not served yet"}},
+			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExtensionRef}}}),
+			objs: []any{ours, edge}, problems: []string{"filter ExtensionRef is not served yet"}},
 		{name: "two backends: the second takes its weight", route: httpRoute([]string{"a.example.com"}, rule(prefix, web, func() gatewayv1.HTTPBackendRef {
 			b := backend("api", 9)
 			b.Weight = ptr.To[int32](3)

@@ -39,6 +39,8 @@ const AnnotationPrefix = "nginx.ingress.kubernetes.io/"
 //     annotations_affinity.go and Build.
 //   - canary and canary-*: see applyCanary; a canary Ingress adds no
 //     routes of its own (see buildCanaries).
+//   - mirror-target, mirror-host, mirror-request-body: see
+//     annotations_mirror.go.
 //   - *-snippet: never parsed nor emitted; Build leaves an Ingress that
 //     carries one out entirely (fail closed, see snippet.go).
 //   - any other annotation under the prefix: reported as not supported.
@@ -80,6 +82,7 @@ func parseAnnotations(annotations map[string]string) intent.Settings {
 	finishExtAuth(&a)
 	finishProxySSL(&a)
 	finishClientAuth(&a)
+	finishMirror(&a, &st.mirror)
 	if b != (intent.Balancing{}) {
 		if b.LoadBalance == "" {
 			b.LoadBalance = config.LoadBalanceRoundRobin

@@ -20,8 +20,9 @@ type annotationParser func(a *intent.Settings, st *parseState, name, v string) e
 // parseState is what several annotations of one Ingress build together:
 // the balancing of its backends.
 type parseState struct {
-	b   intent.Balancing
-	aff affinityInput
+	b      intent.Balancing
+	aff    affinityInput
+	mirror mirrorInput
 }
 
 // prefixClaims are the name families whose parser claims every name, even

@@ -142,6 +142,8 @@ const (
 	noteGlobalAuth    = "as the annotation of the same name (the route defaults of Ingresses without auth-url and without enable-global-auth: \"false\"; no reload); an invalid value keeps the previous value, else none"
 )
 
+const noteMirrorTarget = "copies sent from Lua in the background, never delaying or failing the request (see docs/dataplane.md); the URL's host and port are fixed, its path and query take the variables auth-url lists, $request_uri or $uri right after the host included; a URL without a path sends the request's URI (ingress-nginx sends its internal mirror location's path); a host name is resolved by nginx's resolver, as an auth-url's"
+
 const noteLimitReq = "a leaky bucket as nginx's limit_req (burst = rate times limit-burst-multiplier, nodelay) in one Lua shared dict (--limits-dict-size), per nginx instance, per Ingress and client address; a request must pass both rates; the dict full answers the limit's status code; an invalid value answers 503"
 
 func supported(name, sample string) RegistryEntry {
@@ -240,7 +242,6 @@ func annotationTable() []RegistryEntry {
 		m, a, s  = issueMigration, issueAccessControl, issueStreams
 		canary   = "applies only to main Ingresses of its own namespace, on the same host and path (ingress-nginx: any namespace, and every path routed to the main's backend)"
 		perRoute = "an nginx directive that takes no variables: it cannot vary per route, as nginx.conf is the same for every Ingress (see docs/dataplane.md); left out with a Problem"
-		mirror   = "not carried by the data plane: nginx's mirror and mirror_request_body take no variables, so each would double the fixed proxy locations, and a mirror URL naming a host needs a DNS resolver in nginx.conf; ingress-sync does not mirror requests"
 	)
 	return []RegistryEntry{
 		// Routing, rewrite and redirects.
@@ -324,9 +325,9 @@ func annotationTable() []RegistryEntry {
 		supported("session-cookie-domain", "example.com").by(parseBalancingAnnotation),
 		supported("session-cookie-change-on-failure", "true").by(parseBalancingAnnotation),
 		// Mirroring and logs.
-		notSupported("mirror-target", "https://test.example.com/mirror", mirror, m),
-		notSupported("mirror-host", "test.example.com", mirror, m),
-		notSupported("mirror-request-body", "off", mirror, m),
+		differs("mirror-target", "https://test.example.com/mirror", noteMirrorTarget, 0).by(parseMirrorAnnotation),
+		supported("mirror-host", "test.example.com").by(parseMirrorAnnotation),
+		differs("mirror-request-body", "off", "on or off (ingress-nginx reads any value but off as on); a body over 1 MiB drops that copy (see docs/dataplane.md)", 0).by(parseMirrorAnnotation),
 		supported("enable-access-log", "false").by(parseProxyAnnotation),
 		notSupported("enable-rewrite-log", "true", "rewrites are done in Lua, which nginx's rewrite log does not see", 0).by(parseProxyAnnotation),
 		// Access control.

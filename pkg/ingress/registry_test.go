@@ -149,7 +149,7 @@ func TestRegistryLookup(t *testing.T) {
 		"listed snippet":                         {AnnotationStatus, "configuration-snippet", StatusRefused},
 		"any other snippet is refused":           {AnnotationStatus, "location-snippet", StatusRefused},
 		"annotation ingress-nginx does not read": {AnnotationStatus, "no-such-thing", StatusUnknown},
-		"not supported annotation":               {AnnotationStatus, "mirror-target", StatusNotSupported},
+		"not supported annotation":               {AnnotationStatus, "relative-redirects", StatusNotSupported},
 		"config key":                             {ConfigKeyStatus, "proxy-body-size", StatusSupported},
 		"config snippet":                         {ConfigKeyStatus, "http-snippet", StatusRefused},
 		"unknown config key":                     {ConfigKeyStatus, "no-such-key", StatusUnknown},

@@ -127,13 +127,39 @@ func varName(s string) bool {
 // ParseAuthURL checks an auth-url and returns its host name (without
 // port), the Host header of the auth request.
 func ParseAuthURL(v string) (string, error) {
+	return parseURLTemplate(v, "/?")
+}
+
+// ParseMirrorURL checks a mirror-target and returns its host name
+// (without port), the Host header of the copies unless mirror-host says
+// otherwise. Its host and port are fixed; its path and query are a
+// template as an auth-url's, which may also start right after the host
+// with $request_uri or $uri (both start with "/"):
+// "https://m.example.com$request_uri".
+func ParseMirrorURL(v string) (string, error) {
+	host, err := parseURLTemplate(v, "/?$")
+	if err != nil {
+		return "", err
+	}
+	_, rest, _ := strings.Cut(v, "://")
+	if i := strings.IndexAny(rest, "/?$"); i >= 0 && rest[i] == '$' {
+		if name, _ := TemplateVar(rest[i+1:]); name != "request_uri" && name != "uri" {
+			return "", errors.New("a variable right after the host must be $request_uri or $uri")
+		}
+	}
+	return host, nil
+}
+
+// parseURLTemplate checks an http(s) URL whose authority ends at the
+// first of stops and returns its host name.
+func parseURLTemplate(v, stops string) (string, error) {
 	rest, ok := strings.CutPrefix(v, "http://")
 	if !ok {
 		if rest, ok = strings.CutPrefix(v, "https://"); !ok {
 			return "", errors.New("must be an http:// or https:// URL")
 		}
 	}
-	end := strings.IndexAny(rest, "/?")
+	end := strings.IndexAny(rest, stops)
 	if end < 0 {
 		end = len(rest)
 	}

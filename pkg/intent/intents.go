@@ -64,6 +64,19 @@ type Path struct {
 	Filters *config.Filters
 	// Timeouts, when set, are the path's Gateway API timeouts.
 	Timeouts *config.Timeouts
+	// Mirrors get a copy of the path's requests (Gateway API
+	// RequestMirror filters), in the order given.
+	Mirrors []MirrorRef
+}
+
+// MirrorRef is one mirror of a path: Backend gets the copies, Spec says
+// how many and what they carry (its Backend is set by the build once the
+// reference resolves). A reference that cannot be served is left out of
+// the translator's entry with a Problem; one that does not resolve in the
+// build is left out likewise, and never changes how the path is served.
+type MirrorRef struct {
+	Backend BackendRef
+	Spec    config.Mirror
 }
 
 // WeightedRef is one backend of a path's Weighted: Weight (at least 1)

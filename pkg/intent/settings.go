@@ -63,6 +63,9 @@ type Settings struct {
 	ProxySSL ProxySSLSettings
 	// clientAuth holds the auth-tls annotations (see applyClientAuth).
 	ClientAuth clientAuthInput
+	// mirror is the mirror-* annotations' copy of the Ingress's requests
+	// (a URL mirror); nil for none.
+	Mirror *config.Mirror
 	// snippets lists the *-snippet annotations present, sorted.
 	Snippets []string
 	// problems are the reasons of rejected annotations, sorted.

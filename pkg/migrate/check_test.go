@@ -68,7 +68,7 @@ func TestCheckStatus(t *testing.T) {
 		"other prefixes are not read":   {files: map[string]string{"a.yaml": ingressYAML("")}},
 		"a documented difference":       {files: map[string]string{"a.yaml": ingressYAML(`rewrite-target: /`)}, failed: true},
 		"a snippet":                     {files: map[string]string{"a.yaml": ingressYAML(`server-snippet: "return 200;"`)}, failed: true},
-		"not supported":                 {files: map[string]string{"a.yaml": ingressYAML("mirror-target: https://m.example.com/")}, failed: true},
+		"not supported":                 {files: map[string]string{"a.yaml": ingressYAML(`relative-redirects: "true"`)}, failed: true},
 		"unknown":                       {files: map[string]string{"a.yaml": ingressYAML("no-such-annotation: x")}, failed: true},
 		"an invalid value":              {files: map[string]string{"a.yaml": ingressYAML(`proxy-body-size: "8 megabytes"`)}, failed: true},
 		"a ConfigMap key not supported": {files: map[string]string{"a.yaml": ingressYAML(""), "cm.yaml": configMapYAML("use-geoip2", "true")}, failed: true},
@@ -128,7 +128,7 @@ func configMapYAML(k, v string) string {
 func TestProblemsNotRepeated(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"a.yaml":  ingressYAML("server-snippet: x") + "---\n" + renamed(ingressYAML("mirror-target: https://m.example.com/"), "b"),
+		"a.yaml":  ingressYAML("server-snippet: x") + "---\n" + renamed(ingressYAML(`relative-redirects: "true"`), "b"),
 		"c.yaml":  renamed(ingressYAML(`proxy-body-size: "8 megabytes"`), "c"),
 		"cm.yaml": configMapYAML("http-snippet", "x") + "  no-such-key: \"1\"\n  use-geoip2: \"true\"\n",
 	}

@@ -309,7 +309,7 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 	}
 	b.errorBackendOf(e)
 	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl,
-		match: p.Match, filters: p.Filters, weighted: weighted, timeouts: p.Timeouts})
+		match: p.Match, filters: p.Filters, weighted: weighted, timeouts: p.Timeouts, mirrors: b.mirrorsFor(e, srv.hostname, p)})
 }
 
 // errNoResponseFilter: nginx.conf runs no response header filter.

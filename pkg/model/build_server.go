@@ -58,6 +58,8 @@ type location struct {
 	weighted []weightedBackend
 	// timeouts are the path's Gateway API timeouts; nil for none.
 	timeouts *config.Timeouts
+	// mirrors get copies of the path's requests; nil for none.
+	mirrors []mirrorTarget
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -234,6 +236,7 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 		b.setErrors(l.entry, &loc.Settings, l.backend)
 		loc.Canary = l.canary.location()
 		loc.Match, loc.Filters, loc.Backends, loc.Timeouts = l.match, l.filters, weightedOf(l.weighted), l.timeouts
+		loc.Mirrors = mirrorsOf(l.mirrors)
 		if !l.rewrites() {
 			loc.Settings.RewriteTarget, loc.Settings.XForwardedPrefix = "", ""
 		}

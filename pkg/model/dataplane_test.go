@@ -200,6 +200,7 @@ func (c *contract) location(host string, l *config.Location) {
 	c.match(where, l.Match)
 	c.filters(where, l)
 	c.weighted(where, l)
+	c.mirrors(where, l)
 	if t := l.Timeouts; t != nil {
 		for _, ms := range []int{t.RequestMillis, t.BackendRequestMillis} {
 			if ms < 0 || ms > config.MaxTimeoutMillis {
@@ -225,6 +226,31 @@ func (c *contract) weighted(where string, l *config.Location) {
 	for _, b := range l.Backends {
 		if b.Weight < 1 || b.Weight > 1000000 || b.Backend != "" && !c.backends[b.Backend] {
 			c.fail("%s: weighted backend %+v", where, b)
+		}
+	}
+}
+
+// mirrors checks l.Mirrors as lua/mirror.lua compiles them: at most
+// config.MaxMirrors, each a backend sent or an http(s) URL with a template
+// of variables (intent.ParseMirrorURL), a Host as upstream-vhost takes it,
+// and 0 <= numerator <= denominator <= 1000000.
+func (c *contract) mirrors(where string, l *config.Location) {
+	if len(l.Mirrors) > config.MaxMirrors {
+		c.fail("%s: %d mirrors", where, len(l.Mirrors))
+	}
+	for _, m := range l.Mirrors {
+		target := m.Backend != "" && c.backends[m.Backend] && m.URL == ""
+		if m.Backend == "" {
+			_, err := intent.ParseMirrorURL(m.URL)
+			target = err == nil
+		}
+		hostOK := m.Host == ""
+		if !hostOK {
+			_, err := intent.ParseUpstreamVhost(m.Host)
+			hostOK = err == nil
+		}
+		if !target || !hostOK || m.Denominator < 1 || m.Denominator > config.MaxMirrorDenominator || m.Numerator < 0 || m.Numerator > m.Denominator {
+			c.fail("%s: mirror %+v", where, m)
 		}
 	}
 }
@@ -530,6 +556,19 @@ func TestDataPlaneContract(t *testing.T) {
 		"unknown backend": {func(c *config.Configuration) { c.Servers[1].Locations[0].Backend = "nope" }, `backend "nope" is not sent`},
 		"endpoint port":   {func(c *config.Configuration) { c.Backends.At(1).Endpoints[0].Port = 0 }, `endpoint "10.0.0.1" port 0`},
 		"long cert name":  {func(c *config.Configuration) { c.Certificates[1].Name = "ns/" + strings.Repeat("a", 318) }, `certificate name`},
+		"valid mirrors": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Mirrors = []config.Mirror{{Backend: "ns-api-80", Numerator: 1, Denominator: 2, Body: true},
+				{URL: "https://m.example.com$request_uri", Host: "shadow.example.com", Numerator: 1, Denominator: 1}}
+		}, ""},
+		"mirror backend not sent": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Mirrors = []config.Mirror{{Backend: "nope", Numerator: 1, Denominator: 1}}
+		}, `mirror {Backend:nope`},
+		"mirror url variable": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Mirrors = []config.Mirror{{URL: "https://m.example.com/$document_root", Numerator: 1, Denominator: 1}}
+		}, `mirror {Backend: URL:https://m.example.com/$document_root`},
+		"mirror fraction": {func(c *config.Configuration) {
+			c.Servers[1].Locations[0].Mirrors = []config.Mirror{{Backend: "ns-api-80", Numerator: 3, Denominator: 2}}
+		}, `mirror {Backend:ns-api-80`},
 		"valid canary": {func(c *config.Configuration) {
 			c.Servers[1].Locations[0].Canary = &config.Canary{Backend: "ns-api-80", Ingress: "ns/c", Weight: 5, WeightTotal: 100,
 				Header: "X-Canary", HeaderPattern: `^v\d$`, Cookie: "c"}

@@ -154,6 +154,15 @@ type Traffic struct {
 	Series  []TrafficSeries
 	Dropped float64
 	Evicted float64
+	// Mirrors counts the copies of requests to mirrors (lua/mirror.lua).
+	Mirrors MirrorCounts
+}
+
+// MirrorCounts are the copies of requests to mirrors: Sent (the mirror
+// answered), Dropped (beyond the in-flight bound, a body over the limit, a
+// backend without endpoints) and Failed (connect, TLS, timeout, resolver).
+type MirrorCounts struct {
+	Sent, Dropped, Failed float64
 }
 
 // ErrMetricsDisabled: nginx.conf does not collect traffic metrics.
@@ -209,6 +218,12 @@ func parseTraffic(data []byte) Traffic {
 			t.Dropped, _ = strconv.ParseFloat(v, 64)
 		case k == "#e":
 			t.Evicted, _ = strconv.ParseFloat(v, 64)
+		case k == "#Ms":
+			t.Mirrors.Sent, _ = strconv.ParseFloat(v, 64)
+		case k == "#Md":
+			t.Mirrors.Dropped, _ = strconv.ParseFloat(v, 64)
+		case k == "#Mf":
+			t.Mirrors.Failed, _ = strconv.ParseFloat(v, 64)
 		case k[0] == 'L':
 			labels[k[1:]] = v
 		case k[0] == 'r' || strings.IndexByte(histLetters, k[0]) >= 0:

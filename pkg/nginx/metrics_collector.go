@@ -42,6 +42,7 @@ type TrafficCollector struct {
 	connsT  *prometheus.Desc
 	reqsT   *prometheus.Desc
 	dropped *prometheus.Desc
+	mirrors *prometheus.Desc
 	errors  prometheus.Counter
 
 	mu       sync.Mutex
@@ -91,6 +92,9 @@ func NewTrafficCollector(o TrafficCollectorOptions) *TrafficCollector {
 	c.dropped = prometheus.NewDesc("ingress_sync_traffic_metrics_dropped_total",
 		"Request samples not counted: reason cap (a new label set beyond --metrics-max-series) or memory (the metrics dict was full).",
 		[]string{"reason"}, nil)
+	c.mirrors = prometheus.NewDesc("ingress_sync_mirror_requests_total",
+		"Copies of requests to mirrors (mirror-target, RequestMirror): result sent (the mirror answered), dropped (beyond the in-flight bound, a body over 1 MiB, no endpoint) or failed (connect, TLS, timeout, DNS).",
+		[]string{"result"}, nil)
 	c.errors = prometheus.NewCounter(prometheus.CounterOpts{Name: "ingress_sync_traffic_metrics_scrape_errors_total",
 		Help: "Scrapes that could not read the traffic metrics or stub_status from nginx."})
 	return c
@@ -106,6 +110,7 @@ func (c *TrafficCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.connsT
 	ch <- c.reqsT
 	ch <- c.dropped
+	ch <- c.mirrors
 	c.errors.Describe(ch)
 }
 
@@ -151,6 +156,9 @@ func (c *TrafficCollector) collectStub(ch chan<- prometheus.Metric, st StubStatu
 func (c *TrafficCollector) collectTraffic(ch chan<- prometheus.Metric, t Traffic) {
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, t.Dropped, "cap")
 	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, t.Evicted, "memory")
+	ch <- prometheus.MustNewConstMetric(c.mirrors, prometheus.CounterValue, t.Mirrors.Sent, "sent")
+	ch <- prometheus.MustNewConstMetric(c.mirrors, prometheus.CounterValue, t.Mirrors.Dropped, "dropped")
+	ch <- prometheus.MustNewConstMetric(c.mirrors, prometheus.CounterValue, t.Mirrors.Failed, "failed")
 	services := c.serviceNames()
 	for i := range t.Series {
 		s := &t.Series[i]

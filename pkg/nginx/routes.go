@@ -129,6 +129,9 @@ type Route struct {
 	// RouteCORS is a Gateway API CORS filter (lua/cors.lua's
 	// compile_route).
 	RouteCORS *config.RouteCORS `json:"routeCORS,omitempty"`
+	// Mirrors get a copy of the route's requests in the background
+	// (lua/mirror.lua).
+	Mirrors []config.Mirror `json:"mirrors,omitempty"`
 }
 
 // HeaderFilter is the wire form of a config.HeaderFilter: the header
@@ -192,6 +195,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 		Match:                 l.Match,
 		Backends:              l.Backends,
 		RouteTimeouts:         l.Timeouts,
+		Mirrors:               l.Mirrors,
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth

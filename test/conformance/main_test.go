@@ -112,23 +112,35 @@ func start() (*world.World, func(failed bool), error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
+	kubelet, err := harness.NewKubelet(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	bin := os.Getenv(envBin)
 	w, err := world.Start(ctx, world.Options{
 		BinDir: bin, Dir: dir, Syncers: 1, AdvertiseAddress: netns.AdvertiseAddress,
-		WatcherArgs: watcherArgs,
-		SyncerArgs:  []string{"--listen-address", syncerIP, "--holdoff", "100ms", "--max-holdoff", "1s"},
+		WatcherArgs:    watcherArgs,
+		SyncerArgs:     []string{"--listen-address", syncerIP, "--holdoff", "100ms", "--max-holdoff", "1s"},
+		APIServerFlags: kubelet.APIServerFlags(),
 	})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, fmt.Errorf("start world: %w", err)
 	}
 	runCtx, stopHarness := context.WithCancel(context.Background())
-	done := make(chan struct{})
+	done, served := make(chan struct{}), make(chan struct{})
+	go func() {
+		if err := kubelet.Serve(runCtx); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance: the harness's kubelet:", err)
+		}
+		close(served)
+	}()
 	stop := func(failed bool) {
 		stopHarness()
 		<-done
+		<-served
 		if failed {
 			dumpLogs(dir)
 		}
@@ -146,6 +158,7 @@ func start() (*world.World, func(failed bool), error) {
 		close(done)
 		return w, stop, err
 	}
+	cl.ServeLogs(kubelet)
 	go func() { cl.Run(runCtx); close(done) }()
 	return w, stop, prepare(ctx, w)
 }

@@ -56,7 +56,8 @@ type Cluster struct {
 	pods   *allocator // Pod IPs
 	lbs    *allocator // LoadBalancer addresses
 	echoes map[string]*echoPod
-	rules  string // the last iptables rules applied
+	book   *logBook // the echo Pods' logs, when a Kubelet serves them
+	rules  string   // the last iptables rules applied
 
 	mu     sync.Mutex
 	rounds int
@@ -80,6 +81,10 @@ func New(cfg *rest.Config, log *slog.Logger) (*Cluster, error) {
 		lbs:    newAllocator(LoadBalancerRange, 1),
 		echoes: map[string]*echoPod{}}, nil
 }
+
+// ServeLogs makes the echo Pods log to k, which serves their logs.
+// Call it before Run.
+func (c *Cluster) ServeLogs(k *Kubelet) { c.book = k.book }
 
 // Setup routes the harness's ranges to lo and hooks its nat chain into
 // OUTPUT; once, inside the network namespace.

@@ -5,7 +5,10 @@
 //   - Deployments get Pods (no ReplicaSets), Pods become Running and Ready
 //     with an IP of PodRange (a kubelet without containers);
 //   - Pods of the echo-basic image are answered in process, on their IP,
-//     with echo-basic's JSON (echo.go);
+//     with echo-basic's JSON (echo.go), and log a line per echoed request
+//     as echo-basic does, which a Kubelet serves to the API server's
+//     pods/log over TLS on the node's address (kubelet.go; the mirror
+//     tests read them);
 //   - EndpointSlices for Services with a selector, from their ready Pods
 //     (the endpointslice controller);
 //   - Services of type LoadBalancer get an address of LoadBalancerRange

@@ -45,8 +45,8 @@ type echoPod struct {
 	servers []*http.Server
 }
 
-// startEchoPod listens on ip's echo-basic ports.
-func startEchoPod(ip netip.Addr, info echoInfo) (*echoPod, error) {
+// startEchoPod listens on ip's echo-basic ports, logging to log.
+func startEchoPod(ip netip.Addr, info echoInfo, log *podLog) (*echoPod, error) {
 	e := &echoPod{}
 	for _, port := range []int{echoHTTPPort, echoH2CPort} {
 		l, err := net.Listen("tcp", netip.AddrPortFrom(ip, uint16(port)).String())
@@ -54,7 +54,7 @@ func startEchoPod(ip netip.Addr, info echoInfo) (*echoPod, error) {
 			e.close()
 			return nil, err
 		}
-		h := echoHandler{info: info, port: strconv.Itoa(echoHTTPPort), h2cOnly: port == echoH2CPort}
+		h := echoHandler{info: info, port: strconv.Itoa(echoHTTPPort), h2cOnly: port == echoH2CPort, log: log}
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, Protocols: new(http.Protocols)}
 		srv.Protocols.SetHTTP1(true)
 		srv.Protocols.SetUnencryptedHTTP2(port == echoH2CPort)
@@ -83,6 +83,7 @@ type echoHandler struct {
 	info    echoInfo
 	port    string
 	h2cOnly bool
+	log     *podLog
 }
 
 func (h echoHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -111,6 +112,7 @@ func statusCode(uri string) int {
 }
 
 func (h echoHandler) echo(w http.ResponseWriter, r *http.Request) {
+	h.log.printf("Echoing back request made to %s to client (%s)", r.RequestURI, r.RemoteAddr)
 	if d := r.URL.Query().Get("delay"); d != "" {
 		wait, err := time.ParseDuration(d)
 		if err != nil {

@@ -55,6 +55,7 @@ func (c *Cluster) syncPods(ctx context.Context) error {
 		if !live[key] {
 			e.close()
 			delete(c.echoes, key)
+			c.book.forget(key)
 		}
 	}
 	return errors.Join(errs...)
@@ -73,7 +74,8 @@ func (c *Cluster) ensureNode(ctx context.Context) error {
 	n.Status = corev1.NodeStatus{
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "HarnessReady",
 			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: hostIP}, {Type: corev1.NodeHostName, Address: nodeName}},
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: hostIP}, {Type: corev1.NodeHostName, Address: nodeName}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}},
 	}
 	_, err = c.kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 	return err
@@ -149,7 +151,7 @@ func (c *Cluster) startEcho(key string, p *corev1.Pod, ip netip.Addr) error {
 	if !ok {
 		return nil
 	}
-	e, err := startEchoPod(ip, ctx)
+	e, err := startEchoPod(ip, ctx, c.book.of(key))
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", key, err)
 	}

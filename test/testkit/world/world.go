@@ -66,6 +66,8 @@ type Options struct {
 	// Give the components their credentials in WatcherArgs and SyncerArgs.
 	NATSURL     string
 	NATSOptions []nats.Option
+	// APIServerFlags are appended to kube-apiserver's command line.
+	APIServerFlags []string
 }
 
 // Controller settings every part of the World agrees on (the defaults but
@@ -222,7 +224,8 @@ func (c *Component) wait(ctx context.Context, path string, every time.Duration) 
 
 func (w *World) startControlPlane(ctx context.Context) error {
 	cp, err := testenv.Run(ctx, testenv.Options{
-		Dir: filepath.Join(w.opts.Dir, "controlplane"), AdvertiseAddress: w.opts.AdvertiseAddress})
+		Dir: filepath.Join(w.opts.Dir, "controlplane"), AdvertiseAddress: w.opts.AdvertiseAddress,
+		APIServerFlags: w.opts.APIServerFlags})
 	if err != nil {
 		return fmt.Errorf("world: control plane: %w", err)
 	}
