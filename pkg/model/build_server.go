@@ -58,6 +58,8 @@ type location struct {
 	weighted []weightedBackend
 	// timeouts are the path's Gateway API timeouts; nil for none.
 	timeouts *config.Timeouts
+	// tls is the backend TLS its BackendTLSPolicy asks; nil for none.
+	tls *config.ProxySSL
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -232,6 +234,9 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 			loc.Settings.SSLRedirect = &redirect[0] // no-tls-redirect-locations
 		}
 		b.setErrors(l.entry, &loc.Settings, l.backend)
+		if l.tls != nil {
+			loc.Settings.ProxySSL, loc.Settings.BackendProtocol = l.tls, "HTTPS"
+		}
 		loc.Canary = l.canary.location()
 		loc.Match, loc.Filters, loc.Backends, loc.Timeouts = l.match, l.filters, weightedOf(l.weighted), l.timeouts
 		if !l.rewrites() {
