@@ -2,12 +2,12 @@ package model
 
 import (
 	"bytes"
-	"maps"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
