@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
@@ -46,9 +45,9 @@ func btlsConfig(t *testing.T, port int, backends map[string]int, objs ...any) *c
 		apply(events.KindService, "default", name, fixtures.Service("default", name, 80))
 		apply(events.KindEndpointSlice, "default", name+"-1", fixtures.EndpointSlice("default", name+"-1", name, int32(p), "127.0.0.1"))
 		route.Spec.Rules = append(route.Spec.Rules, gatewayv1.HTTPRouteRule{
-			Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchExact), Value: ptr.To("/" + name)}}},
+			Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr(gatewayv1.PathMatchExact), Value: ptr("/" + name)}}},
 			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
-				Name: gatewayv1.ObjectName(name), Port: ptr.To(gatewayv1.PortNumber(80))}}}}})
+				Name: gatewayv1.ObjectName(name), Port: ptr(gatewayv1.PortNumber(80))}}}}})
 	}
 	apply(events.KindGatewayClass, "", "btls", class)
 	apply(events.KindGateway, "default", "edge", gw)
