@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -158,32 +157,13 @@ func (w *World) conflicted(p *gatewayv1.BackendTLSPolicy) bool {
 
 // MergePolicyAncestors returns the ancestors of a policy's status with
 // ours replaced by desired, as MergeRouteParents does for a route's
-// parents.
+// parents; never nil (status.ancestors is required).
 func MergePolicyAncestors(existing, desired []gatewayv1.PolicyAncestorStatus, controller string, now metav1.Time) []gatewayv1.PolicyAncestorStatus {
-	out := []gatewayv1.PolicyAncestorStatus{}
-	used := make([]bool, len(desired))
-	for _, e := range existing {
-		if string(e.ControllerName) != controller {
-			out = append(out, *e.DeepCopy())
-			continue
-		}
-		j := slices.IndexFunc(desired, func(d gatewayv1.PolicyAncestorStatus) bool {
-			return equality.Semantic.DeepEqual(e.AncestorRef, d.AncestorRef)
-		})
-		if j < 0 || used[j] {
-			continue
-		}
-		used[j] = true
-		d := *desired[j].DeepCopy()
-		d.Conditions = MergeConditions(e.Conditions, d.Conditions, now)
-		out = append(out, d)
-	}
-	for j, d := range desired {
-		if !used[j] {
-			d = *d.DeepCopy()
-			d.Conditions = MergeConditions(nil, d.Conditions, now)
-			out = append(out, d)
-		}
+	out := mergeOurs(existing, desired, now, func(a *gatewayv1.PolicyAncestorStatus) statusEntry {
+		return statusEntry{string(a.ControllerName) == controller, a.AncestorRef, &a.Conditions}
+	})
+	if out == nil {
+		out = []gatewayv1.PolicyAncestorStatus{}
 	}
 	return out
 }
