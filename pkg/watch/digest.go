@@ -37,8 +37,8 @@ type ingressView struct {
 }
 
 // specView is what matters in a GatewayClass, Gateway, HTTPRoute or
-// BackendTLSPolicy: all
-// but status and the metadata the API server maintains, as for an Ingress.
+// BackendTLSPolicy: all but status and the metadata the API server
+// maintains, as for an Ingress.
 // Their status is written by controllers (ours, later, and those of other
 // classes on shared routes): a status change is not published on its own.
 type specView struct {
