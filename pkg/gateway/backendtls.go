@@ -34,7 +34,9 @@ import (
 //     itself cannot be verified, so the policy is not accepted (Invalid)
 //     and its backends answer 503 (BackendTLSPolicySANValidation is not
 //     claimed).
-//   - validation.wellKnownCACertificates is not supported (Invalid, 503).
+//   - validation.wellKnownCACertificates System: the system's CA
+//     certificates are trusted (the bundle of the nginx image); other
+//     values are not supported (Invalid, 503).
 //
 // A policy that cannot be applied (a reference of another kind, a
 // ConfigMap missing or without a valid ca.crt, the unsupported fields)
@@ -97,6 +99,8 @@ type policyCheck struct {
 	// invalid says why the policy is not accepted whatever its
 	// references (Accepted Invalid).
 	invalid string
+	// system: wellKnownCACertificates System.
+	system bool
 }
 
 // checkPolicy checks p's validation.
@@ -114,8 +118,10 @@ func checkPolicy(p *gatewayv1.BackendTLSPolicy) policyCheck {
 	switch {
 	case err != nil:
 		c.invalid = fmt.Sprintf("validation.hostname %q %v", v.Hostname, err)
+	case v.WellKnownCACertificates != nil && *v.WellKnownCACertificates == gatewayv1.WellKnownCACertificatesSystem && len(v.CACertificateRefs) == 0:
+		c.system = true
 	case v.WellKnownCACertificates != nil && *v.WellKnownCACertificates != "":
-		c.invalid = fmt.Sprintf("validation.wellKnownCACertificates %q is not supported: name the CA certificates with caCertificateRefs", *v.WellKnownCACertificates)
+		c.invalid = fmt.Sprintf("validation.wellKnownCACertificates %q is not supported: System, or caCertificateRefs", *v.WellKnownCACertificates)
 	case !onlyHostnameSAN(v.SubjectAltNames, h):
 		c.invalid = "validation.subjectAltNames other than the hostname itself are not supported: nginx verifies one name, the one it sends as SNI"
 	}
@@ -139,7 +145,7 @@ func policyIntent(p *gatewayv1.BackendTLSPolicy) *intent.BackendTLSPolicy {
 	c := checkPolicy(p)
 	out := &intent.BackendTLSPolicy{
 		Origin:       intent.Origin{Kind: policyKind, Namespace: p.Namespace, Name: p.Name, Generation: p.Generation},
-		CAConfigMaps: c.configMaps, Hostname: c.hostname, Invalid: c.invalid,
+		CAConfigMaps: c.configMaps, SystemCA: c.system, Hostname: c.hostname, Invalid: c.invalid,
 	}
 	if out.Invalid == "" && len(c.badKinds) > 0 {
 		out.Invalid = strings.Join(c.badKinds, "; ")

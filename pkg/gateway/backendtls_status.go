@@ -119,7 +119,7 @@ func (w *World) policyConditions(p *gatewayv1.BackendTLSPolicy) []metav1.Conditi
 		accepted = cond(typ, false, string(gatewayv1.PolicyReasonConflicted), "An older BackendTLSPolicy targets the same Service and sectionName", gen)
 	case c.invalid != "":
 		accepted = cond(typ, false, string(gatewayv1.PolicyReasonInvalid), c.invalid, gen)
-	case valid == 0:
+	case valid == 0 && !c.system:
 		accepted = cond(typ, false, string(gatewayv1.BackendTLSPolicyReasonNoValidCACertificate), "No caCertificateRef resolves to a valid CA certificate", gen)
 	}
 	return []metav1.Condition{accepted, resolved}

@@ -49,6 +49,9 @@ func tlsSummary(e *intent.Entry) []string {
 				}
 				for section, pol := range r.TLS.Policies {
 					s := fmt.Sprintf("%s: %q=%s %s %v", r.Service, section, pol.Origin.Name, pol.Hostname, pol.CAConfigMaps)
+					if pol.SystemCA {
+						s += " system"
+					}
 					if pol.Invalid != "" {
 						s += " invalid: " + pol.Invalid
 					}
@@ -72,6 +75,9 @@ func TestTranslateBackendTLS(t *testing.T) {
 	system := policy("system", "web", "", "web.example.com", 1)
 	system.Spec.Validation.CACertificateRefs = nil
 	system.Spec.Validation.WellKnownCACertificates = ptr.To(gatewayv1.WellKnownCACertificatesSystem)
+	custom := policy("custom", "web", "", "web.example.com", 1)
+	custom.Spec.Validation.CACertificateRefs = nil
+	custom.Spec.Validation.WellKnownCACertificates = ptr.To(gatewayv1.WellKnownCACertificatesType("example.com/cas"))
 	kind := policy("kind", "web", "", "web.example.com", 1)
 	kind.Spec.Validation.CACertificateRefs[0].Kind = "Secret"
 	tests := []struct {
@@ -92,8 +98,9 @@ func TestTranslateBackendTLS(t *testing.T) {
 		{"subjectAltNames: the hostname itself", []*gatewayv1.BackendTLSPolicy{sameSAN}, []string{`web: ""=same-san web.example.com [ca]`}},
 		{"subjectAltNames: others fail closed", []*gatewayv1.BackendTLSPolicy{sans},
 			[]string{`web: ""=sans web.example.com [ca] invalid: validation.subjectAltNames other than the hostname itself are not supported: nginx verifies one name, the one it sends as SNI`}},
-		{"wellKnownCACertificates fails closed", []*gatewayv1.BackendTLSPolicy{system},
-			[]string{`web: ""=system web.example.com [] invalid: validation.wellKnownCACertificates "System" is not supported: name the CA certificates with caCertificateRefs`}},
+		{"wellKnownCACertificates System", []*gatewayv1.BackendTLSPolicy{system}, []string{`web: ""=system web.example.com [] system`}},
+		{"other wellKnownCACertificates fail closed", []*gatewayv1.BackendTLSPolicy{custom},
+			[]string{`web: ""=custom web.example.com [] invalid: validation.wellKnownCACertificates "example.com/cas" is not supported: System, or caCertificateRefs`}},
 		{"caCertificateRef of another kind fails closed", []*gatewayv1.BackendTLSPolicy{kind},
 			[]string{`web: ""=kind web.example.com [] invalid: caCertificateRef ca /Secret: only ConfigMaps are supported`}},
 	}
@@ -188,6 +195,9 @@ func TestPolicyAncestors(t *testing.T) {
 	twoRefs.Spec.Validation.CACertificateRefs = append(twoRefs.Spec.Validation.CACertificateRefs, gatewayv1.LocalObjectReference{Kind: "ConfigMap", Name: "gone"})
 	sans := policy("p", "web", "", "web.example.com", 1)
 	sans.Spec.Validation.SubjectAltNames = []gatewayv1.SubjectAltName{{Type: gatewayv1.URISubjectAltNameType, URI: "spiffe://x/y"}}
+	system := policy("p", "web", "", "web.example.com", 1)
+	system.Spec.Validation.CACertificateRefs = nil
+	system.Spec.Validation.WellKnownCACertificates = ptr.To(gatewayv1.WellKnownCACertificatesSystem)
 	const ok = "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"
 	tests := []struct {
 		name     string
@@ -212,6 +222,7 @@ func TestPolicyAncestors(t *testing.T) {
 			"infra/edge: Accepted=False/Conflicted ResolvedRefs=True/ResolvedRefs"},
 		{"not conflicted with a section's", []*gatewayv1.BackendTLSPolicy{policy("p", "web", "", "web.example.com", 2), policy("older", "web", "https", "web.example.com", 1)}, good, route,
 			"infra/edge: " + ok},
+		{"wellKnownCACertificates System", []*gatewayv1.BackendTLSPolicy{system}, nil, route, "infra/edge: " + ok},
 		{"subjectAltNames", []*gatewayv1.BackendTLSPolicy{sans}, good, route,
 			"infra/edge: Accepted=False/Invalid ResolvedRefs=True/ResolvedRefs"},
 	}

@@ -51,12 +51,14 @@ func (t *BackendTLS) For(port string) *BackendTLSPolicy {
 // BackendTLSPolicy is what one BackendTLSPolicy asks of the connections
 // to its targets: verify the backend's certificate against the ca.crt of
 // each ConfigMap CAConfigMaps names (in the policy's namespace) for
-// Hostname, which is also sent as SNI. Invalid, when set, says why the
-// policy cannot be applied: connections to its targets fail (503), never
-// without the verification asked for.
+// Hostname, which is also sent as SNI; with SystemCA, against the system's
+// CA certificates instead (wellKnownCACertificates System). Invalid, when
+// set, says why the policy cannot be applied: connections to its targets
+// fail (503), never without the verification asked for.
 type BackendTLSPolicy struct {
 	Origin       Origin
 	CAConfigMaps []string
+	SystemCA     bool
 	Hostname     string
 	Invalid      string
 }

@@ -150,6 +150,36 @@ func TestBuildBackendTLSPolicy(t *testing.T) {
 	}
 }
 
+// TestBackendTLSPolicySystemCA: wellKnownCACertificates System makes a
+// profile that trusts the system's CA certificates, with no CA of its own.
+func TestBackendTLSPolicySystemCA(t *testing.T) {
+	edge := eventstest.Gateway()
+	edge.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}
+	edge.Namespace = "app"
+	pol := btlsPolicy("sys", "sys", "", "", "sys.example.com")
+	pol.Spec.Validation.CACertificateRefs = nil
+	pol.Spec.Validation.WellKnownCACertificates = ptr(gatewayv1.WellKnownCACertificatesSystem)
+	s := newGatewayStore()
+	for _, o := range []runtime.Object{eventstest.GatewayClass(), edge, gatewayService(edge, 10000),
+		btlsRoute(edge, map[string][]string{"/sys": {"sys:443"}}), service("app", "sys", svcPort("https", 443)), pol} {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Build(s, testOptions())
+	if len(cfg.UpstreamTLS) != 1 {
+		t.Fatalf("profiles %+v, problems %v", cfg.UpstreamTLS, problemStrings(cfg.Problems))
+	}
+	if p := cfg.UpstreamTLS[0]; !p.SystemCA || p.CA != nil || !p.Verify || p.PeerName != "sys.example.com" {
+		t.Errorf("profile %+v", p)
+	}
+	l := serverAt(cfg, 10080, "a.example.com").Locations[0]
+	if l.Settings.ProxySSL == nil || l.Settings.ProxySSL.Profile != cfg.UpstreamTLS[0].Name || l.Settings.BackendProtocol != "HTTPS" {
+		t.Errorf("location %s: %+v", l.Path, l.Settings)
+	}
+	checkDataPlane(t, cfg)
+}
+
 // TestBackendTLSPolicyBound: the policies' profiles count in the bound of
 // backend TLS profiles; beyond it, a policy's backends answer 503.
 func TestBackendTLSPolicyBound(t *testing.T) {

@@ -111,7 +111,7 @@ func (b *builder) policyProfile(pol *intent.BackendTLSPolicy) (*config.UpstreamT
 	if pol.Invalid != "" {
 		return nil, pol.Invalid
 	}
-	if len(pol.CAConfigMaps) == 0 {
+	if len(pol.CAConfigMaps) == 0 && !pol.SystemCA {
 		return nil, "no caCertificateRefs"
 	}
 	var ca []byte
@@ -122,7 +122,7 @@ func (b *builder) policyProfile(pol *intent.BackendTLSPolicy) (*config.UpstreamT
 		}
 		ca = append(ca, pem...)
 	}
-	p := &config.UpstreamTLS{CA: ca, Verify: true, VerifyDepth: policyVerifyDepth, ServerName: true, PeerName: pol.Hostname,
+	p := &config.UpstreamTLS{CA: ca, SystemCA: pol.SystemCA && ca == nil, Verify: true, VerifyDepth: policyVerifyDepth, ServerName: true, PeerName: pol.Hostname,
 		Protocols: intent.DefaultProxySSLProtocols + " TLSv1.3", Ciphers: intent.DefaultProxySSLCiphers}
 	p.Name = p.ProfileName()
 	return p, ""

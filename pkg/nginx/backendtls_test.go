@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,14 +89,22 @@ func TestBackendTLSPolicy(t *testing.T) {
 	cm := func(name string, p []byte) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Data: map[string]string{"ca.crt": string(p)}}
 	}
-	cfg := btlsConfig(t, port, map[string]int{"good": web, "wrongca": web, "wrongname": web, "noca": web},
+	system := btlsPolicyFor("system", "", "backend.test")
+	system.Spec.Validation.CACertificateRefs = nil
+	system.Spec.Validation.WellKnownCACertificates = ptr(gatewayv1.WellKnownCACertificatesSystem)
+	cfg := btlsConfig(t, port, map[string]int{"good": web, "wrongca": web, "wrongname": web, "noca": web, "system": web},
 		cm("ca", pki.ca.CertPEM), cm("other", pki.other.CertPEM),
 		btlsPolicyFor("good", "ca", "backend.test"), btlsPolicyFor("wrongca", "other", "backend.test"),
-		btlsPolicyFor("wrongname", "ca", "other.test"), btlsPolicyFor("noca", "missing", "backend.test"))
+		btlsPolicyFor("wrongname", "ca", "other.test"), btlsPolicyFor("noca", "missing", "backend.test"), system)
 	if len(cfg.Problems) != 1 || cfg.Problems[0].Kind != "BackendTLSPolicy" {
 		t.Fatalf("problems: %+v, want the policy of the missing ConfigMap's", cfg.Problems)
 	}
-	h := startNginx(t, cfg, func(o *Options) { o.WorkerProcesses = 1 })
+	// The system's CAs, here the test CA: wellKnownCACertificates System.
+	systemCA := filepath.Join(t.TempDir(), "system-ca.crt")
+	if err := os.WriteFile(systemCA, pki.ca.CertPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startNginx(t, cfg, func(o *Options) { o.WorkerProcesses, o.SystemCAFile = 1, systemCA })
 	h.allowLuaErrors = true // nginx logs the refused handshakes
 	for _, tc := range []struct {
 		name, path string
@@ -104,6 +114,7 @@ func TestBackendTLSPolicy(t *testing.T) {
 		{"a CA that did not sign the certificate: 502", "/wrongca", 502},
 		{"a hostname the certificate is not for: 502", "/wrongname", 502},
 		{"the CA's ConfigMap missing: 503", "/noca", 503},
+		{"the system's CAs", "/system", 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := echo.Get(t.Context(), onPort(port), "http://a.example.com"+tc.path)
