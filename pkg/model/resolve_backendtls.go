@@ -13,7 +13,8 @@ import (
 // profiles (config.UpstreamTLS) like the proxy-ssl-* annotations', within
 // the same bound (Options.MaxUpstreamTLSProfiles), the Gateway routes'
 // first. A location whose backends take a policy is proxied over HTTPS
-// with the policy's profile: the CA of its ConfigMaps, the certificate
+// with the policy's profile: the CA of its ConfigMaps (or the system's
+// CAs, SystemCA), the certificate
 // verified for its hostname, which is also sent as SNI (PeerName, so each
 // hostname keeps its own kept-alive connections). It fails closed,
 // answering 503 with a Problem, when the policy cannot be applied (a
