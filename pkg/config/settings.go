@@ -240,6 +240,10 @@ type UpstreamTLS struct {
 	Name string `json:"name"`
 	// CA is the PEM of the trusted certificates (re-encoded); nil: none.
 	CA []byte `json:"ca,omitempty"`
+	// SystemCA trusts the system's CA certificates instead (a
+	// BackendTLSPolicy's wellKnownCACertificates System: the bundle of the
+	// nginx image, pkg/nginx's Options.SystemCAFile).
+	SystemCA bool `json:"systemCA,omitempty"`
 	// Cert and Key are the PEM client certificate chain and key
 	// (re-encoded); nil: none.
 	Cert []byte `json:"cert,omitempty"`
@@ -277,6 +281,9 @@ func (p *UpstreamTLS) ProfileName() string {
 		h.Write(b)
 	}
 	fmt.Fprintf(h, "%t:%d:%t", p.Verify, p.VerifyDepth, p.ServerName)
+	if p.SystemCA {
+		fmt.Fprint(h, ":system")
+	}
 	return "t" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 

@@ -23,6 +23,8 @@ func newGatewayObject(k Kind) runtime.Object {
 		return &gatewayv1.HTTPRoute{}
 	case KindReferenceGrant:
 		return &gatewayv1.ReferenceGrant{}
+	case KindBackendTLSPolicy:
+		return &gatewayv1.BackendTLSPolicy{}
 	}
 	return nil
 }
@@ -39,6 +41,8 @@ func typedGateway(obj runtime.Object) (Kind, *metav1.ObjectMeta) {
 		return KindHTTPRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	case *gatewayv1.ReferenceGrant:
 		return KindReferenceGrant, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
+	case *gatewayv1.BackendTLSPolicy:
+		return KindBackendTLSPolicy, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	}
 	return "", nil
 }
@@ -62,6 +66,8 @@ func gatewayToken(k Kind) string {
 		return "httproute"
 	case KindReferenceGrant:
 		return "referencegrant"
+	case KindBackendTLSPolicy:
+		return "backendtlspolicy"
 	}
 	return ""
 }

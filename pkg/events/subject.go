@@ -11,7 +11,7 @@ const clusterScopeToken = "_"
 
 // KindToken is the subject token of a kind: its name in lower case
 // ("ingress", "ingressclass", "service", "endpointslice", "secret",
-// "configmap", "namespace", "gatewayclass", "gateway", "httproute", "referencegrant").
+// "configmap", "namespace", "gatewayclass", "gateway", "httproute", "referencegrant", "backendtlspolicy").
 // It is "" for a kind this package does not know.
 func KindToken(k Kind) string {
 	switch k {

@@ -37,6 +37,9 @@
 //     no backend), URLRewrite (hostname, path) and CORS (cors.go).
 //   - Timeouts (timeouts.go, config.Timeouts): request and backendRequest,
 //     the shorter bounding each request to a backend.
+//   - BackendTLSPolicies (backendtls.go, intent.BackendTLS): the Service
+//     backends they target are reached over verified TLS, and their
+//     status (backendtls_status.go).
 //
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: TLS passthrough, the other

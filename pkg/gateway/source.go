@@ -27,6 +27,10 @@ type Source struct {
 	services map[intent.Key]serviceOf
 	// namespaces are the labels of the Namespaces, by name.
 	namespaces map[string]map[string]string
+	// policies are the BackendTLSPolicies, backendTLS what they make of
+	// each Service they target (backendtls.go).
+	policies   map[intent.Key]*gatewayv1.BackendTLSPolicy
+	backendTLS map[intent.Key]*intent.BackendTLS
 }
 
 // NewSource returns an empty Source serving the Gateways of the
@@ -36,7 +40,7 @@ func NewSource(controller string) *Source {
 	return &Source{controller: controller, classes: map[string]*gatewayv1.GatewayClass{},
 		gateways: map[intent.Key]*gatewayv1.Gateway{}, grants: map[intent.Key]*gatewayv1.ReferenceGrant{},
 		routes: map[intent.Key]*gatewayv1.HTTPRoute{}, services: map[intent.Key]serviceOf{},
-		namespaces: map[string]map[string]string{}}
+		namespaces: map[string]map[string]string{}, policies: map[intent.Key]*gatewayv1.BackendTLSPolicy{}}
 }
 
 // Takes reports the Gateway API kinds and Namespaces: HTTPRoutes are
@@ -45,7 +49,7 @@ func (src *Source) Takes(kind events.Kind) (ok, route bool) {
 	switch kind {
 	case events.KindHTTPRoute:
 		return true, true
-	case events.KindGatewayClass, events.KindGateway, events.KindReferenceGrant, events.KindNamespace:
+	case events.KindGatewayClass, events.KindGateway, events.KindReferenceGrant, events.KindNamespace, events.KindBackendTLSPolicy:
 		return true, false
 	}
 	return false, false
@@ -61,7 +65,8 @@ func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Objec
 	return src.translate(key, r), nil
 }
 
-// Keep stores or removes a GatewayClass, Gateway or ReferenceGrant, and
+// Keep stores or removes a GatewayClass, Gateway, ReferenceGrant or
+// BackendTLSPolicy, and
 // translates every route again: each may attach to or refer through it.
 // An HTTPRoute's delete removes it. A Namespace's labels are kept apart
 // (keepNamespace).
@@ -79,6 +84,8 @@ func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([
 		err = keep(src.grants, key, kind, obj)
 	case events.KindNamespace:
 		return src.keepNamespace(key.Name, obj)
+	case events.KindBackendTLSPolicy:
+		err = src.keepPolicy(key, obj)
 	default:
 		return nil, fmt.Errorf("%w %q", intent.ErrUnknownKind, kind)
 	}
@@ -136,14 +143,16 @@ func (src *Source) Has(kind events.Kind, key intent.Key) bool {
 		_, ok = src.grants[key]
 	case events.KindNamespace:
 		_, ok = src.namespaces[key.Name]
+	case events.KindBackendTLSPolicy:
+		_, ok = src.policies[key]
 	}
 	return ok
 }
 
-// Len is the number of GatewayClasses, Gateways, ReferenceGrants and
-// Namespaces kept (the Services are the Store's).
+// Len is the number of GatewayClasses, Gateways, ReferenceGrants,
+// BackendTLSPolicies and Namespaces kept (the Services are the Store's).
 func (src *Source) Len() int {
-	return len(src.classes) + len(src.gateways) + len(src.grants) + len(src.namespaces)
+	return len(src.classes) + len(src.gateways) + len(src.grants) + len(src.namespaces) + len(src.policies)
 }
 
 // Serving serves every entry: which Gateways a route attaches to was

@@ -35,6 +35,11 @@ type World struct {
 	// Grants every ReferenceGrant.
 	Routes []*gatewayv1.HTTPRoute
 	Grants []*gatewayv1.ReferenceGrant
+	// Policies are every BackendTLSPolicy (which takes a target: the
+	// oldest); ConfigMap is read for the ca.crt they name (nil reads
+	// none).
+	Policies  []*gatewayv1.BackendTLSPolicy
+	ConfigMap func(namespace, name string) *corev1.ConfigMap
 }
 
 // Programming is what the watcher knows of a Gateway's data plane.

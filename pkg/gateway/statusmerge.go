@@ -55,29 +55,47 @@ func MergeGatewayStatus(existing, desired gatewayv1.GatewayStatus, now metav1.Ti
 // are, ours stay in place while desired lists their parentRef, go when it
 // does not, and the new ones come last.
 func MergeRouteParents(existing, desired []gatewayv1.RouteParentStatus, controller string, now metav1.Time) []gatewayv1.RouteParentStatus {
-	var out []gatewayv1.RouteParentStatus
+	return mergeOurs(existing, desired, now, func(p *gatewayv1.RouteParentStatus) statusEntry {
+		return statusEntry{string(p.ControllerName) == controller, p.ParentRef, &p.Conditions}
+	})
+}
+
+// statusEntry is what mergeOurs reads of one entry of a status list:
+// whether it is ours, its key, and its conditions.
+type statusEntry struct {
+	ours       bool
+	key        any
+	conditions *[]metav1.Condition
+}
+
+// mergeOurs returns deep copies of existing with our entries replaced by
+// desired, as MergeRouteParents says; of tells of an entry.
+func mergeOurs[T any, PT interface {
+	*T
+	DeepCopy() *T
+}](existing, desired []T, now metav1.Time, of func(*T) statusEntry) []T {
+	var out []T
 	used := make([]bool, len(desired))
-	for _, e := range existing {
-		if string(e.ControllerName) != controller {
-			out = append(out, *e.DeepCopy())
+	for i := range existing {
+		e := of(&existing[i])
+		if !e.ours {
+			out = append(out, *PT(&existing[i]).DeepCopy())
 			continue
 		}
-		j := slices.IndexFunc(desired, func(d gatewayv1.RouteParentStatus) bool {
-			return equality.Semantic.DeepEqual(e.ParentRef, d.ParentRef)
-		})
+		j := slices.IndexFunc(desired, func(d T) bool { return equality.Semantic.DeepEqual(e.key, of(&d).key) })
 		if j < 0 || used[j] {
 			continue
 		}
 		used[j] = true
-		d := *desired[j].DeepCopy()
-		d.Conditions = MergeConditions(e.Conditions, d.Conditions, now)
-		out = append(out, d)
+		d := PT(&desired[j]).DeepCopy()
+		*of(d).conditions = MergeConditions(*e.conditions, *of(d).conditions, now)
+		out = append(out, *d)
 	}
-	for j, d := range desired {
+	for j := range desired {
 		if !used[j] {
-			d = *d.DeepCopy()
-			d.Conditions = MergeConditions(nil, d.Conditions, now)
-			out = append(out, d)
+			d := PT(&desired[j]).DeepCopy()
+			*of(d).conditions = MergeConditions(nil, *of(d).conditions, now)
+			out = append(out, *d)
 		}
 	}
 	return out

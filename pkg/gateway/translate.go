@@ -67,6 +67,7 @@ func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Ent
 	slices.Sort(e.Hosts)
 	e.Services = intent.UniqueKeys(e.Services)
 	e.Secrets = intent.UniqueKeys(e.Secrets)
+	e.ConfigMaps = intent.UniqueKeys(e.ConfigMaps)
 	return e
 }
 
@@ -246,6 +247,7 @@ func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.Bac
 		if ns != t.r.Namespace {
 			out.Namespace = ns
 		}
+		t.withBackendTLS(ns, &out)
 		return out, true
 	}
 	return intent.BackendRef{}, false

@@ -22,6 +22,45 @@ type BackendRef struct {
 	PortName    string
 	PortNumber  int32
 	Unsupported bool
+	// TLS, when set, are the BackendTLSPolicies that target the Service
+	// (Gateway API): the backend is then reached over verified TLS.
+	TLS *BackendTLS
+}
+
+// BackendTLS are the BackendTLSPolicies that apply to one Service, each
+// the one that takes precedence for its target: by the name of the
+// Service port its targetRef's sectionName names, "" for the policy of the
+// whole Service. The build applies the policy of the backend's port name,
+// or else the whole Service's.
+type BackendTLS struct {
+	Policies map[string]*BackendTLSPolicy
+}
+
+// For returns the policy that applies to the Service port named port; nil
+// for none.
+func (t *BackendTLS) For(port string) *BackendTLSPolicy {
+	if t == nil {
+		return nil
+	}
+	if p := t.Policies[port]; p != nil && port != "" {
+		return p
+	}
+	return t.Policies[""]
+}
+
+// BackendTLSPolicy is what one BackendTLSPolicy asks of the connections
+// to its targets: verify the backend's certificate against the ca.crt of
+// each ConfigMap CAConfigMaps names (in the policy's namespace) for
+// Hostname, which is also sent as SNI; with SystemCA, against the system's
+// CA certificates instead (wellKnownCACertificates System). Invalid, when
+// set, says why the policy cannot be applied: connections to its targets
+// fail (503), never without the verification asked for.
+type BackendTLSPolicy struct {
+	Origin       Origin
+	CAConfigMaps []string
+	SystemCA     bool
+	Hostname     string
+	Invalid      string
 }
 
 // Host is one host of an object. Its Server exists even when it has

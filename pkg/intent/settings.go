@@ -61,6 +61,9 @@ type Settings struct {
 	ExtAuth ExtAuthSettings
 	// proxySSL holds the backend TLS annotations (see applyProxySSL).
 	ProxySSL ProxySSLSettings
+	// BackendTLS: a backend of the entry has a BackendTLS (Gateway API
+	// BackendTLSPolicies), whose profiles the build decides across hosts.
+	BackendTLS bool
 	// clientAuth holds the auth-tls annotations (see applyClientAuth).
 	ClientAuth clientAuthInput
 	// mirror is the mirror-* annotations' copy of the Ingress's requests

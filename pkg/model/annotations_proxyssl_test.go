@@ -8,6 +8,7 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/ingress"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/intent"
 
 	"encoding/pem"
 	"slices"
@@ -259,7 +260,7 @@ func FuzzCAPEM(f *testing.F) {
 	f.Add([]byte("-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n"))
 	f.Add([]byte("junk"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := ParseCAPEM(data)
+		out, err := intent.ParseCAPEM(data)
 		if err != nil {
 			return
 		}

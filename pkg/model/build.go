@@ -122,6 +122,10 @@ type builder struct {
 	refs map[refUseKey]any
 	// globalAuth is the ConfigMap's ExternalAuth (see externalAuth).
 	globalAuth *config.ExternalAuth
+	// gwTLS is what each BackendTLSPolicy made of its locations' backend
+	// TLS, gwProfiles its profiles (resolve_backendtls.go).
+	gwTLS      map[*intent.BackendTLSPolicy]*config.ProxySSL
+	gwProfiles map[string]*config.UpstreamTLS
 	// up holds the header ConfigMaps and server aliases.
 	up       upstreamState
 	problems []config.Problem
@@ -309,7 +313,8 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 	}
 	b.errorBackendOf(e)
 	srv.add(location{path: path, pathType: pathType, backend: be, entry: e, raw: cmp.Or(p.Raw, "/"), impl: p.Impl,
-		match: p.Match, filters: p.Filters, weighted: weighted, timeouts: p.Timeouts, mirrors: b.mirrorsFor(e, srv.hostname, p)})
+		match: p.Match, filters: p.Filters, weighted: weighted, timeouts: p.Timeouts, mirrors: b.mirrorsFor(e, srv.hostname, p),
+		tls: b.backendTLSFor(e, srv.hostname, p, be, weighted)})
 }
 
 // errNoResponseFilter: nginx.conf runs no response header filter.

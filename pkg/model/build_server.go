@@ -60,6 +60,8 @@ type location struct {
 	timeouts *config.Timeouts
 	// mirrors get copies of the path's requests; nil for none.
 	mirrors []mirrorTarget
+	// tls is the backend TLS its BackendTLSPolicy asks; nil for none.
+	tls *config.ProxySSL
 }
 
 // slab allocates values of T in chunks, to spare the allocator and the
@@ -234,6 +236,9 @@ func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *
 			loc.Settings.SSLRedirect = &redirect[0] // no-tls-redirect-locations
 		}
 		b.setErrors(l.entry, &loc.Settings, l.backend)
+		if l.tls != nil {
+			loc.Settings.ProxySSL, loc.Settings.BackendProtocol = l.tls, "HTTPS"
+		}
 		loc.Canary = l.canary.location()
 		loc.Match, loc.Filters, loc.Backends, loc.Timeouts = l.match, l.filters, weightedOf(l.weighted), l.timeouts
 		loc.Mirrors = mirrorsOf(l.mirrors)

@@ -101,7 +101,7 @@ func (in *Incremental) findIsland() (*island, bool) {
 func hostLocal(e *intent.Entry) bool {
 	a := e.Settings
 	return e.DefaultBackend == nil && len(a.Upstream.Aliases) == 0 && !a.FromToWWW && !a.SSLPassthrough &&
-		!a.ProxySSL.Requested && a.Balancing == nil && a.Upstream.ServiceUpstream == nil && a.ErrorService == ""
+		!a.ProxySSL.Requested && !a.BackendTLS && a.Balancing == nil && a.Upstream.ServiceUpstream == nil && a.ErrorService == ""
 }
 
 // rebuildHosts rebuilds the island of the pending Ingress changes and

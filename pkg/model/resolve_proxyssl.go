@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -18,18 +19,18 @@ import (
 // Ingress, oldest first, so that the oldest keep their profiles when there
 // are more than the bound.
 func (b *builder) resolveUpstreamTLS() *upstreamTLSState {
-	st := &upstreamTLSState{}
-	limit := b.opts.MaxUpstreamTLSProfiles
-	if limit <= 0 {
-		limit = DefaultMaxUpstreamTLSProfiles
-	}
+	st := &upstreamTLSState{profiles: maps.Clone(b.gwProfiles)} // the Gateway routes' first
+	limit := b.maxProfiles()
 	for _, e := range b.entries {
 		in := &e.Settings.ProxySSL
 		if !in.Requested {
 			continue
 		}
 		if st.byIngress == nil {
-			st.byIngress, st.hasCA, st.profiles = map[*intent.Entry]*config.ProxySSL{}, map[*intent.Entry]bool{}, map[string]*config.UpstreamTLS{}
+			st.byIngress, st.hasCA = map[*intent.Entry]*config.ProxySSL{}, map[*intent.Entry]bool{}
+			if st.profiles == nil {
+				st.profiles = map[string]*config.UpstreamTLS{}
+			}
 		}
 		p := resolveRef(b, e, refUse[*config.UpstreamTLS]{
 			objectRef: objectRef{refSecret, "proxy-ssl-secret", in.Secret},
@@ -68,7 +69,7 @@ func proxySSLProfile(in *intent.ProxySSLSettings, o refObject) (*config.Upstream
 	data := o.secret.Data
 	var err error
 	if ca, has := data["ca.crt"]; has {
-		if p.CA, err = ParseCAPEM(ca); err != nil {
+		if p.CA, err = intent.ParseCAPEM(ca); err != nil {
 			return nil, o.reason(": ca.crt %v", err)
 		}
 	}
@@ -100,7 +101,7 @@ func proxySSLProfile(in *intent.ProxySSLSettings, o refObject) (*config.Upstream
 // cfg.UpstreamTLS, sorted by Name.
 func (b *builder) finishUpstreamTLS(cfg *config.Configuration) {
 	st := b.resolveUpstreamTLS()
-	if st.byIngress == nil {
+	if st.profiles == nil {
 		return
 	}
 	byName := make(map[string]*intent.Entry, len(st.byIngress))
@@ -118,8 +119,10 @@ func (b *builder) finishUpstreamTLS(cfg *config.Configuration) {
 			if e := byName[l.Ingress]; e != nil {
 				p = st.byIngress[e]
 			}
-			if p != nil {
+			if p != nil && l.Kind == "" { // an Ingress's (a Gateway route's are set)
 				l.Settings.ProxySSL = p
+			}
+			if p := l.Settings.ProxySSL; p != nil {
 				used[p.Profile] = true
 			}
 		}
@@ -241,37 +244,13 @@ func ParseClientCRL(data []byte, cas []*x509.Certificate) ([]string, error) {
 // Options.MaxUpstreamTLSProfiles is 0.
 const DefaultMaxUpstreamTLSProfiles = 16
 
-// ParseCAPEM returns the certificates of a ca.crt, re-encoded as PEM
-// (other blocks and text dropped); at least one must parse, none may fail.
-func ParseCAPEM(data []byte) ([]byte, error) {
-	var out []byte
-	for len(data) > 0 {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
-			return nil, fmt.Errorf("a certificate does not parse: %w", err)
-		}
-		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.Bytes})...)
-	}
-	if out == nil {
-		return nil, errors.New("holds no PEM certificate")
-	}
-	return out, nil
-}
-
 // parseClientPair checks tls.crt and tls.key as a key pair and returns
 // them re-encoded (the chain's certificates, the key's one block).
 func parseClientPair(certPEM, keyPEM []byte) (cert, key []byte, err error) {
 	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
 		return nil, nil, err
 	}
-	cert, err = ParseCAPEM(certPEM)
+	cert, err = intent.ParseCAPEM(certPEM)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,6 +43,10 @@ const (
 // "/run/no-endpoints.sock") within the 108 bytes of sun_path.
 const maxDirLen = 80
 
+// DefaultSystemCAFile is Debian's bundle of the system's CA certificates
+// (package ca-certificates, in the image).
+const DefaultSystemCAFile = "/etc/ssl/certs/ca-certificates.crt"
+
 // Options configure the nginx that ingress-sync runs. The zero value is not
 // usable: call Complete (the constructors do) to apply defaults and validate.
 type Options struct {
@@ -64,6 +68,10 @@ type Options struct {
 	// ingress-nginx's file names (GeoLite2-City.mmdb...); it need not
 	// exist. Default DefaultGeoIPDir.
 	GeoIPDir string
+	// SystemCAFile is the bundle of the system's CA certificates, which the
+	// backend TLS profiles of BackendTLSPolicies with
+	// wellKnownCACertificates System trust. Default DefaultSystemCAFile.
+	SystemCAFile string
 
 	// ListenAddress is the IP the HTTP and HTTPS listeners bind; "" binds
 	// every IPv4 address (and every IPv6 address when IPv6 is set).
@@ -179,6 +187,7 @@ func (o *Options) applyDefaults() {
 	setDefault(&o.WorkerShutdownTimeout, DefaultWorkerShutdownTimeout)
 	setDefault(&o.ModulesDir, DefaultModulesDir)
 	setDefault(&o.GeoIPDir, DefaultGeoIPDir)
+	setDefault(&o.SystemCAFile, DefaultSystemCAFile)
 	setDefault(&o.SystemLuaDir, DefaultSystemLuaDir)
 	setDefault(&o.ErrorLogLevel, DefaultErrorLogLevel)
 	setDefault(&o.BackendsDictSize, DefaultBackendsDictSize)
@@ -240,6 +249,7 @@ func (o *Options) validate() []error {
 	add(checkDir("SystemLuaDir", o.SystemLuaDir))
 	add(checkDir("ModulesDir", o.ModulesDir))
 	add(checkDir("GeoIPDir", o.GeoIPDir))
+	add(checkDir("SystemCAFile", o.SystemCAFile))
 	add(checkDir("NginxBinary", o.NginxBinary))
 	if o.ListenAddress != "" {
 		if _, err := netip.ParseAddr(o.ListenAddress); err != nil {

@@ -111,7 +111,7 @@ func profileDirectives(o *Options, p *config.UpstreamTLS) ([]string, error) {
 		return nil, invalid("backend TLS ciphers", p.Ciphers)
 	case p.VerifyDepth < 1 || p.VerifyDepth > 100:
 		return nil, invalid("backend TLS verify depth", strconv.Itoa(p.VerifyDepth))
-	case p.Verify && len(p.CA) == 0, len(p.Cert) == 0 != (len(p.Key) == 0):
+	case p.Verify && len(p.CA) == 0 && !p.SystemCA, len(p.Cert) == 0 != (len(p.Key) == 0), p.SystemCA && len(p.CA) > 0:
 		return nil, invalid("backend TLS profile", p.Name)
 	}
 	if _, err := config.ParseProxySSLName(p.PeerName); p.PeerName != "" && err != nil {
@@ -125,8 +125,11 @@ func profileDirectives(o *Options, p *config.UpstreamTLS) ([]string, error) {
 		"verify " + onOff(p.Verify),
 		"verify_depth " + strconv.Itoa(p.VerifyDepth),
 	}
-	if len(p.CA) > 0 {
+	switch {
+	case len(p.CA) > 0:
 		out = append(out, "trusted_certificate "+o.profileFile(p.Name, "ca"))
+	case p.SystemCA:
+		out = append(out, "trusted_certificate "+o.SystemCAFile)
 	}
 	if len(p.Cert) > 0 {
 		out = append(out, "certificate "+o.profileFile(p.Name, "cert"), "certificate_key "+o.profileFile(p.Name, "key"))

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
@@ -25,7 +26,8 @@ import (
 //     ConfigMap in the Ingress's own namespace: the model refuses others),
 //     or its auth-proxy-set-headers ("name" or "namespace/name", the same);
 //   - the proxy-set-headers or add-headers key of a ConfigMap named by
-//     flags (the controller ConfigMap).
+//     flags (the controller ConfigMap);
+//   - a BackendTLSPolicy's caCertificateRefs (backendtls.go).
 //
 // One informer watches the ConfigMaps of the watched namespaces; the named
 // ones it covers are not watched a second time. When a reference appears or
@@ -113,7 +115,7 @@ func (s *informerSet) configMapReferenced(named map[string]bool) func(runtime.Ob
 			return false
 		}
 		k := m.GetNamespace() + "/" + m.GetName()
-		if named[k] {
+		if named[k] || s.policyNamesConfigMap(k) {
 			return true
 		}
 		for _, inf := range s.sources[events.KindIngress].informers {
@@ -171,6 +173,8 @@ func (t *term) configMapsOf(item any) {
 			return
 		}
 		refs = refsOfConfigMap(o)
+	case *gatewayv1.BackendTLSPolicy:
+		refs = policyConfigMapKeys(o)
 	case cache.DeletedFinalStateUnknown:
 		t.configMapsOf(o.Obj)
 		return

@@ -24,6 +24,8 @@ func TestDigestOf(t *testing.T) {
 	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: "1"},
 		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "a.example.com"}}}}
 	route, gw := eventstest.HTTPRoute(), eventstest.Gateway()
+	policy := &gatewayv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "btls", ResourceVersion: "1"},
+		Spec: gatewayv1.BackendTLSPolicySpec{Validation: gatewayv1.BackendTLSPolicyValidation{Hostname: "web.example.com"}}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
 	tests := []struct {
 		name   string
@@ -71,6 +73,13 @@ func TestDigestOf(t *testing.T) {
 		}},
 		{name: "referencegrant: to", base: eventstest.ReferenceGrant(), change: func(o runtime.Object) {
 			o.(*gatewayv1.ReferenceGrant).Spec.To = nil
+		}},
+		{name: "backendtlspolicy: status", base: policy, same: true, change: func(o runtime.Object) {
+			p := o.(*gatewayv1.BackendTLSPolicy)
+			p.Status.Ancestors, p.ResourceVersion = []gatewayv1.PolicyAncestorStatus{{ControllerName: "example.com/x"}}, "2"
+		}},
+		{name: "backendtlspolicy: hostname", base: policy, change: func(o runtime.Object) {
+			o.(*gatewayv1.BackendTLSPolicy).Spec.Validation.Hostname = "other.example.com"
 		}},
 	}
 	for _, tc := range tests {

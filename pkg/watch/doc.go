@@ -2,7 +2,8 @@
 // ingress input (Ingress, IngressClass, Service, EndpointSlice, TLS Secret, the
 // ConfigMaps named by flags and the ConfigMaps they or Ingresses reference:
 // configmaps.go), and on the Gateway API inputs (GatewayClass, Gateway,
-// HTTPRoute, ReferenceGrant: gateway.go) while the cluster serves them, and
+// HTTPRoute, ReferenceGrant, BackendTLSPolicy: gateway.go, backendtls.go)
+// while the cluster serves them, and
 // publishes each change as an events.Event to the JetStream stream.
 //
 // Design:

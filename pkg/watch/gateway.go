@@ -60,10 +60,11 @@ var gatewayGroupVersion = gatewayv1.GroupVersion.String()
 
 // gatewayResources maps each Gateway API kind to its resource name.
 var gatewayResources = map[events.Kind]string{
-	events.KindGatewayClass:   "gatewayclasses",
-	events.KindGateway:        "gateways",
-	events.KindHTTPRoute:      "httproutes",
-	events.KindReferenceGrant: "referencegrants",
+	events.KindGatewayClass:     "gatewayclasses",
+	events.KindGateway:          "gateways",
+	events.KindHTTPRoute:        "httproutes",
+	events.KindReferenceGrant:   "referencegrants",
+	events.KindBackendTLSPolicy: "backendtlspolicies",
 }
 
 // gatewayAPI runs the informers of the Gateway API kinds the cluster
@@ -275,6 +276,8 @@ func (g *gatewayAPI) newInformer(k events.Kind) cache.SharedIndexInformer {
 			gatewaySecretIndex: gatewaySecretKeys, gatewayClassIndex: gatewayClassKeys})
 	case events.KindHTTPRoute:
 		return gatewayinformers.NewHTTPRouteInformer(g.client, ns, 0, routeIndexers())
+	case events.KindBackendTLSPolicy:
+		return gatewayinformers.NewBackendTLSPolicyInformer(g.client, ns, 0, policyIndexers())
 	}
 	return gatewayinformers.NewReferenceGrantInformer(g.client, ns, 0, byNS)
 }

@@ -108,6 +108,16 @@ func referenceGrant(ns, name, from string) *gatewayv1.ReferenceGrant {
 		}}
 }
 
+// backendTLSPolicy targets Service svc of ns, trusting ConfigMap cm.
+func backendTLSPolicy(ns, name, svc, cm string) *gatewayv1.BackendTLSPolicy {
+	return &gatewayv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: gatewayv1.BackendTLSPolicySpec{
+			TargetRefs: []gatewayv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{
+				Kind: "Service", Name: gatewayv1.ObjectName(svc)}}},
+			Validation: gatewayv1.BackendTLSPolicyValidation{Hostname: "web.example.com",
+				CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: gatewayv1.ObjectName(cm)}}}}}
+}
+
 // createGateway creates a Gateway API object, or a core one through env.
 func (e *gwEnv) createGateway(t *testing.T, obj runtime.Object) {
 	t.Helper()
@@ -125,6 +135,8 @@ func (e *gwEnv) createGateway(t *testing.T, obj runtime.Object) {
 		_, err = v1.HTTPRoutes(o.Namespace).Create(ctx, o, createOpts)
 	case *gatewayv1.ReferenceGrant:
 		_, err = v1.ReferenceGrants(o.Namespace).Create(ctx, o, createOpts)
+	case *gatewayv1.BackendTLSPolicy:
+		_, err = v1.BackendTLSPolicies(o.Namespace).Create(ctx, o, createOpts)
 	default:
 		e.create(t, obj)
 		return
@@ -152,6 +164,7 @@ func TestGatewayKindsArePublished(t *testing.T) {
 		lastApplied(gateway(ns, "edge", "foreign-"+ns)), // of no class of ours: published all the same
 		lastApplied(httpRoute(ns, "web", "edge", "shop.example.com")),
 		lastApplied(referenceGrant(ns, "from-infra", "infra")),
+		lastApplied(backendTLSPolicy(ns, "btls", "web", "ca")),
 	}
 	for _, o := range objs {
 		e.createGateway(t, o)
@@ -191,6 +204,7 @@ func TestGatewayKindsArePublished(t *testing.T) {
 		func() error { return v1.HTTPRoutes(ns).Delete(ctx, "web", deleteOpts) },
 		func() error { return v1.Gateways(ns).Delete(ctx, "edge", deleteOpts) },
 		func() error { return v1.ReferenceGrants(ns).Delete(ctx, "from-infra", deleteOpts) },
+		func() error { return v1.BackendTLSPolicies(ns).Delete(ctx, "btls", deleteOpts) },
 		func() error { return v1.GatewayClasses().Delete(ctx, e.class(), deleteOpts) },
 	}
 	for _, del := range deletes {

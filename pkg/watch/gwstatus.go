@@ -113,7 +113,7 @@ func (g *gatewayStatus) run(ctx context.Context) {
 // enqueueAll queues every GatewayClass, Gateway and HTTPRoute, and the
 // Gateways of the Services kept (to delete those of Gateways gone).
 func (g *gatewayStatus) enqueueAll() {
-	for _, kind := range []events.Kind{events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute} {
+	for _, kind := range []events.Kind{events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindBackendTLSPolicy} {
 		for _, obj := range g.w.informers.sources[kind].list() {
 			if k, err := keyOf(kind, obj); err == nil {
 				g.queue.Add(k)
@@ -155,6 +155,7 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 		g.gatewayChanged(o)
 	case *gatewayv1.HTTPRoute:
 		g.queue.Add(key{Kind: kind, Namespace: o.Namespace, Name: o.Name})
+		g.routePolicies(o)
 		for _, p := range o.Spec.ParentRefs {
 			if ns, name, ok := gateway.ParentGateway(&p, o.Namespace); ok {
 				g.addGateway(ns + "/" + name)
@@ -162,6 +163,10 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 		}
 	case *gatewayv1.ReferenceGrant:
 		g.enqueueAll() // grants are few and rarely change
+	case *gatewayv1.BackendTLSPolicy:
+		g.queue.Add(key{Kind: kind, Namespace: o.Namespace, Name: o.Name})
+	case *corev1.ConfigMap:
+		g.addPolicies(policyConfigMapIndex, o.Namespace+"/"+o.Name)
 	case *corev1.Namespace:
 		g.namespaceChanged(o.Name)
 	case *corev1.Service:
@@ -216,6 +221,10 @@ func (g *gatewayStatus) sync(ctx context.Context, k key) error {
 	case events.KindHTTPRoute:
 		if r, isRoute := obj.(*gatewayv1.HTTPRoute); ok && isRoute {
 			return g.writeRoute(ctx, r)
+		}
+	case events.KindBackendTLSPolicy:
+		if p, isPolicy := obj.(*gatewayv1.BackendTLSPolicy); ok && isPolicy {
+			return g.writePolicy(ctx, p)
 		}
 	}
 	return nil
@@ -329,7 +338,9 @@ func (g *gatewayStatus) world() *gateway.World {
 			ns, _ := cached[*corev1.Namespace](g.w.informers.sources[events.KindNamespace], "", name)
 			return ns
 		},
-		Grants: grants,
+		Grants:    grants,
+		Policies:  g.policies(),
+		ConfigMap: g.configMap,
 	}
 }
 

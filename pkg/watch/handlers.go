@@ -44,7 +44,7 @@ func (w *Watcher) handler(kind events.Kind) cache.ResourceEventHandlerFuncs {
 			if kind == events.KindIngress || kind == events.KindGateway {
 				w.secretRefs(old) // a Secret it no longer names may be unreferenced now
 			}
-			if kind == events.KindIngress || kind == events.KindConfigMap {
+			if kind == events.KindIngress || kind == events.KindConfigMap || kind == events.KindBackendTLSPolicy {
 				w.configMapRefs(old) // so may a ConfigMap
 			}
 			if kind == events.KindHTTPRoute {

@@ -52,9 +52,10 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	ge.createGateway(t, httpRoute(ns, "web", "edge"))
 	ge.createGateway(t, gateway(ns, "edge", ge.class()))
 	ge.createGateway(t, referenceGrant(ns, "grant", "infra"))
+	ge.createGateway(t, backendTLSPolicy(ns, "btls", "web", "ca"))
 	for _, kind := range events.GatewayKinds {
 		name := map[events.Kind]string{events.KindGatewayClass: ge.class(), events.KindHTTPRoute: "web",
-			events.KindGateway: "edge", events.KindReferenceGrant: "grant"}[kind]
+			events.KindGateway: "edge", events.KindReferenceGrant: "grant", events.KindBackendTLSPolicy: "btls"}[kind]
 		e.waitMessage(t, ge.gatewaySubject(kind, ns, name), events.OpCreate)
 	}
 	ge.waitRoute(t, ns, "web", "Accepted=True/Accepted@1 ResolvedRefs=False/BackendNotFound@1")

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -13,11 +14,14 @@ import (
 	"golang.org/x/net/websocket"
 )
 
-// The ports echo-basic listens on: HTTP/1.1 and h2c. (Its HTTPS port 8443,
-// gRPC, TCP and UDP modes serve profiles other than GATEWAY-HTTP's core.)
+// The ports echo-basic listens on: HTTP/1.1 and h2c, and HTTPS when its
+// Pod gives it a certificate (TLS_SERVER_CERT and TLS_SERVER_PRIVKEY, files
+// of a Secret volume: the suite's tls-backend, for BackendTLSPolicy). (Its
+// gRPC, TCP and UDP modes serve profiles other than GATEWAY-HTTP.)
 const (
-	echoHTTPPort = 3000
-	echoH2CPort  = 3001
+	echoHTTPPort  = 3000
+	echoH2CPort   = 3001
+	echoHTTPSPort = 8443
 )
 
 // echoInfo is what echo-basic learns from its environment.
@@ -37,7 +41,16 @@ type echoReply struct {
 	Proto    string              `json:"proto"`
 	Headers  map[string][]string `json:"headers"`
 	HTTPPort string              `json:"httpPort"`
+	TLS      *echoTLS            `json:"tls,omitempty"`
 	echoInfo
+}
+
+// echoTLS is what echo-basic says of a request's TLS connection.
+type echoTLS struct {
+	Version            string `json:"version"`
+	ServerName         string `json:"serverName"`
+	NegotiatedProtocol string `json:"negotiatedProtocol"`
+	CipherSuite        string `json:"cipherSuite"`
 }
 
 // echoPod is the servers answering for one Pod.
@@ -45,14 +58,22 @@ type echoPod struct {
 	servers []*http.Server
 }
 
-// startEchoPod listens on ip's echo-basic ports, logging to log.
-func startEchoPod(ip netip.Addr, info echoInfo, log *podLog) (*echoPod, error) {
+// startEchoPod listens on ip's echo-basic ports, logging to log; on the
+// HTTPS one with cert, when not nil.
+func startEchoPod(ip netip.Addr, info echoInfo, log *podLog, cert *tls.Certificate) (*echoPod, error) {
 	e := &echoPod{}
-	for _, port := range []int{echoHTTPPort, echoH2CPort} {
+	ports := []int{echoHTTPPort, echoH2CPort}
+	if cert != nil {
+		ports = append(ports, echoHTTPSPort)
+	}
+	for _, port := range ports {
 		l, err := net.Listen("tcp", netip.AddrPortFrom(ip, uint16(port)).String())
 		if err != nil {
 			e.close()
 			return nil, err
+		}
+		if port == echoHTTPSPort {
+			l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12})
 		}
 		h := echoHandler{info: info, port: strconv.Itoa(echoHTTPPort), h2cOnly: port == echoH2CPort, log: log}
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, Protocols: new(http.Protocols)}
@@ -122,7 +143,7 @@ func (h echoHandler) echo(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(wait)
 	}
 	body, err := json.MarshalIndent(echoReply{Path: r.RequestURI, Host: r.Host, Method: r.Method, Proto: r.Proto,
-		Headers: r.Header, HTTPPort: h.port, echoInfo: h.info}, "", " ")
+		Headers: r.Header, HTTPPort: h.port, TLS: tlsOf(r.TLS), echoInfo: h.info}, "", " ")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -131,6 +152,15 @@ func (h echoHandler) echo(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(body)
+}
+
+// tlsOf is the echoTLS of a connection; nil for none.
+func tlsOf(cs *tls.ConnectionState) *echoTLS {
+	if cs == nil {
+		return nil
+	}
+	return &echoTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
+		NegotiatedProtocol: cs.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(cs.CipherSuite)}
 }
 
 // setEchoHeaders sets the "Name:value" pairs (comma-separated, in any

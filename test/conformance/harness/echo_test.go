@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,11 @@ import (
 	"time"
 
 	"golang.org/x/net/websocket"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/ingress-sync/ingress-sync/internal/certs"
 )
 
 func TestEchoHandler(t *testing.T) {
@@ -116,5 +122,54 @@ func TestEchoWebSocket(t *testing.T) {
 	}
 	if err := wsRaw.Receive(ws, &m); err != nil || m.typ != websocket.BinaryFrame || string(m.data) != "\x01\x02\x03" {
 		t.Fatalf("binary reply %v (frame type %d), %v", m.data, m.typ, err)
+	}
+}
+
+// TestEchoTLS: a request over TLS is echoed with its SNI name, as
+// echo-basic's HTTPS port does (the suite checks the SNI a backend got).
+func TestEchoTLS(t *testing.T) {
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.TLS = &tls.ConnectionState{ServerName: "abc.example.com", Version: tls.VersionTLS13}
+	rec := httptest.NewRecorder()
+	echoHandler{port: "3000"}.ServeHTTP(rec, req)
+	var got struct {
+		TLS struct {
+			ServerName, Version string
+		} `json:"tls"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.TLS.ServerName != "abc.example.com" || got.TLS.Version != "TLS 1.3" {
+		t.Fatalf("reply %s (%v), want tls.serverName abc.example.com", rec.Body, err)
+	}
+}
+
+// TestEchoCertificate: the certificate of an echo-basic Pod given one is
+// read from the Secret of the volume its TLS_SERVER_* files are in, by the
+// volume's items; a Pod without them has none.
+func TestEchoCertificate(t *testing.T) {
+	pair, err := certs.Generate(certs.Options{Hosts: []string{"abc.example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "tls"},
+		Data: map[string][]byte{"tls.crt": pair.CertPEM, "tls.key": pair.KeyPEM}}
+	pod := func(env ...corev1.EnvVar) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "p"}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Image: "registry.k8s.io/gateway-api/echo-basic:v1.5.1", Env: env,
+				VolumeMounts: []corev1.VolumeMount{{Name: "v", MountPath: "/etc/secret-volume"}}}},
+			Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "tls",
+				Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "crt"}, {Key: "tls.key", Path: "key"}}}}}}}}
+	}
+	c := &Cluster{kube: fake.NewClientset(secret)}
+	got, err := c.echoCertificate(t.Context(), pod(corev1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/etc/secret-volume/crt"},
+		corev1.EnvVar{Name: "TLS_SERVER_PRIVKEY", Value: "/etc/secret-volume/key"}))
+	if err != nil || got == nil || len(got.Certificate) == 0 {
+		t.Fatalf("echoCertificate = %v, %v", got, err)
+	}
+	if got, err := c.echoCertificate(t.Context(), pod()); got != nil || err != nil {
+		t.Fatalf("without TLS_SERVER_*: %v, %v", got, err)
+	}
+	if _, err := c.echoCertificate(t.Context(), pod(corev1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/elsewhere/crt"},
+		corev1.EnvVar{Name: "TLS_SERVER_PRIVKEY", Value: "/etc/secret-volume/key"})); err == nil {
+		t.Fatal("a file outside the Secret volume: no error")
 	}
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -48,7 +49,7 @@ func (c *Cluster) syncPods(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		errs = append(errs, c.startEcho(key, p, ip), c.writePodStatus(ctx, p, ip))
+		errs = append(errs, c.startEcho(ctx, key, p, ip), c.writePodStatus(ctx, p, ip))
 	}
 	c.pods.keep(live)
 	for key, e := range c.echoes {
@@ -142,16 +143,21 @@ func (c *Cluster) writePodStatus(ctx context.Context, p *corev1.Pod, ip netip.Ad
 	return err
 }
 
-// startEcho answers an echo-basic Pod (HTTP mode) on ip, once.
-func (c *Cluster) startEcho(key string, p *corev1.Pod, ip netip.Addr) error {
+// startEcho answers an echo-basic Pod (HTTP mode) on ip, once; over HTTPS
+// too when it is given a certificate (echoCertificate).
+func (c *Cluster) startEcho(ctx context.Context, key string, p *corev1.Pod, ip netip.Addr) error {
 	if _, ok := c.echoes[key]; ok {
 		return nil
 	}
-	ctx, ok := echoContext(p)
+	info, ok := echoContext(p)
 	if !ok {
 		return nil
 	}
-	e, err := startEchoPod(ip, ctx, c.book.of(key))
+	cert, err := c.echoCertificate(ctx, p)
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", key, err) // the next round tries again
+	}
+	e, err := startEchoPod(ip, info, c.book.of(key), cert)
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", key, err)
 	}
@@ -209,4 +215,66 @@ func (c *Cluster) stopEchoes() {
 		e.close()
 		delete(c.echoes, key)
 	}
+}
+
+// echoCertificate returns the certificate an echo-basic container of p
+// serves HTTPS with: the files its TLS_SERVER_CERT and TLS_SERVER_PRIVKEY
+// name, read from the Secret of the volume mounted there (the kubelet's
+// part); nil when it is given none.
+func (c *Cluster) echoCertificate(ctx context.Context, p *corev1.Pod) (*tls.Certificate, error) {
+	for _, ct := range p.Spec.Containers {
+		env := map[string]string{}
+		for _, e := range ct.Env {
+			env[e.Name] = envValue(p, e)
+		}
+		certPath, keyPath := env["TLS_SERVER_CERT"], env["TLS_SERVER_PRIVKEY"]
+		if !strings.Contains(ct.Image, "/echo-basic:") || certPath == "" || keyPath == "" {
+			continue
+		}
+		certPEM, err := c.secretFile(ctx, p, ct, certPath)
+		if err != nil {
+			return nil, err
+		}
+		keyPEM, err := c.secretFile(ctx, p, ct, keyPath)
+		if err != nil {
+			return nil, err
+		}
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, err
+		}
+		return &pair, nil
+	}
+	return nil, nil
+}
+
+// secretFile returns the content of file path of container ct of p, from
+// the Secret volume mounted at its directory.
+func (c *Cluster) secretFile(ctx context.Context, p *corev1.Pod, ct corev1.Container, path string) ([]byte, error) {
+	for _, m := range ct.VolumeMounts {
+		rel, ok := strings.CutPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/")
+		if !ok {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			s, err := c.kube.CoreV1().Secrets(p.Namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			key := rel
+			for _, it := range v.Secret.Items {
+				if it.Path == rel {
+					key = it.Key
+				}
+			}
+			if data, ok := s.Data[key]; ok {
+				return data, nil
+			}
+			return nil, fmt.Errorf("secret %s/%s has no key %s", p.Namespace, v.Secret.SecretName, key)
+		}
+	}
+	return nil, fmt.Errorf("%s is not in a Secret volume", path)
 }
