@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"golang.org/x/net/websocket"
+	"google.golang.org/grpc"
 )
 
-// The ports echo-basic listens on: HTTP/1.1 and h2c. (Its HTTPS port 8443,
-// gRPC, TCP and UDP modes serve profiles other than GATEWAY-HTTP's core.)
+// The ports echo-basic listens on: HTTP/1.1 and h2c, or in gRPC mode its
+// gRPC echo on the HTTP port (grpcecho.go). (Its HTTPS port 8443, TCP and
+// UDP modes serve profiles other than GATEWAY-HTTP's and GATEWAY-GRPC's
+// core.)
 const (
 	echoHTTPPort = 3000
 	echoH2CPort  = 3001
@@ -26,6 +29,8 @@ type echoInfo struct {
 	Ingress   string `json:"ingress"`
 	Service   string `json:"service"`
 	Pod       string `json:"pod"`
+	// grpc: the Pod runs echo-basic's gRPC echo (GRPC_ECHO_SERVER).
+	grpc bool
 }
 
 // echoReply is echo-basic's answer, the JSON the conformance suite reads
@@ -43,6 +48,7 @@ type echoReply struct {
 // echoPod is the servers answering for one Pod.
 type echoPod struct {
 	servers []*http.Server
+	grpc    *grpc.Server
 }
 
 // startEchoPod listens on ip's echo-basic ports.
@@ -65,6 +71,9 @@ func startEchoPod(ip netip.Addr, info echoInfo) (*echoPod, error) {
 }
 
 func (e *echoPod) close() {
+	if e.grpc != nil {
+		e.grpc.Stop()
+	}
 	for _, s := range e.servers {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		if err := s.Shutdown(ctx); err != nil {

@@ -140,7 +140,7 @@ func (c *Cluster) writePodStatus(ctx context.Context, p *corev1.Pod, ip netip.Ad
 	return err
 }
 
-// startEcho answers an echo-basic Pod (HTTP mode) on ip, once.
+// startEcho answers an echo-basic Pod (HTTP or gRPC mode) on ip, once.
 func (c *Cluster) startEcho(key string, p *corev1.Pod, ip netip.Addr) error {
 	if _, ok := c.echoes[key]; ok {
 		return nil
@@ -149,7 +149,11 @@ func (c *Cluster) startEcho(key string, p *corev1.Pod, ip netip.Addr) error {
 	if !ok {
 		return nil
 	}
-	e, err := startEchoPod(ip, ctx)
+	start := startEchoPod
+	if ctx.grpc {
+		start = startGRPCEchoPod
+	}
+	e, err := start(ip, ctx)
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", key, err)
 	}
@@ -158,7 +162,7 @@ func (c *Cluster) startEcho(key string, p *corev1.Pod, ip netip.Addr) error {
 }
 
 // echoContext reads what echo-basic reads from its environment, for a Pod
-// whose container runs echo-basic as an HTTP server.
+// whose container runs echo-basic as an HTTP or a gRPC server.
 func echoContext(p *corev1.Pod) (echoInfo, bool) {
 	for _, ct := range p.Spec.Containers {
 		if !strings.Contains(ct.Image, "/echo-basic:") {
@@ -168,12 +172,13 @@ func echoContext(p *corev1.Pod) (echoInfo, bool) {
 		for _, e := range ct.Env {
 			env[e.Name] = envValue(p, e)
 		}
-		for _, mode := range []string{"GRPC_ECHO_SERVER", "TCP_ECHO_SERVER", "UDP_ECHO_SERVER"} {
+		for _, mode := range []string{"TCP_ECHO_SERVER", "UDP_ECHO_SERVER"} {
 			if env[mode] != "" {
 				return echoInfo{}, false
 			}
 		}
-		return echoInfo{Namespace: env["NAMESPACE"], Ingress: env["INGRESS_NAME"], Service: env["SERVICE_NAME"], Pod: env["POD_NAME"]}, true
+		return echoInfo{Namespace: env["NAMESPACE"], Ingress: env["INGRESS_NAME"], Service: env["SERVICE_NAME"], Pod: env["POD_NAME"],
+			grpc: env["GRPC_ECHO_SERVER"] != ""}, true
 	}
 	return echoInfo{}, false
 }
