@@ -203,9 +203,11 @@ func TestGRPCRouteStatus(t *testing.T) {
 			w := &World{Controller: testController,
 				Class:   func(string) *gatewayv1.GatewayClass { return ours },
 				Gateway: func(string, string) *gatewayv1.Gateway { return tc.gw },
-				Service: func(ns, name string) *corev1.Service { return map[bool]*corev1.Service{true: h2c}[ns == "app" && name == "v1"] },
-				Secret:  func(string, string) *corev1.Secret { return nil },
-				Grants:  tc.grants}
+				Service: func(ns, name string) *corev1.Service {
+					return map[bool]*corev1.Service{true: h2c}[ns == "app" && name == "v1"]
+				},
+				Secret: func(string, string) *corev1.Secret { return nil },
+				Grants: tc.grants}
 			parents := w.RouteParents(HTTPView(tc.route))
 			if len(parents) != 1 {
 				t.Fatalf("%d parents, want 1", len(parents))
