@@ -10,11 +10,11 @@ import (
 // a connection closed, h2c clients an error: it reads no HTTP/2
 // preface). So a Gateway's port without TLS serves h2c while at least one
 // GRPCRoute and no HTTPRoute is attached to its listeners, HTTP/1.1
-// otherwise; its GRPCRoutes are then not reachable, which their Problem
-// says (grpcOnHTTP1). The protocol of a port changes with the kinds of
-// the routes attached to it, and that reloads nginx (as a new port does);
-// HTTPS ports negotiate HTTP/2 by ALPN with the http2 setting and need
-// none of this.
+// otherwise; its GRPCRoutes are then attached but gRPC clients cannot
+// reach them (docs/gateway-api.md says so). The protocol of a port
+// changes with the kinds of the routes attached to it, and that reloads
+// nginx (as a new port does); HTTPS ports negotiate HTTP/2 by ALPN with
+// the http2 setting and need none of this.
 
 // h2cPorts returns the ports of gw's listeners without TLS that serve h2c:
 // those with a GRPCRoute attached and no HTTPRoute.
