@@ -25,7 +25,7 @@ func TestDigestOf(t *testing.T) {
 		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "a.example.com"}}}}
 	route, gw := eventstest.HTTPRoute(), eventstest.Gateway()
 	grpc := &gatewayv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "rpc", ResourceVersion: "1", Generation: 3},
-		Spec: gatewayv1.GRPCRouteSpec{Hostnames: []gatewayv1.Hostname{"rpc.example.com"}},
+		Spec:   gatewayv1.GRPCRouteSpec{Hostnames: []gatewayv1.Hostname{"rpc.example.com"}},
 		Status: gatewayv1.GRPCRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{{ControllerName: "x/y"}}}}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
 	tests := []struct {
