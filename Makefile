@@ -73,7 +73,7 @@ cache-links: controlplane natscli helm
 ## test: every test, against the real nats-server, kube-apiserver and nginx,
 ## and the image (make image first; test/image runs it with podman); then
 ## the harness's tests and the Gateway API conformance suite, GATEWAY-HTTP
-## with the features the GatewayClass lists (about 2 minutes; its report goes
+## and GATEWAY-GRPC with the features the GatewayClass lists (about 2 minutes; its report goes
 ## to .cache/, the committed one is make conformance's)
 test: deps build vet image conformance-deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
@@ -97,7 +97,7 @@ faults: deps build
 	FAULTS=full FAULTS_REPORT=$(CURDIR)/RELIABILITY.md $(GO) test -count=1 -timeout 60m $(GOTESTFLAGS) -v ./test/faults
 
 ## conformance: the official Gateway API conformance suite (module
-## sigs.k8s.io/gateway-api/conformance, profile GATEWAY-HTTP) against the
+## sigs.k8s.io/gateway-api/conformance, profiles CONFORMANCE_PROFILES) against the
 ## whole system on the test harness (test/conformance), as root; the tests
 ## are bounded by CONFORMANCE_TIMEOUT, the whole command (with its build) by
 ## CONFORMANCE_HARD_TIMEOUT; writes CONFORMANCE_REPORT. The harness's own tests
@@ -107,6 +107,7 @@ CONFORMANCE_TIMEOUT ?= 30m
 CONFORMANCE_HARD_TIMEOUT ?= 45m
 CONFORMANCE_REPORT  ?= $(CURDIR)/conformance/reports/gateway-http-report.yaml
 CONFORMANCE_FLAGS   ?=
+CONFORMANCE_PROFILES ?= GATEWAY-HTTP,GATEWAY-GRPC
 conformance: deps build conformance-deps
 	$(GO) vet -tags conformance ./test/conformance/...
 	INGRESS_SYNC_CONFORMANCE=1 $(GO) test -count=1 -timeout 5m $(GOTESTFLAGS) ./test/conformance/harness
@@ -116,7 +117,7 @@ conformance: deps build conformance-deps
 # suite flags $(2).
 define conformance_suite
 INGRESS_SYNC_CONFORMANCE=1 timeout -k 1m $(CONFORMANCE_HARD_TIMEOUT) $(GO) test -tags conformance -count=1 -timeout $(CONFORMANCE_TIMEOUT) $(GOTESTFLAGS) -v ./test/conformance \
-  -args --gateway-class=ingress-sync --conformance-profiles=GATEWAY-HTTP --report-output=$(1) \
+  -args --gateway-class=ingress-sync --conformance-profiles=$(CONFORMANCE_PROFILES) --report-output=$(1) \
   --organization=ingress-sync --project=ingress-sync --url=https://github.com/ingress-sync/ingress-sync \
   --version=$$(git describe --tags --always --dirty) --contact=https://github.com/ingress-sync/ingress-sync/issues \
   $(2)

@@ -373,6 +373,9 @@ func (w *canonicalWriter) listeners(ls []Listener) {
 		w.int(int64(l.Port))
 		w.bool(l.TLS)
 		w.str(l.Gateway)
+		if l.H2C { // only when set: the checksums of the others are as before
+			w.str("h2c")
+		}
 	}
 }
 

@@ -147,15 +147,20 @@ type Size string
 type Listener struct {
 	Port int  `json:"port"`
 	TLS  bool `json:"tls,omitempty"`
+	// H2C, on a port without TLS, serves HTTP/2 with prior knowledge
+	// (h2c, what gRPC clients speak) instead of HTTP/1.1: nginx 1.22
+	// serves one or the other on a plain port, not both.
+	H2C bool `json:"h2c,omitempty"`
 	// Gateway is the "namespace/name" of the Gateway, for Problems and
-	// inspection: nginx.conf holds Port and TLS only (SameListenPorts).
+	// inspection: nginx.conf holds Port, TLS and H2C only
+	// (SameListenPorts).
 	Gateway string `json:"gateway"`
 }
 
 // SameListenPorts reports whether a and b make nginx listen alike: the
-// same Ports with the same TLS, whatever their Gateways.
+// same Ports with the same TLS and H2C, whatever their Gateways.
 func SameListenPorts(a, b []Listener) bool {
-	return slices.EqualFunc(a, b, func(x, y Listener) bool { return x.Port == y.Port && x.TLS == y.TLS })
+	return slices.EqualFunc(a, b, func(x, y Listener) bool { return x.Port == y.Port && x.TLS == y.TLS && x.H2C == y.H2C })
 }
 
 // Server is one virtual host.

@@ -42,6 +42,7 @@ const (
 	KindGatewayClass   Kind = "GatewayClass"
 	KindGateway        Kind = "Gateway"
 	KindHTTPRoute      Kind = "HTTPRoute"
+	KindGRPCRoute      Kind = "GRPCRoute"
 	KindReferenceGrant Kind = "ReferenceGrant"
 	// KindBackendTLSPolicy: how Gateways connect to a Service over TLS.
 	KindBackendTLSPolicy Kind = "BackendTLSPolicy"
@@ -54,18 +55,19 @@ const KindNamespace Kind = "Namespace"
 // Kinds lists every kind, in the order the builder depends on them.
 var Kinds = []Kind{
 	KindNamespace, KindIngressClass, KindGatewayClass, KindConfigMap, KindSecret, KindService, KindEndpointSlice,
-	KindReferenceGrant, KindIngress, KindGateway, KindHTTPRoute, KindBackendTLSPolicy,
+	KindReferenceGrant, KindIngress, KindGateway, KindHTTPRoute, KindGRPCRoute, KindBackendTLSPolicy,
 }
 
 // GatewayKinds lists the Gateway API kinds, in the order of Kinds.
-var GatewayKinds = []Kind{KindGatewayClass, KindReferenceGrant, KindGateway, KindHTTPRoute, KindBackendTLSPolicy}
+var GatewayKinds = []Kind{KindGatewayClass, KindReferenceGrant, KindGateway, KindHTTPRoute, KindGRPCRoute, KindBackendTLSPolicy}
 
 // Event is one change of one object. Object holds the trimmed, typed object:
 // *networkingv1.Ingress, *networkingv1.IngressClass, *corev1.Service,
 // *discoveryv1.EndpointSlice, *corev1.Secret, *corev1.ConfigMap,
 // *corev1.Namespace, or one of
-// *gatewayv1.GatewayClass, *gatewayv1.Gateway, *gatewayv1.HTTPRoute and
-// *gatewayv1.ReferenceGrant and *gatewayv1.BackendTLSPolicy. On a delete
+// *gatewayv1.GatewayClass, *gatewayv1.Gateway, *gatewayv1.HTTPRoute,
+// *gatewayv1.GRPCRoute, *gatewayv1.ReferenceGrant and
+// *gatewayv1.BackendTLSPolicy. On a delete
 // it holds the last known state of the object (it may be nil when the watcher
 // only knew the key, as after a delete found while reconciling).
 type Event struct {

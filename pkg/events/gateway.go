@@ -21,6 +21,8 @@ func newGatewayObject(k Kind) runtime.Object {
 		return &gatewayv1.Gateway{}
 	case KindHTTPRoute:
 		return &gatewayv1.HTTPRoute{}
+	case KindGRPCRoute:
+		return &gatewayv1.GRPCRoute{}
 	case KindReferenceGrant:
 		return &gatewayv1.ReferenceGrant{}
 	case KindBackendTLSPolicy:
@@ -39,6 +41,8 @@ func typedGateway(obj runtime.Object) (Kind, *metav1.ObjectMeta) {
 		return KindGateway, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	case *gatewayv1.HTTPRoute:
 		return KindHTTPRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
+	case *gatewayv1.GRPCRoute:
+		return KindGRPCRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	case *gatewayv1.ReferenceGrant:
 		return KindReferenceGrant, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	case *gatewayv1.BackendTLSPolicy:
@@ -64,6 +68,8 @@ func gatewayToken(k Kind) string {
 		return "gateway"
 	case KindHTTPRoute:
 		return "httproute"
+	case KindGRPCRoute:
+		return "grpcroute"
 	case KindReferenceGrant:
 		return "referencegrant"
 	case KindBackendTLSPolicy:

@@ -11,7 +11,7 @@ func TestKindTokens(t *testing.T) {
 	want := map[events.Kind]string{
 		events.KindIngress: "ingress", events.KindIngressClass: "ingressclass", events.KindService: "service",
 		events.KindEndpointSlice: "endpointslice", events.KindSecret: "secret", events.KindConfigMap: "configmap",
-		events.KindGatewayClass: "gatewayclass", events.KindGateway: "gateway", events.KindHTTPRoute: "httproute",
+		events.KindGatewayClass: "gatewayclass", events.KindGateway: "gateway", events.KindHTTPRoute: "httproute", events.KindGRPCRoute: "grpcroute",
 		events.KindReferenceGrant: "referencegrant", events.KindNamespace: "namespace",
 		events.KindBackendTLSPolicy: "backendtlspolicy",
 	}

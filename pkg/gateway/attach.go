@@ -11,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // The rules of attachment and references, shared by the translator
@@ -58,19 +59,23 @@ func selects(p *gatewayv1.ParentReference, l *gatewayv1.Listener) bool {
 	return (p.SectionName == nil || *p.SectionName == l.Name) && (p.Port == nil || *p.Port == l.Port)
 }
 
-// routeKindAllowed reports whether allowedRoutes.kinds k names HTTPRoute.
-func routeKindAllowed(k gatewayv1.RouteGroupKind) bool {
-	return k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gatewayv1.GroupName)
+// routeKindAllowed reports whether allowedRoutes.kinds k names a kind
+// of route we serve (HTTPRoute, GRPCRoute); kind, when not "", is the one
+// it must name.
+func routeKindAllowed(k gatewayv1.RouteGroupKind, kind events.Kind) bool {
+	ok := k.Kind == gatewayv1.Kind(events.KindHTTPRoute) || k.Kind == gatewayv1.Kind(events.KindGRPCRoute)
+	return ok && (kind == "" || string(k.Kind) == string(kind)) && (k.Group == nil || *k.Group == gatewayv1.GroupName)
 }
 
-// allowsRoute applies the listener's allowedRoutes to an HTTPRoute of
-// namespace ns, whose labels are nsLabels (nil when the Namespace is not
-// known): namespaces Same (the default), All, or Selector (the
-// Namespace's labels match the selector; an invalid selector admits no
-// route), and kinds, when listed, including HTTPRoute.
-func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, ns string, nsLabels map[string]string) bool {
-	a := l.AllowedRoutes
-	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, routeKindAllowed) {
+// allowsRoute applies the listener's allowedRoutes to route r (an
+// HTTPRoute or a GRPCRoute's HTTPView), whose namespace's labels are
+// nsLabels (nil when the Namespace is not known): namespaces Same (the
+// default), All, or Selector (the Namespace's labels match the selector;
+// an invalid selector admits no route), and kinds, when listed, including
+// r's.
+func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, r *gatewayv1.HTTPRoute, nsLabels map[string]string) bool {
+	a, ns := l.AllowedRoutes, r.Namespace
+	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gatewayv1.RouteGroupKind) bool { return routeKindAllowed(k, routeKind(r)) }) {
 		return false
 	}
 	switch namespacesFrom(l) {
@@ -175,10 +180,10 @@ func listenerCertificate(gw *gatewayv1.Gateway, l *gatewayv1.Listener, grants []
 	return ref, nil
 }
 
-// backendService returns the namespace of the Service a backendRef of an
-// HTTPRoute of namespace routeNS refers to; the error wraps
+// backendService returns the namespace of the Service a backendRef of a
+// route of kind and namespace routeNS refers to; the error wraps
 // ErrInvalidKind (not a core Service) or ErrRefNotPermitted.
-func backendService(routeNS string, ref *gatewayv1.BackendObjectReference, grants []*gatewayv1.ReferenceGrant) (string, error) {
+func backendService(kind events.Kind, routeNS string, ref *gatewayv1.BackendObjectReference, grants []*gatewayv1.ReferenceGrant) (string, error) {
 	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
 		return "", fmt.Errorf("backendRef %s is %w", ref.Name, ErrInvalidKind)
 	}
@@ -186,7 +191,7 @@ func backendService(routeNS string, ref *gatewayv1.BackendObjectReference, grant
 		return routeNS, nil
 	}
 	ns := string(*ref.Namespace)
-	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: routeNS}
+	from := GrantFrom{Group: gatewayv1.GroupName, Kind: string(kind), Namespace: routeNS}
 	if !ReferenceGranted(grants, from, GrantTo{Kind: "Service", Namespace: ns, Name: string(ref.Name)}) {
 		return ns, fmt.Errorf("backendRef %s/%s is %w", ns, ref.Name, ErrRefNotPermitted)
 	}

@@ -1,7 +1,8 @@
 // Package gateway is the translator of the Gateway API
 // (gateway.networking.k8s.io/v1, standard channel): its Source (see
 // NewSource) keeps the GatewayClasses, Gateways and ReferenceGrants and
-// turns each HTTPRoute into one entry of route intents (pkg/intent),
+// turns each HTTPRoute and GRPCRoute into one entry of route intents
+// (pkg/intent),
 // which the source-neutral build (pkg/model) places beside the
 // Ingresses'. It also holds the rules the watcher applies to publish only
 // the Secrets our Gateways may use (rules.go). It imports neither the
@@ -40,6 +41,11 @@
 //   - BackendTLSPolicies (backendtls.go, intent.BackendTLS): the Service
 //     backends they target are reached over verified TLS, and their
 //     status (backendtls_status.go).
+//   - GRPCRoutes (grpc.go): translated, attached and given their status
+//     as their HTTPView, the HTTPRoute they are on the wire (a method
+//     match is the path /service/method), with backends spoken to in
+//     gRPC; an HTTP listener's port serves h2c while only GRPCRoutes are
+//     attached to it (grpc_listeners.go).
 //
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: TLS passthrough, the other

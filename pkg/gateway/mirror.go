@@ -48,7 +48,7 @@ func (t *route) mirror(f *gatewayv1.HTTPRequestMirrorFilter) (intent.MirrorRef, 
 		return intent.MirrorRef{}, errFilterEmpty
 	}
 	ref := &f.BackendRef
-	ns, err := backendService(t.r.Namespace, ref, t.src.grantList())
+	ns, err := backendService(routeKind(t.r), t.r.Namespace, ref, t.src.grantList())
 	if err != nil {
 		return intent.MirrorRef{}, err
 	}

@@ -67,7 +67,7 @@ func TestAllowsRouteSelector(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l := bySelector(listener("http", 80, ""), tc.sel)
-			if got := allowsRoute(edge, &l, "app", tc.labels); got != tc.want {
+			if got := allowsRoute(edge, &l, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app"}}, tc.labels); got != tc.want {
 				t.Errorf("allowsRoute = %v, want %v", got, tc.want)
 			}
 		})
@@ -179,20 +179,20 @@ func TestStatusSelector(t *testing.T) {
 		routeCond string
 	}{
 		{name: "matchLabels selects the route's namespace", sel: matchLabels("team", "web"), ns: namespace("app", "team", "web"),
-			gateway:   []string{"Accepted=True/Accepted Programmed=True/Programmed", "http kinds=[HTTPRoute] attached=1 " + listenerOK},
+			gateway:   []string{"Accepted=True/Accepted Programmed=True/Programmed", "http kinds=[HTTPRoute,GRPCRoute] attached=1 " + listenerOK},
 			routeCond: "Accepted=True/Accepted"},
 		{name: "matchExpressions selects it", sel: expression("team", metav1.LabelSelectorOpIn, "web", "api"), ns: namespace("app", "team", "api"),
-			gateway:   []string{"Accepted=True/Accepted Programmed=True/Programmed", "http kinds=[HTTPRoute] attached=1 " + listenerOK},
+			gateway:   []string{"Accepted=True/Accepted Programmed=True/Programmed", "http kinds=[HTTPRoute,GRPCRoute] attached=1 " + listenerOK},
 			routeCond: "Accepted=True/Accepted"},
 		{name: "no match", sel: matchLabels("team", "web"), ns: namespace("app", "team", "db"),
-			gateway:   []string{"Accepted=True/Accepted Programmed=True/Programmed", "http kinds=[HTTPRoute] attached=0 " + listenerOK},
+			gateway:   []string{"Accepted=True/Accepted Programmed=True/Programmed", "http kinds=[HTTPRoute,GRPCRoute] attached=0 " + listenerOK},
 			routeCond: "Accepted=False/NotAllowedByListeners"},
 		{name: "namespace not known", sel: matchLabels("team", "web"),
-			gateway:   []string{"Accepted=True/Accepted Programmed=True/Programmed", "http kinds=[HTTPRoute] attached=0 " + listenerOK},
+			gateway:   []string{"Accepted=True/Accepted Programmed=True/Programmed", "http kinds=[HTTPRoute,GRPCRoute] attached=0 " + listenerOK},
 			routeCond: "Accepted=False/NotAllowedByListeners"},
 		{name: "invalid selector", sel: expression("team", "Near", "web"), ns: namespace("app", "team", "web"),
 			gateway: []string{"Accepted=False/ListenersNotValid Programmed=False/Invalid",
-				"http kinds=[HTTPRoute] attached=0 Accepted=False/UnsupportedValue Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts"},
+				"http kinds=[HTTPRoute,GRPCRoute] attached=0 Accepted=False/UnsupportedValue Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts"},
 			routeCond: "Accepted=False/NotAllowedByListeners"},
 	}
 	for _, tc := range tests {

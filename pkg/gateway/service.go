@@ -143,7 +143,8 @@ func (src *Source) fleetPort(gw *gatewayv1.Gateway, p gatewayv1.PortNumber) (int
 
 // Listeners returns the nginx ports of the HTTP and HTTPS listeners of
 // every Gateway of ours whose Service gives them one, once per Gateway
-// and port (intent.ListenerSource).
+// and port (intent.ListenerSource); an HTTP port serves h2c when only
+// GRPCRoutes are attached to it (h2cPorts).
 func (src *Source) Listeners() []intent.Listener {
 	var out []intent.Listener
 	for _, gw := range src.gateways {
@@ -151,12 +152,14 @@ func (src *Source) Listeners() []intent.Listener {
 			continue
 		}
 		origin := intent.Origin{Kind: string(events.KindGateway), Namespace: gw.Namespace, Name: gw.Name, Generation: gw.Generation}
+		h2c := src.h2cPorts(gw)
 		for _, l := range gw.Spec.Listeners {
 			if l.Protocol != gatewayv1.HTTPProtocolType && l.Protocol != gatewayv1.HTTPSProtocolType {
 				continue
 			}
 			port, why := src.fleetPort(gw, l.Port)
 			li := intent.Listener{Port: port, TLS: l.Protocol == gatewayv1.HTTPSProtocolType, Origin: origin}
+			li.H2C = !li.TLS && h2c[l.Port]
 			if why == "" && !slices.Contains(out, li) {
 				out = append(out, li)
 			}

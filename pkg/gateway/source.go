@@ -12,7 +12,8 @@ import (
 )
 
 // Source is the Gateway API translator as the Store and Build use it
-// (intent.Source): HTTPRoutes are its route objects; it keeps the
+// (intent.Source): HTTPRoutes and GRPCRoutes (as their HTTPView) are its
+// route objects; it keeps the
 // GatewayClasses, Gateways and ReferenceGrants they are translated
 // against, and translates every route again when one of those changes;
 // and the labels of the Namespaces, which only the routes of a Namespace
@@ -22,7 +23,7 @@ type Source struct {
 	classes    map[string]*gatewayv1.GatewayClass
 	gateways   map[intent.Key]*gatewayv1.Gateway
 	grants     map[intent.Key]*gatewayv1.ReferenceGrant
-	routes     map[intent.Key]*gatewayv1.HTTPRoute
+	routes     map[routeKey]*gatewayv1.HTTPRoute
 	// services are the Gateways' Services (service.go), by their key.
 	services map[intent.Key]serviceOf
 	// namespaces are the labels of the Namespaces, by name.
@@ -39,15 +40,23 @@ type Source struct {
 func NewSource(controller string) *Source {
 	return &Source{controller: controller, classes: map[string]*gatewayv1.GatewayClass{},
 		gateways: map[intent.Key]*gatewayv1.Gateway{}, grants: map[intent.Key]*gatewayv1.ReferenceGrant{},
-		routes: map[intent.Key]*gatewayv1.HTTPRoute{}, services: map[intent.Key]serviceOf{},
+		routes: map[routeKey]*gatewayv1.HTTPRoute{}, services: map[intent.Key]serviceOf{},
 		namespaces: map[string]map[string]string{}, policies: map[intent.Key]*gatewayv1.BackendTLSPolicy{}}
 }
 
-// Takes reports the Gateway API kinds and Namespaces: HTTPRoutes are
-// routes.
+// routeKey names a route: an HTTPRoute and a GRPCRoute may share a key.
+type routeKey struct {
+	kind events.Kind
+	intent.Key
+}
+
+func (k routeKey) String() string { return string(k.kind) + " " + k.Key.String() }
+
+// Takes reports the Gateway API kinds and Namespaces: HTTPRoutes and
+// GRPCRoutes are routes.
 func (src *Source) Takes(kind events.Kind) (ok, route bool) {
 	switch kind {
-	case events.KindHTTPRoute:
+	case events.KindHTTPRoute, events.KindGRPCRoute:
 		return true, true
 	case events.KindGatewayClass, events.KindGateway, events.KindReferenceGrant, events.KindNamespace, events.KindBackendTLSPolicy:
 		return true, false
@@ -55,13 +64,20 @@ func (src *Source) Takes(kind events.Kind) (ok, route bool) {
 	return false, false
 }
 
-// Translate keeps the HTTPRoute and makes its entry (see translate.go).
+// Translate keeps the HTTPRoute, or the HTTPView of the GRPCRoute, and
+// makes its entry (see translate.go).
 func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Object) (*intent.Entry, error) {
-	r, ok := obj.(*gatewayv1.HTTPRoute)
-	if !ok {
+	var r *gatewayv1.HTTPRoute
+	switch o := obj.(type) {
+	case *gatewayv1.HTTPRoute:
+		r = o
+	case *gatewayv1.GRPCRoute:
+		r = HTTPView(o)
+	}
+	if r == nil || routeKind(r) != kind {
 		return nil, fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
 	}
-	src.routes[key] = r
+	src.routes[routeKey{kind, key}] = r
 	return src.translate(key, r), nil
 }
 
@@ -73,8 +89,8 @@ func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Objec
 func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([]*intent.Entry, error) {
 	var err error
 	switch kind {
-	case events.KindHTTPRoute:
-		delete(src.routes, key) // the Store removes its entry
+	case events.KindHTTPRoute, events.KindGRPCRoute:
+		delete(src.routes, routeKey{kind, key}) // the Store removes its entry
 		return nil, nil
 	case events.KindGatewayClass:
 		err = keep(src.classes, key.Name, kind, obj)
@@ -117,16 +133,16 @@ func (src *Source) translateAll() []*intent.Entry {
 // translateWhere makes the entry of every route that which selects again,
 // in key order.
 func (src *Source) translateWhere(which func(intent.Key, *gatewayv1.HTTPRoute) bool) []*intent.Entry {
-	keys := make([]intent.Key, 0, len(src.routes))
+	keys := make([]routeKey, 0, len(src.routes))
 	for k, r := range src.routes {
-		if which(k, r) {
+		if which(k.Key, r) {
 			keys = append(keys, k)
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	out := make([]*intent.Entry, len(keys))
 	for i, k := range keys {
-		out[i] = src.translate(k, src.routes[k])
+		out[i] = src.translate(k.Key, src.routes[k])
 	}
 	return out
 }

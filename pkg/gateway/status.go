@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 )
 
 // The status the watcher writes on our GatewayClasses, Gateways and the
@@ -194,14 +196,17 @@ func (w *World) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) *listener
 	if namespacesFrom(l) == gatewayv1.NamespacesFromSelector {
 		_, v.selector = namespaceSelector(l)
 	}
-	v.kinds = []gatewayv1.RouteGroupKind{httpRouteKind}
+	v.kinds = []gatewayv1.RouteGroupKind{httpRouteKind, grpcRouteKind}
 	if l.AllowedRoutes != nil && len(l.AllowedRoutes.Kinds) > 0 {
 		v.kinds = []gatewayv1.RouteGroupKind{}
 		for _, k := range l.AllowedRoutes.Kinds {
-			if routeKindAllowed(k) {
-				v.kinds = []gatewayv1.RouteGroupKind{httpRouteKind}
-			} else {
+			switch {
+			case !routeKindAllowed(k, ""):
 				v.badKinds = true
+			case k.Kind == httpRouteKind.Kind && !slices.Contains(v.kinds, httpRouteKind):
+				v.kinds = append(v.kinds, httpRouteKind)
+			case k.Kind == grpcRouteKind.Kind && !slices.Contains(v.kinds, grpcRouteKind):
+				v.kinds = append(v.kinds, grpcRouteKind)
 			}
 		}
 	}
@@ -268,7 +273,7 @@ const (
 // labelled nsLabels, "" when it does: its protocol takes no HTTPRoute, its
 // allowedRoutes do not allow r, or no hostname of r intersects its own.
 func (v *listenerView) takes(gw *gatewayv1.Gateway, r *gatewayv1.HTTPRoute, nsLabels map[string]string) gatewayv1.RouteConditionReason {
-	if !v.protocolOK || !allowsRoute(gw, v.l, r.Namespace, nsLabels) {
+	if !v.protocolOK || !allowsRoute(gw, v.l, r, nsLabels) {
 		return notAllowed
 	}
 	if len(intersect(v.l.Hostname, r.Spec.Hostnames)) == 0 {
@@ -290,7 +295,7 @@ func (v *listenerView) status(gen int64, served bool) gatewayv1.ListenerStatus {
 	resolved := cond(string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "Resolved", gen)
 	switch {
 	case v.badKinds:
-		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonInvalidRouteKinds), "Only HTTPRoute is supported", gen)
+		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonInvalidRouteKinds), "Only HTTPRoute and GRPCRoute are supported", gen)
 	case errors.Is(v.refs, ErrRefNotPermitted):
 		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonRefNotPermitted), v.refs.Error(), gen)
 	case v.refs != nil:
@@ -385,7 +390,7 @@ func (w *World) routeRefs(r *gatewayv1.HTTPRoute) metav1.Condition {
 	var msgs []string
 	for i := range r.Spec.Rules {
 		for j := range r.Spec.Rules[i].BackendRefs {
-			why, err := w.backendRef(r.Namespace, &r.Spec.Rules[i].BackendRefs[j].BackendObjectReference)
+			why, err := w.backendRef(routeKind(r), r.Namespace, &r.Spec.Rules[i].BackendRefs[j].BackendObjectReference)
 			if err == nil {
 				continue
 			}
@@ -395,7 +400,7 @@ func (w *World) routeRefs(r *gatewayv1.HTTPRoute) metav1.Condition {
 			msgs = append(msgs, fmt.Sprintf("rule %d: %v", i, err))
 		}
 		for _, ref := range mirrorRefs(&r.Spec.Rules[i]) {
-			why, err := w.backendRef(r.Namespace, ref)
+			why, err := w.backendRef(routeKind(r), r.Namespace, ref)
 			if err == nil {
 				continue
 			}
@@ -416,13 +421,18 @@ func (w *World) routeRefs(r *gatewayv1.HTTPRoute) metav1.Condition {
 // plane does not speak to backends yet. kubernetes.io/ws is spoken: every
 // route proxies a WebSocket upgrade (HTTP/1.1 with Upgrade and
 // Connection passed on) to a plain HTTP backend.
-var unsupportedAppProtocols = []string{"kubernetes.io/h2c", "kubernetes.io/wss", "grpc"}
+// The backends of a GRPCRoute are spoken to in gRPC over HTTP/2 without
+// TLS (kubernetes.io/h2c, grpc, or no appProtocol): not over WebSocket.
+var (
+	unsupportedAppProtocols     = []string{"kubernetes.io/h2c", "kubernetes.io/wss", "grpc"}
+	unsupportedGRPCAppProtocols = []string{"kubernetes.io/ws", "kubernetes.io/wss"}
+)
 
-// backendRef checks one backendRef of a route of namespace routeNS: its
-// kind, its grant, that the Service exists and that the data plane speaks
-// its port's appProtocol.
-func (w *World) backendRef(routeNS string, ref *gatewayv1.BackendObjectReference) (gatewayv1.RouteConditionReason, error) {
-	ns, err := backendService(routeNS, ref, w.Grants)
+// backendRef checks one backendRef of a route of kind and namespace
+// routeNS: its kind, its grant, that the Service exists and that the data
+// plane speaks its port's appProtocol.
+func (w *World) backendRef(kind events.Kind, routeNS string, ref *gatewayv1.BackendObjectReference) (gatewayv1.RouteConditionReason, error) {
+	ns, err := backendService(kind, routeNS, ref, w.Grants)
 	switch {
 	case errors.Is(err, ErrInvalidKind):
 		return gatewayv1.RouteReasonInvalidKind, err
@@ -433,8 +443,12 @@ func (w *World) backendRef(routeNS string, ref *gatewayv1.BackendObjectReference
 	if svc == nil {
 		return gatewayv1.RouteReasonBackendNotFound, fmt.Errorf("Service %s/%s %w", ns, ref.Name, errMissing)
 	}
+	unsupported := unsupportedAppProtocols
+	if kind == events.KindGRPCRoute {
+		unsupported = unsupportedGRPCAppProtocols
+	}
 	for _, p := range svc.Spec.Ports {
-		if ref.Port != nil && p.Port == *ref.Port && p.AppProtocol != nil && slices.Contains(unsupportedAppProtocols, *p.AppProtocol) {
+		if ref.Port != nil && p.Port == *ref.Port && p.AppProtocol != nil && slices.Contains(unsupported, *p.AppProtocol) {
 			return gatewayv1.RouteReasonUnsupportedProtocol, fmt.Errorf("Service %s/%s port %d: appProtocol %s is not supported", ns, ref.Name, p.Port, *p.AppProtocol)
 		}
 	}

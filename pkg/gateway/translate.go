@@ -7,7 +7,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
-	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
@@ -39,7 +38,7 @@ func comparePortHosts(a, b portHost) int {
 // left out with a Problem, never served otherwise than the spec says.
 func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Entry {
 	e := &intent.Entry{
-		Origin:   intent.Origin{Kind: string(events.KindHTTPRoute), Namespace: key.Namespace, Name: key.Name, Generation: r.Generation},
+		Origin:   intent.Origin{Kind: string(routeKind(r)), Namespace: key.Namespace, Name: key.Name, Generation: r.Generation},
 		Key:      key,
 		Name:     key.String(),
 		Object:   r,
@@ -64,6 +63,10 @@ func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Ent
 	// A listener's port is plain HTTP or HTTPS: nothing is redirected
 	// (ingress-nginx's ssl-redirect default).
 	e.Settings.SSLRedirect = new(false)
+	if IsGRPC(r) {
+		// The backends of a GRPCRoute speak gRPC (HTTP/2 without TLS).
+		e.Settings.Location.BackendProtocol = "GRPC"
+	}
 	slices.Sort(e.Hosts)
 	e.Services = intent.UniqueKeys(e.Services)
 	e.Secrets = intent.UniqueKeys(e.Secrets)
@@ -101,7 +104,7 @@ func (t *route) attach(p *gatewayv1.ParentReference) {
 // served (yet).
 func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 	where := fmt.Sprintf("Gateway %s/%s listener %s", gw.Namespace, gw.Name, l.Name)
-	if !allowsRoute(gw, l, t.r.Namespace, t.src.namespaces[t.r.Namespace]) {
+	if !allowsRoute(gw, l, t.r, t.src.namespaces[t.r.Namespace]) {
 		return
 	}
 	var cert *SecretRef
@@ -233,7 +236,7 @@ func weight(ref *gatewayv1.HTTPBackendRef) int {
 // namespace, or of another that grants it; false for a reference that
 // cannot be served (its share of the requests answers 500).
 func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.BackendRef, bool) {
-	ns, err := backendService(t.r.Namespace, &ref.BackendObjectReference, t.src.grantList())
+	ns, err := backendService(routeKind(t.r), t.r.Namespace, &ref.BackendObjectReference, t.src.grantList())
 	switch {
 	case err != nil:
 		t.problem("%s: %v; %s", where, err, share500)

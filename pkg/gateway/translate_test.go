@@ -141,7 +141,7 @@ func translated(t *testing.T, r *gatewayv1.HTTPRoute, objs ...any) *intent.Entry
 			t.Fatal(err)
 		}
 	}
-	e, err := src.Translate(events.KindHTTPRoute, intent.Key{Namespace: r.Namespace, Name: r.Name}, r)
+	e, err := src.Translate(routeKind(r), intent.Key{Namespace: r.Namespace, Name: r.Name}, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,10 +53,12 @@ type ListenerSource interface {
 }
 
 // Listener is a port a ListenerSource asks nginx to listen on, for the
-// object Origin names (in Problems).
+// object Origin names (in Problems). H2C (not with TLS) serves HTTP/2
+// with prior knowledge there instead of HTTP/1.1 (config.Listener.H2C).
 type Listener struct {
 	Port   int
 	TLS    bool
+	H2C    bool
 	Origin Origin
 }
 

@@ -43,7 +43,7 @@ func (b *builder) buildListeners() {
 			continue
 		}
 		b.listeners[l.Port], first = true, o
-		b.listenerList = append(b.listenerList, config.Listener{Port: l.Port, TLS: l.TLS, Gateway: o.Namespace + "/" + o.Name})
+		b.listenerList = append(b.listenerList, config.Listener{Port: l.Port, TLS: l.TLS, H2C: l.H2C && !l.TLS, Gateway: o.Namespace + "/" + o.Name})
 	}
 }
 

@@ -153,6 +153,11 @@ func (in *Incremental) splice(is *island, b *builder, part *config.Configuration
 	if part.DefaultBackend != cur.DefaultBackend || part.DefaultCertificate != cur.DefaultCertificate {
 		return false
 	}
+	// A route may change how a listener port is served (a Gateway's port
+	// serves h2c while only GRPCRoutes are attached): a full Build.
+	if !slices.Equal(b.listenerList, cur.Listeners) {
+		return false
+	}
 	out := *cur
 	out.SplicedFrom(cur, sortedHosts(is.hosts))
 	if !in.spliceServers(&out, is, part) || !in.spliceBackends(&out, is, b, part) {

@@ -58,6 +58,9 @@ func (u universe) svcName() string { return "s" + strconv.Itoa(u.pick(4)) }
 func (u universe) event() events.Event {
 	switch u.pick(20) {
 	case 17, 18:
+		if u.pick(4) == 0 {
+			return u.grpcRouteEvent()
+		}
 		return u.routeEvent()
 	case 19:
 		return u.gatewayEvent()
@@ -478,6 +481,30 @@ func (u universe) routeEvent() events.Event {
 		d := gatewayv1.Duration([]string{"500ms", "0s", "10s"}[u.pick(3)])
 		r.Spec.Rules[0].Timeouts = &gatewayv1.HTTPRouteTimeouts{BackendRequest: &d}
 	}
+	return upsertEvent(r)
+}
+
+// grpcRouteEvent is a GRPCRoute of the universe's Gateway: one of two, on
+// one of its hosts or none, a method or every call, to one of its
+// Services. While only GRPCRoutes are attached the Gateway's port serves
+// h2c: the routes turn it to h2c and back.
+func (u universe) grpcRouteEvent() events.Event {
+	name := "g" + strconv.Itoa(u.pick(2))
+	if u.pick(4) == 0 {
+		return deleteEvent(events.KindGRPCRoute, propNS, name)
+	}
+	r := &gatewayv1.GRPCRoute{ObjectMeta: objMeta(propNS, name)}
+	r.CreationTimestamp = metav1.NewTime(epoch.Add(time.Duration(u.pick(5)) * time.Second))
+	r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: "edge"}}
+	if h := hosts[u.pick(len(hosts))]; h != "" {
+		r.Spec.Hostnames = []gatewayv1.Hostname{gatewayv1.Hostname(h)}
+	}
+	rule := gatewayv1.GRPCRouteRule{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(u.svcName()), Port: ptr(gatewayv1.PortNumber(80))}}}}}
+	if u.pick(2) == 0 {
+		rule.Matches = []gatewayv1.GRPCRouteMatch{{Method: &gatewayv1.GRPCMethodMatch{Service: ptr("echo.Echo"), Method: ptr("Say")}}}
+	}
+	r.Spec.Rules = []gatewayv1.GRPCRouteRule{rule}
 	return upsertEvent(r)
 }
 

@@ -291,7 +291,8 @@ func listenLines(o *Options, http2, proxyProtocol bool) []string {
 }
 
 // setGatewayListeners adds a listen of each Gateway listener port to the
-// public server, with ssl for an HTTPS one, after checking it again
+// public server, with ssl for an HTTPS one and http2 for an h2c one
+// (config.Listener.H2C), after checking it again
 // (config.ValidListenerPort: not one of nginx's own ports), in order.
 func (v *view) setGatewayListeners(o *Options, ls []config.Listener, http2 bool) error {
 	own := []int{o.HTTPPort, o.HTTPSPort, o.StatusPort}
@@ -308,6 +309,8 @@ func (v *view) setGatewayListeners(o *Options, ls []config.Listener, http2 bool)
 			opts = " ssl http2"
 		case l.TLS:
 			opts = " ssl"
+		case l.H2C: // h2c only: nginx 1.22 serves no HTTP/1.1 beside it
+			opts = " http2"
 		}
 		for _, a := range listenAddrs(o, l.Port) {
 			v.Listen = append(v.Listen, a+opts)

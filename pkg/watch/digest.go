@@ -37,8 +37,8 @@ type ingressView struct {
 }
 
 // specView is what matters in a GatewayClass, Gateway, HTTPRoute or
-// BackendTLSPolicy: all but status and the metadata the API server
-// maintains, as for an Ingress.
+// GRPCRoute or BackendTLSPolicy: all but status and the metadata the API
+// server maintains, as for an Ingress.
 // Their status is written by controllers (ours, later, and those of other
 // classes on shared routes): a status change is not published on its own.
 type specView struct {
@@ -64,6 +64,8 @@ func digestOf(obj runtime.Object) (digest, error) {
 	case *gatewayv1.Gateway:
 		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
 	case *gatewayv1.HTTPRoute:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.GRPCRoute:
 		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
 	case *gatewayv1.BackendTLSPolicy:
 		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}

@@ -26,6 +26,9 @@ func TestDigestOf(t *testing.T) {
 	route, gw := eventstest.HTTPRoute(), eventstest.Gateway()
 	policy := &gatewayv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "btls", ResourceVersion: "1"},
 		Spec: gatewayv1.BackendTLSPolicySpec{Validation: gatewayv1.BackendTLSPolicyValidation{Hostname: "web.example.com"}}}
+	grpc := &gatewayv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "rpc", ResourceVersion: "1", Generation: 3},
+		Spec:   gatewayv1.GRPCRouteSpec{Hostnames: []gatewayv1.Hostname{"rpc.example.com"}},
+		Status: gatewayv1.GRPCRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{{ControllerName: "x/y"}}}}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
 	tests := []struct {
 		name   string
@@ -66,6 +69,11 @@ func TestDigestOf(t *testing.T) {
 			r.Status.Parents, r.ResourceVersion, r.Generation = nil, "2", 4
 		}},
 		{name: "httproute: spec", base: route, change: func(o runtime.Object) { o.(*gatewayv1.HTTPRoute).Spec.Hostnames = nil }},
+		{name: "grpcroute: status and generation", base: grpc, same: true, change: func(o runtime.Object) {
+			r := o.(*gatewayv1.GRPCRoute)
+			r.Status.Parents, r.ResourceVersion, r.Generation = nil, "2", 4
+		}},
+		{name: "grpcroute: spec", base: grpc, change: func(o runtime.Object) { o.(*gatewayv1.GRPCRoute).Spec.Hostnames = nil }},
 		{name: "gateway: status", base: gw, same: true, change: func(o runtime.Object) { o.(*gatewayv1.Gateway).Status.Addresses = nil }},
 		{name: "gateway: listeners", base: gw, change: func(o runtime.Object) { o.(*gatewayv1.Gateway).Spec.Listeners[0].Port = 8080 }},
 		{name: "gatewayclass: status", base: eventstest.GatewayClass(), same: true, change: func(o runtime.Object) {

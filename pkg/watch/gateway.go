@@ -63,6 +63,7 @@ var gatewayResources = map[events.Kind]string{
 	events.KindGatewayClass:     "gatewayclasses",
 	events.KindGateway:          "gateways",
 	events.KindHTTPRoute:        "httproutes",
+	events.KindGRPCRoute:        "grpcroutes",
 	events.KindReferenceGrant:   "referencegrants",
 	events.KindBackendTLSPolicy: "backendtlspolicies",
 }
@@ -278,6 +279,8 @@ func (g *gatewayAPI) newInformer(k events.Kind) cache.SharedIndexInformer {
 		return gatewayinformers.NewHTTPRouteInformer(g.client, ns, 0, routeIndexers())
 	case events.KindBackendTLSPolicy:
 		return gatewayinformers.NewBackendTLSPolicyInformer(g.client, ns, 0, policyIndexers())
+	case events.KindGRPCRoute:
+		return gatewayinformers.NewGRPCRouteInformer(g.client, ns, 0, routeIndexers())
 	}
 	return gatewayinformers.NewReferenceGrantInformer(g.client, ns, 0, byNS)
 }

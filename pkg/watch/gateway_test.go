@@ -98,6 +98,17 @@ func httpRoute(ns, name, gw string, hosts ...gatewayv1.Hostname) *gatewayv1.HTTP
 		}}
 }
 
+// grpcRoute is a GRPCRoute of ns attached to Gateway gw, to Service
+// "grpc".
+func grpcRoute(ns, name, gw string) *gatewayv1.GRPCRoute {
+	return &gatewayv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: gatewayv1.GRPCRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(gw)}}},
+			Rules: []gatewayv1.GRPCRouteRule{{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "grpc", Port: new(gatewayv1.PortNumber(8080))}}}}}},
+		}}
+}
+
 // referenceGrant, in ns, lets the Gateways of namespace from refer to the
 // Secrets of ns.
 func referenceGrant(ns, name, from string) *gatewayv1.ReferenceGrant {
@@ -133,6 +144,8 @@ func (e *gwEnv) createGateway(t *testing.T, obj runtime.Object) {
 		_, err = v1.Gateways(o.Namespace).Create(ctx, o, createOpts)
 	case *gatewayv1.HTTPRoute:
 		_, err = v1.HTTPRoutes(o.Namespace).Create(ctx, o, createOpts)
+	case *gatewayv1.GRPCRoute:
+		_, err = v1.GRPCRoutes(o.Namespace).Create(ctx, o, createOpts)
 	case *gatewayv1.ReferenceGrant:
 		_, err = v1.ReferenceGrants(o.Namespace).Create(ctx, o, createOpts)
 	case *gatewayv1.BackendTLSPolicy:
@@ -163,6 +176,7 @@ func TestGatewayKindsArePublished(t *testing.T) {
 		lastApplied(gatewayClass(e.class(), e.gatewayController())),
 		lastApplied(gateway(ns, "edge", "foreign-"+ns)), // of no class of ours: published all the same
 		lastApplied(httpRoute(ns, "web", "edge", "shop.example.com")),
+		lastApplied(grpcRoute(ns, "web", "edge")), // the name of the HTTPRoute: another kind, another subject
 		lastApplied(referenceGrant(ns, "from-infra", "infra")),
 		lastApplied(backendTLSPolicy(ns, "btls", "web", "ca")),
 	}
@@ -202,6 +216,7 @@ func TestGatewayKindsArePublished(t *testing.T) {
 
 	deletes := []func() error{
 		func() error { return v1.HTTPRoutes(ns).Delete(ctx, "web", deleteOpts) },
+		func() error { return v1.GRPCRoutes(ns).Delete(ctx, "web", deleteOpts) },
 		func() error { return v1.Gateways(ns).Delete(ctx, "edge", deleteOpts) },
 		func() error { return v1.ReferenceGrants(ns).Delete(ctx, "from-infra", deleteOpts) },
 		func() error { return v1.BackendTLSPolicies(ns).Delete(ctx, "btls", deleteOpts) },

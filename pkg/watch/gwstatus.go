@@ -20,7 +20,7 @@ import (
 
 // gatewayStatus writes, during one leader term, the status of our
 // GatewayClasses, of our Gateways (after keeping their Services,
-// gwservice.go) and of the HTTPRoutes whose parents are our Gateways, as
+// gwservice.go) and of the HTTPRoutes and GRPCRoutes whose parents are our Gateways, as
 // gateway.World computes it from the caches. A status is written through
 // the status subresource only when it differs, lastTransitionTimes aside
 // (kept while a condition's status holds); route parents of other
@@ -41,20 +41,23 @@ func newGatewayStatus(w *Watcher, t *term) *gatewayStatus {
 	return &gatewayStatus{w: w, t: t, svc: newGatewayServices(w), queue: newQueue[key](), waiting: make(map[key]bool)}
 }
 
-// Indexes of the HTTPRoute informer: routes by the "namespace/name" of
-// the Gateways their parentRefs name and of the Services their
-// backendRefs name.
+// Indexes of the HTTPRoute and GRPCRoute informers: routes by the
+// "namespace/name" of the Gateways their parentRefs name and of the
+// Services their backendRefs name.
 const (
 	routeParentIndex  = "routeParent"
 	routeBackendIndex = "routeBackend"
 )
 
+// routeKinds are the kinds of routes whose status is written.
+var routeKinds = []events.Kind{events.KindHTTPRoute, events.KindGRPCRoute}
+
 func routeIndexers() cache.Indexers {
 	return cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 		routeParentIndex: func(obj any) ([]string, error) {
-			r, ok := obj.(*gatewayv1.HTTPRoute)
-			if !ok {
+			r := httpView(obj)
+			if r == nil {
 				return nil, nil
 			}
 			var out []string
@@ -66,8 +69,8 @@ func routeIndexers() cache.Indexers {
 			return out, nil
 		},
 		routeBackendIndex: func(obj any) ([]string, error) {
-			r, ok := obj.(*gatewayv1.HTTPRoute)
-			if !ok {
+			r := httpView(obj)
+			if r == nil {
 				return nil, nil
 			}
 			var out []string
@@ -83,6 +86,18 @@ func routeIndexers() cache.Indexers {
 			return out, nil
 		},
 	}
+}
+
+// httpView is route obj as an HTTPRoute (a GRPCRoute's gateway.HTTPView);
+// nil for any other object.
+func httpView(obj any) *gatewayv1.HTTPRoute {
+	switch r := obj.(type) {
+	case *gatewayv1.HTTPRoute:
+		return r
+	case *gatewayv1.GRPCRoute:
+		return gateway.HTTPView(r)
+	}
+	return nil
 }
 
 // run writes status until ctx ends (one worker: the Services' port
@@ -110,10 +125,11 @@ func (g *gatewayStatus) run(ctx context.Context) {
 	}
 }
 
-// enqueueAll queues every GatewayClass, Gateway and HTTPRoute, and the
-// Gateways of the Services kept (to delete those of Gateways gone).
+// enqueueAll queues every GatewayClass, Gateway, HTTPRoute and GRPCRoute,
+// and the Gateways of the Services kept (to delete those of Gateways
+// gone).
 func (g *gatewayStatus) enqueueAll() {
-	for _, kind := range []events.Kind{events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute, events.KindBackendTLSPolicy} {
+	for _, kind := range append([]events.Kind{events.KindGatewayClass, events.KindGateway, events.KindBackendTLSPolicy}, routeKinds...) {
 		for _, obj := range g.w.informers.sources[kind].list() {
 			if k, err := keyOf(kind, obj); err == nil {
 				g.queue.Add(k)
@@ -134,11 +150,13 @@ func (g *gatewayStatus) addGateway(cacheKey string) {
 	}
 }
 
-// addRoutes queues the HTTPRoutes index names value.
+// addRoutes queues the routes index names value.
 func (g *gatewayStatus) addRoutes(index, value string) {
-	for _, obj := range g.w.informers.sources[events.KindHTTPRoute].byIndex(index, value) {
-		if k, err := keyOf(events.KindHTTPRoute, obj); err == nil {
-			g.queue.Add(k)
+	for _, kind := range routeKinds {
+		for _, obj := range g.w.informers.sources[kind].byIndex(index, value) {
+			if k, err := keyOf(kind, obj); err == nil {
+				g.queue.Add(k)
+			}
 		}
 	}
 }
@@ -154,13 +172,10 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 	case *gatewayv1.Gateway:
 		g.gatewayChanged(o)
 	case *gatewayv1.HTTPRoute:
-		g.queue.Add(key{Kind: kind, Namespace: o.Namespace, Name: o.Name})
+		g.routeChanged(kind, o.Namespace, o.Name, o.Spec.ParentRefs)
 		g.routePolicies(o)
-		for _, p := range o.Spec.ParentRefs {
-			if ns, name, ok := gateway.ParentGateway(&p, o.Namespace); ok {
-				g.addGateway(ns + "/" + name)
-			}
-		}
+	case *gatewayv1.GRPCRoute:
+		g.routeChanged(kind, o.Namespace, o.Name, o.Spec.ParentRefs)
 	case *gatewayv1.ReferenceGrant:
 		g.enqueueAll() // grants are few and rarely change
 	case *gatewayv1.BackendTLSPolicy:
@@ -181,11 +196,24 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 	}
 }
 
+// routeChanged queues route ns/name, of kind, and the Gateways its
+// parentRefs name.
+func (g *gatewayStatus) routeChanged(kind events.Kind, ns, name string, parents []gatewayv1.ParentReference) {
+	g.queue.Add(key{Kind: kind, Namespace: ns, Name: name})
+	for _, p := range parents {
+		if gns, gname, ok := gateway.ParentGateway(&p, ns); ok {
+			g.addGateway(gns + "/" + gname)
+		}
+	}
+}
+
 // namespaceChanged queues the routes of Namespace name and the Gateways
 // they name: a listener may select them by the Namespace's labels.
 func (g *gatewayStatus) namespaceChanged(name string) {
-	for _, obj := range g.w.informers.sources[events.KindHTTPRoute].byIndex(cache.NamespaceIndex, name) {
-		g.changed(events.KindHTTPRoute, obj)
+	for _, kind := range routeKinds {
+		for _, obj := range g.w.informers.sources[kind].byIndex(cache.NamespaceIndex, name) {
+			g.changed(kind, obj)
+		}
 	}
 }
 
@@ -225,6 +253,10 @@ func (g *gatewayStatus) sync(ctx context.Context, k key) error {
 	case events.KindBackendTLSPolicy:
 		if p, isPolicy := obj.(*gatewayv1.BackendTLSPolicy); ok && isPolicy {
 			return g.writePolicy(ctx, p)
+		}
+	case events.KindGRPCRoute:
+		if r, isRoute := obj.(*gatewayv1.GRPCRoute); ok && isRoute {
+			return g.writeGRPCRoute(ctx, r)
 		}
 	}
 	return nil
@@ -299,12 +331,15 @@ func (g *gatewayStatus) servedGateway(gw *gatewayv1.Gateway, svc *corev1.Service
 		v.served, v.current, seq, g.w.cfg.StatusSyncers, need)
 }
 
-// routesOf returns the cached HTTPRoutes that name Gateway k.
+// routesOf returns the cached routes that name Gateway k, GRPCRoutes as
+// their HTTPView.
 func (g *gatewayStatus) routesOf(k key) []*gatewayv1.HTTPRoute {
 	var out []*gatewayv1.HTTPRoute
-	for _, obj := range g.w.informers.sources[events.KindHTTPRoute].byIndex(routeParentIndex, k.cacheKey()) {
-		if r, ok := obj.(*gatewayv1.HTTPRoute); ok {
-			out = append(out, r)
+	for _, kind := range routeKinds {
+		for _, obj := range g.w.informers.sources[kind].byIndex(routeParentIndex, k.cacheKey()) {
+			if r := httpView(obj); r != nil {
+				out = append(out, r)
+			}
 		}
 	}
 	return out

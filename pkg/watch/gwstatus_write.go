@@ -166,3 +166,31 @@ func (g *gatewayStatus) writeRoute(ctx context.Context, r *gatewayv1.HTTPRoute) 
 		return nil
 	})
 }
+
+// writeGRPCRoute writes our parents of GRPCRoute r's status, computed on
+// its HTTPView as the translator serves it.
+func (g *gatewayStatus) writeGRPCRoute(ctx context.Context, r *gatewayv1.GRPCRoute) error {
+	client := g.w.cfg.GatewayClient.GatewayV1().GRPCRoutes(r.Namespace)
+	w := g.world()
+	controller := g.w.cfg.GatewayControllerName
+	return g.writeRetrying(ctx, "GRPCRoute "+r.Namespace+"/"+r.Name, func(ctx context.Context, fresh bool) error {
+		if fresh {
+			var err error
+			if r, err = client.Get(ctx, r.Name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+		}
+		want := gateway.MergeRouteParents(r.Status.Parents, w.RouteParents(gateway.HTTPView(r)), controller, transitionTime())
+		if semanticEqual(r.Status.Parents, want) {
+			return nil
+		}
+		update := r.DeepCopy()
+		update.Status.Parents = want
+		if _, err := client.UpdateStatus(ctx, update, metav1.UpdateOptions{}); g.count(events.KindGRPCRoute, err) != nil {
+			return err
+		}
+		g.w.log.Info("grpcroute status updated", "namespace", r.Namespace, "name", r.Name, "generation", r.Generation,
+			"parents", len(want))
+		return nil
+	})
+}

@@ -34,9 +34,10 @@ type objectKey struct {
 // Warnings for; syncKinds those whose changes get a Sync event.
 var (
 	problemKinds = map[events.Kind]bool{
-		events.KindIngress: true, events.KindConfigMap: true, events.KindHTTPRoute: true, events.KindGateway: true,
+		events.KindIngress: true, events.KindConfigMap: true, events.KindHTTPRoute: true, events.KindGRPCRoute: true,
+		events.KindGateway: true,
 	}
-	syncKinds = map[events.Kind]bool{events.KindIngress: true, events.KindHTTPRoute: true}
+	syncKinds = map[events.Kind]bool{events.KindIngress: true, events.KindHTTPRoute: true, events.KindGRPCRoute: true}
 )
 
 func ingressKey(namespace, name string) objectKey {

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"golang.org/x/net/websocket"
+	"google.golang.org/grpc"
 )
 
 // The ports echo-basic listens on: HTTP/1.1 and h2c, and HTTPS when its
 // Pod gives it a certificate (TLS_SERVER_CERT and TLS_SERVER_PRIVKEY, files
-// of a Secret volume: the suite's tls-backend, for BackendTLSPolicy). (Its
-// gRPC, TCP and UDP modes serve profiles other than GATEWAY-HTTP.)
+// of a Secret volume: the suite's tls-backend, for BackendTLSPolicy); or in
+// gRPC mode its gRPC echo on the HTTP port (grpcecho.go). (Its TCP and UDP
+// modes serve other profiles.)
 const (
 	echoHTTPPort  = 3000
 	echoH2CPort   = 3001
@@ -30,6 +32,8 @@ type echoInfo struct {
 	Ingress   string `json:"ingress"`
 	Service   string `json:"service"`
 	Pod       string `json:"pod"`
+	// grpc: the Pod runs echo-basic's gRPC echo (GRPC_ECHO_SERVER).
+	grpc bool
 }
 
 // echoReply is echo-basic's answer, the JSON the conformance suite reads
@@ -56,6 +60,7 @@ type echoTLS struct {
 // echoPod is the servers answering for one Pod.
 type echoPod struct {
 	servers []*http.Server
+	grpc    *grpc.Server
 }
 
 // startEchoPod listens on ip's echo-basic ports, logging to log; on the
@@ -86,6 +91,9 @@ func startEchoPod(ip netip.Addr, info echoInfo, log *podLog, cert *tls.Certifica
 }
 
 func (e *echoPod) close() {
+	if e.grpc != nil {
+		e.grpc.Stop()
+	}
 	for _, s := range e.servers {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		if err := s.Shutdown(ctx); err != nil {

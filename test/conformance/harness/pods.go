@@ -143,8 +143,9 @@ func (c *Cluster) writePodStatus(ctx context.Context, p *corev1.Pod, ip netip.Ad
 	return err
 }
 
-// startEcho answers an echo-basic Pod (HTTP mode) on ip, once; over HTTPS
-// too when it is given a certificate (echoCertificate).
+// startEcho answers an echo-basic Pod (HTTP or gRPC mode) on ip, once; in
+// HTTP mode over HTTPS too when it is given a certificate
+// (echoCertificate).
 func (c *Cluster) startEcho(ctx context.Context, key string, p *corev1.Pod, ip netip.Addr) error {
 	if _, ok := c.echoes[key]; ok {
 		return nil
@@ -153,11 +154,17 @@ func (c *Cluster) startEcho(ctx context.Context, key string, p *corev1.Pod, ip n
 	if !ok {
 		return nil
 	}
-	cert, err := c.echoCertificate(ctx, p)
-	if err != nil {
-		return fmt.Errorf("pod %s: %w", key, err) // the next round tries again
+	var e *echoPod
+	var err error
+	if info.grpc {
+		e, err = startGRPCEchoPod(ip, info)
+	} else {
+		var cert *tls.Certificate
+		if cert, err = c.echoCertificate(ctx, p); err != nil {
+			return fmt.Errorf("pod %s: %w", key, err) // the next round tries again
+		}
+		e, err = startEchoPod(ip, info, c.book.of(key), cert)
 	}
-	e, err := startEchoPod(ip, info, c.book.of(key), cert)
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", key, err)
 	}
@@ -166,7 +173,7 @@ func (c *Cluster) startEcho(ctx context.Context, key string, p *corev1.Pod, ip n
 }
 
 // echoContext reads what echo-basic reads from its environment, for a Pod
-// whose container runs echo-basic as an HTTP server.
+// whose container runs echo-basic as an HTTP or a gRPC server.
 func echoContext(p *corev1.Pod) (echoInfo, bool) {
 	for _, ct := range p.Spec.Containers {
 		if !strings.Contains(ct.Image, "/echo-basic:") {
@@ -176,12 +183,13 @@ func echoContext(p *corev1.Pod) (echoInfo, bool) {
 		for _, e := range ct.Env {
 			env[e.Name] = envValue(p, e)
 		}
-		for _, mode := range []string{"GRPC_ECHO_SERVER", "TCP_ECHO_SERVER", "UDP_ECHO_SERVER"} {
+		for _, mode := range []string{"TCP_ECHO_SERVER", "UDP_ECHO_SERVER"} {
 			if env[mode] != "" {
 				return echoInfo{}, false
 			}
 		}
-		return echoInfo{Namespace: env["NAMESPACE"], Ingress: env["INGRESS_NAME"], Service: env["SERVICE_NAME"], Pod: env["POD_NAME"]}, true
+		return echoInfo{Namespace: env["NAMESPACE"], Ingress: env["INGRESS_NAME"], Service: env["SERVICE_NAME"], Pod: env["POD_NAME"],
+			grpc: env["GRPC_ECHO_SERVER"] != ""}, true
 	}
 	return echoInfo{}, false
 }
