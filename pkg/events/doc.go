@@ -11,7 +11,7 @@
 // the trimmed Kubernetes object. The kinds (Kinds) are the Ingress inputs,
 // the Namespaces (their labels, for the Gateway listeners' namespace
 // selectors) and the Gateway API ones (GatewayKinds: GatewayClass, Gateway, HTTPRoute,
-// ReferenceGrant of gateway.networking.k8s.io/v1, as the typed objects of
+// ReferenceGrant, TLSRoute, TCPRoute, UDPRoute of gateway.networking.k8s.io/v1, as the typed objects of
 // sigs.k8s.io/gateway-api).
 //
 // # Wire format

@@ -23,6 +23,12 @@ func newGatewayObject(k Kind) runtime.Object {
 		return &gatewayv1.HTTPRoute{}
 	case KindReferenceGrant:
 		return &gatewayv1.ReferenceGrant{}
+	case KindTLSRoute:
+		return &gatewayv1.TLSRoute{}
+	case KindTCPRoute:
+		return &gatewayv1.TCPRoute{}
+	case KindUDPRoute:
+		return &gatewayv1.UDPRoute{}
 	}
 	return nil
 }
@@ -39,6 +45,12 @@ func typedGateway(obj runtime.Object) (Kind, *metav1.ObjectMeta) {
 		return KindHTTPRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	case *gatewayv1.ReferenceGrant:
 		return KindReferenceGrant, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
+	case *gatewayv1.TLSRoute:
+		return KindTLSRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
+	case *gatewayv1.TCPRoute:
+		return KindTCPRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
+	case *gatewayv1.UDPRoute:
+		return KindUDPRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	}
 	return "", nil
 }
@@ -62,6 +74,12 @@ func gatewayToken(k Kind) string {
 		return "httproute"
 	case KindReferenceGrant:
 		return "referencegrant"
+	case KindTLSRoute:
+		return "tlsroute"
+	case KindTCPRoute:
+		return "tcproute"
+	case KindUDPRoute:
+		return "udproute"
 	}
 	return ""
 }

@@ -13,6 +13,7 @@ func TestKindTokens(t *testing.T) {
 		events.KindEndpointSlice: "endpointslice", events.KindSecret: "secret", events.KindConfigMap: "configmap",
 		events.KindGatewayClass: "gatewayclass", events.KindGateway: "gateway", events.KindHTTPRoute: "httproute",
 		events.KindReferenceGrant: "referencegrant", events.KindNamespace: "namespace",
+		events.KindTLSRoute: "tlsroute", events.KindTCPRoute: "tcproute", events.KindUDPRoute: "udproute",
 	}
 	if len(events.Kinds) != len(want) {
 		t.Fatalf("Kinds has %d kinds, want %d", len(events.Kinds), len(want))

@@ -59,8 +59,11 @@ func selects(p *gatewayv1.ParentReference, l *gatewayv1.Listener) bool {
 }
 
 // routeKindAllowed reports whether allowedRoutes.kinds k names HTTPRoute.
-func routeKindAllowed(k gatewayv1.RouteGroupKind) bool {
-	return k.Kind == "HTTPRoute" && (k.Group == nil || *k.Group == gatewayv1.GroupName)
+func routeKindAllowed(k gatewayv1.RouteGroupKind) bool { return kindIs(k, "HTTPRoute") }
+
+// kindIs reports whether allowedRoutes.kinds k names route kind kind.
+func kindIs(k gatewayv1.RouteGroupKind, kind gatewayv1.Kind) bool {
+	return k.Kind == kind && (k.Group == nil || *k.Group == gatewayv1.GroupName)
 }
 
 // allowsRoute applies the listener's allowedRoutes to an HTTPRoute of
@@ -69,8 +72,13 @@ func routeKindAllowed(k gatewayv1.RouteGroupKind) bool {
 // Namespace's labels match the selector; an invalid selector admits no
 // route), and kinds, when listed, including HTTPRoute.
 func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, ns string, nsLabels map[string]string) bool {
+	return allowsKind(gw, l, "HTTPRoute", ns, nsLabels)
+}
+
+// allowsKind is allowsRoute for a route of kind kind.
+func allowsKind(gw *gatewayv1.Gateway, l *gatewayv1.Listener, kind gatewayv1.Kind, ns string, nsLabels map[string]string) bool {
 	a := l.AllowedRoutes
-	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, routeKindAllowed) {
+	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gatewayv1.RouteGroupKind) bool { return kindIs(k, kind) }) {
 		return false
 	}
 	switch namespacesFrom(l) {
@@ -179,6 +187,12 @@ func listenerCertificate(gw *gatewayv1.Gateway, l *gatewayv1.Listener, grants []
 // HTTPRoute of namespace routeNS refers to; the error wraps
 // ErrInvalidKind (not a core Service) or ErrRefNotPermitted.
 func backendService(routeNS string, ref *gatewayv1.BackendObjectReference, grants []*gatewayv1.ReferenceGrant) (string, error) {
+	return kindBackendService("HTTPRoute", routeNS, ref, grants)
+}
+
+// kindBackendService is backendService for a route of kind kind (the
+// kind a ReferenceGrant must name).
+func kindBackendService(kind, routeNS string, ref *gatewayv1.BackendObjectReference, grants []*gatewayv1.ReferenceGrant) (string, error) {
 	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
 		return "", fmt.Errorf("backendRef %s is %w", ref.Name, ErrInvalidKind)
 	}
@@ -186,7 +200,7 @@ func backendService(routeNS string, ref *gatewayv1.BackendObjectReference, grant
 		return routeNS, nil
 	}
 	ns := string(*ref.Namespace)
-	from := GrantFrom{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Namespace: routeNS}
+	from := GrantFrom{Group: gatewayv1.GroupName, Kind: kind, Namespace: routeNS}
 	if !ReferenceGranted(grants, from, GrantTo{Kind: "Service", Namespace: ns, Name: string(ref.Name)}) {
 		return ns, fmt.Errorf("backendRef %s/%s is %w", ns, ref.Name, ErrRefNotPermitted)
 	}
