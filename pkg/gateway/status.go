@@ -82,12 +82,12 @@ type listenerView struct {
 	// says why it is not served (a TLS listener of mode Terminate).
 	routeKind   gatewayv1.Kind
 	unsupported string
-	kinds      []gatewayv1.RouteGroupKind
-	badKinds   bool
-	refs       error // the certificate's, nil when resolved
-	selector   error // the namespace selector's (ErrInvalidSelector)
-	conflict   gatewayv1.ListenerConditionReason
-	attached   int32
+	kinds       []gatewayv1.RouteGroupKind
+	badKinds    bool
+	refs        error // the certificate's, nil when resolved
+	selector    error // the namespace selector's (ErrInvalidSelector)
+	conflict    gatewayv1.ListenerConditionReason
+	attached    int32
 }
 
 // GatewayStatus is the status of Gateway gw of ours: its conditions, its
