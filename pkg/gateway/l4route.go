@@ -231,3 +231,13 @@ func (t *l4Translation) backend(ref *gatewayv1.BackendObjectReference) (intent.B
 	}
 	return intent.BackendRef{}, false
 }
+
+// StreamRouteRefs returns the parentRefs and backendRefs of a TLSRoute,
+// TCPRoute or UDPRoute, false for another object (the watcher's indexes).
+func StreamRouteRefs(obj runtime.Object) (parents []gatewayv1.ParentReference, backends []gatewayv1.BackendRef, ok bool) {
+	r, ok := l4RouteOf(obj)
+	if !ok {
+		return nil, nil, false
+	}
+	return r.parents, r.backends, true
+}

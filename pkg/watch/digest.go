@@ -36,7 +36,7 @@ type ingressView struct {
 	Spec        networkingv1.IngressSpec
 }
 
-// specView is what matters in a GatewayClass, Gateway or HTTPRoute: all
+// specView is what matters in a GatewayClass, Gateway or route: all
 // but status and the metadata the API server maintains, as for an Ingress.
 // Their status is written by controllers (ours, later, and those of other
 // classes on shared routes): a status change is not published on its own.
@@ -63,6 +63,12 @@ func digestOf(obj runtime.Object) (digest, error) {
 	case *gatewayv1.Gateway:
 		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
 	case *gatewayv1.HTTPRoute:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.TLSRoute:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.TCPRoute:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.UDPRoute:
 		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
 	default:
 		m, err := meta.Accessor(trimmed)

@@ -64,6 +64,9 @@ var gatewayResources = map[events.Kind]string{
 	events.KindGateway:        "gateways",
 	events.KindHTTPRoute:      "httproutes",
 	events.KindReferenceGrant: "referencegrants",
+	events.KindTLSRoute:       "tlsroutes",
+	events.KindTCPRoute:       "tcproutes",
+	events.KindUDPRoute:       "udproutes",
 }
 
 // gatewayAPI runs the informers of the Gateway API kinds the cluster
@@ -275,6 +278,12 @@ func (g *gatewayAPI) newInformer(k events.Kind) cache.SharedIndexInformer {
 			gatewaySecretIndex: gatewaySecretKeys, gatewayClassIndex: gatewayClassKeys})
 	case events.KindHTTPRoute:
 		return gatewayinformers.NewHTTPRouteInformer(g.client, ns, 0, routeIndexers())
+	case events.KindTLSRoute:
+		return gatewayinformers.NewTLSRouteInformer(g.client, ns, 0, routeIndexers())
+	case events.KindTCPRoute:
+		return gatewayinformers.NewTCPRouteInformer(g.client, ns, 0, routeIndexers())
+	case events.KindUDPRoute:
+		return gatewayinformers.NewUDPRouteInformer(g.client, ns, 0, routeIndexers())
 	}
 	return gatewayinformers.NewReferenceGrantInformer(g.client, ns, 0, byNS)
 }

@@ -55,7 +55,7 @@ func routeIndexers() cache.Indexers {
 		routeParentIndex: func(obj any) ([]string, error) {
 			r, ok := obj.(*gatewayv1.HTTPRoute)
 			if !ok {
-				return nil, nil
+				return streamRouteParents(obj), nil
 			}
 			var out []string
 			for _, p := range r.Spec.ParentRefs {
@@ -68,7 +68,7 @@ func routeIndexers() cache.Indexers {
 		routeBackendIndex: func(obj any) ([]string, error) {
 			r, ok := obj.(*gatewayv1.HTTPRoute)
 			if !ok {
-				return nil, nil
+				return streamRouteBackends(obj), nil
 			}
 			var out []string
 			for _, rule := range r.Spec.Rules {
@@ -113,7 +113,8 @@ func (g *gatewayStatus) run(ctx context.Context) {
 // enqueueAll queues every GatewayClass, Gateway and HTTPRoute, and the
 // Gateways of the Services kept (to delete those of Gateways gone).
 func (g *gatewayStatus) enqueueAll() {
-	for _, kind := range []events.Kind{events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute} {
+	for _, kind := range []events.Kind{events.KindGatewayClass, events.KindGateway, events.KindHTTPRoute,
+		events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute} {
 		for _, obj := range g.w.informers.sources[kind].list() {
 			if k, err := keyOf(kind, obj); err == nil {
 				g.queue.Add(k)
@@ -134,11 +135,13 @@ func (g *gatewayStatus) addGateway(cacheKey string) {
 	}
 }
 
-// addRoutes queues the HTTPRoutes index names value.
+// addRoutes queues the routes (of every kind) index names value.
 func (g *gatewayStatus) addRoutes(index, value string) {
-	for _, obj := range g.w.informers.sources[events.KindHTTPRoute].byIndex(index, value) {
-		if k, err := keyOf(events.KindHTTPRoute, obj); err == nil {
-			g.queue.Add(k)
+	for _, kind := range []events.Kind{events.KindHTTPRoute, events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute} {
+		for _, obj := range g.w.informers.sources[kind].byIndex(index, value) {
+			if k, err := keyOf(kind, obj); err == nil {
+				g.queue.Add(k)
+			}
 		}
 	}
 }
@@ -160,6 +163,8 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 				g.addGateway(ns + "/" + name)
 			}
 		}
+	case *gatewayv1.TLSRoute, *gatewayv1.TCPRoute, *gatewayv1.UDPRoute:
+		g.streamRouteChanged(kind, item.(runtime.Object))
 	case *gatewayv1.ReferenceGrant:
 		g.enqueueAll() // grants are few and rarely change
 	case *corev1.Namespace:
@@ -217,6 +222,10 @@ func (g *gatewayStatus) sync(ctx context.Context, k key) error {
 		if r, isRoute := obj.(*gatewayv1.HTTPRoute); ok && isRoute {
 			return g.writeRoute(ctx, r)
 		}
+	case events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute:
+		if ok {
+			return g.writeStreamRoute(ctx, obj)
+		}
 	}
 	return nil
 }
@@ -246,6 +255,7 @@ func (g *gatewayStatus) syncGateway(ctx context.Context, k key, gw *gatewayv1.Ga
 		g.settled(k)
 	}
 	w.Routes = g.routesOf(k)
+	w.StreamRoutes = g.streamRoutesOf(k)
 	if err := g.writeGateway(ctx, w, gw, prog); err != nil {
 		return err
 	}

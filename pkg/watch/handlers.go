@@ -47,7 +47,7 @@ func (w *Watcher) handler(kind events.Kind) cache.ResourceEventHandlerFuncs {
 			if kind == events.KindIngress || kind == events.KindConfigMap {
 				w.configMapRefs(old) // so may a ConfigMap
 			}
-			if kind == events.KindHTTPRoute {
+			if kind == events.KindHTTPRoute || streamRouteKinds[kind] {
 				w.gatewayStatusOf(kind, old) // a Gateway it no longer names counts it no more
 			}
 			w.changed(kind, cur, false)
