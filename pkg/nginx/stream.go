@@ -10,8 +10,10 @@ import (
 	"strings"
 )
 
-// The stream block: TCP and UDP services (config.Configuration.L4) and SSL
-// passthrough (Options.EnableSSLPassthrough) on nginx's stream module and
+// The stream block: TCP and UDP services (config.Configuration.L4), the
+// TCP, UDP and TLS passthrough listeners of Gateways (Configuration.Streams:
+// a TLS one reads the SNI name with ssl_preread and proxies to $l4_sni)
+// and SSL passthrough (Options.EnableSSLPassthrough) on nginx's stream module and
 // its njs module (Debian's libnginx-mod-stream and libnginx-mod-stream-js;
 // there is no stream-lua). nginx.conf holds the listeners only: a port,
 // its protocol and its PROXY protocol options. Every listener's server
@@ -43,13 +45,18 @@ func listenersOf(l4 []config.L4Service, streams []config.Stream) []l4Listener {
 	for _, s := range l4 {
 		out = append(out, l4Listener{Protocol: s.Protocol, Port: s.Port, DecodeProxy: s.DecodeProxy, EncodeProxy: s.EncodeProxy})
 	}
+	seen := map[l4Listener]bool{}
 	for _, s := range streams {
-		out = append(out, l4Listener{Protocol: s.Protocol, Port: s.Port})
+		l := l4Listener{Protocol: s.Protocol, Port: s.Port}
+		if !seen[l] { // a TLS port has a Stream per hostname
+			seen[l] = true
+			out = append(out, l)
+		}
 	}
 	slices.SortFunc(out, func(a, b l4Listener) int {
 		return cmp.Or(cmp.Compare(a.Protocol, b.Protocol), cmp.Compare(a.Port, b.Port))
 	})
-	return slices.Compact(out)
+	return out
 }
 
 // streamView is the stream block of the template; nil renders none.
