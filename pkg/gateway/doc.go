@@ -1,7 +1,8 @@
 // Package gateway is the translator of the Gateway API
 // (gateway.networking.k8s.io/v1, standard channel): its Source (see
 // NewSource) keeps the GatewayClasses, Gateways and ReferenceGrants and
-// turns each HTTPRoute into one entry of route intents (pkg/intent),
+// turns each HTTPRoute, TLSRoute, TCPRoute and UDPRoute into one entry of
+// route intents (pkg/intent),
 // which the source-neutral build (pkg/model) places beside the
 // Ingresses'. It also holds the rules the watcher applies to publish only
 // the Secrets our Gateways may use (rules.go). It imports neither the
@@ -38,14 +39,22 @@
 //   - Timeouts (timeouts.go, config.Timeouts): request and backendRequest,
 //     the shorter bounding each request to a backend.
 //
+//   - TLSRoutes (on TLS listeners of mode Passthrough, by SNI name),
+//     TCPRoutes and UDPRoutes (l4route.go): each becomes the entry's
+//     intent.Streams, one per listener (and SNI name) that takes it, with
+//     its weighted backendRefs; the build places them on the stream
+//     block's ports (config.Stream). TLS mode Terminate is not served
+//     (the listener is not Accepted): it would put certificates into
+//     nginx.conf.
+//
 // Everything else is left out with a Problem that names it, never served
-// otherwise than the specification says: TLS passthrough, the other
+// otherwise than the specification says: the other
 // filters (mirrors, extension refs),
 // sessionPersistence, backendRef filters (that reference answers 500),
 // allowedRoutes selectors.
 //
-// The status of our GatewayClasses, Gateways and of the HTTPRoutes
-// attached to them is computed here too (status.go, World), from the
+// The status of our GatewayClasses, Gateways and of the routes attached
+// to them is computed here too (status.go, l4status.go, World), from the
 // same rules of attachment as the translation (attach.go); the watcher
 // writes it. features.go lists the features GatewayClass status
 // advertises.

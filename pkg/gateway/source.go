@@ -118,7 +118,8 @@ func keep[K comparable, T runtime.Object](m map[K]T, k K, kind events.Kind, obj 
 // translateAll makes the entry of every route again, in key order (the
 // stream routes after the HTTPRoutes).
 func (src *Source) translateAll() []*intent.Entry {
-	return append(src.translateWhere(func(intent.Key, *gatewayv1.HTTPRoute) bool { return true }), src.translateStreams()...)
+	return append(src.translateWhere(func(intent.Key, *gatewayv1.HTTPRoute) bool { return true }),
+		src.translateStreams(func(streamKey) bool { return true })...)
 }
 
 // streamKey is a stream route's kind and key.
@@ -127,12 +128,14 @@ type streamKey struct {
 	key  intent.Key
 }
 
-// translateStreams makes the entry of every stream route again, in kind
-// and key order.
-func (src *Source) translateStreams() []*intent.Entry {
+// translateStreams makes the entry of every stream route which selects
+// again, in kind and key order.
+func (src *Source) translateStreams(which func(streamKey) bool) []*intent.Entry {
 	keys := make([]streamKey, 0, len(src.streams))
 	for k := range src.streams {
-		keys = append(keys, k)
+		if which(k) {
+			keys = append(keys, k)
+		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].kind != keys[j].kind {

@@ -184,8 +184,10 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 // namespaceChanged queues the routes of Namespace name and the Gateways
 // they name: a listener may select them by the Namespace's labels.
 func (g *gatewayStatus) namespaceChanged(name string) {
-	for _, obj := range g.w.informers.sources[events.KindHTTPRoute].byIndex(cache.NamespaceIndex, name) {
-		g.changed(events.KindHTTPRoute, obj)
+	for _, kind := range []events.Kind{events.KindHTTPRoute, events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute} {
+		for _, obj := range g.w.informers.sources[kind].byIndex(cache.NamespaceIndex, name) {
+			g.changed(kind, obj)
+		}
 	}
 }
 
