@@ -2,14 +2,12 @@
 // (gateway.networking.k8s.io/v1, standard channel): its Source (see
 // NewSource) keeps the GatewayClasses, Gateways and ReferenceGrants and
 // turns each HTTPRoute, TLSRoute, TCPRoute and UDPRoute into one entry of
-// route intents (pkg/intent),
-// which the source-neutral build (pkg/model) places beside the
+// route intents (pkg/intent), which the source-neutral build (pkg/model) places beside the
 // Ingresses'. It also holds the rules the watcher applies to publish only
 // the Secrets our Gateways may use (rules.go). It imports neither the
 // build nor another translator.
 //
 // What is served today (docs/gateway-api.md keeps the list for users):
-//
 //   - Gateways of the GatewayClasses whose spec.controllerName is the
 //     controller name (--gateway-controller-name); HTTP listeners on port
 //     80 and HTTPS listeners on 443 that terminate TLS with their first
@@ -38,7 +36,6 @@
 //     no backend), URLRewrite (hostname, path) and CORS (cors.go).
 //   - Timeouts (timeouts.go, config.Timeouts): request and backendRequest,
 //     the shorter bounding each request to a backend.
-//
 //   - TLSRoutes (on TLS listeners of mode Passthrough, by SNI name),
 //     TCPRoutes and UDPRoutes (l4route.go): each becomes the entry's
 //     intent.Streams, one per listener (and SNI name) that takes it, with
