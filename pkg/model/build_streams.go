@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -107,19 +108,12 @@ func (b *builder) stream(e *intent.Entry, st *intent.Stream, host string) config
 	for _, w := range st.Backends {
 		be := config.StreamBackend{Weight: w.Weight}
 		if !w.Invalid { // an invalid one names nothing: its share is closed
-			be.Namespace, be.Service, be.Port = cmpOr(w.Backend.Namespace, e.Key.Namespace), w.Backend.Service, w.Backend.PortNumber
+			be.Namespace, be.Service, be.Port = cmp.Or(w.Backend.Namespace, e.Key.Namespace), w.Backend.Service, w.Backend.PortNumber
 			be.Endpoints = b.streamEndpoints(st.Protocol, be)
 		}
 		out.Backends = append(out.Backends, be)
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // streamEndpoints returns the ready endpoints of the Service port of be,
