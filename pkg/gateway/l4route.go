@@ -32,21 +32,31 @@ type l4Route struct {
 	backends  []gatewayv1.BackendRef
 }
 
-// l4RouteOf returns the stream route obj is, false for any other object.
+// l4RouteOf returns the stream route obj is, false for any other object
+// (and a nil pointer).
 func l4RouteOf(obj runtime.Object) (*l4Route, bool) {
 	var refs []gatewayv1.BackendRef
 	switch r := obj.(type) {
 	case *gatewayv1.TLSRoute:
+		if r == nil {
+			return nil, false
+		}
 		for _, rule := range r.Spec.Rules {
 			refs = append(refs, rule.BackendRefs...)
 		}
 		return &l4Route{events.KindTLSRoute, &r.ObjectMeta, r.Spec.ParentRefs, r.Spec.Hostnames, refs}, true
 	case *gatewayv1.TCPRoute:
+		if r == nil {
+			return nil, false
+		}
 		for _, rule := range r.Spec.Rules {
 			refs = append(refs, rule.BackendRefs...)
 		}
 		return &l4Route{events.KindTCPRoute, &r.ObjectMeta, r.Spec.ParentRefs, nil, refs}, true
 	case *gatewayv1.UDPRoute:
+		if r == nil {
+			return nil, false
+		}
 		for _, rule := range r.Spec.Rules {
 			refs = append(refs, rule.BackendRefs...)
 		}
