@@ -4,6 +4,12 @@
 // under $l4_dir (written atomically, so a connection reads a whole one):
 //   <protocol>-<port>.json  {"endpoints": ["10.0.0.1:5432", "[fd00::1]:5432"]}
 //   passthrough.json        {"hosts": {"argocd.example.com": ["10.0.0.7:8443"]}}
+// and one per port of a Gateway's TCP, UDP or TLS listener, whose backends
+// share the connections by weight:
+//   tcp-<port>.json, udp-<port>.json  {"backends": [{"weight": 1, "endpoints": [...]}]}
+//   tls-<port>.json  {"hosts": {"abc.example.com": [backends], "*.example.com": [...], "": [...]}}
+// On a TLS port the SNI name picks the backends: the exact name, else the
+// longest wildcard that matches it, else "" (any name).
 // Every session runs in a fresh VM, so each reads its own file again: an
 // endpoint change is served by the next connection, without a reload.
 // No file, a broken file or no endpoints: the connection goes to a server
@@ -43,14 +49,76 @@ function pick(s, list, what) {
     return e;
 }
 
-// target is $l4_target: an endpoint of the listener's Service.
+// weighted returns the endpoints of a backend of list picked at random by
+// weight, or null when no backend has a weight.
+function weighted(list) {
+    if (!Array.isArray(list)) {
+        return null;
+    }
+    var total = 0;
+    var i;
+    for (i = 0; i < list.length; i++) {
+        total += (list[i] && list[i].weight > 0) ? list[i].weight : 0;
+    }
+    if (total <= 0) {
+        return null;
+    }
+    var r = Math.random() * total;
+    for (i = 0; i < list.length; i++) {
+        var w = (list[i] && list[i].weight > 0) ? list[i].weight : 0;
+        if (r < w) {
+            return list[i].endpoints;
+        }
+        r -= w;
+    }
+    return null;
+}
+
+// target is $l4_target: an endpoint of the listener's Service, or of a
+// backend of a Gateway route picked by weight.
 function target(s) {
     var name = s.variables.protocol.toLowerCase() + '-' + s.variables.server_port;
     var f = read(s, name + '.json');
     if (f === null) {
         return closed(s);
     }
+    if (f.backends !== undefined) {
+        return pick(s, weighted(f.backends), name);
+    }
     return pick(s, f.endpoints, name);
+}
+
+// lookup returns the entry of hosts for name: exact, else the longest
+// wildcard that matches it, else the entry for any name ("").
+function lookup(hosts, name) {
+    var has = function (k) { return Object.prototype.hasOwnProperty.call(hosts, k); };
+    if (name !== '' && has(name)) {
+        return hosts[name];
+    }
+    var i = name.indexOf('.');
+    while (i >= 0) {
+        if (has('*' + name.substring(i))) {
+            return hosts['*' + name.substring(i)];
+        }
+        i = name.indexOf('.', i + 1);
+    }
+    return has('') ? hosts[''] : null;
+}
+
+// sni_target is $l4_sni of a Gateway's TLS passthrough listener: an
+// endpoint of the route of the client's SNI name.
+function sni_target(s) {
+    var name = 'tls-' + s.variables.server_port;
+    var f = read(s, name + '.json');
+    if (f === null || typeof f.hosts !== 'object' || f.hosts === null) {
+        return s.variables.l4_closed;
+    }
+    var route = lookup(f.hosts, sni(s));
+    if (route === null) {
+        s.warn('l4: no route for this SNI name on ' + name);
+        return s.variables.l4_closed;
+    }
+    return pick(s, weighted(route), name);
 }
 
 // sni is the client's SNI name, lower case ('' without one).
@@ -90,4 +158,4 @@ function passthrough(s) {
     return pick(s, h[name], 'a passthrough host');
 }
 
-export default { target, front, passthrough };
+export default { target, sni_target, front, passthrough };

@@ -401,6 +401,27 @@ func (w *canonicalWriter) l4(svcs []L4Service, hosts []PassthroughHost) {
 	}
 }
 
+func (w *canonicalWriter) streams(list []Stream) {
+	if len(list) == 0 {
+		return
+	}
+	w.str("streams")
+	w.uint(uint64(len(list)))
+	for i := range list {
+		s := &list[i]
+		w.strs([]string{string(s.Protocol), s.Hostname, s.Gateway, s.Route})
+		w.int(int64(s.Port))
+		w.uint(uint64(len(s.Backends)))
+		for j := range s.Backends {
+			b := &s.Backends[j]
+			w.strs([]string{b.Namespace, b.Service})
+			w.int(int64(b.Port))
+			w.int(int64(b.Weight))
+			w.endpoints(b.Endpoints)
+		}
+	}
+}
+
 func (w *canonicalWriter) endpoints(eps []Endpoint) {
 	w.uint(uint64(len(eps)))
 	for _, e := range eps {

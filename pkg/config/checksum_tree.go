@@ -223,6 +223,7 @@ func (s *Sums) checksum(c *Configuration) string {
 	w.str(c.DefaultBackend)
 	w.upstreamTLS(c.UpstreamTLS)
 	w.l4(c.L4, c.Passthrough)
+	w.streams(c.Streams)
 	w.listeners(c.Listeners)
 	return w.sum()
 }

@@ -1,6 +1,9 @@
 package config
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // PathType is the Ingress v1 path type after normalisation.
 // ImplementationSpecific is built as Prefix.
@@ -50,6 +53,12 @@ type Configuration struct {
 	// Options.EnableSSLPassthrough), sorted by Hostname. They never
 	// reach nginx.conf.
 	Passthrough []PassthroughHost `json:"passthrough,omitempty"`
+	// Streams are the TCP, UDP and TLS passthrough routes of Gateway
+	// listeners (TCPRoute, UDPRoute, TLSRoute), sorted by Protocol, Port
+	// and Hostname (CompareStreams). nginx.conf holds one stream server per
+	// protocol and port (a new port reloads); hostnames and endpoints never
+	// reach it.
+	Streams []Stream `json:"streams,omitempty"`
 	// DefaultCertificate is the Name of the certificate served for unknown
 	// SNI names: --default-ssl-certificate, or the generated self-signed one.
 	DefaultCertificate string `json:"defaultCertificate"`
@@ -473,8 +482,51 @@ type PassthroughHost struct {
 	Endpoints []Endpoint `json:"endpoints"`
 }
 
-// The protocols of the TCP and UDP services ConfigMaps.
+// The protocols of the TCP and UDP services ConfigMaps, and of Streams.
 const (
 	L4TCP L4Protocol = "TCP"
 	L4UDP L4Protocol = "UDP"
+	// L4TLS is TLS passthrough: a TCP listener that reads the SNI name of
+	// each connection (Streams only) and forwards it unterminated.
+	L4TLS L4Protocol = "TLS"
 )
+
+// Stream is a route of a Gateway's TCP, UDP or TLS listener: connections
+// to Port (the nginx port of the listener) go to Backends by weight. On
+// a TLS port, those whose SNI name Hostname matches (exact, or
+// "*.example.com": any name of one or more labels more, the longest
+// first; "" any name) do; on a TCP or UDP port there is one Stream, the
+// oldest route's.
+type Stream struct {
+	Protocol L4Protocol `json:"protocol"`
+	Port     int        `json:"port"`
+	Hostname string     `json:"hostname,omitempty"`
+	// Gateway is "namespace/name" of the listener's Gateway and Route
+	// "Kind namespace/name" of the route, for Problems and inspection.
+	Gateway  string          `json:"gateway"`
+	Route    string          `json:"route"`
+	Backends []StreamBackend `json:"backends"`
+}
+
+// StreamBackend is one backendRef of a Stream: Weight of every total of
+// the weights of connections go to its Endpoints (the ready endpoints of
+// the Service port), at random; a backend without endpoints (not found,
+// not permitted, none ready) closes its share.
+type StreamBackend struct {
+	Namespace string     `json:"namespace"`
+	Service   string     `json:"service"`
+	Port      int32      `json:"port"`
+	Weight    int        `json:"weight"`
+	Endpoints []Endpoint `json:"endpoints"`
+}
+
+// CompareStreams orders Streams by Protocol, Port and Hostname.
+func CompareStreams(a, b *Stream) int {
+	if c := strings.Compare(string(a.Protocol), string(b.Protocol)); c != 0 {
+		return c
+	}
+	if a.Port != b.Port {
+		return a.Port - b.Port
+	}
+	return strings.Compare(a.Hostname, b.Hostname)
+}

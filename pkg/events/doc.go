@@ -11,8 +11,8 @@
 // the trimmed Kubernetes object. The kinds (Kinds) are the Ingress inputs,
 // the Namespaces (their labels, for the Gateway listeners' namespace
 // selectors) and the Gateway API ones (GatewayKinds: GatewayClass, Gateway,
-// HTTPRoute, GRPCRoute, ReferenceGrant, BackendTLSPolicy of
-// gateway.networking.k8s.io/v1, as the typed objects of
+// HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ReferenceGrant,
+// BackendTLSPolicy of gateway.networking.k8s.io/v1, as the typed objects of
 // sigs.k8s.io/gateway-api).
 //
 // # Wire format

@@ -46,6 +46,9 @@ const (
 	KindReferenceGrant Kind = "ReferenceGrant"
 	// KindBackendTLSPolicy: how Gateways connect to a Service over TLS.
 	KindBackendTLSPolicy Kind = "BackendTLSPolicy"
+	KindTLSRoute         Kind = "TLSRoute"
+	KindTCPRoute         Kind = "TCPRoute"
+	KindUDPRoute         Kind = "UDPRoute"
 )
 
 // KindNamespace carries a Namespace trimmed to its name and labels (Trim):
@@ -55,19 +58,22 @@ const KindNamespace Kind = "Namespace"
 // Kinds lists every kind, in the order the builder depends on them.
 var Kinds = []Kind{
 	KindNamespace, KindIngressClass, KindGatewayClass, KindConfigMap, KindSecret, KindService, KindEndpointSlice,
-	KindReferenceGrant, KindIngress, KindGateway, KindHTTPRoute, KindGRPCRoute, KindBackendTLSPolicy,
+	KindReferenceGrant, KindIngress, KindGateway, KindHTTPRoute, KindGRPCRoute, KindTLSRoute, KindTCPRoute, KindUDPRoute,
+	KindBackendTLSPolicy,
 }
 
 // GatewayKinds lists the Gateway API kinds, in the order of Kinds.
-var GatewayKinds = []Kind{KindGatewayClass, KindReferenceGrant, KindGateway, KindHTTPRoute, KindGRPCRoute, KindBackendTLSPolicy}
+var GatewayKinds = []Kind{KindGatewayClass, KindReferenceGrant, KindGateway, KindHTTPRoute, KindGRPCRoute,
+	KindTLSRoute, KindTCPRoute, KindUDPRoute, KindBackendTLSPolicy}
 
 // Event is one change of one object. Object holds the trimmed, typed object:
 // *networkingv1.Ingress, *networkingv1.IngressClass, *corev1.Service,
 // *discoveryv1.EndpointSlice, *corev1.Secret, *corev1.ConfigMap,
 // *corev1.Namespace, or one of
 // *gatewayv1.GatewayClass, *gatewayv1.Gateway, *gatewayv1.HTTPRoute,
-// *gatewayv1.GRPCRoute, *gatewayv1.ReferenceGrant and
-// *gatewayv1.BackendTLSPolicy. On a delete
+// *gatewayv1.GRPCRoute, *gatewayv1.ReferenceGrant, *gatewayv1.TLSRoute,
+// *gatewayv1.TCPRoute, *gatewayv1.UDPRoute and *gatewayv1.BackendTLSPolicy.
+// On a delete
 // it holds the last known state of the object (it may be nil when the watcher
 // only knew the key, as after a delete found while reconciling).
 type Event struct {

@@ -27,6 +27,12 @@ func newGatewayObject(k Kind) runtime.Object {
 		return &gatewayv1.ReferenceGrant{}
 	case KindBackendTLSPolicy:
 		return &gatewayv1.BackendTLSPolicy{}
+	case KindTLSRoute:
+		return &gatewayv1.TLSRoute{}
+	case KindTCPRoute:
+		return &gatewayv1.TCPRoute{}
+	case KindUDPRoute:
+		return &gatewayv1.UDPRoute{}
 	}
 	return nil
 }
@@ -47,6 +53,12 @@ func typedGateway(obj runtime.Object) (Kind, *metav1.ObjectMeta) {
 		return KindReferenceGrant, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	case *gatewayv1.BackendTLSPolicy:
 		return KindBackendTLSPolicy, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
+	case *gatewayv1.TLSRoute:
+		return KindTLSRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
+	case *gatewayv1.TCPRoute:
+		return KindTCPRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
+	case *gatewayv1.UDPRoute:
+		return KindUDPRoute, metaOrNil(o, func() *metav1.ObjectMeta { return &o.ObjectMeta })
 	}
 	return "", nil
 }
@@ -74,6 +86,12 @@ func gatewayToken(k Kind) string {
 		return "referencegrant"
 	case KindBackendTLSPolicy:
 		return "backendtlspolicy"
+	case KindTLSRoute:
+		return "tlsroute"
+	case KindTCPRoute:
+		return "tcproute"
+	case KindUDPRoute:
+		return "udproute"
 	}
 	return ""
 }

@@ -14,6 +14,7 @@ func TestKindTokens(t *testing.T) {
 		events.KindGatewayClass: "gatewayclass", events.KindGateway: "gateway", events.KindHTTPRoute: "httproute", events.KindGRPCRoute: "grpcroute",
 		events.KindReferenceGrant: "referencegrant", events.KindNamespace: "namespace",
 		events.KindBackendTLSPolicy: "backendtlspolicy",
+		events.KindTLSRoute:         "tlsroute", events.KindTCPRoute: "tcproute", events.KindUDPRoute: "udproute",
 	}
 	if len(events.Kinds) != len(want) {
 		t.Fatalf("Kinds has %d kinds, want %d", len(events.Kinds), len(want))

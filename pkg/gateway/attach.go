@@ -67,15 +67,26 @@ func routeKindAllowed(k gatewayv1.RouteGroupKind, kind events.Kind) bool {
 	return ok && (kind == "" || string(k.Kind) == string(kind)) && (k.Group == nil || *k.Group == gatewayv1.GroupName)
 }
 
+// kindIs reports whether allowedRoutes.kinds k names route kind kind.
+func kindIs(k gatewayv1.RouteGroupKind, kind gatewayv1.Kind) bool {
+	return k.Kind == kind && (k.Group == nil || *k.Group == gatewayv1.GroupName)
+}
+
 // allowsRoute applies the listener's allowedRoutes to route r (an
 // HTTPRoute or a GRPCRoute's HTTPView), whose namespace's labels are
-// nsLabels (nil when the Namespace is not known): namespaces Same (the
-// default), All, or Selector (the Namespace's labels match the selector;
-// an invalid selector admits no route), and kinds, when listed, including
-// r's.
+// nsLabels (nil when the Namespace is not known): see allowsKind.
 func allowsRoute(gw *gatewayv1.Gateway, l *gatewayv1.Listener, r *gatewayv1.HTTPRoute, nsLabels map[string]string) bool {
-	a, ns := l.AllowedRoutes, r.Namespace
-	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gatewayv1.RouteGroupKind) bool { return routeKindAllowed(k, routeKind(r)) }) {
+	return allowsKind(gw, l, gatewayv1.Kind(routeKind(r)), r.Namespace, nsLabels)
+}
+
+// allowsKind applies the listener's allowedRoutes to a route of kind kind
+// and namespace ns, whose labels are nsLabels (nil when the Namespace is
+// not known): namespaces Same (the default), All, or Selector (the
+// Namespace's labels match the selector; an invalid selector admits no
+// route), and kinds, when listed, including kind.
+func allowsKind(gw *gatewayv1.Gateway, l *gatewayv1.Listener, kind gatewayv1.Kind, ns string, nsLabels map[string]string) bool {
+	a := l.AllowedRoutes
+	if a != nil && len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gatewayv1.RouteGroupKind) bool { return kindIs(k, kind) }) {
 		return false
 	}
 	switch namespacesFrom(l) {
@@ -196,4 +207,10 @@ func backendService(kind events.Kind, routeNS string, ref *gatewayv1.BackendObje
 		return ns, fmt.Errorf("backendRef %s/%s is %w", ns, ref.Name, ErrRefNotPermitted)
 	}
 	return ns, nil
+}
+
+// kindBackendService is backendService for a route of kind kind (the
+// kind a ReferenceGrant must name).
+func kindBackendService(kind, routeNS string, ref *gatewayv1.BackendObjectReference, grants []*gatewayv1.ReferenceGrant) (string, error) {
+	return backendService(events.Kind(kind), routeNS, ref, grants)
 }

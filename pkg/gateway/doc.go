@@ -1,15 +1,14 @@
 // Package gateway is the translator of the Gateway API
 // (gateway.networking.k8s.io/v1, standard channel): its Source (see
 // NewSource) keeps the GatewayClasses, Gateways and ReferenceGrants and
-// turns each HTTPRoute and GRPCRoute into one entry of route intents
-// (pkg/intent),
-// which the source-neutral build (pkg/model) places beside the
+// turns each HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and UDPRoute into
+// one entry of route intents (pkg/intent), which the source-neutral build
+// (pkg/model) places beside the
 // Ingresses'. It also holds the rules the watcher applies to publish only
 // the Secrets our Gateways may use (rules.go). It imports neither the
 // build nor another translator.
 //
 // What is served today (docs/gateway-api.md keeps the list for users):
-//
 //   - Gateways of the GatewayClasses whose spec.controllerName is the
 //     controller name (--gateway-controller-name); HTTP listeners on port
 //     80 and HTTPS listeners on 443 that terminate TLS with their first
@@ -46,15 +45,22 @@
 //     match is the path /service/method), with backends spoken to in
 //     gRPC; an HTTP listener's port serves h2c while only GRPCRoutes are
 //     attached to it (grpc_listeners.go).
+//   - TLSRoutes (on TLS listeners of mode Passthrough, by SNI name),
+//     TCPRoutes and UDPRoutes (l4route.go): each becomes the entry's
+//     intent.Streams, one per listener (and SNI name) that takes it, with
+//     its weighted backendRefs; the build places them on the stream
+//     block's ports (config.Stream). TLS mode Terminate is not served
+//     (the listener is not Accepted): it would put certificates into
+//     nginx.conf.
 //
 // Everything else is left out with a Problem that names it, never served
-// otherwise than the specification says: TLS passthrough, the other
+// otherwise than the specification says: the other
 // filters (mirrors, extension refs),
 // sessionPersistence, backendRef filters (that reference answers 500),
 // allowedRoutes selectors.
 //
-// The status of our GatewayClasses, Gateways and of the HTTPRoutes
-// attached to them is computed here too (status.go, World), from the
+// The status of our GatewayClasses, Gateways and of the routes attached
+// to them is computed here too (status.go, l4status.go, World), from the
 // same rules of attachment as the translation (attach.go); the watcher
 // writes it. features.go lists the features GatewayClass status
 // advertises.

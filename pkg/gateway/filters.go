@@ -9,6 +9,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"github.com/ingress-sync/ingress-sync/pkg/events"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
@@ -36,6 +37,12 @@ func (t *route) filters(where string, rule *gatewayv1.HTTPRouteRule) (*config.Fi
 	seen := map[gatewayv1.HTTPRouteFilterType]bool{}
 	for i := range rule.Filters {
 		f := &rule.Filters[i]
+		if f.Type == gatewayv1.HTTPRouteFilterRequestMirror && routeKind(t.r) == events.KindGRPCRoute {
+			// The mirror copies requests over HTTP/1.1 (lua/mirror.lua):
+			// not a gRPC call.
+			t.problem("%s: filter %s %v for a GRPCRoute; rule left out", where, f.Type, errFilterNotServed)
+			return nil, false
+		}
 		if f.Type == gatewayv1.HTTPRouteFilterRequestMirror {
 			continue // mirrors (mirror.go), which a rule may have several of
 		}

@@ -37,16 +37,21 @@ func (src *Source) keepNamespace(name string, obj runtime.Object) ([]*intent.Ent
 	if had && maps.Equal(old, now) {
 		return nil, nil
 	}
-	return src.translateWhere(func(k intent.Key, r *gatewayv1.HTTPRoute) bool {
-		return k.Namespace == name && src.namesSelectingGateway(r)
-	}), nil
+	again := src.translateWhere(func(k intent.Key, r *gatewayv1.HTTPRoute) bool {
+		return k.Namespace == name && src.namesSelectingGateway(r.Spec.ParentRefs, r.Namespace)
+	})
+	return append(again, src.translateStreams(func(k streamKey) bool {
+		r, ok := l4RouteOf(src.streams[k])
+		return ok && k.key.Namespace == name && src.namesSelectingGateway(r.parents, k.key.Namespace)
+	})...), nil
 }
 
-// namesSelectingGateway reports whether a parentRef of r names a Gateway
-// kept with a listener that selects namespaces by label.
-func (src *Source) namesSelectingGateway(r *gatewayv1.HTTPRoute) bool {
-	for i := range r.Spec.ParentRefs {
-		ns, name, ok := ParentGateway(&r.Spec.ParentRefs[i], r.Namespace)
+// namesSelectingGateway reports whether a parentRef of parents (of a
+// route of namespace routeNS) names a Gateway kept with a listener that
+// selects namespaces by label.
+func (src *Source) namesSelectingGateway(parents []gatewayv1.ParentReference, routeNS string) bool {
+	for i := range parents {
+		ns, name, ok := ParentGateway(&parents[i], routeNS)
 		if gw := src.gateways[intent.Key{Namespace: ns, Name: name}]; ok && gw != nil && selectsNamespaces(gw) {
 			return true
 		}

@@ -84,7 +84,7 @@ func (src *Source) Observe(kind events.Kind, key intent.Key, obj runtime.Object)
 // same targetPorts, all the syncers read of them.
 func samePorts(a, b *corev1.Service) bool {
 	return slices.EqualFunc(a.Spec.Ports, b.Spec.Ports, func(x, y corev1.ServicePort) bool {
-		return x.Port == y.Port && x.TargetPort == y.TargetPort
+		return x.Port == y.Port && x.Protocol == y.Protocol && x.TargetPort == y.TargetPort
 	})
 }
 
@@ -126,11 +126,23 @@ func serviceNames(svcs []*corev1.Service) string {
 // port p: the integer targetPort of the Service port whose port is p.
 // Its range is checked by the build (config.ValidListenerPort).
 func (src *Source) fleetPort(gw *gatewayv1.Gateway, p gatewayv1.PortNumber) (int, string) {
+	return src.fleetPortOf(gw, p, false)
+}
+
+// fleetPortOf is fleetPort for the Service port of protocol UDP (a UDP
+// listener's) or TCP.
+func (src *Source) fleetPortOf(gw *gatewayv1.Gateway, p gatewayv1.PortNumber, udp bool) (int, string) {
 	svc, why := src.serviceFor(gw)
 	if svc == nil {
 		return 0, why
 	}
-	i := slices.IndexFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool { return sp.Port == int32(p) })
+	proto := corev1.ProtocolTCP
+	if udp {
+		proto = corev1.ProtocolUDP
+	}
+	i := slices.IndexFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool {
+		return sp.Port == int32(p) && (sp.Protocol == proto || sp.Protocol == "" && !udp)
+	})
 	if i < 0 {
 		return 0, fmt.Sprintf("waiting for port %d of its Service %s/%s", p, svc.Namespace, svc.Name)
 	}

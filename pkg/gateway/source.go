@@ -24,6 +24,8 @@ type Source struct {
 	gateways   map[intent.Key]*gatewayv1.Gateway
 	grants     map[intent.Key]*gatewayv1.ReferenceGrant
 	routes     map[routeKey]*gatewayv1.HTTPRoute
+	// streams are the TLSRoutes, TCPRoutes and UDPRoutes (l4route.go).
+	streams map[streamKey]runtime.Object
 	// services are the Gateways' Services (service.go), by their key.
 	services map[intent.Key]serviceOf
 	// namespaces are the labels of the Namespaces, by name.
@@ -40,7 +42,7 @@ type Source struct {
 func NewSource(controller string) *Source {
 	return &Source{controller: controller, classes: map[string]*gatewayv1.GatewayClass{},
 		gateways: map[intent.Key]*gatewayv1.Gateway{}, grants: map[intent.Key]*gatewayv1.ReferenceGrant{},
-		routes: map[routeKey]*gatewayv1.HTTPRoute{}, services: map[intent.Key]serviceOf{},
+		routes: map[routeKey]*gatewayv1.HTTPRoute{}, streams: map[streamKey]runtime.Object{}, services: map[intent.Key]serviceOf{},
 		namespaces: map[string]map[string]string{}, policies: map[intent.Key]*gatewayv1.BackendTLSPolicy{}}
 }
 
@@ -56,7 +58,7 @@ func (k routeKey) String() string { return string(k.kind) + " " + k.Key.String()
 // GRPCRoutes are routes.
 func (src *Source) Takes(kind events.Kind) (ok, route bool) {
 	switch kind {
-	case events.KindHTTPRoute, events.KindGRPCRoute:
+	case events.KindHTTPRoute, events.KindGRPCRoute, events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute:
 		return true, true
 	case events.KindGatewayClass, events.KindGateway, events.KindReferenceGrant, events.KindNamespace, events.KindBackendTLSPolicy:
 		return true, false
@@ -67,6 +69,14 @@ func (src *Source) Takes(kind events.Kind) (ok, route bool) {
 // Translate keeps the HTTPRoute, or the HTTPView of the GRPCRoute, and
 // makes its entry (see translate.go).
 func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Object) (*intent.Entry, error) {
+	if isStreamKind(kind) {
+		r, ok := l4RouteOf(obj)
+		if !ok || string(r.kind) != string(kind) {
+			return nil, fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
+		}
+		src.streams[streamKey{kind, key}] = obj
+		return src.translateL4(key, r, obj), nil
+	}
 	var r *gatewayv1.HTTPRoute
 	switch o := obj.(type) {
 	case *gatewayv1.HTTPRoute:
@@ -91,6 +101,9 @@ func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([
 	switch kind {
 	case events.KindHTTPRoute, events.KindGRPCRoute:
 		delete(src.routes, routeKey{kind, key}) // the Store removes its entry
+		return nil, nil
+	case events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute:
+		delete(src.streams, streamKey{kind, key})
 		return nil, nil
 	case events.KindGatewayClass:
 		err = keep(src.classes, key.Name, kind, obj)
@@ -125,9 +138,40 @@ func keep[K comparable, T runtime.Object](m map[K]T, k K, kind events.Kind, obj 
 	return nil
 }
 
-// translateAll makes the entry of every route again, in key order.
+// translateAll makes the entry of every route again, in key order (the
+// stream routes after the HTTPRoutes).
 func (src *Source) translateAll() []*intent.Entry {
-	return src.translateWhere(func(intent.Key, *gatewayv1.HTTPRoute) bool { return true })
+	return append(src.translateWhere(func(intent.Key, *gatewayv1.HTTPRoute) bool { return true }),
+		src.translateStreams(func(streamKey) bool { return true })...)
+}
+
+// streamKey is a stream route's kind and key.
+type streamKey struct {
+	kind events.Kind
+	key  intent.Key
+}
+
+// translateStreams makes the entry of every stream route which selects
+// again, in kind and key order.
+func (src *Source) translateStreams(which func(streamKey) bool) []*intent.Entry {
+	keys := make([]streamKey, 0, len(src.streams))
+	for k := range src.streams {
+		if which(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].kind != keys[j].kind {
+			return keys[i].kind < keys[j].kind
+		}
+		return keys[i].key.String() < keys[j].key.String()
+	})
+	out := make([]*intent.Entry, 0, len(keys))
+	for _, k := range keys {
+		r, _ := l4RouteOf(src.streams[k])
+		out = append(out, src.translateL4(k.key, r, src.streams[k]))
+	}
+	return out
 }
 
 // translateWhere makes the entry of every route that which selects again,

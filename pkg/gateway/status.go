@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
@@ -42,6 +43,9 @@ type World struct {
 	// none).
 	Policies  []*gatewayv1.BackendTLSPolicy
 	ConfigMap func(namespace, name string) *corev1.ConfigMap
+	// StreamRoutes are every TLSRoute, TCPRoute and UDPRoute (as
+	// *gatewayv1.TLSRoute, ...), which the listeners count too.
+	StreamRoutes []runtime.Object
 }
 
 // Programming is what the watcher knows of a Gateway's data plane.
@@ -81,12 +85,16 @@ func ClassStatus(c *gatewayv1.GatewayClass) gatewayv1.GatewayClassStatus {
 type listenerView struct {
 	l          *gatewayv1.Listener
 	protocolOK bool // HTTP or HTTPS: it takes HTTPRoutes
-	kinds      []gatewayv1.RouteGroupKind
-	badKinds   bool
-	refs       error // the certificate's, nil when resolved
-	selector   error // the namespace selector's (ErrInvalidSelector)
-	conflict   gatewayv1.ListenerConditionReason
-	attached   int32
+	// routeKind is the kind it takes (listenerRouteKind); unsupported
+	// says why it is not served (a TLS listener of mode Terminate).
+	routeKind   gatewayv1.Kind
+	unsupported string
+	kinds       []gatewayv1.RouteGroupKind
+	badKinds    bool
+	refs        error // the certificate's, nil when resolved
+	selector    error // the namespace selector's (ErrInvalidSelector)
+	conflict    gatewayv1.ListenerConditionReason
+	attached    int32
 }
 
 // GatewayStatus is the status of Gateway gw of ours: its conditions, its
@@ -125,7 +133,7 @@ func gatewayAccepted(gw *gatewayv1.Gateway, views []*listenerView) (bool, string
 	}
 	valid := 0
 	for _, v := range views {
-		if v.protocolOK && v.selector == nil {
+		if v.protocolOK && v.selector == nil && v.unsupported == "" {
 			valid++
 		}
 	}
@@ -171,6 +179,7 @@ func (w *World) listeners(gw *gatewayv1.Gateway) []*listenerView {
 			}
 		}
 	}
+	w.countStreamRoutes(gw, views)
 	return views
 }
 
@@ -189,13 +198,45 @@ func (w *World) namespaceLabels(name string) map[string]string {
 // listener makes the view of listener l of gw, without its routes.
 func (w *World) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) *listenerView {
 	v := &listenerView{l: l, kinds: []gatewayv1.RouteGroupKind{}}
-	if l.Protocol != gatewayv1.HTTPProtocolType && l.Protocol != gatewayv1.HTTPSProtocolType {
+	v.routeKind, v.unsupported = listenerRouteKind(l)
+	if v.routeKind == "" {
 		return v
 	}
 	v.protocolOK = true
 	if namespacesFrom(l) == gatewayv1.NamespacesFromSelector {
 		_, v.selector = namespaceSelector(l)
 	}
+	if v.routeKind != "HTTPRoute" {
+		w.streamKinds(v, l)
+	} else {
+		v.httpKinds(l)
+	}
+	if l.Protocol == gatewayv1.HTTPSProtocolType {
+		v.refs = w.certificate(gw, l)
+	}
+	return v
+}
+
+// streamKinds sets the kinds of a TLS, TCP or UDP listener v: the one its
+// protocol takes, unless allowedRoutes.kinds names none of it.
+func (w *World) streamKinds(v *listenerView, l *gatewayv1.Listener) {
+	own := gatewayv1.RouteGroupKind{Group: new(gatewayv1.Group(gatewayv1.GroupName)), Kind: v.routeKind}
+	v.kinds = []gatewayv1.RouteGroupKind{own}
+	if l.AllowedRoutes != nil && len(l.AllowedRoutes.Kinds) > 0 {
+		v.kinds = []gatewayv1.RouteGroupKind{}
+		for _, k := range l.AllowedRoutes.Kinds {
+			if kindIs(k, v.routeKind) {
+				v.kinds = []gatewayv1.RouteGroupKind{own}
+			} else {
+				v.badKinds = true
+			}
+		}
+	}
+}
+
+// httpKinds sets the kinds of an HTTP or HTTPS listener v: HTTPRoute and
+// GRPCRoute, or those of them allowedRoutes.kinds names.
+func (v *listenerView) httpKinds(l *gatewayv1.Listener) {
 	v.kinds = []gatewayv1.RouteGroupKind{httpRouteKind, grpcRouteKind}
 	if l.AllowedRoutes != nil && len(l.AllowedRoutes.Kinds) > 0 {
 		v.kinds = []gatewayv1.RouteGroupKind{}
@@ -210,10 +251,6 @@ func (w *World) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) *listener
 			}
 		}
 	}
-	if l.Protocol == gatewayv1.HTTPSProtocolType {
-		v.refs = w.certificate(gw, l)
-	}
-	return v
 }
 
 // certificate checks the certificate of an HTTPS listener: nil when its
@@ -273,7 +310,7 @@ const (
 // labelled nsLabels, "" when it does: its protocol takes no HTTPRoute, its
 // allowedRoutes do not allow r, or no hostname of r intersects its own.
 func (v *listenerView) takes(gw *gatewayv1.Gateway, r *gatewayv1.HTTPRoute, nsLabels map[string]string) gatewayv1.RouteConditionReason {
-	if !v.protocolOK || !allowsRoute(gw, v.l, r, nsLabels) {
+	if !v.protocolOK || (v.routeKind != "HTTPRoute") || !allowsRoute(gw, v.l, r, nsLabels) {
 		return notAllowed
 	}
 	if len(intersect(v.l.Hostname, r.Spec.Hostnames)) == 0 {
@@ -288,14 +325,22 @@ func (v *listenerView) status(gen int64, served bool) gatewayv1.ListenerStatus {
 	accepted := cond(string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "Accepted", gen)
 	if !v.protocolOK {
 		accepted = cond(accepted.Type, false, string(gatewayv1.ListenerReasonUnsupportedProtocol),
-			fmt.Sprintf("Protocol %s is not supported (HTTP and HTTPS are)", v.l.Protocol), gen)
+			fmt.Sprintf("Protocol %s is not supported (HTTP, HTTPS, TLS, TCP and UDP are)", v.l.Protocol), gen)
+	} else if v.unsupported != "" {
+		accepted = cond(accepted.Type, false, string(gatewayv1.ListenerReasonUnsupportedValue), v.unsupported, gen)
 	} else if v.selector != nil {
 		accepted = cond(accepted.Type, false, string(gatewayv1.ListenerReasonUnsupportedValue), v.selector.Error(), gen)
 	}
 	resolved := cond(string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "Resolved", gen)
 	switch {
 	case v.badKinds:
-		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonInvalidRouteKinds), "Only HTTPRoute and GRPCRoute are supported", gen)
+		kinds := string(v.routeKind)
+		if v.routeKind == "HTTPRoute" {
+			kinds = "HTTPRoute and GRPCRoute are"
+		} else {
+			kinds += " is"
+		}
+		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonInvalidRouteKinds), fmt.Sprintf("Only %s supported on protocol %s", kinds, v.l.Protocol), gen)
 	case errors.Is(v.refs, ErrRefNotPermitted):
 		resolved = cond(resolved.Type, false, string(gatewayv1.ListenerReasonRefNotPermitted), v.refs.Error(), gen)
 	case v.refs != nil:

@@ -38,6 +38,12 @@ func world(objs ...any) *World {
 			w.Routes = append(w.Routes, o)
 		case *gatewayv1.ReferenceGrant:
 			w.Grants = append(w.Grants, o)
+		case *gatewayv1.TLSRoute:
+			w.StreamRoutes = append(w.StreamRoutes, o)
+		case *gatewayv1.TCPRoute:
+			w.StreamRoutes = append(w.StreamRoutes, o)
+		case *gatewayv1.UDPRoute:
+			w.StreamRoutes = append(w.StreamRoutes, o)
 		default:
 			panic(fmt.Sprintf("world: %T", o))
 		}
@@ -134,10 +140,10 @@ func TestGatewayStatus(t *testing.T) {
 		{name: "only an unsupported protocol", gw: gw("infra", "edge", "ours", withProtocol(listener("tcp", 1111, ""), "INVALID")), prog: served,
 			want: []string{"Accepted=False/ListenersNotValid Programmed=False/Invalid",
 				"tcp kinds=[] attached=0 Accepted=False/UnsupportedProtocol Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts"}},
-		{name: "a supported and an unsupported protocol", gw: gw("infra", "edge", "ours", listener("http", 80, ""), withProtocol(listener("udp", 1111, ""), gatewayv1.UDPProtocolType)), prog: served,
+		{name: "a supported and an unsupported protocol", gw: gw("infra", "edge", "ours", listener("http", 80, ""), withProtocol(listener("sctp", 1111, ""), "example.com/SCTP")), prog: served,
 			want: []string{"Accepted=True/ListenersNotValid Programmed=True/Programmed",
 				"http kinds=[HTTPRoute,GRPCRoute] attached=0 " + listenerOK,
-				"udp kinds=[] attached=0 Accepted=False/UnsupportedProtocol Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts"}},
+				"sctp kinds=[] attached=0 Accepted=False/UnsupportedProtocol Programmed=False/Invalid ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts"}},
 		{name: "only an invalid route kind", gw: gw("infra", "edge", "ours", withKinds(allNamespaces(listener("http", 80, "")), "InvalidRoute")), prog: served,
 			objs: []any{route}, want: []string{ok,
 				"http kinds=[] attached=0 Accepted=True/Accepted Programmed=False/Invalid ResolvedRefs=False/InvalidRouteKinds Conflicted=False/NoConflicts"}},

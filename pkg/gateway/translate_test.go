@@ -99,8 +99,12 @@ func gatewayService(g *gatewayv1.Gateway) *corev1.Service {
 		Annotations: map[string]string{ServiceGatewayAnnotation: g.Namespace + "/" + g.Name}}}
 	for _, l := range g.Spec.Listeners {
 		if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == int32(l.Port) }) {
-			svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprintf("p%d", l.Port), Port: int32(l.Port),
-				TargetPort: intstr.FromInt32(10000 + int32(l.Port))})
+			sp := corev1.ServicePort{Name: fmt.Sprintf("p%d", l.Port), Port: int32(l.Port),
+				TargetPort: intstr.FromInt32(10000 + int32(l.Port))}
+			if l.Protocol == gatewayv1.UDPProtocolType {
+				sp.Protocol = corev1.ProtocolUDP
+			}
+			svc.Spec.Ports = append(svc.Spec.Ports, sp)
 		}
 	}
 	return svc
@@ -119,6 +123,18 @@ func observe(t *testing.T, src *Source, svc *corev1.Service) []*intent.Entry {
 // translated stores objs in a new Source (each Gateway with its Service,
 // unless objs has noServices{}), then r, and returns r's entry.
 func translated(t *testing.T, r *gatewayv1.HTTPRoute, objs ...any) *intent.Entry {
+	t.Helper()
+	src := sourceOf(t, objs...)
+	e, err := src.Translate(routeKind(r), intent.Key{Namespace: r.Namespace, Name: r.Name}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// sourceOf stores objs in a new Source, each Gateway with its Service
+// unless objs has noServices{}.
+func sourceOf(t *testing.T, objs ...any) *Source {
 	t.Helper()
 	src := NewSource(testController)
 	services := !slices.Contains(objs, any(noServices{}))
@@ -141,11 +157,7 @@ func translated(t *testing.T, r *gatewayv1.HTTPRoute, objs ...any) *intent.Entry
 			t.Fatal(err)
 		}
 	}
-	e, err := src.Translate(routeKind(r), intent.Key{Namespace: r.Namespace, Name: r.Name}, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return src
 }
 
 // summary is "port:host path type service:port" per path of e. One

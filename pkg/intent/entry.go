@@ -33,6 +33,10 @@ type Entry struct {
 	Rules          []Host
 	TLS            []TLS
 	DefaultBackend *BackendRef
+	// Streams are its TCP, UDP and TLS passthrough routes (Gateway API
+	// TCPRoutes, UDPRoutes and TLSRoutes): an entry with any is built in
+	// full, never spliced by host.
+	Streams []Stream
 	// canaryNotes are the Problems of a canary Ingress about what of it
 	// does not apply (see canaryNotes).
 	CanaryNotes []string

@@ -128,6 +128,19 @@ type WeightedRef struct {
 	Invalid bool
 }
 
+// Stream asks that connections to the nginx port Port of a Gateway
+// listener of protocol Protocol (config.L4TCP, L4UDP or L4TLS) go to
+// Backends by weight; on a TLS port, those whose SNI name Hostname
+// matches ("" any). Gateway is the listener's Gateway, "namespace/name".
+// A backend marked Invalid closes its share of the connections.
+type Stream struct {
+	Protocol config.L4Protocol
+	Port     int
+	Hostname string
+	Gateway  string
+	Backends []WeightedRef
+}
+
 // TLS asks for the certificate of Secret Secret ("" for the default
 // certificate) on Hosts; no hosts means every valid host of the object.
 // The Secret is in Namespace, "" for the origin's: a translator that names

@@ -129,6 +129,7 @@ func (l *location) key() pathKey { return pathKey{l.path, l.pathType, l.match.Ke
 func (b *builder) finish() *config.Configuration {
 	cfg := b.finishRoutes()
 	cfg.L4 = b.buildL4()
+	cfg.Streams = b.buildStreams()
 	cfg.Listeners = b.listenerList
 	b.finishPassthrough(cfg)
 	cfg.Problems = sortProblems(b.problems)

@@ -135,6 +135,7 @@ func diffKinds() map[string]diffKind {
 		"Listeners[0].Gateway":          {reportsNothing, "for Problems and inspection: nginx.conf holds the ports only"},
 		"L4":                            stream,
 		"Passthrough":                   stream,
+		"Streams":                       stream,
 		"DefaultCertificate":            {reportsDefaultCert, "pushed to Lua with the certificates"},
 		"DefaultBackend":                {reportsNothing, "Build puts it into every Server's catch-all route, where Diff sees it"},
 	}

@@ -201,6 +201,7 @@ func (in *Incremental) patch() {
 		}
 	}
 	l4 := in.patchL4(&out, b)
+	l4 = in.patchStreams(&out, b) || l4
 	in.patchPassthrough(&out, changed)
 	clear(in.touched)
 	if changed == nil && !l4 {
@@ -225,6 +226,31 @@ func (in *Incremental) patchPassthrough(out *config.Configuration, changed []int
 			}
 		}
 	}
+}
+
+// patchStreams puts the current endpoints of the touched Services into
+// the backends of the streams of out, copying them first; it reports a
+// change.
+func (in *Incremental) patchStreams(out *config.Configuration, b *builder) bool {
+	changed := false
+	for i := range out.Streams {
+		for j, be := range out.Streams[i].Backends {
+			if _, ok := in.touched[intent.Key{Namespace: be.Namespace, Name: be.Service}]; !ok || be.Service == "" {
+				continue
+			}
+			eps := b.streamEndpoints(out.Streams[i].Protocol, be)
+			if slices.Equal(eps, be.Endpoints) {
+				continue
+			}
+			if !changed {
+				out.Streams = slices.Clone(out.Streams)
+				changed = true
+			}
+			out.Streams[i].Backends = slices.Clone(out.Streams[i].Backends)
+			out.Streams[i].Backends[j].Endpoints = eps
+		}
+	}
+	return changed
 }
 
 // patchL4 puts the current endpoints of the touched Services into the TCP

@@ -97,10 +97,10 @@ func (in *Incremental) findIsland() (*island, bool) {
 // hosts' only: it sets nothing that Build decides across hosts (the
 // default backend, server aliases, www redirects, passthrough, backend
 // TLS profiles, a Backend's balancing or service-upstream, error
-// backends).
+// backends, streams).
 func hostLocal(e *intent.Entry) bool {
 	a := e.Settings
-	return e.DefaultBackend == nil && len(a.Upstream.Aliases) == 0 && !a.FromToWWW && !a.SSLPassthrough &&
+	return e.DefaultBackend == nil && len(e.Streams) == 0 && len(a.Upstream.Aliases) == 0 && !a.FromToWWW && !a.SSLPassthrough &&
 		!a.ProxySSL.Requested && !a.BackendTLS && a.Balancing == nil && a.Upstream.ServiceUpstream == nil && a.ErrorService == ""
 }
 

@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
+	"slices"
 
 	"cmp"
 	"context"
@@ -55,7 +56,7 @@ type Applier struct {
 	running   *config.Configuration
 	conf      string
 	global    config.Global
-	listeners []config.L4Service
+	listeners []l4Listener
 	// gateway are the Gateway listener ports the installed file listens on.
 	gateway []config.Listener
 	// dirty: the Lua side may differ from running (a failed push, a
@@ -266,7 +267,7 @@ func (a *Applier) pushChange(ctx context.Context, next *config.Configuration, ch
 // installed records that the nginx.conf rendered for cfg, with checksum
 // sum, is installed.
 func (a *Applier) installed(cfg *config.Configuration, sum string) {
-	a.conf, a.global, a.listeners, a.gateway = sum, cfg.Global, cfg.L4, cfg.Listeners
+	a.conf, a.global, a.listeners, a.gateway = sum, cfg.Global, listenersOf(cfg.L4, cfg.Streams), cfg.Listeners
 	a.profiles = profileSet(cfg.UpstreamTLS)
 	a.errorSets = errorSetNames(errorSetsOf(cfg.Servers))
 }
@@ -280,7 +281,7 @@ func (a *Applier) installed(cfg *config.Configuration, sum string) {
 // does no template work, and a profile no route uses any more stays until
 // the next reload.
 func (a *Applier) renderIfChanged(next *config.Configuration, changed []config.Server) ([]byte, string, error) {
-	if a.conf != "" && next.Global == a.global && a.hasProfiles(next.UpstreamTLS) && sameListeners(next.L4, a.listeners) &&
+	if a.conf != "" && next.Global == a.global && a.hasProfiles(next.UpstreamTLS) && slices.Equal(listenersOf(next.L4, next.Streams), a.listeners) &&
 		config.SameListenPorts(next.Listeners, a.gateway) && a.hasErrorSets(errorSetsOf(changed)) {
 		return nil, "", nil
 	}
@@ -289,7 +290,7 @@ func (a *Applier) renderIfChanged(next *config.Configuration, changed []config.S
 	case err != nil:
 		return nil, "", err
 	case sum == a.conf: // the installed file is next's too
-		a.global, a.listeners, a.gateway = next.Global, next.L4, next.Listeners
+		a.global, a.listeners, a.gateway = next.Global, listenersOf(next.L4, next.Streams), next.Listeners
 		return nil, "", nil
 	}
 	return conf, sum, nil

@@ -149,6 +149,7 @@ func TestDeltaOfSeesEveryChangeField(t *testing.T) {
 type streamState struct {
 	L4          []config.L4Service
 	Passthrough []config.PassthroughHost
+	Streams     []config.Stream
 }
 
 // streamEffect is what nginx sees of s: "listeners" (nginx.conf holds
@@ -157,14 +158,14 @@ type streamState struct {
 func streamEffect(t *testing.T, a *Applier, base, s *streamState) string {
 	t.Helper()
 	files := func(s *streamState) map[string][]byte {
-		f, err := a.streamFiles(&config.Configuration{L4: s.L4, Passthrough: s.Passthrough})
+		f, err := a.streamFiles(&config.Configuration{L4: s.L4, Passthrough: s.Passthrough, Streams: s.Streams})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return f
 	}
 	var out []string
-	if !sameListeners(base.L4, s.L4) {
+	if !slices.Equal(listenersOf(base.L4, base.Streams), listenersOf(s.L4, s.Streams)) {
 		out = append(out, "listeners")
 	}
 	if !reflect.DeepEqual(files(base), files(s)) {
@@ -185,20 +186,31 @@ func TestStreamSeesEveryField(t *testing.T) {
 	filled := func() *streamState {
 		var s streamState
 		fieldwalk.Fill(&s, opts)
+		for i := range s.Streams {
+			s.Streams[i].Protocol = config.L4TLS // the one protocol whose files read Hostname
+		}
 		return &s
 	}
 	inspection := "names the Service of the endpoints for inspection (syncer inspect): nginx needs only the endpoints"
 	effects := map[string]struct{ want, why string }{
-		"L4":                     {"listeners, files", "nginx.conf listens on the protocol and port, which name the endpoint file"},
-		"L4[0].DecodeProxy":      {"listeners", "the listener's proxy_protocol"},
-		"L4[0].EncodeProxy":      {"listeners", "the listener's proxy_protocol on"},
-		"L4[0].Endpoints":        {"files", "lua/l4.js reads them from the file"},
-		"L4[0].Namespace":        {"nothing", inspection},
-		"L4[0].Service":          {"nothing", inspection},
-		"L4[0].ServicePort":      {"nothing", inspection},
-		"Passthrough":            {"files", "lua/l4.js reads the hosts and their endpoints from passthrough.json"},
-		"Passthrough[0].Ingress": {"nothing", "for inspection"},
-		"Passthrough[0].Backend": {"nothing", "for inspection"},
+		"L4":                               {"listeners, files", "nginx.conf listens on the protocol and port, which name the endpoint file"},
+		"L4[0].DecodeProxy":                {"listeners", "the listener's proxy_protocol"},
+		"L4[0].EncodeProxy":                {"listeners", "the listener's proxy_protocol on"},
+		"L4[0].Endpoints":                  {"files", "lua/l4.js reads them from the file"},
+		"L4[0].Namespace":                  {"nothing", inspection},
+		"L4[0].Service":                    {"nothing", inspection},
+		"L4[0].ServicePort":                {"nothing", inspection},
+		"Passthrough":                      {"files", "lua/l4.js reads the hosts and their endpoints from passthrough.json"},
+		"Passthrough[0].Ingress":           {"nothing", "for inspection"},
+		"Passthrough[0].Backend":           {"nothing", "for inspection"},
+		"Streams":                          {"listeners, files", "nginx.conf listens on the protocol and port, which name the file of its routes"},
+		"Streams[0].Hostname":              {"files", "lua/l4.js picks the route of the SNI name from the file"},
+		"Streams[0].Gateway":               {"nothing", "for Problems and inspection"},
+		"Streams[0].Route":                 {"nothing", "for Problems and inspection"},
+		"Streams[0].Backends":              {"files", "lua/l4.js reads the weights and endpoints from the file"},
+		"Streams[0].Backends[0].Namespace": {"nothing", inspection},
+		"Streams[0].Backends[0].Service":   {"nothing", inspection},
+		"Streams[0].Backends[0].Port":      {"nothing", inspection},
 	}
 	a := &Applier{opts: Options{EnableSSLPassthrough: true}, log: slog.New(slog.DiscardHandler)}
 	for _, l := range fieldwalk.Leaves(reflect.TypeFor[streamState](), opts) {

@@ -37,6 +37,13 @@ func goldenConfigs() map[string]struct {
 		"gateway_passthrough": {
 			opts: func(o *Options) { o.EnableSSLPassthrough, o.ListenAddress = true, "127.0.0.1" },
 			cfg:  &config.Configuration{Checksum: "c0ffee", Listeners: []config.Listener{{Port: 10000}, {Port: 10001, TLS: true}}}},
+		"gateway_streams": {cfg: &config.Configuration{Checksum: "c0ffee", Streams: []config.Stream{
+			{Protocol: config.L4TLS, Port: 10443, Hostname: "abc.example.com", Gateway: "infra/edge", Route: "TLSRoute app/abc",
+				Backends: []config.StreamBackend{{Namespace: "app", Service: "abc", Port: 443, Weight: 1}}},
+			{Protocol: config.L4TLS, Port: 10443, Hostname: "*.example.com", Gateway: "infra/edge", Route: "TLSRoute app/any"},
+			{Protocol: config.L4TCP, Port: 15432, Gateway: "infra/edge", Route: "TCPRoute db/pg"},
+			{Protocol: config.L4UDP, Port: 10053, Gateway: "infra/edge", Route: "UDPRoute dns/coredns"},
+		}}},
 		"gateway": {cfg: &config.Configuration{Checksum: "c0ffee",
 			Servers: []config.Server{{Hostname: "_"}, {Hostname: "_", Port: 10000, Locations: []config.Location{
 				{Path: "/", PathType: config.PathPrefix, Backend: "app-web-80", Ingress: "app/web"}}}},

@@ -10,8 +10,10 @@ import (
 	"strings"
 )
 
-// The stream block: TCP and UDP services (config.Configuration.L4) and SSL
-// passthrough (Options.EnableSSLPassthrough) on nginx's stream module and
+// The stream block: TCP and UDP services (config.Configuration.L4), the
+// TCP, UDP and TLS passthrough listeners of Gateways (Configuration.Streams:
+// a TLS one reads the SNI name with ssl_preread and proxies to $l4_sni)
+// and SSL passthrough (Options.EnableSSLPassthrough) on nginx's stream module and
 // its njs module (Debian's libnginx-mod-stream and libnginx-mod-stream-js;
 // there is no stream-lua). nginx.conf holds the listeners only: a port,
 // its protocol and its PROXY protocol options. Every listener's server
@@ -36,21 +38,25 @@ type l4Listener struct {
 	EncodeProxy bool
 }
 
-// listenersOf returns the listeners of l4, sorted by protocol and port.
-func listenersOf(l4 []config.L4Service) []l4Listener {
-	out := make([]l4Listener, 0, len(l4))
+// listenersOf returns the listeners of l4 and of the Gateway streams
+// (one per protocol and port), sorted by protocol and port.
+func listenersOf(l4 []config.L4Service, streams []config.Stream) []l4Listener {
+	out := make([]l4Listener, 0, len(l4)+len(streams))
 	for _, s := range l4 {
 		out = append(out, l4Listener{Protocol: s.Protocol, Port: s.Port, DecodeProxy: s.DecodeProxy, EncodeProxy: s.EncodeProxy})
+	}
+	seen := map[l4Listener]bool{}
+	for _, s := range streams {
+		l := l4Listener{Protocol: s.Protocol, Port: s.Port}
+		if !seen[l] { // a TLS port has a Stream per hostname
+			seen[l] = true
+			out = append(out, l)
+		}
 	}
 	slices.SortFunc(out, func(a, b l4Listener) int {
 		return cmp.Or(cmp.Compare(a.Protocol, b.Protocol), cmp.Compare(a.Port, b.Port))
 	})
 	return out
-}
-
-// sameListeners reports whether a and b have the same listeners.
-func sameListeners(a, b []config.L4Service) bool {
-	return slices.Equal(listenersOf(a), listenersOf(b))
 }
 
 // streamView is the stream block of the template; nil renders none.
@@ -79,6 +85,9 @@ type streamServer struct {
 	Responses int
 	// ProxyProtocol sends a PROXY header to the backend.
 	ProxyProtocol bool
+	// SNI: a TLS passthrough listener of a Gateway, which reads the SNI
+	// name (ssl_preread) and proxies to $l4_sni.
+	SNI bool
 }
 
 // passthroughView is the public HTTPS server of SSL passthrough and its
@@ -190,22 +199,31 @@ func checkListeners(o *Options, listeners []l4Listener) error {
 	for _, l := range listeners {
 		what := fmt.Sprintf("%s port", l.Protocol)
 		switch {
-		case l.Protocol != config.L4TCP && l.Protocol != config.L4UDP:
+		case l.Protocol != config.L4TCP && l.Protocol != config.L4UDP && l.Protocol != config.L4TLS:
 			return invalid("stream protocol", string(l.Protocol))
 		case l.Port < 1 || l.Port > 65535:
 			return invalid(what, strconv.Itoa(l.Port))
-		case l.Protocol == config.L4TCP && (l.Port == o.HTTPPort || l.Port == o.HTTPSPort || l.Port == o.StatusPort):
+		case l.Protocol != config.L4UDP && (l.Port == o.HTTPPort || l.Port == o.HTTPSPort || l.Port == o.StatusPort):
 			return invalid(what+" (used by the HTTP server)", strconv.Itoa(l.Port))
-		case l.Protocol == config.L4UDP && (l.DecodeProxy || l.EncodeProxy):
-			return invalid("UDP port with PROXY protocol", strconv.Itoa(l.Port))
+		case l.Protocol != config.L4TCP && (l.DecodeProxy || l.EncodeProxy):
+			return invalid(what+" with PROXY protocol", strconv.Itoa(l.Port))
 		}
-		key := l4Listener{Protocol: l.Protocol, Port: l.Port}
+		key := l4Listener{Protocol: transport(l.Protocol), Port: l.Port}
 		if seen[key] {
 			return invalid(what+" (twice)", strconv.Itoa(l.Port))
 		}
 		seen[key] = true
 	}
 	return nil
+}
+
+// transport is the socket type of a listener of p: a TLS passthrough
+// listener is a TCP one.
+func transport(p config.L4Protocol) config.L4Protocol {
+	if p == config.L4TLS {
+		return config.L4TCP
+	}
+	return p
 }
 
 // streamServerOf returns the server of l.
@@ -215,6 +233,7 @@ func streamServerOf(o *Options, l l4Listener, trusted []string, responses int) s
 		UDP:           l.Protocol == config.L4UDP,
 		Responses:     responses,
 		ProxyProtocol: l.EncodeProxy,
+		SNI:           l.Protocol == config.L4TLS,
 	}
 	suffix := ""
 	switch {

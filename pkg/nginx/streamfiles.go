@@ -17,7 +17,8 @@ import (
 
 // The endpoint files of the stream servers (see stream.go and lua/l4.js):
 // one per L4 listener, <protocol>-<port>.json, and passthrough.json with
-// SSL passthrough, in Options.streamDir(). Each is written atomically
+// SSL passthrough, and one per Gateway stream port (TCP, UDP or TLS), in
+// Options.streamDir(). Each is written atomically
 // (0644: workers run as nobody) and only when its content changes; the
 // next connection reads it, so no endpoint change reloads nginx.
 
@@ -62,6 +63,9 @@ func (a *Applier) streamFiles(cfg *config.Configuration) (map[string][]byte, err
 		}
 		files[l4FileName(s.Protocol, s.Port)] = data
 	}
+	if err := a.gatewayStreamFiles(cfg.Streams, files); err != nil {
+		return nil, err
+	}
 	if a.opts.EnableSSLPassthrough {
 		data, err := passthroughJSON(cfg.Passthrough, a.log.Warn)
 		if err != nil {
@@ -70,6 +74,50 @@ func (a *Applier) streamFiles(cfg *config.Configuration) (map[string][]byte, err
 		files[passthroughFile] = data
 	}
 	return files, nil
+}
+
+// streamBackend is a backend of a Gateway stream in its file.
+type streamBackend struct {
+	Weight    int      `json:"weight"`
+	Endpoints []string `json:"endpoints"`
+}
+
+// gatewayStreamFiles adds the files of the Gateway streams to files: a
+// TCP or UDP port's {"backends": [...]}, a TLS port's {"hosts": {name:
+// [...]}} ("" for any name).
+func (a *Applier) gatewayStreamFiles(streams []config.Stream, files map[string][]byte) error {
+	byPort := map[string]map[string][]streamBackend{}
+	for _, st := range streams {
+		name := l4FileName(st.Protocol, st.Port)
+		if byPort[name] == nil {
+			byPort[name] = map[string][]streamBackend{}
+		}
+		list := make([]streamBackend, 0, len(st.Backends))
+		for _, be := range st.Backends {
+			eps, dropped := endpointList(be.Endpoints)
+			if dropped > 0 {
+				a.log.Warn("stream endpoints left out: not an address and port", "route", st.Route, "port", st.Port, "count", dropped)
+			}
+			list = append(list, streamBackend{Weight: be.Weight, Endpoints: eps})
+		}
+		byPort[name][strings.ToLower(st.Hostname)] = list
+	}
+	for name, hosts := range byPort {
+		var v any = struct {
+			Backends []streamBackend `json:"backends"`
+		}{hosts[""]}
+		if strings.HasPrefix(name, "tls-") {
+			v = struct {
+				Hosts map[string][]streamBackend `json:"hosts"`
+			}{hosts}
+		}
+		data, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("stream file: %w", err)
+		}
+		files[name] = data
+	}
+	return nil
 }
 
 // passthroughJSON renders the passthrough hosts' file; warn reports

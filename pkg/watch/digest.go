@@ -36,9 +36,9 @@ type ingressView struct {
 	Spec        networkingv1.IngressSpec
 }
 
-// specView is what matters in a GatewayClass, Gateway, HTTPRoute or
-// GRPCRoute or BackendTLSPolicy: all but status and the metadata the API
-// server maintains, as for an Ingress.
+// specView is what matters in a GatewayClass, Gateway, route or
+// BackendTLSPolicy: all but status and the metadata the API server
+// maintains, as for an Ingress.
 // Their status is written by controllers (ours, later, and those of other
 // classes on shared routes): a status change is not published on its own.
 type specView struct {
@@ -68,6 +68,12 @@ func digestOf(obj runtime.Object) (digest, error) {
 	case *gatewayv1.GRPCRoute:
 		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
 	case *gatewayv1.BackendTLSPolicy:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.TLSRoute:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.TCPRoute:
+		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
+	case *gatewayv1.UDPRoute:
 		view = specView{Labels: o.Labels, Annotations: o.Annotations, Spec: o.Spec}
 	default:
 		m, err := meta.Accessor(trimmed)

@@ -66,6 +66,9 @@ var gatewayResources = map[events.Kind]string{
 	events.KindGRPCRoute:        "grpcroutes",
 	events.KindReferenceGrant:   "referencegrants",
 	events.KindBackendTLSPolicy: "backendtlspolicies",
+	events.KindTLSRoute:         "tlsroutes",
+	events.KindTCPRoute:         "tcproutes",
+	events.KindUDPRoute:         "udproutes",
 }
 
 // gatewayAPI runs the informers of the Gateway API kinds the cluster
@@ -281,6 +284,12 @@ func (g *gatewayAPI) newInformer(k events.Kind) cache.SharedIndexInformer {
 		return gatewayinformers.NewBackendTLSPolicyInformer(g.client, ns, 0, policyIndexers())
 	case events.KindGRPCRoute:
 		return gatewayinformers.NewGRPCRouteInformer(g.client, ns, 0, routeIndexers())
+	case events.KindTLSRoute:
+		return gatewayinformers.NewTLSRouteInformer(g.client, ns, 0, routeIndexers())
+	case events.KindTCPRoute:
+		return gatewayinformers.NewTCPRouteInformer(g.client, ns, 0, routeIndexers())
+	case events.KindUDPRoute:
+		return gatewayinformers.NewUDPRouteInformer(g.client, ns, 0, routeIndexers())
 	}
 	return gatewayinformers.NewReferenceGrantInformer(g.client, ns, 0, byNS)
 }

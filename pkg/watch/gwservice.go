@@ -29,7 +29,8 @@ import (
 // gateway.ServiceGatewayAnnotation naming the Gateway (pkg/gateway, whose
 // translator reads these Services from the stream), the fleet's selector (Config.GatewayServiceSelector) and type
 // (Config.GatewayServiceType), and one port per distinct listener port:
-// port = the listener's, targetPort = a port of the fleet allocated from
+// port = the listener's (protocol UDP for a UDP listener, TCP for the
+// others), targetPort = a port of the fleet allocated from
 // Config.GatewayPortRange, unique across these Services. The Service is the
 // record of the allocation: a port keeps its targetPort while the listener
 // port exists, a new one takes the lowest free. It is deleted with the
@@ -160,19 +161,20 @@ func (g *gatewayServices) allocated(except string) map[int32]bool {
 	return out
 }
 
-// ports returns the ports of gw's Service: one per distinct listener port,
-// each keeping the targetPort have gives it, new ones taking the lowest
-// free port of the range.
+// ports returns the ports of gw's Service: one per distinct listener port
+// and transport (UDP for a UDP listener, TCP for any other), each keeping
+// the targetPort have gives it, new ones taking the lowest free port of
+// the range.
 func (g *gatewayServices) ports(gw *gatewayv1.Gateway, have *corev1.Service) ([]corev1.ServicePort, error) {
-	kept := make(map[int32]int32)
+	kept := make(map[portProto]int32)
 	if have != nil {
 		for _, p := range have.Spec.Ports {
-			kept[p.Port] = p.TargetPort.IntVal
+			kept[portProto{p.Port, cmpProtocol(p.Protocol)}] = p.TargetPort.IntVal
 		}
 	}
-	wanted := make(map[int32]bool)
+	wanted := make(map[portProto]bool)
 	for _, l := range gw.Spec.Listeners {
-		wanted[int32(l.Port)] = true
+		wanted[listenerPortProto(&l)] = true
 	}
 	// The common case, every listener port kept: nothing to allocate, no
 	// need to read the other Services.
@@ -180,30 +182,67 @@ func (g *gatewayServices) ports(gw *gatewayv1.Gateway, have *corev1.Service) ([]
 	if have == nil || len(kept) != len(wanted) || !g.inRange(kept) || !allIn(wanted, kept) {
 		used = g.allocated(gateway.ServiceName(gw.Namespace, gw.Name))
 	}
-	for port := range wanted {
-		if t := kept[port]; t >= g.lo && t <= g.hi && !used[t] {
+	for pp := range wanted {
+		if t := kept[pp]; t >= g.lo && t <= g.hi && !used[t] {
 			used[t] = true
 		} else {
-			delete(kept, port)
+			delete(kept, pp)
 		}
 	}
 	var out []corev1.ServicePort
-	for _, port := range slices.Sorted(maps.Keys(wanted)) {
-		t, ok := kept[port]
+	for _, pp := range sortedPortProtos(wanted) {
+		t, ok := kept[pp]
 		if !ok {
 			if t = lowestFree(used, g.lo, g.hi); t == 0 {
 				return nil, fmt.Errorf("%w %d-%d (Gateway %s/%s)", ErrNoFreePort, g.lo, g.hi, gw.Namespace, gw.Name)
 			}
 			used[t] = true
 		}
-		out = append(out, corev1.ServicePort{Name: "p" + strconv.Itoa(int(port)), Protocol: corev1.ProtocolTCP,
-			Port: port, TargetPort: intstr.FromInt32(t)})
+		name := "p" + strconv.Itoa(int(pp.port))
+		if pp.proto == corev1.ProtocolUDP {
+			name += "-udp"
+		}
+		out = append(out, corev1.ServicePort{Name: name, Protocol: pp.proto, Port: pp.port, TargetPort: intstr.FromInt32(t)})
 	}
 	return out, nil
 }
 
+// portProto is a Service port's number and protocol.
+type portProto struct {
+	port  int32
+	proto corev1.Protocol
+}
+
+// listenerPortProto is the Service port of listener l: its port, UDP for
+// a UDP listener and TCP for any other.
+func listenerPortProto(l *gatewayv1.Listener) portProto {
+	if l.Protocol == gatewayv1.UDPProtocolType {
+		return portProto{int32(l.Port), corev1.ProtocolUDP}
+	}
+	return portProto{int32(l.Port), corev1.ProtocolTCP}
+}
+
+// cmpProtocol is p, TCP when empty.
+func cmpProtocol(p corev1.Protocol) corev1.Protocol {
+	if p == "" {
+		return corev1.ProtocolTCP
+	}
+	return p
+}
+
+func sortedPortProtos(m map[portProto]bool) []portProto {
+	out := slices.Collect(maps.Keys(m))
+	slices.SortFunc(out, func(a, b portProto) int {
+		if a.port != b.port {
+			return int(a.port - b.port)
+		}
+		return strings.Compare(string(a.proto), string(b.proto))
+	})
+	return out
+}
+
 // inRange reports whether every targetPort of kept is in the range.
-func (g *gatewayServices) inRange(kept map[int32]int32) bool {
+func (g *gatewayServices) inRange(kept map[portProto]int32) bool {
 	for _, t := range kept {
 		if t < g.lo || t > g.hi {
 			return false
@@ -212,7 +251,7 @@ func (g *gatewayServices) inRange(kept map[int32]int32) bool {
 	return true
 }
 
-func allIn(wanted map[int32]bool, kept map[int32]int32) bool {
+func allIn(wanted map[portProto]bool, kept map[portProto]int32) bool {
 	for p := range wanted {
 		if _, ok := kept[p]; !ok {
 			return false
@@ -293,7 +332,9 @@ func mergePorts(have, want []corev1.ServicePort, typ corev1.ServiceType) []corev
 		return out
 	}
 	for i := range out {
-		if j := slices.IndexFunc(have, func(p corev1.ServicePort) bool { return p.Port == out[i].Port }); j >= 0 {
+		if j := slices.IndexFunc(have, func(p corev1.ServicePort) bool {
+			return p.Port == out[i].Port && cmpProtocol(p.Protocol) == cmpProtocol(out[i].Protocol)
+		}); j >= 0 {
 			out[i].NodePort = have[j].NodePort
 		}
 	}

@@ -41,14 +41,14 @@ func TestGatewayAddresses(t *testing.T) {
 
 func TestMergePorts(t *testing.T) {
 	have := []corev1.ServicePort{{Name: "p80", Port: 80, NodePort: 31080}, {Name: "p81", Port: 81, NodePort: 31081}}
-	want := []corev1.ServicePort{{Name: "p80", Port: 80}, {Name: "p90", Port: 90}}
+	want := []corev1.ServicePort{{Name: "p80", Port: 80}, {Name: "p80-udp", Port: 80, Protocol: corev1.ProtocolUDP}, {Name: "p90", Port: 90}}
 	tests := []struct {
 		name string
 		typ  corev1.ServiceType
 		want []int32
 	}{
-		{name: "load balancer keeps the nodePorts of ports kept", typ: corev1.ServiceTypeLoadBalancer, want: []int32{31080, 0}},
-		{name: "cluster IP has none", typ: corev1.ServiceTypeClusterIP, want: []int32{0, 0}},
+		{name: "load balancer keeps the nodePorts of ports kept", typ: corev1.ServiceTypeLoadBalancer, want: []int32{31080, 0, 0}},
+		{name: "cluster IP has none", typ: corev1.ServiceTypeClusterIP, want: []int32{0, 0, 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,8 +49,11 @@ const (
 	routeBackendIndex = "routeBackend"
 )
 
-// routeKinds are the kinds of routes whose status is written.
+// routeKinds are the kinds of HTTP routes (a GRPCRoute as its HTTPView).
 var routeKinds = []events.Kind{events.KindHTTPRoute, events.KindGRPCRoute}
+
+// allRouteKinds are routeKinds and the stream route kinds (gwstreams.go).
+var allRouteKinds = []events.Kind{events.KindHTTPRoute, events.KindGRPCRoute, events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute}
 
 func routeIndexers() cache.Indexers {
 	return cache.Indexers{
@@ -58,7 +61,7 @@ func routeIndexers() cache.Indexers {
 		routeParentIndex: func(obj any) ([]string, error) {
 			r := httpView(obj)
 			if r == nil {
-				return nil, nil
+				return streamRouteParents(obj), nil
 			}
 			var out []string
 			for _, p := range r.Spec.ParentRefs {
@@ -71,7 +74,7 @@ func routeIndexers() cache.Indexers {
 		routeBackendIndex: func(obj any) ([]string, error) {
 			r := httpView(obj)
 			if r == nil {
-				return nil, nil
+				return streamRouteBackends(obj), nil
 			}
 			var out []string
 			for _, rule := range r.Spec.Rules {
@@ -129,7 +132,7 @@ func (g *gatewayStatus) run(ctx context.Context) {
 // and the Gateways of the Services kept (to delete those of Gateways
 // gone).
 func (g *gatewayStatus) enqueueAll() {
-	for _, kind := range append([]events.Kind{events.KindGatewayClass, events.KindGateway, events.KindBackendTLSPolicy}, routeKinds...) {
+	for _, kind := range append([]events.Kind{events.KindGatewayClass, events.KindGateway, events.KindBackendTLSPolicy}, allRouteKinds...) {
 		for _, obj := range g.w.informers.sources[kind].list() {
 			if k, err := keyOf(kind, obj); err == nil {
 				g.queue.Add(k)
@@ -150,9 +153,9 @@ func (g *gatewayStatus) addGateway(cacheKey string) {
 	}
 }
 
-// addRoutes queues the routes index names value.
+// addRoutes queues the routes (of every kind) index names value.
 func (g *gatewayStatus) addRoutes(index, value string) {
-	for _, kind := range routeKinds {
+	for _, kind := range allRouteKinds {
 		for _, obj := range g.w.informers.sources[kind].byIndex(index, value) {
 			if k, err := keyOf(kind, obj); err == nil {
 				g.queue.Add(k)
@@ -176,6 +179,8 @@ func (g *gatewayStatus) changed(kind events.Kind, item any) {
 		g.routePolicies(o)
 	case *gatewayv1.GRPCRoute:
 		g.routeChanged(kind, o.Namespace, o.Name, o.Spec.ParentRefs)
+	case *gatewayv1.TLSRoute, *gatewayv1.TCPRoute, *gatewayv1.UDPRoute:
+		g.streamRouteChanged(kind, item.(runtime.Object))
 	case *gatewayv1.ReferenceGrant:
 		g.enqueueAll() // grants are few and rarely change
 	case *gatewayv1.BackendTLSPolicy:
@@ -210,7 +215,7 @@ func (g *gatewayStatus) routeChanged(kind events.Kind, ns, name string, parents 
 // namespaceChanged queues the routes of Namespace name and the Gateways
 // they name: a listener may select them by the Namespace's labels.
 func (g *gatewayStatus) namespaceChanged(name string) {
-	for _, kind := range routeKinds {
+	for _, kind := range allRouteKinds {
 		for _, obj := range g.w.informers.sources[kind].byIndex(cache.NamespaceIndex, name) {
 			g.changed(kind, obj)
 		}
@@ -258,6 +263,10 @@ func (g *gatewayStatus) sync(ctx context.Context, k key) error {
 		if r, isRoute := obj.(*gatewayv1.GRPCRoute); ok && isRoute {
 			return g.writeGRPCRoute(ctx, r)
 		}
+	case events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute:
+		if ok {
+			return g.writeStreamRoute(ctx, obj)
+		}
 	}
 	return nil
 }
@@ -287,6 +296,7 @@ func (g *gatewayStatus) syncGateway(ctx context.Context, k key, gw *gatewayv1.Ga
 		g.settled(k)
 	}
 	w.Routes = g.routesOf(k)
+	w.StreamRoutes = g.streamRoutesOf(k)
 	if err := g.writeGateway(ctx, w, gw, prog); err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func (w *Watcher) handler(kind events.Kind) cache.ResourceEventHandlerFuncs {
 			if kind == events.KindIngress || kind == events.KindConfigMap || kind == events.KindBackendTLSPolicy {
 				w.configMapRefs(old) // so may a ConfigMap
 			}
-			if kind == events.KindHTTPRoute || kind == events.KindGRPCRoute {
+			if kind == events.KindHTTPRoute || kind == events.KindGRPCRoute || streamRouteKinds[kind] {
 				w.gatewayStatusOf(kind, old) // a Gateway it no longer names counts it no more
 			}
 			w.changed(kind, cur, false)

@@ -22,7 +22,8 @@ const (
 )
 
 // objectKey names a namespaced object of a kind the ledger posts Events
-// on: a route (an Ingress or an HTTPRoute), a ConfigMap whose entries have
+// on: a route (an Ingress, an HTTPRoute, a TLSRoute, TCPRoute or
+// UDPRoute), a ConfigMap whose entries have
 // Problems (the TCP and UDP services), or a Gateway with Problems (a
 // listener nginx cannot serve).
 type objectKey struct {
@@ -35,7 +36,7 @@ type objectKey struct {
 var (
 	problemKinds = map[events.Kind]bool{
 		events.KindIngress: true, events.KindConfigMap: true, events.KindHTTPRoute: true, events.KindGRPCRoute: true,
-		events.KindGateway: true,
+		events.KindGateway: true, events.KindTLSRoute: true, events.KindTCPRoute: true, events.KindUDPRoute: true,
 	}
 	syncKinds = map[events.Kind]bool{events.KindIngress: true, events.KindHTTPRoute: true, events.KindGRPCRoute: true}
 )

@@ -220,7 +220,8 @@ func (r *reporter) post(rec kuberecord.EventRecorder) {
 }
 
 // eventObject returns the object an Event on k goes to: an Ingress we
-// still serve, an HTTPRoute that names a Gateway of ours, a Gateway of
+// still serve, an HTTPRoute (or a TLSRoute, TCPRoute, UDPRoute) that
+// names a Gateway of ours, a Gateway of
 // ours, or a ConfigMap we publish; nil for anything else.
 func (r *reporter) eventObject(k objectKey) runtime.Object {
 	src := r.w.informers.sources[k.Kind]
@@ -248,10 +249,30 @@ func (r *reporter) eventObject(k objectKey) runtime.Object {
 		if r.w.RouteOurs(o) {
 			return o
 		}
+	case *gatewayv1.GRPCRoute:
+		if r.w.RouteOurs(gateway.HTTPView(o)) {
+			return o
+		}
+	case *gatewayv1.TLSRoute, *gatewayv1.TCPRoute, *gatewayv1.UDPRoute:
+		if r.streamRouteOurs(obj) {
+			return obj
+		}
 	}
 	return nil
 }
 
+// streamRouteOurs reports whether a parentRef of stream route obj names a
+// cached Gateway of ours.
+func (r *reporter) streamRouteOurs(obj runtime.Object) bool {
+	parents, _, _ := gateway.StreamRouteRefs(obj)
+	for i := range parents {
+		ns, name, ok := gateway.ParentGateway(&parents[i], namespaceOf(obj))
+		if ok && gateway.Ours(r.w.cachedGateway(ns, name), r.w.informers.gatewayClass, r.w.cfg.GatewayControllerName) {
+			return true
+		}
+	}
+	return false
+}
 // eventSink writes Events with a timeout on each call (client-go's own sink
 // has none) and counts what reaches the API.
 type eventSink struct {
