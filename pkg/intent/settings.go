@@ -63,6 +63,9 @@ type Settings struct {
 	ProxySSL ProxySSLSettings
 	// clientAuth holds the auth-tls annotations (see applyClientAuth).
 	ClientAuth clientAuthInput
+	// ModSecurity holds the ModSecurity annotations; nil when none is set
+	// (see ResolveModSecurity).
+	ModSecurity *ModSecurityInput
 	// snippets lists the *-snippet annotations present, sorted.
 	Snippets []string
 	// problems are the reasons of rejected annotations, sorted.
