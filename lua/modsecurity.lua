@@ -27,17 +27,20 @@ local _M = {}
 -- form: {loc, txid}, or {fail = true}; nil and an error for a malformed
 -- item.
 function _M.compile(m, path, ingress)
-  if type(m) ~= "table" or not (m.profile == nil or type(m.profile) == "string")
-      or not (m.txid == nil or (type(m.txid) == "string" and m.txid:find("^[a-z][a-z0-9_]*$") and #m.txid <= 64))
-      or not (m.unavailable == nil or type(m.unavailable) == "boolean") then
+  if type(m) ~= "table" or not (m.unavailable == nil or type(m.unavailable) == "boolean") then
+    return nil, "invalid modsecurity"
+  end
+  if m.unavailable == true then -- the syncer says why (a Problem on the Ingress)
+    return { fail = true }
+  end
+  if not (m.profile == nil or type(m.profile) == "string")
+      or not (m.txid == nil or (type(m.txid) == "string" and m.txid:find("^[a-z][a-z0-9_]*$") and #m.txid <= 64)) then
     return nil, "invalid modsecurity"
   end
   local profiles = settings.get().modsec_profiles or {}
-  if m.unavailable == true or not profiles[m.profile] then
-    if m.unavailable ~= true then
-      ngx.log(ngx.WARN, "route ", path, " of ", tostring(ingress), " answers 503: its ModSecurity profile ",
-        tostring(m.profile), " is not in nginx.conf")
-    end
+  if not profiles[m.profile] then
+    ngx.log(ngx.WARN, "route ", path, " of ", tostring(ingress), " answers 503: its ModSecurity profile ",
+      tostring(m.profile), " is not in nginx.conf")
     return { fail = true }
   end
   return { loc = "@modsec_" .. m.profile, txid = m.txid }

@@ -55,8 +55,14 @@ func parseModSecurityAnnotation(a *intent.Settings, _ *parseState, name, v strin
 }
 
 // errModSecurityClosed marks a ModSecurity annotation error: the routes
-// that run ModSecurity answer 503 until it is fixed.
-var errModSecurityClosed = fmt.Errorf("%w where ModSecurity is on", errFailClosed)
+// that run ModSecurity answer 503 until it is fixed (it is errFailClosed
+// for problemOutcome, with its own wording).
+var errModSecurityClosed error = closedError("the Ingress's routes that run ModSecurity answer 503 until it is fixed")
+
+type closedError string
+
+func (e closedError) Error() string        { return string(e) }
+func (e closedError) Is(target error) bool { return target == errFailClosed }
 
 // parseModSecuritySnippet parses a modsecurity-snippet: one directive a
 // line, blank lines and "#" comments skipped, a directive's arguments

@@ -152,12 +152,11 @@ func (v *view) setModSecurity(o *Options, list []modSecProfile) error {
 		names = append(names, "["+luaString(p.Name)+"] = true")
 	}
 	if len(list) > 0 {
-		v.ModSecurity = true
+		v.ModSecurity, v.LuaModSecProfiles = true, "{"+strings.Join(names, ", ")+"}"
 		// A route without a proxy location of its own (location /'s
 		// proxy_pass) continues here.
 		v.ProxyLocations = append(v.ProxyLocations, proxyLocation{Name: "@modsec_http", Directives: []string{"proxy_pass http://upstream_balancer"}})
 	}
-	v.LuaModSecProfiles = "{" + strings.Join(names, ", ") + "}"
 	return nil
 }
 

@@ -293,13 +293,12 @@ type modSecRoute struct {
 	Unavailable bool   `json:"unavailable,omitempty"`
 }
 
-// modSecRouteOf converts m; a value Validate refuses is unavailable.
+// modSecRouteOf converts m; a value Validate refuses is unavailable (Lua
+// reads nothing else of an unavailable route).
 func modSecRouteOf(m *config.ModSecurity) *modSecRoute {
 	if m == nil {
 		return nil
 	}
-	if m.Unavailable || m.Validate() != nil {
-		return &modSecRoute{Unavailable: true}
-	}
-	return &modSecRoute{Profile: m.Profile(), TxID: strings.TrimPrefix(m.TransactionID, "$")}
+	return &modSecRoute{Profile: m.Profile(), TxID: strings.TrimPrefix(m.TransactionID, "$"),
+		Unavailable: m.Unavailable || m.Validate() != nil}
 }

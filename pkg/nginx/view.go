@@ -110,8 +110,8 @@ type view struct {
 	// ModSecurity loads the ModSecurity module (some route runs it);
 	// LuaModSecProfiles are the profiles' names as a Lua set (see
 	// modsecurity.go).
-	ModSecurity       bool
-	LuaModSecProfiles string
+	ModSecurity       bool   `json:",omitempty"`
+	LuaModSecProfiles string `json:",omitempty"`
 
 	// Stream is the stream block (stream.go); nil renders none. (Empty
 	// fields stay out of the checksum, which stays that of the files
@@ -357,7 +357,7 @@ func listenAddrs(o *Options, port int) []string {
 type proxyLocation struct {
 	Name       string
 	Lua        string
-	Access     string // access_by_lua (the ModSecurity locations)
+	Access     string `json:",omitempty"` // access_by_lua (the ModSecurity locations)
 	Directives []string
 }
 
