@@ -43,7 +43,10 @@ func parseModSecurityAnnotation(a *intent.Settings, _ *parseState, name, v strin
 	case "modsecurity-transaction-id":
 		m.TransactionID, err = config.ParseModSecurityTransactionID(v)
 	case "modsecurity-snippet":
-		m.Snippet, err = parseModSecuritySnippet(v)
+		var s config.ModSecurity
+		if s, err = parseModSecuritySnippet(v); err == nil {
+			m.Snippet = s
+		}
 	default:
 		return errUnsupported
 	}

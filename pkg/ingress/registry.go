@@ -379,9 +379,9 @@ func annotationTable() []RegistryEntry {
 		// Per-host TLS, modules.
 		notSupported("ssl-ciphers", "HIGH:!aNULL:!MD5", noteOneContext, 0),
 		notSupported("ssl-prefer-server-ciphers", "true", noteOneContext, 0),
-		differs("enable-modsecurity", "true", noteModSecEngine, a).by(parseModSecurityAnnotation),
+		differs("enable-modsecurity", "true", noteModSecEngine, 0).by(parseModSecurityAnnotation),
 		supported("enable-owasp-core-rules", "true").by(parseModSecurityAnnotation),
-		differs("modsecurity-transaction-id", "$request_id", "one nginx variable ($request_id); without it the transaction id is the request's $request_id; another value answers 503 where ModSecurity is on", a).by(parseModSecurityAnnotation),
+		differs("modsecurity-transaction-id", "$request_id", "one nginx variable ($request_id); without it the transaction id is the request's $request_id; another value answers 503 where ModSecurity is on", 0).by(parseModSecurityAnnotation),
 		notSupported("enable-opentelemetry", "true", noteOtel, 0),
 		notSupported("opentelemetry-operation-name", "HTTP GET", noteOtel, 0),
 		notSupported("opentelemetry-trust-incoming-span", "true", noteOtel, 0),
@@ -392,7 +392,7 @@ func annotationTable() []RegistryEntry {
 		refused("server-snippet", "location /internal { deny all; }"),
 		refused("auth-snippet", "proxy_set_header X-Auth on;"),
 		refused("stream-snippet", "server { listen 8000; }"),
-		differs("modsecurity-snippet", "SecRuleEngine On", noteModSecSnippet, a).by(parseModSecurityAnnotation),
+		differs("modsecurity-snippet", "SecRuleEngine On", noteModSecSnippet, 0).by(parseModSecurityAnnotation),
 	}
 }
 
