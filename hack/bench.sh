@@ -33,7 +33,8 @@ benchtime_for() {
 	pkg/nginx/BenchmarkReload) echo "-benchtime 20x" ;;
 	pkg/nginx/BenchmarkRouterThroughput | pkg/nginx/BenchmarkLuaMemory | pkg/nginx/BenchmarkBasicAuthThroughput | \
 		pkg/nginx/BenchmarkAllowListThroughput | pkg/nginx/BenchmarkAllowListLookup | pkg/nginx/BenchmarkLimitThroughput | \
-		pkg/nginx/BenchmarkMetricsThroughput | pkg/nginx/BenchmarkL4Throughput | pkg/nginx/BenchmarkL4ConnectionRate) echo "-benchtime 1x" ;;
+		pkg/nginx/BenchmarkMetricsThroughput | pkg/nginx/BenchmarkL4Throughput | pkg/nginx/BenchmarkL4ConnectionRate | \
+		pkg/nginx/BenchmarkModSecurityThroughput) echo "-benchtime 1x" ;;
 	pkg/nginx/BenchmarkL4EndpointChange) echo "-benchtime 200x" ;;
 	pkg/replay/BenchmarkReplay100k) echo "-benchtime 3x" ;;
 	# 2000 changes, so that the first garbage collections of the 50k
@@ -158,6 +159,9 @@ nginx_targets() {
 		name = $1; sub(/^BenchmarkAllowListLookup\//, "", name); sub(/-[0-9]+$/, "", name)
 		printf "| allow-list lookup, %s: not linear in the CIDRs | below a linear scan | %s ns (linear scan %s ns) | %s |\n", name, metric("lookup-ns"), metric("linear-ns"), yes(name == "cidrs=10" || metric("lookup-ns") < metric("linear-ns"))
 	}
+	/^BenchmarkModSecurityThroughput-/ {
+		printf "| ModSecurity with the OWASP Core Rule Set (SecRuleEngine On) against the same route without it: throughput ratio | measured | %.3f (%s req/s, without %s req/s) | yes |\n", metric("crs/plain"), metric("crs-req/s"), metric("plain-req/s")
+	}
 	/^BenchmarkLimitThroughput\// {
 		name = $1; sub(/^BenchmarkLimitThroughput\//, "", name); sub(/-[0-9]+$/, "", name)
 		printf "| rate limit (%s, never reached) against the same route without it: throughput ratio | measured | %.3f | yes |\n", name, metric("limited/plain")
@@ -271,7 +275,7 @@ write_report() {
 		echo '```'
 		echo "make bench                                   # everything below, writes BENCHMARKS.md"
 		echo "go test -run '^\$' -bench . -benchmem ./pkg/events ./pkg/model"
-		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x; RouterThroughput, LuaMemory, BasicAuthThroughput, AllowListThroughput, AllowListLookup, LimitThroughput: 1x"
+		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x; RouterThroughput, LuaMemory, BasicAuthThroughput, AllowListThroughput, AllowListLookup, LimitThroughput, ModSecurityThroughput: 1x"
 		echo "go test -run '^\$' -bench Replay100k -benchtime 3x ./pkg/replay"
 		echo "go build -o bin/ ./cmd/... ./hack/churn && sudo bin/churn scenario   # or --scenarios $(bin/churn scenario --help 2>&1 | sed -n 's/.*default all: \([^)]*\)).*/\1/p')"
 		echo '```'

@@ -13,6 +13,9 @@ packages+=(libnginx-mod-stream libnginx-mod-stream-js)
 # Brotli compression (enable-brotli) and GeoIP2 ($geoip2_* with use-geoip2);
 # nginx.conf loads each only while its ConfigMap key is on.
 packages+=(libnginx-mod-http-brotli-filter libnginx-mod-http-geoip2)
+# ModSecurity v3 and the OWASP Core Rule Set (enable-modsecurity); nginx.conf
+# loads the module only while a route runs ModSecurity.
+packages+=(libnginx-mod-http-modsecurity libmodsecurity3 modsecurity-crs)
 # The e2e suite and `make run` also need ip (iproute2) and unshare (util-linux)
 # for their private network namespace.
 packages+=(iproute2 util-linux)
@@ -103,7 +106,9 @@ fi
 
 for m in /usr/lib/nginx/modules/ndk_http_module.so /usr/lib/nginx/modules/ngx_http_lua_module.so \
   /usr/lib/nginx/modules/ngx_stream_module.so /usr/lib/nginx/modules/ngx_stream_js_module.so \
-  /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so /usr/lib/nginx/modules/ngx_http_geoip2_module.so; do
+  /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so /usr/lib/nginx/modules/ngx_http_geoip2_module.so \
+  /usr/lib/nginx/modules/ngx_http_modsecurity_module.so /etc/modsecurity/crs/crs-setup.conf \
+  /usr/share/modsecurity-crs/rules/REQUEST-941-APPLICATION-ATTACK-XSS.conf; do
   if [ ! -f "$m" ]; then
     log "module $m is missing after install"
     exit 1

@@ -226,6 +226,8 @@ ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
 HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 -- Gateway API matches (routes.lua's compile_match).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "match"
+-- ModSecurity (modsecurity.lua).
+ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "modsecurity"
 -- Gateway API filters (filters.lua) and weighted backends.
 for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath", "backends",
     "routeTimeouts", "routeCORS" }) do

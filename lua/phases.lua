@@ -17,6 +17,7 @@
 --   log_by_lua, public server         log()                    limit, balancer, metrics
 --   rewrite_by_lua, /_ingress_auth    auth_rewrite()           extauth
 --   rewrite_by_lua, @custom_error     error_page_rewrite()     proxy
+--   access_by_lua, @modsec_<profile>  modsecurity_access()     modsecurity
 --   content_by_lua, /configuration/   configuration_content()  configuration
 --   content_by_lua, /ingress_metrics  metrics_content()        metrics
 --   content_by_lua, /healthz          healthz_content()        none ("ok")
@@ -45,6 +46,7 @@ local limit = require("limit")
 local metrics = require("metrics")
 local extauth = require("extauth")
 local proxy = require("proxy")
+local modsecurity = require("modsecurity")
 
 local balance = balancer.balance
 local balancer_log = balancer.log
@@ -131,6 +133,11 @@ end
 
 -- configuration_content runs in content_by_lua of /configuration/ on the
 -- loopback status server: the configuration endpoints.
+-- modsecurity_access: the ModSecurity locations' access phase.
+function _M.modsecurity_access()
+  modsecurity.access()
+end
+
 function _M.configuration_content()
   configuration.call()
 end

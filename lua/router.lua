@@ -24,6 +24,7 @@ local headers = require("headers")
 local canary = require("canary")
 local cors = require("cors")
 local proxy_settings = require("proxy")
+local modsecurity = require("modsecurity")
 local auth = require("auth")
 local extauth = require("extauth")
 local limits = require("limit")
@@ -492,6 +493,10 @@ end
 -- proxy hands the request to its backend: location /'s proxy_pass, or the
 -- fixed location of its protocol and proxy settings (see proxy.lua).
 local function proxy(route)
+  local ms = route.modsec
+  if ms and ms.fail then
+    return proxy_settings.fail(route.err, 503)
+  end
   local tls = route.tls
   if tls then
     if tls.fail then
@@ -521,12 +526,20 @@ local function proxy(route)
     var_set("ingress_errors", err.info)
     if err.fallback and not has_endpoints(backend) and has_endpoints(err.backend) then
       proxy_settings.fallback(err)
+      if ms then
+        local v = modsecurity.enter(ms, route.fallback_exec)
+        return v
+      end
       return ngx.exec(route.fallback_exec)
     end
   end
   local loc = route.exec
   if route.auto then
     loc = route.auto[var_get("scheme")]
+  end
+  if ms then
+    local v = modsecurity.enter(ms, loc)
+    return v
   end
   if loc then
     return ngx.exec(loc)

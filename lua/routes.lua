@@ -45,6 +45,10 @@
 --   extAuth         external auth (auth-url): the auth request's answer
 --                   (see extauth.lua); with satisfyAny the source lists
 --                   move into it as into auth
+--   modsecurity     {profile, txid}: the request goes through the
+--                   ModSecurity location of the profile first
+--                   (modsecurity.lua); unavailable, or a profile
+--                   nginx.conf does not hold, answers 503
 --   upstreamTLS     {profile, name}: an https or grpcs backend is proxied
 --                   by the profile's fixed locations (nginx.conf's
 --                   tls_profiles), proxy-ssl-name name; unavailable, or a
@@ -93,6 +97,7 @@ local headers = require("headers")
 local canary = require("canary")
 local cors = require("cors")
 local proxy_settings = require("proxy")
+local modsecurity = require("modsecurity")
 local auth = require("auth")
 local extauth = require("extauth")
 local limits = require("limit")
@@ -206,6 +211,13 @@ local function compile_proxy(route, r)
   local tls, terr = compile_tls(route, r.upstreamTLS)
   if terr then
     return nil, terr
+  end
+  if r.modsecurity ~= nil then
+    local ms, merr = modsecurity.compile(r.modsecurity, r.path, r.ingress)
+    if not ms then
+      return nil, merr
+    end
+    route.modsec = ms
   end
   if proto == "auto_http" then
     route.auto = { http = proxy_settings.location_of("http", p, buffering, route.err),

@@ -17,6 +17,8 @@
 --   tls_profiles    the set of backend TLS profiles nginx.conf holds (routes.lua)
 --   error_sets      the error code sets nginx.conf holds, name by list "404,503"
 --                   (proxy.lua; pkg/nginx/errorsets.go)
+--   modsec_profiles the set of ModSecurity profiles nginx.conf holds
+--                   (modsecurity.lua); nil when none
 --   metrics         metrics.lua's settings; nil: traffic metrics are off
 --   gateway_ports   the ports of Gateway listeners, a list of numbers; nil
 --                   for none (router.lua, certificate.lua)

@@ -308,6 +308,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	w.externalAuth(s.ExternalAuth)
 	w.proxySSL(s.ProxySSL)
 	w.clientAuthClosed(s.ClientAuthUnavailable)
+	w.modSecurity(s.ModSecurity)
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

@@ -156,6 +156,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 	w.str(g.BlockCIDRs)
 	g.Auth.canonical(w)
 	w.bool(g.ProxySSLLocationOnly)
+	w.globalModSecurity(&g.ModSecurity)
 	n := &g.Nginx
 	for _, b := range []bool{n.UseGzip, n.SSLSessionCache, n.SSLSessionTickets,
 		n.ProxyBuffering, n.UseHTTP2, n.LogFormatEscapeJSON, n.LogFormatEscapeNone, n.ServerTokens, n.HSTS, n.HSTSIncludeSubdomains, n.HSTSPreload,

@@ -144,6 +144,8 @@ type Global struct {
 	// ProxySSLLocationOnly is proxy-ssl-location-only: a location takes
 	// only its own Ingress's backend TLS, not its host's (routes only).
 	ProxySSLLocationOnly bool `json:"proxySSLLocationOnly,omitempty"`
+	// ModSecurity holds the ModSecurity keys (route defaults).
+	ModSecurity GlobalModSecurity `json:"modSecurity,omitzero"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
 }
@@ -332,6 +334,9 @@ type LocationSettings struct {
 	// ClientAuthUnavailable: the Ingress's auth-tls annotations cannot be
 	// applied, the route answers 503 (see Server.ClientAuth).
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
+	// ModSecurity is the location's web application firewall; nil when
+	// off.
+	ModSecurity *ModSecurity `json:"modSecurity,omitempty"`
 }
 
 // BasicAuth is the HTTP auth of a location (auth-type basic or digest):

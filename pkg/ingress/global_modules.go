@@ -46,4 +46,8 @@ var moduleKeys = map[string]setter{
 
 	"use-geoip2":                   boolField(func(g *config.Global) *bool { return &g.Nginx.GeoIP2.Enable }),
 	"geoip2-autoreload-in-minutes": intField(func(g *config.Global) *int { return &g.Nginx.GeoIP2.AutoReloadMinutes }, 0, maxGeoIP2Reload),
+
+	// ModSecurity: the defaults of every route (annotations_modsecurity.go).
+	"enable-modsecurity":           boolField(func(g *config.Global) *bool { return &g.ModSecurity.Enable }),
+	"enable-owasp-modsecurity-crs": boolField(func(g *config.Global) *bool { return &g.ModSecurity.CRS }),
 }

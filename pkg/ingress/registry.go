@@ -114,12 +114,14 @@ const (
 	noteErrors      = "each distinct list is a set of fixed locations in nginx.conf (nginx's error_page codes cannot vary per route): the first Ingress with a new list reloads nginx once; beyond 64 lists, and on routes with a backend TLS profile, the route intercepts every 4xx and 5xx of its backend, and a code it does not list gets nginx's own page; 499 is refused (nginx never answers it)"
 	noteHTTPLevel   = "one nginx.conf setting for every route (a change reloads): the directive takes no variables, so the annotation of the same name cannot change it per route"
 	noteSnippet     = "raw nginx configuration is never applied: an Ingress carrying it is not served at all"
-	noteModSec      = "ModSecurity is not part of the data plane"
-	noteOtel        = "OpenTelemetry is not part of the data plane"
-	noteOneContext  = "all hosts share one SSL context: per-host TLS settings need their own context"
-	noteFCGI        = "FastCGI backends are not supported: the balancer proxies HTTP and gRPC only"
-	noteNginxOwn    = "the syncer owns this part of nginx.conf"
-	noteLog         = "the access log goes to stdout, or where access-log-path says, or nowhere (disable-access-log); the error log goes to stderr, at error-log-level"
+	// ModSecurity (annotations_modsecurity.go).
+	noteModSecEngine  = "Debian's ModSecurity v3 and OWASP Core Rule Set 3.3; DetectionOnly unless modsecurity-snippet says SecRuleEngine On; the request is inspected (headers and body), not the response, and matches are logged to nginx's error log (no audit log); a change never reloads nginx but for a new rules profile"
+	noteModSecSnippet = "parsed, not applied as text: only SecRuleEngine, SecRuleRemoveById, SecRuleRemoveByTag, SecRequestBodyLimit and SecRequestBodyAccess, each validated; any other directive is refused with a Problem and the routes that run ModSecurity answer 503"
+	noteOtel          = "OpenTelemetry is not part of the data plane"
+	noteOneContext    = "all hosts share one SSL context: per-host TLS settings need their own context"
+	noteFCGI          = "FastCGI backends are not supported: the balancer proxies HTTP and gRPC only"
+	noteNginxOwn      = "the syncer owns this part of nginx.conf"
+	noteLog           = "the access log goes to stdout, or where access-log-path says, or nowhere (disable-access-log); the error log goes to stderr, at error-log-level"
 	// noteAccessLogPath: the access log destinations (global_logs.go).
 	noteAccessLogPath = "the access log goes to nginx's stdout by default, which the syncer passes on as its own stdout (ingress-nginx's default /var/log/nginx/access.log, a symlink to stdout in its image, means the same); another value must be /dev/stderr or an absolute file path of plain names (letters, digits, . _ - and /, outside /dev, /proc and /sys); syslog: is refused; the error log always goes to stderr"
 )
@@ -378,9 +380,9 @@ func annotationTable() []RegistryEntry {
 		// Per-host TLS, modules.
 		notSupported("ssl-ciphers", "HIGH:!aNULL:!MD5", noteOneContext, 0),
 		notSupported("ssl-prefer-server-ciphers", "true", noteOneContext, 0),
-		notSupported("enable-modsecurity", "true", noteModSec, 0),
-		notSupported("enable-owasp-core-rules", "true", noteModSec, 0),
-		notSupported("modsecurity-transaction-id", "request-id", noteModSec, 0),
+		differs("enable-modsecurity", "true", noteModSecEngine, 0).by(parseModSecurityAnnotation),
+		supported("enable-owasp-core-rules", "true").by(parseModSecurityAnnotation),
+		differs("modsecurity-transaction-id", "$request_id", "one nginx variable ($request_id); without it the transaction id is the request's $request_id; another value answers 503 where ModSecurity is on", 0).by(parseModSecurityAnnotation),
 		notSupported("enable-opentelemetry", "true", noteOtel, 0),
 		notSupported("opentelemetry-operation-name", "HTTP GET", noteOtel, 0),
 		notSupported("opentelemetry-trust-incoming-span", "true", noteOtel, 0),
@@ -391,7 +393,7 @@ func annotationTable() []RegistryEntry {
 		refused("server-snippet", "location /internal { deny all; }"),
 		refused("auth-snippet", "proxy_set_header X-Auth on;"),
 		refused("stream-snippet", "server { listen 8000; }"),
-		refused("modsecurity-snippet", "SecRuleEngine On"),
+		differs("modsecurity-snippet", "SecRuleEngine On", noteModSecSnippet, 0).by(parseModSecurityAnnotation),
 	}
 }
 
@@ -583,8 +585,8 @@ func configKeyTable() []RegistryEntry {
 		notSupported("use-geoip", "true", geoip, 0),
 		differs("use-geoip2", "true", geoip2Note, 0),
 		supported("geoip2-autoreload-in-minutes", "0"),
-		notSupported("enable-modsecurity", "true", noteModSec, 0),
-		notSupported("enable-owasp-modsecurity-crs", "true", noteModSec, 0),
+		differs("enable-modsecurity", "true", noteModSecEngine, 0),
+		supported("enable-owasp-modsecurity-crs", "true"),
 		notSupported("enable-opentelemetry", "true", tracing, 0),
 		notSupported("opentelemetry-config", "/etc/nginx/opentelemetry.toml", tracing, 0),
 		notSupported("opentelemetry-operation-name", "HTTP GET", tracing, 0),

@@ -69,6 +69,9 @@ type Settings struct {
 	// mirror is the mirror-* annotations' copy of the Ingress's requests
 	// (a URL mirror); nil for none.
 	Mirror *config.Mirror
+	// ModSecurity holds the ModSecurity annotations; nil when none is set
+	// (see ResolveModSecurity).
+	ModSecurity *ModSecurityInput
 	// snippets lists the *-snippet annotations present, sorted.
 	Snippets []string
 	// problems are the reasons of rejected annotations, sorted.

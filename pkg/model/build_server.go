@@ -290,6 +290,7 @@ func (b *builder) settingsOf(e *intent.Entry, srv *config.Server, redirect *[2]b
 	st.BasicAuth = b.basicAuth(e)
 	st.ExternalAuth = b.externalAuth(e)
 	st.ClientAuthUnavailable = b.clientAuthClosed(e)
+	st.ModSecurity = intent.ResolveModSecurity(e.Settings.ModSecurity, &b.global.ModSecurity)
 	return st
 }
 

@@ -127,6 +127,7 @@ func diffKinds() map[string]diffKind {
 		"Global.BlockCIDRs":             {reportsNothing, "in every Server's Block (Build)"},
 		"Global.Auth":                   routes,
 		"Global.ProxySSLLocationOnly":   routes,
+		"Global.ModSecurity":            routes,
 		"Servers":                       {reportsServers, "the route table of a host, pushed to Lua"},
 		"Backends":                      {reportsBackends, "pushed to the Lua balancer"},
 		"Certificates":                  {reportsCertificates, "pushed to Lua"},

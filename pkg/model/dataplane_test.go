@@ -420,6 +420,11 @@ func (c *contract) settings(where string, s *config.LocationSettings) {
 	c.basicAuth(where, s.BasicAuth)
 	c.externalAuth(where, s.ExternalAuth)
 	c.proxySSL(where, s.ProxySSL)
+	// ModSecurity: the renderer and Lua take what Validate accepts, else
+	// the route answers 503 (Unavailable).
+	if m := s.ModSecurity; m != nil && !m.Unavailable && m.Validate() != nil {
+		c.fail("%s: ModSecurity %+v: %v", where, *m, m.Validate())
+	}
 }
 
 // basicAuth: a valid realm; users with valid names and hashes, sorted and

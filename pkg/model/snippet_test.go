@@ -39,12 +39,12 @@ func TestBuildSnippetsFailClosed(t *testing.T) {
 			problems: []string{"Ingress default/snip: annotation nginx.ingress.kubernetes.io/configuration-snippet: " + refused},
 		},
 		"several snippets are named in one problem; other problems are still reported": {
-			objs: full(nginx("auth-snippet", "deny all;"), nginx("stream-snippet", "x"), nginx("modsecurity-snippet", "x"),
+			objs: full(nginx("auth-snippet", "deny all;"), nginx("stream-snippet", "x"), nginx("server-snippet", "x"),
 				nginx("proxy-read-timeout", "1s; }")),
 			servers: nothing,
 			problems: []string{
 				`Ingress default/snip: annotation nginx.ingress.kubernetes.io/proxy-read-timeout="1s; }": contains ';'; ignored`,
-				"Ingress default/snip: annotations nginx.ingress.kubernetes.io/auth-snippet, nginx.ingress.kubernetes.io/modsecurity-snippet, nginx.ingress.kubernetes.io/stream-snippet: " + refused,
+				"Ingress default/snip: annotations nginx.ingress.kubernetes.io/auth-snippet, nginx.ingress.kubernetes.io/server-snippet, nginx.ingress.kubernetes.io/stream-snippet: " + refused,
 			},
 		},
 		"any other *-snippet annotation, even empty": {

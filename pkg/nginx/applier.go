@@ -69,6 +69,9 @@ type Applier struct {
 	// errorSets are the names of the error code sets of the running
 	// nginx.conf (errorsets.go).
 	errorSets map[string]bool
+	// modSecProfiles are the names of the ModSecurity profiles of the
+	// running nginx.conf (modsecurity.go).
+	modSecProfiles map[string]bool
 	// streamWritten are the stream endpoint files as last written, by
 	// name (streamfiles.go).
 	streamWritten map[string][]byte
@@ -170,6 +173,9 @@ func (a *Applier) render(cfg *config.Configuration) ([]byte, string, error) {
 	start := time.Now()
 	conf, sum, err := a.renderer.render(cfg, cfg.UpstreamTLS)
 	a.stats = ReloadStats{Render: time.Since(start)}
+	if err == nil {
+		err = a.writeModSecurity(modSecProfilesOf(cfg.Servers))
+	}
 	return conf, sum, err
 }
 
@@ -270,6 +276,7 @@ func (a *Applier) installed(cfg *config.Configuration, sum string) {
 	a.conf, a.global, a.listeners, a.gateway = sum, cfg.Global, listenersOf(cfg.L4, cfg.Streams), cfg.Listeners
 	a.profiles = profileSet(cfg.UpstreamTLS)
 	a.errorSets = errorSetNames(errorSetsOf(cfg.Servers))
+	a.modSecProfiles = modSecNames(modSecProfilesOf(cfg.Servers))
 }
 
 // renderIfChanged returns nginx.conf for next and its checksum when it
@@ -282,7 +289,8 @@ func (a *Applier) installed(cfg *config.Configuration, sum string) {
 // the next reload.
 func (a *Applier) renderIfChanged(next *config.Configuration, changed []config.Server) ([]byte, string, error) {
 	if a.conf != "" && next.Global == a.global && a.hasProfiles(next.UpstreamTLS) && slices.Equal(listenersOf(next.L4, next.Streams), a.listeners) &&
-		config.SameListenPorts(next.Listeners, a.gateway) && a.hasErrorSets(errorSetsOf(changed)) {
+		config.SameListenPorts(next.Listeners, a.gateway) && a.hasErrorSets(errorSetsOf(changed)) &&
+		a.hasModSecProfiles(modSecProfilesOf(changed)) {
 		return nil, "", nil
 	}
 	conf, sum, err := a.render(next)

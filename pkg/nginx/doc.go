@@ -11,7 +11,9 @@
 //   - Renderer renders nginx.conf from Options and config.Global alone, with
 //     an embedded text/template, plus the fixed locations of the backend TLS
 //     profiles (config.Configuration.UpstreamTLS, proxyssl.go: no value of
-//     the cluster but files the Applier writes, named by hash); Servers,
+//     the cluster but files the Applier writes, named by hash), and those of
+//     the ModSecurity profiles of the routes (modsecurity.go: rules files
+//     written from validated values, named by hash); Servers,
 //     Backends and Certificates never reach it. Each global value goes through a validator (validate.go); one
 //     that fails is an error wrapping ErrInvalidValue and nothing is
 //     rendered. The file's checksum ("conf-<hex>", a hash of the template
@@ -25,8 +27,8 @@
 //     certificate name), then the routes of the hosts that changed (see Host
 //     and HostOf) with next.Checksum, then the removal of certificates and
 //     backends. Only when the nginx.conf rendered for next differs from the
-//     installed one (a global setting, a new backend TLS profile or L4
-//     listener) does it reload, before the pushes: nginx -t on a temporary
+//     installed one (a global setting, a new backend TLS or ModSecurity
+//     profile or L4 listener) does it reload, before the pushes: nginx -t on a temporary
 //     file, rename over nginx.conf, SIGHUP, and confirmation that a worker
 //     serves the new file's checksum and the old workers stopped accepting. On
 //     failure the previous file stays or is put back and the error wraps

@@ -66,6 +66,10 @@ func shadowed() map[string]struct {
 			"it is the HTTPS redirect of the routes whose Location has no ssl-redirect of its own"},
 		"Locations[0].Settings.SSLRedirect": {func(s *config.Server) { s.SSLRedirect = !*s.Locations[0].Settings.SSLRedirect },
 			"nil takes the Server's ssl-redirect, here the other value"},
+		"Locations[0].Settings.ModSecurity": {func(s *config.Server) {
+			*s.Locations[0].Settings.ModSecurity = config.ModSecurity{Engine: "On", RemoveByID: []string{"1"}, RemoveByTag: []string{"a"},
+				RequestBodyLimit: 1, RequestBodyAccess: "On", TransactionID: "$request_id"}
+		}, "a value the validators refuse makes the route unavailable, whatever the others"},
 		"Locations[0].Settings.UpstreamVhost": {func(s *config.Server) { s.Locations[0].Filters.RewriteHost = "" },
 			"a Gateway API URLRewrite's hostname takes its place"},
 	}

@@ -40,7 +40,7 @@ func requireNginx(t testing.TB) {
 		t.Fatalf("nginx is not installed (%v): run hack/install-nginx.sh as root", err)
 	}
 	for _, m := range []string{"ndk_http_module.so", "ngx_http_lua_module.so", "ngx_stream_module.so", "ngx_stream_js_module.so",
-		"ngx_http_brotli_filter_module.so", "ngx_http_geoip2_module.so"} {
+		"ngx_http_brotli_filter_module.so", "ngx_http_geoip2_module.so", "ngx_http_modsecurity_module.so"} {
 		if _, err := os.Stat(filepath.Join(DefaultModulesDir, m)); err != nil {
 			t.Fatalf("nginx module %s is missing (%v): run hack/install-nginx.sh as root", m, err)
 		}

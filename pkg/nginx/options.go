@@ -22,6 +22,10 @@ const (
 	DefaultWorkerConnections     = 16384
 	DefaultWorkerShutdownTimeout = 240 * time.Second
 	DefaultModulesDir            = "/usr/lib/nginx/modules"
+	// DefaultModSecurityCRSSetup and DefaultModSecurityCRSRules are
+	// Debian's OWASP Core Rule Set (modsecurity-crs).
+	DefaultModSecurityCRSSetup = "/etc/modsecurity/crs/crs-setup.conf"
+	DefaultModSecurityCRSRules = "/usr/share/modsecurity-crs/rules"
 	// DefaultGeoIPDir is where ingress-nginx reads its MaxMind databases.
 	DefaultGeoIPDir             = "/etc/ingress-controller/geoip"
 	DefaultSystemLuaDir         = "/usr/share/lua/5.1"
@@ -64,6 +68,12 @@ type Options struct {
 	NginxBinary string
 	// ModulesDir holds ndk_http_module.so and ngx_http_lua_module.so.
 	ModulesDir string
+	// ModSecurityCRSSetup is the Core Rule Set's crs-setup.conf and
+	// ModSecurityCRSRules the directory of its rules (*.conf), which the
+	// rules files of ModSecurity profiles with the CRS include
+	// (modsecurity.go). Defaults DefaultModSecurityCRSSetup and
+	// DefaultModSecurityCRSRules.
+	ModSecurityCRSSetup, ModSecurityCRSRules string
 	// GeoIPDir holds the MaxMind databases of use-geoip2, under
 	// ingress-nginx's file names (GeoLite2-City.mmdb...); it need not
 	// exist. Default DefaultGeoIPDir.
@@ -186,6 +196,8 @@ func (o *Options) applyDefaults() {
 	setDefault(&o.WorkerConnections, DefaultWorkerConnections)
 	setDefault(&o.WorkerShutdownTimeout, DefaultWorkerShutdownTimeout)
 	setDefault(&o.ModulesDir, DefaultModulesDir)
+	setDefault(&o.ModSecurityCRSSetup, DefaultModSecurityCRSSetup)
+	setDefault(&o.ModSecurityCRSRules, DefaultModSecurityCRSRules)
 	setDefault(&o.GeoIPDir, DefaultGeoIPDir)
 	setDefault(&o.SystemCAFile, DefaultSystemCAFile)
 	setDefault(&o.SystemLuaDir, DefaultSystemLuaDir)
@@ -248,6 +260,8 @@ func (o *Options) validate() []error {
 	add(checkDir("LuaDir", o.LuaDir))
 	add(checkDir("SystemLuaDir", o.SystemLuaDir))
 	add(checkDir("ModulesDir", o.ModulesDir))
+	add(checkDir("ModSecurityCRSSetup", o.ModSecurityCRSSetup))
+	add(checkDir("ModSecurityCRSRules", o.ModSecurityCRSRules))
 	add(checkDir("GeoIPDir", o.GeoIPDir))
 	add(checkDir("SystemCAFile", o.SystemCAFile))
 	add(checkDir("NginxBinary", o.NginxBinary))

@@ -106,6 +106,7 @@ func luaBlockConfigs(t *testing.T) map[string]string {
 	cfg := &config.Configuration{Checksum: "all"}
 	cfg.Global.AddHeaders = "ingress/resp"
 	cfg.UpstreamTLS = []config.UpstreamTLS{{Name: "t0123456789abcdef", Protocols: "TLSv1.2 TLSv1.3", Ciphers: "HIGH", VerifyDepth: 1}}
+	cfg.Servers = []config.Server{serverOf("waf.test", settingsLoc("/", "app", config.LocationSettings{ModSecurity: &config.ModSecurity{Engine: "On"}}))}
 	render("every block", opts, cfg)
 	return out
 }

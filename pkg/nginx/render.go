@@ -49,7 +49,7 @@ func (r *Renderer) Render(cfg *config.Configuration) ([]byte, error) {
 // error code sets (errorsets.go) with the backend TLS profiles tls, and its checksum, which the file's
 // workers report at GET /configuration/version.
 func (r *Renderer) render(cfg *config.Configuration, tls []config.UpstreamTLS) ([]byte, string, error) {
-	v, err := newView(&r.opts, &cfg.Global, listenersOf(cfg.L4, cfg.Streams), cfg.Listeners, tls, errorSetsOf(cfg.Servers))
+	v, err := newView(&r.opts, &cfg.Global, listenersOf(cfg.L4, cfg.Streams), cfg.Listeners, tls, errorSetsOf(cfg.Servers), modSecProfilesOf(cfg.Servers))
 	if err != nil {
 		return nil, "", fmt.Errorf("render nginx.conf: %w", err)
 	}

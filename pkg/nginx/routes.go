@@ -107,6 +107,8 @@ type Route struct {
 	// ClientAuthUnavailable answers 503: the Ingress's auth-tls
 	// annotations cannot be applied.
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
+	// ModSecurity is the route's ModSecurity profile (lua/modsecurity.lua).
+	ModSecurity *modSecRoute `json:"modsecurity,omitempty"`
 	// Match holds the conditions besides the path (lua/routes.lua's
 	// compile_match): the routes of one path and type are candidates in
 	// the order given.
@@ -192,6 +194,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 		Auth:                  st.BasicAuth,
 		Limit:                 st.RateLimit,
 		UpstreamTLS:           st.ProxySSL,
+		ModSecurity:           modSecRouteOf(st.ModSecurity),
 		Match:                 l.Match,
 		Backends:              l.Backends,
 		RouteTimeouts:         l.Timeouts,
@@ -283,4 +286,23 @@ func headerFilterOf(f *config.HeaderFilter) *HeaderFilter {
 		return nil
 	}
 	return &HeaderFilter{Set: headerMap(f.Set), Add: headerMap(f.Add), Remove: f.Remove}
+}
+
+// modSecRoute is a route's ModSecurity on the wire: the profile's name
+// (modsecurity.go), the variable whose value is the transaction id
+// (without its '$'), and unavailable (answer 503).
+type modSecRoute struct {
+	Profile     string `json:"profile,omitempty"`
+	TxID        string `json:"txid,omitempty"`
+	Unavailable bool   `json:"unavailable,omitempty"`
+}
+
+// modSecRouteOf converts m; a value Validate refuses is unavailable (Lua
+// reads nothing else of an unavailable route).
+func modSecRouteOf(m *config.ModSecurity) *modSecRoute {
+	if m == nil {
+		return nil
+	}
+	return &modSecRoute{Profile: m.Profile(), TxID: strings.TrimPrefix(m.TransactionID, "$"),
+		Unavailable: m.Unavailable || m.Validate() != nil}
 }

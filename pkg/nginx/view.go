@@ -107,6 +107,11 @@ type view struct {
 	// LuaErrorSets are the error code sets' names by list, as a Lua
 	// table (see errorsets.go).
 	LuaErrorSets string
+	// ModSecurity loads the ModSecurity module (some route runs it);
+	// LuaModSecProfiles are the profiles' names as a Lua set (see
+	// modsecurity.go).
+	ModSecurity       bool   `json:",omitempty"`
+	LuaModSecProfiles string `json:",omitempty"`
 
 	// Stream is the stream block (stream.go); nil renders none. (Empty
 	// fields stay out of the checksum, which stays that of the files
@@ -124,7 +129,7 @@ type view struct {
 
 // newView validates g against o and builds the template input. Nothing of
 // an Ingress reaches it: only the global settings and the options.
-func newView(o *Options, g *config.Global, listeners []l4Listener, gateway []config.Listener, tls []config.UpstreamTLS, sets []errorSet) (*view, error) {
+func newView(o *Options, g *config.Global, listeners []l4Listener, gateway []config.Listener, tls []config.UpstreamTLS, sets []errorSet, modsec []modSecProfile) (*view, error) {
 	v := &view{
 		MaxTries:              o.MaxTries,
 		ModulesDir:            o.ModulesDir,
@@ -184,6 +189,9 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, gateway []con
 	}
 	if err := v.setErrorSets(sets); err != nil {
 		return nil, fmt.Errorf("custom-http-errors: %w", err)
+	}
+	if err := v.setModSecurity(o, modsec); err != nil {
+		return nil, fmt.Errorf("modsecurity: %w", err)
 	}
 	// Last: the internal HTTPS server is a copy of the public one.
 	if err := v.setStream(o, g, &n, listeners); err != nil {
@@ -352,6 +360,7 @@ func listenAddrs(o *Options, port int) []string {
 type proxyLocation struct {
 	Name       string
 	Lua        string
+	Access     string `json:",omitempty"` // access_by_lua (the ModSecurity locations)
 	Directives []string
 }
 

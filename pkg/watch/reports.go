@@ -273,6 +273,7 @@ func (r *reporter) streamRouteOurs(obj runtime.Object) bool {
 	}
 	return false
 }
+
 // eventSink writes Events with a timeout on each call (client-go's own sink
 // has none) and counts what reaches the API.
 type eventSink struct {
