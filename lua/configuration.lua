@@ -228,7 +228,7 @@ HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "match"
 -- Gateway API filters (filters.lua) and weighted backends.
 for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath", "backends",
-    "routeTimeouts", "routeCORS" }) do
+    "routeTimeouts", "routeCORS", "tracing" }) do
   ROUTE_FIELDS[#ROUTE_FIELDS + 1] = k
 end
 

@@ -67,6 +67,8 @@
 --   routeTimeouts   {requestMillis, backendRequestMillis} (a Gateway API
 --                   rule's): the shorter replaces the connect, send and
 --                   read timeouts of the route's requests to backends
+--   tracing         OpenTelemetry tracing {trustIncoming, operationName,
+--                   sampler, ratio, parentBased} (see tracing.lua)
 --   backends        [{backend, weight}] (Gateway API backendRefs): the
 --                   route's requests go to one at random by weight
 --                   (backend is then ""); a backend "" answers 500
@@ -97,6 +99,7 @@ local limits = require("limit")
 local clientauth = require("clientauth")
 local filters = require("filters")
 local metrics = require("metrics")
+local tracing = require("tracing")
 
 
 local ngx = ngx
@@ -456,6 +459,10 @@ local function compile_route(r)
       return nil, "route " .. r.path .. ": " .. err
     end
     route.auth = a
+  end
+  local tok, terr = tracing.compile(route, r)
+  if not tok then
+    return nil, "route " .. r.path .. ": " .. terr
   end
   if r.extAuth ~= nil then
     local ea, err = extauth.compile(r.extAuth, r)

@@ -307,6 +307,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	w.externalAuth(s.ExternalAuth)
 	w.proxySSL(s.ProxySSL)
 	w.clientAuthClosed(s.ClientAuthUnavailable)
+	w.tracing(s.Tracing)
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

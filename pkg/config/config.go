@@ -137,6 +137,9 @@ type Global struct {
 	ProxySSLLocationOnly bool `json:"proxySSLLocationOnly,omitempty"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
+	// OpenTelemetry holds the tracing keys (tracing.go; routes and the
+	// syncer's exporter, no reload).
+	OpenTelemetry OpenTelemetry `json:"openTelemetry,omitzero"`
 }
 
 // Size is a validated nginx size such as "1m", "512k" or "0".
@@ -315,6 +318,8 @@ type LocationSettings struct {
 	// ClientAuthUnavailable: the Ingress's auth-tls annotations cannot be
 	// applied, the route answers 503 (see Server.ClientAuth).
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
+	// Tracing is the location's OpenTelemetry tracing; nil when off.
+	Tracing *Tracing `json:"tracing,omitempty"`
 }
 
 // BasicAuth is the HTTP auth of a location (auth-type basic or digest):

@@ -232,6 +232,7 @@ func (g Global) Rendered() Global {
 	g.BlockUserAgents, g.BlockReferers, g.BlockCIDRs = "", "", "" // in every Server
 	g.Auth = GlobalAuth{}                                         // route defaults
 	g.ProxySSLLocationOnly = false                                // routes only
+	g.OpenTelemetry = OpenTelemetry{}                             // routes and the exporter
 	if !g.Nginx.Brotli.Enable {                                   // nginx.conf holds them only when on
 		g.Nginx.Brotli = BrotliSettings{}
 	}

@@ -63,6 +63,8 @@ type Settings struct {
 	ProxySSL ProxySSLSettings
 	// clientAuth holds the auth-tls annotations (see applyClientAuth).
 	ClientAuth clientAuthInput
+	// tracing holds the OpenTelemetry annotations (see TracingSettings).
+	Tracing TracingSettings
 	// snippets lists the *-snippet annotations present, sorted.
 	Snippets []string
 	// problems are the reasons of rejected annotations, sorted.

@@ -281,6 +281,8 @@ func (b *builder) settingsOf(e *intent.Entry, srv *config.Server, redirect *[2]b
 	st.BasicAuth = b.basicAuth(e)
 	st.ExternalAuth = b.externalAuth(e)
 	st.ClientAuthUnavailable = b.clientAuthClosed(e)
+	t := &e.Settings.Tracing
+	st.Tracing = b.global.OpenTelemetry.LocationTracing(t.Enable, t.TrustIncoming, t.OperationName)
 	return st
 }
 

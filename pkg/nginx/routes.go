@@ -129,6 +129,8 @@ type Route struct {
 	// RouteCORS is a Gateway API CORS filter (lua/cors.lua's
 	// compile_route).
 	RouteCORS *config.RouteCORS `json:"routeCORS,omitempty"`
+	// Tracing is the route's OpenTelemetry tracing (lua/tracing.lua).
+	Tracing *config.Tracing `json:"tracing,omitempty"`
 }
 
 // HeaderFilter is the wire form of a config.HeaderFilter: the header
@@ -196,6 +198,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth
 	r.ClientAuthUnavailable = st.ClientAuthUnavailable
+	r.Tracing = st.Tracing
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}
