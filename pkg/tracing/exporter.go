@@ -154,7 +154,7 @@ func (e *Exporter) export(ctx context.Context, s config.OpenTelemetry, spans []*
 // "nginx" (the module's tracer).
 func resourceSpans(service string, spans []*tracepb.Span) *tracepb.ResourceSpans {
 	return &tracepb.ResourceSpans{
-		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{str("service.name", []byte(service))}},
+		Resource:   &resourcepb.Resource{Attributes: []*commonpb.KeyValue{str("service.name", []byte(service))}},
 		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: "nginx"}, Spans: spans}},
 	}
 }
