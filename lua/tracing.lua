@@ -15,17 +15,18 @@
 -- ngx.exec, ngx.ctx does not): trace id, span id, parent id (16 zeros for
 -- none), the server name, \31, the span name.
 --
--- log (the log phase, through phases.lua) then adds the span to the list
--- "q" of the shared dict ingress_traces, one line of tab-separated fields:
+-- log (the log phase, through phases.lua) then keeps the span in its
+-- worker, which adds it to the list "q" of the shared dict ingress_traces
+-- every 0.1 s, one line of tab-separated fields:
 --
 --   trace, span, parent ("" none), start, end (seconds), name,
 --   http.method, http.flavor, http.target, http.server_name, http.host,
 --   http.user_agent, http.status_code, http.scheme, net.host.port,
 --   net.peer.ip, net.peer.port
 --
--- the module's attributes. At most MAX spans wait there: beyond, or when
--- the dict is full, the span is dropped and counted ("#d"); the request
--- never waits. serve answers GET /ingress_traces on the loopback status
+-- the module's attributes. At most MAX spans wait in the dict (and 2048 in
+-- a worker): beyond, or when the dict is full, the span is dropped and
+-- counted ("#d"); the request never waits. serve answers GET /ingress_traces on the loopback status
 -- server: "#d\t<dropped since the last read>" then up to BATCH spans,
 -- taken off the list (pkg/tracing reads it and exports over OTLP/gRPC).
 --
@@ -172,7 +173,9 @@ function _M.start(t, server)
   end
   if not trace then
     trace, pspan = new_id(4), nil
-    clear_header("tracestate")
+    if var_get("http_tracestate") then
+      clear_header("tracestate")
+    end
   end
   if not (pspan and t.parent_based) then
     sampled = t.on or (t.ratio ~= nil and tonumber(str_sub(trace, 25, 32), 16) < t.ratio)
@@ -186,18 +189,56 @@ end
 
 local FLAVORS = { [1.0] = "1.0", [1.1] = "1.1", [2.0] = "2.0", [3.0] = "3.0" }
 
--- clean makes a value one field of a line.
+-- clean makes a value one field of a line (control characters, tabs
+-- among them, become "?").
 local function clean(v)
   if type(v) ~= "string" then
     return ""
   end
-  return (v:gsub("[%c]", "?"))
+  if not str_find(v, "%c") then
+    return v
+  end
+  return (v:gsub("%c", "?"))
 end
 
--- log records the request's sampled span, if any, into the dict.
+-- buf holds this worker's spans until flush adds them to the dict (every
+-- FLUSH seconds and when the worker exits), so that a request takes no
+-- lock of the dict; at most WORKER_MAX wait there, more are dropped.
+local buf, nbuf, wdropped = {}, 0, 0
+local WORKER_MAX = 2048
+local FLUSH = 0.1
+local started = false
+
+local function flush()
+  local d = wdropped
+  for i = 1, nbuf do
+    local n = dict:rpush("q", buf[i])
+    if not n then
+      d = d + 1
+    elseif n > MAX then
+      dict:rpop("q")
+      d = d + 1
+    end
+    buf[i] = nil
+  end
+  nbuf, wdropped = 0, 0
+  if d > 0 then
+    dict:incr("#d", d, 0)
+  end
+end
+_M.flush = flush
+
+-- log records the request's sampled span, if any (see the header).
 function _M.log()
   local v = var_get("ingress_trace")
   if not v or v == "" then
+    return
+  end
+  if not started then
+    started = ngx.timer.every(FLUSH, flush) ~= nil
+  end
+  if nbuf >= WORKER_MAX then
+    wdropped = wdropped + 1
     return
   end
   local pspan = str_sub(v, 49, 64)
@@ -205,23 +246,15 @@ function _M.log()
     pspan = ""
   end
   local sep = str_find(v, SEP, 65, true)
-  local now = ngx_now()
   local line = concat({
-    str_sub(v, 1, 32), str_sub(v, 33, 48), pspan, tostring(start_time()), tostring(now),
+    str_sub(v, 1, 32), str_sub(v, 33, 48), pspan, tostring(start_time()), tostring(ngx_now()),
     str_sub(v, sep + 1), get_method(), FLAVORS[http_version()] or "",
     clean(var_get("request_uri")), str_sub(v, 65, sep - 1), clean(var_get("http_host")),
     clean(var_get("http_user_agent")), tostring(ngx.status), var_get("scheme") or "",
     var_get("server_port") or "", var_get("remote_addr") or "", var_get("remote_port") or "",
   }, "\t")
-  local n = dict:llen("q")
-  if n and n >= MAX then
-    dict:incr("#d", 1, 0)
-    return
-  end
-  local ok = dict:rpush("q", line)
-  if not ok then
-    dict:incr("#d", 1, 0)
-  end
+  nbuf = nbuf + 1
+  buf[nbuf] = line
 end
 
 -- serve answers GET /ingress_traces (see the header).
