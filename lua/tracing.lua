@@ -187,7 +187,21 @@ function _M.start(t, server)
   end
 end
 
-local FLAVORS = { [1.0] = "1.0", [1.1] = "1.1", [2.0] = "2.0", [3.0] = "3.0" }
+-- flavor is http.flavor of the request's HTTP version (a comparison, not a
+-- table with a fractional key, which LuaJIT does not compile).
+local function flavor()
+  local v = http_version()
+  if v == 1.1 then
+    return "1.1"
+  elseif v == 2 then
+    return "2.0"
+  elseif v == 1 then
+    return "1.0"
+  elseif v == 3 then
+    return "3.0"
+  end
+  return ""
+end
 
 -- clean makes a value one field of a line (control characters, tabs
 -- among them, become "?").
@@ -205,6 +219,8 @@ end
 -- FLUSH seconds and when the worker exits), so that a request takes no
 -- lock of the dict; at most WORKER_MAX wait there, more are dropped.
 local buf, nbuf, wdropped = {}, 0, 0
+-- fields is the line being built (reused: log does not yield).
+local fields = {}
 local WORKER_MAX = 2048
 local FLUSH = 0.1
 local started = false
@@ -246,13 +262,13 @@ function _M.log()
     pspan = ""
   end
   local sep = str_find(v, SEP, 65, true)
-  local line = concat({
-    str_sub(v, 1, 32), str_sub(v, 33, 48), pspan, tostring(start_time()), tostring(ngx_now()),
-    str_sub(v, sep + 1), get_method(), FLAVORS[http_version()] or "",
-    clean(var_get("request_uri")), str_sub(v, 65, sep - 1), clean(var_get("http_host")),
-    clean(var_get("http_user_agent")), tostring(ngx.status), var_get("scheme") or "",
-    var_get("server_port") or "", var_get("remote_addr") or "", var_get("remote_port") or "",
-  }, "\t")
+  local f = fields
+  f[1], f[2], f[3], f[4], f[5] = str_sub(v, 1, 32), str_sub(v, 33, 48), pspan, tostring(start_time()), tostring(ngx_now())
+  f[6], f[7], f[8] = str_sub(v, sep + 1), get_method(), flavor()
+  f[9], f[10], f[11] = clean(var_get("request_uri")), str_sub(v, 65, sep - 1), clean(var_get("http_host"))
+  f[12], f[13], f[14] = clean(var_get("http_user_agent")), tostring(ngx.status), var_get("scheme") or ""
+  f[15], f[16], f[17] = var_get("server_port") or "", var_get("remote_addr") or "", var_get("remote_port") or ""
+  local line = concat(f, "\t")
   nbuf = nbuf + 1
   buf[nbuf] = line
 end
