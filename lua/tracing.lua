@@ -17,18 +17,22 @@
 --
 -- log (the log phase, through phases.lua) then keeps the span in its
 -- worker, which adds it to the list "q" of the shared dict ingress_traces
--- every 0.1 s, one line of tab-separated fields:
+-- every 0.1 s (one list entry "<count>\n<lines>" a flush, so that the
+-- dict sees a few operations a second), one line of tab-separated fields
+-- a span:
 --
 --   trace, span, parent ("" none), start, end (seconds), name,
 --   http.method, http.flavor, http.target, http.server_name, http.host,
 --   http.user_agent, http.status_code, http.scheme, net.host.port,
 --   net.peer.ip, net.peer.port
 --
--- the module's attributes. At most MAX spans wait in the dict (and 2048 in
--- a worker): beyond, or when the dict is full, the span is dropped and
--- counted ("#d"); the request never waits. serve answers GET /ingress_traces on the loopback status
--- server: "#d\t<dropped since the last read>" then up to BATCH spans,
--- taken off the list (pkg/tracing reads it and exports over OTLP/gRPC).
+-- the module's attributes. At most MAX spans wait in the dict ("#n"
+-- counts them) and 1024 in a worker: beyond, or when the dict is full, a
+-- span is dropped and counted ("#d"); the request never waits. serve
+-- answers GET /ingress_traces on the loopback status server:
+-- "#d\t<dropped since the last read>", then the spans of the entries it
+-- takes off the list until it has BATCH or the list is empty (pkg/tracing
+-- reads it and exports over OTLP/gRPC).
 --
 -- The span name is operationName with $host, $request_method,
 -- $request_uri, $scheme and $uri replaced by the request's values, or the
@@ -221,23 +225,28 @@ end
 local buf, nbuf, wdropped = {}, 0, 0
 -- fields is the line being built (reused: log does not yield).
 local fields = {}
-local WORKER_MAX = 2048
+local WORKER_MAX = 1024
 local FLUSH = 0.1
 local started = false
 
 local function flush()
-  local d = wdropped
-  for i = 1, nbuf do
-    local n = dict:rpush("q", buf[i])
-    if not n then
-      d = d + 1
-    elseif n > MAX then
-      dict:rpop("q")
-      d = d + 1
+  local d, n = wdropped, nbuf
+  wdropped, nbuf = 0, 0
+  if n > 0 then
+    -- One list entry per flush: "<count>\n<lines>".
+    local chunk = n .. "\n" .. concat(buf, "\n", 1, n) .. "\n"
+    for i = 1, n do
+      buf[i] = nil
     end
-    buf[i] = nil
+    local waiting = dict:incr("#n", n, 0)
+    if not waiting or waiting > MAX then
+      dict:incr("#n", -n, 0)
+      d = d + n
+    elseif not dict:rpush("q", chunk) then
+      dict:incr("#n", -n, 0)
+      d = d + n
+    end
   end
-  nbuf, wdropped = 0, 0
   if d > 0 then
     dict:incr("#d", d, 0)
   end
@@ -280,14 +289,17 @@ function _M.serve()
   if d > 0 then
     dict:incr("#d", -d, 0)
   end
-  local out = { "#d\t", tostring(d), "\n" }
-  for _ = 1, BATCH do
-    local line = dict:lpop("q")
-    if not line then
+  local out, taken = { "#d\t", tostring(d), "\n" }, 0
+  while taken < BATCH do
+    local chunk = dict:lpop("q")
+    if not chunk then
       break
     end
-    out[#out + 1] = line
-    out[#out + 1] = "\n"
+    local nl = str_find(chunk, "\n", 1, true)
+    local n = tonumber(str_sub(chunk, 1, nl - 1)) or 0
+    dict:incr("#n", -n, 0)
+    taken = taken + n
+    out[#out + 1] = str_sub(chunk, nl + 1)
   end
   ngx.print(out)
 end
