@@ -12,8 +12,7 @@
 -- 2^32); and sends the backend traceparent 00-<trace>-<span>-<flags>
 -- (without a trusted parent, the client's tracestate is removed too). A
 -- sampled span is kept in $ingress_trace (variables survive the router's
--- ngx.exec, ngx.ctx does not): trace id, span id, parent id (16 zeros for
--- none), the server name, \31, the span name.
+-- ngx.exec, ngx.ctx does not): the first five fields of the span's line.
 --
 -- log (the log phase, through phases.lua) then keeps the span in its
 -- worker, which adds it to the list "q" of the shared dict ingress_traces
@@ -21,8 +20,8 @@
 -- dict sees a few operations a second), one line of tab-separated fields
 -- a span:
 --
---   trace, span, parent ("" none), start, end (seconds), name,
---   http.method, http.flavor, http.target, http.server_name, http.host,
+--   trace, span, parent ("" none), name, http.server_name, start, end
+--   (seconds), http.method, http.flavor, http.target, http.host,
 --   http.user_agent, http.status_code, http.scheme, net.host.port,
 --   net.peer.ip, net.peer.port
 --
@@ -58,8 +57,6 @@ local _M = { used = false }
 
 local MAX = 8192 -- spans waiting in the dict
 local BATCH = 2048 -- spans one read takes
-local SEP = "\31"
-local NO_PARENT = "0000000000000000"
 
 local dict = ngx.shared[settings.TRACES]
 
@@ -168,6 +165,18 @@ local function name(parts)
   return concat(out)
 end
 
+-- clean makes a value one field of a line (control characters, tabs
+-- among them, become "?").
+local function clean(v)
+  if type(v) ~= "string" then
+    return ""
+  end
+  if not str_find(v, "%c") then
+    return v
+  end
+  return (v:gsub("%c", "?"))
+end
+
 -- start starts the span of a request of a route with tracing t on the
 -- host named server (see the header).
 function _M.start(t, server)
@@ -187,7 +196,7 @@ function _M.start(t, server)
   local span = new_id(2)
   set_header("traceparent", "00-" .. trace .. "-" .. span .. (sampled and "-01" or "-00"))
   if sampled then
-    var_set("ingress_trace", trace .. span .. (pspan or NO_PARENT) .. server .. SEP .. name(t.parts))
+    var_set("ingress_trace", trace .. "\t" .. span .. "\t" .. (pspan or "") .. "\t" .. clean(name(t.parts)) .. "\t" .. server)
   end
 end
 
@@ -207,24 +216,11 @@ local function flavor()
   return ""
 end
 
--- clean makes a value one field of a line (control characters, tabs
--- among them, become "?").
-local function clean(v)
-  if type(v) ~= "string" then
-    return ""
-  end
-  if not str_find(v, "%c") then
-    return v
-  end
-  return (v:gsub("%c", "?"))
-end
 
 -- buf holds this worker's spans until flush adds them to the dict (every
 -- FLUSH seconds and when the worker exits), so that a request takes no
 -- lock of the dict; at most WORKER_MAX wait there, more are dropped.
 local buf, nbuf, wdropped = {}, 0, 0
--- fields is the line being built (reused: log does not yield).
-local fields = {}
 local WORKER_MAX = 1024
 local FLUSH = 0.1
 local started = false
@@ -266,18 +262,11 @@ function _M.log()
     wdropped = wdropped + 1
     return
   end
-  local pspan = str_sub(v, 49, 64)
-  if pspan == NO_PARENT then
-    pspan = ""
-  end
-  local sep = str_find(v, SEP, 65, true)
-  local f = fields
-  f[1], f[2], f[3], f[4], f[5] = str_sub(v, 1, 32), str_sub(v, 33, 48), pspan, tostring(start_time()), tostring(ngx_now())
-  f[6], f[7], f[8] = str_sub(v, sep + 1), get_method(), flavor()
-  f[9], f[10], f[11] = clean(var_get("request_uri")), str_sub(v, 65, sep - 1), clean(var_get("http_host"))
-  f[12], f[13], f[14] = clean(var_get("http_user_agent")), tostring(ngx.status), var_get("scheme") or ""
-  f[15], f[16], f[17] = var_get("server_port") or "", var_get("remote_addr") or "", var_get("remote_port") or ""
-  local line = concat(f, "\t")
+  -- One concatenation: LuaJIT builds the line in one buffer.
+  local line = v .. "\t" .. start_time() .. "\t" .. ngx_now() .. "\t" .. get_method() .. "\t" .. flavor() ..
+    "\t" .. clean(var_get("request_uri")) .. "\t" .. clean(var_get("http_host")) .. "\t" ..
+    clean(var_get("http_user_agent")) .. "\t" .. ngx.status .. "\t" .. (var_get("scheme") or "") .. "\t" ..
+    (var_get("server_port") or "") .. "\t" .. (var_get("remote_addr") or "") .. "\t" .. (var_get("remote_port") or "")
   nbuf = nbuf + 1
   buf[nbuf] = line
 end

@@ -17,8 +17,8 @@ import (
 
 // line is a span line as lua/tracing.lua writes it.
 func line(i int) string {
-	return strings.Join([]string{fmt.Sprintf("%032x", i+1), fmt.Sprintf("%016x", i+1), "", "1700000000.123", "1700000000.456",
-		"/", "GET", "1.1", "/x", "a.test", "a.test", "curl", "200", "http", "80", "10.0.0.1", "5555"}, "\t")
+	return strings.Join([]string{fmt.Sprintf("%032x", i+1), fmt.Sprintf("%016x", i+1), "", "/", "a.test", "1700000000.123", "1700000000.456",
+		"GET", "1.1", "/x", "a.test", "curl", "200", "http", "80", "10.0.0.1", "5555"}, "\t")
 }
 
 // body is a GET /ingress_traces answer: dropped, then n spans.

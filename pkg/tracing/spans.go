@@ -19,13 +19,13 @@ const (
 	fTrace = iota
 	fSpan
 	fParent
+	fName
+	fServerName
 	fStart
 	fEnd
-	fName
 	fMethod
 	fFlavor
 	fTarget
-	fServerName
 	fHost
 	fUserAgent
 	fStatus
