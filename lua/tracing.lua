@@ -196,6 +196,10 @@ function _M.start(t, server)
   local span = new_id(2)
   set_header("traceparent", "00-" .. trace .. "-" .. span .. (sampled and "-01" or "-00"))
   if sampled then
+    local c = str_find(server, ":", 1, true) -- a Gateway port's "<port>:<host>"
+    if c then
+      server = str_sub(server, c + 1)
+    end
     var_set("ingress_trace", trace .. "\t" .. span .. "\t" .. (pspan or "") .. "\t" .. clean(name(t.parts)) .. "\t" .. server)
   end
 end

@@ -155,4 +155,16 @@ func TestTracing(t *testing.T) {
 			}
 		}
 	})
+	t.Run("TraceIdRatioBased samples by the ratio", func(t *testing.T) {
+		for _, tc := range []struct{ ratio, flags string }{{"0", "00"}, {"1", "01"}} {
+			running.Store(buildObjects(t, objects("otel-sampler", "TraceIdRatioBased", "otel-sampler-ratio", tc.ratio)...))
+			applyWithoutReload(t, h, running.Load())
+			for range 5 {
+				r := h.mustGet("http://traced.test/app/ratio")
+				if _, _, flags := traceparent(t, r.Reply.Headers.Get("Traceparent")); flags != tc.flags {
+					t.Fatalf("ratio %s: flags %s, want %s", tc.ratio, flags, tc.flags)
+				}
+			}
+		}
+	})
 }
