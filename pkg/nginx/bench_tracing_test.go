@@ -47,23 +47,7 @@ func BenchmarkTracingThroughput(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- exp.Start(ctx) }()
 	defer func() { cancel(); <-done }()
-	host := func(i int) string { return tableHost(i % 10) }
-	const conns, total, rounds, warm = 16, 15000, 10, 5000
-	loadRun(b, off.opts.HTTPPort, host, conns, warm)
-	loadRun(b, on.opts.HTTPPort, host, conns, warm)
-	var onRates, offRates, ratios []float64
-	var onCPU, offCPU time.Duration
-	for b.Loop() {
-		for range rounds {
-			c0 := workerCPU(b, off.proc.Pid())
-			f := loadRun(b, off.opts.HTTPPort, host, conns, total)
-			c1, c2 := workerCPU(b, off.proc.Pid()), workerCPU(b, on.proc.Pid())
-			n := loadRun(b, on.opts.HTTPPort, host, conns, total)
-			c3 := workerCPU(b, on.proc.Pid())
-			offCPU, onCPU = offCPU+c1-c0, onCPU+c3-c2
-			onRates, offRates, ratios = append(onRates, n.rate), append(offRates, f.rate), append(ratios, n.rate/f.rate)
-		}
-	}
+	onRates, offRates, ratios, onCPU, offCPU := pairedLoad(b, on, off)
 	b.StopTimer()
 	if len(rcv.Spans()) == 0 {
 		b.Fatal("no span reached the receiver")
@@ -72,7 +56,7 @@ func BenchmarkTracingThroughput(b *testing.B) {
 	b.ReportMetric(median(onRates), "traced-req/s")
 	b.ReportMetric(median(offRates), "plain-req/s")
 	b.ReportMetric(median(ratios), "traced/plain")
-	n := float64(len(onRates) * total)
+	n := float64(len(onRates) * pairedTotal)
 	b.ReportMetric(float64(onCPU.Microseconds())/n, "traced-cpu-us/req")
 	b.ReportMetric(float64(offCPU.Microseconds())/n, "plain-cpu-us/req")
 }
