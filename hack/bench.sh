@@ -35,6 +35,7 @@ benchtime_for() {
 		pkg/nginx/BenchmarkAllowListThroughput | pkg/nginx/BenchmarkAllowListLookup | pkg/nginx/BenchmarkLimitThroughput | \
 		pkg/nginx/BenchmarkMetricsThroughput | pkg/nginx/BenchmarkL4Throughput | pkg/nginx/BenchmarkL4ConnectionRate | \
 		pkg/nginx/BenchmarkModSecurityThroughput) echo "-benchtime 1x" ;;
+		pkg/nginx/BenchmarkTracingThroughput) echo "-benchtime 1x" ;;
 	pkg/nginx/BenchmarkL4EndpointChange) echo "-benchtime 200x" ;;
 	pkg/replay/BenchmarkReplay100k) echo "-benchtime 3x" ;;
 	# 2000 changes, so that the first garbage collections of the 50k
@@ -170,6 +171,11 @@ nginx_targets() {
 		r = metric("metrics/plain")
 		printf "| traffic metrics on against off (lua/metrics.lua, 10 hosts): throughput ratio | >= 0.95 | %.3f (%s req/s; nginx CPU %s µs/req, off %s µs/req) | %s |\n",
 			r, metric("metrics-req/s"), metric("metrics-cpu-us/req"), metric("plain-cpu-us/req"), yes(r >= 0.95)
+	}
+	/^BenchmarkTracingThroughput-/ {
+		r = metric("traced/plain")
+		printf "| OpenTelemetry tracing on against off (lua/tracing.lua, AlwaysOn, exported by pkg/tracing, 10 hosts): throughput ratio | >= 0.90 | %.3f (%s req/s; nginx CPU %s µs/req, off %s µs/req) | %s |\n",
+			r, metric("traced-req/s"), metric("traced-cpu-us/req"), metric("plain-cpu-us/req"), yes(r >= 0.90)
 	}
 	/^BenchmarkL4Throughput-/ {
 		printf "| TCP throughput through the stream proxy against a direct connection | measured | %.3f (%s MB/s, direct %s MB/s) | yes |\n", metric("proxy/direct"), metric("proxy-MB/s"), metric("direct-MB/s")

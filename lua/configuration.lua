@@ -230,7 +230,7 @@ ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "match"
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "modsecurity"
 -- Gateway API filters (filters.lua) and weighted backends.
 for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedirect", "rewritePath", "backends",
-    "routeTimeouts", "routeCORS" }) do
+    "routeTimeouts", "routeCORS", "tracing" }) do
   ROUTE_FIELDS[#ROUTE_FIELDS + 1] = k
 end
 -- Request mirrors (mirror.lua).

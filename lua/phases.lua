@@ -8,18 +8,19 @@
 --
 --   phase (nginx.conf block)          function                 modules
 --   init_by_lua                       init(settings)           settings, metrics
---   init_worker_by_lua                init_worker()            balancer, certificate, router
+--   init_worker_by_lua                init_worker()            balancer, certificate, router, tracing
 --   ssl_client_hello_by_lua           ssl_client_hello()       certificate
 --   ssl_certificate_by_lua            ssl_certificate()        certificate
 --   rewrite_by_lua, location /        rewrite()                router
 --   balancer_by_lua, every upstream   balancer()               balancer
 --   header_filter_by_lua *            header_filter()          headers
---   log_by_lua, public server         log()                    limit, balancer, metrics
+--   log_by_lua, public server         log()                    limit, balancer, metrics, tracing
 --   rewrite_by_lua, /_ingress_auth    auth_rewrite()           extauth
 --   rewrite_by_lua, @custom_error     error_page_rewrite()     proxy
 --   access_by_lua, @modsec_<profile>  modsecurity_access()     modsecurity
 --   content_by_lua, /configuration/   configuration_content()  configuration
 --   content_by_lua, /ingress_metrics  metrics_content()        metrics
+--   content_by_lua, /ingress_traces   traces_content()         tracing
 --   content_by_lua, /healthz          healthz_content()        none ("ok")
 --   * only while the cluster sets response headers (add-headers,
 --     global-allowed-response-headers): else nginx.conf has no such block.
@@ -44,6 +45,7 @@ local router = require("router")
 local headers = require("headers")
 local limit = require("limit")
 local metrics = require("metrics")
+local tracing = require("tracing")
 local extauth = require("extauth")
 local proxy = require("proxy")
 local modsecurity = require("modsecurity")
@@ -53,6 +55,7 @@ local balancer_log = balancer.log
 local route = router.rewrite
 local limit_log = limit.log
 local metrics_log = metrics.log
+local tracing_log = tracing.log
 local response_headers = headers.filter
 
 local _M = {}
@@ -74,6 +77,7 @@ function _M.init_worker()
   balancer.init_worker()
   certificate.init_worker()
   router.init_worker()
+  tracing.init_worker()
 end
 
 -- ssl_client_hello runs in ssl_client_hello_by_lua, before OpenSSL decides
@@ -117,6 +121,9 @@ function _M.log()
   if metrics_on then
     metrics_log()
   end
+  if tracing.used then
+    tracing_log()
+  end
 end
 
 -- auth_rewrite runs in rewrite_by_lua of /_ingress_auth, the external auth
@@ -146,6 +153,12 @@ end
 -- server: nginx and its Lua side are up.
 function _M.healthz_content()
   ngx.say("ok")
+end
+
+-- traces_content runs in content_by_lua of /ingress_traces on the loopback
+-- status server: the recorded spans, read by the syncer.
+function _M.traces_content()
+  tracing.serve()
 end
 
 -- metrics_content runs in content_by_lua of /ingress_metrics on the

@@ -33,6 +33,7 @@ local filters = require("filters")
 local mirror = require("mirror")
 local balancer_backends = require("balancer").backends
 local routes = require("routes")
+local start_span = require("tracing").start
 
 local ngx = ngx
 local nvar = require("nvar")
@@ -681,6 +682,9 @@ function _M.rewrite()
     return
   end
   local route, m = match(h, uri)
+  if route and route.tracing then
+    start_span(route.tracing, h.name) -- lua/tracing.lua records it in the log phase
+  end
   if route and route.mkey then
     var_set("ingress_metrics", route.mkey) -- lua/metrics.lua counts it in the log phase
   end

@@ -71,6 +71,8 @@
 --   routeTimeouts   {requestMillis, backendRequestMillis} (a Gateway API
 --                   rule's): the shorter replaces the connect, send and
 --                   read timeouts of the route's requests to backends
+--   tracing         OpenTelemetry tracing {trustIncoming, operationName,
+--                   sampler, ratio, parentBased} (see tracing.lua)
 --   backends        [{backend, weight}] (Gateway API backendRefs): the
 --                   route's requests go to one at random by weight
 --                   (backend is then ""); a backend "" answers 500
@@ -105,6 +107,7 @@ local clientauth = require("clientauth")
 local filters = require("filters")
 local metrics = require("metrics")
 local mirror = require("mirror")
+local tracing = require("tracing")
 
 
 local ngx = ngx
@@ -476,6 +479,10 @@ local function compile_route(r)
       return nil, "route " .. r.path .. ": " .. err
     end
     route.auth = a
+  end
+  local tok, terr = tracing.compile(route, r)
+  if not tok then
+    return nil, "route " .. r.path .. ": " .. terr
   end
   if r.extAuth ~= nil then
     local ea, err = extauth.compile(r.extAuth, r)

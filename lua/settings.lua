@@ -31,6 +31,7 @@ local _M = {
   LIMITS = "ingress_limits", -- limit.lua, digest.lua's nonces
   AUTH_CACHE = "ingress_auth_cache", -- extauth.lua
   METRICS = "ingress_metrics", -- metrics.lua
+  TRACES = "ingress_traces", -- tracing.lua's spans for the syncer
 }
 
 local values = nil

@@ -29,6 +29,10 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	defer conn.Close()
 	nc, js := conn.NATS(), conn.JetStream()
 	controller := registerMetrics(reg, f, ngx, nc.IsConnected)
+	traces, err := newTracing(reg, ngx, log)
+	if err != nil {
+		return err
+	}
 	s, err := syncer.New(ngx, syncer.Options{
 		Model: f.model.opts, Sources: f.model.sources(), Pod: f.pod, Holdoff: f.holdoff, MaxHoldoff: f.maxHoldoff,
 		Report: statusReporter(nc, f.nats.prefix, f.pod), Logger: log, Registerer: reg, ListenCheck: ngx.CanListen,
@@ -49,7 +53,8 @@ func run(ctx context.Context, f *runFlags, log *slog.Logger) error {
 	log.Info("syncer starting", "pod", f.pod, "stream", f.nats.stream, "prefix", f.nats.prefix, "nginx-mode", f.nginxMode)
 	return group.Run(ctx, log,
 		group.Part{Name: "nginx", Start: ngx.Start}, group.Part{Name: "sync", Start: s.Start},
-		group.Part{Name: "consumer", Start: consumer.Start}, group.Part{Name: "http", Start: srv.Start})
+		group.Part{Name: "consumer", Start: consumer.Start}, group.Part{Name: "http", Start: srv.Start},
+		group.Part{Name: "tracing", Start: traces.Start})
 }
 
 func readyCheck(s *syncer.Syncer) httpserver.Check {

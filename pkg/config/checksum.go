@@ -309,6 +309,7 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	w.proxySSL(s.ProxySSL)
 	w.clientAuthClosed(s.ClientAuthUnavailable)
 	w.modSecurity(s.ModSecurity)
+	w.tracing(s.Tracing)
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

@@ -190,6 +190,7 @@ func (g *Global) canonical(w *canonicalWriter) {
 		w.str(n.AccessLogPath)
 	}
 	n.canonicalModules(w)
+	g.OpenTelemetry.canonical(w)
 }
 
 // match writes a Location's Match: nothing when nil (Locations without

@@ -148,6 +148,9 @@ type Global struct {
 	ModSecurity GlobalModSecurity `json:"modSecurity,omitzero"`
 	// Nginx holds the other keys that are nginx directives (global.go).
 	Nginx NginxSettings `json:"nginx"`
+	// OpenTelemetry holds the tracing keys (tracing.go; routes and the
+	// syncer's exporter, no reload).
+	OpenTelemetry OpenTelemetry `json:"openTelemetry,omitzero"`
 }
 
 // Size is a validated nginx size such as "1m", "512k" or "0".
@@ -337,6 +340,8 @@ type LocationSettings struct {
 	// ModSecurity is the location's web application firewall; nil when
 	// off.
 	ModSecurity *ModSecurity `json:"modSecurity,omitempty"`
+	// Tracing is the location's OpenTelemetry tracing; nil when off.
+	Tracing *Tracing `json:"tracing,omitempty"`
 }
 
 // BasicAuth is the HTTP auth of a location (auth-type basic or digest):

@@ -233,6 +233,7 @@ func (g Global) Rendered() Global {
 	g.Auth = GlobalAuth{}                                         // route defaults
 	g.ProxySSLLocationOnly = false                                // routes only
 	g.ModSecurity = GlobalModSecurity{}                           // route defaults
+	g.OpenTelemetry = OpenTelemetry{}                             // routes and the exporter
 	if !g.Nginx.Brotli.Enable {                                   // nginx.conf holds them only when on
 		g.Nginx.Brotli = BrotliSettings{}
 	}

@@ -58,6 +58,9 @@ func setGlobalKey(g *config.Global, k, v string) error {
 	if ok, err := setGlobalAuth(g, k, v); ok { // allow-lists
 		return err
 	}
+	if set, ok := otelKeys[k]; ok { // whole values, validated by their parsers
+		return set(g, v)
+	}
 	set, ok := globalKeys[k]
 	if !ok {
 		set, ok = moduleKeys[k]

@@ -117,7 +117,7 @@ const (
 	// ModSecurity (annotations_modsecurity.go).
 	noteModSecEngine  = "Debian's ModSecurity v3 and OWASP Core Rule Set 3.3; DetectionOnly unless modsecurity-snippet says SecRuleEngine On; the request is inspected (headers and body), not the response, and matches are logged to nginx's error log (no audit log); a change never reloads nginx but for a new rules profile"
 	noteModSecSnippet = "parsed, not applied as text: only SecRuleEngine, SecRuleRemoveById, SecRuleRemoveByTag, SecRequestBodyLimit and SecRequestBodyAccess, each validated; any other directive is refused with a Problem and the routes that run ModSecurity answer 503"
-	noteOtel          = "OpenTelemetry is not part of the data plane"
+	noteOtel          = "a server span per request made in Lua and exported by the syncer over OTLP/gRPC (see docs/tracing.md): its name and attributes are the nginx module's, the span of a Prefix path is named after the path as written (the module: the location, such as /foo/); on or off per route without a reload"
 	noteOneContext    = "all hosts share one SSL context: per-host TLS settings need their own context"
 	noteFCGI          = "FastCGI backends are not supported: the balancer proxies HTTP and gRPC only"
 	noteNginxOwn      = "the syncer owns this part of nginx.conf"
@@ -383,9 +383,9 @@ func annotationTable() []RegistryEntry {
 		differs("enable-modsecurity", "true", noteModSecEngine, 0).by(parseModSecurityAnnotation),
 		supported("enable-owasp-core-rules", "true").by(parseModSecurityAnnotation),
 		differs("modsecurity-transaction-id", "$request_id", "one nginx variable ($request_id); without it the transaction id is the request's $request_id; another value answers 503 where ModSecurity is on", 0).by(parseModSecurityAnnotation),
-		notSupported("enable-opentelemetry", "true", noteOtel, 0),
-		notSupported("opentelemetry-operation-name", "HTTP GET", noteOtel, 0),
-		notSupported("opentelemetry-trust-incoming-span", "true", noteOtel, 0),
+		differs("enable-opentelemetry", "true", noteOtel, 0).by(parseTracingAnnotation),
+		supported("opentelemetry-operation-name", "my_backend").by(parseTracingAnnotation),
+		supported("opentelemetry-trust-incoming-span", "false").by(parseTracingAnnotation),
 		notSupported("fastcgi-index", "index.php", noteFCGI, 0),
 		notSupported("fastcgi-params-configmap", "default/fastcgi-params", noteFCGI, 0),
 		// Snippets.
@@ -587,19 +587,19 @@ func configKeyTable() []RegistryEntry {
 		supported("geoip2-autoreload-in-minutes", "0"),
 		differs("enable-modsecurity", "true", noteModSecEngine, 0),
 		supported("enable-owasp-modsecurity-crs", "true"),
-		notSupported("enable-opentelemetry", "true", tracing, 0),
-		notSupported("opentelemetry-config", "/etc/nginx/opentelemetry.toml", tracing, 0),
-		notSupported("opentelemetry-operation-name", "HTTP GET", tracing, 0),
-		notSupported("opentelemetry-trust-incoming-span", "true", tracing, 0),
-		notSupported("otlp-collector-host", "otel.example.com", tracing, 0),
-		notSupported("otlp-collector-port", "4317", tracing, 0),
-		notSupported("otel-service-name", "nginx", tracing, 0),
-		notSupported("otel-sampler", "AlwaysOn", tracing, 0),
-		notSupported("otel-sampler-ratio", "0.01", tracing, 0),
-		notSupported("otel-sampler-parent-based", "false", tracing, 0),
-		notSupported("otel-max-queuesize", "2048", tracing, 0),
-		notSupported("otel-schedule-delay-millis", "5000", tracing, 0),
-		notSupported("otel-max-export-batch-size", "512", tracing, 0),
+		differs("enable-opentelemetry", "true", noteOtel, 0),
+		notSupported("opentelemetry-config", "/etc/nginx/opentelemetry.toml", "the syncer exports the spans itself, configured by the otel-* and otlp-* keys: there is no module configuration file", 0),
+		differs("opentelemetry-operation-name", "HTTP $request_method $uri", "literal text (letters, digits, spaces, -_./:) with $host, $request_method, $request_uri, $scheme and $uri; another variable is refused with a Problem (ingress-nginx takes any nginx variable)", 0),
+		supported("opentelemetry-trust-incoming-span", "false"),
+		differs("otlp-collector-host", "otel.example.com", "a DNS name or IP address (ingress-nginx: a URL); the syncer exports, a change reconnects it without a reload", 0),
+		supported("otlp-collector-port", "4317"),
+		supported("otel-service-name", "nginx-proxy"),
+		differs("otel-sampler", "AlwaysOn", "AlwaysOn, AlwaysOff or TraceIdRatioBased (remote is refused with a Problem); TraceIdRatioBased compares the trace id's last 8 hex digits with the ratio", 0),
+		supported("otel-sampler-ratio", "0.5"),
+		supported("otel-sampler-parent-based", "false"),
+		differs("otel-max-queuesize", "2048", "the syncer's export queue; nginx holds at most 8192 spans not yet read by the syncer: beyond, spans are dropped and counted (ingress_sync_tracing_spans_dropped_total)", 0),
+		supported("otel-schedule-delay-millis", "5000"),
+		supported("otel-max-export-batch-size", "512"),
 		notSupported("jaeger-collector-host", "jaeger.example.com", tracing, 0),
 		notSupported("jaeger-collector-port", "6831", tracing, 0),
 		notSupported("jaeger-endpoint", "http://jaeger:14268/api/traces", tracing, 0),

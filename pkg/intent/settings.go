@@ -72,6 +72,8 @@ type Settings struct {
 	// ModSecurity holds the ModSecurity annotations; nil when none is set
 	// (see ResolveModSecurity).
 	ModSecurity *ModSecurityInput
+	// tracing holds the OpenTelemetry annotations (see TracingSettings).
+	Tracing TracingSettings
 	// snippets lists the *-snippet annotations present, sorted.
 	Snippets []string
 	// problems are the reasons of rejected annotations, sorted.

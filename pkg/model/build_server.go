@@ -291,6 +291,8 @@ func (b *builder) settingsOf(e *intent.Entry, srv *config.Server, redirect *[2]b
 	st.ExternalAuth = b.externalAuth(e)
 	st.ClientAuthUnavailable = b.clientAuthClosed(e)
 	st.ModSecurity = intent.ResolveModSecurity(e.Settings.ModSecurity, &b.global.ModSecurity)
+	t := &e.Settings.Tracing
+	st.Tracing = b.global.OpenTelemetry.LocationTracing(t.Enable, t.TrustIncoming, t.OperationName)
 	return st
 }
 

@@ -128,6 +128,7 @@ func diffKinds() map[string]diffKind {
 		"Global.Auth":                   routes,
 		"Global.ProxySSLLocationOnly":   routes,
 		"Global.ModSecurity":            routes,
+		"Global.OpenTelemetry":          {reportsNothing, "route defaults in every Location's Tracing (Build); the syncer's exporter reads the rest from the running Configuration"},
 		"Servers":                       {reportsServers, "the route table of a host, pushed to Lua"},
 		"Backends":                      {reportsBackends, "pushed to the Lua balancer"},
 		"Certificates":                  {reportsCertificates, "pushed to Lua"},

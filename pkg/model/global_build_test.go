@@ -39,11 +39,11 @@ func TestBuildGlobal(t *testing.T) {
 		},
 		"invalid values keep the defaults": {
 			objs: one(fixtures.ConfigMap("ingress", "cfg", "ssl-redirect", "maybe", "proxy-read-timeout", "60s",
-				"proxy-body-size", "1m;", "upstream-keepalive-connections", "-1", "enable-opentelemetry", "true")),
+				"proxy-body-size", "1m;", "upstream-keepalive-connections", "-1", "jaeger-service-name", "nginx")),
 			opts: withCM,
 			want: config.DefaultGlobal(),
 			problems: []string{
-				`ConfigMap ingress/cfg: key enable-opentelemetry="true": not supported; default kept`,
+				`ConfigMap ingress/cfg: key jaeger-service-name="nginx": not supported; default kept`,
 				`key proxy-body-size="1m;": contains ';'; default kept`,
 				`key proxy-read-timeout="60s": must be a whole number`,
 				`key ssl-redirect="maybe": must be true or false`,
@@ -140,7 +140,7 @@ func TestGlobalReloads(t *testing.T) {
 		"force-ssl-redirect": {[]string{"force-ssl-redirect", "true"}, false},
 		"snippets":           {[]string{"allow-snippet-annotations", "true"}, false},
 		"bad value":          {[]string{"gzip-level", "77"}, false},
-		"unknown key":        {[]string{"enable-opentelemetry", "true"}, false},
+		"unknown key":        {[]string{"jaeger-service-name", "nginx"}, false},
 	}
 	opts := testOptions()
 	opts.ConfigMap = "ingress/cfg"

@@ -26,23 +26,7 @@ func BenchmarkMetricsThroughput(b *testing.B) {
 		})
 	}
 	on, off := start(false), start(true)
-	host := func(i int) string { return tableHost(i % 10) }
-	const conns, total, rounds, warm = 16, 15000, 10, 5000
-	loadRun(b, off.opts.HTTPPort, host, conns, warm)
-	loadRun(b, on.opts.HTTPPort, host, conns, warm)
-	var onRates, offRates, ratios []float64
-	var onCPU, offCPU time.Duration
-	for b.Loop() {
-		for range rounds {
-			c0 := workerCPU(b, off.proc.Pid())
-			f := loadRun(b, off.opts.HTTPPort, host, conns, total)
-			c1, c2 := workerCPU(b, off.proc.Pid()), workerCPU(b, on.proc.Pid())
-			n := loadRun(b, on.opts.HTTPPort, host, conns, total)
-			c3 := workerCPU(b, on.proc.Pid())
-			offCPU, onCPU = offCPU+c1-c0, onCPU+c3-c2
-			onRates, offRates, ratios = append(onRates, n.rate), append(offRates, f.rate), append(ratios, n.rate/f.rate)
-		}
-	}
+	onRates, offRates, ratios, onCPU, offCPU := pairedLoad(b, on, off)
 	b.StopTimer()
 	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
 	b.ReportMetric(median(onRates), "metrics-req/s")
@@ -50,7 +34,34 @@ func BenchmarkMetricsThroughput(b *testing.B) {
 	b.ReportMetric(median(ratios), "metrics/plain")
 	// nginx CPU per request (with the tiny backend in the same workers):
 	// steadier than req/s on a shared machine.
-	n := float64(len(onRates) * total)
+	n := float64(len(onRates) * pairedTotal)
 	b.ReportMetric(float64(onCPU.Microseconds())/n, "metrics-cpu-us/req")
 	b.ReportMetric(float64(offCPU.Microseconds())/n, "plain-cpu-us/req")
+}
+
+// pairedTotal is the number of requests of one run of pairedLoad.
+const pairedTotal = 15000
+
+// pairedLoad warms on and off (two nginx of the same 10-host table), then
+// runs bounded loads on each in turn (16 connections, 10 rounds of
+// pairedTotal requests, every host in turn) and returns the request rates
+// of each, the paired ratios on/off and the CPU time of each nginx's
+// workers.
+func pairedLoad(b *testing.B, on, off *harness) (onRates, offRates, ratios []float64, onCPU, offCPU time.Duration) {
+	host := func(i int) string { return tableHost(i % 10) }
+	const conns, rounds, warm = 16, 10, 5000
+	loadRun(b, off.opts.HTTPPort, host, conns, warm)
+	loadRun(b, on.opts.HTTPPort, host, conns, warm)
+	for b.Loop() {
+		for range rounds {
+			c0 := workerCPU(b, off.proc.Pid())
+			f := loadRun(b, off.opts.HTTPPort, host, conns, pairedTotal)
+			c1, c2 := workerCPU(b, off.proc.Pid()), workerCPU(b, on.proc.Pid())
+			n := loadRun(b, on.opts.HTTPPort, host, conns, pairedTotal)
+			c3 := workerCPU(b, on.proc.Pid())
+			offCPU, onCPU = offCPU+c1-c0, onCPU+c3-c2
+			onRates, offRates, ratios = append(onRates, n.rate), append(offRates, f.rate), append(ratios, n.rate/f.rate)
+		}
+	}
+	return onRates, offRates, ratios, onCPU, offCPU
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 )
 
-// TestRequestPathCompiles sends traffic through router.lua, balancer.lua
-// and metrics.lua with LuaJIT's trace log (jit.v) on, and fails when a
+// TestRequestPathCompiles sends traffic through router.lua, balancer.lua,
+// metrics.lua and tracing.lua with LuaJIT's trace log (jit.v) on, and fails when a
 // function was blacklisted: from then on every trace that reaches it
 // aborts, and the request path runs in the interpreter, several
 // microseconds a request slower (see lua/nvar.lua). Reading ngx.var or
@@ -37,6 +37,15 @@ func TestRequestPathCompiles(t *testing.T) {
 		cfg.Servers = append(cfg.Servers, s)
 	}
 	cfg.Listeners = []config.Listener{{Port: ports[2], Gateway: "app/edge"}}
+	// Half of the hosts traced (lua/tracing.lua in the rewrite and log
+	// phases, AlwaysOn: every request of them records a span).
+	for i := range cfg.Servers {
+		for j := range cfg.Servers[i].Locations {
+			if i%2 == 0 {
+				cfg.Servers[i].Locations[j].Settings.Tracing = &config.Tracing{Sampler: config.SamplerAlwaysOn, TrustIncoming: true, ParentBased: true}
+			}
+		}
+	}
 	h := startNginx(t, cfg, func(o *Options) {
 		o.DisableAccessLog = true
 		o.WorkerProcesses = 1 // all requests in one LuaJIT VM

@@ -134,6 +134,8 @@ type Route struct {
 	// Mirrors get a copy of the route's requests in the background
 	// (lua/mirror.lua).
 	Mirrors []config.Mirror `json:"mirrors,omitempty"`
+	// Tracing is the route's OpenTelemetry tracing (lua/tracing.lua).
+	Tracing *config.Tracing `json:"tracing,omitempty"`
 }
 
 // HeaderFilter is the wire form of a config.HeaderFilter: the header
@@ -203,6 +205,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth
 	r.ClientAuthUnavailable = st.ClientAuthUnavailable
+	r.Tracing = st.Tracing
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}
