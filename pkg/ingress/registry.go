@@ -407,7 +407,7 @@ func configKeyTable() []RegistryEntry {
 		tracing       = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
 		brotliNote    = "Debian's brotli filter module, loaded only while on; brotli responses carry Vary: Accept-Encoding without use-gzip too; no brotli_static"
 		geoip2Note    = "Debian's geoip2 module; the MaxMind databases are mounted in /etc/ingress-controller/geoip under ingress-nginx's file names (no download: --maxmind-license-key has no equivalent) and looked up when nginx.conf is rendered; a $geoip2_* variable no database defines is empty"
-		risk          = "fixed: snippets are always refused, every other value goes through its own typed validator"
+		risk          = "validated, no effect: snippets (the Critical annotations) are always refused, and every other annotation is accepted whatever the level, as each value goes through the typed validator of its annotation and none is written into nginx.conf"
 		// keyTimeout: the ConfigMap's proxy timeouts (annotations: noteTimeout).
 		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer"
 	)
