@@ -307,6 +307,9 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	w.externalAuth(s.ExternalAuth)
 	w.proxySSL(s.ProxySSL)
 	w.clientAuthClosed(s.ClientAuthUnavailable)
+	if s.CustomHeadersUnavailable { // nothing when false: Locations keep their encoding
+		w.str("customHeadersUnavailable")
+	}
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

@@ -315,6 +315,10 @@ type LocationSettings struct {
 	// ClientAuthUnavailable: the Ingress's auth-tls annotations cannot be
 	// applied, the route answers 503 (see Server.ClientAuth).
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
+	// CustomHeadersUnavailable: the ConfigMap of the Ingress's
+	// custom-headers is missing or in another namespace, the route answers
+	// 503, as ingress-nginx's.
+	CustomHeadersUnavailable bool `json:"customHeadersUnavailable,omitempty"`
 }
 
 // BasicAuth is the HTTP auth of a location (auth-type basic or digest):

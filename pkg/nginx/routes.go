@@ -107,6 +107,9 @@ type Route struct {
 	// ClientAuthUnavailable answers 503: the Ingress's auth-tls
 	// annotations cannot be applied.
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
+	// CustomHeadersUnavailable answers 503: the Ingress's custom-headers
+	// ConfigMap is missing or in another namespace.
+	CustomHeadersUnavailable bool `json:"customHeadersUnavailable,omitempty"`
 	// Match holds the conditions besides the path (lua/routes.lua's
 	// compile_match): the routes of one path and type are candidates in
 	// the order given.
@@ -195,7 +198,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth
-	r.ClientAuthUnavailable = st.ClientAuthUnavailable
+	r.ClientAuthUnavailable, r.CustomHeadersUnavailable = st.ClientAuthUnavailable, st.CustomHeadersUnavailable
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code
 	}
