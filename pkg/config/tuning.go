@@ -115,7 +115,7 @@ const (
 	maxTuningPathLen        = 256
 )
 
-// ECDHCurves are the groups ssl-ecdh-curve may name: those OpenSSL 3
+// ecdhCurves are the groups ssl-ecdh-curve may name: those OpenSSL 3
 // knows in every build, so that nginx -t cannot fail on one.
 var ecdhCurves = map[string]bool{
 	"X25519": true, "X448": true, "prime256v1": true, "secp384r1": true, "secp521r1": true,
