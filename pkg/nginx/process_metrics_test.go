@@ -75,3 +75,17 @@ func TestProcessCollector(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessCollectorAttached: with --nginx-mode=external the syncer is
+// not nginx's parent (h's Process plays the keeper, `syncer nginx`); the
+// collector of the attached syncer's options finds the master it follows
+// and its workers all the same.
+func TestProcessCollectorAttached(t *testing.T) {
+	h, cfg, _ := attachFixture(t)
+	s := attach(t, h, cfg)
+	got := gatherProcess(t, NewProcessCollector(ProcessCollectorOptions{PidFile: s.app.opts.PidFile()}))
+	want := float64(1 + len(workerPIDs(t, s.att.Pid())))
+	if m := got["nginx_ingress_controller_nginx_process_num_procs"]; m == nil || metricValue(m) != want {
+		t.Errorf("num_procs %v, want %v (the followed master %d and its workers)", m, want, s.att.Pid())
+	}
+}
