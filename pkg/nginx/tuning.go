@@ -41,10 +41,12 @@ func (v *view) setTuning(n *config.NginxSettings) error {
 		return fmt.Errorf("%w: %w", ErrInvalidValue, err)
 	}
 	v.MainDirectives = mainTuning(t)
-	if t.ErrorLogPath != "" { // beside stderr, which the syncer reads
-		p, err := accessLogPath(t.ErrorLogPath)
-		if err != nil {
-			return err
+	if p := t.ErrorLogPath; p != "" { // beside stderr, which the syncer reads
+		if p != config.AccessLogStdout { // else a file, checked as the access log's
+			var err error
+			if p, err = accessLogPath(p); err != nil {
+				return err
+			}
 		}
 		v.MainDirectives = append(v.MainDirectives, "error_log "+p+" "+v.ErrorLogLevel)
 	}
