@@ -173,3 +173,21 @@ func TestTuningRefusedByRenderer(t *testing.T) {
 		})
 	}
 }
+
+// TestTuningSyslogWithoutHost: enable-syslog without syslog-host leaves
+// the logs where they were, with a note in nginx.conf.
+func TestTuningSyslogWithoutHost(t *testing.T) {
+	r, err := NewRenderer(goldenOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := config.DefaultGlobal()
+	g.Nginx.Tuning = config.TuningSettings{Syslog: true, SyslogPort: 1514}
+	conf, err := r.Render(&config.Configuration{Global: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(conf); strings.Contains(s, "syslog:server") || !strings.Contains(s, "# not applied: enable-syslog: no syslog-host") {
+		t.Errorf("nginx.conf:\n%s", s)
+	}
+}
