@@ -223,6 +223,8 @@ local ROUTE_FIELDS = { "upstreamVhost", "connection", "responseHeaders",
 local HOST_FIELDS = { "requestHeaders", "responseHeaders", "appRoot", "redirectTo", "tls", "block", "digest" }
 -- Client certificates (clientauth.lua).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "clientAuthUnavailable"
+-- custom-headers whose ConfigMap is missing (routes.lua, router.lua).
+ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "customHeadersUnavailable"
 HOST_FIELDS[#HOST_FIELDS + 1] = "clientAuth"
 -- Gateway API matches (routes.lua's compile_match).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "match"

@@ -13,7 +13,9 @@
 -- nonce must be first used within TIMEOUT seconds, then serves EXPIRES
 -- seconds and at most REPLAYS requests, each with a new nc (a repeated nc
 -- is a replay: 401). MAXTRIES failed sign-ins from one client address
--- refuse it (401) for EVASION seconds.
+-- refuse it (401) for EVASION seconds; credentials that verify before then
+-- clear its count. A verified request's response carries
+-- Authentication-Info with rspauth, cnonce and nc, as the module's.
 
 local ngx = ngx
 local nvar = require("nvar")
@@ -165,7 +167,8 @@ local function nonce_state(nonce, nc)
 end
 
 -- verify reports "ok" when p are the credentials of one of a's users for
--- this request, "stale" when they are but the nonce expired.
+-- this request, "stale" when they are but the nonce expired, with the
+-- user's HA1 for both; else "bad".
 local function verify(a, p)
   local ha1 = p and p.username and a.users[p.username]
   if not ha1 or p.realm ~= a.realm or p.qop ~= "auth" or (p.algorithm and p.algorithm:upper() ~= "MD5") then
@@ -182,7 +185,19 @@ local function verify(a, p)
   if not equal(md5(ha1 .. ":" .. nonce .. ":" .. nc .. ":" .. cnonce .. ":auth:" .. ha2), resp:lower()) then
     return "bad"
   end
-  return nonce_state(nonce, nc:lower())
+  local state = nonce_state(nonce, nc:lower())
+  if state == "bad" then -- a forged nonce or a replayed nc
+    return "bad"
+  end
+  return state, ha1
+end
+
+-- auth_info is the Authentication-Info of a verified request, as the
+-- module's: rspauth is the response digest with the HA2 of ":" .. uri
+-- (RFC 2617 3.2.3), so the client can check the server knew its HA1.
+local function auth_info(ha1, p)
+  local rspauth = md5(ha1 .. ":" .. p.nonce .. ":" .. p.nc .. ":" .. p.cnonce .. ":auth:" .. md5(":" .. p.uri))
+  return 'qop="auth", rspauth="' .. rspauth .. '", cnonce="' .. p.cnonce .. '", nc=' .. p.nc
 end
 
 -- check answers 401 with a fresh challenge unless the request carries the
@@ -196,8 +211,17 @@ function _M.check(a)
   local p = params(var_get("http_authorization"))
   local fails = "digest:f:" .. var_get("remote_addr")
   local tries = dict:get(fails) or 0
-  local state = tries < MAXTRIES and verify(a, p) or "bad"
+  local state, ha1 = "bad", nil
+  if tries < MAXTRIES then
+    state, ha1 = verify(a, p)
+  end
+  if ha1 and tries > 0 then
+    -- The client's credentials verified (with a good or a stale nonce):
+    -- its failed sign-ins are forgotten, as the module's.
+    dict:delete(fails)
+  end
   if state == "ok" then
+    ngx.header["Authentication-Info"] = auth_info(ha1, p)
     return nil
   end
   if p and state == "bad" and tries < MAXTRIES then

@@ -697,7 +697,7 @@ function _M.rewrite()
   if not route or (route.backend == "" and not route.weighted) then
     return proxy_settings.fail(route and route.err, 404) -- the built-in default backend's 404
   end
-  if route.client_closed then
+  if route.closed then
     return ngx.exit(503)
   end
   local limit = route.body_size or conf.body_size

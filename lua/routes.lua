@@ -55,6 +55,8 @@
 --                   profile this nginx.conf does not hold, answers 503
 --   clientAuthUnavailable  the route answers 503: its Ingress's auth-tls
 --                   annotations could not be applied (fail closed)
+--   customHeadersUnavailable  the route answers 503: its Ingress's
+--                   custom-headers ConfigMap is missing (as ingress-nginx)
 --   match           {method, headers, query} (Gateway API matches): what a
 --                   request must meet, besides the path, to take the route;
 --                   headers and query are arrays of {name, value, regex}
@@ -424,7 +426,8 @@ local function compile_route(r)
     preserve_slash = r.preserveTrailingSlash == true, port_in_redirect = r.usePortInRedirects == true,
     redirect_url = r.redirectURL, redirect_code = r.redirectCode,
   }
-  route.client_closed = r.clientAuthUnavailable == true or nil
+  -- closed: the route answers 503 (auth-tls or custom-headers fail closed).
+  route.closed = (r.clientAuthUnavailable == true or r.customHeadersUnavailable == true) or nil
   local cond, merr = compile_match(r.match)
   if merr then
     return nil, "route " .. r.path .. ": " .. merr

@@ -81,13 +81,19 @@ type dataPlane interface {
 
 // registerMetrics registers what /metrics serves beside the syncer's own
 // ingress_sync_syncer_* metrics (syncer.New registers those): the traffic
-// collector reading nginx on every scrape, the NATS connection gauge, and
+// collector reading nginx on every scrape, ingress-nginx's nginx process
+// metrics (the master of nginx's pid file and its workers, in either
+// nginx mode), the NATS connection gauge, and
 // ingress-nginx's controller metrics of the applies, kept by the
 // ControllerMetrics it returns (its Observe is syncer.Options.Observe).
 func registerMetrics(reg prometheus.Registerer, f *runFlags, ngx dataPlane, natsConnected func() bool) *syncer.ControllerMetrics {
 	l := controllerLabels(f)
 	reg.MustRegister(nginx.NewTrafficCollector(nginx.TrafficCollectorOptions{
 		Client: ngx.Client(), Metrics: f.nginx.Metrics, Running: ngx.Running, Logger: f.nginx.Logger,
+		ConstLabels: prometheus.Labels{"controller_namespace": l.Namespace, "controller_class": l.Class, "controller_pod": l.Pod},
+	}))
+	reg.MustRegister(nginx.NewProcessCollector(nginx.ProcessCollectorOptions{
+		PidFile: f.nginx.PidFile(), Logger: f.nginx.Logger,
 		ConstLabels: prometheus.Labels{"controller_namespace": l.Namespace, "controller_class": l.Class, "controller_pod": l.Pod},
 	}))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ingress_sync_syncer_nats_connected",

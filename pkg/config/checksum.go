@@ -310,6 +310,9 @@ func (w *canonicalWriter) settings(s *LocationSettings) {
 	w.clientAuthClosed(s.ClientAuthUnavailable)
 	w.modSecurity(s.ModSecurity)
 	w.tracing(s.Tracing)
+	if s.CustomHeadersUnavailable { // nothing when false: Locations keep their encoding
+		w.str("customHeadersUnavailable")
+	}
 }
 
 // encoderPool holds pairs of encode-only writers for ServerEqual, which

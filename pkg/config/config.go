@@ -342,6 +342,10 @@ type LocationSettings struct {
 	ModSecurity *ModSecurity `json:"modSecurity,omitempty"`
 	// Tracing is the location's OpenTelemetry tracing; nil when off.
 	Tracing *Tracing `json:"tracing,omitempty"`
+	// CustomHeadersUnavailable: the ConfigMap of the Ingress's
+	// custom-headers is missing or in another namespace, the route answers
+	// 503, as ingress-nginx's.
+	CustomHeadersUnavailable bool `json:"customHeadersUnavailable,omitempty"`
 }
 
 // BasicAuth is the HTTP auth of a location (auth-type basic or digest):

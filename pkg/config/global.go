@@ -133,6 +133,9 @@ type NginxSettings struct {
 	// they were.
 	Brotli BrotliSettings `json:"brotli,omitzero"`
 	GeoIP2 GeoIP2Settings `json:"geoip2,omitzero"`
+	// Tuning holds the keys of nginx's core, event, header, TLS and log
+	// directives (tuning.go); zero unless the ConfigMap sets one.
+	Tuning TuningSettings `json:"tuning,omitzero"`
 }
 
 // BrotliSettings are enable-brotli, brotli-level, brotli-min-length and
@@ -176,6 +179,7 @@ func (n *NginxSettings) canonicalModules(w *canonicalWriter) {
 		w.bool(g.Enable)
 		w.int(int64(g.AutoReloadMinutes))
 	}
+	n.Tuning.canonical(w)
 }
 
 // Defaults of ingress-nginx v1.15 (internal/ingress/controller/config).

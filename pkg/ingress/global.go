@@ -66,6 +66,9 @@ func setGlobalKey(g *config.Global, k, v string) error {
 		set, ok = moduleKeys[k]
 	}
 	if !ok {
+		set, ok = tuningSetter(k)
+	}
+	if !ok {
 		return errUnsupported
 	}
 	// Log formats have a validator of their own, which takes '$', braces

@@ -77,8 +77,10 @@ type RegistryEntry struct {
 	// Note is the difference (StatusSupportedWithDifference), the reason
 	// (StatusNotSupported, StatusRefused), or "".
 	Note string `json:"note,omitempty"`
-	// Issue is the project issue that brings the name, or 0.
-	Issue int `json:"issue,omitempty"`
+	// Issue is the project issue that brought the name or tracks its
+	// difference, or 0: for contributors, never shown to users (notes are
+	// written for people who cannot see the project's tracker).
+	Issue int `json:"-"`
 	// Sample is a valid value in ingress-nginx's format: what the registry
 	// test parses to check the status against parseAnnotations and
 	// parseGlobal.
@@ -108,7 +110,7 @@ const (
 	noteSourceRange = "matched against $remote_addr: the client address from X-Forwarded-For only from proxies of proxy-real-ip-cidr (which is empty by default, where ingress-nginx trusts 0.0.0.0/0), or the PROXY protocol's; a list that cannot be applied makes the Ingress's routes answer 503 (fail closed), where ingress-nginx ignores it"
 	noteBlock       = "checked in Lua before any route (403), pushed to the routes (no reload); a pattern must be RE2 syntax with the same meaning in PCRE, as regex paths; entries are split at commas, as ingress-nginx does"
 	noteTrust       = "trust is explicit: the forwarded header sets the client address only from proxies of proxy-real-ip-cidr, which is empty by default (ingress-nginx: 0.0.0.0/0)"
-	noteAuthType    = "basic is verified in Lua (apr1, bcrypt, {SHA}, {SSHA}, MD5/SHA-256/SHA-512/DES crypt); digest in Lua too, as the auth_digest module ingress-nginx builds in with its defaults (RFC 2617, MD5, qop=auth; htdigest lines user:realm:HA1, only auth-realm's users; a nonce is first used within 60 s, then serves 10 s and 20 requests, a repeated nc is refused, then stale=true; 5 failed sign-ins refuse the client address for 300 s, per $remote_addr: behind a proxy, set the real-IP keys or every client shares its address); with auth-secret-type auth-map a digest value is realm:HA1; auth-secret without auth-type answers 503, where ingress-nginx serves the route unprotected"
+	noteAuthType    = "basic is verified in Lua (apr1, bcrypt, {SHA}, {SSHA}, MD5/SHA-256/SHA-512/DES crypt); digest in Lua too, as the auth_digest module ingress-nginx builds in with its defaults (RFC 2617, MD5, qop=auth; htdigest lines user:realm:HA1, only auth-realm's users; a nonce is first used within 60 s, then serves 10 s and 20 requests, a repeated nc is refused, then stale=true; 5 failed sign-ins refuse the client address for 300 s, per $remote_addr: behind a proxy, set the real-IP keys or every client shares its address; credentials that verify clear the count, and a verified request's response carries Authentication-Info with rspauth, as the module's); with auth-secret-type auth-map a digest value is realm:HA1; auth-secret without auth-type answers 503, where ingress-nginx serves the route unprotected"
 	noteSatisfy     = "combines basic and external auth with the allow-list (any: a client the allow-list admits needs no credentials nor auth request; with both basic and external auth, a client it does not admit needs both); an invalid value on an Ingress with basic auth answers 503 (fail closed)"
 	noteAuthSecret  = "a missing Secret, a Secret without the key auth, another namespace's Secret, or a line that is not user:hash or has a hash format nginx could not verify makes the Ingress's routes answer 503 (ingress-nginx: 503 for the first three, the line skipped or a 500 for the others); a user with an empty hash can never sign in (401, as ingress-nginx)"
 	noteErrors      = "each distinct list is a set of fixed locations in nginx.conf (nginx's error_page codes cannot vary per route): the first Ingress with a new list reloads nginx once; beyond 64 lists, and on routes with a backend TLS profile, the route intercepts every 4xx and 5xx of its backend, and a code it does not list gets nginx's own page; 499 is refused (nginx never answers it)"
@@ -284,7 +286,7 @@ func annotationTable() []RegistryEntry {
 		differs("server-alias", "www.example.com", "exact names and one-label wildcards (*.example.com, as Ingress hosts match) only: nginx regex names are left out with a Problem; an alias serves the paths of its Ingress's namespace only (and its host's certificate when that covers it, as ingress-nginx); an alias that is another rule's host, or another host's alias for an older Ingress, gets a Problem", m).by(parseUpstreamAnnotation),
 		differs("service-upstream", "true", "when Ingresses disagree on one Service port, the oldest that sets the annotation decides", m).by(parseUpstreamAnnotation),
 		supported("connection-proxy-header", "keep-alive").by(parseUpstreamAnnotation),
-		differs("custom-headers", "default/custom-headers", "the ConfigMap must be in the Ingress's namespace; an entry that is not a valid header or not in global-allowed-response-headers is left out with a Problem, where ingress-nginx answers 503 for the Ingress's paths", m).by(parseUpstreamAnnotation),
+		differs("custom-headers", "default/custom-headers", "a missing ConfigMap, or one of another namespace, makes the Ingress's routes answer 503, as ingress-nginx; an entry that is not a valid header or not in global-allowed-response-headers is left out with a Problem, where ingress-nginx answers 503 for the Ingress's paths", m).by(parseUpstreamAnnotation),
 		differs("proxy-connect-timeout", "5", noteTimeout, m).by(parseCoreAnnotation),
 		differs("proxy-read-timeout", "120", noteTimeout, m).by(parseCoreAnnotation),
 		differs("proxy-send-timeout", "120", noteTimeout, m).by(parseCoreAnnotation),
@@ -400,14 +402,15 @@ func annotationTable() []RegistryEntry {
 // configKeyTable lists every key of ingress-nginx v1.15's configmap.md.
 func configKeyTable() []RegistryEntry {
 	const (
-		m, a, s     = issueMigration, issueAccessControl, issueStreams
-		streamRetry = "a TCP or UDP connection goes to one ready endpoint picked at random (the endpoints change without a reload, so nginx.conf has no upstream block to retry in); a failed connect is not retried on another endpoint"
-		notNeed     = "nginx's hash tables are sized by the syncer; the routes live in Lua"
-		tracing     = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
-		geoip       = "the legacy GeoIP module is not part of the data plane: use use-geoip2"
-		brotliNote  = "Debian's brotli filter module, loaded only while on; brotli responses carry Vary: Accept-Encoding without use-gzip too; no brotli_static"
-		geoip2Note  = "Debian's geoip2 module; the MaxMind databases are mounted in /etc/ingress-controller/geoip under ingress-nginx's file names (no download: --maxmind-license-key has no equivalent) and looked up when nginx.conf is rendered; a $geoip2_* variable no database defines is empty"
-		risk        = "fixed: snippets are always refused, every other value goes through its own typed validator"
+		m, a, s       = issueMigration, issueAccessControl, issueStreams
+		streamRetry   = "a TCP or UDP connection goes to one ready endpoint picked at random (the endpoints change without a reload, so nginx.conf has no upstream block to retry in); a failed connect is not retried on another endpoint"
+		hashNote      = "not set: nginx's default, enough for nginx.conf's own names (the routes live in Lua, not in nginx's hash tables); a value below the directive's least (32 for buckets, 64 for the proxy headers' and variables' buckets, 512 for the max sizes) is refused with a Problem"
+		noEffect      = "no effect, as in ingress-nginx v1.15, which no longer reads it (its documentation still lists it)"
+		http2Obsolete = "validated, no effect: nginx made the directive obsolete in 1.19.7 (ingress-nginx writes it and nginx ignores it with a warning); the key that takes its place is "
+		tracing       = "tracing (Jaeger, OpenTelemetry) is not part of the data plane"
+		brotliNote    = "Debian's brotli filter module, loaded only while on; brotli responses carry Vary: Accept-Encoding without use-gzip too; no brotli_static"
+		geoip2Note    = "Debian's geoip2 module; the MaxMind databases are mounted in /etc/ingress-controller/geoip under ingress-nginx's file names (no download: --maxmind-license-key has no equivalent) and looked up when nginx.conf is rendered; a $geoip2_* variable no database defines is empty"
+		risk          = "validated, no effect: snippets (the Critical annotations) are always refused, and every other annotation is accepted whatever the level, as each value goes through the typed validator of its annotation and none is written into nginx.conf"
 		// keyTimeout: the ConfigMap's proxy timeouts (annotations: noteTimeout).
 		keyTimeout = "whole seconds from 1 to 86400; ingress-nginx takes any integer"
 	)
@@ -528,61 +531,61 @@ func configKeyTable() []RegistryEntry {
 		refused("modsecurity-snippet", "SecRuleEngine On"),
 		refused("global-auth-snippet", "proxy_set_header X-Auth on;"),
 		// Not planned: the reason is in the note.
-		notSupported("annotations-risk-level", "Critical", risk, 0),
-		notSupported("annotation-value-word-blocklist", "load_module,lua_package", risk, 0),
-		notSupported("strict-validate-path-type", "true", "paths are always validated by their type (see docs/dataplane.md)", 0),
+		differs("annotations-risk-level", "Critical", risk, 0),
+		differs("annotation-value-word-blocklist", "load_module,lua_package", "validated (words separated by commas), not enforced: no annotation value is ever written into nginx.conf, each goes through the typed validator of its annotation, and snippets are always refused", 0),
+		differs("strict-validate-path-type", "true", "validated, always on: paths are always validated by their type (see docs/dataplane.md), false does not relax it", 0),
 		supported("allow-backend-server-header", "true"),
 		differs("hide-headers", "X-Powered-By", "header names of letters, digits, - and _ only (nginx.conf holds them); another makes the key refused with a Problem", m),
-		notSupported("allow-cross-namespace-resources", "true", "references stay in the Ingress's namespace", 0),
+		differs("allow-cross-namespace-resources", "false", "validated, always false: the Secrets and ConfigMaps an annotation names stay in the Ingress's namespace (true does not open other namespaces)", 0),
 		differs("access-log-path", "/var/log/nginx/access.log", noteAccessLogPath, 0),
-		notSupported("access-log-params", "buffer=16k", noteLog, 0),
-		notSupported("http-access-log-path", "/var/log/nginx/http.log", noteLog, 0),
-		notSupported("error-log-path", "/var/log/nginx/error.log", noteLog, 0),
+		supported("access-log-params", "buffer=16k flush=5m"),
+		differs("http-access-log-path", "/var/log/nginx/http.log", "over access-log-path for HTTP requests, with its values: "+noteAccessLogPath, 0),
+		differs("error-log-path", "/var/log/nginx/error.log", "the error log always goes to nginx's stderr, which the syncer reads and logs (ingress-nginx's default /var/log/nginx/error.log, a symlink to stderr in its image, means that); another file, an absolute path of plain names outside /dev, /proc and /sys, or /dev/stdout, gets the same lines too", 0),
 		supported("disable-access-log", "true"),
 		notSupported("enable-access-log-for-default-backend", "true", noteLog, 0),
-		notSupported("skip-access-log-urls", "/healthz", noteLog, 0),
-		notSupported("enable-syslog", "true", noteLog, 0),
-		notSupported("syslog-host", "syslog.example.com", noteLog, 0),
-		notSupported("syslog-port", "514", noteLog, 0),
-		notSupported("debug-connections", "10.0.0.1", noteLog, 0),
+		differs("skip-access-log-urls", "/healthz,/ping", "request URIs of letters, digits and /._~%!&()*+=:@?- only (nginx.conf holds them); another makes the key refused with a Problem", 0),
+		differs("enable-syslog", "true", "with syslog-host only (without it the logs stay where they were, with a note in nginx.conf); the error log also stays on stderr", 0),
+		supported("syslog-host", "syslog.example.com"),
+		supported("syslog-port", "514"),
+		supported("debug-connections", "10.0.0.1, 192.168.0.0/24"),
 		supported("generate-request-id", "false"),
-		notSupported("bind-address", "10.0.0.1", "the syncer's --listen-address flag sets it", 0),
+		differs("bind-address", "10.0.0.1", noEffect+"; the syncer's --listen-address flag sets the listening address", 0),
 		notSupported("disable-ipv6", "true", "the syncer's --listen-address flag sets the listening address", 0),
-		notSupported("disable-ipv6-dns", "true", "the data plane resolves no names: backends are endpoint addresses", 0),
-		notSupported("reuse-port", "true", noteNginxOwn, 0),
-		notSupported("enable-multi-accept", "true", noteNginxOwn, 0),
-		notSupported("enable-aio-write", "true", noteNginxOwn, 0),
-		notSupported("enable-serial-reloads", "true", "Ingress changes never reload nginx", 0),
-		notSupported("enable-underscores-in-headers", "true", noteNginxOwn, 0),
-		notSupported("ignore-invalid-headers", "true", noteNginxOwn, 0),
-		notSupported("retry-non-idempotent", "true", noteNginxOwn, 0),
-		notSupported("max-worker-open-files", "0", noteNginxOwn, 0),
-		notSupported("worker-cpu-affinity", "auto", noteNginxOwn, 0),
-		notSupported("default-type", "text/html", noteNginxOwn, 0),
+		notSupported("disable-ipv6-dns", "true", "backends are endpoint addresses; the one name lookup, of auth-url hosts (--resolver), asks for IPv4 addresses only", 0),
+		differs("reuse-port", "true", "not set: off (ingress-nginx: true); on the public HTTP and HTTPS listeners", 0),
+		differs("enable-multi-accept", "true", "not set: nginx's off (ingress-nginx: true)", 0),
+		differs("enable-aio-write", "true", "not set: off (ingress-nginx: true); true sets aio threads with aio_write on", 0),
+		differs("enable-serial-reloads", "true", "validated, no effect: Ingress changes never reload nginx, and the syncer applies one reload at a time", 0),
+		supported("enable-underscores-in-headers", "true"),
+		supported("ignore-invalid-headers", "false"),
+		supported("retry-non-idempotent", "true"),
+		differs("max-worker-open-files", "65536", "0 (the default) leaves nginx's limit, the process's (ingress-nginx derives one from the system's)", 0),
+		supported("worker-cpu-affinity", "auto"),
+		differs("default-type", "text/html", "a MIME type without parameters; not set: text/plain (ingress-nginx: text/html)", 0),
 		notSupported("lua-shared-dicts", "configuration_data: 20", "the syncer sizes its shared dicts (--routes-dict-size)", 0),
 		notSupported("nginx-status-ipv4-whitelist", "127.0.0.1", "the status port listens on 127.0.0.1 only", 0),
 		notSupported("nginx-status-ipv6-whitelist", "::1", "the status port listens on 127.0.0.1 only", 0),
-		notSupported("ssl-buffer-size", "4k", noteOneContext, 0),
-		notSupported("ssl-dh-param", "ingress/dhparam", noteOneContext, 0),
-		notSupported("ssl-ecdh-curve", "auto", noteOneContext, 0),
-		notSupported("ssl-reject-handshake", "false", noteOneContext, 0),
-		notSupported("enable-ocsp", "false", noteOneContext, 0),
-		notSupported("http2-max-field-size", "4k", "removed from nginx (1.19.7): large-client-header-buffers replaces it", 0),
-		notSupported("http2-max-header-size", "16k", "removed from nginx (1.19.7): large-client-header-buffers replaces it", 0),
-		notSupported("http2-max-requests", "1000", "removed from nginx (1.19.7): keep-alive-requests replaces it", 0),
+		differs("ssl-buffer-size", "4k", "1k to 16k; not set: nginx's 16k (ingress-nginx: 4k)", 0),
+		notSupported("ssl-dh-param", "ingress/dhparam", "no DH parameters are read: the DHE ciphers of ssl-ciphers are not offered (nginx offers them only with parameters), the ECDHE ones are; use ECDHE ciphers, as the default list starts with", 0),
+		differs("ssl-ecdh-curve", "X25519:prime256v1", "auto or names joined by ':' among X25519, X448, prime256v1, secp384r1, secp521r1, P-256, P-384, P-521 and ffdhe2048 to ffdhe8192 (what OpenSSL 3 knows in every build); another is refused with a Problem", 0),
+		notSupported("ssl-reject-handshake", "false", "a TLS handshake for a name no certificate covers gets the default certificate, as ingress-nginx's default (false); refusing the handshake is not offered", 0),
+		notSupported("enable-ocsp", "false", "no OCSP response is stapled, as ingress-nginx's default (false): certificates are chosen in Lua during the handshake, where nginx's ssl_stapling does not apply", 0),
+		differs("http2-max-field-size", "4k", http2Obsolete+"large-client-header-buffers", 0),
+		differs("http2-max-header-size", "16k", http2Obsolete+"large-client-header-buffers", 0),
+		differs("http2-max-requests", "1000", http2Obsolete+"keep-alive-requests", 0),
 		supported("grpc-buffer-size-kb", "8"),
-		notSupported("server-name-hash-bucket-size", "64", notNeed, 0),
-		notSupported("server-name-hash-max-size", "1024", notNeed, 0),
-		notSupported("map-hash-bucket-size", "64", notNeed, 0),
-		notSupported("proxy-headers-hash-bucket-size", "64", notNeed, 0),
-		notSupported("proxy-headers-hash-max-size", "512", notNeed, 0),
-		notSupported("variables-hash-bucket-size", "128", notNeed, 0),
-		notSupported("variables-hash-max-size", "2048", notNeed, 0),
+		differs("server-name-hash-bucket-size", "64", hashNote, 0),
+		differs("server-name-hash-max-size", "1024", hashNote, 0),
+		differs("map-hash-bucket-size", "64", hashNote, 0),
+		differs("proxy-headers-hash-bucket-size", "64", hashNote, 0),
+		differs("proxy-headers-hash-max-size", "512", hashNote, 0),
+		differs("variables-hash-bucket-size", "128", hashNote, 0),
+		differs("variables-hash-max-size", "4096", hashNote+"; at least 2048, which nginx.conf's own variables need", 0),
 		differs("enable-brotli", "true", brotliNote, 0),
 		supported("brotli-level", "4"),
 		supported("brotli-min-length", "20"),
 		supported("brotli-types", "application/json"),
-		notSupported("use-geoip", "true", geoip, 0),
+		differs("use-geoip", "true", noEffect+"; use use-geoip2", 0),
 		differs("use-geoip2", "true", geoip2Note, 0),
 		supported("geoip2-autoreload-in-minutes", "0"),
 		differs("enable-modsecurity", "true", noteModSecEngine, 0),
@@ -600,18 +603,18 @@ func configKeyTable() []RegistryEntry {
 		differs("otel-max-queuesize", "2048", "the syncer's export queue; nginx holds at most 8192 spans not yet read by the syncer: beyond, spans are dropped and counted (ingress_sync_tracing_spans_dropped_total)", 0),
 		supported("otel-schedule-delay-millis", "5000"),
 		supported("otel-max-export-batch-size", "512"),
-		notSupported("jaeger-collector-host", "jaeger.example.com", tracing, 0),
-		notSupported("jaeger-collector-port", "6831", tracing, 0),
-		notSupported("jaeger-endpoint", "http://jaeger:14268/api/traces", tracing, 0),
-		notSupported("jaeger-service-name", "nginx", tracing, 0),
-		notSupported("jaeger-propagation-format", "jaeger", tracing, 0),
-		notSupported("jaeger-sampler-type", "const", tracing, 0),
-		notSupported("jaeger-sampler-param", "1", tracing, 0),
-		notSupported("jaeger-sampler-host", "http://127.0.0.1", tracing, 0),
-		notSupported("jaeger-sampler-port", "5778", tracing, 0),
-		notSupported("jaeger-trace-context-header-name", "uber-trace-id", tracing, 0),
-		notSupported("jaeger-debug-header", "uber-debug-id", tracing, 0),
-		notSupported("jaeger-baggage-header", "jaeger-baggage", tracing, 0),
-		notSupported("jaeger-trace-baggage-header-prefix", "uberctx-", tracing, 0),
+		differs("jaeger-collector-host", "jaeger.example.com", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-collector-port", "6831", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-endpoint", "http://jaeger:14268/api/traces", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-service-name", "nginx", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-propagation-format", "jaeger", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-sampler-type", "const", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-sampler-param", "1", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-sampler-host", "http://127.0.0.1", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-sampler-port", "5778", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-trace-context-header-name", "uber-trace-id", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-debug-header", "uber-debug-id", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-baggage-header", "jaeger-baggage", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
+		differs("jaeger-trace-baggage-header-prefix", "uberctx-", noEffect+"; OpenTelemetry takes the place of Jaeger", 0),
 	}
 }

@@ -151,10 +151,9 @@ func annotationFindings(ing *networkingv1.Ingress) []Finding {
 		if !strings.HasPrefix(k, ingress.AnnotationPrefix) {
 			continue
 		}
-		e, _ := ingress.LookupAnnotation(k)
 		status, note := ingress.AnnotationStatus(k)
 		out = append(out, Finding{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, Type: "annotation",
-			Key: strings.TrimPrefix(k, ingress.AnnotationPrefix), Status: status, Note: note, Issue: e.Issue})
+			Key: strings.TrimPrefix(k, ingress.AnnotationPrefix), Status: status, Note: note})
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return cmp.Compare(a.Key, b.Key) })
 	return out
@@ -163,10 +162,9 @@ func annotationFindings(ing *networkingv1.Ingress) []Finding {
 func keyFindings(cm *corev1.ConfigMap) []Finding {
 	var out []Finding
 	for k := range cm.Data {
-		e, _ := ingress.LookupConfigKey(k)
 		status, note := ingress.ConfigKeyStatus(k)
 		out = append(out, Finding{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name, Type: "key",
-			Key: k, Status: status, Note: note, Issue: e.Issue})
+			Key: k, Status: status, Note: note})
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return cmp.Compare(a.Key, b.Key) })
 	return out

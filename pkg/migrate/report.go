@@ -29,7 +29,6 @@ type Finding struct {
 	Key    string         `json:"key"`
 	Status ingress.Status `json:"status"`
 	Note   string         `json:"note,omitempty"`
-	Issue  int            `json:"issue,omitempty"`
 }
 
 // Report is what Check found.
@@ -114,7 +113,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "# migrate-check: %s\n", r.Source)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range r.Findings {
-		fmt.Fprintf(tw, "%s %s/%s\t%s %s\t%s\n", f.Kind, f.Namespace, f.Name, f.Type, f.Key, statusText(f.Status, f.Note, f.Issue))
+		fmt.Fprintf(tw, "%s %s/%s\t%s %s\t%s\n", f.Kind, f.Namespace, f.Name, f.Type, f.Key, statusText(f.Status, f.Note))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -138,15 +137,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// statusText is the status with its note and issue.
-func statusText(s ingress.Status, note string, issue int) string {
+// statusText is the status with its note.
+func statusText(s ingress.Status, note string) string {
 	var b strings.Builder
 	b.WriteString(s.String())
 	if note != "" {
 		b.WriteString(": " + note)
-	}
-	if issue != 0 {
-		fmt.Fprintf(&b, " (issue %d)", issue)
 	}
 	return b.String()
 }

@@ -36,10 +36,6 @@ func writeSection(b *strings.Builder, title, column string, entries []ingress.Re
 		counts[ingress.StatusRefused], counts[ingress.StatusNotSupported])
 	fmt.Fprintf(b, "| %s | status | difference or reason |\n|---|---|---|\n", column)
 	for _, e := range entries {
-		note := e.Note
-		if e.Issue != 0 {
-			note = strings.TrimSpace(fmt.Sprintf("%s (issue %d)", note, e.Issue))
-		}
-		fmt.Fprintf(b, "| `%s` | %s | %s |\n", e.Name, e.Status, strings.ReplaceAll(note, "|", `\|`))
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", e.Name, e.Status, strings.ReplaceAll(e.Note, "|", `\|`))
 	}
 }

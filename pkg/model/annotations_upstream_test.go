@@ -54,6 +54,7 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 		req      []config.Header
 		resp     []config.Header
 		custom   []config.Header
+		closed   bool // the routes answer 503 (CustomHeadersUnavailable)
 		problems []string
 	}{
 		"no ConfigMap": {objs: one(route())},
@@ -88,11 +89,13 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 		},
 		"custom-headers of another namespace": {
 			objs:     one(route(nginx("custom-headers", "other/hdrs")), controller("global-allowed-response-headers", "X-Custom"), fixtures.ConfigMap("other", "hdrs", "X-Custom", "42")),
-			problems: []string{`custom-headers=other/hdrs: the ConfigMap must be in the Ingress's namespace default; ignored`},
+			closed:   true,
+			problems: []string{`custom-headers=other/hdrs: the ConfigMap must be in the Ingress's namespace default; the Ingress's routes answer 503`},
 		},
 		"custom-headers ConfigMap missing": {
 			objs:     one(route(nginx("custom-headers", "default/hdrs"))),
-			problems: []string{`custom-headers: ConfigMap default/hdrs not found; no custom headers`},
+			closed:   true,
+			problems: []string{`custom-headers: ConfigMap default/hdrs not found; the Ingress's routes answer 503`},
 		},
 	}
 	for name, tc := range cases {
@@ -105,6 +108,7 @@ func TestBuildHeaderConfigMaps(t *testing.T) {
 			}
 			a := got.Servers[1]
 			check.Equal(t, "custom headers", a.Locations[0].Settings.ResponseHeaders, tc.custom)
+			check.Equal(t, "routes answer 503", a.Locations[0].Settings.CustomHeadersUnavailable, tc.closed)
 			checkProblems(t, got.Problems, tc.problems)
 		})
 	}

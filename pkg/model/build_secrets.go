@@ -24,7 +24,7 @@ import (
 //   - the outcome: a reference that cannot be served fails closed, with the
 //     Problem "<reason>; the Ingress's routes answer 503" and the feature's
 //     unavailable value (never the content without the protection asked
-//     for); custom-headers alone fails open (refOpen).
+//     for).
 //
 // A feature gives only its own parsing of the object's data (refUse.parse).
 // Not read through it: the TLS certificates of spec.tls, which name a
@@ -58,8 +58,6 @@ type refObject struct {
 	key       intent.Key
 	secret    *corev1.Secret
 	configMap *corev1.ConfigMap
-	// otherNamespace: ref names another namespace than the Ingress's.
-	otherNamespace bool
 	// settingPrefix is that of the entry whose setting names the object.
 	settingPrefix string
 }
@@ -76,7 +74,6 @@ func (b *builder) lookupRef(e *intent.Entry, r objectRef) (refObject, string) {
 	o := refObject{objectRef: r, settingPrefix: e.SettingPrefix}
 	k, ok := intent.RefKey(e.Key.Namespace, r.ref)
 	if !ok {
-		o.otherNamespace = true
 		return o, fmt.Sprintf("%s=%s: the %s must be in the %s's namespace %s", e.Setting(r.annotation), r.ref, r.kind, e.Origin.Kind, e.Key.Namespace)
 	}
 	o.key = k
@@ -115,14 +112,7 @@ type refUse[T any] struct {
 	// (the zero T when nil): for a reference that fails closed, that of
 	// routes answering 503.
 	unavailable func(e *intent.Entry) T
-	// open makes the reference fail open; the zero refOpen fails it
-	// closed.
-	open refOpen
 }
-
-// refOpen is how a reference that fails open ends its Problem, when it
-// names another namespace and when it cannot be served otherwise.
-type refOpen struct{ otherNamespace, unusable string }
 
 // failClosed ends the Problem of a reference that fails closed.
 const failClosed = "the Ingress's routes answer 503"
@@ -144,16 +134,9 @@ func resolveRef[T any](b *builder, e *intent.Entry, use refUse[T]) T {
 	if v, ok := b.refs[key]; ok {
 		return v.(T)
 	}
-	v, o, reason := use.resolve(b, e)
+	v, _, reason := use.resolve(b, e)
 	if reason != "" {
-		outcome := failClosed
-		if use.open != (refOpen{}) {
-			outcome = use.open.unusable
-			if o.otherNamespace {
-				outcome = use.open.otherNamespace
-			}
-		}
-		b.entryProblem(e, "%s; %s", reason, outcome)
+		b.entryProblem(e, "%s; %s", reason, failClosed)
 		var zero T
 		v = zero
 		if use.unavailable != nil {

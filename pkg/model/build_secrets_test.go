@@ -126,18 +126,6 @@ func TestResolveRef(t *testing.T) {
 			problems: []string{"annotation " + ann + "=: the Secret must be in the Ingress's namespace default; the Ingress's routes answer 503"},
 		},
 		{
-			name:     "fail open, missing",
-			use:      func(u *refUse[int]) { u.open, u.unavailable = refOpen{"ignored", "no value"}, nil },
-			want:     [2]int{0, 0},
-			problems: []string{"annotation " + ann + ": Secret default/s not found; no value"},
-		},
-		{
-			name:     "fail open, wrong namespace",
-			use:      func(u *refUse[int]) { u.ref, u.open, u.unavailable = "other/s", refOpen{"ignored", "no value"}, nil },
-			want:     [2]int{0, 0},
-			problems: []string{"annotation " + ann + "=other/s: the Secret must be in the Ingress's namespace default; ignored"},
-		},
-		{
 			name:      "cached second use within one Build",
 			objs:      []runtime.Object{secret("default", "s", "value", "7")},
 			change:    []events.Event{upsertEvent(secret("default", "s", "value", "9"))},

@@ -286,7 +286,8 @@ func (b *builder) settingsOf(e *intent.Entry, srv *config.Server, redirect *[2]b
 	}
 	b.withGlobalDefaults(&st)
 	st.RateLimit = rateLimitWithGlobal(st.RateLimit, &e.Settings.Limit, &b.global)
-	st.ResponseHeaders = b.customHeaders(e)
+	custom := b.customHeaders(e)
+	st.ResponseHeaders, st.CustomHeadersUnavailable = custom.headers, custom.closed
 	st.BasicAuth = b.basicAuth(e)
 	st.ExternalAuth = b.externalAuth(e)
 	st.ClientAuthUnavailable = b.clientAuthClosed(e)

@@ -42,28 +42,35 @@ func (b *builder) globalHeaders(key, ref string, rule headerRule) []config.Heade
 	return hs
 }
 
+// customHeaderSet is what e's custom-headers gives its routes: the
+// response headers, or closed (the routes answer 503).
+type customHeaderSet struct {
+	headers []config.Header
+	closed  bool
+}
+
 // customHeaders returns the response headers of e's custom-headers
 // annotation, resolved once per Build (see resolveRef): a ConfigMap of e's
 // namespace, only names that global-allowed-response-headers lists (as
 // ingress-nginx, which denies the others). Values are sent as written ('$'
-// included). It fails open: a ConfigMap of another namespace or a missing
-// one gives no custom headers, with a Problem.
-func (b *builder) customHeaders(e *intent.Entry) []config.Header {
+// included). It fails closed, as ingress-nginx: a ConfigMap of another
+// namespace or a missing one makes the routes answer 503, with a Problem.
+func (b *builder) customHeaders(e *intent.Entry) customHeaderSet {
 	ref := e.Settings.Upstream.CustomHeaders
 	if ref == "" {
-		return nil
+		return customHeaderSet{}
 	}
-	return resolveRef(b, e, refUse[[]config.Header]{
-		objectRef: objectRef{refConfigMap, "custom-headers", ref},
-		parse:     (*builder).customHeadersFrom,
-		open:      refOpen{otherNamespace: "ignored", unusable: "no custom headers"},
+	return resolveRef(b, e, refUse[customHeaderSet]{
+		objectRef:   objectRef{refConfigMap, "custom-headers", ref},
+		parse:       (*builder).customHeadersFrom,
+		unavailable: func(*intent.Entry) customHeaderSet { return customHeaderSet{closed: true} },
 	})
 }
 
 // customHeadersFrom returns the headers of e's custom-headers o that
 // global-allowed-response-headers lists; the others are left out with a
 // Problem.
-func (b *builder) customHeadersFrom(e *intent.Entry, o refObject) ([]config.Header, string) {
+func (b *builder) customHeadersFrom(e *intent.Entry, o refObject) (customHeaderSet, string) {
 	allowed := strings.Split(b.global.AllowedResponseHeaders, ",")
 	hs, problems := o.headers(headerRule{refused: func(n string) string {
 		if !slices.Contains(allowed, strings.ToLower(n)) {
@@ -74,7 +81,7 @@ func (b *builder) customHeadersFrom(e *intent.Entry, o refObject) ([]config.Head
 	for _, p := range problems {
 		b.entryProblem(e, "%s", p)
 	}
-	return hs, ""
+	return customHeaderSet{headers: hs}, ""
 }
 
 // headers validates the data of the header ConfigMap o (see headersOf).

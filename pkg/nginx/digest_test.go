@@ -134,3 +134,53 @@ func TestDigestAuth(t *testing.T) {
 		}
 	})
 }
+
+// TestDigestAuthenticationInfo: as the module ingress-nginx builds in, a
+// verified request's response carries Authentication-Info with rspauth
+// (the response digest over ":" and the URI, RFC 2617 3.2.3), cnonce and
+// nc; a challenge carries none. Credentials that verify clear the
+// address's failed sign-ins: four failures, a good sign-in, four more
+// failures, and good credentials are still admitted (eight failures in a
+// row would have refused the address).
+func TestDigestAuthenticationInfo(t *testing.T) {
+	web := startEcho(t, "web")
+	secret := authSecret("digest", map[string]string{"auth": "foo:test auth:" + testDigestHA1 + "\n"})
+	ing := fixtures.Ingress("default", "digest", ann("auth-type", "digest"), ann("auth-secret", "digest"), ann("auth-realm", "test auth"),
+		fixtures.Rule("digest.test", fixtures.Prefix("/", "web", 80)))
+	h := startNginx(t, buildWithSecrets(t, map[string]int{"web": web.Port()}, []*corev1.Secret{secret}, nil, ing), nil)
+
+	first := h.mustGet("http://digest.test/p?q=1")
+	if v := first.Header.Get("Authentication-Info"); v != "" {
+		t.Errorf("a challenge carries Authentication-Info %q", v)
+	}
+	nonce := digestChallenge(t, first.Header.Get("WWW-Authenticate"))["nonce"]
+	r := h.mustGet("http://digest.test/p?q=1", digestHeader("foo", "test auth", "secret", "GET", "/p?q=1", nonce, 1)...)
+	if r.Status != 200 || r.Reply.Backend != "web" {
+		t.Fatalf("credentials: status %d from %q, want 200 from web", r.Status, r.Reply.Backend)
+	}
+	rspauth := md5hex(testDigestHA1 + ":" + nonce + ":00000001:cnonce1:auth:" + md5hex(":/p?q=1"))
+	if got, want := r.Header.Get("Authentication-Info"), `qop="auth", rspauth="`+rspauth+`", cnonce="cnonce1", nc=00000001`; got != want {
+		t.Errorf("Authentication-Info %q, want %q", got, want)
+	}
+	nc := 10
+	fail := func(n int) {
+		t.Helper()
+		for range n {
+			nc++
+			if r := h.mustGet("http://digest.test/", digestHeader("foo", "test auth", "wrong", "GET", "/", nonce, nc)...); r.Status != 401 {
+				t.Fatalf("wrong password: status %d, want 401", r.Status)
+			}
+		}
+	}
+	good := func(what string) { // with a fresh nonce: a nonce serves 10 s from its first use
+		t.Helper()
+		fresh := digestChallenge(t, h.mustGet("http://digest.test/").Header.Get("WWW-Authenticate"))["nonce"]
+		if r := h.mustGet("http://digest.test/", digestHeader("foo", "test auth", "secret", "GET", "/", fresh, 1)...); r.Status != 200 {
+			t.Fatalf("%s: status %d, want 200", what, r.Status)
+		}
+	}
+	fail(4)
+	good("after four failures")
+	fail(4)
+	good("after four more failures, the count cleared")
+}

@@ -309,3 +309,19 @@ func TestHeadersThroughProxyLocations(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomHeadersMissingConfigMap: custom-headers naming a ConfigMap
+// that does not exist answers 503, as ingress-nginx's e2e test
+// (annotations/customheaders.go) checks; an Ingress beside it is served.
+func TestCustomHeadersMissingConfigMap(t *testing.T) {
+	web := startEcho(t, "web")
+	cfg := buildWithSecrets(t, map[string]int{"web": web.Port()}, nil,
+		[]string{"custom-headers: ConfigMap default/custom-headers not found; the Ingress's routes answer 503"},
+		fixtures.Ingress("default", "custom", ann("custom-headers", "default/custom-headers"), fixtures.Rule("custom.test", fixtures.Prefix("/", "web", 80))),
+		fixtures.Ingress("default", "plain", fixtures.Rule("plain.test", fixtures.Prefix("/", "web", 80))))
+	h := startNginx(t, cfg, nil)
+	if r := h.mustGet("http://custom.test/"); r.Status != 503 || r.Reply.Backend != "" {
+		t.Errorf("custom-headers without its ConfigMap: status %d from %q, want 503", r.Status, r.Reply.Backend)
+	}
+	checkServed(t, h, "http://plain.test/", 200, "web")
+}

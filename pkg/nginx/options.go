@@ -351,7 +351,11 @@ func checkUser(user, group string) error {
 // confPath is the nginx.conf that nginx runs.
 func (o *Options) confPath() string { return filepath.Join(o.Dir, "nginx.conf") }
 
-func (o *Options) pidPath() string  { return filepath.Join(o.Dir, "nginx.pid") }
+func (o *Options) pidPath() string { return filepath.Join(o.Dir, "nginx.pid") }
+
+// PidFile is nginx's pid file, in Dir: the master's pid in both nginx
+// modes (the syncer's child, or syncer nginx sharing Dir).
+func (o *Options) PidFile() string  { return o.pidPath() }
 func (o *Options) certPath() string { return filepath.Join(o.Dir, "certs", "placeholder.crt") }
 func (o *Options) keyPath() string  { return filepath.Join(o.Dir, "certs", "placeholder.key") }
 func (o *Options) noEndpointsSocket() string {

@@ -120,6 +120,18 @@ func goldenConfigs() map[string]struct {
 				Checksum:    "pt",
 			},
 		},
+		// Every tuning key of the ConfigMap set (config.TuningSettings).
+		"tuning": {cfg: &config.Configuration{Checksum: "tuned", Global: config.Global{Nginx: func() config.NginxSettings {
+			n := config.DefaultGlobal().Nginx
+			n.Tuning = config.TuningSettings{UnderscoresInHeaders: "on", IgnoreInvalidHeaders: "off", HTTP2MaxRequests: 1000,
+				SSLECDHCurve: "X25519:prime256v1", SSLBufferSize: "4k", RetryNonIdempotent: true, DefaultType: "text/html",
+				SkipAccessLogURLs: "/healthz,/ping", AccessLogParams: "buffer=16k flush=5s", ErrorLogPath: "/dev/stdout",
+				Syslog: true, SyslogHost: "127.0.0.1", SyslogPort: 5514, ReusePort: "on", WorkerCPUAffinity: "auto",
+				MaxWorkerOpenFiles: 65536, MultiAccept: "on", AioWrite: "on", DebugConnections: "192.0.2.0/24",
+				ServerNamesHashBucketSize: 128, ServerNamesHashMaxSize: 1024, MapHashBucketSize: 128,
+				ProxyHeadersHashBucketSize: 128, ProxyHeadersHashMaxSize: 1024, VariablesHashBucketSize: 256, VariablesHashMaxSize: 4096}
+			return n
+		}()}}},
 	}
 }
 

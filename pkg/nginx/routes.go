@@ -109,6 +109,9 @@ type Route struct {
 	ClientAuthUnavailable bool `json:"clientAuthUnavailable,omitempty"`
 	// ModSecurity is the route's ModSecurity profile (lua/modsecurity.lua).
 	ModSecurity *modSecRoute `json:"modsecurity,omitempty"`
+	// CustomHeadersUnavailable answers 503: the Ingress's custom-headers
+	// ConfigMap is missing or in another namespace.
+	CustomHeadersUnavailable bool `json:"customHeadersUnavailable,omitempty"`
 	// Match holds the conditions besides the path (lua/routes.lua's
 	// compile_match): the routes of one path and type are candidates in
 	// the order given.
@@ -204,7 +207,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 	}
 	r.Deny, r.SourceRangeInvalid = st.DenySourceRange, st.SourceRangeInvalid
 	r.ExtAuth = st.ExternalAuth
-	r.ClientAuthUnavailable = st.ClientAuthUnavailable
+	r.ClientAuthUnavailable, r.CustomHeadersUnavailable = st.ClientAuthUnavailable, st.CustomHeadersUnavailable
 	r.Tracing = st.Tracing
 	if st.Redirect != nil {
 		r.RedirectURL, r.RedirectCode = st.Redirect.URL, st.Redirect.Code

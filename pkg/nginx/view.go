@@ -123,6 +123,10 @@ type view struct {
 	InternalHTTPS *view   `json:"-"`
 	ServerRealIP  *realIP `json:",omitempty"`
 
+	// tuningView: the ConfigMap's core, event, header, TLS and log
+	// directives (tuning.go).
+	tuningView
+
 	TestHTTPSnippet string
 	TestInitLua     string
 }
@@ -172,10 +176,14 @@ func newView(o *Options, g *config.Global, listeners []l4Listener, gateway []con
 	if err := v.setNginx(&n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
+	if err := v.setTuning(&n); err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
 	if err := v.setGeoIP2(o, &n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	v.Listen = listenLines(o, n.UseHTTP2, n.UseProxyProtocol)
+	v.reusePort()
 	if err := v.setRealIP(g.UseForwardedHeaders, &n); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
