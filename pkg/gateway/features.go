@@ -13,7 +13,8 @@ import (
 // --supported-features).
 //
 // The list must name exactly what passes the conformance suite
-// (sigs.k8s.io/gateway-api/conformance, GATEWAY-HTTP profile): whoever
+// (sigs.k8s.io/gateway-api/conformance, GATEWAY-HTTP and GATEWAY-GRPC
+// profiles): whoever
 // makes a feature pass adds it here, in the same change; a feature listed
 // that fails makes the suite fail, and one served but not listed is never
 // tested.
@@ -46,6 +47,14 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteRequestTimeout,
 	features.SupportHTTPRouteBackendTimeout,
 	features.SupportHTTPRouteCORS,
+	// Request mirrors (mirror.go, lua/mirror.lua): one, several, a
+	// percentage.
+	features.SupportHTTPRouteRequestMirror,
+	features.SupportHTTPRouteRequestMultipleMirrors,
+	features.SupportHTTPRouteRequestPercentageMirror,
+	// GRPCRoute (grpc.go) and its named rules.
+	features.SupportGRPCRoute,
+	features.SupportGRPCRouteNamedRouteRule,
 }
 
 // SupportedFeatures returns the features of supportedFeatures as

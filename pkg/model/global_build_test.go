@@ -39,11 +39,11 @@ func TestBuildGlobal(t *testing.T) {
 		},
 		"invalid values keep the defaults": {
 			objs: one(fixtures.ConfigMap("ingress", "cfg", "ssl-redirect", "maybe", "proxy-read-timeout", "60s",
-				"proxy-body-size", "1m;", "upstream-keepalive-connections", "-1", "jaeger-service-name", "nginx")),
+				"proxy-body-size", "1m;", "upstream-keepalive-connections", "-1", "lua-shared-dicts", "cfg: 10")),
 			opts: withCM,
 			want: config.DefaultGlobal(),
 			problems: []string{
-				`ConfigMap ingress/cfg: key jaeger-service-name="nginx": not supported; default kept`,
+				`ConfigMap ingress/cfg: key lua-shared-dicts="cfg: 10": not supported; default kept`,
 				`key proxy-body-size="1m;": contains ';'; default kept`,
 				`key proxy-read-timeout="60s": must be a whole number`,
 				`key ssl-redirect="maybe": must be true or false`,
