@@ -227,7 +227,7 @@ func TestGatewayKindsArePublished(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, kind := range events.GatewayKinds {
+	for kind := range subjects { // the kinds created above
 		if m := e.waitMessage(t, subjects[kind], events.OpDelete); m.Event.Object == nil {
 			t.Errorf("delete %s without the last state", m)
 		}

@@ -53,9 +53,9 @@ func TestDeployRBACIsEnough(t *testing.T) {
 	ge.createGateway(t, gateway(ns, "edge", ge.class()))
 	ge.createGateway(t, referenceGrant(ns, "grant", "infra"))
 	ge.createGateway(t, backendTLSPolicy(ns, "btls", "web", "ca"))
-	for _, kind := range events.GatewayKinds {
-		name := map[events.Kind]string{events.KindGatewayClass: ge.class(), events.KindHTTPRoute: "web",
-			events.KindGateway: "edge", events.KindReferenceGrant: "grant", events.KindBackendTLSPolicy: "btls"}[kind]
+	names := map[events.Kind]string{events.KindGatewayClass: ge.class(), events.KindHTTPRoute: "web",
+		events.KindGateway: "edge", events.KindReferenceGrant: "grant", events.KindBackendTLSPolicy: "btls"}
+	for kind, name := range names {
 		e.waitMessage(t, ge.gatewaySubject(kind, ns, name), events.OpCreate)
 	}
 	ge.waitRoute(t, ns, "web", "Accepted=True/Accepted@1 ResolvedRefs=False/BackendNotFound@1")
