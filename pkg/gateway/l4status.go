@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,29 +56,10 @@ func (w *World) StreamRouteParents(obj runtime.Object) []gatewayv1.RouteParentSt
 	if !ok {
 		return nil
 	}
-	var out []gatewayv1.RouteParentStatus
-	var resolved *metav1.Condition
-	for i := range r.parents {
-		p := &r.parents[i]
-		ns, name, ok := ParentGateway(p, r.meta.Namespace)
-		if !ok {
-			continue
-		}
-		gw := w.Gateway(ns, name)
-		if !Ours(gw, w.Class, w.Controller) || slices.ContainsFunc(out, func(s gatewayv1.RouteParentStatus) bool { return sameParent(s.ParentRef, *p, r.meta.Namespace) }) {
-			continue
-		}
-		if resolved == nil {
-			c := w.streamRefs(r)
-			resolved = &c
-		}
-		out = append(out, gatewayv1.RouteParentStatus{
-			ParentRef:      *p.DeepCopy(),
-			ControllerName: gatewayv1.GatewayController(w.Controller),
-			Conditions:     []metav1.Condition{w.streamAccepted(gw, r, p), *resolved},
+	return w.parents(r.parents, r.meta.Namespace, func() metav1.Condition { return w.streamRefs(r) },
+		func(gw *gatewayv1.Gateway, p *gatewayv1.ParentReference) metav1.Condition {
+			return w.streamAccepted(gw, r, p)
 		})
-	}
-	return out
 }
 
 // streamAccepted is the Accepted condition of r on parent ref p to gw.

@@ -368,26 +368,38 @@ func (v *listenerView) status(gen int64, served bool) gatewayv1.ListenerStatus {
 // to a Gateway of ours, in parentRef order (a parentRef listed twice
 // once): Accepted and ResolvedRefs, with our controllerName.
 func (w *World) RouteParents(r *gatewayv1.HTTPRoute) []gatewayv1.RouteParentStatus {
+	return w.parents(r.Spec.ParentRefs, r.Namespace, func() metav1.Condition { return w.routeRefs(r) },
+		func(gw *gatewayv1.Gateway, p *gatewayv1.ParentReference) metav1.Condition {
+			return w.routeAccepted(gw, r, p)
+		})
+}
+
+// parents returns the status of a route of namespace ns for each of its
+// parentRefs to a Gateway of ours, in order (a parentRef listed twice
+// once): accepted's condition and refs' (computed once), with our
+// controllerName.
+func (w *World) parents(refs []gatewayv1.ParentReference, ns string, refsCond func() metav1.Condition,
+	accepted func(*gatewayv1.Gateway, *gatewayv1.ParentReference) metav1.Condition) []gatewayv1.RouteParentStatus {
 	var out []gatewayv1.RouteParentStatus
 	var resolved *metav1.Condition
-	for i := range r.Spec.ParentRefs {
-		p := &r.Spec.ParentRefs[i]
-		ns, name, ok := ParentGateway(p, r.Namespace)
+	for i := range refs {
+		p := &refs[i]
+		gns, name, ok := ParentGateway(p, ns)
 		if !ok {
 			continue
 		}
-		gw := w.Gateway(ns, name)
-		if !Ours(gw, w.Class, w.Controller) || slices.ContainsFunc(out, func(s gatewayv1.RouteParentStatus) bool { return sameParent(s.ParentRef, *p, r.Namespace) }) {
+		gw := w.Gateway(gns, name)
+		if !Ours(gw, w.Class, w.Controller) || slices.ContainsFunc(out, func(s gatewayv1.RouteParentStatus) bool { return sameParent(s.ParentRef, *p, ns) }) {
 			continue
 		}
 		if resolved == nil {
-			c := w.routeRefs(r)
+			c := refsCond()
 			resolved = &c
 		}
 		out = append(out, gatewayv1.RouteParentStatus{
 			ParentRef:      *p.DeepCopy(),
 			ControllerName: gatewayv1.GatewayController(w.Controller),
-			Conditions:     []metav1.Condition{w.routeAccepted(gw, r, p), *resolved},
+			Conditions:     []metav1.Condition{accepted(gw, p), *resolved},
 		})
 	}
 	return out
