@@ -19,8 +19,11 @@ import (
 // h2cPorts returns the ports of gw's listeners without TLS that serve h2c:
 // those with a GRPCRoute attached and no HTTPRoute.
 func (src *Source) h2cPorts(gw *gatewayv1.Gateway) map[gatewayv1.PortNumber]bool {
-	grpc, http := src.attachedKinds(gw)
 	out := map[gatewayv1.PortNumber]bool{}
+	if src.grpcRoutes == 0 {
+		return out // without a GRPCRoute, no route of every Gateway is looked at
+	}
+	grpc, http := src.attachedKinds(gw)
 	for p := range grpc {
 		if !http[p] {
 			out[p] = true

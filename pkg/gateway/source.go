@@ -24,6 +24,8 @@ type Source struct {
 	gateways   map[intent.Key]*gatewayv1.Gateway
 	grants     map[intent.Key]*gatewayv1.ReferenceGrant
 	routes     map[routeKey]*gatewayv1.HTTPRoute
+	// grpcRoutes counts the GRPCRoutes of routes (grpc_listeners.go).
+	grpcRoutes int
 	// streams are the TLSRoutes, TCPRoutes and UDPRoutes (l4route.go).
 	streams map[streamKey]runtime.Object
 	// services are the Gateways' Services (service.go), by their key.
@@ -87,7 +89,11 @@ func (src *Source) Translate(kind events.Kind, key intent.Key, obj runtime.Objec
 	if r == nil || routeKind(r) != kind {
 		return nil, fmt.Errorf("%w: %s event holds %T", intent.ErrWrongType, kind, obj)
 	}
-	src.routes[routeKey{kind, key}] = r
+	k := routeKey{kind, key}
+	if _, had := src.routes[k]; !had && kind == events.KindGRPCRoute {
+		src.grpcRoutes++
+	}
+	src.routes[k] = r
 	return src.translate(key, r), nil
 }
 
@@ -100,7 +106,11 @@ func (src *Source) Keep(kind events.Kind, key intent.Key, obj runtime.Object) ([
 	var err error
 	switch kind {
 	case events.KindHTTPRoute, events.KindGRPCRoute:
-		delete(src.routes, routeKey{kind, key}) // the Store removes its entry
+		k := routeKey{kind, key}
+		if _, had := src.routes[k]; had && kind == events.KindGRPCRoute {
+			src.grpcRoutes--
+		}
+		delete(src.routes, k) // the Store removes its entry
 		return nil, nil
 	case events.KindTLSRoute, events.KindTCPRoute, events.KindUDPRoute:
 		delete(src.streams, streamKey{kind, key})

@@ -41,6 +41,8 @@ type Incremental struct {
 	// deps are, by Service, the Backends of cur whose endpoints are that
 	// Service's (not service-upstream's ClusterIP).
 	deps map[intent.Key][]endpointDep
+	// depOf is the Service of deps that feeds each Backend, by name.
+	depOf map[string]intent.Key
 	// full: the next Configuration needs a full Build; touched: the
 	// Services whose endpoints changed since cur otherwise; changes: the
 	// Ingress events since cur.
@@ -141,6 +143,7 @@ func (in *Incremental) rebuild() {
 	clear(in.touched)
 	in.changes = in.changes[:0]
 	in.deps = make(map[intent.Key][]endpointDep, len(b.backendList))
+	in.depOf = make(map[string]intent.Key, len(b.backendList))
 	// An alias depends on every host (a rule host is not an alias).
 	in.hostsOK = !slices.ContainsFunc(b.entries, func(e *intent.Entry) bool { return len(e.Settings.Upstream.Aliases) > 0 })
 	in.users = make(map[string][]entryKey, len(b.backendList))
@@ -165,6 +168,7 @@ func (in *Incremental) rebuild() {
 func (in *Incremental) addDep(be *backendState) {
 	k := intent.Key{Namespace: be.key.namespace, Name: be.key.service}
 	in.deps[k] = append(in.deps[k], endpointDep{name: be.name, port: be.portName, sum: be.epSum})
+	in.depOf[be.name] = k
 }
 
 // patch puts the current endpoints of the touched Services into a copy of

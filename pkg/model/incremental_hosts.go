@@ -193,20 +193,31 @@ func (in *Incremental) spliceServers(out *config.Configuration, is *island, part
 			in.sums.SetServer(s.Key(), w.Server(&s))
 		}
 	}
+	// The hostnames of the island, so that the Servers outside it (nearly
+	// all) are passed over without making their key.
+	names := make(map[string]bool, len(is.hosts))
+	for k := range is.hosts {
+		_, h := config.SplitServerKey(k)
+		names[h] = true
+	}
 	merged := make([]config.Server, 0, len(out.Servers)+len(add))
-	for _, s := range out.Servers {
-		if !is.hosts[s.Key()] {
-			merged = append(merged, s)
+	for i := range out.Servers {
+		s := &out.Servers[i]
+		if !names[s.Hostname] || !is.hosts[s.Key()] {
+			for len(add) > 0 && config.CompareServers(&add[0], s) <= 0 {
+				merged, add = append(merged, add[0]), add[1:]
+			}
+			merged = append(merged, *s)
 			continue
 		}
 		if s.RedirectTo != "" {
 			return false
 		}
-		if !slices.ContainsFunc(add, func(x config.Server) bool { return x.Key() == s.Key() }) {
+		if !slices.ContainsFunc(part.Servers, func(x config.Server) bool { return x.Port == s.Port && x.Hostname == s.Hostname }) {
 			in.sums.RemoveServer(s.Key())
 		}
 	}
-	out.Servers = mergeSorted(merged, add, func(x, y config.Server) int { return config.CompareServers(&x, &y) })
+	out.Servers = append(merged, add...)
 	return true
 }
 
@@ -227,11 +238,14 @@ func mergeSorted[T any](a, b []T, cmp func(x, y T) int) []T {
 }
 
 // islandBackends are the names of the Backends the island's Servers of cur
-// route to.
+// route to (servers are sorted by CompareServers).
 func islandBackends(servers []config.Server, is *island) map[string]bool {
 	out := map[string]bool{}
-	for i := range servers {
-		if !is.hosts[servers[i].Key()] {
+	for k := range is.hosts {
+		var want config.Server
+		want.Port, want.Hostname = config.SplitServerKey(k)
+		i, ok := slices.BinarySearchFunc(servers, &want, func(s config.Server, t *config.Server) int { return config.CompareServers(&s, t) })
+		if !ok {
 			continue
 		}
 		for _, l := range servers[i].Locations {
@@ -358,8 +372,13 @@ func (in *Incremental) applyBackendChanges(cur config.BackendList, changed map[s
 
 // updateDeps records which Services feed the changed Backends.
 func (in *Incremental) updateDeps(b *builder, changed map[string]*config.Backend) {
-	for k, deps := range in.deps {
-		deps = slices.DeleteFunc(deps, func(d endpointDep) bool { _, ok := changed[d.name]; return ok })
+	for name := range changed {
+		k, ok := in.depOf[name]
+		if !ok {
+			continue
+		}
+		delete(in.depOf, name)
+		deps := slices.DeleteFunc(in.deps[k], func(d endpointDep) bool { return d.name == name })
 		if len(deps) == 0 {
 			delete(in.deps, k)
 		} else {
