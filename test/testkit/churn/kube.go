@@ -135,11 +135,11 @@ func (t *KubeTarget) Write(ctx context.Context, ch Change) (string, error) {
 	case *networkingv1.IngressClass:
 		rv, err = kubeWrite(ctx, t.cs.NetworkingV1().IngressClasses(), ch.Op, o)
 	case *gatewayv1.HTTPRoute:
-		rv, err = kubeWrite(ctx, t.gw.GatewayV1().HTTPRoutes(k.Namespace), ch.Op, o)
+		rv, err = kubeWriteCR(ctx, t.gw.GatewayV1().HTTPRoutes(k.Namespace), ch.Op, o)
 	case *gatewayv1.Gateway:
-		rv, err = kubeWrite(ctx, t.gw.GatewayV1().Gateways(k.Namespace), ch.Op, o)
+		rv, err = kubeWriteCR(ctx, t.gw.GatewayV1().Gateways(k.Namespace), ch.Op, o)
 	case *gatewayv1.GatewayClass:
-		rv, err = kubeWrite(ctx, t.gw.GatewayV1().GatewayClasses(), ch.Op, o)
+		rv, err = kubeWriteCR(ctx, t.gw.GatewayV1().GatewayClasses(), ch.Op, o)
 	default:
 		err = fmt.Errorf("unsupported object %T", o)
 	}
@@ -154,6 +154,45 @@ type kubeAPI[T any] interface {
 	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// kubeCRAPI is kubeAPI with Get, for custom resources.
+type kubeCRAPI[T any] interface {
+	kubeAPI[T]
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+}
+
+// crUpdateTries bounds the updates of a custom resource that conflict with
+// a write of another (the watcher's status).
+const crUpdateTries = 5
+
+// kubeWriteCR is kubeWrite for a custom resource, whose update the API
+// server takes only with the resourceVersion it has (an object of a
+// built-in kind may be updated without one): an update reads it first,
+// and reads it again after a conflict.
+func kubeWriteCR[T interface {
+	runtime.Object
+	metav1.Object
+}](ctx context.Context, api kubeCRAPI[T], op events.Op, obj T) (string, error) {
+	if op == events.OpDelete || op == events.OpCreate {
+		return kubeWrite(ctx, api, op, obj)
+	}
+	obj.SetCreationTimestamp(metav1.Time{})
+	var err error
+	for range crUpdateTries {
+		var cur, out T
+		if cur, err = api.Get(ctx, obj.GetName(), metav1.GetOptions{}); err != nil {
+			return "", err
+		}
+		obj.SetResourceVersion(cur.GetResourceVersion())
+		if out, err = api.Update(ctx, obj, metav1.UpdateOptions{}); err == nil {
+			return out.GetResourceVersion(), nil
+		}
+		if !apierrors.IsConflict(err) {
+			return "", err
+		}
+	}
+	return "", err
 }
 
 func kubeWrite[T interface {
