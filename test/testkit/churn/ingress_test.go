@@ -2,6 +2,7 @@ package churn
 
 import (
 	"errors"
+	"github.com/ingress-sync/ingress-sync/test/testkit/fixtures"
 	"testing"
 
 	"github.com/ingress-sync/ingress-sync/pkg/events"
@@ -68,6 +69,40 @@ func TestProbed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := probed(tc.ch); got != tc.want {
 				t.Fatalf("probed = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProbeCurrent: a probe stops following a change that a later one
+// undid: the next endpoint change of the same Service, or the delete of the
+// Ingress (or route) it created; other changes leave it current.
+func TestProbeCurrent(t *testing.T) {
+	ing := func(seq int, op events.Op, name string) Change {
+		return Change{Seq: seq, Class: ClassIngress, Op: op, Object: fixtures.Ingress("app", name), App: -1}
+	}
+	ep := func(seq, app int) Change { return Change{Seq: seq, Class: ClassEndpoints, App: app} }
+	for _, tc := range []struct {
+		name  string
+		ch    Change
+		later []Change
+		want  bool
+	}{
+		{"create, nothing after", ing(0, events.OpCreate, "a"), nil, true},
+		{"create, then its delete", ing(0, events.OpCreate, "a"), []Change{ing(5, events.OpDelete, "a")}, false},
+		{"create, then an update", ing(0, events.OpCreate, "a"), []Change{ing(5, events.OpUpdate, "a")}, true},
+		{"create, then another's delete", ing(3, events.OpCreate, "a"), []Change{ing(5, events.OpDelete, "b")}, true},
+		{"endpoints, then the same Service's", ep(1, 7), []Change{ep(2, 7)}, false},
+		{"endpoints, then another Service's", ep(1, 7), []Change{ep(2, 8)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewProber(ProbeConfig{})
+			p.Dispatched(tc.ch)
+			for _, l := range tc.later {
+				p.Dispatched(l)
+			}
+			if got := p.current(tc.ch); got != tc.want {
+				t.Fatalf("current = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,7 +52,13 @@ type ProbeReport struct {
 	Timeouts   int64  `json:"timeouts"`   // new endpoint not served within the timeout
 	Superseded int64  `json:"superseded"` // a later change of the same Service came first
 	FirstError string `json:"firstError,omitempty"`
+	// TimedOut describes the first timeouts (maxTimedOut): the change, and
+	// the backends that answered instead.
+	TimedOut []string `json:"timedOut,omitempty"`
 }
+
+// maxTimedOut bounds ProbeReport.TimedOut.
+const maxTimedOut = 10
 
 // Prober follows endpoint changes and Ingress creates through nginx. The
 // backends must be internal/echo servers named by their address: a new
@@ -66,9 +74,11 @@ type Prober struct {
 	changes, skipped, requests, failed, timeouts, superseded atomic.Int64
 	errs                                                     firstError
 
-	mu      sync.Mutex
-	samples []time.Duration
-	latest  map[int]int // app -> Seq of its latest dispatched change
+	mu       sync.Mutex
+	samples  []time.Duration
+	latest   map[int]int       // app -> Seq of its latest dispatched change
+	deleted  map[ObjectKey]int // Ingress or route -> Seq of its latest dispatched delete
+	timedOut []string
 }
 
 // NewProber returns a Prober for cfg (defaults filled in).
@@ -78,28 +88,37 @@ func NewProber(cfg ProbeConfig) *Prober {
 	return &Prober{
 		cfg: cfg, client: &http.Client{Transport: tr, Timeout: 5 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		slots: make(chan struct{}, cfg.Concurrency), latest: map[int]int{},
+		slots: make(chan struct{}, cfg.Concurrency), latest: map[int]int{}, deleted: map[ObjectKey]int{},
 	}
 }
 
 // Dispatched notes that ch is about to be written: a probe still waiting
-// for an earlier change of the same Service stops.
+// for an earlier change of the same Service stops, and so does one waiting
+// for the create of an Ingress (or route) that ch deletes.
 func (p *Prober) Dispatched(ch Change) {
-	if ch.Class != ClassEndpoints {
-		return
-	}
-	p.mu.Lock()
-	p.latest[ch.App] = ch.Seq
-	p.mu.Unlock()
-}
-
-func (p *Prober) current(ch Change) bool {
-	if ch.Class != ClassEndpoints {
-		return true
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.latest[ch.App] == ch.Seq
+	switch {
+	case ch.Class == ClassEndpoints:
+		p.latest[ch.App] = ch.Seq
+	case ch.Class == ClassIngress && ch.Op == events.OpDelete:
+		p.deleted[ch.Key()] = ch.Seq
+	}
+}
+
+// current reports whether no later change undid ch: a later change of the
+// same Service's endpoints, or the delete of the object ch created.
+func (p *Prober) current(ch Change) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ch.Class {
+	case ClassEndpoints:
+		return p.latest[ch.App] == ch.Seq
+	case ClassIngress:
+		d, ok := p.deleted[ch.Key()]
+		return !ok || d < ch.Seq
+	}
+	return true
 }
 
 // Track follows ch, written at t0, if probing is on, ch is probed and a
@@ -142,6 +161,7 @@ var errNotRouted = errors.New("not routed")
 func (p *Prober) follow(ctx context.Context, ch Change, t0 time.Time) {
 	tick := time.NewTicker(p.cfg.Interval)
 	defer tick.Stop()
+	seen := map[string]bool{}
 	for {
 		switch {
 		case ctx.Err() != nil:
@@ -150,10 +170,13 @@ func (p *Prober) follow(ctx context.Context, ch Change, t0 time.Time) {
 			p.superseded.Add(1)
 			return
 		case time.Since(t0) > p.cfg.Timeout:
-			p.timeouts.Add(1)
+			p.timeout(ch, seen)
 			return
 		}
 		backend, err := p.Get(ctx, ch.Host)
+		if backend != "" && len(seen) < maxTimedOut {
+			seen[backend] = true
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -172,6 +195,17 @@ func (p *Prober) follow(ctx context.Context, ch Change, t0 time.Time) {
 		case <-ctx.Done():
 		case <-tick.C:
 		}
+	}
+}
+
+// timeout counts ch as not served in time and describes it.
+func (p *Prober) timeout(ch Change, seen map[string]bool) {
+	p.timeouts.Add(1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.timedOut) < maxTimedOut {
+		p.timedOut = append(p.timedOut, fmt.Sprintf("change %d (%s %s of app %d, host %s, endpoint %q added): answered by %v",
+			ch.Seq, ch.Op, ch.Key(), ch.App, ch.Host, ch.Added, slices.Sorted(maps.Keys(seen))))
 	}
 }
 
@@ -212,5 +246,6 @@ func (p *Prober) Result() (ProbeReport, []time.Duration) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	r.TimedOut = slices.Clone(p.timedOut)
 	return r, append([]time.Duration(nil), p.samples...)
 }
