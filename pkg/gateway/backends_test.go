@@ -66,14 +66,7 @@ func TestTranslateBackendFilters(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("backends\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
-			if len(e.Problems) != len(tc.problems) {
-				t.Fatalf("problems %q, want %q", e.Problems, tc.problems)
-			}
-			for i, p := range tc.problems {
-				if !strings.Contains(e.Problems[i], p) {
-					t.Errorf("problem %q, want it to hold %q", e.Problems[i], p)
-				}
-			}
+			checkProblems(t, e.Problems, tc.problems)
 		})
 	}
 }

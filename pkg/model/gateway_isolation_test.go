@@ -12,6 +12,19 @@ import (
 	"github.com/ingress-sync/ingress-sync/pkg/events/eventstest"
 )
 
+// builtFrom is the Configuration of a Store (with the Gateway API source)
+// holding objs.
+func builtFrom(t *testing.T, objs ...runtime.Object) *config.Configuration {
+	t.Helper()
+	s := newGatewayStore()
+	for _, o := range objs {
+		if _, err := s.Apply(upsertEvent(o)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return Build(s, testOptions())
+}
+
 // TestBuildListenerIsolation: the Servers of a Gateway port with several
 // listeners carry their hostnames (Server.Listeners), and a route's
 // hostname that a more specific listener takes is not among its Servers;
@@ -34,14 +47,8 @@ func TestBuildListenerIsolation(t *testing.T) {
 			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Port: ptr(gatewayv1.PortNumber(80))}}}}}}
 		return r
 	}
-	s := newGatewayStore()
-	for _, o := range []runtime.Object{eventstest.GatewayClass(), edge, service("app", "web", svcPort("http", 80)), gatewayService(edge, 10000),
-		route("any", "any", "a.example.org", "*.example.com"), route("wild", "wild"), route("alone", "alone", "*.example.com")} {
-		if _, err := s.Apply(upsertEvent(o)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := Build(s, testOptions())
+	cfg := builtFrom(t, eventstest.GatewayClass(), edge, service("app", "web", svcPort("http", 80)), gatewayService(edge, 10000),
+		route("any", "any", "a.example.org", "*.example.com"), route("wild", "wild"), route("alone", "alone", "*.example.com"))
 	var got []string
 	for _, srv := range cfg.Servers {
 		if srv.Port != 0 {
@@ -98,14 +105,8 @@ func TestBuildBackendFilters(t *testing.T) {
 		{Matches: exact("/one"), BackendRefs: []gatewayv1.HTTPBackendRef{ref("web", set("one"))}},
 		{Matches: exact("/plain"), BackendRefs: []gatewayv1.HTTPBackendRef{ref("web", nil)}},
 	}
-	s := newGatewayStore()
-	for _, o := range []runtime.Object{eventstest.GatewayClass(), edge, service("app", "web", svcPort("http", 80)),
-		service("app", "canary", svcPort("http", 80)), r, gatewayService(edge, 10000)} {
-		if _, err := s.Apply(upsertEvent(o)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := Build(s, testOptions())
+	cfg := builtFrom(t, eventstest.GatewayClass(), edge, service("app", "web", svcPort("http", 80)),
+		service("app", "canary", svcPort("http", 80)), r, gatewayService(edge, 10000))
 	a := serverAt(cfg, 10080, "a.example.com")
 	filter := func(v string) *config.HeaderFilter {
 		return &config.HeaderFilter{Set: []config.Header{{Name: "Backend", Value: v}}}

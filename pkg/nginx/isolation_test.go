@@ -19,8 +19,8 @@ import (
 // the request header filters of weighted backends.
 
 // sniClient returns a client that sends every request to 127.0.0.1:port
-// over TLS with SNI name sni, whatever the URL's host (the Host header);
-// over HTTP/2 when h2.
+// whatever the URL's host (the Host header), over TLS with SNI name sni
+// ("": the URL's host); over HTTP/2 when h2.
 func sniClient(port int, sni string, h2 bool) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
@@ -28,7 +28,7 @@ func sniClient(port int, sni string, h2 bool) *http.Client {
 			return dialer.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		},
 		ForceAttemptHTTP2: h2,
-		TLSClientConfig:   &tls.Config{ServerName: sni, InsecureSkipVerify: true}, //nolint:gosec // routing, not certificates
+		TLSClientConfig:   &tls.Config{ServerName: sni, InsecureSkipVerify: true}, //nolint:gosec // routing; certificates are checked with servedOn
 	}}
 }
 
