@@ -237,6 +237,8 @@ for _, k in ipairs({ "requestHeaderFilter", "responseHeaderFilter", "routeRedire
 end
 -- Request mirrors (mirror.lua).
 ROUTE_FIELDS[#ROUTE_FIELDS + 1] = "mirrors"
+-- The listeners of a Gateway port (routes.lua's compile_listeners).
+HOST_FIELDS[#HOST_FIELDS + 1] = "listeners"
 
 -- normalize_host keeps the known fields of a host and its routes, and
 -- refuses a host that routes.lua cannot compile.

@@ -66,6 +66,12 @@ local function compile_header_filter(f, what)
   return { set = set, add = add, remove = remove }
 end
 
+-- compile_request_filter validates a request header filter f (a
+-- backend's requestHeaderFilter), nil for none.
+function _M.compile_request_filter(f)
+  return compile_header_filter(f, "requestHeaderFilter")
+end
+
 -- is_path: an absolute path of printable ASCII without spaces.
 local function is_path(v)
   return type(v) == "string" and #v <= 1024 and str_byte(v, 1) == 47 and not str_find(v, "[%c%s\127-\255]")

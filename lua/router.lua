@@ -16,6 +16,13 @@
 -- paths, not on the number of hosts or routes.
 -- Nothing else answers: an unmatched request gets 404 (no nginx
 -- auto-redirect to a trailing slash).
+--
+-- On a Gateway port with several listeners (host.listeners, see
+-- routes.lua) a request belongs to the listener its Host header selects
+-- (the most specific listener hostname it matches): a host found for it
+-- that serves another listener (a wildcard of a less specific listener)
+-- does not serve it (404), and over TLS a request whose SNI name selects
+-- another listener than its Host header is misdirected (421).
 
 local settings = require("settings")
 local store = require("store")
@@ -43,6 +50,7 @@ local re_find = ngx.re.find
 local str_find = string.find
 local str_sub = string.sub
 local str_byte = string.byte
+local str_lower = string.lower
 local tonumber = tonumber
 
 local _M = {}
@@ -157,6 +165,62 @@ local function find_host(name, port)
   return hosts:lookup("_")
 end
 _M.find_host = find_host
+
+local listener_of = routes.listener_of
+
+-- misdirected reports whether a request for name over TLS on the Gateway
+-- port whose hosts are named with prefix, found host h (nil: none), came
+-- on a connection whose SNI name selects another listener of the port.
+-- The listeners are those of h, else of the host of the SNI name.
+local function misdirected(prefix, h, name)
+  local sni = var_get("ssl_server_name")
+  if not sni or sni == "" or not name then
+    return false
+  end
+  sni = str_lower(sni)
+  if str_byte(sni, -1) == 46 then -- as nginx's server name: no trailing dot
+    sni = str_sub(sni, 1, -2)
+  end
+  if sni == name then
+    return false
+  end
+  local set = h and h.listeners
+  if not set then
+    local s = find_gateway_host(prefix, sni)
+    set = s and s.listeners
+    if not set then
+      return false
+    end
+  end
+  return listener_of(set, sni) ~= listener_of(set, name)
+end
+
+-- gateway_host returns the host serving name on Gateway port prefix, nil
+-- when none (404), and whether the request is misdirected (421): see the
+-- top of this file.
+local function gateway_host(prefix, name)
+  local h = find_gateway_host(prefix, name)
+  if (h == nil or h.listeners) and misdirected(prefix, h, name) then
+    return nil, true
+  end
+  if h and h.listeners and name and h.listener ~= listener_of(h.listeners, name) then
+    return nil, false
+  end
+  return h, false
+end
+
+-- request_host returns the host entry serving a request for name on
+-- port (find_host), with listener isolation on a Gateway port: nil for
+-- none, and whether the request is misdirected (421).
+local function request_host(name, port)
+  local prefix = port and gateway_prefixes and gateway_prefixes[port]
+  if prefix then
+    local h, mis = gateway_host(prefix, name)
+    return h, mis
+  end
+  local h = find_host(name, port)
+  return h, false
+end
 
 -- value_meets reports whether v, a request's header or query value (a
 -- table: its values, the first counts), meets condition c.
@@ -475,20 +539,20 @@ end
 
 local random = math.random
 
--- pick_weighted returns one of the backends of w at random by weight (the
--- first is tried before the loop).
+-- pick_weighted returns one of the backends of w at random by weight,
+-- and its index (the first is tried before the loop).
 local function pick_weighted(w)
   local n = random(w.total)
   local cum = w.cum
   if n <= cum[1] then
-    return w.names[1]
+    return w.names[1], 1
   end
   for i = 2, #cum do
     if n <= cum[i] then
-      return w.names[i]
+      return w.names[i], i
     end
   end
-  return w.names[#cum]
+  return w.names[#cum], #cum
 end
 
 -- proxy hands the request to its backend: location /'s proxy_pass, or the
@@ -506,10 +570,16 @@ local function proxy(route)
     var_set("ingress_proxy_ssl_name", tls.name)
   end
   local backend = route.canary and canary.choose(route) or route.backend
-  if route.weighted then
-    backend = pick_weighted(route.weighted)
+  local w = route.weighted
+  if w then
+    local i
+    backend, i = pick_weighted(w)
     if backend == "" then -- a backendRef that cannot be served
       return proxy_settings.fail(route.err, 500)
+    end
+    local f = w.filters and w.filters[i]
+    if f then -- the backendRef's own filter, after the route's
+      filters.apply_request(f)
     end
   end
   var_set("proxy_upstream_name", backend)
@@ -672,9 +742,9 @@ end
 
 function _M.rewrite()
   check()
-  local h = find_host(var_get("host"), server_port())
+  local h, mis = request_host(var_get("host"), server_port())
   if not h then
-    return ngx.exit(404)
+    return ngx.exit(mis and 421 or 404)
   end
   local uri = var_get("uri")
   local answered, client = enter_host(h, uri)

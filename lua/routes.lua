@@ -75,9 +75,12 @@
 --                   read timeouts of the route's requests to backends
 --   tracing         OpenTelemetry tracing {trustIncoming, operationName,
 --                   sampler, ratio, parentBased} (see tracing.lua)
---   backends        [{backend, weight}] (Gateway API backendRefs): the
---                   route's requests go to one at random by weight
---                   (backend is then ""); a backend "" answers 500
+--   backends        [{backend, weight, requestHeaderFilter}] (Gateway API
+--                   backendRefs): the route's requests go to one at random
+--                   by weight (backend is then ""); a backend "" answers
+--                   500; requestHeaderFilter (as the route's, see
+--                   filters.lua) changes the requests sent to that backend
+--                   only, after the route's filters
 --   mirrors         copies of the route's requests, sent in the background
 --                   (see mirror.lua)
 --
@@ -92,7 +95,11 @@
 -- or whose header equals an entry, ignoring case, or matches an entry
 -- "~re" or "~*re" (ignoring case), gets 403 before any route), and
 -- clientAuth (auth-tls-*: client certificates, see clientauth.lua; checked
--- first on TLS requests, after the HTTPS redirect on plain HTTP ones).
+-- first on TLS requests, after the HTTPS redirect on plain HTTP ones),
+-- and listeners (a host of a Gateway port with several listeners: their
+-- hostnames, "_" for one without; router.lua serves a request only from a
+-- host of the listener its Host header selects, and answers 421 over TLS
+-- when its SNI name selects another).
 --
 
 local settings = require("settings")
@@ -116,6 +123,7 @@ local ngx = ngx
 local re_match = ngx.re.match
 local str_find = string.find
 local str_byte = string.byte
+local str_sub = string.sub
 local tostring = tostring
 
 local _M = {}
@@ -303,8 +311,10 @@ end
 local METHOD_MAX, QUERY_NAME_MAX, MATCH_MAX = 32, 256, 64
 local MAX_WEIGHTED, MAX_WEIGHT = 64, 1000000
 
--- compile_weighted returns {names, cum, total} for a route's backends
--- (cum: the running totals of the weights), nil for none.
+-- compile_weighted returns {names, cum, total, filters} for a route's
+-- backends (cum: the running totals of the weights; filters: the request
+-- header filter of each backend that has one, by index, nil when none
+-- has), nil for none.
 local function compile_weighted(list)
   if list == nil then
     return nil
@@ -321,6 +331,14 @@ local function compile_weighted(list)
     end
     w.total = w.total + b.weight
     w.names[i], w.cum[i] = b.backend, w.total
+    local f, err = filters.compile_request_filter(b.requestHeaderFilter)
+    if err then
+      return nil, "weighted backend " .. b.backend .. ": " .. err
+    end
+    if f then
+      w.filters = w.filters or {}
+      w.filters[i] = f
+    end
   end
   return w
 end
@@ -581,6 +599,58 @@ local function compile_block(b)
   return true, { ua = ua, ref = ref, cidrs = cidrs }
 end
 
+local MAX_LISTENERS = 64
+
+-- listener_of returns the name of the listener of set (listener
+-- hostnames as keys, "_" for one without) that takes the requests for
+-- name (a host name, a wildcard or "_"): the exact name, else the longest
+-- wildcard of its parents, else "_"; nil for none. It is router.lua's
+-- lookup of a Gateway host, on the listeners' names.
+local function listener_of(set, name)
+  if set[name] then
+    return name
+  end
+  local dot = str_find(name, ".", 2, true)
+  while dot do -- at most one lookup per label
+    local w = "*" .. str_sub(name, dot)
+    if set[w] then
+      return w
+    end
+    dot = str_find(name, ".", dot + 1, true)
+  end
+  if set["_"] then
+    return "_"
+  end
+  return nil
+end
+_M.listener_of = listener_of
+
+-- compile_listeners sets h.listeners (the set of the listener hostnames
+-- of a Gateway port with several listeners, item.listeners) and
+-- h.listener (the one whose requests the host serves: its name's
+-- listener); neither for a host without listeners.
+local function compile_listeners(h, item)
+  local list = item.listeners
+  if list == nil then
+    return true
+  end
+  local colon = str_find(item.name, ":", 1, true)
+  if type(list) ~= "table" or #list == 0 or #list > MAX_LISTENERS or not colon then
+    return nil, "listeners must be an array of 1 to " .. MAX_LISTENERS .. ", on a Gateway port"
+  end
+  local set = {}
+  for i = 1, #list do
+    local l = list[i]
+    if type(l) ~= "string" or #l == 0 or #l > 253 or not (l == "_" or str_find(l, "^[%w*][%w.-]*$")) then
+      return nil, "invalid listener hostname"
+    end
+    set[l] = true
+  end
+  h.listeners = set
+  h.listener = listener_of(set, str_sub(item.name, colon + 1))
+  return true
+end
+
 -- compile turns a host item into its lookup tables, or nil and an error.
 function _M.compile(item)
   if type(item) ~= "table" or type(item.name) ~= "string" then
@@ -594,6 +664,10 @@ function _M.compile(item)
   end
   local h = { name = item.name, exact = {}, prefix = {}, regex = {}, n = 0,
     app_root = item.appRoot, redirect_to = item.redirectTo, tls = item.tls == true }
+  local lok, lerr = compile_listeners(h, item)
+  if not lok then
+    return nil, "host " .. item.name .. ": " .. lerr
+  end
   local list = item.routes or {}
   if type(list) ~= "table" then
     return nil, "host " .. item.name .. ": routes must be an array"

@@ -219,6 +219,10 @@ func (w *canonicalWriter) server(s *Server) {
 		w.strs(s.Block.Referers)
 	}
 	w.clientAuth(s.ClientAuth)
+	if len(s.Listeners) > 0 { // optional: the checksums of other Servers stay
+		w.str("+listeners")
+		w.strs(s.Listeners)
+	}
 	w.uint(uint64(len(s.Locations)))
 	for i := range s.Locations {
 		l := &s.Locations[i]

@@ -222,9 +222,7 @@ func (w *canonicalWriter) filters(f *Filters) {
 	for _, h := range []*HeaderFilter{f.RequestHeaders, f.ResponseHeaders} {
 		w.bool(h != nil)
 		if h != nil {
-			w.headers(h.Set)
-			w.headers(h.Add)
-			w.strs(h.Remove)
+			w.headerFilter(h)
 		}
 	}
 	w.bool(f.Redirect != nil)
@@ -248,6 +246,12 @@ func (w *canonicalWriter) filters(f *Filters) {
 	}
 }
 
+func (w *canonicalWriter) headerFilter(h *HeaderFilter) {
+	w.headers(h.Set)
+	w.headers(h.Add)
+	w.strs(h.Remove)
+}
+
 func (w *canonicalWriter) pathModifier(p *PathModifier) {
 	w.bool(p != nil)
 	if p != nil {
@@ -267,6 +271,10 @@ func (w *canonicalWriter) weighted(bs []WeightedBackend) {
 	for _, b := range bs {
 		w.str(b.Backend)
 		w.int(int64(b.Weight))
+		if h := b.RequestHeaders; h != nil { // optional, as the parts above
+			w.str("+requestHeaders")
+			w.headerFilter(h)
+		}
 	}
 }
 

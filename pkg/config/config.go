@@ -215,6 +215,13 @@ type Server struct {
 	// ClientAuth is the host's client certificate verification (auth-tls-*);
 	// nil when none.
 	ClientAuth *ClientAuth `json:"clientAuth,omitempty"`
+	// Listeners are the hostnames of the Gateway listeners of Port when it
+	// has several ("_" for one without a hostname), sorted; nil otherwise.
+	// A request is served by the most specific listener its host matches
+	// (an exact name, then the longest wildcard, then "_"): only a Server
+	// of that listener serves it (listener isolation), and over TLS a
+	// request whose SNI name selects another listener is misdirected (421).
+	Listeners []string `json:"listeners,omitempty"`
 }
 
 // Location is one path of a server.
@@ -258,6 +265,10 @@ type Location struct {
 type WeightedBackend struct {
 	Backend string `json:"backend"`
 	Weight  int    `json:"weight"`
+	// RequestHeaders change the requests sent to this backend only (a
+	// Gateway API backendRef's RequestHeaderModifier), after the
+	// Location's Filters; nil for none.
+	RequestHeaders *HeaderFilter `json:"requestHeaders,omitempty"`
 }
 
 // Canary is the alternative backend of a Location, from the canary

@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"fmt"
+
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/pkg/intent"
 )
 
@@ -22,8 +25,8 @@ func (t *route) backends(where string, refs []gatewayv1.HTTPBackendRef) (intent.
 		if w <= 0 {
 			continue
 		}
-		ref, ok := t.backend(where, &refs[i])
-		out = append(out, intent.WeightedRef{Backend: ref, Weight: w, Invalid: !ok})
+		ref, filter, ok := t.backend(where, &refs[i])
+		out = append(out, intent.WeightedRef{Backend: ref, Weight: w, Invalid: !ok, RequestHeaders: filter})
 	}
 	switch {
 	case len(out) == 0:
@@ -31,4 +34,29 @@ func (t *route) backends(where string, refs []gatewayv1.HTTPBackendRef) (intent.
 		return intent.BackendRef{}, []intent.WeightedRef{{Weight: 1, Invalid: true}}
 	}
 	return intent.BackendRef{}, out
+}
+
+// backendFilters returns what the filters of backendRef ref do to the
+// requests sent to it: a RequestHeaderModifier, once (nil for none). Any
+// other filter, or one given twice, is an error: the reference cannot be
+// served as the route asks.
+func backendFilters(ref *gatewayv1.HTTPBackendRef) (*config.HeaderFilter, error) {
+	var out *config.HeaderFilter
+	seen := false
+	for i := range ref.Filters {
+		f := &ref.Filters[i]
+		if f.Type != gatewayv1.HTTPRouteFilterRequestHeaderModifier {
+			return nil, fmt.Errorf("backendRef %s: filter %s %w", ref.Name, f.Type, errFilterNotServed)
+		}
+		if seen {
+			return nil, fmt.Errorf("backendRef %s: filter %s %w", ref.Name, f.Type, errFilterTwice)
+		}
+		seen = true
+		h, err := headerFilter(f.RequestHeaderModifier)
+		if err != nil {
+			return nil, fmt.Errorf("backendRef %s: filter %s: %w", ref.Name, f.Type, err)
+		}
+		out = h
+	}
+	return out, nil
 }

@@ -20,11 +20,18 @@
 //     matches any number of labels, the router's longest wildcard first);
 //     a route and a listener without any go to the default server of the
 //     listener's port.
+//   - Listener isolation (isolation.go): of the listeners of a Gateway
+//     that share a port, a request belongs to the most specific one its
+//     host matches; a route's hostname that a more specific listener
+//     takes is left out, and the Hosts of such a port carry the
+//     listeners' hostnames (intent.Host.Listeners), with which the router
+//     refuses the others and answers 421 to a misdirected TLS request.
 //   - Rules with any number of backendRefs (Service ports of the route's
 //     namespace, or of another with a ReferenceGrant), sharing the
 //     requests by weight (backends.go, intent.WeightedRef; weight 0 takes
-//     none); a reference that cannot be served (another kind, no grant,
-//     a missing Service) answers 500 for its share, and a rule without
+//     none), each with its own RequestHeaderModifier; a reference that
+//     cannot be served (another kind, no grant, a missing Service, another
+//     backendRef filter) answers 500 for its share, and a rule without
 //     any backend every request,
 //     matching on the path: Exact, PathPrefix and RegularExpression, and
 //     on headers, query parameters and the method (matches.go: each
@@ -55,9 +62,9 @@
 //
 // Everything else is left out with a Problem that names it, never served
 // otherwise than the specification says: the other
-// filters (mirrors, extension refs),
-// sessionPersistence, backendRef filters (that reference answers 500),
-// allowedRoutes selectors.
+// filters (extension refs),
+// sessionPersistence, backendRef filters other than RequestHeaderModifier
+// (that reference answers 500).
 //
 // The status of our GatewayClasses, Gateways and of the routes attached
 // to them is computed here too (status.go, l4status.go, World), from the

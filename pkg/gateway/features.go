@@ -52,6 +52,11 @@ var supportedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteRequestMirror,
 	features.SupportHTTPRouteRequestMultipleMirrors,
 	features.SupportHTTPRouteRequestPercentageMirror,
+	// Listener isolation and 421 for misdirected requests (isolation.go,
+	// lua/router.lua), RequestHeaderModifier per backendRef (backends.go).
+	features.SupportGatewayHTTPListenerIsolation,
+	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
+	features.SupportHTTPRouteBackendRequestHeaderModification,
 	// GRPCRoute (grpc.go) and its named rules.
 	features.SupportGRPCRoute,
 	features.SupportGRPCRouteNamedRouteRule,

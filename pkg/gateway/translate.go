@@ -21,16 +21,20 @@ type route struct {
 }
 
 // portHost is a hostname on the nginx port of a listener; listener is
-// the listener's own port.
+// the listener's own port, listeners the hostnames of the listeners that
+// share it (portListeners).
 type portHost struct {
-	port     int
-	host     string
-	listener int
+	port      int
+	host      string
+	listener  int
+	listeners []string
 }
 
 func comparePortHosts(a, b portHost) int {
 	return config.CompareServerKeys(config.ServerKey(a.port, a.host), config.ServerKey(b.port, b.host))
 }
+
+func samePortHost(a, b portHost) bool { return comparePortHosts(a, b) == 0 }
 
 // translate makes the entry of HTTPRoute r at key: its hosts from the
 // listeners of our Gateways that accept it, and a path per match of its
@@ -54,10 +58,11 @@ func (src *Source) translate(key intent.Key, r *gatewayv1.HTTPRoute) *intent.Ent
 		return e
 	}
 	slices.SortFunc(t.hosts, comparePortHosts)
-	t.hosts = slices.Compact(t.hosts)
+	t.hosts = slices.CompactFunc(t.hosts, samePortHost)
 	paths := t.paths()
 	for _, h := range t.hosts {
-		e.Rules = append(e.Rules, intent.Host{Host: h.host, Port: h.port, Raw: h.host, Paths: redirectsFrom(paths, h.listener)})
+		e.Rules = append(e.Rules, intent.Host{Host: h.host, Port: h.port, Raw: h.host, Paths: redirectsFrom(paths, h.listener),
+			Listeners: h.listeners})
 		e.Hosts = append(e.Hosts, config.ServerKey(h.port, h.host))
 	}
 	// A listener's port is plain HTTP or HTTPS: nothing is redirected
@@ -130,14 +135,18 @@ func (t *route) listener(gw *gatewayv1.Gateway, l *gatewayv1.Listener) {
 		t.problem("%s: no hostname of the route matches the listener's; not attached to it", where)
 		return
 	}
+	listeners := portListeners(gw, l.Port)
 	var out []string
 	for _, h := range hosts {
 		if err := intent.ValidHost(h); err != nil && h != config.DefaultServerName {
 			t.problem("%s: hostname %q %v; left out", where, h, err)
 			continue
 		}
+		if !isolated(listeners, l, h) {
+			continue // a more specific listener of the port takes its requests
+		}
 		out = append(out, h)
-		t.hosts = append(t.hosts, portHost{port: port, host: h, listener: int(l.Port)})
+		t.hosts = append(t.hosts, portHost{port: port, host: h, listener: int(l.Port), listeners: listeners})
 	}
 	// The listener's certificate is served for the route's names (their
 	// Servers are TLS) and for every SNI name the listener's hostname
@@ -233,27 +242,29 @@ func weight(ref *gatewayv1.HTTPBackendRef) int {
 }
 
 // backend returns one backendRef of a rule: a Service port of the route's
-// namespace, or of another that grants it; false for a reference that
-// cannot be served (its share of the requests answers 500).
-func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.BackendRef, bool) {
+// namespace, or of another that grants it, and the filter of its requests
+// (backendFilters); false for a reference that cannot be served (its share
+// of the requests answers 500).
+func (t *route) backend(where string, ref *gatewayv1.HTTPBackendRef) (intent.BackendRef, *config.HeaderFilter, bool) {
 	ns, err := backendService(routeKind(t.r), t.r.Namespace, &ref.BackendObjectReference, t.src.grantList())
-	switch {
-	case err != nil:
-		t.problem("%s: %v; %s", where, err, share500)
-	case ref.Port == nil:
-		t.problem("%s: backendRef %s has no port; %s", where, ref.Name, share500)
-	case len(ref.Filters) > 0:
-		t.problem("%s: backendRef %s: filters are not served yet; %s", where, ref.Name, share500)
-	default:
-		t.e.Services = append(t.e.Services, intent.Key{Namespace: ns, Name: string(ref.Name)})
-		out := intent.BackendRef{Service: string(ref.Name), PortNumber: int32(*ref.Port)}
-		if ns != t.r.Namespace {
-			out.Namespace = ns
-		}
-		t.withBackendTLS(ns, &out)
-		return out, true
+	if err == nil && ref.Port == nil {
+		err = fmt.Errorf("backendRef %s has no port", ref.Name)
 	}
-	return intent.BackendRef{}, false
+	var filter *config.HeaderFilter
+	if err == nil {
+		filter, err = backendFilters(ref)
+	}
+	if err != nil {
+		t.problem("%s: %v; %s", where, err, share500)
+		return intent.BackendRef{}, nil, false
+	}
+	t.e.Services = append(t.e.Services, intent.Key{Namespace: ns, Name: string(ref.Name)})
+	out := intent.BackendRef{Service: string(ref.Name), PortNumber: int32(*ref.Port)}
+	if ns != t.r.Namespace {
+		out.Namespace = ns
+	}
+	t.withBackendTLS(ns, &out)
+	return out, filter, true
 }
 
 // match returns the path of one match: Exact, PathPrefix (whole path

@@ -75,6 +75,9 @@ type Host struct {
 	Raw   string
 	Err   error
 	Paths []Path
+	// Listeners are the hostnames of the Gateway listeners that share
+	// Port (config.Server.Listeners), nil when one listener has it.
+	Listeners []string
 }
 
 // Path is one path of a host, validated and normalized as its
@@ -126,6 +129,10 @@ type WeightedRef struct {
 	Backend BackendRef
 	Weight  int
 	Invalid bool
+	// RequestHeaders change the requests sent to this backend only (a
+	// backendRef's RequestHeaderModifier), after the path's filters; nil
+	// for none.
+	RequestHeaders *config.HeaderFilter
 }
 
 // Stream asks that connections to the nginx port Port of a Gateway

@@ -276,6 +276,9 @@ func (b *builder) buildRule(e *intent.Entry, rule *intent.Host) {
 		return
 	}
 	srv := b.server(rule.Port, rule.Host)
+	if rule.Listeners != nil {
+		srv.listeners = rule.Listeners // the same for every route of the port
+	}
 	for i := range rule.Paths {
 		b.buildPath(e, srv, &rule.Paths[i])
 	}
@@ -306,7 +309,7 @@ func (b *builder) buildPath(e *intent.Entry, srv *serverState, p *intent.Path) {
 	}
 	weighted := b.weightedFor(e, srv.hostname, p)
 	switch {
-	case len(weighted) == 1 && weighted[0].be != nil:
+	case plain(weighted):
 		be, weighted = weighted[0].be, nil // one backend that resolves: routed as a plain one
 	case be != nil:
 		be.use(e)

@@ -24,6 +24,9 @@ type serverState struct {
 	index map[pathKey]*intent.Entry
 	// rootPrefix is set when a rule defines Prefix "/".
 	rootPrefix bool
+	// listeners are the hostnames of the Gateway listeners of its port
+	// (config.Server.Listeners).
+	listeners []string
 }
 
 // pathKey is what two rules of one host may conflict on: a path, its type
@@ -213,7 +216,7 @@ func (b *builder) appendWWWRedirects(out []config.Server, states []*serverState)
 // redirect holds the shared false and true values that
 // LocationSettings.SSLRedirect points to.
 func (b *builder) finishServer(s *serverState, defaultBackend string, redirect *[2]bool, locs []config.Location) config.Server {
-	srv := config.Server{Hostname: s.hostname, Port: s.port}
+	srv := config.Server{Hostname: s.hostname, Port: s.port, Listeners: s.listeners}
 	if c, ok := b.tls[s.key]; ok && s.hostname != config.DefaultServerName {
 		srv.TLS = true
 		srv.SSLRedirect = b.global.SSLRedirect

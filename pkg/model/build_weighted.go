@@ -10,6 +10,14 @@ import (
 type weightedBackend struct {
 	be     *backendState
 	weight int
+	// requestHeaders is the backendRef's own request header filter.
+	requestHeaders *config.HeaderFilter
+}
+
+// plain reports whether ws is one backend that resolves, without a filter
+// of its own: routed as a plain backend.
+func plain(ws []weightedBackend) bool {
+	return len(ws) == 1 && ws[0].be != nil && ws[0].requestHeaders == nil
 }
 
 // weightedFor resolves the weighted backends of path p of e on host,
@@ -22,7 +30,7 @@ func (b *builder) weightedFor(e *intent.Entry, host string, p *intent.Path) []we
 	}
 	out := make([]weightedBackend, len(p.Weighted))
 	for i, w := range p.Weighted {
-		out[i].weight = w.Weight
+		out[i].weight, out[i].requestHeaders = w.Weight, w.RequestHeaders
 		if w.Invalid {
 			continue
 		}
@@ -44,7 +52,7 @@ func weightedOf(ws []weightedBackend) []config.WeightedBackend {
 	}
 	out := make([]config.WeightedBackend, len(ws))
 	for i, w := range ws {
-		out[i].Weight = w.weight
+		out[i].Weight, out[i].RequestHeaders = w.weight, w.requestHeaders
 		if w.be != nil {
 			out[i].Backend = w.be.name
 		}

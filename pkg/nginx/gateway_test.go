@@ -1,13 +1,9 @@
 package nginx
 
 import (
-	"context"
-	"crypto/tls"
-	"net"
 	"net/http"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 	"github.com/ingress-sync/ingress-sync/test/testkit/echo"
@@ -15,15 +11,7 @@ import (
 
 // onPort returns a client that sends every request to 127.0.0.1:port
 // whatever the URL's host, which stays the Host header and the SNI name.
-func onPort(port int) *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		},
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // routing; certificates are checked with servedOn
-	}}
-}
+func onPort(port int) *http.Client { return sniClient(port, "", false) }
 
 // checkOn fails unless GET url on port answers status from backend ("" for
 // none).

@@ -38,6 +38,10 @@ type Host struct {
 	// ClientAuth is the host's client certificate verification
 	// (lua/clientauth.lua).
 	ClientAuth *config.ClientAuth `json:"clientAuth,omitempty"`
+	// Listeners are the hostnames of the Gateway listeners of the host's
+	// port when it has several (config.Server.Listeners): router.lua
+	// isolates them and answers 421 to misdirected requests.
+	Listeners []string `json:"listeners,omitempty"`
 	// Digest is a hash of everything above, kept by the Lua side and
 	// returned by GET, so that a whole-state push sends again only the
 	// hosts that differ from what nginx holds (see delta.against).
@@ -127,7 +131,7 @@ type Route struct {
 	RewritePath          *config.PathModifier  `json:"rewritePath,omitempty"`
 	// Backends share the route's requests at random by weight (Backend is
 	// then ""); a backend "" answers its share 500.
-	Backends []config.WeightedBackend `json:"backends,omitempty"`
+	Backends []WeightedBackend `json:"backends,omitempty"`
 	// RouteTimeouts are a Gateway API rule's timeouts: the shorter is the
 	// connect, send and read timeout of the route's requests to backends.
 	RouteTimeouts *config.Timeouts `json:"routeTimeouts,omitempty"`
@@ -139,6 +143,26 @@ type Route struct {
 	Mirrors []config.Mirror `json:"mirrors,omitempty"`
 	// Tracing is the route's OpenTelemetry tracing (lua/tracing.lua).
 	Tracing *config.Tracing `json:"tracing,omitempty"`
+}
+
+// WeightedBackend is the wire form of a config.WeightedBackend: its
+// request header filter as a HeaderFilter.
+type WeightedBackend struct {
+	Backend             string        `json:"backend"`
+	Weight              int           `json:"weight"`
+	RequestHeaderFilter *HeaderFilter `json:"requestHeaderFilter,omitempty"`
+}
+
+// weightedOf converts a Location's Backends; nil for none.
+func weightedOf(bs []config.WeightedBackend) []WeightedBackend {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]WeightedBackend, len(bs))
+	for i, b := range bs {
+		out[i] = WeightedBackend{Backend: b.Backend, Weight: b.Weight, RequestHeaderFilter: headerFilterOf(b.RequestHeaders)}
+	}
+	return out
 }
 
 // HeaderFilter is the wire form of a config.HeaderFilter: the header
@@ -171,6 +195,7 @@ func HostOf(s *config.Server) Host {
 	h.RequestHeaders, h.ResponseHeaders = headerMap(s.RequestHeaders), headerMap(s.ResponseHeaders)
 	h.Block = s.Block
 	h.ClientAuth = s.ClientAuth
+	h.Listeners = s.Listeners
 	return h
 }
 
@@ -201,7 +226,7 @@ func routeOf(s *config.Server, l *config.Location) Route {
 		UpstreamTLS:           st.ProxySSL,
 		ModSecurity:           modSecRouteOf(st.ModSecurity),
 		Match:                 l.Match,
-		Backends:              l.Backends,
+		Backends:              weightedOf(l.Backends),
 		RouteTimeouts:         l.Timeouts,
 		Mirrors:               l.Mirrors,
 	}
