@@ -14,24 +14,29 @@
 -- sampled span is kept in $ingress_trace (variables survive the router's
 -- ngx.exec, ngx.ctx does not): the first five fields of the span's line.
 --
--- log (the log phase, through phases.lua) then keeps the span in its
--- worker, which adds it to the list "q" of the shared dict ingress_traces
--- every 0.1 s (one list entry "<count>\n<lines>" a flush, so that the
--- dict sees a few operations a second), one line of tab-separated fields
--- a span:
+-- log (the log phase, through phases.lua) then keeps the span's fields
+-- in its worker's buffer, one slot each, and builds no string: flush, a
+-- timer every 0.1 s, joins them into entries of the list "q" of the
+-- shared dict ingress_traces (one entry per CHUNK spans, so that the dict
+-- sees a few operations a second and no string reaches LuaJIT's large
+-- allocations). The fields are separated by NUL, and each span ends with a
+-- field "\n" (nginx refuses NUL, CR and LF in the request line and header
+-- values, so a field never holds a separator; pkg/tracing drops a span
+-- whose field count is wrong and makes the values valid UTF-8 without
+-- control characters):
 --
 --   trace, span, parent ("" none), name, http.server_name, start, end
 --   (seconds), http.method, http.flavor, http.target, http.host,
 --   http.user_agent, http.status_code, http.scheme, net.host.port,
 --   net.peer.ip, net.peer.port
 --
--- the module's attributes. At most MAX spans wait in the dict ("#n"
--- counts them) and 1024 in a worker: beyond, or when the dict is full, a
--- span is dropped and counted ("#d"); the request never waits. serve
--- answers GET /ingress_traces on the loopback status server:
--- "#d\t<dropped since the last read>", then the spans of the entries it
--- takes off the list until it has BATCH or the list is empty (pkg/tracing
--- reads it and exports over OTLP/gRPC).
+-- the module's attributes. At most MAX_CHUNKS entries wait in the dict
+-- ("#c" counts them) and WORKER_MAX spans in a worker: beyond, or when the
+-- dict is full, a span is dropped and counted ("#d"); the request never
+-- waits. serve answers GET /ingress_traces on the loopback status server:
+-- "#d\t<dropped since the last read>\n", then the entries it takes off
+-- the list (at most BATCH spans), joined by NUL (pkg/tracing reads it and
+-- exports over OTLP/gRPC).
 --
 -- The span name is operationName with $host, $request_method,
 -- $request_uri, $scheme and $uri replaced by the request's values, or the
@@ -52,11 +57,14 @@ local tohex = bit.tohex
 local str_byte, str_sub, str_find = string.byte, string.sub, string.find
 local concat = table.concat
 local tonumber, tostring, type = tonumber, tostring, type
+local min = math.min
 
 local _M = { used = false }
 
-local MAX = 8192 -- spans waiting in the dict
-local BATCH = 2048 -- spans one read takes
+local CHUNK = 64 -- spans in one entry of the dict's list
+local MAX_CHUNKS = 128 -- entries waiting in the dict: 8192 spans
+local BATCH = 32 -- entries one read takes: 2048 spans
+local FIELDS = 14 -- slots of a span in a worker's buffer (17 fields: the first holds 5)
 
 local dict = ngx.shared[settings.TRACES]
 
@@ -149,7 +157,22 @@ local function new_id(words)
   return s
 end
 
--- name expands the span name's parts with the request's variables.
+-- clean makes an expanded span name one field (control characters
+-- become "?"; pkg/tracing cleans the request's values).
+local function clean(v)
+  if type(v) ~= "string" then
+    return ""
+  end
+  if not str_find(v, "%c") then
+    return v
+  end
+  return (v:gsub("%c", "?"))
+end
+
+-- name expands the span name's parts with the request's variables; a
+-- name without variables (the route's path, checked when the route was
+-- compiled) is returned as it is, without a pattern match on the request
+-- path (string.find with a pattern is not compiled by LuaJIT).
 local function name(parts)
   if #parts == 1 and type(parts[1]) == "string" then
     return parts[1]
@@ -162,19 +185,7 @@ local function name(parts)
     end
     out[i] = p
   end
-  return concat(out)
-end
-
--- clean makes a value one field of a line (control characters, tabs
--- among them, become "?").
-local function clean(v)
-  if type(v) ~= "string" then
-    return ""
-  end
-  if not str_find(v, "%c") then
-    return v
-  end
-  return (v:gsub("%c", "?"))
+  return clean(concat(out))
 end
 
 -- start starts the span of a request of a route with tracing t on the
@@ -200,7 +211,7 @@ function _M.start(t, server)
     if c then
       server = str_sub(server, c + 1)
     end
-    var_set("ingress_trace", trace .. "\t" .. span .. "\t" .. (pspan or "") .. "\t" .. clean(name(t.parts)) .. "\t" .. server)
+    var_set("ingress_trace", trace .. "\0" .. span .. "\0" .. (pspan or "") .. "\0" .. name(t.parts) .. "\0" .. server)
   end
 end
 
@@ -221,31 +232,37 @@ local function flavor()
 end
 
 
--- buf holds this worker's spans until flush adds them to the dict (every
--- FLUSH seconds and when the worker exits), so that a request takes no
--- lock of the dict; at most WORKER_MAX wait there, more are dropped.
+-- buf holds this worker's spans, FIELDS slots each, until flush adds them
+-- to the dict (every FLUSH seconds and when the worker exits), so that a
+-- request takes no lock of the dict and builds no string; at most
+-- WORKER_MAX wait there, more are dropped. Slots past nbuf keep stale
+-- values until overwritten (at most WORKER_MAX spans' worth).
 local buf, nbuf, wdropped = {}, 0, 0
 local WORKER_MAX = 1024
 local FLUSH = 0.1
 local started = false
 
+-- push adds spans first to last of buf as one entry of the dict's list;
+-- the count of spans dropped.
+local function push(first, last)
+  local n = last - first + 1
+  local waiting = dict:incr("#c", 1, 0)
+  if not waiting or waiting > MAX_CHUNKS then
+    dict:incr("#c", -1, 0)
+    return n
+  end
+  if not dict:rpush("q", concat(buf, "\0", (first - 1) * FIELDS + 1, last * FIELDS)) then
+    dict:incr("#c", -1, 0)
+    return n
+  end
+  return 0
+end
+
 local function flush()
   local d, n = wdropped, nbuf
   wdropped, nbuf = 0, 0
-  if n > 0 then
-    -- One list entry per flush: "<count>\n<lines>".
-    local chunk = n .. "\n" .. concat(buf, "\n", 1, n) .. "\n"
-    for i = 1, n do
-      buf[i] = nil
-    end
-    local waiting = dict:incr("#n", n, 0)
-    if not waiting or waiting > MAX then
-      dict:incr("#n", -n, 0)
-      d = d + n
-    elseif not dict:rpush("q", chunk) then
-      dict:incr("#n", -n, 0)
-      d = d + n
-    end
+  for first = 1, n, CHUNK do
+    d = d + push(first, min(first + CHUNK - 1, n))
   end
   if d > 0 then
     dict:incr("#d", d, 0)
@@ -266,33 +283,33 @@ function _M.log()
     wdropped = wdropped + 1
     return
   end
-  -- One concatenation: LuaJIT builds the line in one buffer.
-  local line = v .. "\t" .. start_time() .. "\t" .. ngx_now() .. "\t" .. get_method() .. "\t" .. flavor() ..
-    "\t" .. clean(var_get("request_uri")) .. "\t" .. clean(var_get("http_host")) .. "\t" ..
-    clean(var_get("http_user_agent")) .. "\t" .. ngx.status .. "\t" .. (var_get("scheme") or "") .. "\t" ..
-    (var_get("server_port") or "") .. "\t" .. (var_get("remote_addr") or "") .. "\t" .. (var_get("remote_port") or "")
+  local i = nbuf * FIELDS
   nbuf = nbuf + 1
-  buf[nbuf] = line
+  buf[i + 1], buf[i + 2], buf[i + 3], buf[i + 4] = v, start_time(), ngx_now(), get_method()
+  buf[i + 5], buf[i + 6], buf[i + 7] = flavor(), var_get("request_uri") or "", var_get("http_host") or ""
+  buf[i + 8], buf[i + 9], buf[i + 10] = var_get("http_user_agent") or "", ngx.status, var_get("scheme") or ""
+  buf[i + 11], buf[i + 12], buf[i + 13] = var_get("server_port") or "", var_get("remote_addr") or "", var_get("remote_port") or ""
+  buf[i + 14] = "\n"
 end
 
 -- serve answers GET /ingress_traces (see the header).
 function _M.serve()
-  ngx.header["Content-Type"] = "text/plain"
+  ngx.header["Content-Type"] = "application/octet-stream"
   local d = dict:get("#d") or 0
   if d > 0 then
     dict:incr("#d", -d, 0)
   end
-  local out, taken = { "#d\t", tostring(d), "\n" }, 0
-  while taken < BATCH do
+  local out = { "#d\t", tostring(d), "\n" }
+  for _ = 1, BATCH do
     local chunk = dict:lpop("q")
     if not chunk then
       break
     end
-    local nl = str_find(chunk, "\n", 1, true)
-    local n = tonumber(str_sub(chunk, 1, nl - 1)) or 0
-    dict:incr("#n", -n, 0)
-    taken = taken + n
-    out[#out + 1] = str_sub(chunk, nl + 1)
+    dict:incr("#c", -1, 0)
+    if #out > 3 then
+      out[#out + 1] = "\0"
+    end
+    out[#out + 1] = chunk
   end
   ngx.print(out)
 end

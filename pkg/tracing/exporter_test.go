@@ -15,31 +15,37 @@ import (
 	"github.com/ingress-sync/ingress-sync/test/testkit/otlptest"
 )
 
-// line is a span line as lua/tracing.lua writes it.
-func line(i int) string {
-	return strings.Join([]string{fmt.Sprintf("%032x", i+1), fmt.Sprintf("%016x", i+1), "", "/", "a.test", "1700000000.123", "1700000000.456",
-		"GET", "1.1", "/x", "a.test", "curl", "200", "http", "80", "10.0.0.1", "5555"}, "\t")
+// fields are a span's fields as lua/tracing.lua writes them.
+func fields(i int) []string {
+	return []string{fmt.Sprintf("%032x", i+1), fmt.Sprintf("%016x", i+1), "", "/", "a.test", "1700000000.123", "1700000000.456",
+		"GET", "1.1", "/x", "a.test", "curl", "200", "http", "80", "10.0.0.1", "5555"}
 }
+
+// span is one span of a GET /ingress_traces answer: its fields and the
+// end field, separated by NUL.
+func span(f []string) string { return strings.Join(append(f, "\n"), "\x00") }
 
 // body is a GET /ingress_traces answer: dropped, then n spans.
 func body(dropped, n int) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "#d\t%d\n", dropped)
+	spans := make([]string, n)
 	for i := range n {
-		b.WriteString(line(i) + "\n")
+		spans[i] = span(fields(i))
 	}
-	return []byte(b.String())
+	return []byte(fmt.Sprintf("#d\t%d\n", dropped) + strings.Join(spans, "\x00"))
 }
 
 func TestParseSpans(t *testing.T) {
+	badID := fields(1)
+	badID[0] = "zz"
 	tests := map[string]struct {
 		data                      string
 		spans, dropped, malformed int
 	}{
 		"empty":           {"#d\t0\n", 0, 0, 0},
 		"spans and drops": {string(body(3, 2)), 2, 3, 0},
-		"a malformed line is skipped": {"#d\t0\n" + line(0) + "\nnot\ta\tspan\n" +
-			strings.Replace(line(1), fmt.Sprintf("%032x", 2), "zz", 1) + "\n", 1, 0, 2},
+		"a malformed span is skipped": {"#d\t0\n" + strings.Join([]string{span(fields(0)), span([]string{"not", "a", "span"}),
+			span(badID), span(fields(2))}, "\x00"), 2, 0, 2},
+		"a span without its end": {"#d\t0\n" + span(fields(0)) + "\x00" + strings.Join(fields(1), "\x00"), 1, 0, 1},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -52,6 +58,24 @@ func TestParseSpans(t *testing.T) {
 	s := ParseSpans(body(0, 1)).Spans[0]
 	if s.StartTimeUnixNano != 1700000000123000000 || s.EndTimeUnixNano != 1700000000456000000 || len(s.ParentSpanId) != 0 {
 		t.Errorf("times %d %d parent %x", s.StartTimeUnixNano, s.EndTimeUnixNano, s.ParentSpanId)
+	}
+}
+
+// TestText: a client's values become valid UTF-8 protobuf strings without
+// control characters.
+func TestText(t *testing.T) {
+	tests := map[string]struct{ in, want string }{
+		"plain":              {"curl/8.0", "curl/8.0"},
+		"UTF-8 kept":         {"/caf\u00e9", "/caf\u00e9"},
+		"control characters": {"a\tb\x01c\x7f", "a?b?c?"},
+		"invalid UTF-8":      {"a\xffb\xc3", "a\ufffdb\ufffd"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := text([]byte(tc.in)); got != tc.want {
+				t.Errorf("text(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -138,4 +162,16 @@ func TestExporterBatches(t *testing.T) {
 	if got := len(rcv.Spans()); got != 5 || rcv.Spans()[4].Service != "nginx" {
 		t.Fatalf("exported %d, want 5 with service nginx", got)
 	}
+}
+
+// BenchmarkParseSpans: one read of 1000 spans, as the syncer parses it
+// every half second under load (go test ./pkg/tracing -bench ParseSpans).
+func BenchmarkParseSpans(b *testing.B) {
+	data := body(0, 1000)
+	for b.Loop() {
+		if n := len(ParseSpans(data).Spans); n != 1000 {
+			b.Fatalf("%d spans", n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/span")
 }
