@@ -34,9 +34,9 @@ benchtime_for() {
 	pkg/nginx/BenchmarkRouterThroughput | pkg/nginx/BenchmarkLuaMemory | pkg/nginx/BenchmarkBasicAuthThroughput | \
 		pkg/nginx/BenchmarkAllowListThroughput | pkg/nginx/BenchmarkAllowListLookup | pkg/nginx/BenchmarkLimitThroughput | \
 		pkg/nginx/BenchmarkMetricsThroughput | pkg/nginx/BenchmarkL4Throughput | pkg/nginx/BenchmarkL4ConnectionRate | \
-		pkg/nginx/BenchmarkModSecurityThroughput) echo "-benchtime 1x" ;;
-		pkg/nginx/BenchmarkTracingThroughput) echo "-benchtime 1x" ;;
-	pkg/nginx/BenchmarkL4EndpointChange) echo "-benchtime 200x" ;;
+		pkg/nginx/BenchmarkModSecurityThroughput | pkg/nginx/BenchmarkTracingThroughput | pkg/nginx/BenchmarkGRPCThroughput | \
+		pkg/nginx/BenchmarkTLSPassthroughConnectionRate) echo "-benchtime 1x" ;;
+	pkg/nginx/BenchmarkL4EndpointChange | pkg/nginx/BenchmarkTCPRouteEndpointChange) echo "-benchtime 200x" ;;
 	pkg/replay/BenchmarkReplay100k) echo "-benchtime 3x" ;;
 	# 2000 changes, so that the first garbage collections of the 50k
 	# Ingresses set up do not dominate.
@@ -186,6 +186,16 @@ nginx_targets() {
 	/^BenchmarkL4EndpointChange-/ {
 		printf "| an L4 endpoint change: reloads, and Apply → traffic on the new endpoint | 0 reloads | %s (p50 %s ms, p99 %s ms) | %s |\n", metric("reloads"), metric("apply-to-traffic-p50-ms"), metric("apply-to-traffic-p99-ms"), yes(metric("reloads") == 0)
 	}
+	/^BenchmarkGRPCThroughput-/ {
+		printf "| gRPC unary calls through a GRPCRoute (h2c listener, router, grpc_pass) against a direct connection: throughput ratio | measured | %.3f (%s calls/s, direct %s; latency p50 %s ms, p99 %s ms; direct p50 %s ms, p99 %s ms) | yes |\n",
+			metric("router/direct"), metric("router-calls/s"), metric("direct-calls/s"), metric("router-p50-ms"), metric("router-p99-ms"), metric("direct-p50-ms"), metric("direct-p99-ms")
+	}
+	/^BenchmarkTLSPassthroughConnectionRate-/ {
+		printf "| TLS connection rate through a TLSRoute passthrough stream against a direct TLS connection | measured | %.3f (%s conn/s, direct %s conn/s) | yes |\n", metric("proxy/direct"), metric("proxy-conn/s"), metric("direct-conn/s")
+	}
+	/^BenchmarkTCPRouteEndpointChange-/ {
+		printf "| a TCPRoute endpoint change (EndpointSlice event through the Gateway translator): reloads, and event → traffic on the new endpoint | 0 reloads | %s (p50 %s ms, p99 %s ms) | %s |\n", metric("reloads"), metric("event-to-traffic-p50-ms"), metric("event-to-traffic-p99-ms"), yes(metric("reloads") == 0)
+	}
 	/^BenchmarkAddHost-/ {
 		n = metric("reloads/op") + metric("worker-restarts")
 		printf "| one host added when 10k exist (Apply): reloads | <= 0 | %s (add → served p50 %s ms, p99 %s ms) | %s |\n",
@@ -281,7 +291,7 @@ write_report() {
 		echo '```'
 		echo "make bench                                   # everything below, writes BENCHMARKS.md"
 		echo "go test -run '^\$' -bench . -benchmem ./pkg/events ./pkg/model"
-		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x; RouterThroughput, LuaMemory, BasicAuthThroughput, AllowListThroughput, AllowListLookup, LimitThroughput, ModSecurityThroughput: 1x"
+		echo "go test -run '^\$' -bench DynamicUpdate -benchtime 500x ./pkg/nginx   # AddHost: 200x, Reload: 20x; RouterThroughput, LuaMemory, BasicAuthThroughput, AllowListThroughput, AllowListLookup, LimitThroughput, ModSecurityThroughput, TracingThroughput, GRPCThroughput, TLSPassthroughConnectionRate: 1x; L4EndpointChange, TCPRouteEndpointChange: 200x"
 		echo "go test -run '^\$' -bench Replay100k -benchtime 3x ./pkg/replay"
 		echo "go build -o bin/ ./cmd/... ./hack/churn && sudo bin/churn scenario   # or --scenarios $(bin/churn scenario --help 2>&1 | sed -n 's/.*default all: \([^)]*\)).*/\1/p')"
 		echo '```'

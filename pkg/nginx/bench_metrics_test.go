@@ -3,7 +3,6 @@ package nginx
 import (
 	"github.com/ingress-sync/ingress-sync/pkg/config"
 
-	"slices"
 	"testing"
 	"time"
 )
@@ -28,7 +27,6 @@ func BenchmarkMetricsThroughput(b *testing.B) {
 	on, off := start(false), start(true)
 	onRates, offRates, ratios, onCPU, offCPU := pairedLoad(b, on, off)
 	b.StopTimer()
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
 	b.ReportMetric(median(onRates), "metrics-req/s")
 	b.ReportMetric(median(offRates), "plain-req/s")
 	b.ReportMetric(median(ratios), "metrics/plain")

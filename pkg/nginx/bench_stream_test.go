@@ -49,10 +49,10 @@ func startSource(b *testing.B, size int) config.Endpoint {
 	return config.Endpoint{Address: "127.0.0.1", Port: int32(ln.Addr().(*net.TCPAddr).Port)}
 }
 
-// drainRun makes conns parallel connections to port, each total/conns
-// times, reads each to its end and returns the bytes read per second and
-// the connections per second.
-func drainRun(b *testing.B, port, conns, total int) (bytesPerSec, connsPerSec float64) {
+// parallelRun runs once total/conns times in each of conns parallel
+// goroutines and returns the bytes it read per second and the calls
+// (connections) per second.
+func parallelRun(b *testing.B, conns, total int, once func() (int64, error)) (bytesPerSec, connsPerSec float64) {
 	b.Helper()
 	var mu sync.Mutex
 	var read int64
@@ -60,11 +60,9 @@ func drainRun(b *testing.B, port, conns, total int) (bytesPerSec, connsPerSec fl
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range total / conns {
-				n, err := drainOnce(port)
+				n, err := once()
 				mu.Lock()
 				read += n
 				if err != nil && firstErr == nil {
@@ -72,7 +70,7 @@ func drainRun(b *testing.B, port, conns, total int) (bytesPerSec, connsPerSec fl
 				}
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if firstErr != nil {
@@ -80,6 +78,12 @@ func drainRun(b *testing.B, port, conns, total int) (bytesPerSec, connsPerSec fl
 	}
 	d := time.Since(start).Seconds()
 	return float64(read) / d, float64(total/conns*conns) / d
+}
+
+// drainFrom is a parallelRun call that connects to port and reads to the
+// end.
+func drainFrom(port int) func() (int64, error) {
+	return func() (int64, error) { return drainOnce(port) }
 }
 
 func drainOnce(port int) (int64, error) {
@@ -100,22 +104,22 @@ func l4Bench(b *testing.B, ep config.Endpoint) (*harness, int) {
 	return h, port
 }
 
-// abL4 runs rounds of drainRun against the proxy and directly, in turn,
-// after a warm-up, and returns the medians of each and of their ratios.
-func abL4(b *testing.B, proxyPort, directPort, conns, total, rounds int, connRate bool) (proxy, direct, ratio float64) {
-	drainRun(b, proxyPort, conns, total)
-	drainRun(b, directPort, conns, total)
+// abConns runs rounds of parallelRun of proxy and direct, in turn, after
+// a warm-up, and returns the medians of each and of their ratios (of the
+// bytes per second, or of the connections per second when connRate).
+func abConns(b *testing.B, proxy, direct func() (int64, error), conns, total, rounds int, connRate bool) (p, d, ratio float64) {
+	parallelRun(b, conns, total, proxy)
+	parallelRun(b, conns, total, direct)
 	var ps, ds, rs []float64
 	for range rounds {
-		pb, pc := drainRun(b, proxyPort, conns, total)
-		db, dc := drainRun(b, directPort, conns, total)
-		p, d := pb, db
+		pb, pc := parallelRun(b, conns, total, proxy)
+		db, dc := parallelRun(b, conns, total, direct)
+		pv, dv := pb, db
 		if connRate {
-			p, d = pc, dc
+			pv, dv = pc, dc
 		}
-		ps, ds, rs = append(ps, p), append(ds, d), append(rs, p/d)
+		ps, ds, rs = append(ps, pv), append(ds, dv), append(rs, pv/dv)
 	}
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
 	return median(ps), median(ds), median(rs)
 }
 
@@ -127,7 +131,7 @@ func BenchmarkL4Throughput(b *testing.B) {
 	_, port := l4Bench(b, ep)
 	var proxy, direct, ratio float64
 	for b.Loop() {
-		proxy, direct, ratio = abL4(b, port, int(ep.Port), 4, 8, 5, false)
+		proxy, direct, ratio = abConns(b, drainFrom(port), drainFrom(int(ep.Port)), 4, 8, 5, false)
 	}
 	b.ReportMetric(proxy/1e6, "proxy-MB/s")
 	b.ReportMetric(direct/1e6, "direct-MB/s")
@@ -144,7 +148,7 @@ func BenchmarkL4ConnectionRate(b *testing.B) {
 	_, port := l4Bench(b, ep)
 	var proxy, direct, ratio float64
 	for b.Loop() {
-		proxy, direct, ratio = abL4(b, port, int(ep.Port), 8, 2000, 5, true)
+		proxy, direct, ratio = abConns(b, drainFrom(port), drainFrom(int(ep.Port)), 8, 2000, 5, true)
 	}
 	b.ReportMetric(proxy, "proxy-conn/s")
 	b.ReportMetric(direct, "direct-conn/s")
@@ -159,14 +163,23 @@ func BenchmarkL4EndpointChange(b *testing.B) {
 	backends := []*tcpBackend{startTCPBackend(b, "a"), startTCPBackend(b, "b")}
 	port := freePorts(b, 1)[0]
 	h := startNginx(b, l4Config("l4-change", tcpService(port, backends[0].endpoint())), func(o *Options) { o.DisableAccessLog = true })
+	endpointChanges(b, h, port, backends, "apply-to-traffic", func(to *tcpBackend) { h.applyL4(tcpService(port, to.endpoint())) })
+}
+
+// endpointChanges moves the stream on port between the backends, one
+// change a round of b.Loop by move, and reports the time from the start
+// of move to the first connection the new backend answers (metric
+// prefix, p50 and p99) and the reloads the changes took (an Apply that
+// reloaded, or workers that changed).
+func endpointChanges(b *testing.B, h *harness, port int, backends []*tcpBackend, prefix string, move func(to *tcpBackend)) {
 	workers := workerPIDs(b, h.proc.Pid())
 	var lat []time.Duration
 	reloads, i := 0, 0
 	for b.Loop() {
 		i++
-		to := backends[i%2]
+		to := backends[i%len(backends)]
 		start := time.Now()
-		h.applyL4(tcpService(port, to.endpoint()))
+		move(to)
 		if !h.app.LastReload().Skipped {
 			reloads++
 		}
@@ -185,6 +198,6 @@ func BenchmarkL4EndpointChange(b *testing.B) {
 	if got := workerPIDs(b, h.proc.Pid()); !slices.Equal(got, workers) {
 		reloads++ // the workers changed all the same
 	}
-	reportLatency(b, "apply-to-traffic", lat)
+	reportLatency(b, prefix, lat)
 	b.ReportMetric(float64(reloads), "reloads")
 }

@@ -45,6 +45,9 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
+// median is the middle value of v (sorted in place).
+func median(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+
 func reportLatency(b *testing.B, prefix string, d []time.Duration) {
 	b.ReportMetric(float64(percentile(d, 0.50).Microseconds())/1000, prefix+"-p50-ms")
 	b.ReportMetric(float64(percentile(d, 0.99).Microseconds())/1000, prefix+"-p99-ms")
@@ -312,7 +315,6 @@ func abRates(b *testing.B, port int, plain, feature func(int) string, conns, tot
 		}
 	}
 	b.StopTimer()
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
 	return median(plainRates), median(featureRates), median(ratios)
 }
 
@@ -379,7 +381,6 @@ func routerThroughput(b *testing.B, hosts, requested int) {
 		}
 	}
 	b.StopTimer()
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
 	b.ReportMetric(median(luaRates), "lua-req/s")
 	b.ReportMetric(median(staticRates), "static-req/s")
 	// The median of the ratios of back-to-back runs cancels slow drift of

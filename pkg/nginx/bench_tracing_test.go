@@ -2,7 +2,6 @@ package nginx
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -52,7 +51,6 @@ func BenchmarkTracingThroughput(b *testing.B) {
 	if len(rcv.Spans()) == 0 {
 		b.Fatal("no span reached the receiver")
 	}
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
 	b.ReportMetric(median(onRates), "traced-req/s")
 	b.ReportMetric(median(offRates), "plain-req/s")
 	b.ReportMetric(median(ratios), "traced/plain")

@@ -48,7 +48,7 @@ func (g *grpcEcho) reply(ctx context.Context, method string) *pb.EchoResponse {
 }
 
 // startGRPCEcho serves grpcEcho name on a free port of 127.0.0.1.
-func startGRPCEcho(t *testing.T, name string) int {
+func startGRPCEcho(t testing.TB, name string) int {
 	t.Helper()
 	port := freePorts(t, 1)[0]
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
@@ -63,7 +63,7 @@ func startGRPCEcho(t *testing.T, name string) int {
 }
 
 // grpcClient dials nginx's port with gRPC over h2c, as host.
-func grpcClient(t *testing.T, port int, host string) pb.GrpcEchoClient {
+func grpcClient(t testing.TB, port int, host string) pb.GrpcEchoClient {
 	t.Helper()
 	conn, err := grpc.NewClient(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority(host))
